@@ -1,0 +1,69 @@
+// Package postgres is azolla's production store backend: PostgreSQL through
+// pgx v5 (its database/sql adapter).
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/azolla/azolla/internal/store/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// migrationLockKey is the advisory lock two migrating processes take turns on.
+const migrationLockKey = 0x617a6f6c6c61 // "azolla"
+
+// Dialect is PostgreSQL's contribution to sqlstore.
+var Dialect = &sqlstore.Dialect{
+	Name:       "postgres",
+	Rebind:     func(q string) string { return q },
+	ForUpdate:  " FOR UPDATE",
+	EncodeTime: func(t sqlstore.Time) any { return t.UTC() },
+	IsUniqueViolation: func(err error) bool {
+		var pe *pgconn.PgError
+		return errors.As(err, &pe) && pe.Code == "23505"
+	},
+	Migrations:     mustSub(migrations, "migrations"),
+	LockMigrations: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLockKey),
+}
+
+// Open connects to the database at dsn (a postgres:// URL or key=value
+// string) and checks it answers.
+func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
+	if dsn == "" {
+		return nil, errors.New("open postgres store: empty DSN (set store.dsn)")
+	}
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store: parse DSN: %w", err)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store %s:%d: %w", cfg.Host, cfg.Port, err)
+	}
+	db.SetMaxOpenConns(16)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open postgres store %s:%d/%s: %w", cfg.Host, cfg.Port, cfg.Database, err)
+	}
+	return sqlstore.New(db, Dialect), nil
+}
+
+var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}

@@ -1,0 +1,201 @@
+package store
+
+import "time"
+
+// The records below are the artifacts of seeds 000-003. Their JSON form is what
+// schemas/*.schema.json describe, and every write validates it first. Timestamps
+// are UTC with microsecond precision (what both backends store exactly).
+
+// Objective statuses (seed 001: NEW -> TODO -> IN_PROGRESS -> DONE | BLOCKED).
+const (
+	StatusNew        = "NEW"
+	StatusTodo       = "TODO"
+	StatusInProgress = "IN_PROGRESS"
+	StatusDone       = "DONE"
+	StatusBlocked    = "BLOCKED"
+)
+
+// Objective is the unit of intent a human approves.
+type Objective struct {
+	ObjectiveID        string    `json:"objective_id"`
+	ObjectiveType      string    `json:"objective_type"`
+	Title              string    `json:"title"`
+	AcceptanceCriteria []string  `json:"acceptance_criteria"`
+	Status             string    `json:"status"`
+	// StatusSeq counts status transitions; a readiness event is keyed by it so
+	// one transition can never emit two events.
+	StatusSeq  int64    `json:"status_seq"`
+	Blockers   []string `json:"blockers"`
+	BlockerRef string   `json:"blocker_ref,omitempty"`
+	Urgency    string   `json:"urgency"`
+	DueAt      *time.Time `json:"due_at,omitempty"`
+	Repository string   `json:"repository,omitempty"`
+	BaseBranch string   `json:"base_branch,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// Event types.
+const (
+	EventTicketReady       = "TICKET_READY"
+	EventCaptureReady      = "CAPTURE_READY"
+	EventManifestRequested = "MANIFEST_REQUESTED"
+)
+
+// Terminal processed reasons of an event (seed 003 step 3, 4 and 8).
+const (
+	ReasonScheduled           = "SCHEDULED"
+	ReasonMissingTicket       = "MISSING_TICKET"
+	ReasonNonExecutableStatus = "NON_EXECUTABLE_STATUS"
+	ReasonBlocked             = "BLOCKED"
+)
+
+// Event is a readiness signal. SubjectID names the objective (or capture
+// buffer) it is about; TransitionSeq is the subject's status_seq at emission.
+type Event struct {
+	EventID         string     `json:"event_id"`
+	EventType       string     `json:"event_type"`
+	SubjectID       string     `json:"subject_id"`
+	TransitionSeq   int64      `json:"transition_seq"`
+	Processed       bool       `json:"processed"`
+	ProcessedReason string     `json:"processed_reason,omitempty"`
+	ProcessedAt     *time.Time `json:"processed_at,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+}
+
+// SnapshotMetadata freezes the repository state a run starts from.
+type SnapshotMetadata struct {
+	CommitSHA  string `json:"commit_sha,omitempty"`
+	BaseBranch string `json:"base_branch,omitempty"`
+}
+
+// ContextSnapshot is the frozen input of one run.
+type ContextSnapshot struct {
+	ContextSnapshotID string           `json:"context_snapshot_id"`
+	ObjectiveID       string           `json:"objective_id"`
+	FullPromptText    string           `json:"full_prompt_text"`
+	Metadata          SnapshotMetadata `json:"metadata"`
+	RelatedYieldRefs  []string         `json:"related_yield_refs"`
+	CreatedAt         time.Time        `json:"created_at"`
+}
+
+// Workorder statuses.
+const (
+	WorkOrderCreated  = "CREATED"
+	WorkOrderExecuted = "EXECUTED"
+)
+
+// WorkOrder is one unit of execution handed to a diazotroph.
+type WorkOrder struct {
+	WorkOrderID       string     `json:"work_order_id"`
+	EventID           string     `json:"event_id"`
+	ObjectiveID       string     `json:"objective_id"`
+	DiazotrophType    string     `json:"diazotroph_type"`
+	ContextSnapshotID string     `json:"context_snapshot_id"`
+	BranchName        string     `json:"branch_name"`
+	BudgetMS          int64      `json:"budget_ms"`
+	Status            string     `json:"status"`
+	CreatedAt         time.Time  `json:"created_at"`
+	ExecutedAt        *time.Time `json:"executed_at,omitempty"`
+}
+
+// Runner statuses of an output bundle.
+const (
+	RunnerOK              = "OK"
+	RunnerBudgetExhausted = "BUDGET_EXHAUSTED"
+	RunnerApplyFailed     = "APPLY_FAILED"
+)
+
+// BundleMetadata carries what a reviewer needs besides the diff.
+type BundleMetadata struct {
+	BranchName         string `json:"branch_name,omitempty"`
+	PRDescriptionDraft string `json:"pr_description_draft,omitempty"`
+	CommitSHA          string `json:"commit_sha,omitempty"`
+}
+
+// OutputBundle is the single output of one workorder run.
+type OutputBundle struct {
+	WorkOrderID  string         `json:"work_order_id"`
+	Title        string         `json:"title"`
+	Content      string         `json:"content"`
+	Notes        string         `json:"notes"`
+	Metadata     BundleMetadata `json:"metadata"`
+	RunnerStatus string         `json:"runner_status"`
+	CreatedAt    time.Time      `json:"created_at"`
+}
+
+// Gate results.
+const (
+	GatePass = "PASS"
+	GateFail = "FAIL"
+)
+
+// RunRecord is the gate's verdict; exactly one per workorder.
+type RunRecord struct {
+	WorkOrderID string    `json:"work_order_id"`
+	ObjectiveID string    `json:"objective_id"`
+	GateResult  string    `json:"gate_result"`
+	GateReason  string    `json:"gate_reason"`
+	CommitSHA   string    `json:"commit_sha,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// Pause reasons.
+const (
+	PauseRunComplete = "RUN_COMPLETE"
+	PauseGateFailed  = "GATE_FAILED"
+	PauseBlocked     = "BLOCKED"
+	PauseOverdue     = "OVERDUE"
+	PauseRejected    = "REJECTED"
+)
+
+// PauseState hands the objective back to a human with what to do next.
+type PauseState struct {
+	PauseStateID       string    `json:"pause_state_id"`
+	ObjectiveID        string    `json:"objective_id"`
+	WorkOrderID        string    `json:"work_order_id,omitempty"`
+	Reason             string    `json:"reason"`
+	PrioritizedActions []string  `json:"prioritized_actions"`
+	CreatedAt          time.Time `json:"created_at"`
+}
+
+// Claim resource types.
+const (
+	ResourceEvent     = "EVENT"
+	ResourceWorkOrder = "WORKORDER"
+)
+
+// ClaimRecord is one row of the claim/lease protocol (seed 000). A released
+// claim keeps its row, expired and with a higher version, so claim_version
+// stays monotonic for the resource's whole life.
+type ClaimRecord struct {
+	ResourceType   string     `json:"resource_type"`
+	ResourceID     string     `json:"resource_id"`
+	OwnerID        string     `json:"owner_id"`
+	LeaseExpiresAt time.Time  `json:"lease_expires_at"`
+	HeartbeatAt    time.Time  `json:"heartbeat_at"`
+	ClaimVersion   int64      `json:"claim_version"`
+	ReleasedAt     *time.Time `json:"released_at,omitempty"`
+}
+
+// Live reports whether the claim holds an unexpired lease at now.
+func (c *ClaimRecord) Live(now time.Time) bool {
+	return c.ReleasedAt == nil && c.LeaseExpiresAt.After(now)
+}
+
+// Capture buffer statuses.
+const (
+	CapturePending   = "PENDING"
+	CaptureProcessed = "PROCESSED"
+)
+
+// CaptureBuffer is a raw capture waiting for triage (seed 002).
+type CaptureBuffer struct {
+	CaptureBufferID string    `json:"capture_buffer_id"`
+	Source          string    `json:"source"`
+	Content         string    `json:"content"`
+	Status          string    `json:"status"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
+}

@@ -1,0 +1,40 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/sqlite"
+	"github.com/azolla/azolla/internal/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Exercise(t, func(t testing.TB) store.Store { return storetest.NewSQLite(t) })
+}
+
+func TestMigrate_FreshFileThenAgain(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "nested", "azolla.db")
+	_, err := sqlite.Open(ctx, path)
+	require.Error(t, err, "the directory is the caller's to create")
+
+	path = filepath.Join(t.TempDir(), "azolla.db")
+	s, err := sqlite.Open(ctx, path)
+	require.NoError(t, err)
+	applied, err := s.Migrate(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []int{1}, applied)
+	require.NoError(t, s.Close())
+
+	// A second process opening the same file finds nothing to do.
+	s, err = sqlite.Open(ctx, path)
+	require.NoError(t, err)
+	defer s.Close()
+	applied, err = s.Migrate(ctx)
+	require.NoError(t, err)
+	require.Empty(t, applied)
+}

@@ -1,0 +1,57 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/schemas"
+)
+
+const captureCols = `capture_buffer_id, source, content, status, created_at, updated_at`
+
+func scanCapture(r rowScanner) (*store.CaptureBuffer, error) {
+	var c store.CaptureBuffer
+	if err := r.Scan(&c.CaptureBufferID, &c.Source, &c.Content, &c.Status, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt}); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// CreateCaptureBuffer records a raw capture.
+func (q *querier) CreateCaptureBuffer(ctx context.Context, c *store.CaptureBuffer) error {
+	c.CreatedAt = store.NowOr(c.CreatedAt)
+	c.UpdatedAt = store.NowOr(c.UpdatedAt)
+	if err := schemas.Validate(schemas.CaptureBuffer, c); err != nil {
+		return fmt.Errorf("create capture buffer: %w", err)
+	}
+	_, err := q.exec(ctx, `INSERT INTO capture_buffers (`+captureCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+		c.CaptureBufferID, c.Source, c.Content, c.Status, q.t(c.CreatedAt), q.t(c.UpdatedAt))
+	if q.d.IsUniqueViolation(err) {
+		return fmt.Errorf("create capture buffer %q: %w", c.CaptureBufferID, store.ErrAlreadyExists)
+	}
+	if err != nil {
+		return fmt.Errorf("create capture buffer %q: %w", c.CaptureBufferID, err)
+	}
+	return nil
+}
+
+// GetCaptureBuffer loads one capture.
+func (q *querier) GetCaptureBuffer(ctx context.Context, id string) (*store.CaptureBuffer, error) {
+	c, err := scanCapture(q.queryRow(ctx, `SELECT `+captureCols+` FROM capture_buffers WHERE capture_buffer_id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("get capture buffer: %w", notFound(err, "capture buffer", id))
+	}
+	return c, nil
+}
+
+// ListCaptureBuffers lists captures, oldest first.
+func (q *querier) ListCaptureBuffers(ctx context.Context, p store.ListCaptureBuffersParams) ([]*store.CaptureBuffer, error) {
+	rows, err := q.query(ctx, `SELECT `+captureCols+` FROM capture_buffers WHERE ($1 = '' OR status = $1)
+		ORDER BY created_at, capture_buffer_id LIMIT $2`, p.Status, limit(p.Limit))
+	out, err := collect(rows, err, scanCapture)
+	if err != nil {
+		return nil, fmt.Errorf("list capture buffers: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,118 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/schemas"
+)
+
+const objectiveCols = `objective_id, objective_type, title, acceptance_criteria, status, status_seq,
+	blockers, blocker_ref, urgency, due_at, repository, base_branch, created_at, updated_at`
+
+func scanObjective(r rowScanner) (*store.Objective, error) {
+	var o store.Objective
+	err := r.Scan(&o.ObjectiveID, &o.ObjectiveType, &o.Title, jsonCol{&o.AcceptanceCriteria},
+		&o.Status, &o.StatusSeq, jsonCol{&o.Blockers}, nullStringCol{&o.BlockerRef}, &o.Urgency,
+		nullTimeCol{&o.DueAt}, nullStringCol{&o.Repository}, nullStringCol{&o.BaseBranch},
+		timeCol{&o.CreatedAt}, timeCol{&o.UpdatedAt})
+	if err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// CreateObjective inserts a new objective. Zero timestamps are set to now.
+func (q *querier) CreateObjective(ctx context.Context, o *store.Objective) error {
+	now := store.NowOr(o.CreatedAt)
+	o.CreatedAt = now
+	o.UpdatedAt = store.NowOr(o.UpdatedAt)
+	if o.DueAt != nil {
+		due := store.NowOr(*o.DueAt)
+		o.DueAt = &due
+	}
+	o.AcceptanceCriteria = emptyIfNil(o.AcceptanceCriteria)
+	o.Blockers = emptyIfNil(o.Blockers)
+	if err := schemas.Validate(schemas.Objective, o); err != nil {
+		return fmt.Errorf("create objective: %w", err)
+	}
+	criteria, err := jsonText(o.AcceptanceCriteria)
+	if err != nil {
+		return err
+	}
+	blockers, err := jsonText(o.Blockers)
+	if err != nil {
+		return err
+	}
+	_, err = q.exec(ctx, `INSERT INTO objectives (`+objectiveCols+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		o.ObjectiveID, o.ObjectiveType, o.Title, criteria, o.Status, o.StatusSeq, blockers,
+		nullString(o.BlockerRef), o.Urgency, q.nt(o.DueAt), nullString(o.Repository),
+		nullString(o.BaseBranch), q.t(o.CreatedAt), q.t(o.UpdatedAt))
+	if q.d.IsUniqueViolation(err) {
+		return fmt.Errorf("create objective %q: %w", o.ObjectiveID, store.ErrAlreadyExists)
+	}
+	if err != nil {
+		return fmt.Errorf("create objective %q: %w", o.ObjectiveID, err)
+	}
+	return nil
+}
+
+// GetObjective loads one objective.
+func (q *querier) GetObjective(ctx context.Context, id string) (*store.Objective, error) {
+	o, err := scanObjective(q.queryRow(ctx, `SELECT `+objectiveCols+` FROM objectives WHERE objective_id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("get objective: %w", notFound(err, "objective", id))
+	}
+	return o, nil
+}
+
+// ListObjectives lists objectives, oldest first.
+func (q *querier) ListObjectives(ctx context.Context, p store.ListObjectivesParams) ([]*store.Objective, error) {
+	rows, err := q.query(ctx, `SELECT `+objectiveCols+` FROM objectives
+		WHERE ($1 = '' OR status = $1) ORDER BY created_at, objective_id LIMIT $2`, p.Status, limit(p.Limit))
+	out, err := collect(rows, err, scanObjective)
+	if err != nil {
+		return nil, fmt.Errorf("list objectives: %w", err)
+	}
+	return out, nil
+}
+
+// TransitionObjective changes status by compare-and-swap on status_seq, so
+// two concurrent transitions cannot both start from the same status.
+func (q *querier) TransitionObjective(ctx context.Context, p store.TransitionObjectiveParams) (*store.Objective, error) {
+	cur, err := q.GetObjective(ctx, p.ObjectiveID)
+	if err != nil {
+		return nil, fmt.Errorf("transition objective: %w", err)
+	}
+	if len(p.From) > 0 && !slices.Contains(p.From, cur.Status) {
+		return nil, &store.TransitionError{ObjectiveID: cur.ObjectiveID, Current: cur.Status, From: p.From, To: p.To}
+	}
+	next := *cur
+	next.Status = p.To
+	next.StatusSeq = cur.StatusSeq + 1
+	next.UpdatedAt = store.NowOr(p.Now)
+	if p.BlockerRef != nil {
+		next.BlockerRef = *p.BlockerRef
+	}
+	if err := schemas.Validate(schemas.Objective, &next); err != nil {
+		return nil, fmt.Errorf("transition objective: %w", err)
+	}
+	res, err := q.exec(ctx, `UPDATE objectives SET status = $1, status_seq = $2, blocker_ref = $3, updated_at = $4
+		WHERE objective_id = $5 AND status_seq = $6`,
+		next.Status, next.StatusSeq, nullString(next.BlockerRef), q.t(next.UpdatedAt), cur.ObjectiveID, cur.StatusSeq)
+	if err != nil {
+		return nil, fmt.Errorf("transition objective %q: %w", cur.ObjectiveID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		// Someone else transitioned it between our read and write.
+		now, gerr := q.GetObjective(ctx, p.ObjectiveID)
+		if gerr != nil {
+			return nil, fmt.Errorf("transition objective: %w", gerr)
+		}
+		return nil, &store.TransitionError{ObjectiveID: now.ObjectiveID, Current: now.Status, From: p.From, To: p.To}
+	}
+	return &next, nil
+}

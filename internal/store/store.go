@@ -1,0 +1,209 @@
+// Package store is azolla's storage seam: one interface over every artifact of
+// the lifecycle and the claim table, implemented for SQLite (the embedded
+// default) and PostgreSQL (production). Both implementations pass the same
+// conformance suite in storetest.
+//
+// Every write validates its record against the artifact's JSON Schema first; an
+// invalid record is refused with an error naming the field and nothing is
+// written. Idempotency is enforced by unique keys in the database: one
+// workorder per event, one output bundle and one run record per workorder, one
+// readiness event per objective state transition.
+//
+// Methods take params structs where time matters; their Now field makes the
+// clock injectable (zero means time.Now).
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Querier is every read and write, usable alone or inside a transaction.
+type Querier interface {
+	CreateObjective(ctx context.Context, o *Objective) error
+	GetObjective(ctx context.Context, objectiveID string) (*Objective, error)
+	ListObjectives(ctx context.Context, p ListObjectivesParams) ([]*Objective, error)
+	// TransitionObjective moves an objective to p.To if its current status is one
+	// of p.From, incrementing status_seq. A status outside p.From returns a
+	// *TransitionError and changes nothing.
+	TransitionObjective(ctx context.Context, p TransitionObjectiveParams) (*Objective, error)
+
+	// EmitEvent inserts an event unless one exists for the same (event_type,
+	// subject_id, transition_seq); then it returns that one and created=false.
+	EmitEvent(ctx context.Context, e *Event) (stored *Event, created bool, err error)
+	GetEvent(ctx context.Context, eventID string) (*Event, error)
+	// ListUnprocessedEvents returns unprocessed events, oldest first.
+	ListUnprocessedEvents(ctx context.Context, p ListEventsParams) ([]*Event, error)
+	ListEvents(ctx context.Context, p ListEventsParams) ([]*Event, error)
+	// MarkEventProcessed sets processed=true with a terminal reason exactly once;
+	// a second call returns ErrAlreadyProcessed and changes nothing.
+	MarkEventProcessed(ctx context.Context, p MarkEventProcessedParams) (*Event, error)
+
+	CreateContextSnapshot(ctx context.Context, s *ContextSnapshot) error
+	GetContextSnapshot(ctx context.Context, contextSnapshotID string) (*ContextSnapshot, error)
+
+	// CreateWorkOrder inserts a workorder unless its event already has one; then
+	// it returns the existing one and created=false.
+	CreateWorkOrder(ctx context.Context, w *WorkOrder) (stored *WorkOrder, created bool, err error)
+	GetWorkOrder(ctx context.Context, workOrderID string) (*WorkOrder, error)
+	GetWorkOrderByEvent(ctx context.Context, eventID string) (*WorkOrder, error)
+	ListWorkOrders(ctx context.Context, p ListWorkOrdersParams) ([]*WorkOrder, error)
+	// MarkWorkOrderExecuted sets CREATED -> EXECUTED; on an EXECUTED workorder it
+	// is a no-op that returns changed=false.
+	MarkWorkOrderExecuted(ctx context.Context, p MarkWorkOrderExecutedParams) (w *WorkOrder, changed bool, err error)
+
+	// CreateOutputBundle inserts the workorder's one bundle; if it exists it
+	// returns the stored one and created=false.
+	CreateOutputBundle(ctx context.Context, b *OutputBundle) (stored *OutputBundle, created bool, err error)
+	GetOutputBundle(ctx context.Context, workOrderID string) (*OutputBundle, error)
+
+	// UpsertRunRecord writes the workorder's one run record, replacing the
+	// verdict if one exists (created_at is kept).
+	UpsertRunRecord(ctx context.Context, r *RunRecord) (*RunRecord, error)
+	GetRunRecord(ctx context.Context, workOrderID string) (*RunRecord, error)
+
+	CreatePauseState(ctx context.Context, p *PauseState) error
+	// ListPauseStates returns an objective's pause states, oldest first.
+	ListPauseStates(ctx context.Context, objectiveID string) ([]*PauseState, error)
+
+	CreateCaptureBuffer(ctx context.Context, c *CaptureBuffer) error
+	GetCaptureBuffer(ctx context.Context, captureBufferID string) (*CaptureBuffer, error)
+	ListCaptureBuffers(ctx context.Context, p ListCaptureBuffersParams) ([]*CaptureBuffer, error)
+
+	ClaimQuerier
+}
+
+// ClaimQuerier is the storage side of the claim/lease protocol; package claim
+// builds the bridge on it. See claim/doc.go for the protocol.
+type ClaimQuerier interface {
+	// AcquireClaim is one atomic create-or-update-if-expired statement. It
+	// returns acquired=false, and no error, while an unexpired claim exists.
+	AcquireClaim(ctx context.Context, p AcquireClaimParams) (c *ClaimRecord, acquired bool, err error)
+	// RenewClaim extends the lease by compare-and-swap on (owner_id,
+	// claim_version). When the swap fails it returns a *LeaseLostError.
+	RenewClaim(ctx context.Context, p RenewClaimParams) (*ClaimRecord, error)
+	// ReleaseClaim ends the lease; only the holder of p.ClaimVersion may. A
+	// non-holder gets a *NotHolderError and nothing changes.
+	ReleaseClaim(ctx context.Context, p ReleaseClaimParams) (*ClaimRecord, error)
+	GetClaim(ctx context.Context, resourceType, resourceID string) (*ClaimRecord, error)
+	ListClaims(ctx context.Context, p ListClaimsParams) ([]*ClaimRecord, error)
+	// CheckFence locks the claim row for the rest of the transaction and returns
+	// a *LeaseLostError unless f still holds it. Call it first inside InTx so the
+	// terminal write that follows is refused once the claim has moved on.
+	CheckFence(ctx context.Context, f Fence) error
+}
+
+// Store is a Querier with transactions, migrations and a lifetime.
+type Store interface {
+	Querier
+	// InTx runs fn in one transaction, committed if fn returns nil.
+	InTx(ctx context.Context, fn func(q Querier) error) error
+	// Migrate applies pending migrations and returns the versions it applied;
+	// running it again applies nothing.
+	Migrate(ctx context.Context) (applied []int, err error)
+	// Dialect names the backend: "sqlite" or "postgres".
+	Dialect() string
+	Close() error
+}
+
+// ListObjectivesParams filters ListObjectives. Zero values mean no filter.
+type ListObjectivesParams struct {
+	Status string
+	Limit  int
+}
+
+// TransitionObjectiveParams describes one status transition.
+type TransitionObjectiveParams struct {
+	ObjectiveID string
+	From        []string
+	To          string
+	// BlockerRef, when non-nil, replaces blocker_ref ("" clears it).
+	BlockerRef *string
+	Now        time.Time
+}
+
+// ListEventsParams filters event listings. Zero values mean no filter.
+type ListEventsParams struct {
+	EventType string
+	SubjectID string
+	Limit     int
+}
+
+// MarkEventProcessedParams records an event's terminal reason.
+type MarkEventProcessedParams struct {
+	EventID string
+	Reason  string
+	Now     time.Time
+}
+
+// ListWorkOrdersParams filters ListWorkOrders. Zero values mean no filter.
+type ListWorkOrdersParams struct {
+	Status      string
+	ObjectiveID string
+	Limit       int
+}
+
+// MarkWorkOrderExecutedParams marks a workorder EXECUTED.
+type MarkWorkOrderExecutedParams struct {
+	WorkOrderID string
+	Now         time.Time
+}
+
+// ListCaptureBuffersParams filters ListCaptureBuffers.
+type ListCaptureBuffersParams struct {
+	Status string
+	Limit  int
+}
+
+// AcquireClaimParams asks for a lease of TTL on one resource.
+type AcquireClaimParams struct {
+	ResourceType string
+	ResourceID   string
+	OwnerID      string
+	TTL          time.Duration
+	Now          time.Time
+}
+
+// RenewClaimParams extends a held lease; ClaimVersion is the version the
+// holder last saw.
+type RenewClaimParams struct {
+	ResourceType string
+	ResourceID   string
+	OwnerID      string
+	ClaimVersion int64
+	TTL          time.Duration
+	Now          time.Time
+}
+
+// ReleaseClaimParams ends a held lease.
+type ReleaseClaimParams struct {
+	ResourceType string
+	ResourceID   string
+	OwnerID      string
+	ClaimVersion int64
+	Now          time.Time
+}
+
+// ListClaimsParams filters ListClaims. LiveAt, when set, keeps only claims
+// unexpired and unreleased at that instant.
+type ListClaimsParams struct {
+	ResourceType string
+	LiveAt       *time.Time
+}
+
+// Fence identifies the exact claim a terminal write is made under.
+type Fence struct {
+	ResourceType string
+	ResourceID   string
+	OwnerID      string
+	ClaimVersion int64
+}
+
+// NowOr returns t, or the current UTC time if t is zero, truncated to the
+// microsecond precision both backends store.
+func NowOr(t time.Time) time.Time {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}

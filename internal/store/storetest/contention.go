@@ -1,0 +1,172 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+// ContentionParams shapes a contention run: Workers goroutines each make
+// Iterations attempts on one of Resources resources picked at random.
+type ContentionParams struct {
+	Workers, Resources, Iterations int
+}
+
+// ContentionResult counts what happened and what the timeline shows.
+type ContentionResult struct {
+	Attempts, Acquired, Refused, Renewed, LostRenewals, Released, Takeovers int
+	// DoubleGrants counts tenures that began while an earlier holder's lease
+	// on the same resource was still unexpired and unreleased.
+	DoubleGrants int
+	Overlaps     []string
+	Elapsed      time.Duration
+}
+
+// StepClock is a logical clock: every reading is one Step after the last, so
+// leases expire as the workers make calls, whatever the machine's speed.
+type StepClock struct {
+	Start time.Time
+	Step  time.Duration
+	n     atomic.Int64
+}
+
+// Now returns the next instant.
+func (c *StepClock) Now() time.Time { return c.Start.Add(time.Duration(c.n.Add(1)) * c.Step) }
+
+// tenure is one holder's unbroken hold on a resource.
+type tenure struct {
+	resource, owner string
+	first, last     int64     // claim versions at acquisition and at the last renewal
+	start, end      time.Time // acquisition; release, or the last lease expiry
+	released        bool
+}
+
+// RunContention has workers acquire, renew, release and abandon claims on a
+// few resources with a short lease, records every tenure as the database
+// reported it, and checks that no two tenures on a resource overlap.
+func RunContention(t testing.TB, s store.ClaimQuerier, p ContentionParams) ContentionResult {
+	t.Helper()
+	ctx := context.Background()
+	clock := &StepClock{Start: T0, Step: time.Millisecond}
+	const ttl = 40 * time.Millisecond // 40 clock readings
+	var (
+		mu       sync.Mutex
+		tenures  []tenure
+		res      ContentionResult
+		firstErr error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	began := time.Now()
+	var wg sync.WaitGroup
+	for w := range p.Workers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 42))
+			owner := fmt.Sprintf("worker-%d", w)
+			var local ContentionResult
+			var mine []tenure
+			defer func() {
+				mu.Lock()
+				defer mu.Unlock()
+				tenures = append(tenures, mine...)
+				res.Attempts += local.Attempts
+				res.Acquired += local.Acquired
+				res.Refused += local.Refused
+				res.Renewed += local.Renewed
+				res.LostRenewals += local.LostRenewals
+				res.Released += local.Released
+			}()
+			for range p.Iterations {
+				id := fmt.Sprintf("res-%d", rng.IntN(p.Resources))
+				local.Attempts++
+				c, ok, err := s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceWorkOrder,
+					ResourceID: id, OwnerID: owner, TTL: ttl, Now: clock.Now()})
+				if err != nil {
+					fail(err)
+					return
+				}
+				if !ok {
+					local.Refused++
+					continue
+				}
+				local.Acquired++
+				tn := tenure{resource: id, owner: owner, first: c.ClaimVersion, last: c.ClaimVersion, start: c.HeartbeatAt, end: c.LeaseExpiresAt}
+				for range rng.IntN(3) {
+					if rng.IntN(4) == 0 {
+						time.Sleep(time.Millisecond) // a slow holder, whose lease may lapse meanwhile
+					}
+					r, err := s.RenewClaim(ctx, store.RenewClaimParams{ResourceType: c.ResourceType, ResourceID: id,
+						OwnerID: owner, ClaimVersion: tn.last, TTL: ttl, Now: clock.Now()})
+					if err != nil {
+						if !isLeaseLost(err) {
+							fail(err)
+							return
+						}
+						local.LostRenewals++
+						break
+					}
+					local.Renewed++
+					tn.last, tn.end = r.ClaimVersion, r.LeaseExpiresAt
+				}
+				if rng.IntN(4) > 0 { // three in four release; the rest abandon the lease to expire
+					r, err := s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: c.ResourceType, ResourceID: id,
+						OwnerID: owner, ClaimVersion: tn.last, Now: clock.Now()})
+					if err == nil {
+						local.Released++
+						tn.released, tn.end = true, *r.ReleasedAt
+					} else if !isNotHolder(err) {
+						fail(err)
+						return
+					}
+				}
+				mine = append(mine, tn)
+			}
+		})
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(began)
+	if firstErr != nil {
+		t.Fatalf("contention run: %v", firstErr)
+	}
+	analyse(&res, tenures)
+	return res
+}
+
+// analyse orders each resource's tenures by claim version and checks each
+// began no earlier than the previous one ended.
+func analyse(res *ContentionResult, tenures []tenure) {
+	by := map[string][]tenure{}
+	for _, tn := range tenures {
+		by[tn.resource] = append(by[tn.resource], tn)
+	}
+	for id, ts := range by {
+		sort.Slice(ts, func(i, j int) bool { return ts[i].first < ts[j].first })
+		for i := 1; i < len(ts); i++ {
+			prev, cur := ts[i-1], ts[i]
+			if !prev.released {
+				res.Takeovers++
+			}
+			if cur.first <= prev.last || cur.start.Before(prev.end) {
+				res.DoubleGrants++
+				res.Overlaps = append(res.Overlaps, fmt.Sprintf("%s: %s held v%d-v%d until %s, %s took v%d at %s",
+					id, prev.owner, prev.first, prev.last, prev.end.Format(time.StampMicro), cur.owner, cur.first, cur.start.Format(time.StampMicro)))
+			}
+		}
+	}
+}
+
+func isLeaseLost(err error) bool { return errors.Is(err, store.ErrLeaseLost) }
+func isNotHolder(err error) bool { return errors.Is(err, store.ErrNotHolder) }

@@ -1,0 +1,313 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/schemas"
+)
+
+// T0 is the suite's fixed clock origin.
+var T0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// Exercise runs the conformance suite against fresh stores from open.
+func Exercise(t *testing.T, open func(t testing.TB) store.Store) {
+	t.Run("Migrate_SecondRunAppliesNothing", func(t *testing.T) {
+		s := open(t)
+		applied, err := s.Migrate(context.Background())
+		require.NoError(t, err)
+		require.Empty(t, applied)
+	})
+	t.Run("Objective_CreateGetListTransition", func(t *testing.T) { testObjectives(t, open(t)) })
+	t.Run("InvalidRecords_RefusedNamingFieldAndNothingWritten", func(t *testing.T) { testInvalidRecords(t, open(t)) })
+	t.Run("Event_OnePerTransitionProcessedOnce", func(t *testing.T) { testEvents(t, open(t)) })
+	t.Run("WorkOrder_OnePerEventEvenConcurrently", func(t *testing.T) { testWorkOrders(t, open(t)) })
+	t.Run("OutputBundle_OnePerWorkOrder", func(t *testing.T) { testBundles(t, open(t)) })
+	t.Run("RunRecord_UpsertByWorkOrder", func(t *testing.T) { testRunRecords(t, open(t)) })
+	t.Run("PauseStatesAndCaptures", func(t *testing.T) { testPauseAndCaptures(t, open(t)) })
+	exerciseClaims(t, open)
+}
+
+// Objective returns a valid NEW ticket objective.
+func Objective(id string) *store.Objective {
+	return &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Fix " + id,
+		AcceptanceCriteria: []string{"tests pass"}, Status: store.StatusNew, Urgency: "NORMAL",
+		CreatedAt: T0, UpdatedAt: T0}
+}
+
+// Event returns a valid unprocessed TICKET_READY event.
+func Event(id, subject string, seq int64, at time.Time) *store.Event {
+	return &store.Event{EventID: id, EventType: store.EventTicketReady, SubjectID: subject, TransitionSeq: seq, CreatedAt: at}
+}
+
+// Scheduled writes an objective, event and snapshot and returns a workorder
+// ready to be created for them.
+func Scheduled(t testing.TB, q store.Querier, objectiveID string) *store.WorkOrder {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, q.CreateObjective(ctx, Objective(objectiveID)))
+	ev, _, err := q.EmitEvent(ctx, Event("ev-"+objectiveID, objectiveID, 1, T0))
+	require.NoError(t, err)
+	snap := &store.ContextSnapshot{ContextSnapshotID: "cs-" + objectiveID, ObjectiveID: objectiveID,
+		FullPromptText: "Fix it", Metadata: store.SnapshotMetadata{BaseBranch: "main"}, CreatedAt: T0}
+	require.NoError(t, q.CreateContextSnapshot(ctx, snap))
+	return &store.WorkOrder{WorkOrderID: "wo-" + objectiveID, EventID: ev.EventID, ObjectiveID: objectiveID,
+		DiazotrophType: "PATCH_DIAZOTROPH", ContextSnapshotID: snap.ContextSnapshotID,
+		BranchName: "azolla/" + objectiveID, BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: T0}
+}
+
+func testObjectives(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	o := Objective("obj-1")
+	o.Repository, o.BaseBranch = "/srv/repo", "main"
+	require.NoError(t, s.CreateObjective(ctx, o))
+	require.ErrorIs(t, s.CreateObjective(ctx, Objective("obj-1")), store.ErrAlreadyExists)
+	require.NoError(t, s.CreateObjective(ctx, Objective("obj-2")))
+
+	got, err := s.GetObjective(ctx, "obj-1")
+	require.NoError(t, err)
+	require.Equal(t, o, got)
+	_, err = s.GetObjective(ctx, "nope")
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	moved, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
+		From: []string{store.StatusNew}, To: store.StatusTodo, Now: T0.Add(time.Second)})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), moved.StatusSeq)
+	require.Equal(t, T0.Add(time.Second), moved.UpdatedAt)
+
+	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
+		From: []string{store.StatusNew}, To: store.StatusTodo})
+	var te *store.TransitionError
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, store.StatusTodo, te.Current)
+
+	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1", To: "FINISHED"})
+	requireViolation(t, err, "/status")
+	got, err = s.GetObjective(ctx, "obj-1")
+	require.NoError(t, err)
+	require.Equal(t, moved, got, "a refused transition changes nothing")
+
+	todo, err := s.ListObjectives(ctx, store.ListObjectivesParams{Status: store.StatusTodo})
+	require.NoError(t, err)
+	require.Len(t, todo, 1)
+	all, err := s.ListObjectives(ctx, store.ListObjectivesParams{})
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+}
+
+func testInvalidRecords(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for _, id := range []string{"../x", "-x", "a..b", "x.lock", "a b", ""} {
+		err := s.CreateObjective(ctx, Objective(id))
+		requireViolation(t, err, "/objective_id")
+	}
+	all, err := s.ListObjectives(ctx, store.ListObjectivesParams{})
+	require.NoError(t, err)
+	require.Empty(t, all)
+
+	wo := Scheduled(t, s, "obj-1")
+	bad := *wo
+	bad.BranchName = "azolla/../../etc"
+	_, _, err = s.CreateWorkOrder(ctx, &bad)
+	requireViolation(t, err, "/branch_name")
+	_, err = s.GetWorkOrderByEvent(ctx, wo.EventID)
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	ev := Event("ev-bad", "obj-1", 2, T0)
+	ev.EventType = "TICKET_MAYBE"
+	_, _, err = s.EmitEvent(ctx, ev)
+	requireViolation(t, err, "/event_type")
+	_, err = s.GetEvent(ctx, "ev-bad")
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: wo.EventID, Reason: "WHATEVER"})
+	requireViolation(t, err, "/processed_reason")
+	got, err := s.GetEvent(ctx, wo.EventID)
+	require.NoError(t, err)
+	require.False(t, got.Processed)
+
+	err = s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "ps-1", ObjectiveID: "obj-1", Reason: store.PauseBlocked})
+	requireViolation(t, err, "/prioritized_actions")
+	_, err = s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "obj-1", GateResult: "MAYBE", GateReason: "x"})
+	requireViolation(t, err, "/gate_result")
+	_, err = s.GetRunRecord(ctx, wo.WorkOrderID)
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	_, _, err = s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: "TICKET", ResourceID: "x", OwnerID: "w1", TTL: time.Minute})
+	requireViolation(t, err, "/resource_type")
+	_, _, err = s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceEvent, ResourceID: "../x", OwnerID: "w1", TTL: time.Minute})
+	requireViolation(t, err, "/resource_id")
+	claims, err := s.ListClaims(ctx, store.ListClaimsParams{})
+	require.NoError(t, err)
+	require.Empty(t, claims)
+}
+
+func testEvents(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	first, created, err := s.EmitEvent(ctx, Event("ev-1", "obj-1", 1, T0))
+	require.NoError(t, err)
+	require.True(t, created)
+	again, created, err := s.EmitEvent(ctx, Event("ev-1b", "obj-1", 1, T0.Add(time.Second)))
+	require.NoError(t, err)
+	require.False(t, created, "a second event for the same transition is not created")
+	require.Equal(t, first, again)
+	_, _, err = s.EmitEvent(ctx, Event("ev-2", "obj-1", 3, T0.Add(2*time.Second)))
+	require.NoError(t, err)
+
+	pending, err := s.ListUnprocessedEvents(ctx, store.ListEventsParams{EventType: store.EventTicketReady})
+	require.NoError(t, err)
+	require.Equal(t, []string{"ev-1", "ev-2"}, eventIDs(pending), "oldest first")
+
+	done, err := s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: "ev-1", Reason: store.ReasonMissingTicket, Now: T0.Add(time.Minute)})
+	require.NoError(t, err)
+	require.True(t, done.Processed)
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: "ev-1", Reason: store.ReasonScheduled})
+	require.ErrorIs(t, err, store.ErrAlreadyProcessed)
+	got, err := s.GetEvent(ctx, "ev-1")
+	require.NoError(t, err)
+	require.Equal(t, done, got, "the first terminal reason stands")
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: "missing", Reason: store.ReasonScheduled})
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	pending, err = s.ListUnprocessedEvents(ctx, store.ListEventsParams{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"ev-2"}, eventIDs(pending))
+	all, err := s.ListEvents(ctx, store.ListEventsParams{SubjectID: "obj-1"})
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+}
+
+func testWorkOrders(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	wo := Scheduled(t, s, "obj-1")
+
+	// Eight schedulers racing on one event: exactly one workorder results.
+	const racers = 8
+	var wg sync.WaitGroup
+	results := make([]bool, racers)
+	errs := make([]error, racers)
+	for i := range racers {
+		wg.Go(func() {
+			w := *wo
+			w.WorkOrderID = fmt.Sprintf("wo-race-%d", i)
+			_, results[i], errs[i] = s.CreateWorkOrder(ctx, &w)
+		})
+	}
+	wg.Wait()
+	created := 0
+	for i := range racers {
+		require.NoError(t, errs[i])
+		if results[i] {
+			created++
+		}
+	}
+	require.Equal(t, 1, created)
+	list, err := s.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: "obj-1"})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+
+	stored, createdAgain, err := s.CreateWorkOrder(ctx, wo)
+	require.NoError(t, err)
+	require.False(t, createdAgain)
+	require.Equal(t, list[0], stored)
+
+	executed, changed, err := s.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: stored.WorkOrderID, Now: T0.Add(time.Minute)})
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.Equal(t, store.WorkOrderExecuted, executed.Status)
+	again, changed, err := s.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: stored.WorkOrderID, Now: T0.Add(time.Hour)})
+	require.NoError(t, err)
+	require.False(t, changed, "re-marking an executed workorder is a no-op")
+	require.Equal(t, executed, again)
+	_, _, err = s.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: "wo-missing"})
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func testBundles(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	wo := Scheduled(t, s, "obj-1")
+	_, _, err := s.CreateWorkOrder(ctx, wo)
+	require.NoError(t, err)
+	b := &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix", Content: "diff --git a/x b/x\n", Notes: "changed x",
+		Metadata: store.BundleMetadata{BranchName: wo.BranchName, CommitSHA: "0123456789abcdef0123456789abcdef01234567"},
+		RunnerStatus: store.RunnerOK, CreatedAt: T0}
+	first, created, err := s.CreateOutputBundle(ctx, b)
+	require.NoError(t, err)
+	require.True(t, created)
+	require.Equal(t, b, first)
+	second := *b
+	second.Content = "something else"
+	got, created, err := s.CreateOutputBundle(ctx, &second)
+	require.NoError(t, err)
+	require.False(t, created, "one output bundle per workorder")
+	require.Equal(t, first, got)
+}
+
+func testRunRecords(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	wo := Scheduled(t, s, "obj-1")
+	_, _, err := s.CreateWorkOrder(ctx, wo)
+	require.NoError(t, err)
+	r := &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "obj-1", GateResult: store.GateFail,
+		GateReason: "empty patch", CreatedAt: T0, UpdatedAt: T0}
+	_, err = s.UpsertRunRecord(ctx, r)
+	require.NoError(t, err)
+	again := &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "obj-1", GateResult: store.GatePass,
+		GateReason: "patch applies", CommitSHA: "0123456789abcdef0123456789abcdef01234567",
+		CreatedAt: T0.Add(time.Hour), UpdatedAt: T0.Add(time.Hour)}
+	stored, err := s.UpsertRunRecord(ctx, again)
+	require.NoError(t, err)
+	require.Equal(t, store.GatePass, stored.GateResult)
+	require.Equal(t, T0, stored.CreatedAt, "the first write's created_at is kept")
+	require.Equal(t, T0.Add(time.Hour), stored.UpdatedAt)
+	got, err := s.GetRunRecord(ctx, wo.WorkOrderID)
+	require.NoError(t, err)
+	require.Equal(t, stored, got)
+}
+
+func testPauseAndCaptures(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for i, reason := range []string{store.PauseGateFailed, store.PauseRunComplete} {
+		require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: fmt.Sprintf("ps-%d", i), ObjectiveID: "obj-1",
+			Reason: reason, PrioritizedActions: []string{"Review", "Confirm"}, CreatedAt: T0.Add(time.Duration(i) * time.Minute)}))
+	}
+	ps, err := s.ListPauseStates(ctx, "obj-1")
+	require.NoError(t, err)
+	require.Len(t, ps, 2)
+	require.Equal(t, store.PauseRunComplete, ps[1].Reason)
+	require.Equal(t, []string{"Review", "Confirm"}, ps[1].PrioritizedActions, "action order is kept")
+
+	c := &store.CaptureBuffer{CaptureBufferID: "cap-1", Source: "cli", Content: "buy milk", Status: store.CapturePending, CreatedAt: T0, UpdatedAt: T0}
+	require.NoError(t, s.CreateCaptureBuffer(ctx, c))
+	require.ErrorIs(t, s.CreateCaptureBuffer(ctx, c), store.ErrAlreadyExists)
+	got, err := s.GetCaptureBuffer(ctx, "cap-1")
+	require.NoError(t, err)
+	require.Equal(t, c, got)
+	pending, err := s.ListCaptureBuffers(ctx, store.ListCaptureBuffersParams{Status: store.CapturePending})
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+}
+
+// requireViolation asserts err is a schema violation naming pointer.
+func requireViolation(t testing.TB, err error, pointer string) {
+	t.Helper()
+	var ve *schemas.ValidationError
+	require.True(t, errors.As(err, &ve), "want a schema violation at %s, got %v", pointer, err)
+	require.Contains(t, err.Error(), pointer)
+}
+
+func eventIDs(es []*store.Event) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.EventID
+	}
+	return out
+}
