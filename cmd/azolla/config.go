@@ -1,0 +1,215 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/azolla/azolla/internal/config"
+)
+
+const (
+	configFileName = "azolla.yaml"
+	envPrefix      = "AZOLLA_"
+	flagConfig     = "config"
+)
+
+// configFlags maps each persistent flag to the config key it sets.
+var configFlags = []struct{ flag, key, usage string }{
+	{"data-dir", "data_dir", "data directory (default $XDG_DATA_HOME/azolla or ~/.local/share/azolla)"},
+	{"store-driver", "store.driver", `store backend: "sqlite" or "postgres" (default "sqlite")`},
+	{"store-dsn", "store.dsn", "PostgreSQL URL; visible to other users in the process list, prefer AZOLLA_STORE_DSN"},
+	{"log-level", "log.level", `debug, info, warn or error (default "info")`},
+}
+
+func addConfigFlags(fs *pflag.FlagSet) {
+	fs.String(flagConfig, "", "config file (default ./"+configFileName+", else <data_dir>/"+configFileName+")")
+	for _, f := range configFlags {
+		fs.String(f.flag, "", f.usage)
+	}
+}
+
+// loadConfig builds the effective configuration, highest precedence first:
+// flags, AZOLLA_* environment, config file, defaults. Every error is a
+// configError.
+func (a *app) loadConfig(flags *pflag.FlagSet) (config.Config, error) {
+	cfg, err := a.readConfig(flags)
+	if err != nil {
+		return config.Config{}, configError(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return config.Config{}, configError(fmt.Errorf("invalid configuration: %w", err))
+	}
+	return cfg, nil
+}
+
+func (a *app) readConfig(flags *pflag.FlagSet) (config.Config, error) {
+	v := viper.New()
+	defaults := flatten(config.DefaultFor(a.getenv))
+	for key, val := range defaults {
+		v.SetDefault(key, val)
+	}
+	for _, f := range configFlags {
+		if err := v.BindPFlag(f.key, flags.Lookup(f.flag)); err != nil {
+			return config.Config{}, fmt.Errorf("bind flag --%s: %w", f.flag, err)
+		}
+	}
+	// viper's AutomaticEnv reads the process environment; binding through
+	// getenv keeps it injectable. Merged as config, env sits above the file
+	// (merged again after reading it) and below flags.
+	env := envSettings(defaults, a.getenv)
+	if err := v.MergeConfigMap(env); err != nil {
+		return config.Config{}, fmt.Errorf("apply environment: %w", err)
+	}
+
+	path, err := findConfigFile(flags, v.GetString("data_dir"))
+	if err != nil {
+		return config.Config{}, err
+	}
+	if path != "" {
+		v.SetConfigFile(path)
+		v.SetConfigType("yaml") // whatever the extension; JSON is YAML too
+		if err := v.ReadInConfig(); err != nil {
+			return config.Config{}, fmt.Errorf("read config file %s: %w", path, err)
+		}
+		if err := v.MergeConfigMap(env); err != nil {
+			return config.Config{}, fmt.Errorf("apply environment: %w", err)
+		}
+		if unknown := unknownKeys(v.AllKeys(), defaults); len(unknown) > 0 {
+			return config.Config{}, fmt.Errorf("config file %s: unknown key(s): %s", path, strings.Join(unknown, ", "))
+		}
+	}
+
+	var cfg config.Config
+	hook := viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		mapstructure.StringToTimeDurationHookFunc(),
+	))
+	// UnmarshalExact backs up unknownKeys, e.g. for a section given as a scalar.
+	if err := v.UnmarshalExact(&cfg, hook); err != nil {
+		// Drop mapstructure's "decoding failed due to the following
+		// error(s):" header; what it wraps names each key. It leaves the
+		// values out, so a secret cannot leak through here.
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		return config.Config{}, fmt.Errorf("decode configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// findConfigFile returns the config file to read, "" for none. An explicit
+// --config must exist; the default locations may be empty.
+func findConfigFile(flags *pflag.FlagSet, dataDir string) (string, error) {
+	if path, _ := flags.GetString(flagConfig); path != "" {
+		if _, err := os.Stat(path); err != nil {
+			return "", fmt.Errorf("config file: %w", err)
+		}
+		return path, nil
+	}
+	candidates := []string{configFileName}
+	if dataDir != "" {
+		candidates = append(candidates, filepath.Join(dataDir, configFileName))
+	}
+	for _, p := range candidates {
+		_, err := os.Stat(p)
+		if err == nil {
+			return p, nil
+		}
+		// ENOTDIR: the data dir is a file, so no config in it; whoever uses
+		// the data dir reports that.
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return "", fmt.Errorf("config file: %w", err)
+		}
+	}
+	return "", nil
+}
+
+// envName is the environment variable of a config key: store.dsn ->
+// AZOLLA_STORE_DSN.
+func envName(key string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// envSettings returns the set AZOLLA_* variables as a nested settings map.
+// Empty counts as unset, as with viper's own env binding.
+func envSettings(defaults map[string]any, getenv func(string) string) map[string]any {
+	out := map[string]any{}
+	for key := range defaults {
+		val := getenv(envName(key))
+		if val == "" {
+			continue
+		}
+		m := out
+		parts := strings.Split(key, ".")
+		for _, p := range parts[:len(parts)-1] {
+			sub, ok := m[p].(map[string]any)
+			if !ok {
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[parts[len(parts)-1]] = val
+	}
+	return out
+}
+
+// unknownKeys returns the sorted keys that are neither a config key nor a
+// section holding config keys.
+func unknownKeys(keys []string, known map[string]any) []string {
+	var out []string
+	for _, k := range keys {
+		if _, ok := known[k]; ok {
+			continue
+		}
+		isSection := false
+		for kk := range known {
+			if strings.HasPrefix(kk, k+".") {
+				isSection = true
+				break
+			}
+		}
+		if !isSection {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// flatten maps every leaf of cfg to its dotted mapstructure key, so each key
+// gets a default and an environment variable without a list to keep in sync.
+func flatten(cfg config.Config) map[string]any {
+	out := map[string]any{}
+	var walk func(prefix string, v reflect.Value)
+	walk = func(prefix string, v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			key := prefix + name
+			fv := v.Field(i)
+			if fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeFor[time.Time]() {
+				walk(key+".", fv)
+				continue
+			}
+			out[key] = fv.Interface()
+		}
+	}
+	walk("", reflect.ValueOf(cfg))
+	return out
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/config"
+)
+
+func showJSON(t *testing.T, env map[string]string, args ...string) config.Config {
+	t.Helper()
+	res := azolla(t, env, append([]string{"config", "show", "--output", "json"}, args...)...)
+	require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
+	var cfg config.Config
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &cfg), res.stdout)
+	return cfg
+}
+
+func TestConfigShowPrecedenceIsFlagOverEnvOverFileOverDefault(t *testing.T) {
+	t.Parallel()
+	const file = "log:\n  level: warn\nclaim:\n  lease_ttl: 90s\n"
+	tests := []struct {
+		name      string
+		withFile  bool
+		env       map[string]string
+		flags     []string
+		wantLevel string
+		wantTTL   time.Duration
+	}{
+		{name: "defaults", wantLevel: "info", wantTTL: 60 * time.Second},
+		{name: "file over default", withFile: true, wantLevel: "warn", wantTTL: 90 * time.Second},
+		{name: "env over file", withFile: true,
+			env:       map[string]string{"AZOLLA_LOG_LEVEL": "error", "AZOLLA_CLAIM_LEASE_TTL": "2m"},
+			wantLevel: "error", wantTTL: 2 * time.Minute},
+		{name: "flag over env", withFile: true,
+			env:       map[string]string{"AZOLLA_LOG_LEVEL": "error"},
+			flags:     []string{"--log-level", "debug"},
+			wantLevel: "debug", wantTTL: 90 * time.Second},
+		{name: "empty env counts as unset", withFile: true,
+			env:       map[string]string{"AZOLLA_LOG_LEVEL": ""},
+			wantLevel: "warn", wantTTL: 90 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := tt.flags
+			if tt.withFile {
+				args = append(args, "--config", writeFile(t, t.TempDir(), "azolla.yaml", file))
+			}
+			cfg := showJSON(t, tt.env, args...)
+			require.Equal(t, tt.wantLevel, cfg.Log.Level)
+			require.Equal(t, tt.wantTTL, cfg.Claim.LeaseTTL)
+		})
+	}
+}
+
+func TestConfigShowReadsTheFileInTheDataDir(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		env   func(dir string) map[string]string
+		flags func(dir string) []string
+	}{
+		{name: "data dir from env",
+			env: func(dir string) map[string]string { return map[string]string{"AZOLLA_DATA_DIR": dir} }},
+		{name: "data dir from flag",
+			flags: func(dir string) []string { return []string{"--data-dir", dir} }},
+		{name: "data dir from XDG_DATA_HOME",
+			env: func(dir string) map[string]string {
+				return map[string]string{"XDG_DATA_HOME": filepath.Dir(dir)}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "azolla")
+			writeFile(t, dir, "azolla.yaml", "log:\n  format: json\n")
+			var env map[string]string
+			var flags []string
+			if tt.env != nil {
+				env = tt.env(dir)
+			}
+			if tt.flags != nil {
+				flags = tt.flags(dir)
+			}
+			cfg := showJSON(t, env, flags...)
+			require.Equal(t, dir, cfg.DataDir)
+			require.Equal(t, "json", cfg.Log.Format)
+		})
+	}
+}
+
+func TestConfigShowPrefersTheWorkingDirectoryFile(t *testing.T) {
+	// t.Chdir: not parallel.
+	dataDir := t.TempDir()
+	writeFile(t, dataDir, "azolla.yaml", "log:\n  level: error\n")
+	cwd := t.TempDir()
+	writeFile(t, cwd, "azolla.yaml", "log:\n  level: warn\n")
+	t.Chdir(cwd)
+	cfg := showJSON(t, map[string]string{"AZOLLA_DATA_DIR": dataDir})
+	require.Equal(t, "warn", cfg.Log.Level)
+}
+
+func TestConfigShowMasksTheDSNPassword(t *testing.T) {
+	t.Parallel()
+	const dsn = "postgres://azolla:hunter2@db:5432/azolla?sslmode=disable"
+	for _, format := range []string{"yaml", "json"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			res := azolla(t, map[string]string{"AZOLLA_STORE_DSN": dsn},
+				"config", "show", "--store-driver", "postgres", "--output", format)
+			require.Equal(t, 0, res.code, res.stderr)
+			require.NotContains(t, res.stdout, "hunter2")
+			require.Contains(t, res.stdout, "postgres://azolla:xxxxx@db:5432/azolla?sslmode=disable")
+		})
+	}
+}
+
+func TestConfigRefusesBadInputWithUsageStatus(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		file string // azolla.yaml content; "" for none
+		env  map[string]string
+		args []string
+		want []string // substrings of stderr
+	}{
+		{name: "unknown keys in file are named",
+			file: "colour: blue\nstore:\n  drivr: sqlite\n",
+			want: []string{"unknown key(s): colour, store.drivr"}},
+		{name: "invalid driver from file names the key",
+			file: "store:\n  driver: mysql\n",
+			want: []string{`store.driver: must be "sqlite" or "postgres", got "mysql"`}},
+		{name: "invalid driver from env names the key",
+			env:  map[string]string{"AZOLLA_STORE_DRIVER": "mysql"},
+			want: []string{`store.driver: must be "sqlite" or "postgres", got "mysql"`}},
+		{name: "several problems on one line",
+			args: []string{"--store-driver", "postgres", "--log-level", "loud"},
+			want: []string{`store.dsn: required when store.driver is "postgres"; log.level:`}},
+		{name: "bad duration names the key",
+			env:  map[string]string{"AZOLLA_CLAIM_LEASE_TTL": "soon"},
+			want: []string{"azolla: decode configuration: 'claim.lease_ttl' time: invalid duration\n"}},
+		{name: "section given as scalar",
+			file: "store: sqlite\n",
+			want: []string{"azolla: decode configuration: 'store'"}},
+		{name: "malformed yaml",
+			file: "log: [\n",
+			want: []string{"read config file"}},
+		{name: "missing explicit config file",
+			args: []string{"--config", "/nonexistent/azolla.yaml"},
+			want: []string{"config file:", "/nonexistent/azolla.yaml"}},
+		{name: "unknown output format",
+			args: []string{"--output", "toml"},
+			want: []string{`--output must be "yaml" or "json", got "toml"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"config", "show"}, tt.args...)
+			if tt.file != "" {
+				args = append(args, "--config", writeFile(t, t.TempDir(), "azolla.yaml", tt.file))
+			}
+			res := azolla(t, tt.env, args...)
+			require.Equal(t, 2, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+			require.Empty(t, res.stdout)
+			require.Regexp(t, `^azolla: `, res.stderr)
+			for _, w := range tt.want {
+				require.Contains(t, res.stderr, w)
+			}
+		})
+	}
+}
+
+func TestInvalidConfigDoesNotDumpUsage(t *testing.T) {
+	t.Parallel()
+	res := azolla(t, map[string]string{"AZOLLA_STORE_DRIVER": "mysql"}, "config", "show")
+	require.Equal(t, 2, res.code)
+	require.NotContains(t, res.stderr, "Usage:")
+	require.Equal(t, 1, countLines(res.stderr), res.stderr)
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the command ran and failed: invalid file, store error
+	exitUsage   = 2 // the command could not run as asked: bad args, flags or config
+)
+
+// exitError carries an exit status other than exitFailure.
+type exitError struct {
+	code int
+	// usage asks for the command's usage after the message.
+	usage bool
+	err   error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is a mistake in how the command was called.
+func usageError(err error) error { return &exitError{code: exitUsage, usage: true, err: err} }
+
+// configError is an unusable configuration; the usage text would not help.
+func configError(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// run executes args and returns the exit status. Errors are printed as one
+// line, "azolla: <message>", on stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	a := &app{stdout: stdout, stderr: stderr, getenv: getenv}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+
+	code, usage := exitFailure, false
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		code, usage = ee.code, ee.usage
+	case !a.started:
+		// cobra refused the command line (unknown command, bad flag, wrong
+		// number of args) before any of our code ran.
+		code, usage = exitUsage, true
+	}
+	fmt.Fprintf(stderr, "azolla: %s\n", oneLine(err.Error()))
+	if usage && cmd != nil {
+		fmt.Fprintf(stderr, "\n%s", cmd.UsageString())
+	}
+	return code
+}
+
+// oneLine folds a multi-line error (errors.Join) into one line.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
+}

@@ -1,0 +1,69 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+// Errors of the protocol, shared with the store that detects them.
+var (
+	ErrLeaseLost = store.ErrLeaseLost
+	ErrNotHolder = store.ErrNotHolder
+	// ErrReleased: the lease was released by its holder and cannot be used.
+	ErrReleased = errors.New("lease already released")
+)
+
+// LeaseLostError names the claim that was lost and who holds it now.
+type LeaseLostError = store.LeaseLostError
+
+// Bridge hands out leases on the store's claims table.
+type Bridge struct {
+	store store.Store
+	now   func() time.Time
+}
+
+// Option configures a Bridge.
+type Option func(*Bridge)
+
+// WithClock injects the clock every claim timestamp is taken from.
+func WithClock(now func() time.Time) Option { return func(b *Bridge) { b.now = now } }
+
+// NewBridge returns a bridge over s.
+func NewBridge(s store.Store, opts ...Option) *Bridge {
+	b := &Bridge{store: s, now: time.Now}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+// Acquire tries to take the claim on one resource for ttl. It returns
+// acquired=false, and no error, while another owner holds a live claim: the
+// caller skips the resource and keeps polling.
+func (b *Bridge) Acquire(ctx context.Context, resourceType, resourceID, ownerID string, ttl time.Duration) (*Lease, bool, error) {
+	rec, ok, err := b.store.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: resourceType,
+		ResourceID: resourceID, OwnerID: ownerID, TTL: ttl, Now: b.now()})
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return &Lease{bridge: b, ttl: ttl, rec: *rec}, true, nil
+}
+
+// Get returns the claim row on one resource.
+func (b *Bridge) Get(ctx context.Context, resourceType, resourceID string) (*store.ClaimRecord, error) {
+	return b.store.GetClaim(ctx, resourceType, resourceID)
+}
+
+// List returns claim rows.
+func (b *Bridge) List(ctx context.Context, p store.ListClaimsParams) ([]*store.ClaimRecord, error) {
+	return b.store.ListClaims(ctx, p)
+}
+
+// Now is the bridge's clock, in the precision claims are stored with.
+func (b *Bridge) Now() time.Time { return store.NowOr(b.now()) }
+
+func (b *Bridge) String() string { return fmt.Sprintf("claim bridge on %s", b.store.Dialect()) }

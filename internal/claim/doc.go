@@ -1,0 +1,41 @@
+// Package claim is azolla's claim bridge: the claim/lease protocol of seed 000
+// over the store's claims table, so every step that processes an EVENT or a
+// WORKORDER holds an exclusive, expiring, auditable claim on it.
+//
+// # Protocol
+//
+// A claim row is keyed by (resource_type, resource_id) and carries owner_id,
+// lease_expires_at, heartbeat_at and claim_version. Rows are never deleted,
+// so claim_version only ever grows and a version names one hold exactly.
+//
+//   - Acquire: one atomic statement that inserts the row, or takes it over
+//     only if lease_expires_at <= now. While a live claim exists it reports
+//     "not acquired" (no error) and the caller skips the resource.
+//   - Renew: compare-and-swap on (owner_id, claim_version); it extends the
+//     lease and bumps the version. A failed swap is a *LeaseLostError: the
+//     holder must stop mutating shared state. A Lease's keeper renews every
+//     TTL/3 at most and cancels the holder's context the moment the lease is
+//     lost, or when the lease lapses without a successful renewal.
+//   - Fenced write: a terminal write runs in a transaction that first locks
+//     the claim row and checks owner and version are still the holder's; if
+//     the claim moved on, the write is refused and nothing is written.
+//   - Release: only by the holder of the current version, only after the
+//     durable write. It expires the lease now and bumps the version.
+//
+// # States of one resource's claim row
+//
+//	              Acquire (no row)
+//	   (none) ───────────────────────▶ HELD(v=1, owner A)
+//	                                     │  │  ▲
+//	                    Renew by A at v  │  │  │ Renew: v → v+1, lease extended
+//	                                     │  └──┘
+//	       Release by A at v: v → v+1    │            lease_expires_at <= now
+//	RELEASED ◀───────────────────────────┤─────────────────────────▶ EXPIRED
+//	   │                                                               │
+//	   └────── Acquire by anyone: v → v+1, new owner ──────────────────┘
+//	                       back to HELD
+//
+// A holder that was taken over (EXPIRED then HELD by B) still believes it
+// holds version v; its Renew, fenced write and Release all fail on the
+// version, which is the fencing rule that prevents split brain.
+package claim

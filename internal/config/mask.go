@@ -1,0 +1,68 @@
+package config
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// SecretMask is what replaces a secret in Masked output.
+const SecretMask = "xxxxx"
+
+// Masked returns a copy safe to print or log: the DSN's password is replaced
+// by "xxxxx".
+func (c Config) Masked() Config {
+	c.Store.DSN = maskDSN(c.Store.DSN)
+	return c
+}
+
+// kvSecret matches password and sslpassword values in libpq key=value form,
+// single-quoted (backslash escapes allowed) or bare.
+var kvSecret = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']+)`)
+
+// urlSecretParams are the query parameters libpq accepts secrets in.
+var urlSecretParams = []string{"password", "sslpassword"}
+
+func maskDSN(dsn string) string {
+	if dsn == "" {
+		return ""
+	}
+	if !strings.Contains(dsn, "://") {
+		return kvSecret.ReplaceAllString(dsn, "${1}"+SecretMask)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		// Where the password is cannot be told reliably; hide it all.
+		return SecretMask
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), SecretMask)
+	}
+	u.RawQuery = maskQuery(u.RawQuery)
+	return u.String()
+}
+
+// maskQuery masks secret parameters in place, keeping the order and encoding
+// of the others (url.Values.Encode would sort them).
+func maskQuery(raw string) string {
+	if raw == "" {
+		return raw
+	}
+	parts := strings.Split(raw, "&")
+	for i, p := range parts {
+		k, _, _ := strings.Cut(p, "=")
+		if key, err := url.QueryUnescape(k); err == nil && isSecretParam(key) {
+			parts[i] = k + "=" + SecretMask
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+func isSecretParam(key string) bool {
+	for _, s := range urlSecretParams {
+		if strings.EqualFold(key, s) {
+			return true
+		}
+	}
+	return false
+}

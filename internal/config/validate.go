@@ -1,0 +1,79 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+var (
+	logLevels  = []string{"debug", "info", "warn", "error"}
+	logFormats = []string{"text", "json"}
+)
+
+// Validate reports every problem at once, each prefixed by its key, joined
+// with errors.Join; nil means the config is usable. Messages never contain
+// the DSN, which may hold a password.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+
+	if c.DataDir == "" {
+		add("data_dir", "must be set (neither $XDG_DATA_HOME nor $HOME is set)")
+	}
+
+	switch c.Store.Driver {
+	case DriverSQLite:
+		// A DSN with the sqlite driver is almost always a forgotten
+		// store.driver=postgres; failing beats silently using a local file.
+		if c.Store.DSN != "" {
+			add("store.dsn", "is set but store.driver is %q; set store.driver to %q or unset store.dsn", DriverSQLite, DriverPostgres)
+		}
+	case DriverPostgres:
+		if c.Store.SQLitePath != "" {
+			add("store.sqlite_path", "is set but store.driver is %q", DriverPostgres)
+		}
+		if c.Store.DSN == "" {
+			add("store.dsn", "required when store.driver is %q", DriverPostgres)
+		} else if msg := checkDSN(c.Store.DSN); msg != "" {
+			add("store.dsn", "%s", msg)
+		}
+	default:
+		add("store.driver", "must be %q or %q, got %q", DriverSQLite, DriverPostgres, c.Store.Driver)
+	}
+
+	if ttl := c.Claim.LeaseTTL; ttl < MinLeaseTTL || ttl > MaxLeaseTTL {
+		add("claim.lease_ttl", "must be a duration between %s and %s (e.g. 60s), got %s", MinLeaseTTL, MaxLeaseTTL, ttl)
+	}
+	if !slices.Contains(logLevels, c.Log.Level) {
+		add("log.level", "must be one of %s, got %q", strings.Join(logLevels, ", "), c.Log.Level)
+	}
+	if !slices.Contains(logFormats, c.Log.Format) {
+		add("log.format", "must be one of %s, got %q", strings.Join(logFormats, ", "), c.Log.Format)
+	}
+	return errors.Join(errs...)
+}
+
+// checkDSN returns what is wrong with a PostgreSQL DSN, or "". It only checks
+// the shape; the driver has the final word when connecting.
+func checkDSN(dsn string) string {
+	if !strings.Contains(dsn, "://") {
+		if strings.Contains(dsn, "=") {
+			return "" // libpq key=value form
+		}
+		return "must be a postgres:// URL or a key=value connection string"
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		// url.Error quotes the input, password included: say less.
+		return "is not a valid URL (percent-encode special characters in the user and password)"
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return fmt.Sprintf("URL scheme must be postgres or postgresql, got %q", u.Scheme)
+	}
+	return ""
+}
