@@ -17,22 +17,22 @@ const (
 
 // Objective is the unit of intent a human approves.
 type Objective struct {
-	ObjectiveID        string    `json:"objective_id"`
-	ObjectiveType      string    `json:"objective_type"`
-	Title              string    `json:"title"`
-	AcceptanceCriteria []string  `json:"acceptance_criteria"`
-	Status             string    `json:"status"`
+	ObjectiveID        string   `json:"objective_id"`
+	ObjectiveType      string   `json:"objective_type"`
+	Title              string   `json:"title"`
+	AcceptanceCriteria []string `json:"acceptance_criteria"`
+	Status             string   `json:"status"`
 	// StatusSeq counts status transitions; a readiness event is keyed by it so
 	// one transition can never emit two events.
-	StatusSeq  int64    `json:"status_seq"`
-	Blockers   []string `json:"blockers"`
-	BlockerRef string   `json:"blocker_ref,omitempty"`
-	Urgency    string   `json:"urgency"`
+	StatusSeq  int64      `json:"status_seq"`
+	Blockers   []string   `json:"blockers"`
+	BlockerRef string     `json:"blocker_ref,omitempty"`
+	Urgency    string     `json:"urgency"`
 	DueAt      *time.Time `json:"due_at,omitempty"`
-	Repository string   `json:"repository,omitempty"`
-	BaseBranch string   `json:"base_branch,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	Repository string     `json:"repository,omitempty"`
+	BaseBranch string     `json:"base_branch,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
 }
 
 // Event types.

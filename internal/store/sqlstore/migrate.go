@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"time"
-
 )
 
 var migrationName = regexp.MustCompile(`^(\d{4})_[a-z0-9_]+\.sql$`)

@@ -147,7 +147,9 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		_, err = s.GetWorkOrderByEvent(ctx, wo.EventID)
 		require.NoError(t, err)
 
-		err = s.InTx(ctx, func(q store.Querier) error { return q.CheckFence(ctx, store.Fence{ResourceType: store.ResourceEvent, ResourceID: "never", OwnerID: "w1", ClaimVersion: 1}) })
+		err = s.InTx(ctx, func(q store.Querier) error {
+			return q.CheckFence(ctx, store.Fence{ResourceType: store.ResourceEvent, ResourceID: "never", OwnerID: "w1", ClaimVersion: 1})
+		})
 		require.ErrorIs(t, err, store.ErrLeaseLost, "no claim, no write")
 	})
 

@@ -237,7 +237,7 @@ func testBundles(t *testing.T, s store.Store) {
 	_, _, err := s.CreateWorkOrder(ctx, wo)
 	require.NoError(t, err)
 	b := &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix", Content: "diff --git a/x b/x\n", Notes: "changed x",
-		Metadata: store.BundleMetadata{BranchName: wo.BranchName, CommitSHA: "0123456789abcdef0123456789abcdef01234567"},
+		Metadata:     store.BundleMetadata{BranchName: wo.BranchName, CommitSHA: "0123456789abcdef0123456789abcdef01234567"},
 		RunnerStatus: store.RunnerOK, CreatedAt: T0}
 	first, created, err := s.CreateOutputBundle(ctx, b)
 	require.NoError(t, err)
