@@ -148,3 +148,10 @@ func (q *querier) nt(v *Time) any {
 	}
 	return q.d.EncodeTime(*v)
 }
+
+// Rebind turns a $n query into this backend's placeholder syntax, for callers
+// of DB that write their own SQL.
+func (s *Store) Rebind(query string) string { return s.d.Rebind(query) }
+
+// EncodeTime turns t into what this backend stores in a timestamp column.
+func (s *Store) EncodeTime(t Time) any { return s.d.EncodeTime(t) }

@@ -41,12 +41,13 @@ type StepClock struct {
 // Now returns the next instant.
 func (c *StepClock) Now() time.Time { return c.Start.Add(time.Duration(c.n.Add(1)) * c.Step) }
 
-// tenure is one holder's unbroken hold on a resource.
-type tenure struct {
-	resource, owner string
-	first, last     int64     // claim versions at acquisition and at the last renewal
-	start, end      time.Time // acquisition; release, or the last lease expiry
-	released        bool
+// Tenure is one holder's unbroken hold on a resource, as the database
+// reported it.
+type Tenure struct {
+	Resource, Owner string
+	First, Last     int64     // claim versions at acquisition and at the last renewal
+	Start, End      time.Time // acquisition; release, or the last lease expiry
+	Released        bool
 }
 
 // RunContention has workers acquire, renew, release and abandon claims on a
@@ -59,7 +60,7 @@ func RunContention(t testing.TB, s store.ClaimQuerier, p ContentionParams) Conte
 	const ttl = 40 * time.Millisecond // 40 clock readings
 	var (
 		mu       sync.Mutex
-		tenures  []tenure
+		tenures  []Tenure
 		res      ContentionResult
 		firstErr error
 	)
@@ -77,7 +78,7 @@ func RunContention(t testing.TB, s store.ClaimQuerier, p ContentionParams) Conte
 			rng := rand.New(rand.NewPCG(uint64(w), 42))
 			owner := fmt.Sprintf("worker-%d", w)
 			var local ContentionResult
-			var mine []tenure
+			var mine []Tenure
 			defer func() {
 				mu.Lock()
 				defer mu.Unlock()
@@ -103,13 +104,13 @@ func RunContention(t testing.TB, s store.ClaimQuerier, p ContentionParams) Conte
 					continue
 				}
 				local.Acquired++
-				tn := tenure{resource: id, owner: owner, first: c.ClaimVersion, last: c.ClaimVersion, start: c.HeartbeatAt, end: c.LeaseExpiresAt}
+				tn := Tenure{Resource: id, Owner: owner, First: c.ClaimVersion, Last: c.ClaimVersion, Start: c.HeartbeatAt, End: c.LeaseExpiresAt}
 				for range rng.IntN(3) {
 					if rng.IntN(4) == 0 {
 						time.Sleep(time.Millisecond) // a slow holder, whose lease may lapse meanwhile
 					}
 					r, err := s.RenewClaim(ctx, store.RenewClaimParams{ResourceType: c.ResourceType, ResourceID: id,
-						OwnerID: owner, ClaimVersion: tn.last, TTL: ttl, Now: clock.Now()})
+						OwnerID: owner, ClaimVersion: tn.Last, TTL: ttl, Now: clock.Now()})
 					if err != nil {
 						if !isLeaseLost(err) {
 							fail(err)
@@ -119,14 +120,14 @@ func RunContention(t testing.TB, s store.ClaimQuerier, p ContentionParams) Conte
 						break
 					}
 					local.Renewed++
-					tn.last, tn.end = r.ClaimVersion, r.LeaseExpiresAt
+					tn.Last, tn.End = r.ClaimVersion, r.LeaseExpiresAt
 				}
 				if rng.IntN(4) > 0 { // three in four release; the rest abandon the lease to expire
 					r, err := s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: c.ResourceType, ResourceID: id,
-						OwnerID: owner, ClaimVersion: tn.last, Now: clock.Now()})
+						OwnerID: owner, ClaimVersion: tn.Last, Now: clock.Now()})
 					if err == nil {
 						local.Released++
-						tn.released, tn.end = true, *r.ReleasedAt
+						tn.Released, tn.End = true, *r.ReleasedAt
 					} else if !isNotHolder(err) {
 						fail(err)
 						return
@@ -141,31 +142,33 @@ func RunContention(t testing.TB, s store.ClaimQuerier, p ContentionParams) Conte
 	if firstErr != nil {
 		t.Fatalf("contention run: %v", firstErr)
 	}
-	analyse(&res, tenures)
+	res.Takeovers, res.DoubleGrants, res.Overlaps = CheckTimeline(tenures)
 	return res
 }
 
-// analyse orders each resource's tenures by claim version and checks each
-// began no earlier than the previous one ended.
-func analyse(res *ContentionResult, tenures []tenure) {
-	by := map[string][]tenure{}
+// CheckTimeline orders each resource's tenures by claim version and counts
+// those that began before the previous one ended (double grants), and those
+// that took over a lease its holder never released (takeovers).
+func CheckTimeline(tenures []Tenure) (takeovers, doubleGrants int, overlaps []string) {
+	by := map[string][]Tenure{}
 	for _, tn := range tenures {
-		by[tn.resource] = append(by[tn.resource], tn)
+		by[tn.Resource] = append(by[tn.Resource], tn)
 	}
 	for id, ts := range by {
-		sort.Slice(ts, func(i, j int) bool { return ts[i].first < ts[j].first })
+		sort.Slice(ts, func(i, j int) bool { return ts[i].First < ts[j].First })
 		for i := 1; i < len(ts); i++ {
 			prev, cur := ts[i-1], ts[i]
-			if !prev.released {
-				res.Takeovers++
+			if !prev.Released {
+				takeovers++
 			}
-			if cur.first <= prev.last || cur.start.Before(prev.end) {
-				res.DoubleGrants++
-				res.Overlaps = append(res.Overlaps, fmt.Sprintf("%s: %s held v%d-v%d until %s, %s took v%d at %s",
-					id, prev.owner, prev.first, prev.last, prev.end.Format(time.StampMicro), cur.owner, cur.first, cur.start.Format(time.StampMicro)))
+			if cur.First <= prev.Last || cur.Start.Before(prev.End) {
+				doubleGrants++
+				overlaps = append(overlaps, fmt.Sprintf("%s: %s held v%d-v%d until %s, %s took v%d at %s",
+					id, prev.Owner, prev.First, prev.Last, prev.End.Format(time.StampMicro), cur.Owner, cur.First, cur.Start.Format(time.StampMicro)))
 			}
 		}
 	}
+	return takeovers, doubleGrants, overlaps
 }
 
 func isLeaseLost(err error) bool { return errors.Is(err, store.ErrLeaseLost) }

@@ -1,0 +1,202 @@
+package claim_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/sqlstore"
+	"github.com/azolla/azolla/internal/store/storetest"
+)
+
+// The workload of every measurement: benchWorkers goroutines, each making
+// benchOps calls. Acquisitions spread over benchResources resources with a
+// lease of 40 logical clock steps, so leases lapse and are taken over.
+const (
+	benchWorkers   = 32
+	benchResources = 8
+	benchOps       = 150
+	benchTTL       = 40 * time.Millisecond
+)
+
+// plainTable has the claims table's shape; the baselines write it with the
+// simplest SQL that could do the job.
+var plainTable = map[string]string{
+	"sqlite": `CREATE TABLE plain_claims (resource_type TEXT NOT NULL, resource_id TEXT NOT NULL, owner_id TEXT NOT NULL,
+		lease_expires_at TEXT NOT NULL, heartbeat_at TEXT NOT NULL, claim_version INTEGER NOT NULL, released_at TEXT,
+		PRIMARY KEY (resource_type, resource_id))`,
+	"postgres": `CREATE TABLE plain_claims (resource_type TEXT NOT NULL, resource_id TEXT NOT NULL, owner_id TEXT NOT NULL,
+		lease_expires_at TIMESTAMPTZ NOT NULL, heartbeat_at TIMESTAMPTZ NOT NULL, claim_version BIGINT NOT NULL,
+		released_at TIMESTAMPTZ, PRIMARY KEY (resource_type, resource_id))`,
+}
+
+type benchRow struct {
+	backend, workload       string
+	azolla, baseline        float64 // operations per second
+	granted, baseGranted    int
+	doubleGrants, baseDoubl int
+}
+
+// BenchmarkClaims prints, per backend, the bridge's contended acquisitions
+// per second next to a plain UPDATE ... WHERE lease_expires_at <= now ...
+// RETURNING loop, and CAS renewals per second next to plain primary-key
+// UPDATEs, all measured in this run. It reports; it never fails on speed.
+// The workload is fixed, so run it with -benchtime=1x.
+func BenchmarkClaims(b *testing.B) {
+	var rows []benchRow
+	for _, be := range storetest.Backends() {
+		s := be.Open(b)
+		setupPlain(b, s)
+		acq := benchRow{backend: be.Name, workload: fmt.Sprintf("acquire, %d workers on %d resources", benchWorkers, benchResources)}
+		acq.azolla, acq.granted, acq.doubleGrants = bridgeAcquire(b, s)
+		acq.baseline, acq.baseGranted, acq.baseDoubl = plainAcquire(b, s)
+		ren := benchRow{backend: be.Name, workload: fmt.Sprintf("renew, %d workers on own resource", benchWorkers)}
+		ren.azolla = bridgeRenew(b, s)
+		ren.baseline = plainRenew(b, s)
+		rows = append(rows, acq, ren)
+		b.ReportMetric(acq.azolla, be.Name+"-acquire/s")
+		b.ReportMetric(acq.azolla/acq.baseline, be.Name+"-acquire-ratio")
+		b.ReportMetric(float64(acq.doubleGrants), be.Name+"-double-grants")
+		b.ReportMetric(ren.azolla/ren.baseline, be.Name+"-renew-ratio")
+	}
+	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "backend\tworkload\tazolla ops/s\tbaseline ops/s\tratio\tgrants (baseline)\tdouble grants (baseline)\t")
+	for _, r := range rows {
+		grants, doubles := "-", "-"
+		if r.granted > 0 {
+			grants = fmt.Sprintf("%d (%d)", r.granted, r.baseGranted)
+			doubles = fmt.Sprintf("%d (%d)", r.doubleGrants, r.baseDoubl)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%.0f\t%.0f\t%.2f\t%s\t%s\t\n", r.backend, r.workload, r.azolla, r.baseline, r.azolla/r.baseline, grants, doubles)
+	}
+	_ = w.Flush()
+}
+
+func setupPlain(b *testing.B, s *sqlstore.Store) {
+	ctx := context.Background()
+	if _, err := s.DB().ExecContext(ctx, plainTable[s.Dialect()]); err != nil {
+		b.Fatalf("create plain table: %v", err)
+	}
+	for i := range benchWorkers {
+		// Rows for the acquire baseline (the first benchResources) and one per
+		// worker for the renew baseline, all expired at the clock's origin.
+		_, err := s.DB().ExecContext(ctx, s.Rebind(`INSERT INTO plain_claims VALUES ($1, $2, 'nobody', $3, $3, 0, NULL)`),
+			store.ResourceWorkOrder, fmt.Sprintf("res-%d", i), s.EncodeTime(storetest.T0))
+		if err != nil {
+			b.Fatalf("seed plain table: %v", err)
+		}
+	}
+}
+
+// run starts benchWorkers goroutines each calling op benchOps times and
+// returns the operations per second.
+func run(b *testing.B, op func(worker int, rng *rand.Rand) error) float64 {
+	b.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, benchWorkers)
+	start := time.Now()
+	for w := range benchWorkers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for range benchOps {
+				if err := op(w, rng); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	for err := range errs {
+		b.Fatalf("benchmark op: %v", err)
+	}
+	return float64(benchWorkers*benchOps) / elapsed.Seconds()
+}
+
+// recorder collects grants for the double-grant check.
+type recorder struct {
+	mu      sync.Mutex
+	tenures []storetest.Tenure
+}
+
+func (r *recorder) add(t storetest.Tenure) {
+	r.mu.Lock()
+	r.tenures = append(r.tenures, t)
+	r.mu.Unlock()
+}
+
+func (r *recorder) doubleGrants() int {
+	_, doubles, _ := storetest.CheckTimeline(r.tenures)
+	return doubles
+}
+
+func bridgeAcquire(b *testing.B, s *sqlstore.Store) (opsPerSec float64, granted, doubles int) {
+	clock := &storetest.StepClock{Start: storetest.T0, Step: time.Millisecond}
+	br := claim.NewBridge(s, claim.WithClock(clock.Now))
+	var rec recorder
+	ops := run(b, func(w int, rng *rand.Rand) error {
+		id := fmt.Sprintf("res-%d", rng.IntN(benchResources))
+		l, ok, err := br.Acquire(context.Background(), store.ResourceWorkOrder, id, fmt.Sprintf("w%d", w), benchTTL)
+		if ok {
+			c := l.Record()
+			rec.add(storetest.Tenure{Resource: id, Owner: c.OwnerID, First: c.ClaimVersion, Last: c.ClaimVersion, Start: c.HeartbeatAt, End: c.LeaseExpiresAt})
+		}
+		return err
+	})
+	return ops, len(rec.tenures), rec.doubleGrants()
+}
+
+func plainAcquire(b *testing.B, s *sqlstore.Store) (opsPerSec float64, granted, doubles int) {
+	clock := &storetest.StepClock{Start: storetest.T0, Step: time.Millisecond}
+	q := s.Rebind(`UPDATE plain_claims SET owner_id = $1, lease_expires_at = $2, heartbeat_at = $3, claim_version = claim_version + 1
+		WHERE resource_type = $4 AND resource_id = $5 AND lease_expires_at <= $3 RETURNING claim_version`)
+	var rec recorder
+	ops := run(b, func(w int, rng *rand.Rand) error {
+		id := fmt.Sprintf("res-%d", rng.IntN(benchResources))
+		now := clock.Now()
+		var v int64
+		err := s.DB().QueryRowContext(context.Background(), q, fmt.Sprintf("w%d", w), s.EncodeTime(now.Add(benchTTL)),
+			s.EncodeTime(now), store.ResourceWorkOrder, id).Scan(&v)
+		if err == sql.ErrNoRows {
+			return nil
+		}
+		if err == nil {
+			rec.add(storetest.Tenure{Resource: id, Owner: fmt.Sprintf("w%d", w), First: v, Last: v, Start: now, End: now.Add(benchTTL)})
+		}
+		return err
+	})
+	return ops, len(rec.tenures), rec.doubleGrants()
+}
+
+func bridgeRenew(b *testing.B, s *sqlstore.Store) float64 {
+	br := claim.NewBridge(s)
+	leases := make([]*claim.Lease, benchWorkers)
+	for w := range benchWorkers {
+		l, ok, err := br.Acquire(context.Background(), store.ResourceEvent, fmt.Sprintf("renew-%d", w), fmt.Sprintf("w%d", w), time.Minute)
+		if err != nil || !ok {
+			b.Fatalf("acquire for renew benchmark: ok=%v err=%v", ok, err)
+		}
+		leases[w] = l
+	}
+	return run(b, func(w int, _ *rand.Rand) error { return leases[w].Renew(context.Background()) })
+}
+
+func plainRenew(b *testing.B, s *sqlstore.Store) float64 {
+	q := s.Rebind(`UPDATE plain_claims SET lease_expires_at = $1, heartbeat_at = $2 WHERE resource_type = $3 AND resource_id = $4`)
+	return run(b, func(w int, _ *rand.Rand) error {
+		now := time.Now()
+		_, err := s.DB().ExecContext(context.Background(), q, s.EncodeTime(now.Add(time.Minute)), s.EncodeTime(now),
+			store.ResourceWorkOrder, fmt.Sprintf("res-%d", w))
+		return err
+	})
+}
