@@ -15,20 +15,27 @@ func TestConformance(t *testing.T) {
 	storetest.Exercise(t, func(t testing.TB) store.Store { return storetest.NewPostgres(t) })
 }
 
-func TestMigrate_ConcurrentRunsApplyOnce(t *testing.T) {
-	s := storetest.NewPostgres(t) // migrated once already
+func TestMigrate_ConcurrentRunsOnAFreshSchemaApplyOnce(t *testing.T) {
+	s := storetest.NewPostgresUnmigrated(t)
 	ctx := context.Background()
 	results := make(chan []int, 4)
+	errs := make(chan error, 4)
 	for range 4 {
 		go func() {
 			applied, err := s.Migrate(ctx)
-			require.NoError(t, err)
+			errs <- err
 			results <- applied
 		}()
 	}
+	var total []int
 	for range 4 {
-		require.Empty(t, <-results)
+		require.NoError(t, <-errs)
+		total = append(total, <-results...)
 	}
+	require.Equal(t, []int{1}, total, "exactly one of the racing migrators applies migration 1")
+	applied, err := s.Migrate(ctx)
+	require.NoError(t, err)
+	require.Empty(t, applied)
 }
 
 func TestOpen_BadDSNIsAClearError(t *testing.T) {

@@ -38,3 +38,33 @@ func TestMigrate_FreshFileThenAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, applied)
 }
+
+func TestMigrate_ConcurrentOpenersOfAFreshFileApplyOnce(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "azolla.db")
+	const openers = 4
+	type result struct {
+		applied []int
+		err     error
+	}
+	results := make(chan result, openers)
+	for range openers {
+		go func() {
+			s, err := sqlite.Open(ctx, path)
+			if err != nil {
+				results <- result{err: err}
+				return
+			}
+			defer s.Close()
+			applied, err := s.Migrate(ctx)
+			results <- result{applied, err}
+		}()
+	}
+	var total []int
+	for range openers {
+		r := <-results
+		require.NoError(t, r.err)
+		total = append(total, r.applied...)
+	}
+	require.Equal(t, []int{1}, total, "exactly one opener applies migration 1")
+}

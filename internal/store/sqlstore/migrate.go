@@ -45,17 +45,14 @@ func (s *Store) migrations() ([]migration, error) {
 	return out, nil
 }
 
-// Migrate applies every migration newer than the recorded ones, each in its
-// own transaction together with its schema_migrations row, so a crash leaves
-// either all of a migration or none of it. A second run applies nothing.
+// Migrate applies every migration not yet recorded, each in its own
+// transaction together with its schema_migrations row, so a crash leaves
+// either all of a migration or none of it. A second run applies nothing, and
+// concurrent runs take turns (the dialect's lock, or SQLite's write lock).
 func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 	ms, err := s.migrations()
 	if err != nil {
 		return nil, err
-	}
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
-		return nil, fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
 	var applied []int
 	for _, m := range ms {
@@ -81,6 +78,12 @@ func (s *Store) apply(ctx context.Context, m migration) (bool, error) {
 		if _, err := tx.ExecContext(ctx, s.d.LockMigrations); err != nil {
 			return false, fmt.Errorf("migrate %s: lock: %w", m.name, err)
 		}
+	}
+	// Created here, under the lock: two processes racing on CREATE TABLE IF
+	// NOT EXISTS can both try to create it on PostgreSQL.
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+		return false, fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
 	var n int
 	if err := tx.QueryRowContext(ctx, s.d.Rebind(`SELECT COUNT(*) FROM schema_migrations WHERE version = $1`), m.version).Scan(&n); err != nil {

@@ -56,6 +56,24 @@ func NewSQLite(t testing.TB) *sqlstore.Store {
 // CI=true and is skipped elsewhere, saying why.
 func NewPostgres(t testing.TB) *sqlstore.Store {
 	t.Helper()
+	s := NewPostgresUnmigrated(t)
+	if _, err := s.Migrate(context.Background()); err != nil {
+		t.Fatalf("migrate postgres: %v", err)
+	}
+	return s
+}
+
+// NewPostgresUnmigrated is NewPostgres before migrations: an empty schema.
+func NewPostgresUnmigrated(t testing.TB) *sqlstore.Store {
+	t.Helper()
+	s, _ := openPostgresSchema(t)
+	return s
+}
+
+// openPostgresSchema creates an empty schema and returns a store and DSN
+// scoped to it.
+func openPostgresSchema(t testing.TB) (*sqlstore.Store, string) {
+	t.Helper()
 	ctx := context.Background()
 	dsn := PostgresDSN(t)
 	admin, err := sql.Open("pgx", dsn)
@@ -80,10 +98,7 @@ func NewPostgres(t testing.TB) *sqlstore.Store {
 		t.Fatalf("open postgres store: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatalf("migrate postgres: %v", err)
-	}
-	return s
+	return s, u.String()
 }
 
 // PostgresDSN returns the test server's DSN once it answers; see NewPostgres
