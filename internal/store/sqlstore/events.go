@@ -2,8 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/azolla/azolla/internal/store"
@@ -30,26 +28,17 @@ func (q *querier) EmitEvent(ctx context.Context, e *store.Event) (*store.Event, 
 	if err := schemas.Validate(schemas.Event, e); err != nil {
 		return nil, false, fmt.Errorf("emit event: %w", err)
 	}
-	stored, err := scanEvent(q.queryRow(ctx, `INSERT INTO events (`+eventCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-		ON CONFLICT (event_type, subject_id, transition_seq) DO NOTHING
-		RETURNING `+eventCols,
-		e.EventID, e.EventType, e.SubjectID, e.TransitionSeq, e.Processed,
-		nullString(e.ProcessedReason), q.nt(e.ProcessedAt), q.t(e.CreatedAt)))
-	switch {
-	case err == nil:
-		return stored, true, nil
-	case q.d.IsUniqueViolation(err):
-		return nil, false, fmt.Errorf("emit event %q: %w", e.EventID, store.ErrAlreadyExists)
-	case !errors.Is(err, sql.ErrNoRows):
-		return nil, false, fmt.Errorf("emit event %q: %w", e.EventID, err)
-	}
-	existing, err := scanEvent(q.queryRow(ctx, `SELECT `+eventCols+` FROM events
-		WHERE event_type = $1 AND subject_id = $2 AND transition_seq = $3`, e.EventType, e.SubjectID, e.TransitionSeq))
-	if err != nil {
-		return nil, false, fmt.Errorf("emit event: load existing: %w", err)
-	}
-	return existing, false, nil
+	return insertOrGet(q, fmt.Sprintf("emit event %q", e.EventID), func() (*store.Event, error) {
+		return scanEvent(q.queryRow(ctx, `INSERT INTO events (`+eventCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			ON CONFLICT (event_type, subject_id, transition_seq) DO NOTHING
+			RETURNING `+eventCols,
+			e.EventID, e.EventType, e.SubjectID, e.TransitionSeq, e.Processed,
+			nullString(e.ProcessedReason), q.nt(e.ProcessedAt), q.t(e.CreatedAt)))
+	}, func() (*store.Event, error) {
+		return scanEvent(q.queryRow(ctx, `SELECT `+eventCols+` FROM events
+			WHERE event_type = $1 AND subject_id = $2 AND transition_seq = $3`, e.EventType, e.SubjectID, e.TransitionSeq))
+	})
 }
 
 // GetEvent loads one event.

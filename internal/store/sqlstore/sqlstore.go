@@ -155,3 +155,24 @@ func (s *Store) Rebind(query string) string { return s.d.Rebind(query) }
 
 // EncodeTime turns t into what this backend stores in a timestamp column.
 func (s *Store) EncodeTime(t Time) any { return s.d.EncodeTime(t) }
+
+// insertOrGet runs an INSERT ... ON CONFLICT (natural key) DO NOTHING
+// RETURNING statement. When the natural key already had a row it loads and
+// returns that row with created=false; any other unique violation (the
+// record's own id taken) is store.ErrAlreadyExists.
+func insertOrGet[T any](q *querier, what string, inserted func() (*T, error), existing func() (*T, error)) (*T, bool, error) {
+	row, err := inserted()
+	switch {
+	case err == nil:
+		return row, true, nil
+	case q.d.IsUniqueViolation(err):
+		return nil, false, fmt.Errorf("%s: %w", what, store.ErrAlreadyExists)
+	case !errors.Is(err, sql.ErrNoRows):
+		return nil, false, fmt.Errorf("%s: %w", what, err)
+	}
+	row, err = existing()
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: load existing: %w", what, err)
+	}
+	return row, false, nil
+}

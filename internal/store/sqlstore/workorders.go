@@ -2,8 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/azolla/azolla/internal/store"
@@ -75,24 +73,13 @@ func (q *querier) CreateWorkOrder(ctx context.Context, w *store.WorkOrder) (*sto
 	if err := schemas.Validate(schemas.WorkOrder, w); err != nil {
 		return nil, false, fmt.Errorf("create workorder: %w", err)
 	}
-	stored, err := scanWorkOrder(q.queryRow(ctx, `INSERT INTO workorders (`+workOrderCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		ON CONFLICT (event_id) DO NOTHING RETURNING `+workOrderCols,
-		w.WorkOrderID, w.EventID, w.ObjectiveID, w.DiazotrophType, w.ContextSnapshotID, w.BranchName,
-		w.BudgetMS, w.Status, q.t(w.CreatedAt), q.nt(w.ExecutedAt)))
-	switch {
-	case err == nil:
-		return stored, true, nil
-	case q.d.IsUniqueViolation(err):
-		return nil, false, fmt.Errorf("create workorder %q: %w", w.WorkOrderID, store.ErrAlreadyExists)
-	case !errors.Is(err, sql.ErrNoRows):
-		return nil, false, fmt.Errorf("create workorder %q: %w", w.WorkOrderID, err)
-	}
-	existing, err := q.GetWorkOrderByEvent(ctx, w.EventID)
-	if err != nil {
-		return nil, false, fmt.Errorf("create workorder: load existing: %w", err)
-	}
-	return existing, false, nil
+	return insertOrGet(q, fmt.Sprintf("create workorder %q", w.WorkOrderID), func() (*store.WorkOrder, error) {
+		return scanWorkOrder(q.queryRow(ctx, `INSERT INTO workorders (`+workOrderCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			ON CONFLICT (event_id) DO NOTHING RETURNING `+workOrderCols,
+			w.WorkOrderID, w.EventID, w.ObjectiveID, w.DiazotrophType, w.ContextSnapshotID, w.BranchName,
+			w.BudgetMS, w.Status, q.t(w.CreatedAt), q.nt(w.ExecutedAt)))
+	}, func() (*store.WorkOrder, error) { return q.GetWorkOrderByEvent(ctx, w.EventID) })
 }
 
 // GetWorkOrder loads one workorder.
@@ -175,21 +162,12 @@ func (q *querier) CreateOutputBundle(ctx context.Context, b *store.OutputBundle)
 	if err != nil {
 		return nil, false, err
 	}
-	stored, err := scanBundle(q.queryRow(ctx, `INSERT INTO output_bundles (`+bundleCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (work_order_id) DO NOTHING RETURNING `+bundleCols,
-		b.WorkOrderID, b.Title, b.Content, b.Notes, meta, b.RunnerStatus, q.t(b.CreatedAt)))
-	switch {
-	case err == nil:
-		return stored, true, nil
-	case !errors.Is(err, sql.ErrNoRows):
-		return nil, false, fmt.Errorf("create output bundle for %q: %w", b.WorkOrderID, err)
-	}
-	existing, err := q.GetOutputBundle(ctx, b.WorkOrderID)
-	if err != nil {
-		return nil, false, fmt.Errorf("create output bundle: load existing: %w", err)
-	}
-	return existing, false, nil
+	return insertOrGet(q, fmt.Sprintf("create output bundle for %q", b.WorkOrderID), func() (*store.OutputBundle, error) {
+		return scanBundle(q.queryRow(ctx, `INSERT INTO output_bundles (`+bundleCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (work_order_id) DO NOTHING RETURNING `+bundleCols,
+			b.WorkOrderID, b.Title, b.Content, b.Notes, meta, b.RunnerStatus, q.t(b.CreatedAt)))
+	}, func() (*store.OutputBundle, error) { return q.GetOutputBundle(ctx, b.WorkOrderID) })
 }
 
 // GetOutputBundle loads a workorder's bundle.
