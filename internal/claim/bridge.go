@@ -3,7 +3,6 @@ package claim
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/azolla/azolla/internal/store"
@@ -62,8 +61,3 @@ func (b *Bridge) Get(ctx context.Context, resourceType, resourceID string) (*sto
 func (b *Bridge) List(ctx context.Context, p store.ListClaimsParams) ([]*store.ClaimRecord, error) {
 	return b.store.ListClaims(ctx, p)
 }
-
-// Now is the bridge's clock, in the precision claims are stored with.
-func (b *Bridge) Now() time.Time { return store.NowOr(b.now()) }
-
-func (b *Bridge) String() string { return fmt.Sprintf("claim bridge on %s", b.store.Dialect()) }

@@ -110,7 +110,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	return nil
 }
 
-// expiredLocked reports whether the lease has lapsed by the bridge's clock.
+// expired reports whether the lease has lapsed by the bridge's clock.
 func (l *Lease) expired() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
