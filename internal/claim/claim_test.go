@@ -48,15 +48,15 @@ func TestAcquire_LiveClaimIsSkipped(t *testing.T) {
 func TestKeeper_RenewsUntilStopped(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
-		l, _, err := tb.a.Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w1", 300*time.Millisecond)
+		l, _, err := tb.a.Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w1", 600*time.Millisecond)
 		require.NoError(t, err)
 		var renewals atomic.Int32
 		// Ask for a slow interval: the keeper clamps it to TTL/3.
 		kctx, stop := l.Keep(ctx, claim.KeepOptions{Interval: time.Hour, OnRenew: func() { renewals.Add(1) }})
-		time.Sleep(time.Second)
+		time.Sleep(1500 * time.Millisecond)
 		require.NoError(t, kctx.Err(), "a kept lease is not lost")
 		stop()
-		require.GreaterOrEqual(t, renewals.Load(), int32(2), "renewed at TTL/3, well past the 300ms TTL")
+		require.GreaterOrEqual(t, renewals.Load(), int32(2), "renewed at TTL/3, well past the 600ms TTL")
 		rec := l.Record()
 		require.Equal(t, int64(1+renewals.Load()), rec.ClaimVersion)
 		_, ok, err := tb.a.Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w2", time.Minute)

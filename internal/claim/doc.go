@@ -22,6 +22,12 @@
 //   - Release: only by the holder of the current version, only after the
 //     durable write. It expires the lease now and bumps the version.
 //
+// A renewal whose outcome is unknown (the connection dropped after the
+// database applied it) leaves the lease fail-closed: its next renewal or
+// fenced write reports the lease lost, the holder stops, and the claim lapses
+// after its TTL. Cancelling a renewal's context does not cause this; a
+// started renewal always finishes and records the version it produced.
+//
 // # States of one resource's claim row
 //
 //	              Acquire (no row)

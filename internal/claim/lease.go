@@ -53,12 +53,21 @@ func (l *Lease) usableLocked() error {
 // Renew extends the lease by compare-and-swap on its version. A
 // *LeaseLostError means another owner has it: stop and write nothing.
 func (l *Lease) Renew(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.usableLocked(); err != nil {
 		return err
 	}
-	rec, err := l.bridge.store.RenewClaim(ctx, store.RenewClaimParams{ResourceType: l.rec.ResourceType,
+	// Once started, the statement runs to completion whatever happens to ctx:
+	// a renewal cut off after the database applied it would leave this lease
+	// holding a version the row no longer has, and the holder would give up a
+	// claim it still holds. Past the TTL a renewal is useless anyway.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.ttl)
+	defer cancel()
+	rec, err := l.bridge.store.RenewClaim(rctx, store.RenewClaimParams{ResourceType: l.rec.ResourceType,
 		ResourceID: l.rec.ResourceID, OwnerID: l.rec.OwnerID, ClaimVersion: l.rec.ClaimVersion, TTL: l.ttl, Now: l.bridge.now()})
 	if err != nil {
 		if errors.Is(err, ErrLeaseLost) {
