@@ -2,12 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/store/dial"
 )
 
@@ -26,13 +23,6 @@ applied version, or "store is up to date". Running it again applies nothing.`,
 			log := cfg.Logger(a.stderr)
 			ctx := cmd.Context()
 
-			if cfg.Store.Driver == config.DriverSQLite {
-				// SQLite creates the file, not its directory.
-				dir := filepath.Dir(cfg.SQLitePath())
-				if err := os.MkdirAll(dir, 0o750); err != nil {
-					return fmt.Errorf("create data directory: %w", err)
-				}
-			}
 			m := cfg.Masked()
 			log.Debug("opening store", "driver", m.Store.Driver, "dsn", m.Store.DSN, "sqlite_path", m.SQLitePath())
 			st, err := dial.Open(ctx, dial.Config{

@@ -42,7 +42,7 @@ func TestMigrateFailsWithStatusOneWhenTheStoreCannotOpen(t *testing.T) {
 	blocker := writeFile(t, t.TempDir(), "file", "")
 	res := azolla(t, map[string]string{"AZOLLA_DATA_DIR": blocker}, "migrate")
 	require.Equal(t, 1, res.code, res.stderr)
-	require.Regexp(t, `^azolla: create data directory: .*\n$`, res.stderr)
+	require.Regexp(t, `^azolla: open sqlite store: create data dir: .*\n$`, res.stderr)
 }
 
 func TestMigrateRefusesInvalidConfigWithStatusTwo(t *testing.T) {

@@ -27,7 +27,8 @@ type Config struct {
 	SQLitePath string // SQLite database file; its directory is created
 }
 
-// Open opens the store without migrating it.
+// Open opens the store without migrating it, creating the SQLite file's
+// directory (mode 0750) if needed.
 func Open(ctx context.Context, c Config) (store.Store, error) {
 	switch c.Driver {
 	case SQLite, "":
