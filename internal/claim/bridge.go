@@ -51,13 +51,3 @@ func (b *Bridge) Acquire(ctx context.Context, resourceType, resourceID, ownerID 
 	}
 	return &Lease{bridge: b, ttl: ttl, rec: *rec}, true, nil
 }
-
-// Get returns the claim row on one resource.
-func (b *Bridge) Get(ctx context.Context, resourceType, resourceID string) (*store.ClaimRecord, error) {
-	return b.store.GetClaim(ctx, resourceType, resourceID)
-}
-
-// List returns claim rows.
-func (b *Bridge) List(ctx context.Context, p store.ListClaimsParams) ([]*store.ClaimRecord, error) {
-	return b.store.ListClaims(ctx, p)
-}

@@ -158,3 +158,19 @@ func TestKeeper_LapsedLeaseCancelsHolderWhenRenewalsFail(t *testing.T) {
 		require.GreaterOrEqual(t, failures.Load(), int32(2), "transient failures are retried until the lease lapses")
 	})
 }
+
+func TestRelease_AfterUnnoticedTakeoverIsRefusedAsNotHolder(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb testBundle) {
+		ctx := context.Background()
+		stale, _, err := tb.a.Acquire(ctx, store.ResourceEvent, "ev-1", "w1", time.Minute)
+		require.NoError(t, err)
+		taker, ok, err := tb.b.Acquire(ctx, store.ResourceEvent, "ev-1", "w2", time.Minute)
+		require.NoError(t, err)
+		require.True(t, ok)
+
+		require.ErrorIs(t, stale.Release(ctx), claim.ErrNotHolder)
+		rec, err := tb.store.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		require.NoError(t, err)
+		require.Equal(t, taker.Record(), *rec, "the refused release changed nothing")
+	})
+}

@@ -30,16 +30,7 @@ func (l *Lease) Record() store.ClaimRecord {
 	return l.rec
 }
 
-// TTL is the lease duration each renewal extends by.
-func (l *Lease) TTL() time.Duration { return l.ttl }
-
-// Err returns why the lease is unusable (lost or released), or nil.
-func (l *Lease) Err() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.usableLocked()
-}
-
+// usableLocked returns why the lease is unusable (lost or released), or nil.
 func (l *Lease) usableLocked() error {
 	switch {
 	case l.lost != nil:
@@ -102,8 +93,9 @@ func (l *Lease) Fenced(ctx context.Context, fn func(q store.Querier) error) erro
 	return err
 }
 
-// Release gives the claim up. Call it after the step's durable write: a
-// lease lost meanwhile returns ErrNotHolder, which is harmless then.
+// Release gives the claim up. Call it after the step's durable write. A
+// lease lost meanwhile returns its *LeaseLostError, or ErrNotHolder if the
+// loss was not noticed before; after the durable write either is harmless.
 func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -44,17 +44,3 @@ func Open(ctx context.Context, c Config) (store.Store, error) {
 		return nil, fmt.Errorf("open store: unknown driver %q (want %q or %q)", c.Driver, SQLite, Postgres)
 	}
 }
-
-// OpenMigrated opens the store and applies pending migrations, as every
-// long-running azolla process does at start.
-func OpenMigrated(ctx context.Context, c Config) (store.Store, error) {
-	s, err := Open(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.Migrate(ctx); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	return s, nil
-}
