@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"net/url"
 	"strings"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -50,7 +51,7 @@ func Open(ctx context.Context, path string) (*sqlstore.Store, error) {
 		return nil, errors.New("open sqlite store: empty path")
 	}
 	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+	for _, p := range []string{fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()), "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"} {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")
@@ -62,11 +63,38 @@ func Open(ctx context.Context, path string) (*sqlstore.Store, error) {
 	// SQLite has one writer at a time; a small pool keeps readers concurrent
 	// without a crowd of writers queueing on the busy timeout.
 	db.SetMaxOpenConns(4)
-	if err := db.PingContext(ctx); err != nil {
+	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	return sqlstore.New(db, Dialect), nil
+}
+
+// busyTimeout matches the busy_timeout pragma above.
+const busyTimeout = 10 * time.Second
+
+// ping opens the first connection. Switching a new file to WAL takes an
+// exclusive lock that the busy timeout does not wait for, so processes
+// opening one new file at once can be told SQLITE_BUSY here; that clears as
+// soon as one of them has switched it, so retry within the busy timeout.
+func ping(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		err := db.PingContext(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {
