@@ -23,19 +23,24 @@ func scanClaim(r rowScanner) (*store.ClaimRecord, error) {
 	return &c, nil
 }
 
-// validateClaim checks the row a claim statement is about to write. The
-// version is the smallest the statement can produce; the database computes
-// the real one.
-func validateClaim(op, resourceType, resourceID, ownerID string, ttl time.Duration, now time.Time) error {
-	if ttl <= 0 {
-		return fmt.Errorf("%s claim: lease TTL must be positive, got %s", op, ttl)
-	}
-	c := store.ClaimRecord{ResourceType: resourceType, ResourceID: resourceID, OwnerID: ownerID,
-		LeaseExpiresAt: now.Add(ttl), HeartbeatAt: now, ClaimVersion: 1}
+// validateClaim checks the row a claim statement is about to write, before
+// it runs. Where the database computes a field (the version on acquire, the
+// kept heartbeat on release) c carries the smallest or nearest value the
+// statement can produce.
+func validateClaim(op string, c store.ClaimRecord) error {
 	if err := schemas.Validate(schemas.ClaimRecord, &c); err != nil {
 		return fmt.Errorf("%s claim: %w", op, err)
 	}
 	return nil
+}
+
+// validateLease checks the row an acquisition or renewal writes.
+func validateLease(op, resourceType, resourceID, ownerID string, version int64, ttl time.Duration, now time.Time) error {
+	if ttl <= 0 {
+		return fmt.Errorf("%s claim: lease TTL must be positive, got %s", op, ttl)
+	}
+	return validateClaim(op, store.ClaimRecord{ResourceType: resourceType, ResourceID: resourceID, OwnerID: ownerID,
+		LeaseExpiresAt: now.Add(ttl), HeartbeatAt: now, ClaimVersion: version})
 }
 
 // AcquireClaim is one statement: insert the claim, or take over the existing
@@ -43,7 +48,7 @@ func validateClaim(op, resourceType, resourceID, ownerID string, ttl time.Durati
 // WHERE on the conflict branch is what makes a live claim unacquirable.
 func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*store.ClaimRecord, bool, error) {
 	now := store.NowOr(p.Now)
-	if err := validateClaim("acquire", p.ResourceType, p.ResourceID, p.OwnerID, p.TTL, now); err != nil {
+	if err := validateLease("acquire", p.ResourceType, p.ResourceID, p.OwnerID, 1, p.TTL, now); err != nil {
 		return nil, false, err
 	}
 	c, err := scanClaim(q.queryRow(ctx, `INSERT INTO claims (`+claimCols+`)
@@ -68,7 +73,7 @@ func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) 
 // takeover can never match again.
 func (q *querier) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*store.ClaimRecord, error) {
 	now := store.NowOr(p.Now)
-	if err := validateClaim("renew", p.ResourceType, p.ResourceID, p.OwnerID, p.TTL, now); err != nil {
+	if err := validateLease("renew", p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion+1, p.TTL, now); err != nil {
 		return nil, err
 	}
 	c, err := scanClaim(q.queryRow(ctx, `UPDATE claims SET lease_expires_at = $1, heartbeat_at = $2, claim_version = claim_version + 1
@@ -89,6 +94,10 @@ func (q *querier) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*st
 // stays so claim_version keeps counting up for the resource's whole life.
 func (q *querier) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) (*store.ClaimRecord, error) {
 	now := store.NowOr(p.Now)
+	if err := validateClaim("release", store.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID,
+		OwnerID: p.OwnerID, LeaseExpiresAt: now, HeartbeatAt: now, ClaimVersion: p.ClaimVersion + 1, ReleasedAt: &now}); err != nil {
+		return nil, err
+	}
 	c, err := scanClaim(q.queryRow(ctx, `UPDATE claims SET lease_expires_at = $1, released_at = $1, claim_version = claim_version + 1
 		WHERE resource_type = $2 AND resource_id = $3 AND owner_id = $4 AND claim_version = $5 AND released_at IS NULL
 		RETURNING `+claimCols,

@@ -148,6 +148,18 @@ func testInvalidRecords(t *testing.T, s store.Store) {
 	claims, err := s.ListClaims(ctx, store.ListClaimsParams{})
 	require.NoError(t, err)
 	require.Empty(t, claims)
+
+	held, _, err := s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceEvent, ResourceID: "ev-ok", OwnerID: "w1", TTL: time.Minute, Now: T0})
+	require.NoError(t, err)
+	_, err = s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: "TICKET", ResourceID: "ev-ok", OwnerID: "w1", ClaimVersion: held.ClaimVersion, Now: T0})
+	requireViolation(t, err, "/resource_type")
+	_, err = s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceEvent, ResourceID: "ev-ok", OwnerID: "w1", ClaimVersion: -5, Now: T0})
+	requireViolation(t, err, "/claim_version")
+	_, err = s.RenewClaim(ctx, store.RenewClaimParams{ResourceType: store.ResourceEvent, ResourceID: "ev-ok", OwnerID: "w 1", ClaimVersion: held.ClaimVersion, TTL: time.Minute, Now: T0})
+	requireViolation(t, err, "/owner_id")
+	claim, err := s.GetClaim(ctx, store.ResourceEvent, "ev-ok")
+	require.NoError(t, err)
+	require.Equal(t, held, claim, "refused releases and renewals change nothing")
 }
 
 func testEvents(t *testing.T, s store.Store) {
