@@ -3,6 +3,7 @@ package claim_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -167,7 +168,7 @@ func plainAcquire(b *testing.B, s *sqlstore.Store) (opsPerSec float64, granted, 
 		var v int64
 		err := s.DB().QueryRowContext(context.Background(), q, fmt.Sprintf("w%d", w), s.EncodeTime(now.Add(benchTTL)),
 			s.EncodeTime(now), store.ResourceWorkOrder, id).Scan(&v)
-		if err == sql.ErrNoRows {
+		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		if err == nil {

@@ -8,7 +8,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -32,7 +31,7 @@ var Dialect = &sqlstore.Dialect{
 		var pe *pgconn.PgError
 		return errors.As(err, &pe) && pe.Code == "23505"
 	},
-	Migrations:     mustSub(migrations, "migrations"),
+	Migrations:     sqlstore.MustSub(migrations, "migrations"),
 	LockMigrations: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLockKey),
 }
 
@@ -59,11 +58,3 @@ func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 }
 
 var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
-}

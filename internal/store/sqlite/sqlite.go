@@ -9,7 +9,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"strings"
 	"time"
@@ -38,7 +37,7 @@ var Dialect = &sqlstore.Dialect{
 		c := se.Code()
 		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 	},
-	Migrations: mustSub(migrations, "migrations"),
+	Migrations: sqlstore.MustSub(migrations, "migrations"),
 }
 
 // Open opens (creating if needed) the database file at path. Every
@@ -95,12 +94,4 @@ func ping(ctx context.Context, db *sql.DB) error {
 func isBusy(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
-}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
 }

@@ -104,3 +104,14 @@ func (s *Store) apply(ctx context.Context, m migration) (bool, error) {
 	}
 	return true, nil
 }
+
+// MustSub returns the migrations folder dir of an embedded file system; the
+// backends embed theirs at build time, so a missing folder is a programming
+// error.
+func MustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
