@@ -18,6 +18,78 @@ type Config struct {
 	Store   StoreConfig `mapstructure:"store" json:"store" yaml:"store"`
 	Claim   ClaimConfig `mapstructure:"claim" json:"claim" yaml:"claim"`
 	Log     LogConfig   `mapstructure:"log" json:"log" yaml:"log"`
+	// Temporal addresses the cluster that `azolla worker` and the client
+	// commands talk to; `azolla dev` points it at its embedded server.
+	Temporal   TemporalConfig   `mapstructure:"temporal" json:"temporal" yaml:"temporal"`
+	Dev        DevConfig        `mapstructure:"dev" json:"dev" yaml:"dev"`
+	Lifecycle  LifecycleConfig  `mapstructure:"lifecycle" json:"lifecycle" yaml:"lifecycle"`
+	Diazotroph DiazotrophConfig `mapstructure:"diazotroph" json:"diazotroph" yaml:"diazotroph"`
+}
+
+// TemporalConfig is the client side of a Temporal cluster.
+type TemporalConfig struct {
+	// Address is host:port of the frontend.
+	Address   string `mapstructure:"address" json:"address" yaml:"address"`
+	Namespace string `mapstructure:"namespace" json:"namespace" yaml:"namespace"`
+	// TaskQueue is where lifecycle workflows and activities are polled.
+	TaskQueue string `mapstructure:"task_queue" json:"task_queue" yaml:"task_queue"`
+	// APIKey is sent as a bearer token (Temporal Cloud API keys). Secret:
+	// print it only via Masked.
+	APIKey string    `mapstructure:"api_key" json:"api_key" yaml:"api_key"`
+	TLS    TLSConfig `mapstructure:"tls" json:"tls" yaml:"tls"`
+}
+
+// TLSConfig enables TLS to the frontend, with an optional client certificate
+// (mTLS) and CA. Setting any file turns TLS on.
+type TLSConfig struct {
+	Enabled    bool   `mapstructure:"enabled" json:"enabled" yaml:"enabled"`
+	CertFile   string `mapstructure:"cert_file" json:"cert_file" yaml:"cert_file"`
+	KeyFile    string `mapstructure:"key_file" json:"key_file" yaml:"key_file"`
+	CAFile     string `mapstructure:"ca_file" json:"ca_file" yaml:"ca_file"`
+	ServerName string `mapstructure:"server_name" json:"server_name" yaml:"server_name"`
+}
+
+// On reports whether TLS is to be used.
+func (t TLSConfig) On() bool {
+	return t.Enabled || t.CertFile != "" || t.KeyFile != "" || t.CAFile != ""
+}
+
+// DevConfig shapes the embedded Temporal server of `azolla dev`.
+type DevConfig struct {
+	// Host is the interface both ports listen on.
+	Host     string `mapstructure:"host" json:"host" yaml:"host"`
+	GRPCPort int    `mapstructure:"grpc_port" json:"grpc_port" yaml:"grpc_port"`
+	UIPort   int    `mapstructure:"ui_port" json:"ui_port" yaml:"ui_port"`
+	// Ephemeral keeps Temporal's state in memory; by default it is the
+	// SQLite file TemporalDBPath, so workflows survive a restart.
+	Ephemeral bool `mapstructure:"ephemeral" json:"ephemeral" yaml:"ephemeral"`
+	// DBPath overrides <data_dir>/temporal.db.
+	DBPath string `mapstructure:"db_path" json:"db_path" yaml:"db_path"`
+}
+
+// LifecycleConfig tunes the objective lifecycle.
+type LifecycleConfig struct {
+	// Diazotroph is the diazotroph_type the scheduler writes into new
+	// workorders.
+	Diazotroph string `mapstructure:"diazotroph" json:"diazotroph" yaml:"diazotroph"`
+	// Budget becomes each workorder's budget_ms.
+	Budget time.Duration `mapstructure:"budget" json:"budget" yaml:"budget"`
+	// PollInterval is how often the polling bridge scans the store.
+	PollInterval time.Duration `mapstructure:"poll_interval" json:"poll_interval" yaml:"poll_interval"`
+}
+
+// DiazotrophConfig configures the built-in diazotrophs.
+type DiazotrophConfig struct {
+	Command CommandConfig `mapstructure:"command" json:"command" yaml:"command"`
+}
+
+// CommandConfig configures COMMAND_DIAZOTROPH.
+type CommandConfig struct {
+	// Run is a shell command line (run by /bin/sh -c) given the snapshot
+	// prompt on stdin; its stdout becomes the output bundle's content.
+	Run string `mapstructure:"run" json:"run" yaml:"run"`
+	// Dir is its working directory; "" means <data_dir>/work.
+	Dir string `mapstructure:"dir" json:"dir" yaml:"dir"`
 }
 
 // StoreConfig selects and addresses the store backend.
@@ -56,8 +128,20 @@ const (
 	MaxLeaseTTL = 10 * time.Minute
 )
 
-// sqliteFile is the database's name inside the data dir.
-const sqliteFile = "azolla.db"
+// Files and folders inside the data dir.
+const (
+	sqliteFile   = "azolla.db"
+	temporalFile = "temporal.db"
+	workDir      = "work"
+)
+
+// DefaultTaskQueue is the task queue of the lifecycle workers.
+const DefaultTaskQueue = "azolla-lifecycle"
+
+// DefaultCommand is what COMMAND_DIAZOTROPH runs until one is configured: it
+// names the work it was given and echoes the prompt back, enough to take an
+// objective through the whole lifecycle.
+const DefaultCommand = `echo "azolla: objective $AZOLLA_OBJECTIVE_ID, workorder $AZOLLA_WORK_ORDER_ID"; cat`
 
 // Default returns the defaults, with the data dir taken from the process
 // environment.
@@ -71,6 +155,12 @@ func DefaultFor(getenv func(string) string) Config {
 		Store:   StoreConfig{Driver: DriverSQLite},
 		Claim:   ClaimConfig{LeaseTTL: 60 * time.Second},
 		Log:     LogConfig{Level: "info", Format: "text"},
+		Temporal: TemporalConfig{Address: "127.0.0.1:7233", Namespace: "default",
+			TaskQueue: DefaultTaskQueue},
+		Dev: DevConfig{Host: "127.0.0.1", GRPCPort: 7233, UIPort: 8233},
+		Lifecycle: LifecycleConfig{Diazotroph: "COMMAND_DIAZOTROPH", Budget: 10 * time.Minute,
+			PollInterval: 5 * time.Second},
+		Diazotroph: DiazotrophConfig{Command: CommandConfig{Run: DefaultCommand}},
 	}
 }
 
@@ -96,4 +186,21 @@ func (c Config) SQLitePath() string {
 		return c.Store.SQLitePath
 	}
 	return filepath.Join(c.DataDir, sqliteFile)
+}
+
+// TemporalDBPath is the embedded server's SQLite file: dev.db_path when set,
+// else <data_dir>/temporal.db.
+func (c Config) TemporalDBPath() string {
+	if c.Dev.DBPath != "" {
+		return c.Dev.DBPath
+	}
+	return filepath.Join(c.DataDir, temporalFile)
+}
+
+// CommandDir is COMMAND_DIAZOTROPH's working directory.
+func (c Config) CommandDir() string {
+	if c.Diazotroph.Command.Dir != "" {
+		return c.Diazotroph.Command.Dir
+	}
+	return filepath.Join(c.DataDir, workDir)
 }

@@ -31,3 +31,35 @@ func (c *ClaimConfig) UnmarshalJSON(data []byte) error {
 	c.LeaseTTL = d
 	return nil
 }
+
+// lifecycleJSON is LifecycleConfig with its durations as strings, for the
+// same reason as claimJSON.
+type lifecycleJSON struct {
+	Diazotroph   string `json:"diazotroph"`
+	Budget       string `json:"budget"`
+	PollInterval string `json:"poll_interval"`
+}
+
+// MarshalJSON writes the durations as strings such as "10m0s".
+func (c LifecycleConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(lifecycleJSON{Diazotroph: c.Diazotroph, Budget: c.Budget.String(),
+		PollInterval: c.PollInterval.String()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *LifecycleConfig) UnmarshalJSON(data []byte) error {
+	var j lifecycleJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	budget, err := time.ParseDuration(j.Budget)
+	if err != nil {
+		return fmt.Errorf("lifecycle.budget: %w", err)
+	}
+	poll, err := time.ParseDuration(j.PollInterval)
+	if err != nil {
+		return fmt.Errorf("lifecycle.poll_interval: %w", err)
+	}
+	*c = LifecycleConfig{Diazotroph: j.Diazotroph, Budget: budget, PollInterval: poll}
+	return nil
+}

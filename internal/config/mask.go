@@ -9,10 +9,13 @@ import (
 // SecretMask is what replaces a secret in Masked output.
 const SecretMask = "xxxxx"
 
-// Masked returns a copy safe to print or log: the DSN's password is replaced
-// by "xxxxx".
+// Masked returns a copy safe to print or log: the DSN's password and the
+// Temporal API key are replaced by "xxxxx".
 func (c Config) Masked() Config {
 	c.Store.DSN = maskDSN(c.Store.DSN)
+	if c.Temporal.APIKey != "" {
+		c.Temporal.APIKey = SecretMask
+	}
 	return c
 }
 

@@ -4,9 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
+
+// Workorder budget bounds enforced by Validate.
+const (
+	MinBudget = time.Second
+	MaxBudget = 24 * time.Hour
+)
+
+// diazotrophType is the workorder schema's pattern for diazotroph_type.
+var diazotrophType = regexp.MustCompile(`^[A-Z][A-Z0-9_]*_DIAZOTROPH$`)
 
 var (
 	logLevels  = []string{"debug", "info", "warn", "error"}
@@ -48,6 +59,41 @@ func (c Config) Validate() error {
 
 	if ttl := c.Claim.LeaseTTL; ttl < MinLeaseTTL || ttl > MaxLeaseTTL {
 		add("claim.lease_ttl", "must be a duration between %s and %s (e.g. 60s), got %s", MinLeaseTTL, MaxLeaseTTL, ttl)
+	}
+	if c.Temporal.Address == "" {
+		add("temporal.address", "must be host:port of a Temporal frontend")
+	}
+	if c.Temporal.Namespace == "" {
+		add("temporal.namespace", "must be set")
+	}
+	if c.Temporal.TaskQueue == "" {
+		add("temporal.task_queue", "must be set")
+	}
+	if (c.Temporal.TLS.CertFile == "") != (c.Temporal.TLS.KeyFile == "") {
+		add("temporal.tls", "cert_file and key_file must be set together")
+	}
+	for _, p := range []struct {
+		key  string
+		port int
+	}{{"dev.grpc_port", c.Dev.GRPCPort}, {"dev.ui_port", c.Dev.UIPort}} {
+		if p.port < 1 || p.port > 65535 {
+			add(p.key, "must be a TCP port (1-65535), got %d", p.port)
+		}
+	}
+	if c.Dev.GRPCPort == c.Dev.UIPort {
+		add("dev.ui_port", "must differ from dev.grpc_port (%d)", c.Dev.GRPCPort)
+	}
+	if !diazotrophType.MatchString(c.Lifecycle.Diazotroph) {
+		add("lifecycle.diazotroph", "must be a diazotroph type such as COMMAND_DIAZOTROPH, got %q", c.Lifecycle.Diazotroph)
+	}
+	if b := c.Lifecycle.Budget; b < MinBudget || b > MaxBudget {
+		add("lifecycle.budget", "must be a duration between %s and %s, got %s", MinBudget, MaxBudget, b)
+	}
+	if p := c.Lifecycle.PollInterval; p < 100*time.Millisecond {
+		add("lifecycle.poll_interval", "must be at least 100ms, got %s", p)
+	}
+	if strings.TrimSpace(c.Diazotroph.Command.Run) == "" {
+		add("diazotroph.command.run", "must be a command line")
 	}
 	if !slices.Contains(logLevels, c.Log.Level) {
 		add("log.level", "must be one of %s, got %q", strings.Join(logLevels, ", "), c.Log.Level)
