@@ -119,7 +119,9 @@ type TransitionObjectiveParams struct {
 	To          string
 	// BlockerRef, when non-nil, replaces blocker_ref ("" clears it).
 	BlockerRef *string
-	Now        time.Time
+	// Blockers, when non-nil, replaces the blockers list (empty clears it).
+	Blockers *[]string
+	Now      time.Time
 }
 
 // ListEventsParams filters event listings. Zero values mean no filter.

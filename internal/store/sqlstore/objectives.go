@@ -97,12 +97,20 @@ func (q *querier) TransitionObjective(ctx context.Context, p store.TransitionObj
 	if p.BlockerRef != nil {
 		next.BlockerRef = *p.BlockerRef
 	}
+	if p.Blockers != nil {
+		next.Blockers = emptyIfNil(*p.Blockers)
+	}
 	if err := schemas.Validate(schemas.Objective, &next); err != nil {
 		return nil, fmt.Errorf("transition objective: %w", err)
 	}
-	res, err := q.exec(ctx, `UPDATE objectives SET status = $1, status_seq = $2, blocker_ref = $3, updated_at = $4
-		WHERE objective_id = $5 AND status_seq = $6`,
-		next.Status, next.StatusSeq, nullString(next.BlockerRef), q.t(next.UpdatedAt), cur.ObjectiveID, cur.StatusSeq)
+	blockers, err := jsonText(next.Blockers)
+	if err != nil {
+		return nil, err
+	}
+	res, err := q.exec(ctx, `UPDATE objectives SET status = $1, status_seq = $2, blocker_ref = $3, blockers = $4,
+		updated_at = $5 WHERE objective_id = $6 AND status_seq = $7`,
+		next.Status, next.StatusSeq, nullString(next.BlockerRef), blockers, q.t(next.UpdatedAt),
+		cur.ObjectiveID, cur.StatusSeq)
 	if err != nil {
 		return nil, fmt.Errorf("transition objective %q: %w", cur.ObjectiveID, err)
 	}

@@ -95,6 +95,26 @@ func testObjectives(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Equal(t, moved, got, "a refused transition changes nothing")
 
+	ref, blockers := "gate:wo-1", []string{"needs a key"}
+	blocked, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
+		To: store.StatusBlocked, BlockerRef: &ref, Blockers: &blockers})
+	require.NoError(t, err)
+	got, err = s.GetObjective(ctx, "obj-1")
+	require.NoError(t, err)
+	require.Equal(t, blocked, got)
+	require.Equal(t, blockers, got.Blockers)
+	require.Equal(t, ref, got.BlockerRef)
+	cleared, none := "", []string{}
+	moved, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
+		From: []string{store.StatusBlocked}, To: store.StatusTodo, BlockerRef: &cleared, Blockers: &none})
+	require.NoError(t, err)
+	got, err = s.GetObjective(ctx, "obj-1")
+	require.NoError(t, err)
+	require.Equal(t, moved, got)
+	require.Empty(t, got.Blockers)
+	require.Empty(t, got.BlockerRef)
+	require.Equal(t, int64(3), got.StatusSeq)
+
 	todo, err := s.ListObjectives(ctx, store.ListObjectivesParams{Status: store.StatusTodo})
 	require.NoError(t, err)
 	require.Len(t, todo, 1)
