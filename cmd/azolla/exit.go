@@ -10,9 +10,13 @@ import (
 
 // Exit statuses.
 const (
-	exitOK      = 0
-	exitFailure = 1 // the command ran and failed: invalid file, store error
-	exitUsage   = 2 // the command could not run as asked: bad args, flags or config
+	exitOK          = 0
+	exitFailure     = 1 // the command ran and failed: invalid file, store error
+	exitUsage       = 2 // the command could not run as asked: bad args, flags, config or input
+	exitNotFound    = 3 // an id names no objective (or record)
+	exitRefused     = 4 // the objective's state does not allow it (or the id is taken)
+	exitUnavailable = 5 // Temporal (or the lifecycle) cannot be reached
+	exitPaused      = 6 // watch: the lifecycle paused without reaching DONE
 )
 
 // exitError carries an exit status other than exitFailure.

@@ -42,6 +42,8 @@ and built-in defaults. See 'azolla config show'.`,
 		a.configCmd(),
 		a.schemaCmd(),
 		a.migrateCmd(),
+		a.objectiveCmd(),
+		a.workerCmd(),
 		a.versionCmd(),
 	)
 	return root

@@ -1,0 +1,177 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/schemas"
+)
+
+// GateInput names the workorder to judge. RunFailure, when set, is why the
+// Run activity gave up without a bundle; the gate records it as the FAIL.
+type GateInput struct {
+	WorkOrderID string
+	RunFailure  string
+}
+
+// GateResult is the verdict and what it did to the objective.
+type GateResult struct {
+	GateResult string
+	GateReason string
+	CommitSHA  string
+	// Status is the objective's status afterwards.
+	Status string
+	Pause  store.PauseState
+}
+
+// Gate is the gate worker (seed 003 steps 11-14). Holding the workorder's
+// claim, it judges the output bundle and writes, in one transaction, the run
+// record (upserted by work_order_id), the objective's transition (DONE on
+// PASS; TODO with a blocker_ref on FAIL) and the pause state (RUN_COMPLETE or
+// GATE_FAILED). Gating a workorder that already has its verdict returns it.
+func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) {
+	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
+	if err != nil {
+		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", in.WorkOrderID, err))
+	}
+	if res, done, err := a.gated(ctx, a.Store, w); err != nil || done {
+		return res, permanent(err)
+	}
+	lease, err := a.acquire(ctx, store.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
+	if err != nil {
+		return GateResult{}, err
+	}
+	var res GateResult
+	err = lease.Fenced(ctx, func(q store.Querier) error {
+		var done bool
+		if res, done, err = a.gated(ctx, q, w); err != nil || done {
+			return err
+		}
+		res, err = a.gate(ctx, q, w, in.RunFailure)
+		return err
+	})
+	if err != nil {
+		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
+	}
+	a.release(ctx, lease)
+	return res, nil
+}
+
+// verdict judges a bundle (seed 003 step 11).
+func verdict(b *store.OutputBundle, runFailure string) (result, reason string) {
+	switch {
+	case b == nil && runFailure != "":
+		return store.GateFail, "run produced no output bundle: " + runFailure
+	case b == nil:
+		return store.GateFail, "run produced no output bundle"
+	}
+	if err := schemas.Validate(schemas.OutputBundle, b); err != nil {
+		return store.GateFail, "output bundle is invalid: " + err.Error()
+	}
+	// The seed waives the non-empty check for an exhausted budget: the empty
+	// content is expected there. The run still did not do the work, so the
+	// verdict is FAIL, for the budget rather than for the empty content.
+	switch b.RunnerStatus {
+	case store.RunnerBudgetExhausted:
+		return store.GateFail, "budget exhausted: " + firstLine(b.Notes)
+	case store.RunnerApplyFailed:
+		return store.GateFail, "patch did not apply: " + firstLine(b.Notes)
+	}
+	if strings.TrimSpace(b.Content) == "" {
+		reason := "output bundle content is empty"
+		if b.Notes != "" {
+			reason += ": " + firstLine(b.Notes)
+		}
+		return store.GateFail, reason
+	}
+	return store.GatePass, fmt.Sprintf("output bundle valid, %d bytes of content, runner status %s",
+		len(b.Content), b.RunnerStatus)
+}
+
+// gate writes the verdict, the transition and the pause state.
+func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrder, runFailure string) (GateResult, error) {
+	now := a.now()
+	b, err := q.GetOutputBundle(ctx, w.WorkOrderID)
+	if errors.Is(err, store.ErrNotFound) {
+		b, err = nil, nil
+	}
+	if err != nil {
+		return GateResult{}, err
+	}
+	result, reason := verdict(b, runFailure)
+	rr := &store.RunRecord{WorkOrderID: w.WorkOrderID, ObjectiveID: w.ObjectiveID, GateResult: result,
+		GateReason: reason, CreatedAt: now, UpdatedAt: now}
+	if b != nil && b.Metadata.CommitSHA != "" {
+		rr.CommitSHA = b.Metadata.CommitSHA
+	}
+	if _, err := q.UpsertRunRecord(ctx, rr); err != nil {
+		return GateResult{}, err
+	}
+
+	p := store.TransitionObjectiveParams{ObjectiveID: w.ObjectiveID, From: []string{store.StatusInProgress}, Now: now}
+	var actions []string
+	var pauseReason string
+	if result == store.GatePass {
+		clear := ""
+		p.To, p.BlockerRef, pauseReason = store.StatusDone, &clear, store.PauseRunComplete
+		review := fmt.Sprintf("Review the output of %s: azolla objective show %s", w.WorkOrderID, w.ObjectiveID)
+		if rr.CommitSHA != "" {
+			review = "Review PR on " + w.BranchName
+		}
+		actions = []string{review, "Confirm completion"}
+	} else {
+		ref := "gate:" + w.WorkOrderID
+		p.To, p.BlockerRef, pauseReason = store.StatusTodo, &ref, store.PauseGateFailed
+		actions = []string{"Review gate failure reason: " + reason,
+			"Refine objective and retry: azolla objective retry " + w.ObjectiveID}
+	}
+	o, err := q.TransitionObjective(ctx, p)
+	if err != nil {
+		return GateResult{}, err
+	}
+	ps := store.PauseState{PauseStateID: pauseID(o.ObjectiveID, o.StatusSeq, pauseReason), ObjectiveID: o.ObjectiveID,
+		WorkOrderID: w.WorkOrderID, Reason: pauseReason, PrioritizedActions: actions, CreatedAt: now}
+	if err := q.CreatePauseState(ctx, &ps); err != nil {
+		return GateResult{}, err
+	}
+	return GateResult{GateResult: result, GateReason: reason, CommitSHA: rr.CommitSHA, Status: o.Status, Pause: ps}, nil
+}
+
+// gated returns the stored verdict of a workorder gated before, done=false
+// if there is none.
+func (a *Lifecycle) gated(ctx context.Context, q store.Querier, w *store.WorkOrder) (GateResult, bool, error) {
+	rr, err := q.GetRunRecord(ctx, w.WorkOrderID)
+	if errors.Is(err, store.ErrNotFound) {
+		return GateResult{}, false, nil
+	}
+	if err != nil {
+		return GateResult{}, false, err
+	}
+	res := GateResult{GateResult: rr.GateResult, GateReason: rr.GateReason, CommitSHA: rr.CommitSHA}
+	o, err := q.GetObjective(ctx, w.ObjectiveID)
+	if err != nil {
+		return res, true, err
+	}
+	res.Status = o.Status
+	pauses, err := q.ListPauseStates(ctx, w.ObjectiveID)
+	if err != nil {
+		return res, true, err
+	}
+	for _, p := range pauses {
+		if p.WorkOrderID == w.WorkOrderID {
+			res.Pause = *p
+		}
+	}
+	return res, true, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if line == "" {
+		return "(no notes)"
+	}
+	return line
+}

@@ -1,0 +1,145 @@
+// Package activities holds every I/O step of the objective lifecycle: the
+// seeds' readiness, scheduler, runner and gate workers, as methods on one
+// Lifecycle struct that carries their dependencies. Workflows call them by
+// method value; nothing here imports the workflow SDK.
+//
+// Each step follows seed 000's order: claim the resource, write the terminal
+// state in one transaction fenced by the claim, then release. Each is
+// idempotent: run again after a partial failure or on a retry it finds the
+// stored outcome and returns it, writing nothing.
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// Lifecycle is the receiver of every lifecycle activity.
+type Lifecycle struct {
+	Store       store.Store
+	Claims      *claim.Bridge
+	Diazotrophs *diazotroph.Registry
+	// Identity names this worker in claim owner ids (default pid@host).
+	Identity string
+	// Diazotroph is the diazotroph_type the scheduler writes.
+	Diazotroph string
+	// Budget becomes each new workorder's budget_ms.
+	Budget time.Duration
+	// LeaseTTL is the lease of Schedule and Gate claims, and the heartbeat
+	// timeout (and so the lease) of Run.
+	LeaseTTL time.Duration
+	// Now is the clock of every timestamp written (default time.Now).
+	Now func() time.Time
+}
+
+// Non-retryable failure types: a retry cannot fix them, so the workflow sees
+// them at once.
+const (
+	ErrTypeNotFound      = "NotFound"
+	ErrTypeInvalidStatus = "InvalidStatus"
+	ErrTypeUnknownType   = "UnknownDiazotroph"
+)
+
+// Claimed is returned (retryably) when another owner holds a live claim on
+// the resource: the step waits its turn through the activity's retries.
+type Claimed struct {
+	ResourceType, ResourceID string
+	Holder                   store.ClaimRecord
+}
+
+func (e *Claimed) Error() string {
+	return fmt.Sprintf("%s %s is claimed by %s until %s", e.ResourceType, e.ResourceID,
+		e.Holder.OwnerID, e.Holder.LeaseExpiresAt.Format(time.RFC3339))
+}
+
+func (a *Lifecycle) now() time.Time {
+	if a.Now != nil {
+		return store.NowOr(a.Now())
+	}
+	return store.NowOr(time.Time{})
+}
+
+func (a *Lifecycle) identity() string {
+	if a.Identity != "" {
+		return a.Identity
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%d@%s", os.Getpid(), host)
+}
+
+// ownerID names this worker and, inside an activity, the attempt, so a
+// retried attempt on the same worker is a different owner.
+func (a *Lifecycle) ownerID(ctx context.Context) string {
+	if !activity.IsActivity(ctx) {
+		return a.identity()
+	}
+	info := activity.GetInfo(ctx)
+	return fmt.Sprintf("%s:%s/%s/%d", a.identity(), info.WorkflowExecution.ID, info.ActivityID, info.Attempt)
+}
+
+// acquire takes the claim on one resource or says who holds it.
+func (a *Lifecycle) acquire(ctx context.Context, resourceType, resourceID string, ttl time.Duration) (*claim.Lease, error) {
+	lease, ok, err := a.Claims.Acquire(ctx, resourceType, resourceID, a.ownerID(ctx), ttl)
+	if err != nil {
+		return nil, fmt.Errorf("claim %s %s: %w", resourceType, resourceID, err)
+	}
+	if !ok {
+		holder, gerr := a.Store.GetClaim(ctx, resourceType, resourceID)
+		if gerr != nil {
+			return nil, fmt.Errorf("claim %s %s: held by another owner", resourceType, resourceID)
+		}
+		return nil, &Claimed{ResourceType: resourceType, ResourceID: resourceID, Holder: *holder}
+	}
+	return lease, nil
+}
+
+// release gives a claim up after the durable write. A failure is only logged:
+// the write stands, and the lease lapses on its own.
+func (a *Lifecycle) release(ctx context.Context, lease *claim.Lease) {
+	if err := lease.Release(ctx); err != nil && activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Warn("release claim", "error", err)
+	}
+}
+
+// permanent marks errors no retry can fix as non-retryable.
+func permanent(err error) error {
+	var te *store.TransitionError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNotFound, err)
+	case errors.As(err, &te):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidStatus, err)
+	case errors.Is(err, diazotroph.ErrUnknownType):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnknownType, err)
+	}
+	return err
+}
+
+// IDs derived from an objective's status_seq: one transition emits one event,
+// which schedules one snapshot and one workorder, so retries land on the same
+// rows.
+func eventID(objectiveID string, seq int64) string { return fmt.Sprintf("ev-%s-%d", objectiveID, seq) }
+func snapshotID(objectiveID string, seq int64) string {
+	return fmt.Sprintf("cs-%s-%d", objectiveID, seq)
+}
+func workOrderID(objectiveID string, seq int64) string {
+	return fmt.Sprintf("wo-%s-%d", objectiveID, seq)
+}
+func pauseID(objectiveID string, seq int64, reason string) string {
+	return fmt.Sprintf("ps-%s-%d-%s", objectiveID, seq, reason)
+}
+
+// BranchName is the work branch of an objective (seed 003 step 6).
+func BranchName(objectiveID string) string { return "azolla/" + objectiveID }

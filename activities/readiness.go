@@ -1,0 +1,246 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+// ObjectiveView is what a lifecycle needs to know to pick its next step.
+type ObjectiveView struct {
+	Found         bool
+	ObjectiveID   string
+	ObjectiveType string
+	Status        string
+	StatusSeq     int64
+	BlockerRef    string
+	// PendingEventID is the oldest unprocessed TICKET_READY event about the
+	// objective, "" if none.
+	PendingEventID string
+	// OpenWorkOrder is the newest workorder without a run record, if any.
+	OpenWorkOrder *WorkOrderRef
+	// LastPause is the newest pause state.
+	LastPause *store.PauseState
+	// LeaseTTL is the workers' lease, the Run activity's heartbeat timeout.
+	LeaseTTL time.Duration
+}
+
+// WorkOrderRef is what the workflow needs of a workorder to run it.
+type WorkOrderRef struct {
+	WorkOrderID    string
+	DiazotrophType string
+	BudgetMS       int64
+	Status         string
+}
+
+// Load reads an objective and its open work.
+func (a *Lifecycle) Load(ctx context.Context, objectiveID string) (ObjectiveView, error) {
+	v := ObjectiveView{ObjectiveID: objectiveID, LeaseTTL: a.LeaseTTL}
+	// Events first: one about a missing objective still needs scheduling
+	// (to MISSING_TICKET).
+	events, err := a.Store.ListUnprocessedEvents(ctx, store.ListEventsParams{EventType: store.EventTicketReady,
+		SubjectID: objectiveID, Limit: 1})
+	if err != nil {
+		return v, err
+	}
+	if len(events) > 0 {
+		v.PendingEventID = events[0].EventID
+	}
+	o, err := a.Store.GetObjective(ctx, objectiveID)
+	if errors.Is(err, store.ErrNotFound) {
+		return v, nil
+	}
+	if err != nil {
+		return v, err
+	}
+	v.Found, v.ObjectiveType, v.Status, v.StatusSeq, v.BlockerRef = true, o.ObjectiveType, o.Status, o.StatusSeq, o.BlockerRef
+	if v.OpenWorkOrder, err = a.openWorkOrder(ctx, objectiveID); err != nil {
+		return v, err
+	}
+	pauses, err := a.Store.ListPauseStates(ctx, objectiveID)
+	if err != nil {
+		return v, err
+	}
+	if n := len(pauses); n > 0 {
+		v.LastPause = pauses[n-1]
+	}
+	return v, nil
+}
+
+func (a *Lifecycle) openWorkOrder(ctx context.Context, objectiveID string) (*WorkOrderRef, error) {
+	wos, err := a.Store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: objectiveID})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range slices.Backward(wos) {
+		_, err := a.Store.GetRunRecord(ctx, w.WorkOrderID)
+		if errors.Is(err, store.ErrNotFound) {
+			return &WorkOrderRef{WorkOrderID: w.WorkOrderID, DiazotrophType: w.DiazotrophType,
+				BudgetMS: w.BudgetMS, Status: w.Status}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// Readiness modes: why an objective is being made ready.
+const (
+	// ReadyApprove is the human's NEW -> TODO.
+	ReadyApprove = "approve"
+	// ReadyRetry re-emits after a failed gate or a block: BLOCKED|TODO -> TODO,
+	// blocker_ref cleared.
+	ReadyRetry = "retry"
+	// ReadyUnblock is ReadyRetry that also clears the blockers: the human
+	// says they are resolved.
+	ReadyUnblock = "unblock"
+	// ReadyResume emits for a TODO objective that has no event yet (written
+	// straight into the store), without a transition.
+	ReadyResume = "resume"
+)
+
+// ReadyInput asks for a TICKET_READY event.
+type ReadyInput struct {
+	ObjectiveID string
+	Mode        string
+}
+
+// ReadyResult names the event that now stands for the objective's readiness.
+type ReadyResult struct {
+	EventID   string
+	Status    string
+	StatusSeq int64
+}
+
+// Ready is the readiness worker: it makes the transition of in.Mode and
+// emits one TICKET_READY event for it, in one transaction. The event is
+// keyed by the transition, so a retry after a commit finds and returns the
+// same event instead of emitting a second.
+func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, error) {
+	var res ReadyResult
+	err := a.Store.InTx(ctx, func(q store.Querier) error {
+		o, err := q.GetObjective(ctx, in.ObjectiveID)
+		if err != nil {
+			return err
+		}
+		// A retry of a committed attempt: the objective is TODO and its
+		// event for this transition is waiting.
+		if o.Status == store.StatusTodo && o.BlockerRef == "" && in.Mode != ReadyResume {
+			if ev, err := pendingEvent(ctx, q, o); err != nil || ev != nil {
+				if ev != nil {
+					res = ReadyResult{EventID: ev.EventID, Status: o.Status, StatusSeq: o.StatusSeq}
+				}
+				return err
+			}
+		}
+		p := store.TransitionObjectiveParams{ObjectiveID: o.ObjectiveID, To: store.StatusTodo, Now: a.now()}
+		clear := ""
+		switch in.Mode {
+		case ReadyApprove:
+			p.From = []string{store.StatusNew}
+		case ReadyRetry:
+			p.From, p.BlockerRef = []string{store.StatusTodo, store.StatusBlocked}, &clear
+		case ReadyUnblock:
+			none := []string{}
+			p.From, p.BlockerRef, p.Blockers = []string{store.StatusTodo, store.StatusBlocked}, &clear, &none
+		case ReadyResume:
+			if o.Status != store.StatusTodo || o.BlockerRef != "" {
+				return &store.TransitionError{ObjectiveID: o.ObjectiveID, Current: o.Status,
+					From: []string{store.StatusTodo}, To: store.StatusTodo}
+			}
+		default:
+			return fmt.Errorf("readiness: unknown mode %q", in.Mode)
+		}
+		if in.Mode != ReadyResume {
+			if o, err = q.TransitionObjective(ctx, p); err != nil {
+				return err
+			}
+		}
+		ev, _, err := q.EmitEvent(ctx, &store.Event{EventID: eventID(o.ObjectiveID, o.StatusSeq),
+			EventType: store.EventTicketReady, SubjectID: o.ObjectiveID, TransitionSeq: o.StatusSeq,
+			CreatedAt: a.now()})
+		if err != nil {
+			return err
+		}
+		res = ReadyResult{EventID: ev.EventID, Status: o.Status, StatusSeq: o.StatusSeq}
+		return nil
+	})
+	if err != nil {
+		return ReadyResult{}, permanent(fmt.Errorf("make objective %q ready (%s): %w", in.ObjectiveID, in.Mode, err))
+	}
+	return res, nil
+}
+
+// pendingEvent returns the unprocessed TICKET_READY event of the objective's
+// current transition, or nil.
+func pendingEvent(ctx context.Context, q store.Querier, o *store.Objective) (*store.Event, error) {
+	events, err := q.ListUnprocessedEvents(ctx, store.ListEventsParams{EventType: store.EventTicketReady,
+		SubjectID: o.ObjectiveID})
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range events {
+		if ev.TransitionSeq == o.StatusSeq {
+			return ev, nil
+		}
+	}
+	return nil, nil
+}
+
+// RejectInput is a human's refusal of a NEW objective.
+type RejectInput struct {
+	ObjectiveID string
+	By          string
+	Comment     string
+}
+
+// Reject ends a NEW objective's lifecycle with a REJECTED pause state. The
+// objective stays NEW: nothing was done, and the record says why.
+func (a *Lifecycle) Reject(ctx context.Context, in RejectInput) (store.PauseState, error) {
+	var ps store.PauseState
+	err := a.Store.InTx(ctx, func(q store.Querier) error {
+		o, err := q.GetObjective(ctx, in.ObjectiveID)
+		if err != nil {
+			return err
+		}
+		if o.Status != store.StatusNew {
+			return &store.TransitionError{ObjectiveID: o.ObjectiveID, Current: o.Status,
+				From: []string{store.StatusNew}, To: "REJECTED"}
+		}
+		id := pauseID(o.ObjectiveID, o.StatusSeq, store.PauseRejected)
+		pauses, err := q.ListPauseStates(ctx, o.ObjectiveID)
+		if err != nil {
+			return err
+		}
+		for _, p := range pauses {
+			if p.PauseStateID == id {
+				ps = *p
+				return nil
+			}
+		}
+		why := "Rejected by " + nonEmpty(in.By, "a reviewer")
+		if in.Comment != "" {
+			why += ": " + in.Comment
+		}
+		ps = store.PauseState{PauseStateID: id, ObjectiveID: o.ObjectiveID, Reason: store.PauseRejected,
+			PrioritizedActions: []string{why, "Create a refined objective if the work is still wanted"},
+			CreatedAt:          a.now()}
+		return q.CreatePauseState(ctx, &ps)
+	})
+	if err != nil {
+		return store.PauseState{}, permanent(fmt.Errorf("reject objective %q: %w", in.ObjectiveID, err))
+	}
+	return ps, nil
+}
+
+func nonEmpty(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}

@@ -1,0 +1,138 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// RunInput names the workorder to run.
+type RunInput struct {
+	WorkOrderID string
+}
+
+// RunResult summarizes the workorder's one output bundle.
+type RunResult struct {
+	WorkOrderID  string
+	RunnerStatus string
+	// AlreadyExecuted is true when the workorder was EXECUTED before this
+	// call, which then changed nothing.
+	AlreadyExecuted bool
+}
+
+// Run is the runner worker (seed 003 step 10): it claims the workorder with
+// a lease as long as the activity's heartbeat timeout, renews it with every
+// heartbeat, dispatches to the workorder's diazotroph and, fenced by the
+// claim, persists the one output bundle and sets EXECUTED. If a renewal
+// fails, the diazotroph is cancelled and nothing is written. Running an
+// EXECUTED workorder again is a no-op that returns the stored bundle.
+func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
+	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
+	if err != nil {
+		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", in.WorkOrderID, err))
+	}
+	if w.Status == store.WorkOrderExecuted {
+		return a.executed(ctx, w.WorkOrderID)
+	}
+	d, err := a.Diazotrophs.Lookup(w.DiazotrophType)
+	if err != nil {
+		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
+	}
+	ttl := a.LeaseTTL
+	if activity.IsActivity(ctx) {
+		if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
+			ttl = hb
+		}
+	}
+	lease, err := a.acquire(ctx, store.ResourceWorkOrder, w.WorkOrderID, ttl)
+	if err != nil {
+		return RunResult{}, err
+	}
+	heartbeat(ctx, lease)
+	req, err := a.request(ctx, w)
+	if err != nil {
+		a.release(ctx, lease)
+		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
+	}
+
+	kctx, stop := lease.Keep(ctx, claim.KeepOptions{
+		OnRenew: func() { heartbeat(ctx, lease) },
+		OnError: func(err error) { logWarn(ctx, "renew workorder claim", err) },
+	})
+	out, err := d.Execute(kctx, req)
+	stop()
+	if cause := context.Cause(kctx); errors.Is(cause, claim.ErrLeaseLost) {
+		// Another owner has the workorder: write nothing, let it finish.
+		return RunResult{}, fmt.Errorf("run workorder %q: stopped, claim lost: %w", w.WorkOrderID, cause)
+	}
+	if err != nil {
+		a.release(ctx, lease)
+		return RunResult{}, fmt.Errorf("run workorder %q with %s: %w", w.WorkOrderID, w.DiazotrophType, err)
+	}
+
+	bundle := &store.OutputBundle{WorkOrderID: w.WorkOrderID, Title: out.Title, Content: out.Content,
+		Notes: out.Notes, Metadata: out.Metadata, RunnerStatus: out.RunnerStatus, CreatedAt: a.now()}
+	var res RunResult
+	err = lease.Fenced(ctx, func(q store.Querier) error {
+		stored, _, err := q.CreateOutputBundle(ctx, bundle)
+		if err != nil {
+			return err
+		}
+		if _, _, err := q.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: w.WorkOrderID,
+			Now: a.now()}); err != nil {
+			return err
+		}
+		res = RunResult{WorkOrderID: w.WorkOrderID, RunnerStatus: stored.RunnerStatus}
+		return nil
+	})
+	if err != nil {
+		return RunResult{}, fmt.Errorf("persist output of workorder %q: %w", w.WorkOrderID, err)
+	}
+	a.release(ctx, lease)
+	return res, nil
+}
+
+// executed returns the stored outcome of an EXECUTED workorder.
+func (a *Lifecycle) executed(ctx context.Context, workOrderID string) (RunResult, error) {
+	b, err := a.Store.GetOutputBundle(ctx, workOrderID)
+	if err != nil {
+		return RunResult{}, permanent(fmt.Errorf("workorder %q is EXECUTED: %w", workOrderID, err))
+	}
+	return RunResult{WorkOrderID: workOrderID, RunnerStatus: b.RunnerStatus, AlreadyExecuted: true}, nil
+}
+
+// request loads what the diazotroph may read.
+func (a *Lifecycle) request(ctx context.Context, w *store.WorkOrder) (diazotroph.Request, error) {
+	snap, err := a.Store.GetContextSnapshot(ctx, w.ContextSnapshotID)
+	if err != nil {
+		return diazotroph.Request{}, err
+	}
+	o, err := a.Store.GetObjective(ctx, w.ObjectiveID)
+	if err != nil {
+		return diazotroph.Request{}, err
+	}
+	return diazotroph.Request{WorkOrder: *w, Snapshot: *snap, Objective: *o,
+		Budget: time.Duration(w.BudgetMS) * time.Millisecond}, nil
+}
+
+// heartbeat tells Temporal the activity is alive, with the lease it holds as
+// progress details.
+func heartbeat(ctx context.Context, lease *claim.Lease) {
+	if activity.IsActivity(ctx) {
+		rec := lease.Record()
+		activity.RecordHeartbeat(ctx, rec.ClaimVersion)
+	}
+}
+
+func logWarn(ctx context.Context, msg string, err error) {
+	if activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Warn(msg, "error", err)
+	}
+}

@@ -1,0 +1,184 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+// ScheduleInput names the readiness event to schedule.
+type ScheduleInput struct {
+	EventID string
+}
+
+// ScheduleResult is the event's terminal outcome.
+type ScheduleResult struct {
+	// Reason is the event's processed_reason.
+	Reason string
+	// ObjectiveID is the event's subject.
+	ObjectiveID string
+	// Status is the objective's status afterwards ("" if it does not exist).
+	Status string
+	// WorkOrder is set when Reason is SCHEDULED.
+	WorkOrder *WorkOrderRef
+	// Pause is set when Reason is BLOCKED.
+	Pause *store.PauseState
+}
+
+// Schedule is the scheduler worker (seed 003 steps 2-9): it claims the event
+// and, in one transaction fenced by the claim, writes the event's terminal
+// outcome: MISSING_TICKET, NON_EXECUTABLE_STATUS, BLOCKED (pause state,
+// objective BLOCKED) or SCHEDULED (context snapshot, workorder, objective
+// IN_PROGRESS), marking the event processed with that reason. The claim is
+// released after the commit. An already processed event is a no-op that
+// returns the stored outcome.
+func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleResult, error) {
+	ev, err := a.Store.GetEvent(ctx, in.EventID)
+	if err != nil {
+		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
+	}
+	if ev.Processed {
+		res, err := a.scheduled(ctx, a.Store, ev)
+		return res, permanent(err)
+	}
+	lease, err := a.acquire(ctx, store.ResourceEvent, ev.EventID, a.LeaseTTL)
+	if err != nil {
+		return ScheduleResult{}, err
+	}
+	var res ScheduleResult
+	err = lease.Fenced(ctx, func(q store.Querier) error {
+		ev, err := q.GetEvent(ctx, in.EventID)
+		if err != nil {
+			return err
+		}
+		if !ev.Processed {
+			if err := a.schedule(ctx, q, ev); err != nil {
+				return err
+			}
+			if ev, err = q.GetEvent(ctx, in.EventID); err != nil {
+				return err
+			}
+		}
+		res, err = a.scheduled(ctx, q, ev)
+		return err
+	})
+	if err != nil {
+		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
+	}
+	a.release(ctx, lease)
+	return res, nil
+}
+
+// schedule writes the terminal outcome of an unprocessed event.
+func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Event) error {
+	now := a.now()
+	mark := func(reason string) error {
+		_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: reason, Now: now})
+		return err
+	}
+	o, err := q.GetObjective(ctx, ev.SubjectID)
+	if errors.Is(err, store.ErrNotFound) {
+		return mark(store.ReasonMissingTicket)
+	}
+	if err != nil {
+		return err
+	}
+	// Only TODO is executable: NEW awaits approval, DONE and BLOCKED are
+	// settled, and IN_PROGRESS already has its workorder.
+	if o.Status != store.StatusTodo {
+		return mark(store.ReasonNonExecutableStatus)
+	}
+	if len(o.Blockers) > 0 {
+		ref := "blockers:" + o.ObjectiveID
+		moved, err := q.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: o.ObjectiveID,
+			From: []string{store.StatusTodo}, To: store.StatusBlocked, BlockerRef: &ref, Now: now})
+		if err != nil {
+			return err
+		}
+		err = q.CreatePauseState(ctx, &store.PauseState{
+			PauseStateID: pauseID(o.ObjectiveID, moved.StatusSeq, store.PauseBlocked),
+			ObjectiveID:  o.ObjectiveID, Reason: store.PauseBlocked,
+			PrioritizedActions: []string{
+				fmt.Sprintf("Resolve blockers for %s: %s", o.ObjectiveID, strings.Join(o.Blockers, "; ")),
+				fmt.Sprintf("Re-emit TICKET_READY after resolution: azolla objective unblock %s", o.ObjectiveID),
+			},
+			CreatedAt: now})
+		if err != nil {
+			return err
+		}
+		return mark(store.ReasonBlocked)
+	}
+
+	snap := &store.ContextSnapshot{ContextSnapshotID: snapshotID(o.ObjectiveID, ev.TransitionSeq),
+		ObjectiveID: o.ObjectiveID, FullPromptText: Prompt(o),
+		Metadata:  store.SnapshotMetadata{BaseBranch: o.BaseBranch},
+		CreatedAt: now}
+	if err := q.CreateContextSnapshot(ctx, snap); err != nil {
+		return err
+	}
+	_, _, err = q.CreateWorkOrder(ctx, &store.WorkOrder{WorkOrderID: workOrderID(o.ObjectiveID, ev.TransitionSeq),
+		EventID: ev.EventID, ObjectiveID: o.ObjectiveID, DiazotrophType: a.Diazotroph,
+		ContextSnapshotID: snap.ContextSnapshotID, BranchName: BranchName(o.ObjectiveID),
+		BudgetMS: a.Budget.Milliseconds(), Status: store.WorkOrderCreated, CreatedAt: now})
+	if err != nil {
+		return err
+	}
+	if _, err := q.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: o.ObjectiveID,
+		From: []string{store.StatusTodo}, To: store.StatusInProgress, Now: now}); err != nil {
+		return err
+	}
+	return mark(store.ReasonScheduled)
+}
+
+// scheduled reads the stored outcome of a processed event.
+func (a *Lifecycle) scheduled(ctx context.Context, q store.Querier, ev *store.Event) (ScheduleResult, error) {
+	res := ScheduleResult{Reason: ev.ProcessedReason, ObjectiveID: ev.SubjectID}
+	o, err := q.GetObjective(ctx, ev.SubjectID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return res, nil
+	case err != nil:
+		return res, err
+	}
+	res.Status = o.Status
+	switch ev.ProcessedReason {
+	case store.ReasonScheduled:
+		w, err := q.GetWorkOrderByEvent(ctx, ev.EventID)
+		if err != nil {
+			return res, err
+		}
+		res.WorkOrder = &WorkOrderRef{WorkOrderID: w.WorkOrderID, DiazotrophType: w.DiazotrophType,
+			BudgetMS: w.BudgetMS, Status: w.Status}
+	case store.ReasonBlocked:
+		pauses, err := q.ListPauseStates(ctx, o.ObjectiveID)
+		if err != nil {
+			return res, err
+		}
+		for _, p := range pauses {
+			if p.Reason == store.PauseBlocked {
+				res.Pause = p
+			}
+		}
+	}
+	return res, nil
+}
+
+// Prompt is the frozen prompt of a run: the objective's title and acceptance
+// criteria, and its target when it names one.
+func Prompt(o *store.Objective) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Objective %s (%s, urgency %s)\n\n%s\n", o.ObjectiveID, o.ObjectiveType, o.Urgency, o.Title)
+	if len(o.AcceptanceCriteria) > 0 {
+		b.WriteString("\nAcceptance criteria:\n")
+		for _, c := range o.AcceptanceCriteria {
+			fmt.Fprintf(&b, "- %s\n", c)
+		}
+	}
+	if o.Repository != "" {
+		fmt.Fprintf(&b, "\nRepository: %s (base branch %s)\n", o.Repository, nonEmpty(o.BaseBranch, "default"))
+	}
+	return b.String()
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/azolla/azolla/workflows"
+)
+
+// decisionCmd sends one human decision to an objective's lifecycle as an
+// update, so a decision the lifecycle cannot take is refused with its
+// reason (exit 4) instead of being dropped.
+func (a *app) decisionCmd(kind, short string) *cobra.Command {
+	var d workflows.Decision
+	cmd := &cobra.Command{
+		Use:   kind + " OBJECTIVE_ID",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+	}
+	jsonOut := outputFlag(cmd)
+	cmd.Flags().StringVar(&d.By, "by", "", "who decides (default $USER)")
+	cmd.Flags().StringVar(&d.Comment, "comment", "", "why")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		asJSON, err := jsonOut()
+		if err != nil {
+			return err
+		}
+		if d.By == "" {
+			d.By = a.getenv("USER")
+		}
+		s, err := a.openSession(cmd, true)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		res, err := s.starter.Decide(cmd.Context(), args[0], kind, d)
+		if err != nil {
+			return classify(err)
+		}
+		if asJSON {
+			return writeJSON(cmd.OutOrStdout(), res)
+		}
+		out := cmd.OutOrStdout()
+		switch {
+		case res.EventID != "":
+			_, err = fmt.Fprintf(out, "%s %s: emitted %s\nfollow it with: azolla objective watch %s\n", kind, args[0], res.EventID, args[0])
+		case res.Pause != nil:
+			_, err = fmt.Fprintf(out, "%s %s: %s\n", kind, args[0], res.Pause.Reason)
+		default:
+			_, err = fmt.Fprintf(out, "%s %s: done\n", kind, args[0])
+		}
+		return err
+	}
+	return cmd
+}
+
+func (a *app) objectiveResumeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "resume OBJECTIVE_ID",
+		Short: "Start an objective's lifecycle again (after it failed or was terminated)",
+		Long: `Start the objective's lifecycle, or wake it if it runs. The lifecycle reads
+the objective's state from the store and carries on from there. The polling
+bridge does this on its own for lifecycles that never started; a failed or
+terminated one waits for this command.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := a.openSession(cmd, true)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			o, err := s.store.GetObjective(cmd.Context(), args[0])
+			if err != nil {
+				return classify(err)
+			}
+			if err := s.starter.Start(cmd.Context(), o); err != nil {
+				return unavailableError(err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "lifecycle of %s running (status %s)\n", o.ObjectiveID, o.Status)
+			return err
+		},
+	}
+}

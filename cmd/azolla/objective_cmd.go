@@ -1,0 +1,233 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/schemas"
+)
+
+func (a *app) objectiveCmd() *cobra.Command {
+	return groupCmd("objective", "Create objectives and decide on them",
+		a.objectiveCreateCmd(), a.objectiveListCmd(), a.objectiveShowCmd(), a.objectiveWatchCmd(),
+		a.decisionCmd("approve", "Approve a NEW objective: it becomes TODO and its work is scheduled"),
+		a.decisionCmd("reject", "Reject a NEW objective: its lifecycle ends with a REJECTED pause state"),
+		a.decisionCmd("unblock", "Say a BLOCKED objective's blockers are resolved, clear them and re-emit TICKET_READY"),
+		a.decisionCmd("retry", "Re-emit TICKET_READY for an objective whose gate failed or that is blocked"),
+		a.objectiveResumeCmd())
+}
+
+// objectiveFlags are create's flags; --file replaces them all.
+type objectiveFlags struct {
+	id, title, typ, urgency, due, repository, baseBranch, file string
+	criteria, blockers                                         []string
+}
+
+func (a *app) objectiveCreateCmd() *cobra.Command {
+	var f objectiveFlags
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Create an objective (status NEW) and start its lifecycle",
+		Long: `Create an objective from flags, or from a JSON file (--file, "-" for stdin)
+holding an objective record; missing fields get the defaults below, and the
+record is validated against the objective schema before anything is written.
+The objective is stored first, then its lifecycle starts and waits for
+approval. If Temporal cannot be reached, the objective stays stored and the
+polling bridge starts its lifecycle later.`,
+		Args: cobra.NoArgs,
+	}
+	jsonOut := outputFlag(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.id, "id", "", "objective id (default: derived from the title)")
+	fl.StringVar(&f.title, "title", "", "what is to be done (required without --file)")
+	fl.StringArrayVar(&f.criteria, "criteria", nil, "an acceptance criterion (repeatable)")
+	fl.StringVar(&f.typ, "type", "TICKET", "objective type: TICKET, TRIAGE or MANIFEST")
+	fl.StringVar(&f.urgency, "urgency", "NORMAL", "LOW, NORMAL, HIGH or CRITICAL")
+	fl.StringArrayVar(&f.blockers, "blocker", nil, "an unresolved blocker (repeatable)")
+	fl.StringVar(&f.due, "due", "", "due time, RFC 3339 (e.g. 2026-12-01T17:00:00Z)")
+	fl.StringVar(&f.repository, "repository", "", "target repository (path or clone URL)")
+	fl.StringVar(&f.baseBranch, "base-branch", "", "target base branch")
+	fl.StringVarP(&f.file, "file", "f", "", `JSON objective record ("-" for stdin)`)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		asJSON, err := jsonOut()
+		if err != nil {
+			return err
+		}
+		o, err := a.objectiveInput(cmd, f)
+		if err != nil {
+			return usageError(err)
+		}
+		s, err := a.openSession(cmd, false)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		if err := s.store.CreateObjective(cmd.Context(), o); err != nil {
+			return classify(err)
+		}
+		started := "lifecycle started, awaiting approval"
+		if err = a.dialTemporal(cmd, s); err == nil {
+			err = s.starter.Start(cmd.Context(), o)
+		}
+		if err != nil {
+			started = "stored; the lifecycle starts when a worker's polling bridge reaches Temporal"
+			fmt.Fprintf(a.stderr, "azolla: warning: %s\n", oneLine(err.Error()))
+		}
+		if asJSON {
+			return writeJSON(cmd.OutOrStdout(), o)
+		}
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "created objective %s (%s): %s\napprove it with: azolla objective approve %s\n",
+			o.ObjectiveID, o.Status, started, o.ObjectiveID)
+		return err
+	}
+	return cmd
+}
+
+// objectiveInput builds the objective to create and validates it.
+func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objective, error) {
+	fields := map[string]any{}
+	if f.file != "" {
+		for _, name := range []string{"id", "title", "criteria", "type", "urgency", "blocker", "due", "repository", "base-branch"} {
+			if cmd.Flags().Changed(name) {
+				return nil, fmt.Errorf("--%s cannot be combined with --file", name)
+			}
+		}
+		raw, err := readInput(cmd, f.file)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			return nil, fmt.Errorf("%s: not a JSON object: %w", f.file, err)
+		}
+		if st, ok := fields["status"]; ok && st != store.StatusNew {
+			return nil, fmt.Errorf("%s: status must be NEW (or absent): a human approves with 'azolla objective approve'", f.file)
+		}
+	} else {
+		if strings.TrimSpace(f.title) == "" {
+			return nil, errors.New("--title is required (or --file)")
+		}
+		fields["title"], fields["objective_type"], fields["urgency"] = f.title, f.typ, f.urgency
+		if f.id != "" {
+			fields["objective_id"] = f.id
+		}
+		setIf := func(key, v string) {
+			if v != "" {
+				fields[key] = v
+			}
+		}
+		setIf("due_at", f.due)
+		setIf("repository", f.repository)
+		setIf("base_branch", f.baseBranch)
+		fields["acceptance_criteria"], fields["blockers"] = orEmpty(f.criteria), orEmpty(f.blockers)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
+	defaults := map[string]any{"objective_type": "TICKET", "urgency": "NORMAL", "status": store.StatusNew,
+		"status_seq": 0, "acceptance_criteria": []string{}, "blockers": []string{}, "created_at": now, "updated_at": now}
+	for k, v := range defaults {
+		if _, ok := fields[k]; !ok {
+			fields[k] = v
+		}
+	}
+	if _, ok := fields["objective_id"]; !ok {
+		title, _ := fields["title"].(string)
+		fields["objective_id"] = newObjectiveID(title)
+	}
+	if err := schemas.Validate(schemas.Objective, fields); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
+	}
+	var o store.Objective
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, fmt.Errorf("decode objective: %w", err)
+	}
+	return &o, nil
+}
+
+func readInput(cmd *cobra.Command, path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(cmd.InOrStdin())
+	}
+	return os.ReadFile(path)
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// newObjectiveID derives a readable, unique id from a title:
+// "Fix the login page" -> "fix-the-login-page-3f9a1c".
+func newObjectiveID(title string) string {
+	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(title), "-"), "-")
+	if len(slug) > 40 {
+		slug = strings.TrimRight(slug[:40], "-")
+	}
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	if slug == "" {
+		return "obj-" + hex.EncodeToString(b)
+	}
+	return slug + "-" + hex.EncodeToString(b)
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (a *app) objectiveListCmd() *cobra.Command {
+	var status string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List objectives, oldest first",
+		Args:  cobra.NoArgs,
+	}
+	jsonOut := outputFlag(cmd)
+	cmd.Flags().StringVar(&status, "status", "", "only objectives with this status (NEW, TODO, IN_PROGRESS, DONE, BLOCKED)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		asJSON, err := jsonOut()
+		if err != nil {
+			return err
+		}
+		statuses := []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone, store.StatusBlocked}
+		if status != "" && !slices.Contains(statuses, status) {
+			return usageError(fmt.Errorf("--status must be one of %s, got %q", strings.Join(statuses, ", "), status))
+		}
+		s, err := a.openSession(cmd, false)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		list, err := s.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: status})
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			if list == nil {
+				list = []*store.Objective{}
+			}
+			return writeJSON(cmd.OutOrStdout(), list)
+		}
+		out := cmd.OutOrStdout()
+		fmt.Fprintf(out, "%-32s  %-11s  %-8s  %-8s  %s\n", "ID", "STATUS", "TYPE", "URGENCY", "TITLE")
+		for _, o := range list {
+			fmt.Fprintf(out, "%-32s  %-11s  %-8s  %-8s  %s\n", o.ObjectiveID, o.Status, o.ObjectiveType, o.Urgency, o.Title)
+		}
+		return nil
+	}
+	return cmd
+}

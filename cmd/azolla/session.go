@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/dial"
+	"github.com/azolla/azolla/starter"
+)
+
+// session is what a client command works with: config, store and, when
+// asked for, a Temporal client.
+type session struct {
+	cfg     config.Config
+	log     *slog.Logger
+	store   store.Store
+	client  client.Client
+	starter *starter.Starter
+}
+
+// openSession loads config and opens the (migrated) store, and dials
+// Temporal when withTemporal.
+func (a *app) openSession(cmd *cobra.Command, withTemporal bool) (*session, error) {
+	cfg, err := a.loadConfig(cmd.Flags())
+	if err != nil {
+		return nil, err
+	}
+	s := &session{cfg: cfg, log: cfg.Logger(a.stderr)}
+	ctx := cmd.Context()
+	s.store, err = dial.Open(ctx, dial.Config{Driver: cfg.Store.Driver, DSN: cfg.Store.DSN, SQLitePath: cfg.SQLitePath()})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.store.Migrate(ctx); err != nil {
+		s.close()
+		return nil, fmt.Errorf("%s store: %w", cfg.Store.Driver, err)
+	}
+	s.starter = &starter.Starter{Store: s.store, TaskQueue: cfg.Temporal.TaskQueue}
+	if withTemporal {
+		if err := a.dialTemporal(cmd, s); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// dialTemporal connects the session to Temporal.
+func (a *app) dialTemporal(cmd *cobra.Command, s *session) error {
+	// The SDK logs at info on every dial; a command shows only problems.
+	quiet := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, err := starter.Dial(cmd.Context(), s.cfg.Temporal, quiet)
+	if err != nil {
+		return unavailableError(err)
+	}
+	s.client, s.starter.Client = c, c
+	return nil
+}
+
+func (s *session) close() {
+	if s.client != nil {
+		s.client.Close()
+	}
+	if s.store != nil {
+		_ = s.store.Close()
+	}
+}
+
+// outputFlag adds --output text|json and returns a checker for it.
+func outputFlag(cmd *cobra.Command) func() (bool, error) {
+	var output string
+	cmd.Flags().StringVarP(&output, "output", "o", "text", `output format: "text" or "json"`)
+	return func() (bool, error) {
+		switch output {
+		case "text":
+			return false, nil
+		case "json":
+			return true, nil
+		}
+		return false, usageError(fmt.Errorf(`--output must be "text" or "json", got %q`, output))
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// classify gives errors of the objective commands their exit status.
+func classify(err error) error {
+	var ee *exitError
+	switch {
+	case err == nil, errors.As(err, &ee):
+		return err
+	case errors.Is(err, store.ErrNotFound):
+		return &exitError{code: exitNotFound, err: err}
+	case errors.Is(err, starter.ErrRefused), errors.Is(err, store.ErrAlreadyExists):
+		return &exitError{code: exitRefused, err: err}
+	case errors.Is(err, starter.ErrNoLifecycle):
+		return &exitError{code: exitUnavailable, err: err}
+	}
+	return err
+}
+
+func unavailableError(err error) error { return &exitError{code: exitUnavailable, err: err} }

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// objectiveDetail is everything the store and the lifecycle know of one
+// objective: the JSON form of `objective show`.
+type objectiveDetail struct {
+	Objective   *store.Objective    `json:"objective"`
+	Events      []*store.Event      `json:"events"`
+	WorkOrders  []workOrderDetail   `json:"workorders"`
+	PauseStates []*store.PauseState `json:"pause_states"`
+	Lifecycle   *workflows.State    `json:"lifecycle,omitempty"`
+	// LifecycleError says why the lifecycle could not be queried.
+	LifecycleError string `json:"lifecycle_error,omitempty"`
+}
+
+type workOrderDetail struct {
+	WorkOrder    *store.WorkOrder       `json:"workorder"`
+	Snapshot     *store.ContextSnapshot `json:"context_snapshot,omitempty"`
+	OutputBundle *store.OutputBundle    `json:"output_bundle,omitempty"`
+	RunRecord    *store.RunRecord       `json:"run_record,omitempty"`
+}
+
+func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, error) {
+	o, err := s.store.GetObjective(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	d := &objectiveDetail{Objective: o, WorkOrders: []workOrderDetail{}}
+	if d.Events, err = s.store.ListEvents(ctx, store.ListEventsParams{SubjectID: id}); err != nil {
+		return nil, err
+	}
+	if d.PauseStates, err = s.store.ListPauseStates(ctx, id); err != nil {
+		return nil, err
+	}
+	wos, err := s.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range wos {
+		wd := workOrderDetail{WorkOrder: w}
+		if wd.Snapshot, err = optional(s.store.GetContextSnapshot(ctx, w.ContextSnapshotID)); err != nil {
+			return nil, err
+		}
+		if wd.OutputBundle, err = optional(s.store.GetOutputBundle(ctx, w.WorkOrderID)); err != nil {
+			return nil, err
+		}
+		if wd.RunRecord, err = optional(s.store.GetRunRecord(ctx, w.WorkOrderID)); err != nil {
+			return nil, err
+		}
+		d.WorkOrders = append(d.WorkOrders, wd)
+	}
+	return d, nil
+}
+
+// optional turns ErrNotFound into nil.
+func optional[T any](v *T, err error) (*T, error) {
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return v, err
+}
+
+func (a *app) objectiveShowCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "show OBJECTIVE_ID",
+		Short: "Show an objective: its events, workorders, outputs, verdicts, pause states and lifecycle",
+		Args:  cobra.ExactArgs(1),
+	}
+	jsonOut := outputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		asJSON, err := jsonOut()
+		if err != nil {
+			return err
+		}
+		s, err := a.openSession(cmd, false)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		d, err := loadDetail(cmd.Context(), s, args[0])
+		if err != nil {
+			return classify(err)
+		}
+		if err := a.dialTemporal(cmd, s); err != nil {
+			d.LifecycleError = oneLine(err.Error())
+		} else if st, err := s.starter.State(cmd.Context(), args[0]); err != nil {
+			d.LifecycleError = oneLine(err.Error())
+		} else {
+			d.Lifecycle = &st
+		}
+		if asJSON {
+			return writeJSON(cmd.OutOrStdout(), d)
+		}
+		return printDetail(cmd.OutOrStdout(), d)
+	}
+	return cmd
+}
+
+func printDetail(out io.Writer, d *objectiveDetail) error {
+	o := d.Objective
+	p := func(format string, args ...any) { fmt.Fprintf(out, format, args...) }
+	p("objective   %s  %s  (%s, urgency %s)\n", o.ObjectiveID, o.Status, o.ObjectiveType, o.Urgency)
+	p("title       %s\n", o.Title)
+	for _, c := range o.AcceptanceCriteria {
+		p("criterion   %s\n", c)
+	}
+	for _, b := range o.Blockers {
+		p("blocker     %s\n", b)
+	}
+	if o.BlockerRef != "" {
+		p("blocker ref %s\n", o.BlockerRef)
+	}
+	if o.Repository != "" {
+		p("repository  %s (base %s)\n", o.Repository, o.BaseBranch)
+	}
+	if d.Lifecycle != nil {
+		p("lifecycle   %s, round %d, workflow %s\n", d.Lifecycle.Step, d.Lifecycle.Round, workflows.ObjectiveWorkflowID(o.ObjectiveID))
+	} else {
+		p("lifecycle   unavailable: %s\n", d.LifecycleError)
+	}
+	for _, e := range d.Events {
+		state := "unprocessed"
+		if e.Processed {
+			state = "processed " + e.ProcessedReason
+		}
+		p("event       %s  %s  transition %d  %s\n", e.EventID, e.EventType, e.TransitionSeq, state)
+	}
+	for _, w := range d.WorkOrders {
+		wo := w.WorkOrder
+		p("workorder   %s  %s  %s  branch %s  budget %s\n", wo.WorkOrderID, wo.DiazotrophType, wo.Status,
+			wo.BranchName, time.Duration(wo.BudgetMS)*time.Millisecond)
+		if b := w.OutputBundle; b != nil {
+			p("  output    %s  %q, %d bytes\n", b.RunnerStatus, b.Title, len(b.Content))
+			if b.Metadata.CommitSHA != "" {
+				p("  commit    %s\n", b.Metadata.CommitSHA)
+			}
+			p("  notes     %s\n", indent(b.Notes, "            "))
+		}
+		if r := w.RunRecord; r != nil {
+			p("  gate      %s  %s\n", r.GateResult, r.GateReason)
+		}
+	}
+	if n := len(d.WorkOrders); n > 0 && d.WorkOrders[n-1].OutputBundle != nil && d.WorkOrders[n-1].OutputBundle.Content != "" {
+		p("content of %s:\n  %s\n", d.WorkOrders[n-1].WorkOrder.WorkOrderID,
+			indent(strings.TrimRight(d.WorkOrders[n-1].OutputBundle.Content, "\n"), "  "))
+	}
+	if n := len(d.PauseStates); n > 0 {
+		printPause(out, d.PauseStates[n-1])
+	}
+	return nil
+}
+
+func printPause(out io.Writer, ps *store.PauseState) {
+	fmt.Fprintf(out, "paused      %s at %s\n", ps.Reason, ps.CreatedAt.Format(time.RFC3339))
+	for i, act := range ps.PrioritizedActions {
+		fmt.Fprintf(out, "  %d. %s\n", i+1, act)
+	}
+}
+
+// indent prefixes every line but the first.
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}

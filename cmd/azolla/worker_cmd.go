@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/azolla/azolla/workers"
+)
+
+func (a *app) workerCmd() *cobra.Command {
+	var noBridge bool
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run lifecycle workers (and the polling bridge) against a Temporal cluster",
+		Long: `Run the objective lifecycle's workflow and activity workers on the task
+queue temporal.task_queue of the cluster at temporal.address, namespace
+temporal.namespace, with TLS (temporal.tls.*) and an API key
+(temporal.api_key, better AZOLLA_TEMPORAL_API_KEY) when configured. The
+polling bridge runs too unless --no-bridge. Run as many as you like; Ctrl-C
+stops one cleanly, letting its running activities finish within
+claim.lease_ttl.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.Flags().BoolVar(&noBridge, "no-bridge", false, "do not run the polling bridge in this process")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		s, err := a.openSession(cmd, true)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		host, _ := os.Hostname()
+		identity := fmt.Sprintf("%d@%s", os.Getpid(), host)
+		s.log.Info("worker running", "temporal", s.cfg.Temporal.Address, "namespace", s.cfg.Temporal.Namespace,
+			"task_queue", s.cfg.Temporal.TaskQueue, "store", s.cfg.Store.Driver, "identity", identity)
+		return workers.Run(cmd.Context(), workers.Options{Config: s.cfg, Client: s.client, Store: s.store,
+			Log: s.log, Identity: identity, NoBridge: noBridge})
+	}
+	return cmd
+}

@@ -1,0 +1,84 @@
+// Package starter is azolla's client side: it creates objectives (store
+// first, Temporal second), sends the human decisions to their lifecycle,
+// queries it, and dials the Temporal cluster for every process.
+package starter
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/azolla/azolla/internal/config"
+)
+
+// DialTimeout bounds how long Dial waits for the frontend to answer.
+const DialTimeout = 10 * time.Second
+
+// Dial connects to the Temporal frontend of cfg, with TLS and an API key
+// when configured, and checks that it answers.
+func Dial(ctx context.Context, cfg config.TemporalConfig, log *slog.Logger) (client.Client, error) {
+	opts, err := ClientOptions(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
+	defer cancel()
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", cfg.Address, cfg.Namespace, err)
+	}
+	return c, nil
+}
+
+// ClientOptions turns cfg into SDK client options.
+func ClientOptions(cfg config.TemporalConfig, log *slog.Logger) (client.Options, error) {
+	opts := client.Options{HostPort: cfg.Address, Namespace: cfg.Namespace}
+	if log != nil {
+		opts.Logger = sdklog.NewStructuredLogger(log)
+	}
+	if cfg.TLS.On() {
+		t, err := tlsConfig(cfg.TLS)
+		if err != nil {
+			return opts, err
+		}
+		opts.ConnectionOptions.TLS = t
+	}
+	if cfg.APIKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
+		if opts.ConnectionOptions.TLS == nil {
+			// API keys travel only over TLS (Temporal Cloud requires it).
+			opts.ConnectionOptions.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+	}
+	return opts, nil
+}
+
+func tlsConfig(c config.TLSConfig) (*tls.Config, error) {
+	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.ServerName}
+	if c.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("temporal.tls: load client certificate: %w", err)
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("temporal.tls: read CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("temporal.tls: %s holds no PEM certificate", c.CAFile)
+		}
+		t.RootCAs = pool
+	}
+	return t, nil
+}

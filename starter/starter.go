@@ -1,0 +1,123 @@
+package starter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// Starter sends objectives and decisions to their lifecycles.
+type Starter struct {
+	Client    client.Client
+	Store     store.Store
+	TaskQueue string
+}
+
+// Errors callers branch on.
+var (
+	// ErrNoLifecycle: the objective exists but no lifecycle is running.
+	ErrNoLifecycle = errors.New("no running lifecycle")
+	// ErrRefused: the lifecycle refused the decision in its current state.
+	ErrRefused = errors.New("refused")
+)
+
+// Create writes the objective, then starts its lifecycle. If the objective
+// is stored but Temporal cannot be reached, it returns the stored objective
+// and an error wrapping the cause: the polling bridge starts the lifecycle
+// once Temporal is back, so nothing is lost.
+func (s *Starter) Create(ctx context.Context, o *store.Objective) (*store.Objective, error) {
+	if err := s.Store.CreateObjective(ctx, o); err != nil {
+		return nil, err
+	}
+	if err := s.Start(ctx, o); err != nil {
+		return o, fmt.Errorf("objective %s is stored; its lifecycle starts when the polling bridge sees it: %w", o.ObjectiveID, err)
+	}
+	return o, nil
+}
+
+// Start makes sure the objective's lifecycle runs: it starts it, or wakes the
+// running one (SignalWithStart), so it never runs two lifecycles of one
+// objective. Only o.ObjectiveID is required: an event may name an objective
+// the store does not have, and its lifecycle then records MISSING_TICKET.
+func (s *Starter) Start(ctx context.Context, o *store.Objective) error {
+	attrs := []temporal.SearchAttributeUpdate{workflows.AttrObjectiveID.ValueSet(o.ObjectiveID)}
+	if o.ObjectiveType != "" {
+		attrs = append(attrs, workflows.AttrObjectiveType.ValueSet(o.ObjectiveType))
+	}
+	if o.Status != "" {
+		attrs = append(attrs, workflows.AttrStatus.ValueSet(o.Status))
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                    workflows.ObjectiveWorkflowID(o.ObjectiveID),
+		TaskQueue:             s.TaskQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	}
+	_, err := s.Client.SignalWithStartWorkflow(ctx, opts.ID, workflows.Wake, nil, opts,
+		workflows.ObjectiveWorkflowName, workflows.ObjectiveInput{ObjectiveID: o.ObjectiveID})
+	if err != nil {
+		return fmt.Errorf("start lifecycle of %s: %w", o.ObjectiveID, err)
+	}
+	return nil
+}
+
+// Decide sends a decision (workflows.Approve, Reject, Unblock or Retry) as
+// an update and returns the lifecycle's answer. A decision the lifecycle
+// cannot take now wraps ErrRefused with its reason; an unknown objective
+// wraps store.ErrNotFound.
+func (s *Starter) Decide(ctx context.Context, objectiveID, kind string, d workflows.Decision) (workflows.DecisionResult, error) {
+	var res workflows.DecisionResult
+	if _, err := s.Store.GetObjective(ctx, objectiveID); err != nil {
+		return res, err
+	}
+	h, err := s.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflows.ObjectiveWorkflowID(objectiveID), UpdateName: kind, Args: []any{d},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, &res)
+	}
+	if err != nil {
+		return res, explain(objectiveID, kind, err)
+	}
+	return res, nil
+}
+
+// explain turns an update failure into what the user can act on.
+func explain(objectiveID, kind string, err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%s %s: %w (start one with: azolla objective resume %s)", kind, objectiveID, ErrNoLifecycle, objectiveID)
+	}
+	// The validator's refusal (or the decision's failure) names the state.
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return fmt.Errorf("%s: %w: %s", kind, ErrRefused, app.Message())
+	}
+	return fmt.Errorf("%s %s: %w", kind, objectiveID, err)
+}
+
+// State queries the lifecycle's state.
+func (s *Starter) State(ctx context.Context, objectiveID string) (workflows.State, error) {
+	var st workflows.State
+	v, err := s.Client.QueryWorkflow(ctx, workflows.ObjectiveWorkflowID(objectiveID), "", workflows.StateQuery)
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return st, fmt.Errorf("objective %s: %w", objectiveID, ErrNoLifecycle)
+		}
+		return st, fmt.Errorf("query lifecycle of %s: %w", objectiveID, err)
+	}
+	if err := v.Get(&st); err != nil {
+		return st, fmt.Errorf("decode lifecycle state of %s: %w", objectiveID, err)
+	}
+	return st, nil
+}

@@ -1,0 +1,82 @@
+// Package workers wires azolla's processes: which workflows and activities
+// run on the lifecycle task queue, the polling bridge that hands the store's
+// waiting work to Temporal, and the worker process that runs both.
+package workers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/starter"
+	"github.com/azolla/azolla/workflows"
+)
+
+// NewLifecycle builds the lifecycle activities' receiver from cfg: the
+// claim bridge on st and the built-in diazotrophs.
+func NewLifecycle(cfg config.Config, st store.Store, identity string) *activities.Lifecycle {
+	reg := diazotroph.NewRegistry(diazotroph.NewCommand(diazotroph.CommandOptions{
+		Run: cfg.Diazotroph.Command.Run, Dir: cfg.CommandDir()}))
+	return &activities.Lifecycle{
+		Store:       st,
+		Claims:      claim.NewBridge(st),
+		Diazotrophs: reg,
+		Identity:    identity,
+		Diazotroph:  cfg.Lifecycle.Diazotroph,
+		Budget:      cfg.Lifecycle.Budget,
+		LeaseTTL:    cfg.Claim.LeaseTTL,
+	}
+}
+
+// Register puts ObjectiveWorkflow and the lifecycle activities on w.
+func Register(w worker.Registry, l *activities.Lifecycle) {
+	w.RegisterWorkflowWithOptions(workflows.ObjectiveWorkflow, workflow.RegisterOptions{Name: workflows.ObjectiveWorkflowName})
+	w.RegisterActivity(l)
+}
+
+// Options shape a worker process.
+type Options struct {
+	Config config.Config
+	Client client.Client
+	Store  store.Store
+	Log    *slog.Logger
+	// Identity names the worker in Temporal and in claim owner ids.
+	Identity string
+	// NoBridge leaves the polling bridge out (another process runs it).
+	NoBridge bool
+}
+
+// Run runs a lifecycle worker, and the polling bridge unless o.NoBridge,
+// until ctx is done; then it stops both, letting running activities end.
+func Run(ctx context.Context, o Options) error {
+	l := NewLifecycle(o.Config, o.Store, o.Identity)
+	w := worker.New(o.Client, o.Config.Temporal.TaskQueue, worker.Options{
+		Identity:          o.Identity,
+		WorkerStopTimeout: o.Config.Claim.LeaseTTL,
+	})
+	Register(w, l)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker on task queue %s: %w", o.Config.Temporal.TaskQueue, err)
+	}
+	defer w.Stop()
+
+	if !o.NoBridge {
+		b := &Bridge{Store: o.Store, Claims: l.Claims, Client: o.Client,
+			Starter:  &starter.Starter{Client: o.Client, Store: o.Store, TaskQueue: o.Config.Temporal.TaskQueue},
+			Interval: o.Config.Lifecycle.PollInterval, LeaseTTL: o.Config.Claim.LeaseTTL,
+			OwnerID: o.Identity + ":bridge", Log: o.Log}
+		b.Start(ctx)
+		defer b.Stop()
+	}
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,43 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/azolla/azolla/activities"
+)
+
+// Activity errors no retry can fix.
+var nonRetryable = []string{activities.ErrTypeNotFound, activities.ErrTypeInvalidStatus, activities.ErrTypeUnknownType}
+
+// withShortOptions suits the store-bound steps (load, ready, schedule, gate,
+// reject): quick, and retried until the store answers.
+func withShortOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+			MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: nonRetryable},
+	})
+}
+
+// runAttempts bounds Run's attempts: a diazotroph that keeps failing is
+// gated as a FAIL rather than retried forever.
+const runAttempts = 10
+
+// withRunOptions suits Run: the heartbeat timeout is the lease, so a dead
+// worker's attempt is retried elsewhere once its claim has lapsed; the
+// start-to-close timeout leaves the budget room plus two leases.
+func withRunOptions(ctx workflow.Context, wo activities.WorkOrderRef, lease time.Duration) workflow.Context {
+	if lease <= 0 {
+		lease = time.Minute
+	}
+	budget := time.Duration(wo.BudgetMS) * time.Millisecond
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: budget + 2*lease + time.Minute,
+		HeartbeatTimeout:    lease,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+			MaximumInterval: lease, MaximumAttempts: runAttempts, NonRetryableErrorTypes: nonRetryable},
+	})
+}
