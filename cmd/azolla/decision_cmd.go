@@ -44,7 +44,7 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 		out := cmd.OutOrStdout()
 		switch {
 		case res.EventID != "":
-			_, err = fmt.Fprintf(out, "%s %s: emitted %s\nfollow it with: azolla objective watch %s\n", kind, args[0], res.EventID, args[0])
+			_, err = fmt.Fprintf(out, "%s %s: emitted %s\nfollow it with: %s objective watch %s\n", kind, args[0], res.EventID, a.self(), args[0])
 		case res.Pause != nil:
 			_, err = fmt.Fprintf(out, "%s %s: %s\n", kind, args[0], res.Pause.Reason)
 		default:

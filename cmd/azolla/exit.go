@@ -38,8 +38,11 @@ func configError(err error) error { return &exitError{code: exitUsage, err: err}
 
 // run executes args and returns the exit status. Errors are printed as one
 // line, "azolla: <message>", on stderr.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, opts ...option) int {
 	a := &app{stdout: stdout, stderr: stderr, getenv: getenv}
+	for _, o := range opts {
+		o(a)
+	}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -68,3 +71,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 func oneLine(s string) string {
 	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
 }
+
+// option adds what only the real binary has.
+type option func(*app)
+
+// withDevServer lets `azolla dev` start its embedded server.
+func withDevServer(start StartDevServer) option { return func(a *app) { a.startDev = start } }
+
+// withName is how the user invoked azolla.
+func withName(name string) option { return func(a *app) { a.name = name } }

@@ -88,8 +88,8 @@ polling bridge starts its lifecycle later.`,
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), o)
 		}
-		_, err = fmt.Fprintf(cmd.OutOrStdout(), "created objective %s (%s): %s\napprove it with: azolla objective approve %s\n",
-			o.ObjectiveID, o.Status, started, o.ObjectiveID)
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "created objective %s (%s): %s\napprove it with: %s objective approve %s\n",
+			o.ObjectiveID, o.Status, started, a.self(), o.ObjectiveID)
 		return err
 	}
 	return cmd

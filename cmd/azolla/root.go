@@ -14,6 +14,18 @@ type app struct {
 	// started is set once cobra has accepted the command line; errors before
 	// that are usage errors.
 	started bool
+	// startDev runs `azolla dev`'s embedded server; nil in a binary without.
+	startDev StartDevServer
+	// name is how the user invoked azolla, for the commands it prints.
+	name string
+}
+
+// self is the command to print in hints, as the user invoked it.
+func (a *app) self() string {
+	if a.name == "" {
+		return "azolla"
+	}
+	return a.name
 }
 
 func (a *app) rootCmd() *cobra.Command {
@@ -44,6 +56,7 @@ and built-in defaults. See 'azolla config show'.`,
 		a.migrateCmd(),
 		a.objectiveCmd(),
 		a.workerCmd(),
+		a.devCmd(),
 		a.versionCmd(),
 	)
 	return root

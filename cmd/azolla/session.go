@@ -33,6 +33,12 @@ func (a *app) openSession(cmd *cobra.Command, withTemporal bool) (*session, erro
 	if err != nil {
 		return nil, err
 	}
+	return a.sessionFor(cmd, cfg, withTemporal)
+}
+
+// sessionFor is openSession with the configuration given.
+func (a *app) sessionFor(cmd *cobra.Command, cfg config.Config, withTemporal bool) (*session, error) {
+	var err error
 	s := &session{cfg: cfg, log: cfg.Logger(a.stderr)}
 	ctx := cmd.Context()
 	s.store, err = dial.Open(ctx, dial.Config{Driver: cfg.Store.Driver, DSN: cfg.Store.DSN, SQLitePath: cfg.SQLitePath()})

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workers"
+	"github.com/azolla/azolla/workflows"
+)
+
+// DevServer is the embedded Temporal server (and Web UI) of `azolla dev`.
+// The command line gets it injected so that only the binary links the
+// server, not the command tests.
+type DevServer interface {
+	FrontendAddress() string
+	UIURL() string
+	Stop() error
+}
+
+// DevServerOptions are what `azolla dev` asks of its server.
+type DevServerOptions struct {
+	Host             string
+	GRPCPort, UIPort int
+	DBPath           string
+	Ephemeral        bool
+	Namespace        string
+	// SearchAttributes are keyword attributes to register.
+	SearchAttributes []string
+	Log              *slog.Logger
+}
+
+// StartDevServer starts a DevServer; nil means this binary has none.
+type StartDevServer func(ctx context.Context, o DevServerOptions) (DevServer, error)
+
+// demoObjectiveID is the objective `azolla dev --demo` creates.
+const demoObjectiveID = "demo"
+
+func (a *app) devCmd() *cobra.Command {
+	var demo bool
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run everything in one process: Temporal dev server, Web UI, store and workers",
+		Long: `Run an embedded Temporal server (state in <data_dir>/temporal.db, or in
+memory with --ephemeral) with its Web UI, the SQLite store, the lifecycle
+workers and the polling bridge, in one process. Ctrl-C stops it all.
+With --demo it also creates a demo objective that waits for approval.`,
+		Args: cobra.NoArgs,
+	}
+	fl := cmd.Flags()
+	fl.Bool("ephemeral", false, "keep Temporal's state in memory (dev.ephemeral)")
+	fl.Int("grpc-port", 0, "Temporal frontend port (dev.grpc_port, default 7233)")
+	fl.Int("ui-port", 0, "Web UI port (dev.ui_port, default 8233)")
+	fl.BoolVar(&demo, "demo", false, "create a demo objective awaiting approval")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if a.startDev == nil {
+			return errors.New("this azolla binary was built without the embedded Temporal server")
+		}
+		cfg, err := a.loadConfig(cmd.Flags())
+		if err != nil {
+			return err
+		}
+		if fl.Changed("ephemeral") {
+			cfg.Dev.Ephemeral, _ = fl.GetBool("ephemeral")
+		}
+		for flag, dst := range map[string]*int{"grpc-port": &cfg.Dev.GRPCPort, "ui-port": &cfg.Dev.UIPort} {
+			if fl.Changed(flag) {
+				*dst, _ = fl.GetInt(flag)
+			}
+		}
+		if err := cfg.Validate(); err != nil {
+			return configError(fmt.Errorf("invalid configuration: %w", err))
+		}
+		log := cfg.Logger(a.stderr)
+		ctx := cmd.Context()
+
+		var attrs []string
+		for _, k := range workflows.SearchAttributes() {
+			attrs = append(attrs, k.GetName())
+		}
+		srv, err := a.startDev(ctx, DevServerOptions{Host: cfg.Dev.Host, GRPCPort: cfg.Dev.GRPCPort,
+			UIPort: cfg.Dev.UIPort, DBPath: cfg.TemporalDBPath(), Ephemeral: cfg.Dev.Ephemeral,
+			Namespace: cfg.Temporal.Namespace, SearchAttributes: attrs, Log: log})
+		if err != nil {
+			return fmt.Errorf("start the embedded Temporal server: %w", err)
+		}
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				log.Warn("stop the embedded Temporal server", "error", err)
+			}
+		}()
+		cfg.Temporal.Address = srv.FrontendAddress()
+		s, err := a.sessionFor(cmd, cfg, true)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+
+		a.printDevBanner(cmd, cfg, srv)
+		if demo {
+			if err := a.createDemo(cmd, s); err != nil {
+				return err
+			}
+		}
+		host, _ := os.Hostname()
+		return workers.Run(ctx, workers.Options{Config: cfg, Client: s.client, Store: s.store, Log: log,
+			Identity: fmt.Sprintf("%d@%s", os.Getpid(), host)})
+	}
+	return cmd
+}
+
+func (a *app) printDevBanner(cmd *cobra.Command, cfg config.Config, srv DevServer) {
+	out := cmd.OutOrStdout()
+	state := cfg.TemporalDBPath()
+	if cfg.Dev.Ephemeral {
+		state = "in memory (--ephemeral)"
+	}
+	fmt.Fprintf(out, `azolla dev is running.
+  Temporal  %s (namespace %s), state %s
+  Web UI    %s
+  store     %s
+`, srv.FrontendAddress(), cfg.Temporal.Namespace, state, srv.UIURL(), storeLabel(cfg))
+	if _, port, _ := net.SplitHostPort(srv.FrontendAddress()); port != "7233" {
+		fmt.Fprintf(out, "  other azolla commands need: export AZOLLA_TEMPORAL_ADDRESS=%s\n", srv.FrontendAddress())
+	}
+	fmt.Fprintf(out, `
+Next, in another terminal:
+  %[1]s objective create --title "Describe the work" --criteria "How to tell it is done"
+  %[1]s objective approve <id>
+  %[1]s objective watch <id>
+In the Web UI, filter objectives with: AzollaStatus="DONE"
+Ctrl-C stops everything.
+`, a.self())
+}
+
+func storeLabel(cfg config.Config) string {
+	if cfg.Store.Driver == "sqlite" {
+		return "sqlite " + cfg.SQLitePath()
+	}
+	return cfg.Store.Driver + " " + cfg.Masked().Store.DSN
+}
+
+// createDemo creates the demo objective, or reuses it while it still waits
+// for approval; once it is past that, a new demo-N is created.
+func (a *app) createDemo(cmd *cobra.Command, s *session) error {
+	ctx := cmd.Context()
+	id := demoObjectiveID
+	for n := 2; ; n++ {
+		o, err := s.store.GetObjective(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if o.Status == store.StatusNew {
+			return a.announceDemo(cmd, s, o)
+		}
+		id = demoObjectiveID + "-" + strconv.Itoa(n)
+	}
+	o := &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Say hello from azolla's demo",
+		AcceptanceCriteria: []string{"The run's output names the objective and the workorder",
+			"The gate passes and the objective is DONE"},
+		Status: store.StatusNew, Urgency: "NORMAL"}
+	if err := s.store.CreateObjective(ctx, o); err != nil {
+		return fmt.Errorf("create the demo objective: %w", err)
+	}
+	return a.announceDemo(cmd, s, o)
+}
+
+func (a *app) announceDemo(cmd *cobra.Command, s *session, o *store.Objective) error {
+	if err := s.starter.Start(cmd.Context(), o); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), `
+Demo objective %[2]q is waiting for your approval. Approve it with:
+  %[1]s objective approve %[2]s
+then follow it with '%[1]s objective watch %[2]s' or in the Web UI.
+`, a.self(), o.ObjectiveID)
+	return err
+}
