@@ -72,10 +72,13 @@ func (s *Starter) Start(ctx context.Context, o *store.Objective) error {
 // Decide sends a decision (workflows.Approve, Reject, Unblock or Retry) as
 // an update and returns the lifecycle's answer. A decision the lifecycle
 // cannot take now wraps ErrRefused with its reason; an unknown objective
-// wraps store.ErrNotFound.
+// wraps store.ErrNotFound; an objective whose lifecycle is not running
+// wraps ErrNoLifecycle, or ErrRefused when it has ended for good (DONE or
+// rejected).
 func (s *Starter) Decide(ctx context.Context, objectiveID, kind string, d workflows.Decision) (workflows.DecisionResult, error) {
 	var res workflows.DecisionResult
-	if _, err := s.Store.GetObjective(ctx, objectiveID); err != nil {
+	o, err := s.Store.GetObjective(ctx, objectiveID)
+	if err != nil {
 		return res, err
 	}
 	h, err := s.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
@@ -86,23 +89,31 @@ func (s *Starter) Decide(ctx context.Context, objectiveID, kind string, d workfl
 		err = h.Get(ctx, &res)
 	}
 	if err != nil {
-		return res, explain(objectiveID, kind, err)
+		return res, s.explain(ctx, o, kind, err)
 	}
 	return res, nil
 }
 
 // explain turns an update failure into what the user can act on.
-func explain(objectiveID, kind string, err error) error {
+func (s *Starter) explain(ctx context.Context, o *store.Objective, kind string, err error) error {
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return fmt.Errorf("%s %s: %w (start one with: azolla objective resume %s)", kind, objectiveID, ErrNoLifecycle, objectiveID)
+		if o.Status == store.StatusDone {
+			return fmt.Errorf("%s: %w: objective %s is DONE; its lifecycle has ended", kind, ErrRefused, o.ObjectiveID)
+		}
+		if pauses, perr := s.Store.ListPauseStates(ctx, o.ObjectiveID); perr == nil && len(pauses) > 0 &&
+			pauses[len(pauses)-1].Reason == store.PauseRejected {
+			return fmt.Errorf("%s: %w: objective %s was rejected; its lifecycle has ended", kind, ErrRefused, o.ObjectiveID)
+		}
+		return fmt.Errorf("%s %s (%s): %w; start it with: azolla objective resume %s", kind, o.ObjectiveID, o.Status,
+			ErrNoLifecycle, o.ObjectiveID)
 	}
 	// The validator's refusal (or the decision's failure) names the state.
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
 		return fmt.Errorf("%s: %w: %s", kind, ErrRefused, app.Message())
 	}
-	return fmt.Errorf("%s %s: %w", kind, objectiveID, err)
+	return fmt.Errorf("%s %s: %w", kind, o.ObjectiveID, err)
 }
 
 // State queries the lifecycle's state.
