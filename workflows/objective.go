@@ -106,6 +106,13 @@ func (w *objective) setup(ctx workflow.Context) error {
 	for _, kind := range []string{Approve, Reject, Unblock, Retry} {
 		err := workflow.SetUpdateHandlerWithOptions(ctx, kind,
 			func(ctx workflow.Context, d Decision) (DecisionResult, error) {
+				// Accepted while loading: judge it once Load has told.
+				if err := workflow.Await(ctx, func() bool { return w.state.Step != StepLoading }); err != nil {
+					return DecisionResult{}, err
+				}
+				if err := w.valid(kind); err != nil {
+					return DecisionResult{}, err
+				}
 				seq := w.accept(kind, d)
 				if err := workflow.Await(ctx, func() bool { return w.results[seq] != nil }); err != nil {
 					return DecisionResult{}, err
@@ -113,7 +120,12 @@ func (w *objective) setup(ctx workflow.Context) error {
 				o := w.results[seq]
 				return o.res, o.err
 			},
-			workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, _ Decision) error { return w.valid(kind) }})
+			workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, _ Decision) error {
+				if w.state.Step == StepLoading {
+					return nil // too early to tell; the handler judges it
+				}
+				return w.valid(kind)
+			}})
 		if err != nil {
 			return err
 		}
@@ -122,6 +134,11 @@ func (w *objective) setup(ctx workflow.Context) error {
 			for {
 				var d Decision
 				ch.Receive(ctx, &d)
+				// A signal sent with or just after the start must not be judged
+				// before Load has said what the objective is waiting for.
+				if err := workflow.Await(ctx, func() bool { return w.state.Step != StepLoading }); err != nil {
+					return
+				}
 				if err := w.valid(kind); err != nil {
 					workflow.GetLogger(ctx).Warn("signal ignored", "signal", kind, "reason", err.Error())
 					continue
@@ -200,7 +217,12 @@ func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) 
 			if err != nil {
 				return w.fail(err)
 			}
-			pending, open = "", res.WorkOrder
+			// Only SCHEDULED names a workorder: a stale event's other outcome
+			// must not drop the open workorder Load found.
+			pending = ""
+			if res.WorkOrder != nil {
+				open = res.WorkOrder
+			}
 			if res.Pause != nil {
 				w.state.LastPause, blockerRef = res.Pause, res.Pause.PauseStateID
 			}

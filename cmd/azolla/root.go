@@ -57,6 +57,7 @@ and built-in defaults. See 'azolla config show'.`,
 		a.objectiveCmd(),
 		a.workerCmd(),
 		a.devCmd(),
+		a.verifyCmd(),
 		a.versionCmd(),
 	)
 	return root

@@ -11,6 +11,7 @@ import (
 
 func (a *app) workerCmd() *cobra.Command {
 	var noBridge bool
+	var identity string
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run lifecycle workers (and the polling bridge) against a Temporal cluster",
@@ -24,14 +25,17 @@ claim.lease_ttl.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().BoolVar(&noBridge, "no-bridge", false, "do not run the polling bridge in this process")
+	cmd.Flags().StringVar(&identity, "identity", "", "worker identity in Temporal and in claims (default pid@host)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		s, err := a.openSession(cmd, true)
 		if err != nil {
 			return err
 		}
 		defer s.close()
-		host, _ := os.Hostname()
-		identity := fmt.Sprintf("%d@%s", os.Getpid(), host)
+		if identity == "" {
+			host, _ := os.Hostname()
+			identity = fmt.Sprintf("%d@%s", os.Getpid(), host)
+		}
 		s.log.Info("worker running", "temporal", s.cfg.Temporal.Address, "namespace", s.cfg.Temporal.Namespace,
 			"task_queue", s.cfg.Temporal.TaskQueue, "store", s.cfg.Store.Driver, "identity", identity)
 		return workers.Run(cmd.Context(), workers.Options{Config: s.cfg, Client: s.client, Store: s.store,

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/sqlite"
+	"github.com/azolla/azolla/internal/store/storetest"
+)
+
+// verify runs `azolla verify args...` with env.
+func verify(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	return azolla(t, env, append([]string{"verify"}, args...)...)
+}
+
+// migratedStore migrates a store in a new data dir and opens it for the
+// test to fill; the returned env points azolla at it.
+func migratedStore(t *testing.T) (store.Store, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	env := map[string]string{"AZOLLA_DATA_DIR": dir}
+	res := azolla(t, env, "migrate")
+	require.Equal(t, 0, res.code, res.stderr)
+	s, err := sqlite.Open(t.Context(), filepath.Join(dir, "azolla.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s, env
+}
+
+// passedObjective writes objective id through the lifecycle to a PASS.
+func passedObjective(t *testing.T, s store.Store, id string) {
+	t.Helper()
+	ctx, at := context.Background(), storetest.T0.Add(time.Minute)
+	wo := storetest.Scheduled(t, s, id)
+	for _, to := range []string{store.StatusTodo, store.StatusInProgress} {
+		_, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: to, Now: at})
+		require.NoError(t, err)
+	}
+	_, _, err := s.CreateWorkOrder(ctx, wo)
+	require.NoError(t, err)
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: wo.EventID, Reason: store.ReasonScheduled, Now: at})
+	require.NoError(t, err)
+	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix",
+		Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK, CreatedAt: at})
+	require.NoError(t, err)
+	_, _, err = s.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: wo.WorkOrderID, Now: at})
+	require.NoError(t, err)
+	_, err = s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: id,
+		GateResult: store.GatePass, GateReason: "checked", CreatedAt: at, UpdatedAt: at})
+	require.NoError(t, err)
+	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: store.StatusDone, Now: at})
+	require.NoError(t, err)
+	require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "ps-" + id, ObjectiveID: id,
+		WorkOrderID: wo.WorkOrderID, Reason: store.PauseRunComplete, PrioritizedActions: []string{"Review"}, CreatedAt: at}))
+}
+
+// doneWithoutVerdict writes an objective DONE that no gate passed.
+func doneWithoutVerdict(t *testing.T, s store.Store, id string) {
+	t.Helper()
+	require.NoError(t, s.CreateObjective(context.Background(), storetest.Objective(id)))
+	_, err := s.TransitionObjective(context.Background(), store.TransitionObjectiveParams{ObjectiveID: id, To: store.StatusDone})
+	require.NoError(t, err)
+}
+
+func TestVerifyCleanStorePrintsTheSummaryAndExitsZero(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	passedObjective(t, s, "obj-1")
+	res := verify(t, env)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Regexp(t, fmt.Sprintf(`^verify: %d rules, \d+ items checked, 0 violations\n$`, len(audit.Rules())), res.stdout)
+	require.Empty(t, res.stderr)
+}
+
+func TestVerifyPrintsEachViolationOnALineAndExitsOne(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	passedObjective(t, s, "obj-1")
+	doneWithoutVerdict(t, s, "obj-2")
+	doneWithoutVerdict(t, s, "obj-3")
+	res := verify(t, env)
+	require.Equal(t, 1, res.code, res.stderr)
+	require.Regexp(t, regexp.MustCompile(`^`+
+		`objective-status  objective obj-2  is DONE without a PASS run_record for any of its workorders\n`+
+		`objective-status  objective obj-3  is DONE without a PASS run_record for any of its workorders\n`+
+		`verify: \d+ rules, \d+ items checked, 2 violations\n$`), res.stdout)
+	require.Equal(t, "azolla: verify found 2 violations\n", res.stderr)
+}
+
+func TestVerifyJSONMirrorsTheReport(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	passedObjective(t, s, "obj-1")
+	doneWithoutVerdict(t, s, "obj-2")
+	res := verify(t, env, "--output", "json")
+	require.Equal(t, 1, res.code, res.stderr)
+	var rep audit.Report
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &rep), res.stdout)
+	want, err := audit.Run(t.Context(), s, time.Time{})
+	require.NoError(t, err)
+	require.Equal(t, *want, rep)
+	require.Equal(t, []audit.Violation{{Rule: audit.RuleObjectiveStatus, Resource: "objective obj-2",
+		Message: "is DONE without a PASS run_record for any of its workorders"}}, rep.Violations)
+	require.Equal(t, "azolla: verify found 1 violation\n", res.stderr)
+}
+
+func TestVerifyGraceSparesAClaimHeartbeatingNow(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	passedObjective(t, s, "obj-1")
+	// A worker that wrote the terminal state and has not yet released.
+	_, ok, err := s.AcquireClaim(t.Context(), store.AcquireClaimParams{ResourceType: store.ResourceEvent,
+		ResourceID: "ev-obj-1", OwnerID: "w1", TTL: time.Hour})
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	res := verify(t, env)
+	require.Equal(t, 1, res.code, res.stderr)
+	require.Contains(t, res.stdout, "no-live-claim-on-finished  claim EVENT ev-obj-1  is live (owner w1")
+
+	res = verify(t, env, "--grace", "10m")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "0 violations")
+}
+
+func TestVerifyWithoutAStoreSaysToMigrateAndCreatesNothing(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	res := verify(t, map[string]string{"AZOLLA_DATA_DIR": dir})
+	require.Equal(t, 1, res.code)
+	require.Equal(t, "azolla: no sqlite store at "+filepath.Join(dir, "azolla.db")+"; run 'azolla migrate' to create it\n", res.stderr)
+	require.NoDirExists(t, dir)
+}
+
+func TestVerifyRefusesBadFlagsAndConfigWithStatusTwo(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"unknown output", nil, []string{"--output", "yaml"}, `--output must be "text" or "json", got "yaml"`},
+		{"negative grace", nil, []string{"--grace", "-1s"}, "--grace must not be negative, got -1s"},
+		{"bad grace", nil, []string{"--grace", "soon"}, `invalid argument "soon" for "--grace" flag`},
+		{"invalid config", map[string]string{"AZOLLA_STORE_DRIVER": "postgres"}, nil, `store.dsn: required when store.driver is "postgres"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{"AZOLLA_DATA_DIR": t.TempDir()}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			res := verify(t, env, tt.args...)
+			require.Equal(t, 2, res.code, res.stderr)
+			require.Contains(t, res.stderr, tt.want)
+		})
+	}
+}

@@ -1,0 +1,131 @@
+package audit
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+// Rule ids. They are part of verify's output: scripts match on them.
+const (
+	RuleWorkOrderPerEvent     = "workorder-per-event"
+	RuleBundlePerExecuted     = "bundle-per-executed-workorder"
+	RuleRunRecordPerGated     = "run-record-per-gated-workorder"
+	RuleEventProcessedOnce    = "event-processed-once"
+	RuleClaimSchema           = "claim-schema"
+	RuleNoLiveClaimOnFinished = "no-live-claim-on-finished"
+	RuleObjectiveStatus       = "objective-status"
+	RuleTerminalPauseState    = "terminal-pause-state"
+)
+
+// rules run in this order, which is also the order of the report.
+var rules = []struct {
+	id    string
+	check func(s *state, r recorder)
+}{
+	{RuleWorkOrderPerEvent, workOrderPerEvent},
+	{RuleBundlePerExecuted, bundlePerExecutedWorkOrder},
+	{RuleRunRecordPerGated, runRecordPerGatedWorkOrder},
+	{RuleEventProcessedOnce, eventProcessedOnce},
+	{RuleClaimSchema, claimSchema},
+	{RuleNoLiveClaimOnFinished, noLiveClaimOnFinished},
+	{RuleObjectiveStatus, objectiveStatus},
+	{RuleTerminalPauseState, terminalPauseState},
+}
+
+// Rules returns every rule id in the order they run.
+func Rules() []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.id
+	}
+	return out
+}
+
+// Violation is one broken guarantee.
+type Violation struct {
+	// Rule is the stable id of the broken rule, e.g. "workorder-per-event".
+	Rule string `json:"rule"`
+	// Resource names the record at fault, e.g. "event ev-1".
+	Resource string `json:"resource"`
+	Message  string `json:"message"`
+}
+
+// Report is the outcome of one audit.
+type Report struct {
+	// Checked maps every rule id to the number of items it examined.
+	Checked map[string]int `json:"checked"`
+	// Violations are ordered by rule, then resource; never nil.
+	Violations []Violation `json:"violations"`
+	// Skipped says which checks could not run against the Querier given
+	// (they need read-only SQL access the Querier does not offer).
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// Items is the number of items checked over all rules.
+func (r *Report) Items() int {
+	n := 0
+	for _, c := range r.Checked {
+		n += c
+	}
+	return n
+}
+
+// Option tunes Run.
+type Option func(*options)
+
+type options struct {
+	grace time.Duration
+}
+
+// WithGrace makes a live claim count against no-live-claim-on-finished only
+// once its heartbeat_at is older than now-grace, for auditing a system whose
+// workers are running (they release a claim just after the terminal write).
+// The default, 0, counts every live claim.
+func WithGrace(grace time.Duration) Option { return func(o *options) { o.grace = grace } }
+
+// Run reads the whole store through q and checks every rule at now (zero
+// means the current time). It returns an error only when the store cannot
+// be read; broken guarantees are the report's violations.
+func Run(ctx context.Context, q store.Querier, now time.Time, opts ...Option) (*Report, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s, err := load(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	s.now, s.grace = store.NowOr(now), o.grace
+
+	rep := &Report{Checked: make(map[string]int, len(rules)), Violations: []Violation{}}
+	if s.bundleRows == nil {
+		rep.Skipped = append(rep.Skipped, "duplicate and orphaned output_bundles and run_records rows: the store offers no read-only SQL access (DB() *sql.DB)")
+	}
+	order := make(map[string]int, len(rules))
+	for i, rule := range rules {
+		order[rule.id] = i
+		rep.Checked[rule.id] = 0
+		rule.check(s, recorder{rep: rep, rule: rule.id})
+	}
+	slices.SortStableFunc(rep.Violations, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(order[a.Rule], order[b.Rule]), cmp.Compare(a.Resource, b.Resource))
+	})
+	return rep, nil
+}
+
+// recorder is how a rule reports, under its own id.
+type recorder struct {
+	rep  *Report
+	rule string
+}
+
+func (r recorder) checked(n int) { r.rep.Checked[r.rule] += n }
+
+func (r recorder) violation(resource, format string, args ...any) {
+	r.rep.Violations = append(r.rep.Violations, Violation{Rule: r.rule, Resource: resource, Message: fmt.Sprintf(format, args...)})
+}

@@ -1,0 +1,50 @@
+package audit
+
+import (
+	"time"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/schemas"
+)
+
+// timeLayout prints timestamps in messages.
+const timeLayout = time.RFC3339Nano
+
+// claimSchema: seed 000, claim metadata "must validate each record against
+// claim_record.schema.json".
+func claimSchema(s *state, r recorder) {
+	for _, c := range s.claims {
+		r.checked(1)
+		if err := schemas.Validate(schemas.ClaimRecord, c); err != nil {
+			r.violation(claimResource(c), "%v", err)
+		}
+	}
+}
+
+// noLiveClaimOnFinished: seed 000, "worker releases claim after durable
+// write success". A live claim on a finished resource is a release that never
+// happened (or, on a busy system, one about to happen: see WithGrace).
+func noLiveClaimOnFinished(s *state, r recorder) {
+	cutoff := s.now.Add(-s.grace)
+	for _, c := range s.claims {
+		r.checked(1)
+		if !c.Live(s.now) || (s.grace > 0 && !c.HeartbeatAt.Before(cutoff)) {
+			continue
+		}
+		held := "is live (owner " + c.OwnerID + ", lease until " + c.LeaseExpiresAt.Format(timeLayout) + ")"
+		switch c.ResourceType {
+		case store.ResourceEvent:
+			if e := s.event[c.ResourceID]; e != nil && e.Processed {
+				r.violation(claimResource(c), "%s on an event processed %s", held, e.ProcessedReason)
+			}
+		case store.ResourceWorkOrder:
+			if s.runRecordCount(c.ResourceID) > 0 {
+				r.violation(claimResource(c), "%s on a workorder that has its run_record", held)
+			}
+		}
+	}
+}
+
+func claimResource(c *store.ClaimRecord) string {
+	return "claim " + c.ResourceType + " " + c.ResourceID
+}

@@ -1,0 +1,100 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/schemas"
+)
+
+// objectiveStatus: an objective's status is one the schema names, and DONE
+// is reached only through a PASS (seed 003 step 13).
+func objectiveStatus(s *state, r recorder) {
+	for _, o := range s.objectives {
+		r.checked(1)
+		res := "objective " + o.ObjectiveID
+		if msg := statusViolation(o); msg != "" {
+			r.violation(res, "status %q: %s", o.Status, msg)
+		}
+		if o.Status == store.StatusDone && !s.passed(o.ObjectiveID) {
+			r.violation(res, "is %s without a %s run_record for any of its workorders", o.Status, store.GatePass)
+		}
+	}
+}
+
+// statusViolation returns the schema's complaint about o's status, or "".
+func statusViolation(o *store.Objective) string {
+	err := schemas.Validate(schemas.Objective, o)
+	var ve *schemas.ValidationError
+	if !errors.As(err, &ve) {
+		return ""
+	}
+	for _, v := range ve.Violations {
+		if v.Pointer == "/status" {
+			return v.Message
+		}
+	}
+	return ""
+}
+
+// passed reports whether any workorder of the objective has a PASS verdict.
+func (s *state) passed(objectiveID string) bool {
+	for _, w := range s.byObjective[objectiveID] {
+		if rr := s.runRecord[w.WorkOrderID]; rr != nil && rr.GateResult == store.GatePass {
+			return true
+		}
+	}
+	return false
+}
+
+// pauseFor is the pause reason seed 003 steps 13 and 14 write for a verdict.
+var pauseFor = map[string]string{store.GatePass: store.PauseRunComplete, store.GateFail: store.PauseGateFailed}
+
+// terminalPauseState: seed 003, "every terminal outcome writes explicit
+// state, not implicit logs": a verdict and a BLOCKED event each hand the
+// objective back with a pause_state.
+func terminalPauseState(s *state, r recorder) {
+	byWorkOrder := map[string][]string{} // work_order_id -> pause reasons
+	blockedPauses := map[string]int{}    // objective_id -> BLOCKED pause states
+	for _, p := range s.pauses {
+		if p.WorkOrderID != "" {
+			byWorkOrder[p.WorkOrderID] = append(byWorkOrder[p.WorkOrderID], p.Reason)
+		}
+		if p.Reason == store.PauseBlocked {
+			blockedPauses[p.ObjectiveID]++
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.runRecord)) {
+		r.checked(1)
+		rr := s.runRecord[id]
+		want, ok := pauseFor[rr.GateResult]
+		if ok && !slices.Contains(byWorkOrder[id], want) {
+			r.violation("workorder "+id, "has run_record %s but no %s pause_state", rr.GateResult, want)
+		}
+	}
+	blockedEvents := map[string][]string{} // objective_id -> events processed BLOCKED
+	for _, e := range s.events {
+		if e.EventType == store.EventTicketReady && e.Processed && e.ProcessedReason == store.ReasonBlocked {
+			r.checked(1)
+			blockedEvents[e.SubjectID] = append(blockedEvents[e.SubjectID], e.EventID)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(blockedEvents)) {
+		evs := blockedEvents[id]
+		if n := blockedPauses[id]; n < len(evs) {
+			r.violation("objective "+id, "has %d event(s) processed %s (%s) but %s",
+				len(evs), store.ReasonBlocked, strings.Join(evs, ", "), plural(n, store.PauseBlocked+" pause_state"))
+		}
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -1,0 +1,195 @@
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+// state is everything the rules look at, read once.
+type state struct {
+	now   time.Time
+	grace time.Duration
+
+	objectives []*store.Objective
+	events     []*store.Event
+	event      map[string]*store.Event
+	workOrders []*store.WorkOrder
+	workOrder  map[string]*store.WorkOrder
+	// byEvent and byObjective index workOrders by event_id and objective_id.
+	byEvent     map[string][]*store.WorkOrder
+	byObjective map[string][]*store.WorkOrder
+	// bundle and runRecord are what the store returns per existing workorder.
+	bundle    map[string]*store.OutputBundle
+	runRecord map[string]*store.RunRecord
+	pauses    []*store.PauseState
+	claims    []*store.ClaimRecord
+
+	// bundleRows and runRecordRows count the rows each work_order_id has in
+	// its table, including rows whose workorder is gone. They are nil when
+	// the store offers no SQL; counts then come from bundle and runRecord.
+	bundleRows, runRecordRows map[string]int
+}
+
+// sqlDB is what a SQL-backed store offers for read-only queries.
+type sqlDB interface{ DB() *sql.DB }
+
+func load(ctx context.Context, q store.Querier) (*state, error) {
+	s := &state{event: map[string]*store.Event{}, workOrder: map[string]*store.WorkOrder{},
+		byEvent: map[string][]*store.WorkOrder{}, byObjective: map[string][]*store.WorkOrder{},
+		bundle: map[string]*store.OutputBundle{}, runRecord: map[string]*store.RunRecord{}}
+	var err error
+	if s.objectives, err = q.ListObjectives(ctx, store.ListObjectivesParams{}); err != nil {
+		return nil, err
+	}
+	if s.events, err = q.ListEvents(ctx, store.ListEventsParams{}); err != nil {
+		return nil, err
+	}
+	for _, e := range s.events {
+		s.event[e.EventID] = e
+	}
+	if s.workOrders, err = q.ListWorkOrders(ctx, store.ListWorkOrdersParams{}); err != nil {
+		return nil, err
+	}
+	for _, w := range s.workOrders {
+		s.workOrder[w.WorkOrderID] = w
+		s.byEvent[w.EventID] = append(s.byEvent[w.EventID], w)
+		s.byObjective[w.ObjectiveID] = append(s.byObjective[w.ObjectiveID], w)
+		if err := s.loadOutcome(ctx, q, w.WorkOrderID); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.loadPauses(ctx, q); err != nil {
+		return nil, err
+	}
+	if s.claims, err = q.ListClaims(ctx, store.ListClaimsParams{}); err != nil {
+		return nil, err
+	}
+	if db, ok := q.(sqlDB); ok {
+		if s.bundleRows, err = countRows(ctx, db.DB(), "output_bundles"); err != nil {
+			return nil, err
+		}
+		if s.runRecordRows, err = countRows(ctx, db.DB(), "run_records"); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// loadOutcome reads a workorder's bundle and run record, if any.
+func (s *state) loadOutcome(ctx context.Context, q store.Querier, id string) error {
+	b, err := q.GetOutputBundle(ctx, id)
+	switch {
+	case err == nil:
+		s.bundle[id] = b
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	rr, err := q.GetRunRecord(ctx, id)
+	switch {
+	case err == nil:
+		s.runRecord[id] = rr
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	return nil
+}
+
+// loadPauses lists the pause states of every objective the store mentions,
+// including ones named by a workorder or event but missing themselves.
+func (s *state) loadPauses(ctx context.Context, q store.Querier) error {
+	ids := map[string]bool{}
+	for _, o := range s.objectives {
+		ids[o.ObjectiveID] = true
+	}
+	for _, w := range s.workOrders {
+		ids[w.ObjectiveID] = true
+	}
+	for _, e := range s.events {
+		ids[e.SubjectID] = true
+	}
+	for _, rr := range s.runRecord {
+		ids[rr.ObjectiveID] = true
+	}
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		ps, err := q.ListPauseStates(ctx, id)
+		if err != nil {
+			return err
+		}
+		s.pauses = append(s.pauses, ps...)
+	}
+	return nil
+}
+
+// countRows counts table's rows per work_order_id. table is one of two
+// constants, never input.
+func countRows(ctx context.Context, db *sql.DB, table string) (map[string]int, error) {
+	rows, err := db.QueryContext(ctx, `SELECT work_order_id, COUNT(*) FROM `+table+` GROUP BY work_order_id`)
+	if err != nil {
+		return nil, fmt.Errorf("count %s rows: %w", table, err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("count %s rows: %w", table, err)
+		}
+		out[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count %s rows: %w", table, err)
+	}
+	return out, nil
+}
+
+// bundleCount is the number of output_bundles of workorder id.
+func (s *state) bundleCount(id string) int {
+	if s.bundleRows != nil {
+		return s.bundleRows[id]
+	}
+	if s.bundle[id] != nil {
+		return 1
+	}
+	return 0
+}
+
+// runRecordCount is the number of run_records of workorder id.
+func (s *state) runRecordCount(id string) int {
+	if s.runRecordRows != nil {
+		return s.runRecordRows[id]
+	}
+	if s.runRecord[id] != nil {
+		return 1
+	}
+	return 0
+}
+
+// runRecordIDs returns, sorted, every work_order_id that has a run_record,
+// including ids whose workorder does not exist when SQL shows them.
+func (s *state) runRecordIDs() []string {
+	if s.runRecordRows != nil {
+		return slices.Sorted(maps.Keys(s.runRecordRows))
+	}
+	return slices.Sorted(maps.Keys(s.runRecord))
+}
+
+// orphanBundles returns, sorted, the work_order_ids of output_bundles whose
+// workorder does not exist (visible only through SQL).
+func (s *state) orphanBundles() []string {
+	var out []string
+	for id := range s.bundleRows {
+		if s.workOrder[id] == nil {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

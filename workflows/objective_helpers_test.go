@@ -1,0 +1,271 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// a names the lifecycle's activities for mocking, as the workflow does.
+var a *activities.Lifecycle
+
+const (
+	objID  = "obj-1"
+	eventA = "ev-obj-1-2"
+	eventB = "ev-obj-1-4"
+)
+
+var (
+	woA = activities.WorkOrderRef{WorkOrderID: "wo-obj-1-2", DiazotrophType: "PATCH_DIAZOTROPH",
+		BudgetMS: 90_000, Status: store.WorkOrderCreated}
+	woB = activities.WorkOrderRef{WorkOrderID: "wo-obj-1-4", DiazotrophType: "PATCH_DIAZOTROPH",
+		BudgetMS: 90_000, Status: store.WorkOrderCreated}
+	runComplete = store.PauseState{PauseStateID: "ps-obj-1-3-RUN_COMPLETE", ObjectiveID: objID,
+		WorkOrderID: woA.WorkOrderID, Reason: store.PauseRunComplete, PrioritizedActions: []string{"Review", "Confirm completion"}}
+	gateFailed = store.PauseState{PauseStateID: "ps-obj-1-3-GATE_FAILED", ObjectiveID: objID,
+		WorkOrderID: woA.WorkOrderID, Reason: store.PauseGateFailed, PrioritizedActions: []string{"Review gate failure reason"}}
+	blockedPause = store.PauseState{PauseStateID: "ps-obj-1-3-BLOCKED", ObjectiveID: objID,
+		Reason: store.PauseBlocked, PrioritizedActions: []string{"Resolve blockers for obj-1"}}
+	rejectedPause = store.PauseState{PauseStateID: "ps-obj-1-1-REJECTED", ObjectiveID: objID,
+		Reason: store.PauseRejected, PrioritizedActions: []string{"Rejected by ana: out of scope"}}
+)
+
+// view is a stored objective as Load returns it.
+func view(status string) activities.ObjectiveView {
+	return activities.ObjectiveView{Found: true, ObjectiveID: objID, ObjectiveType: "TICKET", Status: status,
+		StatusSeq: 1, LeaseTTL: 45 * time.Second}
+}
+
+func scheduled(wo activities.WorkOrderRef) activities.ScheduleResult {
+	return activities.ScheduleResult{Reason: store.ReasonScheduled, ObjectiveID: objID,
+		Status: store.StatusInProgress, WorkOrder: &wo}
+}
+
+func ran(wo activities.WorkOrderRef) activities.RunResult {
+	return activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: store.RunnerOK}
+}
+
+func passed() activities.GateResult {
+	return activities.GateResult{GateResult: store.GatePass, GateReason: "output bundle valid",
+		Status: store.StatusDone, Pause: runComplete}
+}
+
+func failed() activities.GateResult {
+	return activities.GateResult{GateResult: store.GateFail, GateReason: "output bundle content is empty",
+		Status: store.StatusTodo, Pause: gateFailed}
+}
+
+func readied(eventID string) activities.ReadyResult {
+	return activities.ReadyResult{EventID: eventID, Status: store.StatusTodo, StatusSeq: 2}
+}
+
+func readyIn(mode string) activities.ReadyInput {
+	return activities.ReadyInput{ObjectiveID: objID, Mode: mode}
+}
+
+// invalidStatus is the Ready activity's refusal when the objective moved.
+func invalidStatus() error {
+	return temporal.NewNonRetryableApplicationError("make objective \"obj-1\" ready: objective is DONE",
+		activities.ErrTypeInvalidStatus, nil)
+}
+
+// testBundle is one workflow under test with mocked activities.
+type testBundle struct {
+	t   *testing.T
+	env *testsuite.TestWorkflowEnvironment
+	// attrs is the last value upserted for each search attribute; statuses
+	// lists every AzollaStatus upserted, in order.
+	attrs    map[string]string
+	statuses []string
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	t.Parallel()
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(workflows.ObjectiveWorkflow, workflow.RegisterOptions{Name: workflows.ObjectiveWorkflowName})
+	env.RegisterActivity(&activities.Lifecycle{})
+	b := &testBundle{t: t, env: env, attrs: map[string]string{}}
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Return().Maybe().Run(func(args mock.Arguments) {
+		sa := args.Get(0).(temporal.SearchAttributes)
+		for _, key := range workflows.SearchAttributes() {
+			k := key.(temporal.SearchAttributeKeyKeyword)
+			if v, ok := sa.GetKeyword(k); ok {
+				b.attrs[k.GetName()] = v
+				if k.GetName() == workflows.AttrStatus.GetName() {
+					b.statuses = append(b.statuses, v)
+				}
+			}
+		}
+	})
+	return b
+}
+
+// execute runs the workflow to its end. Every activity call no test
+// expectation matches fails the test and fails the activity for good, so an
+// unexpected step cannot hide behind retries.
+func (b *testBundle) execute(in workflows.ObjectiveInput) {
+	b.t.Helper()
+	env := b.env
+	env.OnActivity(a.Load, mock.Anything, mock.Anything).Maybe().Return(
+		func(_ context.Context, id string) (activities.ObjectiveView, error) {
+			return activities.ObjectiveView{}, b.unexpected("Load", id)
+		})
+	env.OnActivity(a.Ready, mock.Anything, mock.Anything).Maybe().Return(
+		func(_ context.Context, in activities.ReadyInput) (activities.ReadyResult, error) {
+			return activities.ReadyResult{}, b.unexpected("Ready", in)
+		})
+	env.OnActivity(a.Reject, mock.Anything, mock.Anything).Maybe().Return(
+		func(_ context.Context, in activities.RejectInput) (store.PauseState, error) {
+			return store.PauseState{}, b.unexpected("Reject", in)
+		})
+	env.OnActivity(a.Schedule, mock.Anything, mock.Anything).Maybe().Return(
+		func(_ context.Context, in activities.ScheduleInput) (activities.ScheduleResult, error) {
+			return activities.ScheduleResult{}, b.unexpected("Schedule", in)
+		})
+	env.OnActivity(a.Run, mock.Anything, mock.Anything).Maybe().Return(
+		func(_ context.Context, in activities.RunInput) (activities.RunResult, error) {
+			return activities.RunResult{}, b.unexpected("Run", in)
+		})
+	env.OnActivity(a.Gate, mock.Anything, mock.Anything).Maybe().Return(
+		func(_ context.Context, in activities.GateInput) (activities.GateResult, error) {
+			return activities.GateResult{}, b.unexpected("Gate", in)
+		})
+	env.ExecuteWorkflow(workflows.ObjectiveWorkflowName, in)
+	require.True(b.t, env.IsWorkflowCompleted())
+	env.AssertExpectations(b.t)
+}
+
+func (b *testBundle) unexpected(name string, in any) error {
+	b.t.Errorf("unexpected activity call %s(%+v)", name, in)
+	return temporal.NewNonRetryableApplicationError("unexpected activity call "+name, "Unexpected", nil)
+}
+
+// result is the workflow's State and error.
+func (b *testBundle) result() (workflows.State, error) {
+	b.t.Helper()
+	err := b.env.GetWorkflowError()
+	var s workflows.State
+	if err == nil {
+		require.NoError(b.t, b.env.GetWorkflowResult(&s))
+	}
+	return s, err
+}
+
+// done requires the workflow to have completed successfully with want, and
+// the state query to agree.
+func (b *testBundle) done(want workflows.State) {
+	b.t.Helper()
+	got, err := b.result()
+	require.NoError(b.t, err)
+	require.Equal(b.t, want, got)
+	require.Equal(b.t, want, b.state())
+}
+
+// state queries the workflow's State.
+func (b *testBundle) state() workflows.State {
+	b.t.Helper()
+	v, err := b.env.QueryWorkflow(workflows.StateQuery)
+	require.NoError(b.t, err)
+	var s workflows.State
+	require.NoError(b.t, v.Get(&s))
+	return s
+}
+
+// at runs fn when the workflow clock reaches d.
+func (b *testBundle) at(d time.Duration, fn func()) { b.env.RegisterDelayedCallback(fn, d) }
+
+// signalAt sends a decision signal at d.
+func (b *testBundle) signalAt(d time.Duration, name string, dec workflows.Decision) {
+	b.at(d, func() { b.env.SignalWorkflow(name, dec) })
+}
+
+// queryAt captures the state at d.
+func (b *testBundle) queryAt(d time.Duration) *workflows.State {
+	s := new(workflows.State)
+	b.at(d, func() { *s = b.state() })
+	return s
+}
+
+// cancelAt cancels the workflow at d.
+func (b *testBundle) cancelAt(d time.Duration) { b.at(d, b.env.CancelWorkflow) }
+
+// update records what became of one update.
+type update struct {
+	accepted  bool
+	rejected  error
+	completed bool
+	result    workflows.DecisionResult
+	err       error
+}
+
+// updateAt sends a decision update at d.
+func (b *testBundle) updateAt(d time.Duration, name string, dec workflows.Decision) *update {
+	u := new(update)
+	b.at(d, func() {
+		b.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+			OnAccept: func() { u.accepted = true },
+			OnReject: func(err error) { u.rejected = err },
+			OnComplete: func(res any, err error) {
+				u.completed, u.err = true, err
+				if err == nil {
+					r, ok := res.(workflows.DecisionResult)
+					require.True(b.t, ok, "update result is %T", res)
+					u.result = r
+				}
+			},
+		}, dec)
+	})
+	return u
+}
+
+// continuedAsNew requires the workflow to have continued as new and returns
+// the next round's input.
+func (b *testBundle) continuedAsNew() workflows.ObjectiveInput {
+	b.t.Helper()
+	err := b.env.GetWorkflowError()
+	var can *workflow.ContinueAsNewError
+	require.True(b.t, errors.As(err, &can), "want continue-as-new, got %v", err)
+	require.Equal(b.t, workflows.ObjectiveWorkflowName, can.WorkflowType.Name)
+	var next workflows.ObjectiveInput
+	require.NoError(b.t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	return next
+}
+
+// canceled requires the workflow to have ended by cancellation.
+func (b *testBundle) canceled() {
+	b.t.Helper()
+	err := b.env.GetWorkflowError()
+	var ce *temporal.CanceledError
+	require.True(b.t, errors.As(err, &ce), "want canceled, got %v", err)
+}
+
+func (u *update) String() string {
+	return fmt.Sprintf("accepted=%v rejected=%v completed=%v result=%+v err=%v", u.accepted, u.rejected,
+		u.completed, u.result, u.err)
+}
+
+// testWriter sends the workflow's log to the test's log, shown on failure.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}

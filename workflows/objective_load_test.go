@@ -1,0 +1,247 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// Where a (re)started lifecycle picks up, from what Load finds in the store.
+
+func TestObjective_MissingObjectiveEnds(t *testing.T) {
+	b := setup(t)
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(activities.ObjectiveView{ObjectiveID: objID}, nil).Once()
+
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+	b.done(workflows.State{ObjectiveID: objID, Step: workflows.StepMissing})
+	require.Equal(t, map[string]string{"AzollaObjectiveId": objID}, b.attrs)
+}
+
+func TestObjective_PendingEventIsScheduledFirst(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		status   string // at load
+		schedule activities.ScheduleResult
+		want     workflows.State
+	}{
+		{"missing ticket", store.StatusTodo,
+			activities.ScheduleResult{Reason: store.ReasonMissingTicket, ObjectiveID: objID},
+			workflows.State{ObjectiveID: objID, Status: store.StatusTodo, Step: workflows.StepMissing}},
+		{"non-executable, done", store.StatusDone,
+			activities.ScheduleResult{Reason: store.ReasonNonExecutableStatus, ObjectiveID: objID, Status: store.StatusDone},
+			workflows.State{ObjectiveID: objID, Status: store.StatusDone, Step: workflows.StepDone}},
+		{"non-executable, done meanwhile", store.StatusTodo,
+			activities.ScheduleResult{Reason: store.ReasonNonExecutableStatus, ObjectiveID: objID, Status: store.StatusDone},
+			workflows.State{ObjectiveID: objID, Status: store.StatusDone, Step: workflows.StepDone}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t)
+			v := view(tc.status)
+			v.PendingEventID = eventA
+			b.env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
+			b.env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(tc.schedule, nil).Once()
+
+			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+			b.done(tc.want)
+		})
+	}
+}
+
+// A TODO objective with no event (written straight into the store) gets its
+// TICKET_READY from Ready(resume), then runs.
+func TestObjective_TodoWithoutEventResumesThenSchedules(t *testing.T) {
+	b := setup(t)
+	env := b.env
+	env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusTodo), nil).Once()
+	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyResume)).Return(readied(eventA), nil).Once()
+	env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+	p := runComplete
+	b.done(workflows.State{ObjectiveID: objID, Status: store.StatusDone, Step: workflows.StepDone,
+		WorkOrderIDs: []string{woA.WorkOrderID}, GateResult: store.GatePass, GateReason: "output bundle valid", LastPause: &p})
+}
+
+// An IN_PROGRESS objective with an open workorder is a lifecycle cut short
+// mid-run: the next one runs and gates that workorder, and schedules nothing.
+func TestObjective_InProgressWithOpenWorkOrderRunsAndGates(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		pending string // a stale unprocessed event at load
+		carried []string
+		want    []string
+	}{
+		{"new workorder", "", []string{woA.WorkOrderID}, []string{woA.WorkOrderID, woB.WorkOrderID}},
+		{"workorder already listed", "", []string{woA.WorkOrderID, woB.WorkOrderID}, []string{woA.WorkOrderID, woB.WorkOrderID}},
+		{"stale pending event", eventA, nil, []string{woB.WorkOrderID}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t)
+			env := b.env
+			v := view(store.StatusInProgress)
+			v.OpenWorkOrder, v.PendingEventID = &woB, tc.pending
+			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
+			if tc.pending != "" {
+				env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: tc.pending}).Return(
+					activities.ScheduleResult{Reason: store.ReasonNonExecutableStatus, ObjectiveID: objID,
+						Status: store.StatusInProgress}, nil).Once()
+			}
+			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woB.WorkOrderID}).Return(ran(woB), nil).Once()
+			env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woB.WorkOrderID}).Return(passed(), nil).Once()
+
+			b.execute(workflows.ObjectiveInput{ObjectiveID: objID, Round: 4, WorkOrderIDs: tc.carried})
+
+			p := runComplete
+			b.done(workflows.State{ObjectiveID: objID, Status: store.StatusDone, Step: workflows.StepDone, Round: 4,
+				WorkOrderIDs: tc.want, GateResult: store.GatePass, GateReason: "output bundle valid", LastPause: &p})
+		})
+	}
+}
+
+// Run's heartbeat timeout is the lease, so a dead worker's attempt is
+// retried once its claim has lapsed; its start-to-close leaves the budget
+// room plus two leases.
+func TestObjective_RunHeartbeatTimeoutIsTheLease(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name             string
+		lease            time.Duration
+		wantHeartbeat    time.Duration
+		wantStartToClose time.Duration
+	}{
+		{"configured lease", 45 * time.Second, 45 * time.Second, 90*time.Second + 90*time.Second + time.Minute},
+		{"no lease defaults to a minute", 0, time.Minute, 90*time.Second + 2*time.Minute + time.Minute},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t)
+			env := b.env
+			v := view(store.StatusInProgress)
+			v.OpenWorkOrder, v.LeaseTTL = &woA, tc.lease
+			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
+			var info activity.Info
+			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(
+				func(ctx context.Context, in activities.RunInput) (activities.RunResult, error) {
+					info = activity.GetInfo(ctx)
+					return ran(woA), nil
+				}).Once()
+			env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+
+			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+			require.Equal(t, tc.wantHeartbeat, info.HeartbeatTimeout)
+			require.Equal(t, tc.wantStartToClose, info.StartToCloseTimeout)
+			s, err := b.result()
+			require.NoError(t, err)
+			require.Equal(t, workflows.StepDone, s.Step)
+		})
+	}
+}
+
+// A cancelled lifecycle stops at once: a Run cut short by the cancellation is
+// not gated as a failure.
+func TestObjective_CancelDuringRunSkipsGate(t *testing.T) {
+	b := setup(t)
+	env := b.env
+	v := view(store.StatusInProgress)
+	v.OpenWorkOrder = &woA
+	env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
+	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).
+		After(time.Hour).Return(ran(woA), nil).Maybe()
+
+	running := b.queryAt(time.Minute)
+	b.cancelAt(2 * time.Minute)
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+	require.Equal(t, workflows.StepRunning, running.Step)
+	require.Equal(t, woA.WorkOrderID, running.CurrentWorkOrderID)
+	b.canceled()
+	env.AssertActivityNotCalled(t, "Gate", mock.Anything, mock.Anything)
+	require.Equal(t, workflows.StepRunning, b.state().Step, "a cancelled run is not taken to the gate")
+}
+
+// A step that fails for good fails the lifecycle, and the state says why.
+func TestObjective_StepFailureFailsTheLifecycle(t *testing.T) {
+	t.Parallel()
+	boom := func(msg string) error {
+		return temporal.NewNonRetryableApplicationError(msg, activities.ErrTypeNotFound, nil)
+	}
+	inProgress := view(store.StatusInProgress)
+	inProgress.OpenWorkOrder = &woA
+	pending := view(store.StatusTodo)
+	pending.PendingEventID = eventA
+	cases := []struct {
+		name    string
+		mock    func(b *testBundle)
+		approve string // decision sent at 1m, "" for none
+		wantErr string
+		step    string
+	}{
+		{"load", func(b *testBundle) {
+			b.env.OnActivity(a.Load, mock.Anything, objID).Return(activities.ObjectiveView{}, boom("store is gone")).Once()
+		}, "", "store is gone", workflows.StepLoading},
+		{"in progress without a workorder", func(b *testBundle) {
+			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusInProgress), nil).Once()
+		}, "", "objective obj-1 is IN_PROGRESS without an open workorder", workflows.StepLoading},
+		{"schedule", func(b *testBundle) {
+			b.env.OnActivity(a.Load, mock.Anything, objID).Return(pending, nil).Once()
+			b.env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).
+				Return(activities.ScheduleResult{}, boom("event vanished")).Once()
+		}, "", "event vanished", workflows.StepScheduling},
+		{"gate", func(b *testBundle) {
+			b.env.OnActivity(a.Load, mock.Anything, objID).Return(inProgress, nil).Once()
+			b.env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+			b.env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).
+				Return(activities.GateResult{}, boom("workorder vanished")).Once()
+		}, "", "workorder vanished", workflows.StepGating},
+		{"approve", func(b *testBundle) {
+			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+			b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove)).
+				Return(activities.ReadyResult{}, boom("objective vanished")).Once()
+		}, workflows.Approve, "objective vanished", workflows.StepReadying},
+		{"reject", func(b *testBundle) {
+			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+			b.env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
+				Return(store.PauseState{}, boom("objective vanished")).Once()
+		}, workflows.Reject, "objective vanished", workflows.StepAwaitingApproval},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t)
+			tc.mock(b)
+			var u *update
+			if tc.approve != "" {
+				u = b.updateAt(time.Minute, tc.approve, workflows.Decision{By: "ana"})
+			}
+			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+			err := b.env.GetWorkflowError()
+			require.ErrorContains(t, err, tc.wantErr)
+			s := b.state()
+			require.Equal(t, tc.step, s.Step)
+			require.Contains(t, s.Error, tc.wantErr)
+			if u != nil {
+				require.True(t, u.completed, u)
+				require.ErrorContains(t, u.err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,274 @@
+package workflows_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// The approval path of a NEW objective, decided by signal or by update.
+
+func TestObjective_ApproveRunsToDone(t *testing.T) {
+	t.Parallel()
+	for _, viaUpdate := range []bool{false, true} {
+		name := "signal"
+		if viaUpdate {
+			name = "update"
+		}
+		t.Run(name, func(t *testing.T) {
+			b := setup(t)
+			env := b.env
+			env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+			env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove)).Return(readied(eventA), nil).Once()
+			env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+			env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+
+			waiting := b.queryAt(time.Minute)
+			yes := workflows.Decision{By: "ana", Comment: "go"}
+			var u *update
+			if viaUpdate {
+				u = b.updateAt(2*time.Minute, workflows.Approve, yes)
+			} else {
+				b.signalAt(2*time.Minute, workflows.Approve, yes)
+			}
+			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+			require.Equal(t, workflows.State{ObjectiveID: objID, Status: store.StatusNew,
+				Step: workflows.StepAwaitingApproval}, *waiting)
+			p := runComplete
+			b.done(workflows.State{ObjectiveID: objID, Status: store.StatusDone, Step: workflows.StepDone,
+				WorkOrderIDs: []string{woA.WorkOrderID}, GateResult: store.GatePass,
+				GateReason: "output bundle valid", LastPause: &p})
+			if viaUpdate {
+				require.True(t, u.accepted, u)
+				require.True(t, u.completed, u)
+				require.NoError(t, u.err)
+				require.Equal(t, workflows.DecisionResult{EventID: eventA}, u.result)
+			}
+			require.Equal(t, map[string]string{
+				"AzollaObjectiveId":   objID,
+				"AzollaObjectiveType": "TICKET",
+				"AzollaStatus":        store.StatusDone,
+				"AzollaDiazotroph":    "PATCH_DIAZOTROPH",
+				"AzollaGateResult":    store.GatePass,
+			}, b.attrs)
+			require.Equal(t, []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone}, b.statuses)
+		})
+	}
+}
+
+func TestObjective_RejectEndsNewObjective(t *testing.T) {
+	t.Parallel()
+	for _, viaUpdate := range []bool{false, true} {
+		name := "signal"
+		if viaUpdate {
+			name = "update"
+		}
+		t.Run(name, func(t *testing.T) {
+			b := setup(t)
+			env := b.env
+			env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+			env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana",
+				Comment: "out of scope"}).Return(rejectedPause, nil).Once()
+
+			no := workflows.Decision{By: "ana", Comment: "out of scope"}
+			var u *update
+			if viaUpdate {
+				u = b.updateAt(time.Minute, workflows.Reject, no)
+			} else {
+				b.signalAt(time.Minute, workflows.Reject, no)
+			}
+			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+			p := rejectedPause
+			b.done(workflows.State{ObjectiveID: objID, Status: store.StatusNew, Step: workflows.StepRejected, LastPause: &p})
+			if viaUpdate {
+				require.True(t, u.accepted, u)
+				require.True(t, u.completed, u)
+				require.NoError(t, u.err)
+				require.Equal(t, workflows.DecisionResult{Pause: &p}, u.result)
+			}
+		})
+	}
+}
+
+func TestObjective_RejectedObjectiveEndsAtOnce(t *testing.T) {
+	b := setup(t)
+	v := view(store.StatusNew)
+	v.LastPause = &rejectedPause
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
+
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+	p := rejectedPause
+	b.done(workflows.State{ObjectiveID: objID, Status: store.StatusNew, Step: workflows.StepRejected, LastPause: &p})
+}
+
+// A NEW objective's earlier pause that is not a rejection (say an overdue
+// notice) does not end it: it still waits for approval.
+func TestObjective_NewObjectiveWithOtherPauseAwaitsApproval(t *testing.T) {
+	b := setup(t)
+	overdue := store.PauseState{PauseStateID: "ps-obj-1-1-OVERDUE", ObjectiveID: objID, Reason: store.PauseOverdue}
+	v := view(store.StatusNew)
+	v.LastPause = &overdue
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
+
+	waiting := b.queryAt(time.Minute)
+	b.cancelAt(2 * time.Minute)
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+	require.Equal(t, workflows.StepAwaitingApproval, waiting.Step)
+	require.Equal(t, &overdue, waiting.LastPause)
+	b.canceled()
+}
+
+func TestObjective_DecisionUpdateRefusedOutsideItsStep(t *testing.T) {
+	t.Parallel()
+	blocked := view(store.StatusBlocked)
+	blocked.BlockerRef = "blockers:" + objID
+	gateFail := view(store.StatusTodo)
+	gateFail.BlockerRef = "gate:" + woA.WorkOrderID
+	cases := []struct {
+		name     string
+		view     activities.ObjectiveView
+		decision string
+		step     string
+		reason   string
+	}{
+		{"approve while blocked", blocked, workflows.Approve, workflows.StepAwaitingUnblock, "approve is only possible while [awaiting_approval]"},
+		{"reject after a failed gate", gateFail, workflows.Reject, workflows.StepAwaitingRetry, "reject is only possible while [awaiting_approval]"},
+		{"retry while awaiting approval", view(store.StatusNew), workflows.Retry, workflows.StepAwaitingApproval, "retry is only possible while [awaiting_retry awaiting_unblock]"},
+		{"unblock while awaiting approval", view(store.StatusNew), workflows.Unblock, workflows.StepAwaitingApproval, "unblock is only possible while [awaiting_retry awaiting_unblock]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t)
+			b.env.OnActivity(a.Load, mock.Anything, objID).Return(tc.view, nil).Once()
+
+			before := b.queryAt(time.Minute)
+			u := b.updateAt(2*time.Minute, tc.decision, workflows.Decision{By: "ana"})
+			after := b.queryAt(3 * time.Minute)
+			b.cancelAt(4 * time.Minute)
+			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+			require.False(t, u.accepted, u)
+			require.ErrorContains(t, u.rejected, tc.reason)
+			require.Equal(t, tc.step, before.Step)
+			require.Equal(t, *before, *after)
+			b.canceled()
+		})
+	}
+}
+
+// A second approval while the first is being handled is refused; so is one
+// once the objective has left NEW.
+func TestObjective_ApproveRefusedOnceApproved(t *testing.T) {
+	b := setup(t)
+	env := b.env
+	env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove)).After(time.Minute).Return(readied(eventA), nil).Once()
+	env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).After(time.Hour).Return(ran(woA), nil).Once()
+	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+
+	first := b.updateAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
+	whileReadying := b.updateAt(time.Minute+time.Second, workflows.Approve, workflows.Decision{By: "bob"})
+	whileRunning := b.updateAt(10*time.Minute, workflows.Approve, workflows.Decision{By: "eve"})
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+	require.True(t, first.completed, first)
+	require.Equal(t, eventA, first.result.EventID)
+	require.ErrorContains(t, whileReadying.rejected, "approve decision is already being handled")
+	require.False(t, whileReadying.accepted)
+	require.ErrorContains(t, whileRunning.rejected, "objective obj-1 is IN_PROGRESS (running)")
+	require.False(t, whileRunning.accepted)
+	s, err := b.result()
+	require.NoError(t, err)
+	require.Equal(t, workflows.StepDone, s.Step)
+}
+
+// Signals the lifecycle cannot take now are dropped: the state does not
+// change, and the lifecycle still takes the next valid decision.
+func TestObjective_InvalidSignalsAreIgnored(t *testing.T) {
+	t.Parallel()
+	gateFail := view(store.StatusTodo)
+	gateFail.BlockerRef = "gate:" + woA.WorkOrderID
+	blocked := view(store.StatusBlocked)
+	blocked.BlockerRef = "blockers:" + objID
+	cases := []struct {
+		name    string
+		view    activities.ObjectiveView
+		invalid []string
+		valid   string
+		step    string
+	}{
+		{"retry and unblock while awaiting approval", view(store.StatusNew),
+			[]string{workflows.Retry, workflows.Unblock}, workflows.Reject, workflows.StepAwaitingApproval},
+		{"approve and reject while awaiting retry", gateFail,
+			[]string{workflows.Approve, workflows.Reject}, workflows.Retry, workflows.StepAwaitingRetry},
+		{"approve and reject while awaiting unblock", blocked,
+			[]string{workflows.Approve, workflows.Reject}, workflows.Unblock, workflows.StepAwaitingUnblock},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t)
+			env := b.env
+			env.OnActivity(a.Load, mock.Anything, objID).Return(tc.view, nil).Once()
+			switch tc.valid {
+			case workflows.Reject:
+				env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
+					Return(rejectedPause, nil).Once()
+			default:
+				env.OnActivity(a.Ready, mock.Anything, readyIn(tc.valid)).Return(readied(eventB), nil).Once()
+			}
+
+			before := b.queryAt(time.Minute)
+			for i, name := range tc.invalid {
+				b.signalAt(2*time.Minute+time.Duration(i)*time.Second, name, workflows.Decision{By: "mallory"})
+			}
+			b.signalAt(2*time.Minute, workflows.Wake, workflows.Decision{})
+			after := b.queryAt(3 * time.Minute)
+			b.signalAt(4*time.Minute, tc.valid, workflows.Decision{By: "ana"})
+			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+			require.Equal(t, tc.step, before.Step)
+			require.Equal(t, *before, *after)
+			if tc.valid == workflows.Reject {
+				s, err := b.result()
+				require.NoError(t, err)
+				require.Equal(t, workflows.StepRejected, s.Step)
+			} else {
+				require.Equal(t, 1, b.continuedAsNew().Round)
+			}
+		})
+	}
+}
+
+// An approval signalled while the lifecycle is still loading (sent with or
+// right after the start) is judged once Load has said the objective awaits
+// approval, not dropped.
+func TestObjective_ApproveSignalDuringLoadIsKept(t *testing.T) {
+	b := setup(t)
+	env := b.env
+	env.OnActivity(a.Load, mock.Anything, objID).After(time.Minute).Return(view(store.StatusNew), nil).Once()
+	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove)).Return(readied(eventA), nil).Once()
+	env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+
+	loading := b.queryAt(time.Second)
+	b.signalAt(2*time.Second, workflows.Approve, workflows.Decision{By: "ana"})
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+	require.Equal(t, workflows.StepLoading, loading.Step)
+	s, err := b.result()
+	require.NoError(t, err)
+	require.Equal(t, workflows.StepDone, s.Step)
+}
