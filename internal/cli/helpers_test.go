@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ func azolla(t *testing.T, env map[string]string, args ...string) result {
 		full[k] = v
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), args, &stdout, &stderr, func(k string) string { return full[k] })
+	code := Run(t.Context(), args, &stdout, &stderr, func(k string) string { return full[k] })
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 

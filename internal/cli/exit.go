@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -36,9 +36,9 @@ func usageError(err error) error { return &exitError{code: exitUsage, usage: tru
 // configError is an unusable configuration; the usage text would not help.
 func configError(err error) error { return &exitError{code: exitUsage, err: err} }
 
-// run executes args and returns the exit status. Errors are printed as one
+// Run executes args and returns the exit status. Errors are printed as one
 // line, "azolla: <message>", on stderr.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, opts ...option) int {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, opts ...Option) int {
 	a := &app{stdout: stdout, stderr: stderr, getenv: getenv}
 	for _, o := range opts {
 		o(a)
@@ -72,11 +72,11 @@ func oneLine(s string) string {
 	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
 }
 
-// option adds what only the real binary has.
-type option func(*app)
+// Option adds what only the real binary has.
+type Option func(*app)
 
-// withDevServer lets `azolla dev` start its embedded server.
-func withDevServer(start StartDevServer) option { return func(a *app) { a.startDev = start } }
+// WithDevServer lets `azolla dev` start its embedded server.
+func WithDevServer(start StartDevServer) Option { return func(a *app) { a.startDev = start } }
 
-// withName is how the user invoked azolla.
-func withName(name string) option { return func(a *app) { a.name = name } }
+// WithName is how the user invoked azolla.
+func WithName(name string) Option { return func(a *app) { a.name = name } }
