@@ -53,10 +53,11 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 		res, err = a.gate(ctx, q, w, in.RunFailure)
 		return err
 	})
+	// Released even when the write failed: see Schedule.
+	a.release(ctx, lease)
 	if err != nil {
 		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
 	}
-	a.release(ctx, lease)
 	return res, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/schemas"
 )
 
 // Lifecycle is the receiver of every lifecycle activity.
@@ -48,6 +49,7 @@ const (
 	ErrTypeNotFound      = "NotFound"
 	ErrTypeInvalidStatus = "InvalidStatus"
 	ErrTypeUnknownType   = "UnknownDiazotroph"
+	ErrTypeInvalidRecord = "InvalidRecord"
 )
 
 // Claimed is returned (retryably) when another owner holds a live claim on
@@ -106,7 +108,9 @@ func (a *Lifecycle) acquire(ctx context.Context, resourceType, resourceID string
 // release gives a claim up after the durable write. A failure is only logged:
 // the write stands, and the lease lapses on its own.
 func (a *Lifecycle) release(ctx context.Context, lease *claim.Lease) {
-	if err := lease.Release(ctx); err != nil && activity.IsActivity(ctx) {
+	// Even when the activity is being cancelled: the write is done, and a
+	// claim left behind would block the next attempt for a whole lease.
+	if err := lease.Release(context.WithoutCancel(ctx)); err != nil && activity.IsActivity(ctx) {
 		activity.GetLogger(ctx).Warn("release claim", "error", err)
 	}
 }
@@ -123,6 +127,10 @@ func permanent(err error) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidStatus, err)
 	case errors.Is(err, diazotroph.ErrUnknownType):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnknownType, err)
+	case errors.As(err, new(*schemas.ValidationError)):
+		// The same input would be refused again (e.g. a diazotroph's
+		// invalid result): running it again only repeats the work.
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidRecord, err)
 	}
 	return err
 }

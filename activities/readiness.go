@@ -128,9 +128,11 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 		if err != nil {
 			return err
 		}
-		// A retry of a committed attempt: the objective is TODO and its
-		// event for this transition is waiting.
-		if o.Status == store.StatusTodo && o.BlockerRef == "" && in.Mode != ReadyResume {
+		// A retry of a committed attempt: the objective is in the state the
+		// mode leaves it in (TODO, no blocker_ref and, for unblock, no
+		// blockers) and its event for this transition is waiting.
+		if o.Status == store.StatusTodo && o.BlockerRef == "" && in.Mode != ReadyResume &&
+			(in.Mode != ReadyUnblock || len(o.Blockers) == 0) {
 			if ev, err := pendingEvent(ctx, q, o); err != nil || ev != nil {
 				if ev != nil {
 					res = ReadyResult{EventID: ev.EventID, Status: o.Status, StatusSeq: o.StatusSeq}

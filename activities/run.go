@@ -92,10 +92,12 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 		res = RunResult{WorkOrderID: w.WorkOrderID, RunnerStatus: stored.RunnerStatus}
 		return nil
 	})
+	// Released even when the write failed: see Schedule. A lost lease
+	// refuses the release without touching the new holder's claim.
+	a.release(ctx, lease)
 	if err != nil {
 		return RunResult{}, fmt.Errorf("persist output of workorder %q: %w", w.WorkOrderID, err)
 	}
-	a.release(ctx, lease)
 	return res, nil
 }
 

@@ -65,10 +65,12 @@ func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleRes
 		res, err = a.scheduled(ctx, q, ev)
 		return err
 	})
+	// Released even when the write failed (and so wrote nothing): a retry
+	// is a new owner, which a held claim would lock out until it lapsed.
+	a.release(ctx, lease)
 	if err != nil {
 		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
 	}
-	a.release(ctx, lease)
 	return res, nil
 }
 

@@ -10,7 +10,8 @@ import (
 )
 
 // Activity errors no retry can fix.
-var nonRetryable = []string{activities.ErrTypeNotFound, activities.ErrTypeInvalidStatus, activities.ErrTypeUnknownType}
+var nonRetryable = []string{activities.ErrTypeNotFound, activities.ErrTypeInvalidStatus, activities.ErrTypeUnknownType,
+	activities.ErrTypeInvalidRecord}
 
 // withShortOptions suits the store-bound steps (load, ready, schedule, gate,
 // reject): quick, and retried until the store answers.

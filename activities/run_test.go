@@ -1,0 +1,229 @@
+package activities_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/store"
+)
+
+func TestRun_DispatchesByTypeAndPersistsOneBundle(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		other := newFake("OTHER_DIAZOTROPH", returning(diazotroph.Result{Title: "other",
+			Content: "other diff", RunnerStatus: store.RunnerOK}))
+		tb.l.Diazotrophs.Register(other)
+		wo := tb.scheduled(t, "obj-1")
+		w, o := tb.workOrder(t, wo.WorkOrderID), tb.objective(t, "obj-1")
+		snap, err := tb.store.GetContextSnapshot(ctx, w.ContextSnapshotID)
+		require.NoError(t, err)
+
+		res, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		require.NoError(t, err)
+		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: store.RunnerOK}, res)
+		require.Empty(t, other.Calls(), "only the workorder's diazotroph_type runs")
+		calls := tb.fake.Calls()
+		require.Len(t, calls, 1)
+		require.Equal(t, diazotroph.Request{WorkOrder: *w, Snapshot: *snap, Objective: *o, Budget: testBudget}, calls[0])
+		require.Contains(t, calls[0].Snapshot.FullPromptText, o.Title)
+
+		b, err := tb.store.GetOutputBundle(ctx, wo.WorkOrderID)
+		require.NoError(t, err)
+		want, _ := okResult(ctx, calls[0])
+		require.Equal(t, want, diazotroph.Result{Title: b.Title, Content: b.Content, Notes: b.Notes,
+			Metadata: b.Metadata, RunnerStatus: b.RunnerStatus}, "the bundle is what the diazotroph returned")
+		executed := tb.workOrder(t, wo.WorkOrderID)
+		require.Equal(t, store.WorkOrderExecuted, executed.Status)
+		require.NotNil(t, executed.ExecutedAt)
+		tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+
+		// A second objective scheduled for the other type goes to the other.
+		tb.l.Diazotroph = other.Type()
+		wo2 := tb.scheduled(t, "obj-2")
+		res, err = tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo2.WorkOrderID})
+		require.NoError(t, err)
+		require.Equal(t, store.RunnerOK, res.RunnerStatus)
+		require.Len(t, other.Calls(), 1)
+		require.Equal(t, wo2.WorkOrderID, other.Calls()[0].WorkOrder.WorkOrderID)
+		require.Len(t, tb.fake.Calls(), 1)
+		b2, err := tb.store.GetOutputBundle(ctx, wo2.WorkOrderID)
+		require.NoError(t, err)
+		require.Equal(t, "other diff", b2.Content)
+	})
+}
+
+func TestRun_ExecutedWorkOrderIsNoOp(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		tb.fake.exec = returning(diazotroph.Result{Title: "out of time", Notes: "budget of 90s exhausted",
+			RunnerStatus: store.RunnerBudgetExhausted})
+		wo := tb.scheduled(t, "obj-1")
+		first, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		require.NoError(t, err)
+		require.False(t, first.AlreadyExecuted)
+		bundle, err := tb.store.GetOutputBundle(ctx, wo.WorkOrderID)
+		require.NoError(t, err)
+		w := tb.workOrder(t, wo.WorkOrderID)
+
+		again, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		require.NoError(t, err)
+		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: store.RunnerBudgetExhausted,
+			AlreadyExecuted: true}, again)
+		require.Len(t, tb.fake.Calls(), 1, "the diazotroph is not called again")
+		stored, err := tb.store.GetOutputBundle(ctx, wo.WorkOrderID)
+		require.NoError(t, err)
+		require.Equal(t, bundle, stored)
+		require.Equal(t, w, tb.workOrder(t, wo.WorkOrderID))
+	})
+}
+
+func TestRun_UnknownDiazotrophTypeIsPermanentAndWritesNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		tb.l.Diazotroph = "GHOST_DIAZOTROPH"
+		wo := tb.scheduled(t, "obj-1")
+
+		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		requirePermanent(t, err, activities.ErrTypeUnknownType)
+		require.ErrorIs(t, err, diazotroph.ErrUnknownType)
+		tb.requireNoBundle(t, wo.WorkOrderID)
+		require.Empty(t, tb.fake.Calls())
+		_, err = tb.store.GetClaim(ctx, store.ResourceWorkOrder, wo.WorkOrderID)
+		require.ErrorIs(t, err, store.ErrNotFound, "not even a claim")
+	})
+}
+
+func TestRun_UnknownWorkOrderIsNotFound(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		_, err := tb.l.Run(context.Background(), activities.RunInput{WorkOrderID: "wo-ghost"})
+		requirePermanent(t, err, activities.ErrTypeNotFound)
+	})
+}
+
+func TestRun_DiazotrophErrorWritesNothingAndReleasesClaim(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		unavailable := errors.New("model unavailable")
+		tb.fake.exec = func(context.Context, diazotroph.Request) (diazotroph.Result, error) {
+			return diazotroph.Result{}, unavailable
+		}
+		wo := tb.scheduled(t, "obj-1")
+
+		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		require.ErrorIs(t, err, unavailable)
+		requireRetryable(t, err)
+		tb.requireNoBundle(t, wo.WorkOrderID)
+		tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+
+		tb.fake.exec = okResult
+		res, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		require.NoError(t, err, "the released claim lets the retry run at once")
+		require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	})
+}
+
+func TestRun_WorkOrderClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		wo := tb.scheduled(t, "obj-1")
+		_, ok, err := tb.l.Claims.Acquire(ctx, store.ResourceWorkOrder, wo.WorkOrderID, "other-runner", time.Minute)
+		require.NoError(t, err)
+		require.True(t, ok)
+
+		_, err = tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		var claimed *activities.Claimed
+		require.ErrorAs(t, err, &claimed)
+		require.Equal(t, "other-runner", claimed.Holder.OwnerID)
+		require.Empty(t, tb.fake.Calls())
+		tb.requireNoBundle(t, wo.WorkOrderID)
+	})
+}
+
+// TestRun_LeaseLostDuringExecutionCancelsAndWritesNothing has another owner
+// take the workorder over while the diazotroph runs: the keeper's next
+// renewal fails, the diazotroph's context is cancelled and Run writes nothing.
+func TestRun_LeaseLostDuringExecutionCancelsAndWritesNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		wo := tb.scheduled(t, "obj-1")
+		tb.l.LeaseTTL = 300 * time.Millisecond // renewed every 100ms
+		started, cause := make(chan struct{}), make(chan error, 1)
+		tb.fake.exec = func(ctx context.Context, req diazotroph.Request) (diazotroph.Result, error) {
+			close(started)
+			select {
+			case <-ctx.Done():
+				cause <- context.Cause(ctx)
+				return diazotroph.Result{}, ctx.Err()
+			case <-time.After(10 * time.Second):
+				cause <- nil
+				return okResult(ctx, req)
+			}
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+			done <- err
+		}()
+		<-started
+		taker, ok, err := tb.thief().Acquire(ctx, store.ResourceWorkOrder, wo.WorkOrderID, "taker", time.Hour)
+		require.NoError(t, err)
+		require.True(t, ok, "the lease looks expired to the taker")
+
+		err = <-done
+		require.ErrorIs(t, err, claim.ErrLeaseLost)
+		require.ErrorIs(t, <-cause, claim.ErrLeaseLost, "the diazotroph saw its context cancelled for the lost lease")
+		tb.requireNoBundle(t, wo.WorkOrderID)
+		c, err := tb.store.GetClaim(ctx, store.ResourceWorkOrder, wo.WorkOrderID)
+		require.NoError(t, err)
+		require.Equal(t, taker.Record(), *c, "the new holder keeps its claim")
+	})
+}
+
+// TestRun_ClaimTakenBeforeWriteIsFencedOut loses the claim after the
+// diazotroph returns but before any renewal could notice: the fenced write
+// refuses it.
+func TestRun_ClaimTakenBeforeWriteIsFencedOut(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		wo := tb.scheduled(t, "obj-1") // LeaseTTL is a minute: no renewal runs
+		var taker *claim.Lease
+		tb.fake.exec = func(ctx context.Context, req diazotroph.Request) (diazotroph.Result, error) {
+			l, ok, err := tb.thief().Acquire(ctx, store.ResourceWorkOrder, req.WorkOrder.WorkOrderID, "taker", time.Hour)
+			if err != nil || !ok {
+				return diazotroph.Result{}, errors.Join(errors.New("take over failed"), err)
+			}
+			taker = l
+			return okResult(ctx, req)
+		}
+
+		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		require.ErrorIs(t, err, claim.ErrLeaseLost)
+		require.NotNil(t, taker)
+		tb.requireNoBundle(t, wo.WorkOrderID)
+		c, err := tb.store.GetClaim(ctx, store.ResourceWorkOrder, wo.WorkOrderID)
+		require.NoError(t, err)
+		require.Equal(t, taker.Record(), *c)
+	})
+}
+
+// TestRun_InvalidResultWritesNothingAndReleasesClaim has the diazotroph
+// return a result the output_bundle schema refuses (no title).
+func TestRun_InvalidResultWritesNothingAndReleasesClaim(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		tb.fake.exec = returning(diazotroph.Result{Content: "diff", RunnerStatus: store.RunnerOK})
+		wo := tb.scheduled(t, "obj-1")
+
+		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		require.ErrorContains(t, err, "title")
+		tb.requireNoBundle(t, wo.WorkOrderID)
+		tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+	})
+}

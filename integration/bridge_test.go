@@ -1,0 +1,53 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// Rows written straight into the store (or while Temporal was unreachable)
+// get their lifecycle from the polling bridge.
+func TestBridge_StartsLifecyclesForStoredWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOptions{})
+	ctx := context.Background()
+	now := time.Now().UTC()
+
+	// Written while Temporal was unreachable: waits for approval.
+	require.NoError(t, b.store.CreateObjective(ctx, &store.Objective{ObjectiveID: "offline", ObjectiveType: "TICKET",
+		Title: "created offline", Status: store.StatusNew, Urgency: "NORMAL", CreatedAt: now}))
+	// Approved by hand in the database: runs to DONE.
+	require.NoError(t, b.store.CreateObjective(ctx, &store.Objective{ObjectiveID: "direct", ObjectiveType: "TICKET",
+		Title: "approved in the database", Status: store.StatusTodo, Urgency: "NORMAL", CreatedAt: now}))
+	// An event about an objective that does not exist: MISSING_TICKET.
+	_, _, err := b.store.EmitEvent(ctx, &store.Event{EventID: "ev-ghost", EventType: store.EventTicketReady,
+		SubjectID: "ghost", CreatedAt: now})
+	require.NoError(t, err)
+
+	b.waitStep(t, "offline", workflows.StepAwaitingApproval)
+	b.waitStep(t, "direct", workflows.StepDone)
+	require.Eventually(t, func() bool {
+		ev, err := b.store.GetEvent(ctx, "ev-ghost")
+		return err == nil && ev.Processed && ev.ProcessedReason == store.ReasonMissingTicket
+	}, 60*time.Second, 100*time.Millisecond)
+
+	// Many passes later, still one lifecycle each and one workorder.
+	time.Sleep(time.Second)
+	for _, id := range []string{"offline", "direct"} {
+		resp, err := b.client.DescribeWorkflowExecution(ctx, workflows.ObjectiveWorkflowID(id), "")
+		require.NoError(t, err)
+		require.NotNil(t, resp)
+	}
+	wos, bundles, records := b.counts(t, "direct")
+	require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records})
+	claim, err := b.store.GetClaim(ctx, store.ResourceEvent, "ev-ghost")
+	require.NoError(t, err)
+	require.NotNil(t, claim.ReleasedAt, "the bridge and the scheduler release their event claims")
+	b.requireAuditClean(t)
+}

@@ -1,0 +1,150 @@
+package integration
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/dial"
+	"github.com/azolla/azolla/starter"
+	"github.com/azolla/azolla/workers"
+	"github.com/azolla/azolla/workflows"
+)
+
+// bundle is one test's world.
+type bundle struct {
+	cfg     config.Config
+	store   store.Store
+	client  client.Client
+	starter *starter.Starter
+}
+
+// setupOptions tune a test's configuration.
+type setupOptions struct {
+	command  string        // COMMAND_DIAZOTROPH's command line
+	leaseTTL time.Duration // claim lease and Run heartbeat timeout
+	noWorker bool          // start no in-process worker
+}
+
+func setup(t *testing.T, o setupOptions) *bundle {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := config.DefaultFor(func(string) string { return "" })
+	cfg.DataDir = dir
+	cfg.Temporal.Address = server.FrontendAddress()
+	cfg.Temporal.TaskQueue = "it-" + randomHex(6)
+	cfg.Claim.LeaseTTL = 5 * time.Second
+	if o.leaseTTL > 0 {
+		cfg.Claim.LeaseTTL = o.leaseTTL
+	}
+	cfg.Lifecycle.Budget = 30 * time.Second
+	cfg.Lifecycle.PollInterval = 200 * time.Millisecond
+	if o.command != "" {
+		cfg.Diazotroph.Command.Run = o.command
+	}
+	require.NoError(t, cfg.Validate())
+
+	st, err := dial.Open(context.Background(), dial.Config{Driver: config.DriverSQLite, SQLitePath: cfg.SQLitePath()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	_, err = st.Migrate(context.Background())
+	require.NoError(t, err)
+
+	c := dialClient(t)
+	b := &bundle{cfg: cfg, store: st, client: c,
+		starter: &starter.Starter{Client: c, Store: st, TaskQueue: cfg.Temporal.TaskQueue}}
+	if !o.noWorker {
+		b.startWorker(t, "in-process")
+	}
+	return b
+}
+
+// startWorker runs a lifecycle worker (with the polling bridge) in this
+// process until the test ends.
+func (b *bundle) startWorker(t *testing.T, identity string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- workers.Run(ctx, workers.Options{Config: b.cfg, Client: b.client, Store: b.store,
+			Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+			Identity: identity})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+// create stores an objective and starts its lifecycle.
+func (b *bundle) create(t *testing.T, id string, mutate ...func(*store.Objective)) *store.Objective {
+	t.Helper()
+	o := &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Integration objective " + id,
+		AcceptanceCriteria: []string{"it runs"}, Status: store.StatusNew, Urgency: "NORMAL"}
+	for _, m := range mutate {
+		m(o)
+	}
+	_, err := b.starter.Create(context.Background(), o)
+	require.NoError(t, err)
+	return o
+}
+
+// waitStep polls the lifecycle until it reaches step.
+func (b *bundle) waitStep(t *testing.T, id, step string) workflows.State {
+	t.Helper()
+	var st workflows.State
+	require.Eventually(t, func() bool {
+		var err error
+		st, err = b.starter.State(context.Background(), id)
+		return err == nil && st.Step == step
+	}, 90*time.Second, 100*time.Millisecond, "objective %s never reached %s (last state %+v)", id, step, &st)
+	return st
+}
+
+// requireAuditClean runs azolla verify's audit on the store.
+func (b *bundle) requireAuditClean(t *testing.T) {
+	t.Helper()
+	rep, err := audit.Run(context.Background(), b.store, time.Now())
+	require.NoError(t, err)
+	require.Empty(t, rep.Violations)
+}
+
+// counts returns how many bundles and run records the objective has.
+func (b *bundle) counts(t *testing.T, objectiveID string) (workOrders, bundles, runRecords int) {
+	t.Helper()
+	ctx := context.Background()
+	wos, err := b.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: objectiveID})
+	require.NoError(t, err)
+	for _, w := range wos {
+		if _, err := b.store.GetOutputBundle(ctx, w.WorkOrderID); err == nil {
+			bundles++
+		}
+		if _, err := b.store.GetRunRecord(ctx, w.WorkOrderID); err == nil {
+			runRecords++
+		}
+	}
+	return len(wos), bundles, runRecords
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// quietSDKLogger drops the SDK's logs.
+type quietSDKLogger struct{}
+
+func (quietSDKLogger) Debug(string, ...any) {}
+func (quietSDKLogger) Info(string, ...any)  {}
+func (quietSDKLogger) Warn(string, ...any)  {}
+func (quietSDKLogger) Error(string, ...any) {}
