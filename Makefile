@@ -4,30 +4,21 @@ GO        ?= go
 BIN       ?= bin/azolla
 GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN_DIR)/staticcheck
+WORKFLOWCHECK := $(GOBIN_DIR)/workflowcheck
 
 .DEFAULT_GOAL := help
 
 .PHONY: help
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build bin/azolla
 	$(GO) build -o $(BIN) ./cmd/azolla
 
 .PHONY: run
-run: build ## Build azolla, migrate the embedded SQLite store and show what to do next
-	@./$(BIN) migrate
-	@echo
-	@echo "azolla is built at $(BIN) and its SQLite store is ready (data dir: $$(./$(BIN) config show --output json | sed -n 's/.*"data_dir": "\(.*\)".*/\1/p'))."
-	@echo "What works today:"
-	@echo "  ./$(BIN) config show                  the effective configuration (secrets masked)"
-	@echo "  ./$(BIN) schema list                  the record kinds azolla validates"
-	@echo "  ./$(BIN) schema validate objective schemas/testdata/objective/valid.json"
-	@echo "  make test                                the whole test suite (SQLite and PostgreSQL)"
-	@echo "  make bench                               claim throughput against plain SQL"
-	@echo "The Temporal lifecycle (embedded dev server, Web UI, workers, approvals) is not built yet;"
-	@echo "until it lands, 'make run' stops here."
+run: build ## Build and run azolla dev (Temporal + Web UI + store + workers) with a demo objective
+	./$(BIN) dev --demo
 
 .PHONY: test
 test: ## Run the whole test suite (PostgreSQL tests fail under CI=true when it is down)
@@ -42,13 +33,23 @@ bench: ## Benchmarks, each next to a baseline measured in the same run
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./...
 
 .PHONY: lint
-lint: $(STATICCHECK) ## gofmt, go vet and staticcheck
+lint: $(STATICCHECK) $(WORKFLOWCHECK) ## gofmt, go vet, staticcheck and workflowcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	$(WORKFLOWCHECK) ./workflows/...
 
 $(STATICCHECK):
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+$(WORKFLOWCHECK):
+	$(GO) install go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
+
+.PHONY: record-histories
+record-histories: ## Re-record workflows/testdata from real runs on the embedded server
+	rm -f workflows/testdata/*.json
+	AZOLLA_RECORD_HISTORIES=$(CURDIR)/workflows/testdata $(GO) test -count=1 -run 'TestLifecycle' ./integration/
+	$(GO) test -count=1 -run TestReplay ./workflows/
 
 .PHONY: migrate
 migrate: build ## Apply store migrations to the configured store

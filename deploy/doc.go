@@ -1,4 +1,3 @@
-// Package deploy will hold the embedded development server (Temporal server
-// and Web UI on SQLite), container files and Temporal dynamic config. Empty
-// until the lifecycle lands.
+// Package deploy holds how azolla is run: devserver, the embedded Temporal
+// server and Web UI that `azolla dev` starts (SQLite, one history shard).
 package deploy

@@ -1,0 +1,165 @@
+package devserver
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// storeName names the single SQLite store used for both execution and
+// visibility data.
+const storeName = "sqlite"
+
+// serverOptions builds everything temporal.NewServer needs for a single-node
+// server: all default services in this process, each on its own port.
+func serverOptions(o Options, logger serverLogger) ([]temporal.ServerOption, error) {
+	sqlConf, err := sqliteConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	frontend := net.JoinHostPort(o.Host, strconv.Itoa(o.GRPCPort))
+	internal, err := freePorts(o.Host, 3)
+	if err != nil {
+		return nil, err
+	}
+	ports := map[primitives.ServiceName]int{
+		primitives.FrontendService: o.GRPCPort,
+		primitives.HistoryService:  internal[0],
+		primitives.MatchingService: internal[1],
+		primitives.WorkerService:   internal[2],
+	}
+	services := map[string]config.Service{}
+	hosts := map[primitives.ServiceName]static.Hosts{}
+	for name, port := range ports {
+		services[string(name)] = config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: o.Host}}
+		hosts[name] = static.SingleLocalHost(net.JoinHostPort(o.Host, strconv.Itoa(port)))
+	}
+
+	conf := &config.Config{
+		Persistence: config.Persistence{
+			DefaultStore:     storeName,
+			VisibilityStore:  storeName,
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{storeName: {SQL: sqlConf}},
+		},
+		ClusterMetadata: &cluster.Config{
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        o.ClusterName,
+			CurrentClusterName:       o.ClusterName,
+			ClusterInformation: map[string]cluster.ClusterInformation{
+				o.ClusterName: {Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend},
+			},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services:            services,
+		PublicClient:        config.PublicClient{HostPort: frontend},
+	}
+	conf.Archival.History.State = "disabled"
+	conf.Archival.Visibility.State = "disabled"
+	conf.NamespaceDefaults.Archival.History.State = "disabled"
+	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
+
+	return []temporal.ServerOption{
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(hosts),
+		temporal.WithLogger(logger),
+		temporal.WithDynamicConfigClient(dynamicConfig()),
+	}, nil
+}
+
+// dynamicConfig holds the settings that make a single-node server responsive
+// for development; everything else keeps the server's defaults.
+func dynamicConfig() dynamicconfig.StaticClient {
+	return dynamicconfig.StaticClient{
+		// Workflow Update is on by default in v1.32; azolla depends on it, so
+		// a future default change must not switch it off silently.
+		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key(): true,
+		// Read custom search attributes (namespace aliases under SQL
+		// visibility) from the database on every use, so the ones Start
+		// registers are usable at once instead of after a cache refresh.
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
+		// Those reads cost persistence calls; raise the per-host limits
+		// (keeping the defaults' 2:9 ratio) so they are not throttled.
+		dynamicconfig.FrontendPersistenceMaxQPS.Key(): 10000,
+		dynamicconfig.HistoryPersistenceMaxQPS.Key():  45000,
+		// The Web UI polls visibility; the default of 10 rps throttles it.
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+		// The default mutable-state cache (128k entries) is sized for
+		// production hosts, not a laptop.
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8192,
+		// The server's Stop does not stop the SDK workers of the scanners and
+		// of the parent-close-policy processor (v1.32 has TODOs saying so).
+		// They would outlive Stop and keep polling the frontend address,
+		// including that of the next server started on the same port. The
+		// scanners only clean up storage, and without the processor the
+		// history service applies parent close policies itself.
+		dynamicconfig.TaskQueueScannerEnabled.Key():       false,
+		dynamicconfig.HistoryScannerEnabled.Key():         false,
+		dynamicconfig.EnableParentClosePolicyWorker.Key(): false,
+	}
+}
+
+// sqliteConfig returns the SQLite store config. A new database file gets its
+// schema here; an existing one is reused as it is. The namespace is inserted
+// directly when missing, before the server starts, so it exists from the
+// server's first moment with no registration call to make and wait for.
+func sqliteConfig(o Options) (*config.SQL, error) {
+	conf := &config.SQL{PluginName: sqliteplugin.PluginName}
+	if o.Ephemeral {
+		// The plugin creates the schema itself for in-memory databases. The
+		// name only has to be unique within the process.
+		conf.DatabaseName = fmt.Sprintf("azolla-dev-%d", rand.Uint64())
+		conf.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
+	} else {
+		conf.DatabaseName = o.DBPath
+		conf.ConnectAttributes = map[string]string{"mode": "rwc"}
+		if err := setupSchemaIfNew(conf); err != nil {
+			return nil, err
+		}
+	}
+
+	ns, err := sqliteschema.NewNamespaceConfig(o.ClusterName, o.Namespace, false, nil)
+	if err != nil {
+		return nil, fmt.Errorf("build namespace %q: %w", o.Namespace, err)
+	}
+	ns.Detail.Config.Retention = durationpb.New(o.Retention)
+	if err := sqliteschema.CreateNamespaces(conf, ns); err != nil {
+		return nil, fmt.Errorf("create namespace %q: %w", o.Namespace, err)
+	}
+	return conf, nil
+}
+
+func setupSchemaIfNew(conf *config.SQL) error {
+	path := conf.DatabaseName
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("check database file: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create database directory: %w", err)
+	}
+	if err := sqliteschema.SetupSchema(conf); err != nil {
+		// Not removed here: the plugin keeps its connection to the file for
+		// the life of the process. A half-initialised file must be deleted
+		// by hand, as it would otherwise be taken as existing next time.
+		return fmt.Errorf("set up schema in %s (delete the file before retrying): %w", path, err)
+	}
+	return nil
+}
