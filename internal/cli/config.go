@@ -31,6 +31,13 @@ var configFlags = []struct{ flag, key, usage string }{
 	{"store-driver", "store.driver", `store backend: "sqlite" or "postgres" (default "sqlite")`},
 	{"store-dsn", "store.dsn", "PostgreSQL URL; visible to other users in the process list, prefer AZOLLA_STORE_DSN"},
 	{"log-level", "log.level", `debug, info, warn or error (default "info")`},
+	{"temporal-address", "temporal.address", `Temporal frontend host:port (default "127.0.0.1:7233")`},
+	{"namespace", "temporal.namespace", `Temporal namespace (default "default")`},
+	{"task-queue", "temporal.task_queue", `lifecycle task queue (default "azolla-lifecycle")`},
+	{"tls-cert", "temporal.tls.cert_file", "client certificate for mTLS to Temporal (turns TLS on)"},
+	{"tls-key", "temporal.tls.key_file", "client key for mTLS to Temporal"},
+	{"tls-ca", "temporal.tls.ca_file", "CA bundle to verify Temporal's certificate (turns TLS on)"},
+	{"tls-server-name", "temporal.tls.server_name", "server name to verify Temporal's certificate against"},
 }
 
 func addConfigFlags(fs *pflag.FlagSet) {

@@ -29,11 +29,18 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 		if d.By == "" {
 			d.By = a.getenv("USER")
 		}
-		s, err := a.openSession(cmd, true)
+		s, err := a.openSession(cmd, false)
 		if err != nil {
 			return err
 		}
 		defer s.close()
+		// An unknown id is told as such even while Temporal is down.
+		if _, err := s.store.GetObjective(cmd.Context(), args[0]); err != nil {
+			return classify(err)
+		}
+		if err := a.dialTemporal(cmd, s); err != nil {
+			return err
+		}
 		res, err := s.starter.Decide(cmd.Context(), args[0], kind, d)
 		if err != nil {
 			return classify(err)
@@ -65,7 +72,7 @@ bridge does this on its own for lifecycles that never started; a failed or
 terminated one waits for this command.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.openSession(cmd, true)
+			s, err := a.openSession(cmd, false)
 			if err != nil {
 				return err
 			}
@@ -73,6 +80,9 @@ terminated one waits for this command.`,
 			o, err := s.store.GetObjective(cmd.Context(), args[0])
 			if err != nil {
 				return classify(err)
+			}
+			if err := a.dialTemporal(cmd, s); err != nil {
+				return err
 			}
 			if err := s.starter.Start(cmd.Context(), o); err != nil {
 				return unavailableError(err)

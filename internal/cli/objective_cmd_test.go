@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+// offlineEnv is a data dir with Temporal at a port nobody listens on, so
+// the commands that need it fail fast and the others show they don't.
+func offlineEnv(t *testing.T) map[string]string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return map[string]string{"AZOLLA_DATA_DIR": t.TempDir(), "AZOLLA_TEMPORAL_ADDRESS": addr}
+}
+
+func listObjectives(t *testing.T, env map[string]string) []store.Objective {
+	t.Helper()
+	res := azolla(t, env, "objective", "list", "--output", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	var list []store.Objective
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &list))
+	return list
+}
+
+func TestObjectiveCreate_InvalidInputChangesNothing(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, want string
+		args       []string
+		file       string
+	}{
+		{name: "no title", args: nil, want: "--title is required"},
+		{name: "hostile id", args: []string{"--title", "x", "--id", "../x"}, want: "/objective_id"},
+		{name: "id with a dot", args: []string{"--title", "x", "--id", "a..b"}, want: "/objective_id"},
+		{name: "id like a flag", args: []string{"--title", "x", "--id=-x"}, want: "/objective_id"},
+		{name: "unknown urgency", args: []string{"--title", "x", "--urgency", "SOON"}, want: "/urgency"},
+		{name: "bad due time", args: []string{"--title", "x", "--due", "tomorrow"}, want: "/due_at"},
+		{name: "file not JSON", file: "{", want: "not a JSON object"},
+		{name: "file skips approval", file: `{"title": "x", "status": "TODO"}`, want: "status must be NEW"},
+		{name: "file unknown field", file: `{"title": "x", "colour": "red"}`, want: "colour"},
+		{name: "file and flags", file: `{"title": "x"}`, args: []string{"--title", "y"}, want: "cannot be combined"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := offlineEnv(t)
+			args := append([]string{"objective", "create"}, tc.args...)
+			if tc.file != "" {
+				args = append(args, "--file", writeFile(t, t.TempDir(), "o.json", tc.file))
+			}
+			res := azolla(t, env, args...)
+			require.Equal(t, exitUsage, res.code, res.stderr)
+			require.Contains(t, res.stderr, tc.want)
+			require.Equal(t, 1, strings.Count(strings.SplitN(res.stderr, "\n\n", 2)[0], "azolla:"), "one line: %s", res.stderr)
+			require.Empty(t, listObjectives(t, env))
+		})
+	}
+}
+
+func TestObjectiveCreate_StoresWhileTemporalIsDown(t *testing.T) {
+	t.Parallel()
+	env := offlineEnv(t)
+	file := writeFile(t, t.TempDir(), "o.json", `{"objective_id": "from-file", "title": "Fix the login page",
+		"acceptance_criteria": ["users can log in"], "urgency": "HIGH"}`)
+	res := azolla(t, env, "objective", "create", "--file", file, "--output", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stderr, "warning", "Temporal being down is said")
+	var o store.Objective
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &o))
+	require.Equal(t, "from-file", o.ObjectiveID)
+	require.Equal(t, store.StatusNew, o.Status)
+
+	res = azolla(t, env, "objective", "create", "--title", "Fix the login page", "--criteria", "a", "--criteria", "b")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "created objective fix-the-login-page-")
+	require.Contains(t, res.stdout, "objective approve fix-the-login-page-")
+
+	list := listObjectives(t, env)
+	require.Len(t, list, 2)
+	require.Equal(t, []string{"a", "b"}, list[1].AcceptanceCriteria)
+
+	res = azolla(t, env, "objective", "create", "--file", file)
+	require.Equal(t, exitRefused, res.code, "a taken id: %s", res.stderr)
+	require.Len(t, listObjectives(t, env), 2)
+}
+
+func TestObjectiveCommands_UnknownIDIsOneClearLine(t *testing.T) {
+	t.Parallel()
+	env := offlineEnv(t)
+	for _, args := range [][]string{
+		{"objective", "show", "nope"}, {"objective", "approve", "nope"}, {"objective", "reject", "nope"},
+		{"objective", "retry", "nope"}, {"objective", "unblock", "nope"}, {"objective", "watch", "nope"},
+		{"objective", "resume", "nope"},
+	} {
+		res := azolla(t, env, args...)
+		require.Equal(t, exitNotFound, res.code, "%v: %s", args, res.stderr)
+		require.Equal(t, `azolla: get objective: objective "nope" not found`+"\n", res.stderr, "%v", args)
+	}
+}
+
+func TestObjectiveCommands_TemporalDownIsExit5(t *testing.T) {
+	t.Parallel()
+	env := offlineEnv(t)
+	require.Equal(t, 0, azolla(t, env, "objective", "create", "--title", "x", "--id", "x").code)
+	res := azolla(t, env, "objective", "approve", "x")
+	require.Equal(t, exitUnavailable, res.code, res.stderr)
+	require.Contains(t, res.stderr, "connect to Temporal at "+env["AZOLLA_TEMPORAL_ADDRESS"])
+
+	res = azolla(t, env, "objective", "show", "x", "--output", "json")
+	require.Equal(t, 0, res.code, "show reads the store without Temporal: %s", res.stderr)
+	var d objectiveDetail
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &d))
+	require.Equal(t, "x", d.Objective.ObjectiveID)
+	require.Nil(t, d.Lifecycle)
+	require.Contains(t, d.LifecycleError, "connect to Temporal")
+}
+
+func TestObjectiveList_StatusFilter(t *testing.T) {
+	t.Parallel()
+	env := offlineEnv(t)
+	require.Equal(t, 0, azolla(t, env, "objective", "create", "--title", "x", "--id", "x").code)
+	res := azolla(t, env, "objective", "list", "--status", "DONE", "--output", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.JSONEq(t, `[]`, res.stdout)
+	res = azolla(t, env, "objective", "list", "--status", "NEW")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "x ")
+	res = azolla(t, env, "objective", "list", "--status", "FINISHED")
+	require.Equal(t, exitUsage, res.code)
+	require.Contains(t, res.stderr, "--status must be one of")
+}
