@@ -15,6 +15,7 @@ import (
 // watch to DONE, show, a refused second approval, list and verify.
 func TestCLI_ObjectiveFromCreateToDone(t *testing.T) {
 	t.Parallel()
+	idCli := uniqueID("cli")
 	b := setup(t, setupOptions{noWorker: true})
 	b.workerProcess(t, "cli")
 	run := func(args ...string) (string, int) {
@@ -30,20 +31,20 @@ func TestCLI_ObjectiveFromCreateToDone(t *testing.T) {
 		return string(out), code
 	}
 
-	out, code := run("objective", "create", "--id", "cli", "--title", "Write the release notes", "--criteria", "they list every change")
+	out, code := run("objective", "create", "--id", idCli, "--title", "Write the release notes", "--criteria", "they list every change")
 	require.Equal(t, 0, code, out)
-	require.Contains(t, out, "created objective cli (NEW): lifecycle started, awaiting approval")
+	require.Contains(t, out, "created objective "+idCli+" (NEW): lifecycle started, awaiting approval")
 
-	out, code = run("objective", "approve", "cli", "--by", "alice", "--comment", "go")
+	out, code = run("objective", "approve", idCli, "--by", "alice", "--comment", "go")
 	require.Equal(t, 0, code, out)
-	require.Contains(t, out, "approve cli: emitted ev-cli-1")
+	require.Contains(t, out, "approve "+idCli+": emitted ev-"+idCli+"-1")
 
-	out, code = run("objective", "watch", "cli", "--timeout", "90s")
+	out, code = run("objective", "watch", idCli, "--timeout", "90s")
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "RUN_COMPLETE")
 	require.Contains(t, out, "2. Confirm completion")
 
-	out, code = run("objective", "show", "cli", "--output", "json")
+	out, code = run("objective", "show", idCli, "--output", "json")
 	require.Equal(t, 0, code, out)
 	var d struct {
 		Objective  store.Objective
@@ -60,13 +61,13 @@ func TestCLI_ObjectiveFromCreateToDone(t *testing.T) {
 	require.Equal(t, store.GatePass, d.WorkOrders[0].RunRecord.GateResult)
 	require.Contains(t, d.WorkOrders[0].OutputBundle.Content, "Write the release notes")
 
-	out, code = run("objective", "approve", "cli")
+	out, code = run("objective", "approve", idCli)
 	require.Equal(t, 4, code, "approving a DONE objective is refused: %s", out)
 	require.Equal(t, 1, strings.Count(out, "\n"), "one line: %s", out)
 
 	out, code = run("objective", "list", "--status", "DONE")
 	require.Equal(t, 0, code, out)
-	require.Contains(t, out, "cli ")
+	require.Contains(t, out, idCli+" ")
 	out, code = run("verify")
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "0 violations")

@@ -135,6 +135,10 @@ func (b *bundle) counts(t *testing.T, objectiveID string) (workOrders, bundles, 
 	return len(wos), bundles, runRecords
 }
 
+// uniqueID makes an objective id unique on the shared server, so the tests
+// can run again (-count) against it.
+func uniqueID(name string) string { return name + "-" + randomHex(3) }
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)

@@ -24,6 +24,7 @@ import (
 // bundle and one run record.
 func TestKill_WorkerKilledMidRunIsTakenOver(t *testing.T) {
 	t.Parallel()
+	idKilled := uniqueID("killed")
 	const lease = 3 * time.Second
 	dir := t.TempDir()
 	starts, pgids := filepath.Join(dir, "starts"), filepath.Join(dir, "pgids")
@@ -36,8 +37,8 @@ func TestKill_WorkerKilledMidRunIsTakenOver(t *testing.T) {
 
 	first := b.workerProcess(t, "first")
 	ctx := context.Background()
-	b.create(t, "killed")
-	_, err := b.starter.Decide(ctx, "killed", workflows.Approve, workflows.Decision{By: "tester"})
+	b.create(t, idKilled)
+	_, err := b.starter.Decide(ctx, idKilled, workflows.Approve, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
 
 	require.Eventually(t, func() bool { return countLines(starts) == 1 }, 60*time.Second, 50*time.Millisecond,
@@ -47,16 +48,16 @@ func TestKill_WorkerKilledMidRunIsTakenOver(t *testing.T) {
 	killGroups(pgids) // its orphaned command, so only the takeover can finish
 
 	second := b.workerProcess(t, "second")
-	st := b.waitStep(t, "killed", workflows.StepDone)
+	st := b.waitStep(t, idKilled, workflows.StepDone)
 	require.Equal(t, store.GatePass, st.GateResult)
 	require.Equal(t, 2, countLines(starts), "the workorder ran again on the second worker")
 
-	wos, bundles, records := b.counts(t, "killed")
+	wos, bundles, records := b.counts(t, idKilled)
 	require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "one workorder, one output bundle, one run record")
-	out, err := b.store.GetOutputBundle(ctx, "wo-killed-1")
+	out, err := b.store.GetOutputBundle(ctx, "wo-"+idKilled+"-1")
 	require.NoError(t, err)
-	require.Equal(t, "finished wo-killed-1\n", out.Content)
-	claim, err := b.store.GetClaim(ctx, store.ResourceWorkOrder, "wo-killed-1")
+	require.Equal(t, "finished wo-"+idKilled+"-1\n", out.Content)
+	claim, err := b.store.GetClaim(ctx, store.ResourceWorkOrder, "wo-"+idKilled+"-1")
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(claim.OwnerID, "second"), "the takeover holds the last claim, got %s", claim.OwnerID)
 	require.NotNil(t, claim.ReleasedAt)
