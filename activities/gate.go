@@ -22,9 +22,11 @@ type GateResult struct {
 	GateResult string
 	GateReason string
 	CommitSHA  string
-	// Status is the objective's status afterwards.
-	Status string
-	Pause  store.PauseState
+	// Status and BlockerRef are the objective's afterwards: a FAIL leaves
+	// it TODO with a blocker_ref, waiting for a human's retry.
+	Status     string
+	BlockerRef string
+	Pause      store.PauseState
 }
 
 // Gate is the gate worker (seed 003 steps 11-14). Holding the workorder's
@@ -116,8 +118,8 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrde
 	var actions []string
 	var pauseReason string
 	if result == store.GatePass {
-		clear := ""
-		p.To, p.BlockerRef, pauseReason = store.StatusDone, &clear, store.PauseRunComplete
+		none := ""
+		p.To, p.BlockerRef, pauseReason = store.StatusDone, &none, store.PauseRunComplete
 		review := fmt.Sprintf("Review the output of %s: azolla objective show %s", w.WorkOrderID, w.ObjectiveID)
 		if rr.CommitSHA != "" {
 			review = "Review PR on " + w.BranchName
@@ -138,7 +140,8 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrde
 	if err := q.CreatePauseState(ctx, &ps); err != nil {
 		return GateResult{}, err
 	}
-	return GateResult{GateResult: result, GateReason: reason, CommitSHA: rr.CommitSHA, Status: o.Status, Pause: ps}, nil
+	return GateResult{GateResult: result, GateReason: reason, CommitSHA: rr.CommitSHA, Status: o.Status,
+		BlockerRef: o.BlockerRef, Pause: ps}, nil
 }
 
 // gated returns the stored verdict of a workorder gated before, done=false
@@ -156,7 +159,7 @@ func (a *Lifecycle) gated(ctx context.Context, q store.Querier, w *store.WorkOrd
 	if err != nil {
 		return res, true, err
 	}
-	res.Status = o.Status
+	res.Status, res.BlockerRef = o.Status, o.BlockerRef
 	pauses, err := q.ListPauseStates(ctx, w.ObjectiveID)
 	if err != nil {
 		return res, true, err

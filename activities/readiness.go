@@ -141,15 +141,15 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 			}
 		}
 		p := store.TransitionObjectiveParams{ObjectiveID: o.ObjectiveID, To: store.StatusTodo, Now: a.now()}
-		clear := ""
+		cleared := ""
 		switch in.Mode {
 		case ReadyApprove:
 			p.From = []string{store.StatusNew}
 		case ReadyRetry:
-			p.From, p.BlockerRef = []string{store.StatusTodo, store.StatusBlocked}, &clear
+			p.From, p.BlockerRef = []string{store.StatusTodo, store.StatusBlocked}, &cleared
 		case ReadyUnblock:
 			none := []string{}
-			p.From, p.BlockerRef, p.Blockers = []string{store.StatusTodo, store.StatusBlocked}, &clear, &none
+			p.From, p.BlockerRef, p.Blockers = []string{store.StatusTodo, store.StatusBlocked}, &cleared, &none
 		case ReadyResume:
 			if o.Status != store.StatusTodo || o.BlockerRef != "" {
 				return &store.TransitionError{ObjectiveID: o.ObjectiveID, Current: o.Status,

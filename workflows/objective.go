@@ -224,7 +224,7 @@ func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) 
 				open = res.WorkOrder
 			}
 			if res.Pause != nil {
-				w.state.LastPause, blockerRef = res.Pause, res.Pause.PauseStateID
+				w.state.LastPause = res.Pause
 			}
 			if res.Status == "" {
 				w.state.Step = StepMissing
@@ -242,7 +242,7 @@ func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) 
 			if err != nil {
 				return w.fail(err)
 			}
-			open, blockerRef = nil, "gate:"+g.Pause.WorkOrderID
+			open, blockerRef = nil, g.BlockerRef
 			w.state.LastPause = &g.Pause
 			w.setStatus(ctx, g.Status, AttrGateResult.ValueSet(g.GateResult))
 

@@ -67,7 +67,7 @@ func passed() activities.GateResult {
 
 func failed() activities.GateResult {
 	return activities.GateResult{GateResult: store.GateFail, GateReason: "output bundle content is empty",
-		Status: store.StatusTodo, Pause: gateFailed}
+		Status: store.StatusTodo, BlockerRef: "gate:" + gateFailed.WorkOrderID, Pause: gateFailed}
 }
 
 func readied(eventID string) activities.ReadyResult {
