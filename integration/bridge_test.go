@@ -2,10 +2,12 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
@@ -40,12 +42,14 @@ func TestBridge_StartsLifecyclesForStoredWork(t *testing.T) {
 		return err == nil && ev.Processed && ev.ProcessedReason == store.ReasonMissingTicket
 	}, 60*time.Second, 100*time.Millisecond)
 
-	// Many passes later, still one lifecycle each and one workorder.
+	// Many passes later, still one lifecycle each (one run: none completed
+	// and was started again) and one workorder.
 	time.Sleep(time.Second)
 	for _, id := range []string{idOffline, idDirect} {
-		resp, err := b.client.DescribeWorkflowExecution(ctx, workflows.ObjectiveWorkflowID(id), "")
+		resp, err := b.client.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowId = %q", workflows.ObjectiveWorkflowID(id))})
 		require.NoError(t, err)
-		require.NotNil(t, resp)
+		require.Equal(t, int64(1), resp.GetCount(), "runs of %s", id)
 	}
 	wos, bundles, records := b.counts(t, idDirect)
 	require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records})

@@ -177,12 +177,7 @@ func (b *Bridge) needsStart(ctx context.Context, objectiveID string) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("describe lifecycle of %s: %w", objectiveID, err)
 	}
-	switch resp.GetWorkflowExecutionInfo().GetStatus() {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return true, nil
-	default:
-		return false, nil
-	}
+	return resp.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, nil
 }
 
 // rejected reports whether a human rejected the objective.
