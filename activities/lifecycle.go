@@ -30,7 +30,8 @@ type Lifecycle struct {
 	Store       store.Store
 	Claims      *claim.Bridge
 	Diazotrophs *diazotroph.Registry
-	// Identity names this worker in claim owner ids (default pid@host).
+	// Identity names this worker in claim owner ids (default
+	// DefaultIdentity).
 	Identity string
 	// Diazotroph is the diazotroph_type the scheduler writes.
 	Diazotroph string
@@ -75,6 +76,11 @@ func (a *Lifecycle) identity() string {
 	if a.Identity != "" {
 		return a.Identity
 	}
+	return DefaultIdentity()
+}
+
+// DefaultIdentity names this process as Temporal's SDK does: pid@host.
+func DefaultIdentity() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%d@%s", os.Getpid(), host)
 }

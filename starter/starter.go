@@ -27,17 +27,24 @@ var (
 	ErrNoLifecycle = errors.New("no running lifecycle")
 	// ErrRefused: the lifecycle refused the decision in its current state.
 	ErrRefused = errors.New("refused")
+	// ErrNotConnected: the Starter has no Temporal client.
+	ErrNotConnected = errors.New("not connected to Temporal")
 )
 
 // Create writes the objective, then starts its lifecycle. If the objective
-// is stored but Temporal cannot be reached, it returns the stored objective
-// and an error wrapping the cause: the polling bridge starts the lifecycle
-// once Temporal is back, so nothing is lost.
+// is stored but its lifecycle could not start (Temporal unreachable, or no
+// Client: the caller could not dial), it returns the stored objective and an
+// error saying why: the polling bridge starts the lifecycle once Temporal is
+// back, so nothing is lost. A nil objective means nothing was written.
 func (s *Starter) Create(ctx context.Context, o *store.Objective) (*store.Objective, error) {
 	if err := s.Store.CreateObjective(ctx, o); err != nil {
 		return nil, err
 	}
-	if err := s.Start(ctx, o); err != nil {
+	err := ErrNotConnected
+	if s.Client != nil {
+		err = s.Start(ctx, o)
+	}
+	if err != nil {
 		return o, fmt.Errorf("objective %s is stored; its lifecycle starts when the polling bridge sees it: %w", o.ObjectiveID, err)
 	}
 	return o, nil

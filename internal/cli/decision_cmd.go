@@ -29,18 +29,11 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 		if d.By == "" {
 			d.By = a.getenv("USER")
 		}
-		s, err := a.openSession(cmd, false)
+		s, _, err := a.openObjective(cmd, args[0])
 		if err != nil {
 			return err
 		}
 		defer s.close()
-		// An unknown id is told as such even while Temporal is down.
-		if _, err := s.store.GetObjective(cmd.Context(), args[0]); err != nil {
-			return classify(err)
-		}
-		if err := a.dialTemporal(cmd, s); err != nil {
-			return err
-		}
 		res, err := s.starter.Decide(cmd.Context(), args[0], kind, d)
 		if err != nil {
 			return classify(err)
@@ -63,7 +56,7 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 }
 
 func (a *app) objectiveResumeCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "resume OBJECTIVE_ID",
 		Short: "Start an objective's lifecycle again (after it failed or was terminated)",
 		Long: `Start the objective's lifecycle, or wake it if it runs. The lifecycle reads
@@ -71,24 +64,26 @@ the objective's state from the store and carries on from there. The polling
 bridge does this on its own for lifecycles that never started; a failed or
 terminated one waits for this command.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.openSession(cmd, false)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			o, err := s.store.GetObjective(cmd.Context(), args[0])
-			if err != nil {
-				return classify(err)
-			}
-			if err := a.dialTemporal(cmd, s); err != nil {
-				return err
-			}
-			if err := s.starter.Start(cmd.Context(), o); err != nil {
-				return unavailableError(err)
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "lifecycle of %s running (status %s)\n", o.ObjectiveID, o.Status)
-			return err
-		},
 	}
+	jsonOut := outputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		asJSON, err := jsonOut()
+		if err != nil {
+			return err
+		}
+		s, o, err := a.openObjective(cmd, args[0])
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		if err := s.starter.Start(cmd.Context(), o); err != nil {
+			return unavailableError(err)
+		}
+		if asJSON {
+			return writeJSON(cmd.OutOrStdout(), o)
+		}
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "lifecycle of %s running (status %s)\n", o.ObjectiveID, o.Status)
+		return err
+	}
+	return cmd
 }

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workers"
@@ -110,9 +110,8 @@ With --demo it also creates a demo objective that waits for approval.`,
 				return err
 			}
 		}
-		host, _ := os.Hostname()
 		return workers.Run(ctx, workers.Options{Config: cfg, Client: s.client, Store: s.store, Log: log,
-			Identity: fmt.Sprintf("%d@%s", os.Getpid(), host)})
+			Identity: activities.DefaultIdentity()})
 	}
 	return cmd
 }
@@ -142,7 +141,7 @@ Ctrl-C stops everything.
 }
 
 func storeLabel(cfg config.Config) string {
-	if cfg.Store.Driver == "sqlite" {
+	if cfg.Store.Driver == config.DriverSQLite {
 		return "sqlite " + cfg.SQLitePath()
 	}
 	return cfg.Store.Driver + " " + cfg.Masked().Store.DSN

@@ -17,6 +17,7 @@ import (
 
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
+	"github.com/azolla/azolla/starter"
 )
 
 func (a *app) objectiveCmd() *cobra.Command {
@@ -74,16 +75,19 @@ polling bridge starts its lifecycle later.`,
 			return err
 		}
 		defer s.close()
-		if err := s.store.CreateObjective(cmd.Context(), o); err != nil {
+		started := "lifecycle started, awaiting approval"
+		// Temporal being down must not stop the objective from being stored.
+		dialErr := a.dialTemporal(cmd, s)
+		stored, err := s.starter.Create(cmd.Context(), o)
+		if stored == nil {
 			return classify(err)
 		}
-		started := "lifecycle started, awaiting approval"
-		if err = a.dialTemporal(cmd, s); err == nil {
-			err = s.starter.Start(cmd.Context(), o)
-		}
 		if err != nil {
-			started = "stored; the lifecycle starts when a worker's polling bridge reaches Temporal"
+			if errors.Is(err, starter.ErrNotConnected) {
+				err = dialErr
+			}
 			fmt.Fprintf(a.stderr, "azolla: warning: %s\n", oneLine(err.Error()))
+			started = "stored; the lifecycle starts when a worker's polling bridge reaches Temporal"
 		}
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), o)

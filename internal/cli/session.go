@@ -59,6 +59,25 @@ func (a *app) sessionFor(cmd *cobra.Command, cfg config.Config, withTemporal boo
 	return s, nil
 }
 
+// openObjective opens a session on one objective: it is looked up in the
+// store first, so an unknown id is told as such even while Temporal is
+// down, then Temporal is dialed.
+func (a *app) openObjective(cmd *cobra.Command, id string) (*session, *store.Objective, error) {
+	s, err := a.openSession(cmd, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := s.store.GetObjective(cmd.Context(), id)
+	if err == nil {
+		err = a.dialTemporal(cmd, s)
+	}
+	if err != nil {
+		s.close()
+		return nil, nil, classify(err)
+	}
+	return s, o, nil
+}
+
 // dialTemporal connects the session to Temporal.
 func (a *app) dialTemporal(cmd *cobra.Command, s *session) error {
 	// The SDK logs at info on every dial; a command shows only problems.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 )
 
 func (a *app) verifyCmd() *cobra.Command {
-	var output string
 	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "verify",
@@ -33,54 +31,55 @@ Workers write terminal state first and release their claim just after, so
 run verify on a quiet system, or pass --grace to ignore claims whose last
 heartbeat is more recent than that.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			if output != "text" && output != "json" {
-				return usageError(fmt.Errorf(`--output must be "text" or "json", got %q`, output))
-			}
-			if grace < 0 {
-				return usageError(fmt.Errorf("--grace must not be negative, got %s", grace))
-			}
-			cfg, err := a.loadConfig(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			if cfg.Store.Driver == dial.SQLite {
-				// Opening would create an empty file; there is nothing to verify.
-				if _, err := os.Stat(cfg.SQLitePath()); errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("no sqlite store at %s; run 'azolla migrate' to create it", cfg.SQLitePath())
-				}
-			}
-			st, err := dial.Open(ctx, dial.Config{Driver: cfg.Store.Driver, DSN: cfg.Store.DSN, SQLitePath: cfg.SQLitePath()})
-			if err != nil {
-				return err // the backends name the store they failed to open
-			}
-			defer func() {
-				if cerr := st.Close(); cerr != nil && err == nil {
-					err = fmt.Errorf("close store: %w", cerr)
-				}
-			}()
-
-			rep, err := audit.Run(ctx, st, time.Time{}, audit.WithGrace(grace))
-			if err != nil {
-				return fmt.Errorf("verify %s store: %w", cfg.Store.Driver, err)
-			}
-			if output == "json" {
-				err = writeVerifyJSON(cmd.OutOrStdout(), rep)
-			} else {
-				err = writeVerifyText(cmd.OutOrStdout(), rep)
-			}
-			if err != nil {
-				return err
-			}
-			if n := len(rep.Violations); n > 0 {
-				return fmt.Errorf("verify found %s", verifyCount(n, "violation"))
-			}
-			return nil
-		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", `output format: "text" or "json"`)
+	jsonOut := outputFlag(cmd)
 	cmd.Flags().DurationVar(&grace, "grace", 0, "count a live claim only once its last heartbeat is older than this (for a busy system)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) (err error) {
+		asJSON, err := jsonOut()
+		if err != nil {
+			return err
+		}
+		if grace < 0 {
+			return usageError(fmt.Errorf("--grace must not be negative, got %s", grace))
+		}
+		cfg, err := a.loadConfig(cmd.Flags())
+		if err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		if cfg.Store.Driver == dial.SQLite {
+			// Opening would create an empty file; there is nothing to verify.
+			if _, err := os.Stat(cfg.SQLitePath()); errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("no sqlite store at %s; run 'azolla migrate' to create it", cfg.SQLitePath())
+			}
+		}
+		st, err := dial.Open(ctx, dial.Config{Driver: cfg.Store.Driver, DSN: cfg.Store.DSN, SQLitePath: cfg.SQLitePath()})
+		if err != nil {
+			return err // the backends name the store they failed to open
+		}
+		defer func() {
+			if cerr := st.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("close store: %w", cerr)
+			}
+		}()
+
+		rep, err := audit.Run(ctx, st, time.Time{}, audit.WithGrace(grace))
+		if err != nil {
+			return fmt.Errorf("verify %s store: %w", cfg.Store.Driver, err)
+		}
+		if asJSON {
+			err = writeJSON(cmd.OutOrStdout(), rep)
+		} else {
+			err = writeVerifyText(cmd.OutOrStdout(), rep)
+		}
+		if err != nil {
+			return err
+		}
+		if n := len(rep.Violations); n > 0 {
+			return fmt.Errorf("verify found %s", verifyCount(n, "violation"))
+		}
+		return nil
+	}
 	return cmd
 }
 
@@ -98,15 +97,6 @@ func writeVerifyText(w io.Writer, rep *audit.Report) error {
 	}
 	_, err := fmt.Fprintf(w, "verify: %s, %s checked, %s\n",
 		verifyCount(len(rep.Checked), "rule"), verifyCount(rep.Items(), "item"), verifyCount(len(rep.Violations), "violation"))
-	return err
-}
-
-func writeVerifyJSON(w io.Writer, rep *audit.Report) error {
-	out, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode report as json: %w", err)
-	}
-	_, err = w.Write(append(out, '\n'))
 	return err
 }
 

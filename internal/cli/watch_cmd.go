@@ -40,17 +40,11 @@ blocked, rejected), 1 on --timeout.`,
 			return usageError(fmt.Errorf("--interval must be positive, got %s", interval))
 		}
 		id := args[0]
-		s, err := a.openSession(cmd, false)
+		s, _, err := a.openObjective(cmd, id)
 		if err != nil {
 			return err
 		}
 		defer s.close()
-		if _, err := s.store.GetObjective(cmd.Context(), id); err != nil {
-			return classify(err)
-		}
-		if err := a.dialTemporal(cmd, s); err != nil {
-			return err
-		}
 		ctx := cmd.Context()
 		var deadline <-chan time.Time
 		if timeout > 0 {

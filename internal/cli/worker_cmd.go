@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/workers"
 )
 
@@ -33,8 +31,7 @@ claim.lease_ttl.`,
 		}
 		defer s.close()
 		if identity == "" {
-			host, _ := os.Hostname()
-			identity = fmt.Sprintf("%d@%s", os.Getpid(), host)
+			identity = activities.DefaultIdentity()
 		}
 		s.log.Info("worker running", "temporal", s.cfg.Temporal.Address, "namespace", s.cfg.Temporal.Namespace,
 			"task_queue", s.cfg.Temporal.TaskQueue, "store", s.cfg.Store.Driver, "identity", identity)
