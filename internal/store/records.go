@@ -31,8 +31,12 @@ type Objective struct {
 	DueAt      *time.Time `json:"due_at,omitempty"`
 	Repository string     `json:"repository,omitempty"`
 	BaseBranch string     `json:"base_branch,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
+	// Generator overrides the configured patch generator for this
+	// objective; Patch is the static generator's input.
+	Generator string    `json:"generator,omitempty"`
+	Patch     string    `json:"patch,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Event types.

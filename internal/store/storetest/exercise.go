@@ -67,6 +67,7 @@ func testObjectives(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	o := Objective("obj-1")
 	o.Repository, o.BaseBranch = "/srv/repo", "main"
+	o.Generator, o.Patch = "static", "diff --git a/f b/f\n"
 	require.NoError(t, s.CreateObjective(ctx, o))
 	require.ErrorIs(t, s.CreateObjective(ctx, Objective("obj-1")), store.ErrAlreadyExists)
 	require.NoError(t, s.CreateObjective(ctx, Objective("obj-2")))
