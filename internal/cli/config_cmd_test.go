@@ -182,3 +182,37 @@ func TestInvalidConfigDoesNotDumpUsage(t *testing.T) {
 	require.NotContains(t, res.stderr, "Usage:")
 	require.Equal(t, 1, countLines(res.stderr), res.stderr)
 }
+
+func TestConfigShowReadsRepositorySettingsAndMasksPatchSecrets(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	writeFile(t, dataDir, "azolla.yaml", `patch:
+  generator: openai
+  openai:
+    model: local-coder
+  repositories:
+    - repository: /srv/app
+      gate_commands: ["go vet ./...", "go test ./..."]
+      gate_budget: 90s
+      push_remote: https://bot:s3cret@git.example.com/app.git
+`)
+	env := map[string]string{"AZOLLA_DATA_DIR": dataDir, "OPENAI_API_KEY": "sk-from-env"}
+	cfg := showJSON(t, env)
+	require.Equal(t, "openai", cfg.Patch.Generator)
+	require.Len(t, cfg.Patch.Repositories, 1)
+	r := cfg.Patch.Repositories[0]
+	require.Equal(t, []string{"go vet ./...", "go test ./..."}, r.GateCommands)
+	require.Equal(t, 90*time.Second, r.GateBudget)
+	require.Equal(t, "https://bot:xxxxx@git.example.com/app.git", r.PushRemote)
+	require.Equal(t, "xxxxx", cfg.Patch.OpenAI.APIKey, "the key from $OPENAI_API_KEY is masked")
+
+	res := azolla(t, env, "config", "show")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.NotContains(t, res.stdout, "s3cret")
+	require.NotContains(t, res.stdout, "sk-from-env")
+
+	writeFile(t, dataDir, "azolla.yaml", "patch:\n  repositories:\n    - repository: /srv/app\n      gate_comands: [make]\n")
+	res = azolla(t, env, "config", "show")
+	require.Equal(t, 2, res.code)
+	require.Contains(t, res.stderr, "gate_comands")
+}

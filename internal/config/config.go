@@ -24,6 +24,9 @@ type Config struct {
 	Dev        DevConfig        `mapstructure:"dev" json:"dev" yaml:"dev"`
 	Lifecycle  LifecycleConfig  `mapstructure:"lifecycle" json:"lifecycle" yaml:"lifecycle"`
 	Diazotroph DiazotrophConfig `mapstructure:"diazotroph" json:"diazotroph" yaml:"diazotroph"`
+	// Patch configures PATCH_DIAZOTROPH, which runs every objective that
+	// names a repository.
+	Patch PatchConfig `mapstructure:"patch" json:"patch" yaml:"patch"`
 }
 
 // TemporalConfig is the client side of a Temporal cluster.
@@ -69,8 +72,9 @@ type DevConfig struct {
 
 // LifecycleConfig tunes the objective lifecycle.
 type LifecycleConfig struct {
-	// Diazotroph is the diazotroph_type the scheduler writes into new
-	// workorders.
+	// Diazotroph is the diazotroph_type the scheduler writes into the
+	// workorders of objectives that name no repository; those that do are
+	// PATCH_DIAZOTROPH's.
 	Diazotroph string `mapstructure:"diazotroph" json:"diazotroph" yaml:"diazotroph"`
 	// Budget becomes each workorder's budget_ms.
 	Budget time.Duration `mapstructure:"budget" json:"budget" yaml:"budget"`
@@ -90,6 +94,90 @@ type CommandConfig struct {
 	Run string `mapstructure:"run" json:"run" yaml:"run"`
 	// Dir is its working directory; "" means <data_dir>/work.
 	Dir string `mapstructure:"dir" json:"dir" yaml:"dir"`
+}
+
+// PatchConfig configures PATCH_DIAZOTROPH: where it keeps its git state,
+// which generator writes the patch, what a patch may contain, who commits it
+// and what each repository's gate runs.
+type PatchConfig struct {
+	// Generator is the patch generator of objectives that choose none:
+	// "static" (the patch supplied with the objective), "command" or
+	// "openai".
+	Generator string `mapstructure:"generator" json:"generator" yaml:"generator"`
+	// GitDir holds the repository mirrors and one workspace per workorder;
+	// "" means <data_dir>/git.
+	GitDir string       `mapstructure:"git_dir" json:"git_dir" yaml:"git_dir"`
+	Author AuthorConfig `mapstructure:"author" json:"author" yaml:"author"`
+	// AllowBinary lets patches carry binary files.
+	AllowBinary bool `mapstructure:"allow_binary" json:"allow_binary" yaml:"allow_binary"`
+	// MaxPatchBytes bounds a candidate patch.
+	MaxPatchBytes int `mapstructure:"max_patch_bytes" json:"max_patch_bytes" yaml:"max_patch_bytes"`
+	// FileListLimit bounds the file listing frozen into the prompt.
+	FileListLimit int                `mapstructure:"file_list_limit" json:"file_list_limit" yaml:"file_list_limit"`
+	Command       PatchCommandConfig `mapstructure:"command" json:"command" yaml:"command"`
+	OpenAI        OpenAIConfig       `mapstructure:"openai" json:"openai" yaml:"openai"`
+	// Repositories holds per-repository settings: gate commands and push.
+	Repositories []RepositoryConfig `mapstructure:"repositories" json:"repositories" yaml:"repositories"`
+}
+
+// AuthorConfig is the author and committer of patch commits.
+type AuthorConfig struct {
+	Name  string `mapstructure:"name" json:"name" yaml:"name"`
+	Email string `mapstructure:"email" json:"email" yaml:"email"`
+}
+
+// PatchCommandConfig configures the command generator: an external coding
+// agent run in the workspace with the generation input on stdin and in the
+// file $AZOLLA_INPUT_FILE.
+type PatchCommandConfig struct {
+	Run string `mapstructure:"run" json:"run" yaml:"run"`
+}
+
+// OpenAIConfig configures the openai generator: any OpenAI-compatible
+// chat-completions endpoint.
+type OpenAIConfig struct {
+	// BaseURL is the API root, e.g. https://api.openai.com/v1.
+	BaseURL string `mapstructure:"base_url" json:"base_url" yaml:"base_url"`
+	Model   string `mapstructure:"model" json:"model" yaml:"model"`
+	// APIKey defaults to $OPENAI_API_KEY. Secret: print it only via Masked.
+	APIKey string `mapstructure:"api_key" json:"api_key" yaml:"api_key"`
+}
+
+// RepositoryConfig is one repository's settings, matched by the objective's
+// repository string exactly.
+type RepositoryConfig struct {
+	Repository string `mapstructure:"repository" json:"repository" yaml:"repository"`
+	// GateCommands run in the workspace, in order, after the built-in gate
+	// checks pass; the first to fail fails the gate.
+	GateCommands []string `mapstructure:"gate_commands" json:"gate_commands" yaml:"gate_commands"`
+	// GateBudget bounds all gate commands together; 0 means DefaultGateBudget.
+	GateBudget time.Duration `mapstructure:"gate_budget" json:"gate_budget" yaml:"gate_budget"`
+	// PushRemote, when set, is where each patch branch is force-pushed (a
+	// URL or an absolute path). Off by default.
+	PushRemote string `mapstructure:"push_remote" json:"push_remote" yaml:"push_remote"`
+}
+
+// Patch generators.
+const (
+	GeneratorStatic  = "static"
+	GeneratorCommand = "command"
+	GeneratorOpenAI  = "openai"
+)
+
+// DefaultGateBudget bounds a repository's gate commands when it sets none.
+const DefaultGateBudget = 10 * time.Minute
+
+// Repository returns the settings of repo, the zero value when it has none.
+func (p PatchConfig) Repository(repo string) RepositoryConfig {
+	for _, r := range p.Repositories {
+		if r.Repository == repo {
+			if r.GateBudget == 0 {
+				r.GateBudget = DefaultGateBudget
+			}
+			return r
+		}
+	}
+	return RepositoryConfig{Repository: repo, GateBudget: DefaultGateBudget}
 }
 
 // StoreConfig selects and addresses the store backend.
@@ -133,6 +221,7 @@ const (
 	sqliteFile   = "azolla.db"
 	temporalFile = "temporal.db"
 	workDir      = "work"
+	gitDir       = "git"
 )
 
 // DefaultTaskQueue is the task queue of the lifecycle workers.
@@ -161,6 +250,10 @@ func DefaultFor(getenv func(string) string) Config {
 		Lifecycle: LifecycleConfig{Diazotroph: "COMMAND_DIAZOTROPH", Budget: 10 * time.Minute,
 			PollInterval: 5 * time.Second},
 		Diazotroph: DiazotrophConfig{Command: CommandConfig{Run: DefaultCommand}},
+		Patch: PatchConfig{Generator: GeneratorStatic,
+			Author:        AuthorConfig{Name: "azolla", Email: "azolla@localhost"},
+			MaxPatchBytes: 4 << 20, FileListLimit: 200,
+			OpenAI: OpenAIConfig{BaseURL: "https://api.openai.com/v1", APIKey: getenv("OPENAI_API_KEY")}},
 	}
 }
 
@@ -203,4 +296,12 @@ func (c Config) CommandDir() string {
 		return c.Diazotroph.Command.Dir
 	}
 	return filepath.Join(c.DataDir, workDir)
+}
+
+// GitDir is where PATCH_DIAZOTROPH keeps mirrors and workspaces.
+func (c Config) GitDir() string {
+	if c.Patch.GitDir != "" {
+		return c.Patch.GitDir
+	}
+	return filepath.Join(c.DataDir, gitDir)
 }

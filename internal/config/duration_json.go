@@ -63,3 +63,33 @@ func (c *LifecycleConfig) UnmarshalJSON(data []byte) error {
 	*c = LifecycleConfig{Diazotroph: j.Diazotroph, Budget: budget, PollInterval: poll}
 	return nil
 }
+
+// repositoryJSON is RepositoryConfig with its budget as a string, for the
+// same reason as claimJSON.
+type repositoryJSON struct {
+	Repository   string   `json:"repository"`
+	GateCommands []string `json:"gate_commands"`
+	GateBudget   string   `json:"gate_budget"`
+	PushRemote   string   `json:"push_remote"`
+}
+
+// MarshalJSON writes gate_budget as a duration string.
+func (r RepositoryConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(repositoryJSON{Repository: r.Repository, GateCommands: r.GateCommands,
+		GateBudget: r.GateBudget.String(), PushRemote: r.PushRemote})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *RepositoryConfig) UnmarshalJSON(data []byte) error {
+	var j repositoryJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	budget, err := time.ParseDuration(j.GateBudget)
+	if err != nil {
+		return fmt.Errorf("patch.repositories.gate_budget: %w", err)
+	}
+	*r = RepositoryConfig{Repository: j.Repository, GateCommands: j.GateCommands, GateBudget: budget,
+		PushRemote: j.PushRemote}
+	return nil
+}

@@ -6,15 +6,42 @@ import (
 	"strings"
 )
 
+// maskURL hides the password of a URL with user info; anything else is
+// returned as it is.
+func maskURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); !ok {
+		return s
+	}
+	u.User = url.UserPassword(u.User.Username(), SecretMask)
+	return u.String()
+}
+
 // SecretMask is what replaces a secret in Masked output.
 const SecretMask = "xxxxx"
 
-// Masked returns a copy safe to print or log: the DSN's password and the
-// Temporal API key are replaced by "xxxxx".
+// Masked returns a copy safe to print or log: the DSN's password, the
+// Temporal and OpenAI API keys and passwords in repository URLs are
+// replaced by "xxxxx".
 func (c Config) Masked() Config {
 	c.Store.DSN = maskDSN(c.Store.DSN)
 	if c.Temporal.APIKey != "" {
 		c.Temporal.APIKey = SecretMask
+	}
+	if c.Patch.OpenAI.APIKey != "" {
+		c.Patch.OpenAI.APIKey = SecretMask
+	}
+	// A push remote URL may carry credentials (https://user:token@host/…).
+	if len(c.Patch.Repositories) > 0 {
+		repos := make([]RepositoryConfig, len(c.Patch.Repositories))
+		for i, r := range c.Patch.Repositories {
+			r.Repository, r.PushRemote = maskURL(r.Repository), maskURL(r.PushRemote)
+			repos[i] = r
+		}
+		c.Patch.Repositories = repos
 	}
 	return c
 }

@@ -14,6 +14,9 @@ import (
 const (
 	MinBudget = time.Second
 	MaxBudget = 24 * time.Hour
+	// MaxGateBudget bounds a repository's gate commands; the gate activity's
+	// own timeout is set above it.
+	MaxGateBudget = 6 * time.Hour
 )
 
 // diazotrophType is the workorder schema's pattern for diazotroph_type.
@@ -95,6 +98,7 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.Diazotroph.Command.Run) == "" {
 		add("diazotroph.command.run", "must be a command line")
 	}
+	c.Patch.validate(add)
 	if !slices.Contains(logLevels, c.Log.Level) {
 		add("log.level", "must be one of %s, got %q", strings.Join(logLevels, ", "), c.Log.Level)
 	}
@@ -122,4 +126,59 @@ func checkDSN(dsn string) string {
 		return fmt.Sprintf("URL scheme must be postgres or postgresql, got %q", u.Scheme)
 	}
 	return ""
+}
+
+var generators = []string{GeneratorStatic, GeneratorCommand, GeneratorOpenAI}
+
+func (p PatchConfig) validate(add func(key, format string, args ...any)) {
+	if !slices.Contains(generators, p.Generator) {
+		add("patch.generator", "must be one of %s, got %q", strings.Join(generators, ", "), p.Generator)
+	}
+	switch p.Generator {
+	case GeneratorCommand:
+		if strings.TrimSpace(p.Command.Run) == "" {
+			add("patch.command.run", "must be a command line when patch.generator is %q", GeneratorCommand)
+		}
+	case GeneratorOpenAI:
+		if p.OpenAI.Model == "" {
+			add("patch.openai.model", "must be set when patch.generator is %q", GeneratorOpenAI)
+		}
+	}
+	if p.OpenAI.BaseURL != "" {
+		if u, err := url.Parse(p.OpenAI.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("patch.openai.base_url", "must be an http(s) URL such as https://api.openai.com/v1")
+		}
+	}
+	if strings.TrimSpace(p.Author.Name) == "" || !strings.Contains(p.Author.Email, "@") ||
+		strings.ContainsAny(p.Author.Name+p.Author.Email, "<>\n") {
+		add("patch.author", "needs a name and an email address (without < > or newlines)")
+	}
+	if p.MaxPatchBytes < 1 {
+		add("patch.max_patch_bytes", "must be positive, got %d", p.MaxPatchBytes)
+	}
+	if p.FileListLimit < 0 {
+		add("patch.file_list_limit", "must not be negative, got %d", p.FileListLimit)
+	}
+	seen := map[string]bool{}
+	for i, r := range p.Repositories {
+		key := fmt.Sprintf("patch.repositories[%d]", i)
+		switch {
+		case strings.TrimSpace(r.Repository) == "":
+			add(key+".repository", "must be set")
+		case seen[r.Repository]:
+			add(key+".repository", "is listed twice")
+		}
+		seen[r.Repository] = true
+		for j, cmd := range r.GateCommands {
+			if strings.TrimSpace(cmd) == "" {
+				add(fmt.Sprintf("%s.gate_commands[%d]", key, j), "must be a command line")
+			}
+		}
+		if b := r.GateBudget; b != 0 && (b < MinBudget || b > MaxGateBudget) {
+			add(key+".gate_budget", "must be a duration between %s and %s, got %s", MinBudget, MaxGateBudget, b)
+		}
+		if strings.HasPrefix(r.PushRemote, "-") {
+			add(key+".push_remote", "must be a URL or an absolute path")
+		}
+	}
 }

@@ -44,6 +44,31 @@ func TestValidateNamesTheKeyOfEachProblem(t *testing.T) {
 			[]string{`log.format: must be one of text, json, got "xml"`}},
 		{"no data dir", func(c *config.Config) { c.DataDir = "" },
 			[]string{`data_dir: must be set`}},
+		{"unknown generator", func(c *config.Config) { c.Patch.Generator = "gpt" },
+			[]string{`patch.generator: must be one of static, command, openai, got "gpt"`}},
+		{"command generator without a command", func(c *config.Config) { c.Patch.Generator = "command" },
+			[]string{`patch.command.run: must be a command line when patch.generator is "command"`}},
+		{"openai generator without a model", func(c *config.Config) { c.Patch.Generator = "openai" },
+			[]string{`patch.openai.model: must be set when patch.generator is "openai"`}},
+		{"openai base url not http", func(c *config.Config) { c.Patch.OpenAI.BaseURL = "ftp://x" },
+			[]string{`patch.openai.base_url: must be an http(s) URL`}},
+		{"author without email", func(c *config.Config) { c.Patch.Author.Email = "nobody" },
+			[]string{`patch.author: needs a name and an email address`}},
+		{"author with a newline", func(c *config.Config) { c.Patch.Author.Name = "a\nb" },
+			[]string{`patch.author:`}},
+		{"patch limit", func(c *config.Config) { c.Patch.MaxPatchBytes = 0 },
+			[]string{`patch.max_patch_bytes: must be positive, got 0`}},
+		{"repository settings", func(c *config.Config) {
+			c.Patch.Repositories = []config.RepositoryConfig{
+				{Repository: "/srv/a", GateCommands: []string{"go test ./...", " "}, GateBudget: 7 * time.Hour},
+				{Repository: "/srv/a", PushRemote: "--upload-pack=x"},
+				{},
+			}
+		}, []string{`patch.repositories[0].gate_commands[1]: must be a command line`,
+			`patch.repositories[0].gate_budget: must be a duration between 1s and 6h0m0s, got 7h0m0s`,
+			`patch.repositories[1].repository: is listed twice`,
+			`patch.repositories[1].push_remote: must be a URL or an absolute path`,
+			`patch.repositories[2].repository: must be set`}},
 		{"every problem at once", func(c *config.Config) {
 			c.Store.Driver, c.Claim.LeaseTTL, c.Log.Format = "mysql", 0, "xml"
 		}, []string{"store.driver:", "claim.lease_ttl:", "log.format:"}},
@@ -96,4 +121,19 @@ func TestValidateNeverEchoesTheDSN(t *testing.T) {
 	err := c.Validate()
 	require.ErrorContains(t, err, "store.dsn: is not a valid URL")
 	require.NotContains(t, err.Error(), "s3cret")
+}
+
+func TestPatchRepositoryFindsSettingsByExactName(t *testing.T) {
+	t.Parallel()
+	p := valid().Patch
+	p.Repositories = []config.RepositoryConfig{{Repository: "/srv/a", GateCommands: []string{"make test"}},
+		{Repository: "/srv/b", GateBudget: time.Minute, PushRemote: "/srv/b.git"}}
+	a := p.Repository("/srv/a")
+	require.Equal(t, []string{"make test"}, a.GateCommands)
+	require.Equal(t, config.DefaultGateBudget, a.GateBudget, "an unset budget takes the default")
+	require.Equal(t, time.Minute, p.Repository("/srv/b").GateBudget)
+	require.Equal(t, "/srv/b.git", p.Repository("/srv/b").PushRemote)
+	other := p.Repository("/srv/a/")
+	require.Empty(t, other.GateCommands, "names match exactly")
+	require.Empty(t, other.PushRemote, "push is off unless configured")
 }
