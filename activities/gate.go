@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -46,13 +48,24 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 	if err != nil {
 		return GateResult{}, err
 	}
+	// The bundle is written once, so it is judged before the transaction:
+	// gate commands may run for minutes, with the claim kept alive.
+	heartbeat(ctx, lease)
+	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
+		OnError: func(err error) { logWarn(ctx, "renew workorder claim", err) }})
+	v, err := a.judge(kctx, w, in.RunFailure)
+	stop()
+	if err != nil {
+		a.release(ctx, lease)
+		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
+	}
 	var res GateResult
 	err = lease.Fenced(ctx, func(q store.Querier) error {
 		var done bool
 		if res, done, err = a.gated(ctx, q, w); err != nil || done {
 			return err
 		}
-		res, err = a.gate(ctx, q, w, in.RunFailure)
+		res, err = a.gate(ctx, q, w, v)
 		return err
 	})
 	// Released even when the write failed: see Schedule.
@@ -94,22 +107,64 @@ func verdict(b *store.OutputBundle, runFailure string) (result, reason string) {
 		len(b.Content), b.RunnerStatus)
 }
 
-// gate writes the verdict, the transition and the pause state.
-func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrder, runFailure string) (GateResult, error) {
-	now := a.now()
-	b, err := q.GetOutputBundle(ctx, w.WorkOrderID)
+// judgement is a workorder's verdict before it is written.
+type judgement struct {
+	result, reason, commitSHA string
+}
+
+// judge runs the built-in checks and, when they pass and the workorder's
+// diazotroph has checks of its own, those.
+func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure string) (judgement, error) {
+	b, err := a.Store.GetOutputBundle(ctx, w.WorkOrderID)
 	if errors.Is(err, store.ErrNotFound) {
 		b, err = nil, nil
 	}
 	if err != nil {
-		return GateResult{}, err
+		return judgement{}, err
 	}
-	result, reason := verdict(b, runFailure)
+	var j judgement
+	j.result, j.reason = verdict(b, runFailure)
+	if b != nil {
+		j.commitSHA = b.Metadata.CommitSHA
+	}
+	if j.result != store.GatePass || a.Diazotrophs == nil {
+		return j, nil
+	}
+	d, err := a.Diazotrophs.Lookup(w.DiazotrophType)
+	if err != nil {
+		return j, nil // a bundle written by a diazotroph this worker lacks: the built-in checks stand
+	}
+	c, ok := d.(diazotroph.Checker)
+	if !ok {
+		return j, nil
+	}
+	snap, err := a.Store.GetContextSnapshot(ctx, w.ContextSnapshotID)
+	if err != nil {
+		return judgement{}, err
+	}
+	o, err := a.Store.GetObjective(ctx, w.ObjectiveID)
+	if err != nil {
+		return judgement{}, err
+	}
+	v, err := c.Check(ctx, diazotroph.Check{WorkOrder: *w, Objective: *o, Snapshot: *snap, Bundle: *b})
+	if err != nil {
+		return judgement{}, fmt.Errorf("%s gate checks: %w", w.DiazotrophType, err)
+	}
+	switch {
+	case !v.Pass:
+		j.result, j.reason = store.GateFail, nonEmpty(v.Reason, w.DiazotrophType+" gate checks failed")
+	case v.Reason != "":
+		j.reason += "; " + v.Reason
+	}
+	return j, nil
+}
+
+// gate writes the verdict, the transition and the pause state.
+func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrder, j judgement) (GateResult, error) {
+	now := a.now()
+	result, reason := j.result, j.reason
 	rr := &store.RunRecord{WorkOrderID: w.WorkOrderID, ObjectiveID: w.ObjectiveID, GateResult: result,
-		GateReason: reason, CreatedAt: now, UpdatedAt: now}
-	if b != nil && b.Metadata.CommitSHA != "" {
-		rr.CommitSHA = b.Metadata.CommitSHA
-	}
+		GateReason: reason, CommitSHA: j.commitSHA, CreatedAt: now, UpdatedAt: now}
 	if _, err := q.UpsertRunRecord(ctx, rr); err != nil {
 		return GateResult{}, err
 	}

@@ -33,8 +33,11 @@ type Lifecycle struct {
 	// Identity names this worker in claim owner ids (default
 	// DefaultIdentity).
 	Identity string
-	// Diazotroph is the diazotroph_type the scheduler writes.
+	// Diazotroph is the diazotroph_type the scheduler writes for objectives
+	// that name no repository; those that do get diazotroph.PatchType.
 	Diazotroph string
+	// Targets resolves the repository of objectives that name one.
+	Targets diazotroph.Targets
 	// Budget becomes each new workorder's budget_ms.
 	Budget time.Duration
 	// LeaseTTL is the lease of Schedule and Gate claims, and the heartbeat
@@ -51,6 +54,7 @@ const (
 	ErrTypeInvalidStatus = "InvalidStatus"
 	ErrTypeUnknownType   = "UnknownDiazotroph"
 	ErrTypeInvalidRecord = "InvalidRecord"
+	ErrTypeMisconfigured = "Misconfigured"
 )
 
 // Claimed is returned (retryably) when another owner holds a live claim on
@@ -131,6 +135,8 @@ func permanent(err error) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNotFound, err)
 	case errors.As(err, &te):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidStatus, err)
+	case errors.Is(err, diazotroph.ErrMisconfigured):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeMisconfigured, err)
 	case errors.Is(err, diazotroph.ErrUnknownType):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnknownType, err)
 	case errors.As(err, new(*schemas.ValidationError)):

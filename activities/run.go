@@ -74,7 +74,7 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	}
 	if err != nil {
 		a.release(ctx, lease)
-		return RunResult{}, fmt.Errorf("run workorder %q with %s: %w", w.WorkOrderID, w.DiazotrophType, err)
+		return RunResult{}, permanent(fmt.Errorf("run workorder %q with %s: %w", w.WorkOrderID, w.DiazotrophType, err))
 	}
 
 	bundle := &store.OutputBundle{WorkOrderID: w.WorkOrderID, Title: out.Title, Content: out.Content,

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -48,6 +51,17 @@ func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleRes
 	if err != nil {
 		return ScheduleResult{}, err
 	}
+	// The repository is read before the transaction, with the claim kept
+	// alive: a first clone can take longer than a lease.
+	heartbeat(ctx, lease)
+	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
+		OnError: func(err error) { logWarn(ctx, "renew event claim", err) }})
+	target, err := a.target(kctx, ev)
+	stop()
+	if err != nil {
+		a.release(ctx, lease)
+		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
+	}
 	var res ScheduleResult
 	err = lease.Fenced(ctx, func(q store.Querier) error {
 		ev, err := q.GetEvent(ctx, in.EventID)
@@ -55,7 +69,7 @@ func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleRes
 			return err
 		}
 		if !ev.Processed {
-			if err := a.schedule(ctx, q, ev); err != nil {
+			if err := a.schedule(ctx, q, ev, target); err != nil {
 				return err
 			}
 			if ev, err = q.GetEvent(ctx, in.EventID); err != nil {
@@ -74,8 +88,42 @@ func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleRes
 	return res, nil
 }
 
+// resolved is the outcome of reading an objective's repository: its state,
+// or why a human must fix the target first.
+type resolved struct {
+	target  *diazotroph.Target
+	blocker string
+}
+
+// target resolves the repository of the event's objective when it will be
+// scheduled; nil when it names none or will not be scheduled.
+func (a *Lifecycle) target(ctx context.Context, ev *store.Event) (*resolved, error) {
+	o, err := a.Store.GetObjective(ctx, ev.SubjectID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.Repository == "" || o.Status != store.StatusTodo || len(o.Blockers) > 0 {
+		return nil, nil
+	}
+	if a.Targets == nil {
+		return nil, fmt.Errorf("objective %s names a repository but this worker resolves none: %w",
+			o.ObjectiveID, diazotroph.ErrMisconfigured)
+	}
+	t, err := a.Targets.Resolve(ctx, o.Repository, o.BaseBranch)
+	if errors.Is(err, diazotroph.ErrBadTarget) {
+		return &resolved{blocker: err.Error()}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resolve repository of objective %s: %w", o.ObjectiveID, err)
+	}
+	return &resolved{target: &t}, nil
+}
+
 // schedule writes the terminal outcome of an unprocessed event.
-func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Event) error {
+func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Event, r *resolved) error {
 	now := a.now()
 	mark := func(reason string) error {
 		_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: reason, Now: now})
@@ -93,36 +141,34 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Eve
 	if o.Status != store.StatusTodo {
 		return mark(store.ReasonNonExecutableStatus)
 	}
-	if len(o.Blockers) > 0 {
-		ref := "blockers:" + o.ObjectiveID
-		moved, err := q.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: o.ObjectiveID,
-			From: []string{store.StatusTodo}, To: store.StatusBlocked, BlockerRef: &ref, Now: now})
-		if err != nil {
-			return err
-		}
-		err = q.CreatePauseState(ctx, &store.PauseState{
-			PauseStateID: pauseID(o.ObjectiveID, moved.StatusSeq, store.PauseBlocked),
-			ObjectiveID:  o.ObjectiveID, Reason: store.PauseBlocked,
-			PrioritizedActions: []string{
-				fmt.Sprintf("Resolve blockers for %s: %s", o.ObjectiveID, strings.Join(o.Blockers, "; ")),
-				fmt.Sprintf("Re-emit TICKET_READY after resolution: azolla objective unblock %s", o.ObjectiveID),
-			},
-			CreatedAt: now})
-		if err != nil {
+	blockers := o.Blockers
+	if len(blockers) == 0 && r != nil && r.blocker != "" {
+		blockers = []string{r.blocker}
+	}
+	if len(blockers) > 0 {
+		if err := a.block(ctx, q, o, blockers, now); err != nil {
 			return err
 		}
 		return mark(store.ReasonBlocked)
 	}
+	typ, meta := a.Diazotroph, store.SnapshotMetadata{BaseBranch: o.BaseBranch}
+	var target *diazotroph.Target
+	if o.Repository != "" {
+		if r == nil || r.target == nil {
+			// It was not TODO when the repository would have been read.
+			return fmt.Errorf("objective %s changed while its event was scheduled", o.ObjectiveID)
+		}
+		target = r.target
+		typ, meta = diazotroph.PatchType, store.SnapshotMetadata{CommitSHA: target.CommitSHA, BaseBranch: target.BaseBranch}
+	}
 
 	snap := &store.ContextSnapshot{ContextSnapshotID: snapshotID(o.ObjectiveID, ev.TransitionSeq),
-		ObjectiveID: o.ObjectiveID, FullPromptText: Prompt(o),
-		Metadata:  store.SnapshotMetadata{BaseBranch: o.BaseBranch},
-		CreatedAt: now}
+		ObjectiveID: o.ObjectiveID, FullPromptText: Prompt(o, target), Metadata: meta, CreatedAt: now}
 	if err := q.CreateContextSnapshot(ctx, snap); err != nil {
 		return err
 	}
 	_, _, err = q.CreateWorkOrder(ctx, &store.WorkOrder{WorkOrderID: workOrderID(o.ObjectiveID, ev.TransitionSeq),
-		EventID: ev.EventID, ObjectiveID: o.ObjectiveID, DiazotrophType: a.Diazotroph,
+		EventID: ev.EventID, ObjectiveID: o.ObjectiveID, DiazotrophType: typ,
 		ContextSnapshotID: snap.ContextSnapshotID, BranchName: BranchName(o.ObjectiveID),
 		BudgetMS: a.Budget.Milliseconds(), Status: store.WorkOrderCreated, CreatedAt: now})
 	if err != nil {
@@ -133,6 +179,25 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Eve
 		return err
 	}
 	return mark(store.ReasonScheduled)
+}
+
+// block is seed 003 step 4: the objective becomes BLOCKED with its blockers
+// and a pause state that says how to go on.
+func (a *Lifecycle) block(ctx context.Context, q store.Querier, o *store.Objective, blockers []string, now time.Time) error {
+	ref := "blockers:" + o.ObjectiveID
+	moved, err := q.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: o.ObjectiveID,
+		From: []string{store.StatusTodo}, To: store.StatusBlocked, BlockerRef: &ref, Blockers: &blockers, Now: now})
+	if err != nil {
+		return err
+	}
+	return q.CreatePauseState(ctx, &store.PauseState{
+		PauseStateID: pauseID(o.ObjectiveID, moved.StatusSeq, store.PauseBlocked),
+		ObjectiveID:  o.ObjectiveID, Reason: store.PauseBlocked,
+		PrioritizedActions: []string{
+			fmt.Sprintf("Resolve blockers for %s: %s", o.ObjectiveID, strings.Join(blockers, "; ")),
+			fmt.Sprintf("Re-emit TICKET_READY after resolution: azolla objective unblock %s", o.ObjectiveID),
+		},
+		CreatedAt: now})
 }
 
 // scheduled reads the stored outcome of a processed event.
@@ -169,8 +234,9 @@ func (a *Lifecycle) scheduled(ctx context.Context, q store.Querier, ev *store.Ev
 }
 
 // Prompt is the frozen prompt of a run: the objective's title and acceptance
-// criteria, and its target when it names one.
-func Prompt(o *store.Objective) string {
+// criteria and, for a repository, the state the run starts from with a
+// bounded listing of its files.
+func Prompt(o *store.Objective, t *diazotroph.Target) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Objective %s (%s, urgency %s)\n\n%s\n", o.ObjectiveID, o.ObjectiveType, o.Urgency, o.Title)
 	if len(o.AcceptanceCriteria) > 0 {
@@ -179,7 +245,18 @@ func Prompt(o *store.Objective) string {
 			fmt.Fprintf(&b, "- %s\n", c)
 		}
 	}
-	if o.Repository != "" {
+	switch {
+	case t != nil:
+		fmt.Fprintf(&b, "\nRepository: %s\nBase branch: %s at commit %s\nWork branch: %s\n",
+			t.Repository, t.BaseBranch, t.CommitSHA, BranchName(o.ObjectiveID))
+		fmt.Fprintf(&b, "\nTracked files (%d of %d):\n", len(t.Files), t.TotalFiles)
+		for _, f := range t.Files {
+			fmt.Fprintf(&b, "  %s\n", f)
+		}
+		if more := t.TotalFiles - len(t.Files); more > 0 {
+			fmt.Fprintf(&b, "  ... and %d more\n", more)
+		}
+	case o.Repository != "":
 		fmt.Fprintf(&b, "\nRepository: %s (base branch %s)\n", o.Repository, nonEmpty(o.BaseBranch, "default"))
 	}
 	return b.String()

@@ -338,7 +338,7 @@ func (w *objective) ready(ctx workflow.Context, mode string) (activities.ReadyRe
 func (w *objective) schedule(ctx workflow.Context, eventID string) (activities.ScheduleResult, error) {
 	w.state.Step = StepScheduling
 	var res activities.ScheduleResult
-	err := workflow.ExecuteActivity(withShortOptions(ctx), act.Schedule, activities.ScheduleInput{EventID: eventID}).Get(ctx, &res)
+	err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), act.Schedule, activities.ScheduleInput{EventID: eventID}).Get(ctx, &res)
 	return res, err
 }
 
@@ -365,7 +365,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 
 	w.state.Step = StepGating
 	var g activities.GateResult
-	if err := workflow.ExecuteActivity(withShortOptions(ctx), act.Gate, in).Get(ctx, &g); err != nil {
+	if err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), act.Gate, in).Get(ctx, &g); err != nil {
 		return g, err
 	}
 	w.state.GateResult, w.state.GateReason, w.state.CurrentWorkOrderID = g.GateResult, g.GateReason, ""

@@ -11,10 +11,10 @@ import (
 
 // Activity errors no retry can fix.
 var nonRetryable = []string{activities.ErrTypeNotFound, activities.ErrTypeInvalidStatus, activities.ErrTypeUnknownType,
-	activities.ErrTypeInvalidRecord}
+	activities.ErrTypeInvalidRecord, activities.ErrTypeMisconfigured}
 
-// withShortOptions suits the store-bound steps (load, ready, schedule, gate,
-// reject): quick, and retried until the store answers.
+// withShortOptions suits the store-bound steps (load, ready, reject): quick,
+// and retried until the store answers.
 func withShortOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
@@ -40,5 +40,25 @@ func withRunOptions(ctx workflow.Context, wo activities.WorkOrderRef, lease time
 		HeartbeatTimeout:    lease,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: lease, MaximumAttempts: runAttempts, NonRetryableErrorTypes: nonRetryable},
+	})
+}
+
+// repoStepTimeout bounds Schedule (which may clone a repository) and Gate
+// (which may run a repository's gate commands, up to config.MaxGateBudget).
+const repoStepTimeout = 7 * time.Hour
+
+// withRepoOptions suits Schedule and Gate: they may read a repository or run
+// gate commands for long, heartbeating as they renew their claim, so the
+// heartbeat timeout (the lease) notices a dead worker long before the
+// start-to-close timeout would.
+func withRepoOptions(ctx workflow.Context, lease time.Duration) workflow.Context {
+	if lease <= 0 {
+		lease = time.Minute
+	}
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: repoStepTimeout,
+		HeartbeatTimeout:    lease,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+			MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: nonRetryable},
 	})
 }
