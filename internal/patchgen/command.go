@@ -1,0 +1,188 @@
+package patchgen
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/azolla/azolla/internal/proc"
+)
+
+// DefaultMaxOutput is how much of a command's stdout is kept when
+// CommandOptions.MaxOutput is zero: a patch is looked for in it.
+const DefaultMaxOutput = 4 << 20
+
+// stderrTailBytes is how much of the end of stderr the notes quote.
+const stderrTailBytes = 2 << 10
+
+// inputFileName is the name of the generation input file, in a temporary
+// directory of its own.
+const inputFileName = "azolla-input.md"
+
+// CommandOptions configures a Command.
+type CommandOptions struct {
+	// Run is a shell command line, run by /bin/sh -c in the worktree.
+	Run string
+	// Env holds extra KEY=VALUE entries on top of the worker's environment.
+	// The AZOLLA_* variables Generate sets win over them.
+	Env []string
+	// WorktreeDiff returns the changes made in the worktree at dir as a
+	// unified diff, "" if there are none. It is required: an agent that
+	// edits files instead of printing a diff would otherwise lose its work.
+	WorktreeDiff func(ctx context.Context, dir string) (string, error)
+	// MaxOutput caps the stdout kept to look for a diff in; zero means
+	// DefaultMaxOutput.
+	MaxOutput int
+}
+
+// Command runs a shell command, typically a coding agent, in the worktree.
+// The generation input (GenerationInput, plus a paragraph allowing the agent
+// to edit the worktree) is on its stdin and in the file named by
+// $AZOLLA_INPUT_FILE, which lies outside the worktree so that it never
+// becomes part of the patch, and is removed afterwards. The objective's
+// identity is in AZOLLA_* variables.
+//
+// The candidate patch is what the command changed in the worktree, or if it
+// changed nothing, the diff it printed on stdout. Its exit status goes in the
+// notes: a failed command that left a patch still proposes it, for the
+// diazotroph's validation and the gate to judge.
+//
+// A Command is immutable and safe for concurrent use on distinct worktrees.
+type Command struct {
+	run          string
+	env          []string
+	worktreeDiff func(ctx context.Context, dir string) (string, error)
+	maxOutput    int
+}
+
+var _ Generator = (*Command)(nil)
+
+// NewCommand returns a Command running o.Run. A missing Run or WorktreeDiff
+// is reported by Generate, like every misconfiguration of a run.
+func NewCommand(o CommandOptions) *Command {
+	maxOutput := o.MaxOutput
+	if maxOutput <= 0 {
+		maxOutput = DefaultMaxOutput
+	}
+	return &Command{run: o.Run, env: slices.Clone(o.Env), worktreeDiff: o.WorktreeDiff, maxOutput: maxOutput}
+}
+
+// Name returns CommandName.
+func (*Command) Name() string { return CommandName }
+
+// Generate runs the command for in; see Command.
+func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
+	fail := func(format string, args ...any) (Output, error) {
+		return Output{}, fmt.Errorf("command generator: objective %s: "+format, append([]any{in.ObjectiveID}, args...)...)
+	}
+	switch {
+	case strings.TrimSpace(c.run) == "":
+		return fail("no command configured")
+	case c.worktreeDiff == nil:
+		return fail("no WorktreeDiff configured")
+	case in.Worktree == "":
+		return fail("no worktree")
+	}
+	if err := context.Cause(ctx); err != nil {
+		return fail("not started: %w", err)
+	}
+
+	input := commandInput(in)
+	tmp, err := os.MkdirTemp("", "azolla-patchgen-")
+	if err != nil {
+		return fail("create input directory: %w", err)
+	}
+	defer os.RemoveAll(tmp) // best effort: a leftover temp dir harms nothing
+	if inside(in.Worktree, tmp) {
+		// The input, or whatever the agent puts beside it, would become
+		// part of the patch.
+		return fail("temporary directory %s is inside the worktree; point TMPDIR elsewhere", tmp)
+	}
+	inputFile := filepath.Join(tmp, inputFileName)
+	if err := os.WriteFile(inputFile, []byte(input), 0o600); err != nil {
+		return fail("write input file: %w", err)
+	}
+
+	stdout := &proc.HeadBuffer{Max: c.maxOutput}
+	stderr := &proc.TailBuffer{Max: stderrTailBytes}
+	ran, err := proc.Run(ctx, proc.Spec{
+		Command: c.run,
+		Dir:     in.Worktree,
+		Env:     c.environ(in, inputFile),
+		Stdin:   strings.NewReader(input),
+		Stdout:  stdout,
+		Stderr:  stderr,
+	})
+	if cause := context.Cause(ctx); cause != nil {
+		// Whatever the command left is not to be proposed once the budget
+		// is gone, even if it finished in the same instant.
+		return fail("stopped after %v, process group killed: %w", roundMS(ran.Duration), cause)
+	}
+	if err != nil {
+		return fail("run %q: %w", c.run, err)
+	}
+
+	patch, source, err := c.patch(ctx, in.Worktree, stdout)
+	if err != nil {
+		return fail("%w", err)
+	}
+	notes := fmt.Sprintf("command %s after %v; %s", ran.Status(), roundMS(ran.Duration), source)
+	if stderr.Total() > 0 {
+		header := "stderr:"
+		if stderr.Truncated() {
+			header = fmt.Sprintf("stderr (last %d of %d bytes):", len(stderr.Bytes()), stderr.Total())
+		}
+		notes += "\n" + header + "\n" + strings.TrimRight(stderr.Text(), "\n")
+	}
+	return Output{Patch: patch, Notes: notes}, nil
+}
+
+// patch picks the candidate patch and says where it came from.
+func (c *Command) patch(ctx context.Context, worktree string, stdout *proc.HeadBuffer) (patch, source string, err error) {
+	diff, err := c.worktreeDiff(ctx, worktree)
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return "", "", fmt.Errorf("read worktree changes: %w (ctx ended: %w)", err, cause)
+		}
+		return "", "", fmt.Errorf("read worktree changes: %w", err)
+	}
+	if strings.TrimSpace(diff) != "" {
+		return diff, fmt.Sprintf("patch taken from the worktree changes (%d bytes)", len(diff)), nil
+	}
+	// The raw bytes, not Text: a diff of a file that is not UTF-8 must
+	// keep that file's bytes to apply.
+	var cut string
+	if stdout.Truncated() {
+		cut = fmt.Sprintf(", truncated to %d of %d bytes", len(stdout.Bytes()), stdout.Total())
+	}
+	if diff := ExtractDiff(string(stdout.Bytes())); diff != "" {
+		return diff, fmt.Sprintf("worktree unchanged; patch taken from stdout (%d bytes%s)", len(diff), cut), nil
+	}
+	return "", fmt.Sprintf("no patch: worktree unchanged and stdout (%d bytes%s) holds no unified diff", stdout.Total(), cut), nil
+}
+
+// environ is Env, then the AZOLLA_* variables, to go on top of the worker's
+// environment; the last value of a duplicated key wins.
+func (c *Command) environ(in Input, inputFile string) []string {
+	return slices.Concat(c.env, []string{
+		"AZOLLA_INPUT_FILE=" + inputFile,
+		"AZOLLA_OBJECTIVE_ID=" + in.ObjectiveID,
+		"AZOLLA_WORK_ORDER_ID=" + in.WorkOrderID,
+		"AZOLLA_BRANCH_NAME=" + in.BranchName,
+		"AZOLLA_BASE_BRANCH=" + in.BaseBranch,
+		"AZOLLA_COMMIT_SHA=" + in.CommitSHA,
+		"AZOLLA_WORKTREE=" + in.Worktree,
+	})
+}
+
+// inside reports whether path lies within dir; both are cleaned first.
+func inside(dir, path string) bool {
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func roundMS(d time.Duration) time.Duration { return d.Round(time.Millisecond) }

@@ -1,0 +1,68 @@
+// Package patchgen holds the patch generators of PATCH_DIAZOTROPH: each turns
+// an objective, with a worktree checked out at the snapshot commit, into a
+// candidate patch (a unified diff).
+//
+// A generator only proposes. The diazotroph prepares the worktree before
+// Generate and validates and applies the patch after it, so a generator may
+// return garbage; it must not return late. ctx carries the run's budget, and
+// when it ends Generate stops (a command's whole process group is killed)
+// and returns an error wrapping context.Cause(ctx).
+//
+// A generator that ran but produced nothing usable returns an Output with an
+// empty Patch and Notes saying why: that is the run's outcome, for the gate
+// to judge. Errors are for misconfiguration, ctx ending and transport
+// failures, where no outcome can be attributed to the generator.
+package patchgen
+
+import "context"
+
+// Names of the generators, as objectives and configuration spell them.
+const (
+	// StaticName is the generator returning the patch supplied with the
+	// objective.
+	StaticName = "static"
+	// CommandName is the generator running a shell command, typically a
+	// coding agent, in the worktree.
+	CommandName = "command"
+	// OpenAIName is the generator asking an OpenAI-compatible chat
+	// completions endpoint.
+	OpenAIName = "openai"
+)
+
+// Input is what a generator may read.
+type Input struct {
+	ObjectiveID string
+	WorkOrderID string
+	// BranchName is the branch the worktree is on, azolla/<objective_id>.
+	BranchName string
+	// BaseBranch and CommitSHA say what the worktree was checked out from.
+	BaseBranch string
+	CommitSHA  string
+
+	Title              string
+	AcceptanceCriteria []string
+	// Prompt is the context snapshot's full_prompt_text: title, criteria
+	// and the repository's file listing.
+	Prompt string
+	// StaticPatch is the patch supplied with the objective, if any.
+	StaticPatch string
+	// Worktree is the absolute path of the checked-out workspace.
+	Worktree string
+}
+
+// Output is a candidate patch.
+type Output struct {
+	// Patch is a unified diff, or "" if the generator produced none.
+	Patch string
+	// Notes say how the patch was produced, or why there is none.
+	Notes string
+}
+
+// Generator produces candidate patches.
+type Generator interface {
+	// Name is one of StaticName, CommandName, OpenAIName.
+	Name() string
+	// Generate produces a candidate patch; see the package documentation
+	// for what is an error and what is an empty Output.
+	Generate(ctx context.Context, in Input) (Output, error)
+}
