@@ -1,0 +1,110 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// applyArgs are the options of both git apply runs. No --recount: hunk
+// counts must be right, which is how CheckPatch read the patch, and no
+// whitespace fixing, so what is applied is exactly what was checked.
+var applyArgs = []string{"-p1", "--whitespace=nowarn"}
+
+// Apply applies patch (from stdin) to the worktree and index of dir: first
+// "git apply --check", then "git apply --index". A patch git refuses is an
+// *ApplyError with git's output (errors.Is ErrApplyFailed) and leaves dir as
+// it was. Run CheckPatch first; git apply repeats its own path checks.
+// The files the patch touches must match the index (a fresh workspace does).
+func (g Git) Apply(ctx context.Context, dir, patch string) error {
+	// git apply works outside a repository too, and exits 128 both for a
+	// corrupt patch and for a missing repository: tell them apart first.
+	if _, err := g.run(ctx, call{dir: dir}, "rev-parse", "--git-dir"); err != nil {
+		return fmt.Errorf("apply patch: %s is not a git worktree: %w", dir, err)
+	}
+	for _, mode := range [][]string{{"--check", "--index"}, {"--index"}} {
+		args := append(append([]string{"apply"}, mode...), applyArgs...)
+		args = append(args, "-")
+		_, err := g.run(ctx, call{dir: dir, stdin: strings.NewReader(patch)}, args...)
+		if err == nil {
+			continue
+		}
+		if ge, ok := errors.AsType[*Error](err); ok && ge.ExitCode > 0 {
+			return &ApplyError{Output: ge.Stderr}
+		}
+		return fmt.Errorf("apply patch (%s): %w", strings.Join(mode, " "), err)
+	}
+	return nil
+}
+
+// Author is who a commit is by; it is both its author and its committer.
+type Author struct {
+	Name, Email string
+}
+
+func (a Author) validate() error {
+	for _, v := range []string{a.Name, a.Email} {
+		if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "<>\n\x00") {
+			return fmt.Errorf("commit: invalid author %q <%s>: name and email must be non-empty, without '<', '>' or newlines", a.Name, a.Email)
+		}
+	}
+	return nil
+}
+
+// Commit stages everything in dir ("add -A": changes, deletions and
+// untracked files that are not ignored) and commits it with a as author and
+// committer and message as the message, without hooks or signing. It
+// returns the new HEAD, or an error wrapping ErrNothingToCommit when the
+// staged tree equals HEAD's. On an unborn branch it makes the first commit.
+func (g Git) Commit(ctx context.Context, dir string, a Author, message string) (sha string, err error) {
+	if err := a.validate(); err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(message) == "" {
+		return "", errors.New("commit: empty message")
+	}
+	c := call{dir: dir}
+	if _, err := g.run(ctx, c, "add", "-A"); err != nil {
+		return "", fmt.Errorf("commit: stage changes: %w", err)
+	}
+	// Against HEAD, or the empty tree on an unborn branch: the first
+	// commit of a new repository goes through here too.
+	_, err = g.run(ctx, c, "diff", "--cached", "--quiet", "--no-ext-diff", "--ignore-submodules=none")
+	switch {
+	case err == nil:
+		return "", fmt.Errorf("commit in %s: %w", dir, ErrNothingToCommit)
+	case exitCode(err) != 1: // 1: there are staged changes
+		return "", fmt.Errorf("commit: compare index with HEAD: %w", err)
+	}
+	c.stdin = strings.NewReader(message)
+	c.env = []string{
+		"GIT_AUTHOR_NAME=" + a.Name, "GIT_AUTHOR_EMAIL=" + a.Email,
+		"GIT_COMMITTER_NAME=" + a.Name, "GIT_COMMITTER_EMAIL=" + a.Email,
+	}
+	// --cleanup=whitespace: a user's commit.cleanup=strip would eat lines
+	// of the message that start with '#'.
+	if _, err := g.run(ctx, c, "commit", "--quiet", "--no-verify", "--no-gpg-sign",
+		"--cleanup=whitespace", "--file=-"); err != nil {
+		return "", fmt.Errorf("commit: %w", err)
+	}
+	return g.HeadOf(ctx, dir)
+}
+
+// Push force-pushes refs/heads/<branch> of dir to the same ref of remote (a
+// URL or absolute path; see ValidateRepository). The push is forced because
+// a rerun resets the branch to its base and commits anew.
+func (g Git) Push(ctx context.Context, dir, remote, branch string) error {
+	if err := ValidateRepository(remote); err != nil {
+		return err
+	}
+	if err := ValidateBranch(branch); err != nil {
+		return err
+	}
+	ref := "refs/heads/" + branch
+	if _, err := g.run(ctx, call{dir: dir}, "push", "--force", "--quiet", "--no-verify", "--no-signed",
+		"--no-follow-tags", "--recurse-submodules=no", "--", remote, ref+":"+ref); err != nil {
+		return fmt.Errorf("push %s to %s: %w", branch, redactArgs([]string{remote})[0], err)
+	}
+	return nil
+}

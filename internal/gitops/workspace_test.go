@@ -1,0 +1,121 @@
+package gitops_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/gitops"
+)
+
+func TestPrepareWorkspace_FreshClone(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	require.Equal(t, "refs/heads/"+testBranch+"\n", git(t, b.ws, "symbolic-ref", "HEAD"))
+	require.Equal(t, b.base+"\n", git(t, b.ws, "rev-parse", "HEAD"))
+	require.Equal(t, "", status(t, b.ws))
+	require.Equal(t, b.mirror+"\n", git(t, b.ws, "config", "--get", "remote.origin.url"))
+	require.Equal(t, "# demo\n\nA small project.\n", readFile(t, b.ws, "README.md"))
+	// The only thing next to the workspace is the workspace: the temporary
+	// clone was renamed.
+	matches, err := filepath.Glob(filepath.Join(filepath.Dir(b.ws), ".ws.tmp-*"))
+	require.NoError(t, err)
+	require.Empty(t, matches)
+}
+
+func TestPrepareWorkspace_RerunResetsBranchAndRemovesStrayFiles(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+
+	// A first run that got as far as committing, then left debris.
+	writeFile(t, b.ws, "README.md", "changed\n")
+	commitAll(t, b.ws, "first attempt")
+	writeFile(t, b.ws, "src/main.go", "broken\n")
+	writeFile(t, b.ws, "stray.txt", "untracked\n")
+	writeFile(t, b.ws, "build/out.log", "ignored\n")
+	git(t, b.ws, "add", "src/main.go")
+
+	require.NoError(t, b.g.PrepareWorkspace(ctx, b.mirror, b.ws, testBranch, b.base))
+
+	require.Equal(t, b.base+"\n", git(t, b.ws, "rev-parse", "refs/heads/"+testBranch))
+	require.Equal(t, "refs/heads/"+testBranch+"\n", git(t, b.ws, "symbolic-ref", "HEAD"))
+	require.Equal(t, "", status(t, b.ws))
+	require.Equal(t, "# demo\n\nA small project.\n", readFile(t, b.ws, "README.md"))
+	requireNotExist(t, filepath.Join(b.ws, "stray.txt"))
+	requireNotExist(t, filepath.Join(b.ws, "build"))
+}
+
+func TestPrepareWorkspace_FetchesACommitNewerThanTheClone(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+
+	writeFile(t, b.upstream, "docs/guide.txt", "rewritten\n")
+	next := commitAll(t, b.upstream, "upstream moves on")
+	_, err := b.mirrors.Sync(ctx, b.upstream)
+	require.NoError(t, err)
+
+	require.NoError(t, b.g.PrepareWorkspace(ctx, b.mirror, b.ws, testBranch, next))
+	require.Equal(t, next+"\n", git(t, b.ws, "rev-parse", "HEAD"))
+	require.Equal(t, "rewritten\n", readFile(t, b.ws, "docs/guide.txt"))
+}
+
+func TestPrepareWorkspace_ReusesAnEmptyDirectory(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dir := t.TempDir()
+
+	require.NoError(t, b.g.PrepareWorkspace(context.Background(), b.mirror, dir, "other", b.base))
+	require.Equal(t, b.base+"\n", git(t, dir, "rev-parse", "HEAD"))
+}
+
+func TestPrepareWorkspace_RefusesWhatIsNotItsWorkspace(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+
+	userDir := t.TempDir()
+	writeFile(t, userDir, "notes.txt", "precious\n")
+
+	foreign, _ := newUpstream(t) // a git worktree, but not a clone of the mirror
+	writeFile(t, foreign, "wip.txt", "uncommitted\n")
+
+	for name, dir := range map[string]string{
+		"plain directory":   userDir,
+		"other repository":  foreign,
+		"inside a worktree": filepath.Join(b.ws, "src"),
+	} {
+		err := b.g.PrepareWorkspace(ctx, b.mirror, dir, testBranch, b.base)
+		require.ErrorIs(t, err, gitops.ErrNotWorkspace, name)
+	}
+	require.Equal(t, "precious\n", readFile(t, userDir, "notes.txt"))
+	require.Equal(t, "uncommitted\n", readFile(t, foreign, "wip.txt"))
+	require.Equal(t, "refs/heads/main\n", git(t, foreign, "symbolic-ref", "HEAD"))
+	require.Equal(t, "", status(t, b.ws))
+
+	file := filepath.Join(t.TempDir(), "file")
+	writeFile(t, filepath.Dir(file), "file", "x")
+	require.ErrorIs(t, b.g.PrepareWorkspace(ctx, b.mirror, file, testBranch, b.base), gitops.ErrNotWorkspace)
+}
+
+func TestPrepareWorkspace_ValidatesInputs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "ws")
+
+	for _, sha := range []string{"", "abc123", strings.ToUpper(b.base), b.base + "0", "--output=x" + strings.Repeat("0", 30), "main"} {
+		require.ErrorIs(t, b.g.PrepareWorkspace(ctx, b.mirror, dir, testBranch, sha), gitops.ErrInvalidCommit, sha)
+	}
+	require.ErrorIs(t, b.g.PrepareWorkspace(ctx, b.mirror, dir, "-B", b.base), gitops.ErrInvalidBranch)
+	require.ErrorIs(t, b.g.PrepareWorkspace(ctx, "--upload-pack=x", dir, testBranch, b.base), gitops.ErrInvalidRepository)
+
+	unknown := strings.Repeat("ab", 20)
+	require.ErrorIs(t, b.g.PrepareWorkspace(ctx, b.mirror, dir, testBranch, unknown), gitops.ErrCommitNotFound)
+	requireNotExist(t, dir)
+}
