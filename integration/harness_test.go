@@ -34,6 +34,7 @@ type setupOptions struct {
 	command  string        // COMMAND_DIAZOTROPH's command line
 	leaseTTL time.Duration // claim lease and Run heartbeat timeout
 	noWorker bool          // start no in-process worker
+	patch    func(*config.PatchConfig)
 }
 
 func setup(t *testing.T, o setupOptions) *bundle {
@@ -51,6 +52,9 @@ func setup(t *testing.T, o setupOptions) *bundle {
 	cfg.Lifecycle.PollInterval = 200 * time.Millisecond
 	if o.command != "" {
 		cfg.Diazotroph.Command.Run = o.command
+	}
+	if o.patch != nil {
+		o.patch(&cfg.Patch)
 	}
 	require.NoError(t, cfg.Validate())
 

@@ -22,19 +22,25 @@ import (
 )
 
 // NewLifecycle builds the lifecycle activities' receiver from cfg: the
-// claim bridge on st and the built-in diazotrophs.
-func NewLifecycle(cfg config.Config, st store.Store, identity string) *activities.Lifecycle {
-	reg := diazotroph.NewRegistry(diazotroph.NewCommand(diazotroph.CommandOptions{
+// claim bridge on st and the built-in diazotrophs, PATCH_DIAZOTROPH also
+// resolving repositories for the scheduler.
+func NewLifecycle(cfg config.Config, st store.Store, identity string) (*activities.Lifecycle, error) {
+	p, err := NewPatch(cfg)
+	if err != nil {
+		return nil, err
+	}
+	reg := diazotroph.NewRegistry(p, diazotroph.NewCommand(diazotroph.CommandOptions{
 		Run: cfg.Diazotroph.Command.Run, Dir: cfg.CommandDir()}))
 	return &activities.Lifecycle{
 		Store:       st,
 		Claims:      claim.NewBridge(st),
 		Diazotrophs: reg,
+		Targets:     p,
 		Identity:    identity,
 		Diazotroph:  cfg.Lifecycle.Diazotroph,
 		Budget:      cfg.Lifecycle.Budget,
 		LeaseTTL:    cfg.Claim.LeaseTTL,
-	}
+	}, nil
 }
 
 // Register puts ObjectiveWorkflow and the lifecycle activities on w.
@@ -58,7 +64,10 @@ type Options struct {
 // Run runs a lifecycle worker, and the polling bridge unless o.NoBridge,
 // until ctx is done; then it stops both, letting running activities end.
 func Run(ctx context.Context, o Options) error {
-	l := NewLifecycle(o.Config, o.Store, o.Identity)
+	l, err := NewLifecycle(o.Config, o.Store, o.Identity)
+	if err != nil {
+		return err
+	}
 	w := worker.New(o.Client, o.Config.Temporal.TaskQueue, worker.Options{
 		Identity:          o.Identity,
 		WorkerStopTimeout: o.Config.Claim.LeaseTTL,

@@ -165,10 +165,15 @@ func (a *app) createDemo(cmd *cobra.Command, s *session) error {
 		}
 		id = demoObjectiveID + "-" + strconv.Itoa(n)
 	}
-	o := &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Say hello from azolla's demo",
-		AcceptanceCriteria: []string{"The run's output names the objective and the workorder",
-			"The gate passes and the objective is DONE"},
-		Status: store.StatusNew, Urgency: "NORMAL"}
+	repo, err := demoRepository(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
+	o := &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Greet by name in the demo repository",
+		AcceptanceCriteria: []string{"greet.sh greets the name it is given, and the world without one",
+			"The README says how to pass a name"},
+		Status: store.StatusNew, Urgency: "NORMAL", Repository: repo, BaseBranch: demoBranch,
+		Generator: config.GeneratorStatic, Patch: demoPatch}
 	if err := s.store.CreateObjective(ctx, o); err != nil {
 		return fmt.Errorf("create the demo objective: %w", err)
 	}
@@ -180,9 +185,11 @@ func (a *app) announceDemo(cmd *cobra.Command, s *session, o *store.Objective) e
 		return err
 	}
 	_, err := fmt.Fprintf(cmd.OutOrStdout(), `
-Demo objective %[2]q is waiting for your approval. Approve it with:
+Demo objective %[2]q targets the sample repository %[3]s
+and carries a patch for it. It is waiting for your approval. Approve it with:
   %[1]s objective approve %[2]s
-then follow it with '%[1]s objective watch %[2]s' or in the Web UI.
-`, a.self(), o.ObjectiveID)
+then follow it with '%[1]s objective watch %[2]s' or in the Web UI, and see
+the branch, commit and diff with '%[1]s objective show %[2]s'.
+`, a.self(), o.ObjectiveID, o.Repository)
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 	"github.com/azolla/azolla/starter"
@@ -33,6 +36,7 @@ func (a *app) objectiveCmd() *cobra.Command {
 // objectiveFlags are create's flags; --file replaces them all.
 type objectiveFlags struct {
 	id, title, typ, urgency, due, repository, baseBranch, file string
+	generator, patchFile                                       string
 	criteria, blockers                                         []string
 }
 
@@ -59,7 +63,9 @@ polling bridge starts its lifecycle later.`,
 	fl.StringArrayVar(&f.blockers, "blocker", nil, "an unresolved blocker (repeatable)")
 	fl.StringVar(&f.due, "due", "", "due time, RFC 3339 (e.g. 2026-12-01T17:00:00Z)")
 	fl.StringVar(&f.repository, "repository", "", "target repository (path or clone URL)")
-	fl.StringVar(&f.baseBranch, "base-branch", "", "target base branch")
+	fl.StringVar(&f.baseBranch, "base-branch", "", "target base branch (default: the repository's default branch)")
+	fl.StringVar(&f.generator, "generator", "", "patch generator for this objective: static, command or openai (default: patch.generator)")
+	fl.StringVar(&f.patchFile, "patch-file", "", `unified diff for the static generator ("-" for stdin)`)
 	fl.StringVarP(&f.file, "file", "f", "", `JSON objective record ("-" for stdin)`)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		asJSON, err := jsonOut()
@@ -103,7 +109,8 @@ polling bridge starts its lifecycle later.`,
 func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objective, error) {
 	fields := map[string]any{}
 	if f.file != "" {
-		for _, name := range []string{"id", "title", "criteria", "type", "urgency", "blocker", "due", "repository", "base-branch"} {
+		for _, name := range []string{"id", "title", "criteria", "type", "urgency", "blocker", "due", "repository",
+			"base-branch", "generator", "patch-file"} {
 			if cmd.Flags().Changed(name) {
 				return nil, fmt.Errorf("--%s cannot be combined with --file", name)
 			}
@@ -132,8 +139,23 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 			}
 		}
 		setIf("due_at", f.due)
-		setIf("repository", f.repository)
+		repo, err := absRepository(f.repository)
+		if err != nil {
+			return nil, err
+		}
+		setIf("repository", repo)
 		setIf("base_branch", f.baseBranch)
+		setIf("generator", f.generator)
+		if f.patchFile != "" {
+			raw, err := readInput(cmd, f.patchFile)
+			if err != nil {
+				return nil, fmt.Errorf("--patch-file: %w", err)
+			}
+			fields["patch"] = string(raw)
+			if f.generator == "" {
+				fields["generator"] = config.GeneratorStatic
+			}
+		}
 		fields["acceptance_criteria"], fields["blockers"] = orEmpty(f.criteria), orEmpty(f.blockers)
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
@@ -151,6 +173,11 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 	if err := schemas.Validate(schemas.Objective, fields); err != nil {
 		return nil, err
 	}
+	if repo, ok := fields["repository"].(string); ok {
+		if err := gitops.ValidateRepository(repo); err != nil {
+			return nil, err
+		}
+	}
 	raw, err := json.Marshal(fields)
 	if err != nil {
 		return nil, err
@@ -160,6 +187,22 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 		return nil, fmt.Errorf("decode objective: %w", err)
 	}
 	return &o, nil
+}
+
+// absRepository makes a local repository path absolute, as the workers
+// need it; URLs are returned as they are.
+func absRepository(repo string) (string, error) {
+	if repo == "" || strings.Contains(repo, "://") || filepath.IsAbs(repo) {
+		return repo, nil
+	}
+	if _, err := os.Stat(repo); err != nil {
+		return repo, nil // an scp-like URL (host:path), or a typo that validation names
+	}
+	abs, err := filepath.Abs(repo)
+	if err != nil {
+		return "", fmt.Errorf("--repository: %w", err)
+	}
+	return abs, nil
 }
 
 func readInput(cmd *cobra.Command, path string) ([]byte, error) {

@@ -124,7 +124,8 @@ func printDetail(out io.Writer, d *objectiveDetail) error {
 		p("blocker ref %s\n", o.BlockerRef)
 	}
 	if o.Repository != "" {
-		p("repository  %s (base %s)\n", o.Repository, o.BaseBranch)
+		p("repository  %s (base %s)\n", o.Repository, nonEmptyOr(o.BaseBranch, "its default branch"))
+		p("generator   %s\n", generatorLabel(o))
 	}
 	if d.Lifecycle != nil {
 		p("lifecycle   %s, round %d, workflow %s\n", d.Lifecycle.Step, d.Lifecycle.Round, workflows.ObjectiveWorkflowID(o.ObjectiveID))
@@ -145,12 +146,12 @@ func printDetail(out io.Writer, d *objectiveDetail) error {
 		if b := w.OutputBundle; b != nil {
 			p("  output    %s  %q, %d bytes\n", b.RunnerStatus, b.Title, len(b.Content))
 			if b.Metadata.CommitSHA != "" {
-				p("  commit    %s\n", b.Metadata.CommitSHA)
+				p("  commit    %s on %s\n", b.Metadata.CommitSHA, b.Metadata.BranchName)
 			}
 			p("  notes     %s\n", indent(b.Notes, "            "))
 		}
 		if r := w.RunRecord; r != nil {
-			p("  gate      %s  %s\n", r.GateResult, r.GateReason)
+			p("  gate      %s  %s\n", r.GateResult, indent(r.GateReason, "            "))
 		}
 	}
 	if n := len(d.WorkOrders); n > 0 && d.WorkOrders[n-1].OutputBundle != nil && d.WorkOrders[n-1].OutputBundle.Content != "" {
@@ -173,4 +174,20 @@ func printPause(out io.Writer, ps *store.PauseState) {
 // indent prefixes every line but the first.
 func indent(s, prefix string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}
+
+// generatorLabel says which patch generator an objective gets.
+func generatorLabel(o *store.Objective) string {
+	label := nonEmptyOr(o.Generator, "as configured (patch.generator)")
+	if o.Patch != "" {
+		label += fmt.Sprintf(", with a %d-byte patch", len(o.Patch))
+	}
+	return label
+}
+
+func nonEmptyOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

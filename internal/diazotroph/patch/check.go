@@ -1,0 +1,101 @@
+package patch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/gitops"
+	"github.com/azolla/azolla/internal/proc"
+)
+
+// gateTail is how much of a failing gate command's output the gate reason
+// quotes.
+const gateTail = 2048
+
+// errGateBudget is the cause of the gate commands' context when their budget
+// expires.
+var errGateBudget = errors.New("gate budget exhausted")
+
+// Check runs the repository's gate commands, in order, in the workorder's
+// workspace with the committed patch; the first that fails (or outlives the
+// gate budget) fails the gate, and the reason names it and quotes the tail
+// of its output. A repository without gate commands passes.
+func (p *Patch) Check(ctx context.Context, c diazotroph.Check) (diazotroph.Verdict, error) {
+	s := p.o.Settings(c.Objective.Repository)
+	if len(s.GateCommands) == 0 {
+		return diazotroph.Verdict{Pass: true}, nil
+	}
+	dir, failed, err := p.gateWorkspace(ctx, c)
+	if err != nil || failed != "" {
+		return diazotroph.Verdict{Reason: failed}, err
+	}
+	budget := s.GateBudget
+	bctx, cancel := context.WithTimeoutCause(ctx, budget, errGateBudget)
+	defer cancel()
+	env := []string{"AZOLLA_OBJECTIVE_ID=" + c.Objective.ObjectiveID, "AZOLLA_WORK_ORDER_ID=" + c.WorkOrder.WorkOrderID,
+		"AZOLLA_BRANCH_NAME=" + c.WorkOrder.BranchName, "AZOLLA_COMMIT_SHA=" + c.Bundle.Metadata.CommitSHA}
+	for _, cmd := range s.GateCommands {
+		out := &proc.TailBuffer{Max: gateTail}
+		res, err := proc.Run(bctx, proc.Spec{Command: cmd, Dir: dir, Env: env, Stdout: out, Stderr: out})
+		switch {
+		case err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), errGateBudget):
+			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q did not finish within the gate budget of %s; output tail:\n%s",
+				cmd, budget, tail(out))}, nil
+		case err != nil:
+			return diazotroph.Verdict{}, fmt.Errorf("gate command %q: %w", cmd, err)
+		case res.ExitCode != 0 || res.Signal != 0:
+			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q %s after %s; output tail:\n%s",
+				cmd, res.Status(), res.Duration.Round(time.Millisecond), tail(out))}, nil
+		}
+	}
+	quoted := make([]string, len(s.GateCommands))
+	for i, cmd := range s.GateCommands {
+		quoted[i] = strconv.Quote(cmd)
+	}
+	return diazotroph.Verdict{Pass: true, Reason: "gate commands passed: " + strings.Join(quoted, ", ")}, nil
+}
+
+// gateWorkspace is where the gate commands run: the runner's workspace when
+// this worker has it at the bundle's commit, else a gate workspace built
+// from the bundle's content on the snapshot's commit (the runner may have
+// been another machine). failed is a gate FAIL reason.
+func (p *Patch) gateWorkspace(ctx context.Context, c diazotroph.Check) (dir, failed string, err error) {
+	g := p.o.Git
+	ws := p.Workspace(c.WorkOrder.WorkOrderID)
+	if head, err := g.HeadOf(ctx, ws); err == nil && head == c.Bundle.Metadata.CommitSHA {
+		if changed, err := g.WorktreeDiff(ctx, ws); err == nil && changed == "" {
+			return ws, "", nil
+		}
+	}
+	mirror, err := p.mirrors.Sync(ctx, c.Objective.Repository)
+	if err != nil {
+		return "", "", fmt.Errorf("fetch %s: %w", c.Objective.Repository, err)
+	}
+	gws := ws + ".gate"
+	if err := g.PrepareWorkspace(ctx, mirror, gws, "azolla-gate/"+c.Objective.ObjectiveID,
+		c.Snapshot.Metadata.CommitSHA); err != nil {
+		return "", "", fmt.Errorf("prepare gate workspace %s: %w", gws, err)
+	}
+	if err := g.Apply(ctx, gws, c.Bundle.Content); err != nil {
+		var ae *gitops.ApplyError
+		if errors.As(err, &ae) {
+			return "", fmt.Sprintf("the bundle's diff does not apply to %s: %s", c.Snapshot.Metadata.CommitSHA,
+				strings.TrimSpace(ae.Output)), nil
+		}
+		return "", "", err
+	}
+	return gws, "", nil
+}
+
+func tail(b *proc.TailBuffer) string {
+	s := strings.TrimSpace(b.Text())
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}

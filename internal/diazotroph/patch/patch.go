@@ -1,0 +1,254 @@
+// Package patch is PATCH_DIAZOTROPH, seed 003's patch execution flow on real
+// git repositories. For each workorder it keeps a workspace (a clone of the
+// repository's mirror, see gitops) checked out at the snapshot's commit on
+// the work branch, asks a generator (patchgen) for a candidate patch within
+// the workorder's budget, refuses patches that reach outside the workspace,
+// applies and commits what remains, and reports the normalized repository
+// diff, never the generator's raw text.
+//
+// The same value resolves repositories for the scheduler (Resolve, the
+// diazotroph.Targets of the snapshot) and runs each repository's gate
+// commands for the gate (Check, a diazotroph.Checker).
+package patch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/gitops"
+	"github.com/azolla/azolla/internal/patchgen"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/schemas"
+)
+
+// Settings are one repository's gate commands and push remote.
+type Settings struct {
+	GateCommands []string
+	// GateBudget bounds all gate commands together.
+	GateBudget time.Duration
+	// PushRemote, when set, receives each patch branch (force-pushed).
+	PushRemote string
+}
+
+// Options configures a Patch.
+type Options struct {
+	Git gitops.Git
+	// Dir holds mirrors/ and workspaces/ (one per workorder).
+	Dir string
+	// Generators by name, and the one objectives that choose none get.
+	Generators map[string]patchgen.Generator
+	Default    string
+	// Unconfigured explains, by generator name, why a known generator is
+	// missing from Generators (e.g. which config key to set).
+	Unconfigured map[string]string
+	Author       gitops.Author
+	Policy       gitops.PatchPolicy
+	// FileListLimit bounds the file listing of a resolved target.
+	FileListLimit int
+	// Settings returns a repository's settings; nil means none anywhere.
+	Settings func(repository string) Settings
+}
+
+// Patch is PATCH_DIAZOTROPH. It is safe for concurrent use: workorders have
+// workspaces of their own and mirrors serialize their own updates.
+type Patch struct {
+	o       Options
+	mirrors *gitops.Mirrors
+}
+
+var (
+	_ diazotroph.Diazotroph = (*Patch)(nil)
+	_ diazotroph.Targets    = (*Patch)(nil)
+	_ diazotroph.Checker    = (*Patch)(nil)
+)
+
+// New returns a Patch.
+func New(o Options) *Patch {
+	if o.Settings == nil {
+		o.Settings = func(string) Settings { return Settings{} }
+	}
+	return &Patch{o: o, mirrors: &gitops.Mirrors{Git: o.Git, Root: filepath.Join(o.Dir, "mirrors")}}
+}
+
+// Type returns diazotroph.PatchType.
+func (p *Patch) Type() string { return diazotroph.PatchType }
+
+// Workspace is the directory of a workorder's workspace.
+func (p *Patch) Workspace(workOrderID string) string {
+	return filepath.Join(p.o.Dir, "workspaces", workOrderID)
+}
+
+// errBudget is the cause of a run's context when its budget expires.
+var errBudget = errors.New("workorder budget exhausted")
+
+// Execute runs seed 003 step 10 for one workorder.
+func (p *Patch) Execute(ctx context.Context, req diazotroph.Request) (diazotroph.Result, error) {
+	r, err := p.newRun(req)
+	if err != nil {
+		return diazotroph.Result{}, err
+	}
+	// The budget covers what may take long: reading the repository and
+	// generating the patch. Applying and committing are quick and local.
+	bctx, cancel := context.WithTimeoutCause(ctx, req.Budget, errBudget)
+	defer cancel()
+	out, stage, err := r.generate(bctx)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(context.Cause(bctx), errBudget) {
+			return r.exhausted(stage, out), nil
+		}
+		return diazotroph.Result{}, err
+	}
+	if strings.TrimSpace(out.Patch) == "" {
+		return r.result(store.RunnerOK, "", fmt.Sprintf("The %s generator produced no patch.\n\n%s", r.genName, out.Notes),
+			store.BundleMetadata{BranchName: r.branch}), nil
+	}
+	return r.apply(ctx, out)
+}
+
+// run is one Execute call.
+type run struct {
+	p       *Patch
+	req     diazotroph.Request
+	start   time.Time
+	branch  string
+	base    string // the snapshot's commit
+	ws      string
+	mirror  string
+	genName string
+	gen     patchgen.Generator
+}
+
+func (p *Patch) newRun(req diazotroph.Request) (*run, error) {
+	o, w := req.Objective, req.WorkOrder
+	misconfigured := func(format string, args ...any) (*run, error) {
+		return nil, fmt.Errorf("workorder %s: %w: %w", w.WorkOrderID, fmt.Errorf(format, args...), diazotroph.ErrMisconfigured)
+	}
+	// The store only holds valid records; checking again here keeps a
+	// hostile id or branch away from git whoever calls Execute.
+	if err := schemas.Validate(schemas.Objective, o); err != nil {
+		return misconfigured("%w", err)
+	}
+	if err := schemas.Validate(schemas.WorkOrder, w); err != nil {
+		return misconfigured("%w", err)
+	}
+	if w.BranchName != "azolla/"+o.ObjectiveID {
+		return misconfigured("branch %q is not the objective's work branch", w.BranchName)
+	}
+	if o.Repository == "" {
+		return misconfigured("objective %s names no repository", o.ObjectiveID)
+	}
+	if req.Snapshot.Metadata.CommitSHA == "" {
+		return misconfigured("context snapshot %s records no commit", req.Snapshot.ContextSnapshotID)
+	}
+	if err := gitops.ValidateBranch(w.BranchName); err != nil {
+		return misconfigured("%w", err)
+	}
+	if !filepath.IsLocal(w.WorkOrderID) || strings.ContainsRune(w.WorkOrderID, filepath.Separator) {
+		return misconfigured("workorder id %q cannot name a workspace", w.WorkOrderID)
+	}
+	name := o.Generator
+	if name == "" {
+		name = p.o.Default
+	}
+	gen, ok := p.o.Generators[name]
+	if !ok {
+		why := p.o.Unconfigured[name]
+		if why == "" {
+			why = "no such generator"
+		}
+		return misconfigured("patch generator %q is not available: %s", name, why)
+	}
+	return &run{p: p, req: req, start: time.Now(), branch: w.BranchName, base: req.Snapshot.Metadata.CommitSHA,
+		ws: p.Workspace(w.WorkOrderID), genName: name, gen: gen}, nil
+}
+
+// generate prepares the workspace and asks the generator for a patch. stage
+// names what was under way when it failed.
+func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, err error) {
+	o := r.req.Objective
+	if r.mirror, err = r.p.mirrors.Sync(ctx, o.Repository); err != nil {
+		return out, "fetching the repository", fmt.Errorf("fetch %s: %w", o.Repository, err)
+	}
+	if err := r.p.o.Git.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
+		return out, "preparing the workspace", fmt.Errorf("prepare workspace %s: %w", r.ws, err)
+	}
+	out, err = r.gen.Generate(ctx, patchgen.Input{ObjectiveID: o.ObjectiveID, WorkOrderID: r.req.WorkOrder.WorkOrderID,
+		BranchName: r.branch, BaseBranch: r.req.Snapshot.Metadata.BaseBranch, CommitSHA: r.base, Title: o.Title,
+		AcceptanceCriteria: o.AcceptanceCriteria, Prompt: r.req.Snapshot.FullPromptText, StaticPatch: o.Patch,
+		Worktree: r.ws})
+	if errors.Is(err, patchgen.ErrNoStaticPatch) {
+		err = fmt.Errorf("objective %s chose the static generator but carries no patch: %w", o.ObjectiveID,
+			diazotroph.ErrMisconfigured)
+	}
+	if err != nil {
+		return out, "generating the patch with the " + r.genName + " generator", err
+	}
+	return out, "", nil
+}
+
+// apply refuses, applies and commits the candidate patch on a clean
+// checkout, and reports the repository's diff.
+func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result, error) {
+	g := r.p.o.Git
+	// A command generator may have edited the workspace: the patch is
+	// applied to the snapshot's tree, as it would be anywhere else.
+	if err := g.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
+		return diazotroph.Result{}, fmt.Errorf("reset workspace %s: %w", r.ws, err)
+	}
+	if _, err := gitops.CheckPatch(r.ws, out.Patch, r.p.o.Policy); err != nil {
+		return r.applyFailed(out, "The patch was refused before anything was written: "+err.Error()), nil
+	}
+	if err := g.Apply(ctx, r.ws, out.Patch); err != nil {
+		var ae *gitops.ApplyError
+		if errors.As(err, &ae) {
+			return r.applyFailed(out, "git apply --check refused the patch:\n"+strings.TrimSpace(ae.Output)), nil
+		}
+		return diazotroph.Result{}, err
+	}
+	head, err := g.Commit(ctx, r.ws, r.p.o.Author, commitMessage(r.req))
+	if errors.Is(err, gitops.ErrNothingToCommit) {
+		return r.applyFailed(out, "The patch applied but changed nothing."), nil
+	}
+	if err != nil {
+		return diazotroph.Result{}, fmt.Errorf("commit on %s: %w", r.branch, err)
+	}
+	diff, err := g.Diff(ctx, r.ws, r.base, head)
+	if err != nil {
+		return diazotroph.Result{}, fmt.Errorf("diff %s..%s: %w", r.base, head, err)
+	}
+	notes := r.notes(diff, out.Notes)
+	if remote := r.p.o.Settings(r.req.Objective.Repository).PushRemote; remote != "" {
+		if err := g.Push(ctx, r.ws, remote, r.branch); err != nil {
+			notes += fmt.Sprintf("\nPush of %s to %s failed: %v\n", r.branch, remote, err)
+		} else {
+			notes += fmt.Sprintf("\nPushed %s to %s.\n", r.branch, remote)
+		}
+	}
+	return r.result(store.RunnerOK, diff, notes, store.BundleMetadata{BranchName: r.branch,
+		PRDescriptionDraft: prDescription(r.req, r.base, diff), CommitSHA: head}), nil
+}
+
+func (r *run) applyFailed(out patchgen.Output, why string) diazotroph.Result {
+	notes := fmt.Sprintf("%s\n\nThe attempted patch came from the %s generator: %s\n", why, r.genName,
+		strings.TrimSpace(out.Notes))
+	return r.result(store.RunnerApplyFailed, sanitize(out.Patch), notes, store.BundleMetadata{BranchName: r.branch})
+}
+
+func (r *run) exhausted(stage string, out patchgen.Output) diazotroph.Result {
+	notes := fmt.Sprintf("The budget of %s ran out after %s while %s; the generator's processes were killed and no patch was kept.\n",
+		r.req.Budget, time.Since(r.start).Round(time.Millisecond), stage)
+	if out.Notes != "" {
+		notes += "\n" + out.Notes + "\n"
+	}
+	return r.result(store.RunnerBudgetExhausted, "", notes, store.BundleMetadata{BranchName: r.branch})
+}
+
+func (r *run) result(status, content, notes string, meta store.BundleMetadata) diazotroph.Result {
+	return diazotroph.Result{Title: title(r.req, status), Content: content, Notes: notes, Metadata: meta,
+		RunnerStatus: status}
+}

@@ -1,0 +1,44 @@
+package workers
+
+import (
+	"fmt"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/gitops"
+	"github.com/azolla/azolla/internal/patchgen"
+)
+
+// NewPatch builds PATCH_DIAZOTROPH from cfg.Patch: every generator that is
+// configured (static always), the author and patch policy, and each
+// repository's gate commands and push remote.
+func NewPatch(cfg config.Config) (*patch.Patch, error) {
+	pc := cfg.Patch
+	git := gitops.Git{}
+	gens := map[string]patchgen.Generator{config.GeneratorStatic: patchgen.NewStatic()}
+	unconfigured := map[string]string{}
+	if pc.Command.Run != "" {
+		gens[config.GeneratorCommand] = patchgen.NewCommand(patchgen.CommandOptions{Run: pc.Command.Run,
+			WorktreeDiff: git.WorktreeDiff})
+	} else {
+		unconfigured[config.GeneratorCommand] = "set patch.command.run to the coding agent's command line"
+	}
+	if pc.OpenAI.Model != "" {
+		g, err := patchgen.NewOpenAI(patchgen.OpenAIOptions{BaseURL: pc.OpenAI.BaseURL, Model: pc.OpenAI.Model,
+			APIKey: pc.OpenAI.APIKey})
+		if err != nil {
+			return nil, fmt.Errorf("patch.openai: %w", err)
+		}
+		gens[config.GeneratorOpenAI] = g
+	} else {
+		unconfigured[config.GeneratorOpenAI] = "set patch.openai.model (and base_url, api_key or $OPENAI_API_KEY)"
+	}
+	return patch.New(patch.Options{Git: git, Dir: cfg.GitDir(), Generators: gens, Default: pc.Generator,
+		Unconfigured: unconfigured, Author: gitops.Author{Name: pc.Author.Name, Email: pc.Author.Email},
+		Policy:        gitops.PatchPolicy{AllowBinary: pc.AllowBinary, MaxBytes: pc.MaxPatchBytes},
+		FileListLimit: pc.FileListLimit,
+		Settings: func(repo string) patch.Settings {
+			r := pc.Repository(repo)
+			return patch.Settings{GateCommands: r.GateCommands, GateBudget: r.GateBudget, PushRemote: r.PushRemote}
+		}}), nil
+}
