@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,6 +48,19 @@ func TestObjectiveCreate_InvalidInputChangesNothing(t *testing.T) {
 		{name: "file skips approval", file: `{"title": "x", "status": "TODO"}`, want: "status must be NEW"},
 		{name: "file unknown field", file: `{"title": "x", "colour": "red"}`, want: "colour"},
 		{name: "file and flags", file: `{"title": "x"}`, args: []string{"--title", "y"}, want: "cannot be combined"},
+		{name: "id like a lock", args: []string{"--title", "x", "--id", "x.lock"}, want: "/objective_id"},
+		{name: "id with a space", args: []string{"--title", "x", "--id", "a b"}, want: "/objective_id"},
+		{name: "repository like an option", args: []string{"--title", "x", "--repository=--upload-pack=touch owned"},
+			want: "invalid repository"},
+		{name: "remote helper repository", args: []string{"--title", "x", "--repository", "ext::sh -c touch% owned"},
+			want: "invalid repository"},
+		{name: "hostile base branch", args: []string{"--title", "x", "--repository", "/srv/app", "--base-branch", "a..b"},
+			want: "/base_branch"},
+		{name: "unknown generator", args: []string{"--title", "x", "--generator", "gpt"}, want: "/generator"},
+		{name: "missing patch file", args: []string{"--title", "x", "--patch-file", "/nonexistent/p.diff"},
+			want: "--patch-file"},
+		{name: "file and patch flag", file: `{"title": "x"}`, args: []string{"--generator", "static"},
+			want: "cannot be combined"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -136,4 +150,25 @@ func TestObjectiveList_StatusFilter(t *testing.T) {
 	res = azolla(t, env, "objective", "list", "--status", "FINISHED")
 	require.Equal(t, exitUsage, res.code)
 	require.Contains(t, res.stderr, "--status must be one of")
+}
+
+func TestObjectiveCreate_RepositoryTargetWithAPatchFile(t *testing.T) {
+	env := offlineEnv(t)
+	work := t.TempDir()
+	t.Chdir(work)
+	writeFile(t, work, "app/README.md", "x\n")
+	patch := "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-x\n+y\n"
+	patchFile := writeFile(t, work, "fix.diff", patch)
+	res := azolla(t, env, "objective", "create", "--title", "Fix it", "--id", "fix-it", "--repository", "app",
+		"--base-branch", "release/v1", "--patch-file", patchFile, "--output", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	var o store.Objective
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &o))
+	require.Equal(t, filepath.Join(work, "app"), o.Repository, "a local path is made absolute")
+	require.Equal(t, "release/v1", o.BaseBranch)
+	require.Equal(t, "static", o.Generator, "a patch file implies the static generator")
+	require.Equal(t, patch, o.Patch)
+
+	res = azolla(t, env, "objective", "show", "fix-it")
+	require.Contains(t, res.stdout, "generator   static, with a 50-byte patch")
 }
