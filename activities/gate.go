@@ -183,7 +183,7 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrde
 	} else {
 		ref := "gate:" + w.WorkOrderID
 		p.To, p.BlockerRef, pauseReason = store.StatusTodo, &ref, store.PauseGateFailed
-		actions = []string{"Review gate failure reason: " + reason,
+		actions = []string{"Review gate failure reason: " + firstLine(reason),
 			"Refine objective and retry: azolla objective retry " + w.ObjectiveID}
 	}
 	o, err := q.TransitionObjective(ctx, p)

@@ -174,8 +174,8 @@ func TestGate_DiazotrophChecksJudgeABundleThatPassedTheBuiltInChecks(t *testing.
 	}{
 		{"pass", diazotroph.Verdict{Pass: true, Reason: "gate commands passed: make test"}, store.GatePass,
 			[]string{"output bundle valid", "; gate commands passed: make test"}},
-		{"fail", diazotroph.Verdict{Reason: `gate command "make test" exited 2: FAIL x_test.go`}, store.GateFail,
-			[]string{`gate command "make test" exited 2: FAIL x_test.go`}},
+		{"fail", diazotroph.Verdict{Reason: "gate command \"make test\" exited 2\noutput tail:\nFAIL x_test.go"}, store.GateFail,
+			[]string{"gate command \"make test\" exited 2\noutput tail:\nFAIL x_test.go"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,6 +187,10 @@ func TestGate_DiazotrophChecksJudgeABundleThatPassedTheBuiltInChecks(t *testing.
 				require.Equal(t, tc.wantResult, res.GateResult)
 				for _, want := range tc.wantReason {
 					require.Contains(t, res.GateReason, want)
+				}
+				if !tc.verdict.Pass {
+					require.Equal(t, `Review gate failure reason: gate command "make test" exited 2`,
+						res.Pause.PrioritizedActions[0], "the action quotes the reason's first line")
 				}
 				require.Len(t, c.checks, 1)
 				got := c.checks[0]

@@ -44,12 +44,12 @@ func (p *Patch) Check(ctx context.Context, c diazotroph.Check) (diazotroph.Verdi
 		res, err := proc.Run(bctx, proc.Spec{Command: cmd, Dir: dir, Env: env, Stdout: out, Stderr: out})
 		switch {
 		case err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), errGateBudget):
-			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q did not finish within the gate budget of %s; output tail:\n%s",
+			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q did not finish within the gate budget of %s\noutput tail:\n%s",
 				cmd, budget, tail(out))}, nil
 		case err != nil:
 			return diazotroph.Verdict{}, fmt.Errorf("gate command %q: %w", cmd, err)
 		case res.ExitCode != 0 || res.Signal != 0:
-			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q %s after %s; output tail:\n%s",
+			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q %s after %s\noutput tail:\n%s",
 				cmd, res.Status(), res.Duration.Round(time.Millisecond), tail(out))}, nil
 		}
 	}

@@ -46,7 +46,7 @@ func TestCheck_RunsGateCommandsInTheWorkspace(t *testing.T) {
 			[]string{`gate commands passed: "grep -q 'hello, ${1' src/greet.sh", "test \"$AZOLLA_WORK_ORDER_ID\" = wo-gated-2"`}},
 		{"second fails", []string{"true", "echo compiling; echo 'FAIL: TestGreet' >&2; exit 3", "touch never-run"}, time.Minute, false,
 			[]string{`gate command "echo compiling; echo 'FAIL: TestGreet' >&2; exit 3" exited with status 3`,
-				"output tail:\ncompiling\nFAIL: TestGreet"}},
+				"after", "\noutput tail:\ncompiling\nFAIL: TestGreet"}},
 		{"budget", []string{"echo started; sleep 30"}, 300 * time.Millisecond, false,
 			[]string{`gate command "echo started; sleep 30" did not finish within the gate budget of 300ms`, "started"}},
 	}
