@@ -85,6 +85,9 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 // Name returns OpenAIName.
 func (*OpenAI) Name() string { return OpenAIName }
 
+// KeepsWorktree is true: OpenAI only talks to its endpoint.
+func (*OpenAI) KeepsWorktree() bool { return true }
+
 type chatMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`

@@ -66,3 +66,10 @@ type Generator interface {
 	// for what is an error and what is an empty Output.
 	Generate(ctx context.Context, in Input) (Output, error)
 }
+
+// WorktreeKeeper is implemented by generators that never write to the
+// worktree (static, openai). The patch flow can then apply their patch to
+// the worktree as prepared; after any other generator it resets it first.
+type WorktreeKeeper interface {
+	KeepsWorktree() bool
+}

@@ -24,6 +24,9 @@ func NewStatic() *Static { return &Static{} }
 // Name returns StaticName.
 func (*Static) Name() string { return StaticName }
 
+// KeepsWorktree is true: Static only returns the objective's patch.
+func (*Static) KeepsWorktree() bool { return true }
+
 // Generate returns in.StaticPatch, or an error wrapping ErrNoStaticPatch if
 // there is none.
 func (*Static) Generate(ctx context.Context, in Input) (Output, error) {

@@ -195,10 +195,13 @@ func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, 
 // checkout, and reports the repository's diff.
 func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result, error) {
 	g := r.p.o.Git
-	// A command generator may have edited the workspace: the patch is
-	// applied to the snapshot's tree, as it would be anywhere else.
-	if err := g.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
-		return diazotroph.Result{}, fmt.Errorf("reset workspace %s: %w", r.ws, err)
+	// A generator that may have edited the workspace (a command) leaves
+	// it reset first: the patch is applied to the snapshot's tree, as it
+	// would be anywhere else.
+	if k, ok := r.gen.(patchgen.WorktreeKeeper); !ok || !k.KeepsWorktree() {
+		if err := g.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
+			return diazotroph.Result{}, fmt.Errorf("reset workspace %s: %w", r.ws, err)
+		}
 	}
 	if _, err := gitops.CheckPatch(r.ws, out.Patch, r.p.o.Policy); err != nil {
 		return r.applyFailed(out, "The patch was refused before anything was written: "+err.Error()), nil
