@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -152,7 +153,7 @@ func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure st
 	}
 	switch {
 	case !v.Pass:
-		j.result, j.reason = store.GateFail, nonEmpty(v.Reason, w.DiazotrophType+" gate checks failed")
+		j.result, j.reason = store.GateFail, cmp.Or(v.Reason, w.DiazotrophType+" gate checks failed")
 	case v.Reason != "":
 		j.reason += "; " + v.Reason
 	}

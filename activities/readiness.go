@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -225,7 +226,7 @@ func (a *Lifecycle) Reject(ctx context.Context, in RejectInput) (store.PauseStat
 				return nil
 			}
 		}
-		why := "Rejected by " + nonEmpty(in.By, "a reviewer")
+		why := "Rejected by " + cmp.Or(in.By, "a reviewer")
 		if in.Comment != "" {
 			why += ": " + in.Comment
 		}
@@ -238,11 +239,4 @@ func (a *Lifecycle) Reject(ctx context.Context, in RejectInput) (store.PauseStat
 		return store.PauseState{}, permanent(fmt.Errorf("reject objective %q: %w", in.ObjectiveID, err))
 	}
 	return ps, nil
-}
-
-func nonEmpty(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
 }

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -257,7 +258,7 @@ func Prompt(o *store.Objective, t *diazotroph.Target) string {
 			fmt.Fprintf(&b, "  ... and %d more\n", more)
 		}
 	case o.Repository != "":
-		fmt.Fprintf(&b, "\nRepository: %s (base branch %s)\n", o.Repository, nonEmpty(o.BaseBranch, "default"))
+		fmt.Fprintf(&b, "\nRepository: %s (base branch %s)\n", o.Repository, cmp.Or(o.BaseBranch, "default"))
 	}
 	return b.String()
 }

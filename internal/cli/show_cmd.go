@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -124,7 +125,7 @@ func printDetail(out io.Writer, d *objectiveDetail) error {
 		p("blocker ref %s\n", o.BlockerRef)
 	}
 	if o.Repository != "" {
-		p("repository  %s (base %s)\n", o.Repository, nonEmptyOr(o.BaseBranch, "its default branch"))
+		p("repository  %s (base %s)\n", o.Repository, cmp.Or(o.BaseBranch, "its default branch"))
 		p("generator   %s\n", generatorLabel(o))
 	}
 	if d.Lifecycle != nil {
@@ -178,16 +179,9 @@ func indent(s, prefix string) string {
 
 // generatorLabel says which patch generator an objective gets.
 func generatorLabel(o *store.Objective) string {
-	label := nonEmptyOr(o.Generator, "as configured (patch.generator)")
+	label := cmp.Or(o.Generator, "as configured (patch.generator)")
 	if o.Patch != "" {
 		label += fmt.Sprintf(", with a %d-byte patch", len(o.Patch))
 	}
 	return label
-}
-
-func nonEmptyOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

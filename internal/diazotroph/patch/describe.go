@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -110,7 +111,7 @@ func summary(files []fileStat) string {
 func (r *run) notes(diff, generatorNotes string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Committed the %s generator's patch on %s, on top of %s (base branch %s).\n",
-		r.genName, r.branch, r.base, nonEmpty(r.req.Snapshot.Metadata.BaseBranch, "unknown"))
+		r.genName, r.branch, r.base, cmp.Or(r.req.Snapshot.Metadata.BaseBranch, "unknown"))
 	b.WriteString(summary(stats(diff)))
 	fmt.Fprintf(&b, "Workspace: %s\n", r.ws)
 	if g := strings.TrimSpace(generatorNotes); g != "" {
@@ -126,7 +127,7 @@ func prDescription(req diazotroph.Request, base, diff string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\nObjective `%s`, workorder `%s`, based on `%s` at %s.\n",
 		oneLine(o.Title), o.ObjectiveID, req.WorkOrder.WorkOrderID,
-		nonEmpty(req.Snapshot.Metadata.BaseBranch, "the base branch"), base)
+		cmp.Or(req.Snapshot.Metadata.BaseBranch, "the base branch"), base)
 	b.WriteString("\n### Acceptance criteria\n\n")
 	if len(o.AcceptanceCriteria) == 0 {
 		b.WriteString("None were stated.\n")
@@ -140,13 +141,6 @@ func prDescription(req diazotroph.Request, base, diff string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func nonEmpty(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
 
 // sanitize makes a generator's raw patch storable: valid UTF-8 without NUL.
 func sanitize(s string) string {

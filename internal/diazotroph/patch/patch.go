@@ -148,9 +148,6 @@ func (p *Patch) newRun(req diazotroph.Request) (*run, error) {
 	if err := gitops.ValidateBranch(w.BranchName); err != nil {
 		return misconfigured("%w", err)
 	}
-	if !filepath.IsLocal(w.WorkOrderID) || strings.ContainsRune(w.WorkOrderID, filepath.Separator) {
-		return misconfigured("workorder id %q cannot name a workspace", w.WorkOrderID)
-	}
 	name := o.Generator
 	if name == "" {
 		name = p.o.Default
