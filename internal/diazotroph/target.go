@@ -56,6 +56,10 @@ type Verdict struct {
 	Pass bool
 	// Reason says what was checked and, on a FAIL, what failed.
 	Reason string
+	// Unpushed is set when the work branch was not pushed anywhere, so it
+	// lives only in the runner's workspace until that is pruned: the gate
+	// warns the human in the pause state.
+	Unpushed bool
 }
 
 // Checker is implemented by diazotrophs whose output has checks of its own

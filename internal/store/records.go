@@ -64,7 +64,12 @@ type Event struct {
 	Processed       bool       `json:"processed"`
 	ProcessedReason string     `json:"processed_reason,omitempty"`
 	ProcessedAt     *time.Time `json:"processed_at,omitempty"`
-	CreatedAt       time.Time  `json:"created_at"`
+	// DecidedBy and Comment record the human decision that emitted the
+	// event (approve, retry, unblock), if one did: a retry's comment is
+	// frozen into the next run's snapshot.
+	DecidedBy string    `json:"decided_by,omitempty"`
+	Comment   string    `json:"comment,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // SnapshotMetadata freezes the repository state a run starts from.
@@ -73,13 +78,36 @@ type SnapshotMetadata struct {
 	BaseBranch string `json:"base_branch,omitempty"`
 }
 
+// Kinds of related yield a snapshot draws on.
+const (
+	// YieldPreviousAttempt is the gated workorder a retry follows: its
+	// verdict and the tail of its output.
+	YieldPreviousAttempt = "PREVIOUS_ATTEMPT"
+	// YieldHumanComment is what the human said when deciding to go on.
+	YieldHumanComment = "HUMAN_COMMENT"
+)
+
+// YieldRef is one earlier output a snapshot draws on, frozen with it so the
+// run can be reproduced from the snapshot alone. Ref names the record it
+// comes from (a workorder, an event); the other fields are what the run
+// was told of it, bounded.
+type YieldRef struct {
+	Kind       string `json:"kind"`
+	Ref        string `json:"ref"`
+	GateResult string `json:"gate_result,omitempty"`
+	GateReason string `json:"gate_reason,omitempty"`
+	OutputTail string `json:"output_tail,omitempty"`
+	By         string `json:"by,omitempty"`
+	Comment    string `json:"comment,omitempty"`
+}
+
 // ContextSnapshot is the frozen input of one run.
 type ContextSnapshot struct {
 	ContextSnapshotID string           `json:"context_snapshot_id"`
 	ObjectiveID       string           `json:"objective_id"`
 	FullPromptText    string           `json:"full_prompt_text"`
 	Metadata          SnapshotMetadata `json:"metadata"`
-	RelatedYieldRefs  []string         `json:"related_yield_refs"`
+	RelatedYieldRefs  []YieldRef       `json:"related_yield_refs"`
 	CreatedAt         time.Time        `json:"created_at"`
 }
 
@@ -155,12 +183,16 @@ const (
 )
 
 // PauseState hands the objective back to a human with what to do next.
+// ActionKinds, when present, names the kind of each prioritized action (one
+// per action, same order), so a client can offer the command that does it;
+// package pause builds both.
 type PauseState struct {
 	PauseStateID       string    `json:"pause_state_id"`
 	ObjectiveID        string    `json:"objective_id"`
 	WorkOrderID        string    `json:"work_order_id,omitempty"`
 	Reason             string    `json:"reason"`
 	PrioritizedActions []string  `json:"prioritized_actions"`
+	ActionKinds        []string  `json:"action_kinds,omitempty"`
 	CreatedAt          time.Time `json:"created_at"`
 }
 

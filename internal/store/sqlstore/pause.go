@@ -8,12 +8,12 @@ import (
 	"github.com/azolla/azolla/schemas"
 )
 
-const pauseCols = `pause_state_id, objective_id, work_order_id, reason, prioritized_actions, created_at`
+const pauseCols = `pause_state_id, objective_id, work_order_id, reason, prioritized_actions, action_kinds, created_at`
 
 func scanPause(r rowScanner) (*store.PauseState, error) {
 	var p store.PauseState
 	err := r.Scan(&p.PauseStateID, &p.ObjectiveID, nullStringCol{&p.WorkOrderID}, &p.Reason,
-		jsonCol{&p.PrioritizedActions}, timeCol{&p.CreatedAt})
+		jsonCol{&p.PrioritizedActions}, jsonCol{&p.ActionKinds}, timeCol{&p.CreatedAt})
 	if err != nil {
 		return nil, err
 	}
@@ -30,8 +30,14 @@ func (q *querier) CreatePauseState(ctx context.Context, p *store.PauseState) err
 	if err != nil {
 		return err
 	}
-	_, err = q.exec(ctx, `INSERT INTO pause_states (`+pauseCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
-		p.PauseStateID, p.ObjectiveID, nullString(p.WorkOrderID), p.Reason, actions, q.t(p.CreatedAt))
+	var kinds any // NULL when the writer named no kinds
+	if len(p.ActionKinds) > 0 {
+		if kinds, err = jsonText(p.ActionKinds); err != nil {
+			return err
+		}
+	}
+	_, err = q.exec(ctx, `INSERT INTO pause_states (`+pauseCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		p.PauseStateID, p.ObjectiveID, nullString(p.WorkOrderID), p.Reason, actions, kinds, q.t(p.CreatedAt))
 	if q.d.IsUniqueViolation(err) {
 		return fmt.Errorf("create pause state %q: %w", p.PauseStateID, store.ErrAlreadyExists)
 	}

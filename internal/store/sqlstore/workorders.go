@@ -23,7 +23,9 @@ func scanSnapshot(r rowScanner) (*store.ContextSnapshot, error) {
 // CreateContextSnapshot inserts a frozen run input.
 func (q *querier) CreateContextSnapshot(ctx context.Context, s *store.ContextSnapshot) error {
 	s.CreatedAt = store.NowOr(s.CreatedAt)
-	s.RelatedYieldRefs = emptyIfNil(s.RelatedYieldRefs)
+	if s.RelatedYieldRefs == nil {
+		s.RelatedYieldRefs = []store.YieldRef{} // a JSON array, never null
+	}
 	if err := schemas.Validate(schemas.ContextSnapshot, s); err != nil {
 		return fmt.Errorf("create context snapshot: %w", err)
 	}

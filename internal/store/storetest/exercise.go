@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ func Exercise(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("OutputBundle_OnePerWorkOrder", func(t *testing.T) { testBundles(t, open(t)) })
 	t.Run("RunRecord_UpsertByWorkOrder", func(t *testing.T) { testRunRecords(t, open(t)) })
 	t.Run("PauseStatesAndCaptures", func(t *testing.T) { testPauseAndCaptures(t, open(t)) })
+	t.Run("DecisionsAndYields", func(t *testing.T) { testDecisionsAndYields(t, open(t)) })
 	exerciseClaims(t, open)
 }
 
@@ -306,6 +308,43 @@ func testRunRecords(t *testing.T, s store.Store) {
 	require.Equal(t, stored, got)
 }
 
+// testDecisionsAndYields checks the human decision an event carries and the
+// yields a snapshot freezes read back as written.
+func testDecisionsAndYields(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	require.NoError(t, s.CreateObjective(ctx, Objective("obj-1")))
+	ev := Event("ev-1", "obj-1", 1, T0)
+	ev.DecidedBy, ev.Comment = "ana", "the build needs the flag\nsee the log"
+	stored, _, err := s.EmitEvent(ctx, ev)
+	require.NoError(t, err)
+	require.Equal(t, ev, stored)
+	got, err := s.GetEvent(ctx, "ev-1")
+	require.NoError(t, err)
+	require.Equal(t, "ana", got.DecidedBy)
+	require.Equal(t, ev.Comment, got.Comment)
+	tooLong := Event("ev-2", "obj-1", 2, T0)
+	tooLong.Comment = strings.Repeat("x", 4097)
+	_, _, err = s.EmitEvent(ctx, tooLong)
+	requireViolation(t, err, "/comment")
+
+	snap := &store.ContextSnapshot{ContextSnapshotID: "cs-1", ObjectiveID: "obj-1", FullPromptText: "Fix it",
+		RelatedYieldRefs: []store.YieldRef{
+			{Kind: store.YieldPreviousAttempt, Ref: "wo-obj-1-1", GateResult: store.GateFail,
+				GateReason: "gate command `make` exited 2", OutputTail: "main.go:3: undefined: x"},
+			{Kind: store.YieldHumanComment, Ref: "ev-1", By: "ana", Comment: "use the flag"},
+		}, CreatedAt: T0}
+	require.NoError(t, s.CreateContextSnapshot(ctx, snap))
+	gotSnap, err := s.GetContextSnapshot(ctx, "cs-1")
+	require.NoError(t, err)
+	require.Equal(t, snap, gotSnap)
+
+	noVerdict := &store.ContextSnapshot{ContextSnapshotID: "cs-2", ObjectiveID: "obj-1", FullPromptText: "Fix it",
+		RelatedYieldRefs: []store.YieldRef{{Kind: store.YieldPreviousAttempt, Ref: "wo-obj-1-1"}}, CreatedAt: T0}
+	requireViolation(t, s.CreateContextSnapshot(ctx, noVerdict), "/related_yield_refs/0")
+	_, err = s.GetContextSnapshot(ctx, "cs-2")
+	require.ErrorIs(t, err, store.ErrNotFound, "a refused snapshot writes nothing")
+}
+
 func testPauseAndCaptures(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	for i, reason := range []string{store.PauseGateFailed, store.PauseRunComplete} {
@@ -317,6 +356,18 @@ func testPauseAndCaptures(t *testing.T, s store.Store) {
 	require.Len(t, ps, 2)
 	require.Equal(t, store.PauseRunComplete, ps[1].Reason)
 	require.Equal(t, []string{"Review", "Confirm"}, ps[1].PrioritizedActions, "action order is kept")
+	require.Nil(t, ps[1].ActionKinds, "a pause state written without kinds reads back without them")
+
+	kinds := &store.PauseState{PauseStateID: "ps-kinds", ObjectiveID: "obj-2", Reason: store.PauseBlocked,
+		PrioritizedActions: []string{"Resolve blockers for obj-2: x", "Re-emit TICKET_READY after resolution"},
+		ActionKinds:        []string{"RESOLVE_BLOCKERS", "UNBLOCK"}, CreatedAt: T0}
+	require.NoError(t, s.CreatePauseState(ctx, kinds))
+	ps, err = s.ListPauseStates(ctx, "obj-2")
+	require.NoError(t, err)
+	require.Equal(t, []*store.PauseState{kinds}, ps)
+	bad := *kinds
+	bad.PauseStateID, bad.ActionKinds = "ps-bad-kind", []string{"RESOLVE_BLOCKERS", "MAKE_COFFEE"}
+	requireViolation(t, s.CreatePauseState(ctx, &bad), "/action_kinds/1")
 
 	c := &store.CaptureBuffer{CaptureBufferID: "cap-1", Source: "cli", Content: "buy milk", Status: store.CapturePending, CreatedAt: T0, UpdatedAt: T0}
 	require.NoError(t, s.CreateCaptureBuffer(ctx, c))

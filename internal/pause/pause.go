@@ -1,0 +1,180 @@
+// Package pause builds pause states, the hand-back of an objective to a
+// human: for each way a lifecycle pauses, which actions the human gets, in
+// which order and in which words. It is the one place those are decided.
+//
+// Activities name actions by kind and give the facts (a branch, a failure's
+// first line); New renders the words stored in prioritized_actions, which
+// follow the seeds' examples, and stores the kinds beside them. The command
+// that carries an action out is not stored: a client renders it from the
+// kind at the edge (Command), as the user invoked azolla.
+package pause
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+// Kinds of action, as stored in pause_state.action_kinds.
+const (
+	// ReviewOutput asks for a look at a run's output (no branch to review).
+	ReviewOutput = "REVIEW_OUTPUT"
+	// ReviewBranch asks for a review of the work branch (seed 003 step 13).
+	ReviewBranch = "REVIEW_BRANCH"
+	// ConfirmCompletion asks the human to confirm the objective is done.
+	ConfirmCompletion = "CONFIRM_COMPLETION"
+	// KeepBranch warns that the work branch was not pushed and lives only in
+	// a workspace that will be pruned: push or fetch it before then.
+	KeepBranch = "KEEP_BRANCH"
+	// ReviewGateFailure asks for a look at why the gate failed.
+	ReviewGateFailure = "REVIEW_GATE_FAILURE"
+	// Retry asks to refine the objective and retry (objective retry).
+	Retry = "RETRY"
+	// ResolveBlockers asks to resolve the objective's blockers.
+	ResolveBlockers = "RESOLVE_BLOCKERS"
+	// Unblock asks to re-emit TICKET_READY once resolved (objective unblock).
+	Unblock = "UNBLOCK"
+	// ReviewRejection records who rejected the objective and why.
+	ReviewRejection = "REVIEW_REJECTION"
+	// CreateRefined suggests a refined objective if the work is still wanted.
+	CreateRefined = "CREATE_REFINED"
+)
+
+// Action is one thing the human should do: its kind and the words for it.
+type Action struct {
+	Kind string
+	Text string
+}
+
+// Spec is what a pause state is made of.
+type Spec struct {
+	ObjectiveID string
+	// Seq is the objective's status_seq after the transition that paused it:
+	// it keys the pause state, so a retried step writes the same one.
+	Seq         int64
+	WorkOrderID string
+	Reason      string
+	Actions     []Action
+	Now         time.Time
+}
+
+// ID is the pause state id of an objective's pause for reason at seq.
+func ID(objectiveID string, seq int64, reason string) string {
+	return fmt.Sprintf("ps-%s-%d-%s", objectiveID, seq, reason)
+}
+
+// New is the pause state of s: its id, its actions' words and kinds. Every
+// action's text is made one safe line, whatever the facts in it held.
+func New(s Spec) store.PauseState {
+	ps := store.PauseState{PauseStateID: ID(s.ObjectiveID, s.Seq, s.Reason), ObjectiveID: s.ObjectiveID,
+		WorkOrderID: s.WorkOrderID, Reason: s.Reason, CreatedAt: s.Now}
+	for _, a := range s.Actions {
+		ps.PrioritizedActions = append(ps.PrioritizedActions, line(a.Text))
+		ps.ActionKinds = append(ps.ActionKinds, a.Kind)
+	}
+	return ps
+}
+
+// RunComplete is seed 003 step 13: review the branch (or, without one, the
+// output) and confirm. keep, when set, warns that the branch was not pushed.
+func RunComplete(objectiveID string, seq int64, workOrderID, branch string, keep *Action, now time.Time) store.PauseState {
+	review := Action{ReviewOutput, "Review the output of " + workOrderID}
+	if branch != "" {
+		review = Action{ReviewBranch, "Review PR on " + branch}
+	}
+	actions := []Action{review}
+	if keep != nil {
+		actions = append(actions, *keep)
+	}
+	actions = append(actions, Action{ConfirmCompletion, "Confirm completion"})
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PauseRunComplete,
+		Actions: actions, Now: now})
+}
+
+// GateFailed is seed 003 step 14: review the failure, then refine and retry.
+func GateFailed(objectiveID string, seq int64, workOrderID, failure string, keep *Action, now time.Time) store.PauseState {
+	actions := []Action{{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)},
+		{Retry, "Refine objective and retry"}}
+	if keep != nil {
+		actions = append(actions, *keep)
+	}
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PauseGateFailed,
+		Actions: actions, Now: now})
+}
+
+// Blocked is seed 003 step 4: resolve the blockers, then re-emit.
+func Blocked(objectiveID string, seq int64, blockers []string, now time.Time) store.PauseState {
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, Reason: store.PauseBlocked, Now: now, Actions: []Action{
+		{ResolveBlockers, fmt.Sprintf("Resolve blockers for %s: %s", objectiveID, strings.Join(blockers, "; "))},
+		{Unblock, "Re-emit TICKET_READY after resolution"},
+	}})
+}
+
+// Rejected ends a NEW objective that a human refused.
+func Rejected(objectiveID string, seq int64, by, comment string, now time.Time) store.PauseState {
+	why := "Rejected by " + by
+	if by == "" {
+		why = "Rejected by a reviewer"
+	}
+	if comment != "" {
+		why += ": " + comment
+	}
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, Reason: store.PauseRejected, Now: now, Actions: []Action{
+		{ReviewRejection, why},
+		{CreateRefined, "Create a refined objective if the work is still wanted"},
+	}})
+}
+
+// KeepBranchAction warns that branch was not pushed anywhere: it lives only
+// in the runner's workspace, which is pruned retention after the objective
+// is done or the workorder is superseded by a retry.
+func KeepBranchAction(branch string, retention time.Duration) *Action {
+	return &Action{KeepBranch, fmt.Sprintf("Push or fetch %s within %s: it was not pushed and lives only in the runner's workspace, which is pruned then",
+		branch, Duration(retention))}
+}
+
+// Duration says d the way a person would: "7 days", "36 hours", "90 minutes".
+func Duration(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour && d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	case d >= 2*time.Hour && d%time.Hour == 0:
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	case d >= 2*time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	}
+	return d.String()
+}
+
+// Warned reports whether ps told the human, beforehand, that the work
+// branch would be pruned with its workspace.
+func Warned(ps *store.PauseState) bool {
+	for _, k := range ps.ActionKinds {
+		if k == KeepBranch {
+			return true
+		}
+	}
+	return false
+}
+
+// firstLine is the first non-empty line of s, or a placeholder.
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if l = strings.TrimSpace(l); l == "" {
+		return "(no reason given)"
+	}
+	return l
+}
+
+// line makes s one line with no control characters.
+// TODO(textsafe): replace with textsafe.Line once that package lands.
+func line(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+			return ' '
+		}
+		return r
+	}, s)
+}
