@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/textsafe"
 )
 
 // Kinds of action, as stored in pause_state.action_kinds.
@@ -71,7 +72,7 @@ func New(s Spec) store.PauseState {
 	ps := store.PauseState{PauseStateID: ID(s.ObjectiveID, s.Seq, s.Reason), ObjectiveID: s.ObjectiveID,
 		WorkOrderID: s.WorkOrderID, Reason: s.Reason, CreatedAt: s.Now}
 	for _, a := range s.Actions {
-		ps.PrioritizedActions = append(ps.PrioritizedActions, line(a.Text))
+		ps.PrioritizedActions = append(ps.PrioritizedActions, textsafe.Line(a.Text))
 		ps.ActionKinds = append(ps.ActionKinds, a.Kind)
 	}
 	return ps
@@ -166,15 +167,4 @@ func firstLine(s string) string {
 		return "(no reason given)"
 	}
 	return l
-}
-
-// line makes s one line with no control characters.
-// TODO(textsafe): replace with textsafe.Line once that package lands.
-func line(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
-			return ' '
-		}
-		return r
-	}, s)
 }

@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // The records below are the artifacts of seeds 000-003. Their JSON form is what
 // schemas/*.schema.json describe, and every write validates it first. Timestamps
@@ -26,7 +29,7 @@ type Objective struct {
 	// one transition can never emit two events.
 	StatusSeq  int64      `json:"status_seq"`
 	Blockers   []string   `json:"blockers"`
-	BlockerRef string     `json:"blocker_ref,omitempty"`
+	BlockerRef BlockerRef `json:"blocker_ref,omitempty"`
 	Urgency    string     `json:"urgency"`
 	DueAt      *time.Time `json:"due_at,omitempty"`
 	Repository string     `json:"repository,omitempty"`
@@ -37,6 +40,37 @@ type Objective struct {
 	Patch     string    `json:"patch,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// BlockerRef says what an objective waits on before it can go on, as
+// "<kind>:<id>": a failed gate's workorder (gate:wo-x-3) or the objective's
+// own blockers list (blockers:x). The empty ref means nothing.
+type BlockerRef string
+
+// Kinds of blocker_ref.
+const (
+	BlockerGate     = "gate"
+	BlockerBlockers = "blockers"
+)
+
+// GateBlocker is the blocker_ref of a workorder that failed its gate.
+func GateBlocker(workOrderID string) BlockerRef { return BlockerRef(BlockerGate + ":" + workOrderID) }
+
+// BlockersOf is the blocker_ref of an objective blocked by its blockers.
+func BlockersOf(objectiveID string) BlockerRef {
+	return BlockerRef(BlockerBlockers + ":" + objectiveID)
+}
+
+// Kind is the ref's kind (BlockerGate, BlockerBlockers), "" for none.
+func (r BlockerRef) Kind() string {
+	kind, _, _ := strings.Cut(string(r), ":")
+	return kind
+}
+
+// ID is what the ref points at: a workorder or an objective id.
+func (r BlockerRef) ID() string {
+	_, id, _ := strings.Cut(string(r), ":")
+	return id
 }
 
 // Event types.

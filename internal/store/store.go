@@ -118,7 +118,7 @@ type TransitionObjectiveParams struct {
 	From        []string
 	To          string
 	// BlockerRef, when non-nil, replaces blocker_ref ("" clears it).
-	BlockerRef *string
+	BlockerRef *BlockerRef
 	// Blockers, when non-nil, replaces the blockers list (empty clears it).
 	Blockers *[]string
 	Now      time.Time

@@ -15,7 +15,7 @@ const objectiveCols = `objective_id, objective_type, title, acceptance_criteria,
 func scanObjective(r rowScanner) (*store.Objective, error) {
 	var o store.Objective
 	err := r.Scan(&o.ObjectiveID, &o.ObjectiveType, &o.Title, jsonCol{&o.AcceptanceCriteria},
-		&o.Status, &o.StatusSeq, jsonCol{&o.Blockers}, nullStringCol{&o.BlockerRef}, &o.Urgency,
+		&o.Status, &o.StatusSeq, jsonCol{&o.Blockers}, nullStringCol{(*string)(&o.BlockerRef)}, &o.Urgency,
 		nullTimeCol{&o.DueAt}, nullStringCol{&o.Repository}, nullStringCol{&o.BaseBranch},
 		nullStringCol{&o.Generator}, nullStringCol{&o.Patch}, timeCol{&o.CreatedAt}, timeCol{&o.UpdatedAt})
 	if err != nil {
@@ -49,7 +49,7 @@ func (q *querier) CreateObjective(ctx context.Context, o *store.Objective) error
 	_, err = q.exec(ctx, `INSERT INTO objectives (`+objectiveCols+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		o.ObjectiveID, o.ObjectiveType, o.Title, criteria, o.Status, o.StatusSeq, blockers,
-		nullString(o.BlockerRef), o.Urgency, q.nt(o.DueAt), nullString(o.Repository),
+		nullString(string(o.BlockerRef)), o.Urgency, q.nt(o.DueAt), nullString(o.Repository),
 		nullString(o.BaseBranch), nullString(o.Generator), nullString(o.Patch), q.t(o.CreatedAt), q.t(o.UpdatedAt))
 	if q.d.IsUniqueViolation(err) {
 		return fmt.Errorf("create objective %q: %w", o.ObjectiveID, store.ErrAlreadyExists)
@@ -109,7 +109,7 @@ func (q *querier) TransitionObjective(ctx context.Context, p store.TransitionObj
 	}
 	res, err := q.exec(ctx, `UPDATE objectives SET status = $1, status_seq = $2, blocker_ref = $3, blockers = $4,
 		updated_at = $5 WHERE objective_id = $6 AND status_seq = $7`,
-		next.Status, next.StatusSeq, nullString(next.BlockerRef), blockers, q.t(next.UpdatedAt),
+		next.Status, next.StatusSeq, nullString(string(next.BlockerRef)), blockers, q.t(next.UpdatedAt),
 		cur.ObjectiveID, cur.StatusSeq)
 	if err != nil {
 		return nil, fmt.Errorf("transition objective %q: %w", cur.ObjectiveID, err)

@@ -98,7 +98,7 @@ func testObjectives(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Equal(t, moved, got, "a refused transition changes nothing")
 
-	ref, blockers := "gate:wo-1", []string{"needs a key"}
+	ref, blockers := store.GateBlocker("wo-1"), []string{"needs a key"}
 	blocked, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
 		To: store.StatusBlocked, BlockerRef: &ref, Blockers: &blockers})
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ func testObjectives(t *testing.T, s store.Store) {
 	require.Equal(t, blocked, got)
 	require.Equal(t, blockers, got.Blockers)
 	require.Equal(t, ref, got.BlockerRef)
-	cleared, none := "", []string{}
+	cleared, none := store.BlockerRef(""), []string{}
 	moved, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
 		From: []string{store.StatusBlocked}, To: store.StatusTodo, BlockerRef: &cleared, Blockers: &none})
 	require.NoError(t, err)
