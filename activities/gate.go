@@ -9,7 +9,9 @@ import (
 
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/transition"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -28,7 +30,7 @@ type GateResult struct {
 	// Status and BlockerRef are the objective's afterwards: a FAIL leaves
 	// it TODO with a blocker_ref, waiting for a human's retry.
 	Status     string
-	BlockerRef string
+	BlockerRef store.BlockerRef
 	Pause      store.PauseState
 }
 
@@ -53,7 +55,7 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 	// gate commands may run for minutes, with the claim kept alive.
 	heartbeat(ctx, lease)
 	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
-		OnError: func(err error) { logWarn(ctx, "renew workorder claim", err) }})
+		OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew workorder claim", "error", err) }})
 	v, err := a.judge(kctx, w, in.RunFailure)
 	stop()
 	if err != nil {
@@ -74,6 +76,8 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 	if err != nil {
 		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
 	}
+	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("workorder gated", "gate_result", res.GateResult,
+		"status", res.Status)
 	return res, nil
 }
 
@@ -111,6 +115,8 @@ func verdict(b *store.OutputBundle, runFailure string) (result, reason string) {
 // judgement is a workorder's verdict before it is written.
 type judgement struct {
 	result, reason, commitSHA string
+	// unpushed: the work branch lives only in the runner's workspace.
+	unpushed bool
 }
 
 // judge runs the built-in checks and, when they pass and the workorder's
@@ -151,6 +157,7 @@ func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure st
 	if err != nil {
 		return judgement{}, fmt.Errorf("%s gate checks: %w", w.DiazotrophType, err)
 	}
+	j.unpushed = v.Unpushed
 	switch {
 	case !v.Pass:
 		j.result, j.reason = store.GateFail, cmp.Or(v.Reason, w.DiazotrophType+" gate checks failed")
@@ -163,40 +170,39 @@ func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure st
 // gate writes the verdict, the transition and the pause state.
 func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrder, j judgement) (GateResult, error) {
 	now := a.now()
-	result, reason := j.result, j.reason
-	rr := &store.RunRecord{WorkOrderID: w.WorkOrderID, ObjectiveID: w.ObjectiveID, GateResult: result,
-		GateReason: reason, CommitSHA: j.commitSHA, CreatedAt: now, UpdatedAt: now}
+	rr := &store.RunRecord{WorkOrderID: w.WorkOrderID, ObjectiveID: w.ObjectiveID, GateResult: j.result,
+		GateReason: j.reason, CommitSHA: j.commitSHA, CreatedAt: now, UpdatedAt: now}
 	if _, err := q.UpsertRunRecord(ctx, rr); err != nil {
 		return GateResult{}, err
 	}
-
-	p := store.TransitionObjectiveParams{ObjectiveID: w.ObjectiveID, From: []string{store.StatusInProgress}, Now: now}
-	var actions []string
-	var pauseReason string
-	if result == store.GatePass {
-		none := ""
-		p.To, p.BlockerRef, pauseReason = store.StatusDone, &none, store.PauseRunComplete
-		review := fmt.Sprintf("Review the output of %s: azolla objective show %s", w.WorkOrderID, w.ObjectiveID)
-		if rr.CommitSHA != "" {
-			review = "Review PR on " + w.BranchName
-		}
-		actions = []string{review, "Confirm completion"}
-	} else {
-		ref := "gate:" + w.WorkOrderID
-		p.To, p.BlockerRef, pauseReason = store.StatusTodo, &ref, store.PauseGateFailed
-		actions = []string{"Review gate failure reason: " + firstLine(reason),
-			"Refine objective and retry: azolla objective retry " + w.ObjectiveID}
+	var keep *pause.Action
+	if j.unpushed && a.Retention > 0 {
+		keep = pause.KeepBranchAction(w.BranchName, a.Retention)
+	}
+	p := transition.Pass.Params(w.ObjectiveID, now)
+	if j.result != store.GatePass {
+		p = transition.Fail.Params(w.ObjectiveID, now)
+		ref := store.GateBlocker(w.WorkOrderID)
+		p.BlockerRef = &ref
 	}
 	o, err := q.TransitionObjective(ctx, p)
 	if err != nil {
 		return GateResult{}, err
 	}
-	ps := store.PauseState{PauseStateID: pauseID(o.ObjectiveID, o.StatusSeq, pauseReason), ObjectiveID: o.ObjectiveID,
-		WorkOrderID: w.WorkOrderID, Reason: pauseReason, PrioritizedActions: actions, CreatedAt: now}
+	var ps store.PauseState
+	if j.result == store.GatePass {
+		branch := ""
+		if rr.CommitSHA != "" {
+			branch = w.BranchName
+		}
+		ps = pause.RunComplete(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, branch, keep, now)
+	} else {
+		ps = pause.GateFailed(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, keep, now)
+	}
 	if err := q.CreatePauseState(ctx, &ps); err != nil {
 		return GateResult{}, err
 	}
-	return GateResult{GateResult: result, GateReason: reason, CommitSHA: rr.CommitSHA, Status: o.Status,
+	return GateResult{GateResult: j.result, GateReason: j.reason, CommitSHA: rr.CommitSHA, Status: o.Status,
 		BlockerRef: o.BlockerRef, Pause: ps}, nil
 }
 

@@ -145,7 +145,7 @@ func TestGate_FailHandsObjectiveBackWithBlockerRef(t *testing.T) {
 				require.Equal(t, tc.commitSHA, rr.CommitSHA, "commit_sha comes from the bundle")
 				o := tb.objective(t, "obj-1")
 				require.Equal(t, store.StatusTodo, o.Status)
-				require.Equal(t, "gate:"+wo.WorkOrderID, o.BlockerRef)
+				require.Equal(t, store.GateBlocker(wo.WorkOrderID), o.BlockerRef)
 
 				pauses := tb.pausesOf(t, "obj-1", wo.WorkOrderID)
 				require.Len(t, pauses, 1)

@@ -43,6 +43,10 @@ type Lifecycle struct {
 	// LeaseTTL is the lease of Schedule and Gate claims, and the heartbeat
 	// timeout (and so the lease) of Run.
 	LeaseTTL time.Duration
+	// Retention is how long a finished workorder's workspace is kept
+	// (patch.retention): the gate tells the human when a branch that was
+	// not pushed will go with it. Zero: workspaces are kept, no warning.
+	Retention time.Duration
 	// Now is the clock of every timestamp written (default time.Now).
 	Now func() time.Time
 }
@@ -156,9 +160,6 @@ func snapshotID(objectiveID string, seq int64) string {
 }
 func workOrderID(objectiveID string, seq int64) string {
 	return fmt.Sprintf("wo-%s-%d", objectiveID, seq)
-}
-func pauseID(objectiveID string, seq int64, reason string) string {
-	return fmt.Sprintf("ps-%s-%d-%s", objectiveID, seq, reason)
 }
 
 // BranchName is the work branch of an objective (seed 003 step 6).

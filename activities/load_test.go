@@ -47,7 +47,7 @@ func TestLoad_FollowsTheLifecycle(t *testing.T) {
 			require.NoError(t, err)
 			v := load()
 			require.Equal(t, &activities.WorkOrderRef{WorkOrderID: wo.WorkOrderID, DiazotrophType: fakeType,
-				BudgetMS: testBudget.Milliseconds(), Status: store.WorkOrderExecuted}, v.OpenWorkOrder,
+				BudgetMS: testBudget.Milliseconds(), Status: store.WorkOrderExecuted, BranchName: wo.BranchName}, v.OpenWorkOrder,
 				"an executed workorder stays open until gated")
 			res, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 			require.NoError(t, err)
@@ -78,7 +78,7 @@ func TestLoad_FollowsTheLifecycle(t *testing.T) {
 		require.Equal(t, store.GateFail, failed.GateResult)
 		v = load()
 		require.Equal(t, store.StatusTodo, v.Status)
-		require.Equal(t, "gate:"+first.WorkOrderID, v.BlockerRef)
+		require.Equal(t, store.GateBlocker(first.WorkOrderID), v.BlockerRef)
 		require.Nil(t, v.OpenWorkOrder, "a gated workorder is closed")
 		require.Equal(t, &failed.Pause, v.LastPause)
 

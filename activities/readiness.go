@@ -1,14 +1,17 @@
 package activities
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
+	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/textsafe"
+	"github.com/azolla/azolla/internal/transition"
 )
 
 // ObjectiveView is what a lifecycle needs to know to pick its next step.
@@ -18,7 +21,7 @@ type ObjectiveView struct {
 	ObjectiveType string
 	Status        string
 	StatusSeq     int64
-	BlockerRef    string
+	BlockerRef    store.BlockerRef
 	// PendingEventID is the oldest unprocessed TICKET_READY event about the
 	// objective, "" if none.
 	PendingEventID string
@@ -36,6 +39,12 @@ type WorkOrderRef struct {
 	DiazotrophType string
 	BudgetMS       int64
 	Status         string
+	BranchName     string
+}
+
+func workOrderRef(w *store.WorkOrder) *WorkOrderRef {
+	return &WorkOrderRef{WorkOrderID: w.WorkOrderID, DiazotrophType: w.DiazotrophType, BudgetMS: w.BudgetMS,
+		Status: w.Status, BranchName: w.BranchName}
 }
 
 // Load reads an objective and its open work.
@@ -80,8 +89,7 @@ func (a *Lifecycle) openWorkOrder(ctx context.Context, objectiveID string) (*Wor
 	for _, w := range slices.Backward(wos) {
 		_, err := a.Store.GetRunRecord(ctx, w.WorkOrderID)
 		if errors.Is(err, store.ErrNotFound) {
-			return &WorkOrderRef{WorkOrderID: w.WorkOrderID, DiazotrophType: w.DiazotrophType,
-				BudgetMS: w.BudgetMS, Status: w.Status}, nil
+			return workOrderRef(w), nil
 		}
 		if err != nil {
 			return nil, err
@@ -90,16 +98,15 @@ func (a *Lifecycle) openWorkOrder(ctx context.Context, objectiveID string) (*Wor
 	return nil, nil
 }
 
-// Readiness modes: why an objective is being made ready.
+// Readiness modes: why an objective is being made ready. Each but
+// ReadyResume is the transition of the same name.
 const (
 	// ReadyApprove is the human's NEW -> TODO.
-	ReadyApprove = "approve"
-	// ReadyRetry re-emits after a failed gate or a block: BLOCKED|TODO -> TODO,
-	// blocker_ref cleared.
-	ReadyRetry = "retry"
-	// ReadyUnblock is ReadyRetry that also clears the blockers: the human
-	// says they are resolved.
-	ReadyUnblock = "unblock"
+	ReadyApprove = string(transition.Approve)
+	// ReadyRetry re-emits after a failed gate or a block.
+	ReadyRetry = string(transition.Retry)
+	// ReadyUnblock is ReadyRetry that also clears the blockers.
+	ReadyUnblock = string(transition.Unblock)
 	// ReadyResume emits for a TODO objective that has no event yet (written
 	// straight into the store), without a transition.
 	ReadyResume = "resume"
@@ -109,6 +116,10 @@ const (
 type ReadyInput struct {
 	ObjectiveID string
 	Mode        string
+	// By and Comment are the human decision behind the transition; the
+	// event records them, and a comment reaches the next run's snapshot.
+	By      string
+	Comment string
 }
 
 // ReadyResult names the event that now stands for the objective's readiness.
@@ -118,10 +129,16 @@ type ReadyResult struct {
 	StatusSeq int64
 }
 
+// Bounds of a decision recorded on an event (the event schema's).
+const (
+	maxDecidedBy = 200
+	maxComment   = 4096
+)
+
 // Ready is the readiness worker: it makes the transition of in.Mode and
-// emits one TICKET_READY event for it, in one transaction. The event is
-// keyed by the transition, so a retry after a commit finds and returns the
-// same event instead of emitting a second.
+// emits one TICKET_READY event for it, recording the decision, in one
+// transaction. The event is keyed by the transition, so a retry after a
+// commit finds and returns the same event instead of emitting a second.
 func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, error) {
 	var res ReadyResult
 	err := a.Store.InTx(ctx, func(q store.Querier) error {
@@ -129,28 +146,22 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 		if err != nil {
 			return err
 		}
-		// A retry of a committed attempt: the objective is in the state the
-		// mode leaves it in (TODO, no blocker_ref and, for unblock, no
-		// blockers) and its event for this transition is waiting.
-		if o.Status == store.StatusTodo && o.BlockerRef == "" && in.Mode != ReadyResume &&
-			(in.Mode != ReadyUnblock || len(o.Blockers) == 0) {
-			if ev, err := pendingEvent(ctx, q, o); err != nil || ev != nil {
-				if ev != nil {
-					res = ReadyResult{EventID: ev.EventID, Status: o.Status, StatusSeq: o.StatusSeq}
+		t := transition.Name(in.Mode)
+		switch in.Mode {
+		case ReadyApprove, ReadyRetry, ReadyUnblock:
+			// A retry of a committed attempt finds the objective as the
+			// transition left it, its event waiting.
+			if t.Settled(o) {
+				if ev, err := pendingEvent(ctx, q, o); err != nil || ev != nil {
+					if ev != nil {
+						res = ReadyResult{EventID: ev.EventID, Status: o.Status, StatusSeq: o.StatusSeq}
+					}
+					return err
 				}
+			}
+			if o, err = q.TransitionObjective(ctx, t.Params(o.ObjectiveID, a.now())); err != nil {
 				return err
 			}
-		}
-		p := store.TransitionObjectiveParams{ObjectiveID: o.ObjectiveID, To: store.StatusTodo, Now: a.now()}
-		cleared := ""
-		switch in.Mode {
-		case ReadyApprove:
-			p.From = []string{store.StatusNew}
-		case ReadyRetry:
-			p.From, p.BlockerRef = []string{store.StatusTodo, store.StatusBlocked}, &cleared
-		case ReadyUnblock:
-			none := []string{}
-			p.From, p.BlockerRef, p.Blockers = []string{store.StatusTodo, store.StatusBlocked}, &cleared, &none
 		case ReadyResume:
 			if o.Status != store.StatusTodo || o.BlockerRef != "" {
 				return &store.TransitionError{ObjectiveID: o.ObjectiveID, Current: o.Status,
@@ -159,13 +170,9 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 		default:
 			return fmt.Errorf("readiness: unknown mode %q", in.Mode)
 		}
-		if in.Mode != ReadyResume {
-			if o, err = q.TransitionObjective(ctx, p); err != nil {
-				return err
-			}
-		}
 		ev, _, err := q.EmitEvent(ctx, &store.Event{EventID: eventID(o.ObjectiveID, o.StatusSeq),
 			EventType: store.EventTicketReady, SubjectID: o.ObjectiveID, TransitionSeq: o.StatusSeq,
+			DecidedBy: textsafe.Line(truncate(in.By, maxDecidedBy)), Comment: truncate(in.Comment, maxComment),
 			CreatedAt: a.now()})
 		if err != nil {
 			return err
@@ -176,6 +183,7 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 	if err != nil {
 		return ReadyResult{}, permanent(fmt.Errorf("make objective %q ready (%s): %w", in.ObjectiveID, in.Mode, err))
 	}
+	logger(ctx, in.ObjectiveID, "").Info("objective ready", "mode", in.Mode, "event_id", res.EventID, "by", in.By)
 	return res, nil
 }
 
@@ -211,32 +219,32 @@ func (a *Lifecycle) Reject(ctx context.Context, in RejectInput) (store.PauseStat
 		if err != nil {
 			return err
 		}
-		if o.Status != store.StatusNew {
-			return &store.TransitionError{ObjectiveID: o.ObjectiveID, Current: o.Status,
-				From: []string{store.StatusNew}, To: "REJECTED"}
+		if !transition.Reject.Allows(o.Status) {
+			return transition.Reject.Refusal(o.ObjectiveID, o.Status)
 		}
-		id := pauseID(o.ObjectiveID, o.StatusSeq, store.PauseRejected)
+		ps = pause.Rejected(o.ObjectiveID, o.StatusSeq, truncate(in.By, maxDecidedBy), truncate(in.Comment, maxComment), a.now())
 		pauses, err := q.ListPauseStates(ctx, o.ObjectiveID)
 		if err != nil {
 			return err
 		}
 		for _, p := range pauses {
-			if p.PauseStateID == id {
-				ps = *p
+			if p.PauseStateID == ps.PauseStateID {
+				ps = *p // a retry after the commit
 				return nil
 			}
 		}
-		why := "Rejected by " + cmp.Or(in.By, "a reviewer")
-		if in.Comment != "" {
-			why += ": " + in.Comment
-		}
-		ps = store.PauseState{PauseStateID: id, ObjectiveID: o.ObjectiveID, Reason: store.PauseRejected,
-			PrioritizedActions: []string{why, "Create a refined objective if the work is still wanted"},
-			CreatedAt:          a.now()}
 		return q.CreatePauseState(ctx, &ps)
 	})
 	if err != nil {
 		return store.PauseState{}, permanent(fmt.Errorf("reject objective %q: %w", in.ObjectiveID, err))
 	}
 	return ps, nil
+}
+
+// truncate keeps the first max characters of s.
+func truncate(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	return string([]rune(s)[:max])
 }

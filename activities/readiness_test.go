@@ -86,7 +86,7 @@ func TestReady_UnblockClearsBlockersRetryKeepsThem(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		blocked := func(o *store.Objective) {
 			o.Status, o.StatusSeq = store.StatusBlocked, 2
-			o.Blockers, o.BlockerRef = []string{"needs an API key"}, "blockers:"+o.ObjectiveID
+			o.Blockers, o.BlockerRef = []string{"needs an API key"}, store.BlockersOf(o.ObjectiveID)
 		}
 		tb.newObjective(t, "obj-unblock", blocked)
 		tb.newObjective(t, "obj-retry", blocked)

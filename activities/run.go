@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/log"
 
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
@@ -64,8 +66,10 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 
 	kctx, stop := lease.Keep(ctx, claim.KeepOptions{
 		OnRenew: func() { heartbeat(ctx, lease) },
-		OnError: func(err error) { logWarn(ctx, "renew workorder claim", err) },
+		OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew workorder claim", "error", err) },
 	})
+	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("running workorder", "diazotroph", w.DiazotrophType,
+		"budget", req.Budget.String())
 	out, err := d.Execute(kctx, req)
 	stop()
 	if cause := context.Cause(kctx); errors.Is(cause, claim.ErrLeaseLost) {
@@ -98,6 +102,7 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, fmt.Errorf("persist output of workorder %q: %w", w.WorkOrderID, err)
 	}
+	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("workorder executed", "runner_status", res.RunnerStatus)
 	return res, nil
 }
 
@@ -133,8 +138,16 @@ func heartbeat(ctx context.Context, lease *claim.Lease) {
 	}
 }
 
-func logWarn(ctx context.Context, msg string, err error) {
-	if activity.IsActivity(ctx) {
-		activity.GetLogger(ctx).Warn(msg, "error", err)
+// logger is the activity's logger carrying the ids it works on, so every
+// line can be traced to an objective and a workorder. Outside an activity
+// (tests calling a step directly) it discards.
+func logger(ctx context.Context, objectiveID, workOrderID string) log.Logger {
+	if !activity.IsActivity(ctx) {
+		return log.NewStructuredLogger(slog.New(slog.DiscardHandler))
 	}
+	kv := []any{"objective_id", objectiveID}
+	if workOrderID != "" {
+		kv = append(kv, "work_order_id", workOrderID)
+	}
+	return log.With(activity.GetLogger(ctx), kv...)
 }

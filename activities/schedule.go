@@ -10,7 +10,9 @@ import (
 
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/transition"
 )
 
 // ScheduleInput names the readiness event to schedule.
@@ -56,7 +58,7 @@ func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleRes
 	// alive: a first clone can take longer than a lease.
 	heartbeat(ctx, lease)
 	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
-		OnError: func(err error) { logWarn(ctx, "renew event claim", err) }})
+		OnError: func(err error) { logger(ctx, ev.SubjectID, "").Warn("renew event claim", "error", err) }})
 	target, err := a.target(kctx, ev)
 	stop()
 	if err != nil {
@@ -86,6 +88,11 @@ func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleRes
 	if err != nil {
 		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
 	}
+	woID := ""
+	if res.WorkOrder != nil {
+		woID = res.WorkOrder.WorkOrderID
+	}
+	logger(ctx, ev.SubjectID, woID).Info("event processed", "event_id", ev.EventID, "reason", res.Reason)
 	return res, nil
 }
 
@@ -137,9 +144,7 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Eve
 	if err != nil {
 		return err
 	}
-	// Only TODO is executable: NEW awaits approval, DONE and BLOCKED are
-	// settled, and IN_PROGRESS already has its workorder.
-	if o.Status != store.StatusTodo {
+	if !transition.Executable(o.Status) {
 		return mark(store.ReasonNonExecutableStatus)
 	}
 	blockers := o.Blockers
@@ -162,9 +167,14 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Eve
 		target = r.target
 		typ, meta = diazotroph.PatchType, store.SnapshotMetadata{CommitSHA: target.CommitSHA, BaseBranch: target.BaseBranch}
 	}
+	yields, err := relatedYields(ctx, q, o, ev)
+	if err != nil {
+		return err
+	}
 
 	snap := &store.ContextSnapshot{ContextSnapshotID: snapshotID(o.ObjectiveID, ev.TransitionSeq),
-		ObjectiveID: o.ObjectiveID, FullPromptText: Prompt(o, target), Metadata: meta, CreatedAt: now}
+		ObjectiveID: o.ObjectiveID, FullPromptText: Prompt(o, target, yields), Metadata: meta,
+		RelatedYieldRefs: yields, CreatedAt: now}
 	if err := q.CreateContextSnapshot(ctx, snap); err != nil {
 		return err
 	}
@@ -175,8 +185,7 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Eve
 	if err != nil {
 		return err
 	}
-	if _, err := q.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: o.ObjectiveID,
-		From: []string{store.StatusTodo}, To: store.StatusInProgress, Now: now}); err != nil {
+	if _, err := q.TransitionObjective(ctx, transition.Schedule.Params(o.ObjectiveID, now)); err != nil {
 		return err
 	}
 	return mark(store.ReasonScheduled)
@@ -185,20 +194,15 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Eve
 // block is seed 003 step 4: the objective becomes BLOCKED with its blockers
 // and a pause state that says how to go on.
 func (a *Lifecycle) block(ctx context.Context, q store.Querier, o *store.Objective, blockers []string, now time.Time) error {
-	ref := "blockers:" + o.ObjectiveID
-	moved, err := q.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: o.ObjectiveID,
-		From: []string{store.StatusTodo}, To: store.StatusBlocked, BlockerRef: &ref, Blockers: &blockers, Now: now})
+	p := transition.Block.Params(o.ObjectiveID, now)
+	ref := store.BlockersOf(o.ObjectiveID)
+	p.BlockerRef, p.Blockers = &ref, &blockers
+	moved, err := q.TransitionObjective(ctx, p)
 	if err != nil {
 		return err
 	}
-	return q.CreatePauseState(ctx, &store.PauseState{
-		PauseStateID: pauseID(o.ObjectiveID, moved.StatusSeq, store.PauseBlocked),
-		ObjectiveID:  o.ObjectiveID, Reason: store.PauseBlocked,
-		PrioritizedActions: []string{
-			fmt.Sprintf("Resolve blockers for %s: %s", o.ObjectiveID, strings.Join(blockers, "; ")),
-			fmt.Sprintf("Re-emit TICKET_READY after resolution: azolla objective unblock %s", o.ObjectiveID),
-		},
-		CreatedAt: now})
+	ps := pause.Blocked(o.ObjectiveID, moved.StatusSeq, blockers, now)
+	return q.CreatePauseState(ctx, &ps)
 }
 
 // scheduled reads the stored outcome of a processed event.
@@ -218,8 +222,7 @@ func (a *Lifecycle) scheduled(ctx context.Context, q store.Querier, ev *store.Ev
 		if err != nil {
 			return res, err
 		}
-		res.WorkOrder = &WorkOrderRef{WorkOrderID: w.WorkOrderID, DiazotrophType: w.DiazotrophType,
-			BudgetMS: w.BudgetMS, Status: w.Status}
+		res.WorkOrder = workOrderRef(w)
 	case store.ReasonBlocked:
 		pauses, err := q.ListPauseStates(ctx, o.ObjectiveID)
 		if err != nil {
@@ -235,9 +238,10 @@ func (a *Lifecycle) scheduled(ctx context.Context, q store.Querier, ev *store.Ev
 }
 
 // Prompt is the frozen prompt of a run: the objective's title and acceptance
-// criteria and, for a repository, the state the run starts from with a
-// bounded listing of its files.
-func Prompt(o *store.Objective, t *diazotroph.Target) string {
+// criteria; for a repository, the state the run starts from with a bounded
+// listing of its files; and what the run draws on (yields): the previous
+// attempt's verdict and output, the human's comment.
+func Prompt(o *store.Objective, t *diazotroph.Target, yields []store.YieldRef) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Objective %s (%s, urgency %s)\n\n%s\n", o.ObjectiveID, o.ObjectiveType, o.Urgency, o.Title)
 	if len(o.AcceptanceCriteria) > 0 {
@@ -260,5 +264,6 @@ func Prompt(o *store.Objective, t *diazotroph.Target) string {
 	case o.Repository != "":
 		fmt.Fprintf(&b, "\nRepository: %s (base branch %s)\n", o.Repository, cmp.Or(o.BaseBranch, "default"))
 	}
+	writeYields(&b, yields)
 	return b.String()
 }

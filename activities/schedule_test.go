@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -89,7 +90,8 @@ func TestSchedule_TerminalPaths(t *testing.T) {
 			require.Contains(t, res.Pause.PrioritizedActions[0], "Resolve blockers for obj-1")
 			require.Contains(t, res.Pause.PrioritizedActions[0], "needs an API key")
 			require.Contains(t, res.Pause.PrioritizedActions[1], "Re-emit TICKET_READY")
-			require.Contains(t, res.Pause.PrioritizedActions[1], "obj-1")
+			require.Equal(t, []string{pause.ResolveBlockers, pause.Unblock}, res.Pause.ActionKinds,
+				"the unblock command is rendered from the kind, at the edge")
 		},
 	}, {
 		name: "objective TODO",
@@ -153,7 +155,7 @@ func checkScheduled(t *testing.T, tb *testBundle, eventID string, res activities
 	require.Len(t, wos, 1)
 	w := wos[0]
 	require.Equal(t, &activities.WorkOrderRef{WorkOrderID: w.WorkOrderID, DiazotrophType: fakeType,
-		BudgetMS: testBudget.Milliseconds(), Status: store.WorkOrderCreated}, res.WorkOrder)
+		BudgetMS: testBudget.Milliseconds(), Status: store.WorkOrderCreated, BranchName: "azolla/obj-1"}, res.WorkOrder)
 	require.Equal(t, eventID, w.EventID)
 	require.Equal(t, "obj-1", w.ObjectiveID)
 	require.Equal(t, "azolla/obj-1", w.BranchName)

@@ -1,0 +1,131 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+// Bounds of what a snapshot freezes of an earlier attempt (the
+// context_snapshot schema's): enough for an agent to see what failed, not
+// so much that a chatty build log crowds out the objective.
+const (
+	maxYieldReason = 8192
+	maxYieldOutput = 8192
+)
+
+// relatedYields is what the next run of o draws on (seed 003 step 5's
+// related_yield_refs): the newest gated attempt, when it failed, with its
+// gate reason and the tail of its output, and the comment of the human
+// decision that emitted ev. Without them a retry runs the same generator on
+// the same input and repeats its mistake.
+func relatedYields(ctx context.Context, q store.Querier, o *store.Objective, ev *store.Event) ([]store.YieldRef, error) {
+	var yields []store.YieldRef
+	prev, err := lastGated(ctx, q, o.ObjectiveID, ev.EventID)
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil && prev.record.GateResult == store.GateFail {
+		y := store.YieldRef{Kind: store.YieldPreviousAttempt, Ref: prev.workOrder.WorkOrderID,
+			GateResult: prev.record.GateResult, GateReason: tail(prev.record.GateReason, maxYieldReason)}
+		if prev.bundle != nil {
+			y.OutputTail = tail(joinNonEmpty(prev.bundle.Notes, prev.bundle.Content), maxYieldOutput)
+		}
+		yields = append(yields, y)
+	}
+	if ev.Comment != "" {
+		yields = append(yields, store.YieldRef{Kind: store.YieldHumanComment, Ref: ev.EventID,
+			By: cmpBy(ev.DecidedBy), Comment: ev.Comment})
+	}
+	return yields, nil
+}
+
+type gatedAttempt struct {
+	workOrder *store.WorkOrder
+	record    *store.RunRecord
+	bundle    *store.OutputBundle
+}
+
+// lastGated is the objective's newest workorder that has a run record,
+// other than the one of eventID; nil if none.
+func lastGated(ctx context.Context, q store.Querier, objectiveID, eventID string) (*gatedAttempt, error) {
+	wos, err := q.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: objectiveID})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range slices.Backward(wos) {
+		if w.EventID == eventID {
+			continue
+		}
+		rr, err := q.GetRunRecord(ctx, w.WorkOrderID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		b, err := q.GetOutputBundle(ctx, w.WorkOrderID)
+		if errors.Is(err, store.ErrNotFound) {
+			b, err = nil, nil // a Run that gave up is gated without a bundle
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &gatedAttempt{workOrder: w, record: rr, bundle: b}, nil
+	}
+	return nil, nil
+}
+
+// writeYields renders the yields into the prompt, where every generator
+// reads them: the command agent in its input file, a chat model in its
+// prompt, COMMAND_DIAZOTROPH on stdin.
+func writeYields(b *strings.Builder, yields []store.YieldRef) {
+	for _, y := range yields {
+		switch y.Kind {
+		case store.YieldPreviousAttempt:
+			fmt.Fprintf(b, "\nPrevious attempt %s was judged %s by the gate. Do not repeat its mistake.\n", y.Ref, y.GateResult)
+			fmt.Fprintf(b, "\nGate reason:\n%s\n", indentBlock(y.GateReason))
+			if y.OutputTail != "" {
+				fmt.Fprintf(b, "\nEnd of its output:\n%s\n", indentBlock(y.OutputTail))
+			}
+		case store.YieldHumanComment:
+			fmt.Fprintf(b, "\nComment from %s on this attempt:\n%s\n", y.By, indentBlock(y.Comment))
+		}
+	}
+}
+
+// tail keeps the last max characters of s, saying so when it cut.
+func tail(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	const mark = "[... earlier output cut ...]\n"
+	keep := max - len([]rune(mark))
+	return mark + string(r[len(r)-keep:])
+}
+
+func joinNonEmpty(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p = strings.TrimRight(p, "\n"); strings.TrimSpace(p) != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
+func indentBlock(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+func cmpBy(by string) string {
+	if by == "" {
+		return "a reviewer"
+	}
+	return by
+}
