@@ -202,7 +202,8 @@ func records() map[string]struct {
 		"context_snapshot": {schemas.ContextSnapshot, store.ContextSnapshot{
 			ContextSnapshotID: "ctx-1", ObjectiveID: "objective-abc_1", FullPromptText: "do it",
 			Metadata:         store.SnapshotMetadata{CommitSHA: sha, BaseBranch: "main"},
-			RelatedYieldRefs: []string{"bundle-1"}, CreatedAt: now,
+			RelatedYieldRefs: []store.YieldRef{{Kind: store.YieldPreviousAttempt, Ref: "wo-1", GateResult: store.GateFail}},
+			CreatedAt:        now,
 		}},
 		"context_snapshot_empty": {schemas.ContextSnapshot, store.ContextSnapshot{
 			ContextSnapshotID: "ctx-1", ObjectiveID: "o1", FullPromptText: "do it", CreatedAt: now,
