@@ -45,10 +45,16 @@ $(STATICCHECK):
 $(WORKFLOWCHECK):
 	$(GO) install go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 
+# Recorded histories are append-only: each recording is a new generation
+# folder workflows/testdata/gNNN beside the old ones, which stay and replay.
+HISTORY_GEN = $(shell n=$$(ls -d workflows/testdata/g[0-9][0-9][0-9] 2>/dev/null | wc -l); printf 'workflows/testdata/g%03d' $$((n + 1)))
+
 .PHONY: record-histories
-record-histories: ## Re-record workflows/testdata from real runs on the embedded server
-	rm -f workflows/testdata/*.json
-	AZOLLA_RECORD_HISTORIES=$(CURDIR)/workflows/testdata $(GO) test -count=1 -run 'TestLifecycle' ./integration/
+record-histories: ## Record a new generation of workflow histories from real runs (old ones are kept)
+	@test ! -e $(HISTORY_GEN) || { echo "$(HISTORY_GEN) exists: generations are never overwritten"; exit 1; }
+	mkdir -p $(HISTORY_GEN)
+	AZOLLA_RECORD_HISTORIES=$(CURDIR)/$(HISTORY_GEN) $(GO) test -count=1 -run 'TestLifecycle|TestWake' ./integration/ \
+		|| { rm -rf $(HISTORY_GEN); exit 1; }
 	$(GO) test -count=1 -run TestReplay ./workflows/
 
 .PHONY: migrate

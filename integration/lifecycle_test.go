@@ -91,7 +91,7 @@ func TestLifecycle_GateFailThenRetry(t *testing.T) {
 	o, err := b.store.GetObjective(ctx, idRetry)
 	require.NoError(t, err)
 	require.Equal(t, store.StatusTodo, o.Status)
-	require.Equal(t, "gate:wo-"+idRetry+"-1", o.BlockerRef)
+	require.Equal(t, store.GateBlocker("wo-"+idRetry+"-1"), o.BlockerRef)
 
 	// Approving now is refused: the objective is past approval.
 	_, err = b.starter.Decide(ctx, idRetry, workflows.Approve, workflows.Decision{})

@@ -25,6 +25,11 @@ import (
 // SignalWithStart, which never runs two lifecycles of one objective. It
 // holds the event's claim while it hands an event over.
 //
+// An unprocessed event whose lifecycle runs is usually that lifecycle's own,
+// about to be scheduled; one still unprocessed after a whole lease was
+// written behind its back (straight into the database), so the bridge wakes
+// the lifecycle, which reads the store again.
+//
 // A lifecycle that failed, was terminated or timed out is left alone: that
 // is a human's call (azolla objective resume). A rejected objective, and a
 // DONE one with no pending event, have nothing to run.
@@ -45,7 +50,7 @@ type Bridge struct {
 
 // Stats counts what one pass did.
 type Stats struct {
-	Started int // lifecycles started or woken
+	Started int // lifecycles started, or woken for an event they did not handle
 	Skipped int // candidates with a running (or deliberately stopped) lifecycle
 	Claimed int // events skipped because another owner held their claim
 }
@@ -113,11 +118,11 @@ func (b *Bridge) RunOnce(ctx context.Context) (Stats, error) {
 			}
 			continue
 		}
-		start, err := b.needsStart(ctx, o.ObjectiveID)
+		lc, err := b.lifecycle(ctx, o.ObjectiveID)
 		if err != nil {
 			return st, err
 		}
-		if !start {
+		if lc != lifecycleAbsent {
 			st.Skipped++
 			continue
 		}
@@ -133,13 +138,23 @@ func (b *Bridge) RunOnce(ctx context.Context) (Stats, error) {
 // handEvent starts or wakes the lifecycle of an event's objective, holding
 // the event's claim meanwhile.
 func (b *Bridge) handEvent(ctx context.Context, ev *store.Event, st *Stats) error {
-	start, err := b.needsStart(ctx, ev.SubjectID)
+	lc, err := b.lifecycle(ctx, ev.SubjectID)
 	if err != nil {
 		return err
 	}
-	if !start {
+	if lc == lifecycleStopped {
 		st.Skipped++
 		return nil
+	}
+	if lc == lifecycleRunning {
+		waiting, err := b.waitingOnStaleEvent(ctx, ev)
+		if err != nil {
+			return err
+		}
+		if !waiting {
+			st.Skipped++
+			return nil
+		}
 	}
 	lease, ok, err := b.Claims.Acquire(ctx, store.ResourceEvent, ev.EventID, b.OwnerID, b.LeaseTTL)
 	if err != nil {
@@ -165,19 +180,49 @@ func (b *Bridge) handEvent(ctx context.Context, ev *store.Event, st *Stats) erro
 	return nil
 }
 
-// needsStart reports whether the objective's lifecycle should be started:
-// none ever ran, or the last one completed. A running one needs nothing; a
-// failed, terminated, cancelled or timed-out one waits for a human.
-func (b *Bridge) needsStart(ctx context.Context, objectiveID string) (bool, error) {
+// waitingOnStaleEvent reports whether a running lifecycle waits for a human
+// while ev, older than a lease, sits unprocessed: only then does a wake have
+// anything to do (a busy lifecycle reads the store when it next waits, and
+// every wake is a history event).
+func (b *Bridge) waitingOnStaleEvent(ctx context.Context, ev *store.Event) (bool, error) {
+	if !ev.CreatedAt.Before(time.Now().Add(-b.LeaseTTL)) {
+		return false, nil
+	}
+	s, err := b.Starter.State(ctx, ev.SubjectID)
+	if err != nil {
+		return false, fmt.Errorf("query lifecycle of %s: %w", ev.SubjectID, err)
+	}
+	switch s.Step {
+	case workflows.StepAwaitingApproval, workflows.StepAwaitingRetry, workflows.StepAwaitingUnblock:
+		return true, nil
+	}
+	return false, nil
+}
+
+// What the bridge finds of an objective's lifecycle.
+const (
+	lifecycleAbsent  = iota // none ever ran, or the last one completed: start one
+	lifecycleRunning        // running: wake it if the store has news for it
+	lifecycleStopped        // failed, terminated, cancelled or timed out: a human's call
+)
+
+// lifecycle says what runs for the objective.
+func (b *Bridge) lifecycle(ctx context.Context, objectiveID string) (int, error) {
 	resp, err := b.Client.DescribeWorkflowExecution(ctx, workflows.ObjectiveWorkflowID(objectiveID), "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return true, nil
+		return lifecycleAbsent, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("describe lifecycle of %s: %w", objectiveID, err)
+		return 0, fmt.Errorf("describe lifecycle of %s: %w", objectiveID, err)
 	}
-	return resp.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, nil
+	switch resp.GetWorkflowExecutionInfo().GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return lifecycleAbsent, nil
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return lifecycleRunning, nil
+	}
+	return lifecycleStopped, nil
 }
 
 // rejected reports whether a human rejected the objective.

@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/transition"
 )
 
 // ObjectiveInput starts (or continues) one objective's lifecycle.
@@ -81,6 +84,12 @@ func ObjectiveWorkflow(ctx workflow.Context, in ObjectiveInput) (State, error) {
 type objective struct {
 	state    State
 	leaseTTL time.Duration
+	v        versions
+	log      log.Logger
+	// wake receives the wake signal; ending is set once the run is on its
+	// way out, so waiting handlers stop waiting.
+	wake   workflow.ReceiveChannel
+	ending bool
 
 	// decision is the accepted, not yet handled human decision.
 	decision *pendingDecision
@@ -100,6 +109,8 @@ type outcome struct {
 }
 
 func (w *objective) setup(ctx workflow.Context) error {
+	w.v = getVersions(ctx)
+	w.log = log.With(workflow.GetLogger(ctx), "objective_id", w.state.ObjectiveID)
 	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return w.snapshot(), nil }); err != nil {
 		return err
 	}
@@ -107,7 +118,7 @@ func (w *objective) setup(ctx workflow.Context) error {
 		err := workflow.SetUpdateHandlerWithOptions(ctx, kind,
 			func(ctx workflow.Context, d Decision) (DecisionResult, error) {
 				// Accepted while loading: judge it once Load has told.
-				if err := workflow.Await(ctx, func() bool { return w.state.Step != StepLoading }); err != nil {
+				if err := workflow.Await(ctx, func() bool { return w.state.Step != StepLoading || w.ending }); err != nil {
 					return DecisionResult{}, err
 				}
 				if err := w.valid(kind); err != nil {
@@ -136,43 +147,56 @@ func (w *objective) setup(ctx workflow.Context) error {
 				ch.Receive(ctx, &d)
 				// A signal sent with or just after the start must not be judged
 				// before Load has said what the objective is waiting for.
-				if err := workflow.Await(ctx, func() bool { return w.state.Step != StepLoading }); err != nil {
+				if err := workflow.Await(ctx, func() bool { return w.state.Step != StepLoading || w.ending }); err != nil {
 					return
 				}
 				if err := w.valid(kind); err != nil {
-					workflow.GetLogger(ctx).Warn("signal ignored", "signal", kind, "reason", err.Error())
+					w.log.Warn("signal ignored", "signal", kind, "reason", err.Error())
 					continue
 				}
 				w.accept(kind, d)
 			}
 		})
 	}
-	wake := workflow.GetSignalChannel(ctx, Wake)
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		for {
-			wake.Receive(ctx, nil)
-		}
-	})
+	w.wake = workflow.GetSignalChannel(ctx, Wake)
+	if !w.v.wakeReloads {
+		// Runs started before wakes were read drained them unread.
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			for {
+				w.wake.Receive(ctx, nil)
+			}
+		})
+	}
 	return nil
 }
 
-// valid says whether a decision of kind is acceptable now.
+// valid says whether a decision of kind is acceptable now: the lifecycle
+// waits for a human and the objective's status allows the decision's
+// transition.
 func (w *objective) valid(kind string) error {
-	if w.decision != nil {
-		return fmt.Errorf("objective %s: a %s decision is already being handled", w.state.ObjectiveID, w.decision.kind)
+	id := w.state.ObjectiveID
+	switch {
+	case w.ending:
+		return fmt.Errorf("objective %s: the lifecycle has ended (%s)", id, w.state.Step)
+	case w.decision != nil:
+		return fmt.Errorf("objective %s: %s %s decision is already being handled", id, article(w.decision.kind), w.decision.kind)
+	case !slices.Contains([]string{StepAwaitingApproval, StepAwaitingRetry, StepAwaitingUnblock}, w.state.Step):
+		return fmt.Errorf("objective %s is %s (%s): decisions are taken only while it waits for one", id, w.state.Status, w.state.Step)
 	}
-	var steps []string
-	switch kind {
-	case Approve, Reject:
-		steps = []string{StepAwaitingApproval}
-	case Retry, Unblock:
-		steps = []string{StepAwaitingRetry, StepAwaitingUnblock}
-	}
-	if !slices.Contains(steps, w.state.Step) {
-		return fmt.Errorf("objective %s is %s (%s): %s is only possible while %v",
-			w.state.ObjectiveID, w.state.Status, w.state.Step, kind, steps)
+	t := transition.Name(kind)
+	if !t.Allows(w.state.Status) {
+		return fmt.Errorf("objective %s is %s (%s): %s is only possible while it is %v",
+			id, w.state.Status, w.state.Step, kind, t.Rule().From)
 	}
 	return nil
+}
+
+// article is "an" before a vowel, "a" otherwise.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 func (w *objective) accept(kind string, d Decision) int {
@@ -194,12 +218,10 @@ func (w *objective) snapshot() State {
 }
 
 func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) {
-	log := workflow.GetLogger(ctx)
 	var view activities.ObjectiveView
-	if err := workflow.ExecuteActivity(withShortOptions(ctx), act.Load, in.ObjectiveID).Get(ctx, &view); err != nil {
-		return w.fail(err)
+	if err := w.load(ctx, &view); err != nil {
+		return w.fail(ctx, err)
 	}
-	w.leaseTTL = view.LeaseTTL
 	if view.LastPause != nil && w.state.LastPause == nil {
 		w.state.LastPause = view.LastPause
 	}
@@ -210,12 +232,27 @@ func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) 
 	w.setStatus(ctx, view.Status, attrs...)
 
 	pending, open, blockerRef := view.PendingEventID, view.OpenWorkOrder, view.BlockerRef
+	// reload reads the objective again after a wake: the store may hold an
+	// event or a status written there directly.
+	reload := func() error {
+		w.state.Step = StepLoading
+		if err := w.load(ctx, &view); err != nil {
+			return err
+		}
+		if view.LastPause != nil {
+			w.state.LastPause = view.LastPause
+		}
+		w.setStatus(ctx, view.Status)
+		pending, open, blockerRef = view.PendingEventID, view.OpenWorkOrder, view.BlockerRef
+		w.log.Info("lifecycle woken: objective reloaded", "status", view.Status, "pending_event", view.PendingEventID)
+		return nil
+	}
 	for {
 		switch {
 		case pending != "":
 			res, err := w.schedule(ctx, pending)
 			if err != nil {
-				return w.fail(err)
+				return w.fail(ctx, err)
 			}
 			// Only SCHEDULED names a workorder: a stale event's other outcome
 			// must not drop the open workorder Load found.
@@ -228,39 +265,49 @@ func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) 
 			}
 			if res.Status == "" {
 				w.state.Step = StepMissing
-				return w.snapshot(), nil
+				return w.complete(ctx)
 			}
 			w.setStatus(ctx, res.Status)
 
 		case !view.Found:
 			w.state.Step = StepMissing
-			log.Warn("objective not found in the store; lifecycle ends")
-			return w.snapshot(), nil
+			w.log.Warn("objective not found in the store; lifecycle ends")
+			return w.complete(ctx)
 
 		case w.state.Status == store.StatusInProgress && open != nil:
 			g, err := w.runAndGate(ctx, *open)
 			if err != nil {
-				return w.fail(err)
+				return w.fail(ctx, err)
 			}
 			open, blockerRef = nil, g.BlockerRef
 			w.state.LastPause = &g.Pause
-			w.setStatus(ctx, g.Status, AttrGateResult.ValueSet(g.GateResult))
+			attrs := []temporal.SearchAttributeUpdate{AttrGateResult.ValueSet(g.GateResult)}
+			if w.v.provenanceAttrs && g.CommitSHA != "" {
+				attrs = append(attrs, AttrCommitSHA.ValueSet(g.CommitSHA))
+			}
+			w.setStatus(ctx, g.Status, attrs...)
 
 		case w.state.Status == store.StatusInProgress:
-			return w.fail(fmt.Errorf("objective %s is IN_PROGRESS without an open workorder", in.ObjectiveID))
+			return w.fail(ctx, fmt.Errorf("objective %s is IN_PROGRESS without an open workorder", in.ObjectiveID))
 
 		case w.state.Status == store.StatusDone:
 			w.state.Step = StepDone
-			return w.snapshot(), nil
+			return w.complete(ctx)
 
-		case w.state.Status == store.StatusNew:
+		case transition.Approve.Allows(w.state.Status): // NEW: the human's turn
 			if w.state.LastPause != nil && w.state.LastPause.Reason == store.PauseRejected {
 				w.state.Step = StepRejected
-				return w.snapshot(), nil
+				return w.complete(ctx)
 			}
 			d, err := w.await(ctx, StepAwaitingApproval)
 			if err != nil {
-				return w.fail(err)
+				return w.fail(ctx, err)
+			}
+			if d == nil {
+				if err := reload(); err != nil {
+					return w.fail(ctx, err)
+				}
+				continue
 			}
 			if d.kind == Reject {
 				var ps store.PauseState
@@ -268,23 +315,23 @@ func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) 
 					ObjectiveID: in.ObjectiveID, By: d.By, Comment: d.Comment}).Get(ctx, &ps)
 				w.resolve(DecisionResult{Pause: &ps}, err)
 				if err != nil {
-					return w.fail(err)
+					return w.fail(ctx, err)
 				}
 				w.state.LastPause, w.state.Step = &ps, StepRejected
-				return w.snapshot(), nil
+				return w.complete(ctx)
 			}
-			log.Info("objective approved", "by", d.By, "comment", d.Comment)
-			r, err := w.ready(ctx, activities.ReadyApprove)
+			w.log.Info("objective approved", "by", d.By, "comment", d.Comment)
+			r, err := w.ready(ctx, activities.ReadyApprove, d)
 			w.resolve(DecisionResult{EventID: r.EventID}, err)
 			if err != nil {
-				return w.fail(err)
+				return w.fail(ctx, err)
 			}
 			pending = r.EventID
 
 		case w.state.Status == store.StatusTodo && blockerRef == "":
-			r, err := w.ready(ctx, activities.ReadyResume)
+			r, err := w.ready(ctx, activities.ReadyResume, nil)
 			if err != nil {
-				return w.fail(err)
+				return w.fail(ctx, err)
 			}
 			pending = r.EventID
 
@@ -295,19 +342,25 @@ func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) 
 			}
 			d, err := w.await(ctx, step)
 			if err != nil {
-				return w.fail(err)
+				return w.fail(ctx, err)
+			}
+			if d == nil {
+				if err := reload(); err != nil {
+					return w.fail(ctx, err)
+				}
+				continue
 			}
 			mode := activities.ReadyRetry
 			if d.kind == Unblock {
 				mode = activities.ReadyUnblock
 			}
-			log.Info("objective re-emitted", "decision", d.kind, "by", d.By, "comment", d.Comment)
-			r, err := w.ready(ctx, mode)
+			w.log.Info("objective re-emitted", "decision", d.kind, "by", d.By, "comment", d.Comment)
+			r, err := w.ready(ctx, mode, d)
 			w.resolve(DecisionResult{EventID: r.EventID}, err)
 			if err != nil {
 				// The decision was refused (the objective changed under us):
 				// keep waiting rather than end the lifecycle.
-				log.Warn("re-emit failed", "error", err)
+				w.log.Warn("re-emit failed", "error", err)
 				continue
 			}
 			return w.snapshot(), w.continueAsNew(ctx, in)
@@ -315,20 +368,40 @@ func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) 
 	}
 }
 
-// await waits in step for a human decision.
+// load runs the Load activity into view. Wakes received before it are
+// answered by it, so they are consumed first.
+func (w *objective) load(ctx workflow.Context, view *activities.ObjectiveView) error {
+	if w.v.wakeReloads {
+		for w.wake.ReceiveAsync(nil) {
+		}
+	}
+	err := workflow.ExecuteActivity(withShortOptions(ctx), act.Load, w.state.ObjectiveID).Get(ctx, view)
+	if err == nil {
+		w.leaseTTL = view.LeaseTTL
+	}
+	return err
+}
+
+// await waits in step for a human decision or, in runs that read wakes, a
+// wake: then it returns a nil decision, and the caller reloads.
 func (w *objective) await(ctx workflow.Context, step string) (*pendingDecision, error) {
 	w.state.Step = step
-	if err := workflow.Await(ctx, func() bool { return w.decision != nil }); err != nil {
+	if err := workflow.Await(ctx, func() bool {
+		return w.decision != nil || (w.v.wakeReloads && w.wake.Len() > 0)
+	}); err != nil {
 		return nil, err
 	}
 	return w.decision, nil
 }
 
-func (w *objective) ready(ctx workflow.Context, mode string) (activities.ReadyResult, error) {
+func (w *objective) ready(ctx workflow.Context, mode string, d *pendingDecision) (activities.ReadyResult, error) {
 	w.state.Step = StepReadying
+	in := activities.ReadyInput{ObjectiveID: w.state.ObjectiveID, Mode: mode}
+	if d != nil {
+		in.By, in.Comment = d.By, d.Comment
+	}
 	var r activities.ReadyResult
-	err := workflow.ExecuteActivity(withShortOptions(ctx), act.Ready, activities.ReadyInput{
-		ObjectiveID: w.state.ObjectiveID, Mode: mode}).Get(ctx, &r)
+	err := workflow.ExecuteActivity(withShortOptions(ctx), act.Ready, in).Get(ctx, &r)
 	if err == nil {
 		w.setStatus(ctx, r.Status)
 	}
@@ -346,11 +419,20 @@ func (w *objective) schedule(ctx workflow.Context, eventID string) (activities.S
 // gated too: its failure becomes the FAIL verdict, so every workorder ends in
 // a run record and a pause state.
 func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef) (activities.GateResult, error) {
+	log := log.With(w.log, "work_order_id", wo.WorkOrderID)
 	w.state.Step, w.state.CurrentWorkOrderID = StepRunning, wo.WorkOrderID
 	if !slices.Contains(w.state.WorkOrderIDs, wo.WorkOrderID) {
 		w.state.WorkOrderIDs = append(w.state.WorkOrderIDs, wo.WorkOrderID)
 	}
-	_ = workflow.UpsertTypedSearchAttributes(ctx, AttrDiazotroph.ValueSet(wo.DiazotrophType))
+	attrs := []temporal.SearchAttributeUpdate{AttrDiazotroph.ValueSet(wo.DiazotrophType)}
+	if w.v.provenanceAttrs {
+		attrs = append(attrs, AttrWorkOrderID.ValueSet(wo.WorkOrderID))
+		if wo.BranchName != "" {
+			attrs = append(attrs, AttrBranch.ValueSet(wo.BranchName))
+		}
+	}
+	_ = workflow.UpsertTypedSearchAttributes(ctx, attrs...)
+	log.Info("running workorder", "diazotroph", wo.DiazotrophType)
 
 	in := activities.GateInput{WorkOrderID: wo.WorkOrderID}
 	var run activities.RunResult
@@ -359,7 +441,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 		if isCancel(err) {
 			return activities.GateResult{}, err
 		}
-		workflow.GetLogger(ctx).Warn("run failed; gating without a bundle", "workorder", wo.WorkOrderID, "error", err)
+		log.Warn("run failed; gating without a bundle", "error", err)
 		in.RunFailure = rootMessage(err)
 	}
 
@@ -369,6 +451,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 		return g, err
 	}
 	w.state.GateResult, w.state.GateReason, w.state.CurrentWorkOrderID = g.GateResult, g.GateReason, ""
+	log.Info("workorder gated", "gate_result", g.GateResult, "status", g.Status)
 	return g, nil
 }
 
@@ -383,7 +466,7 @@ func (w *objective) setStatus(ctx workflow.Context, status string, attrs ...temp
 		return
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, attrs...); err != nil {
-		workflow.GetLogger(ctx).Warn("upsert search attributes", "error", err)
+		w.log.Warn("upsert search attributes", "error", err)
 	}
 }
 
@@ -400,10 +483,40 @@ func (w *objective) continueAsNew(ctx workflow.Context, in ObjectiveInput) error
 		Round: in.Round + 1, WorkOrderIDs: ids, LastPause: w.state.LastPause})
 }
 
-// fail records the error in the state and fails the workflow with it.
-func (w *objective) fail(err error) (State, error) {
+// complete ends the run with its state as the result, once every handler
+// has finished.
+func (w *objective) complete(ctx workflow.Context) (State, error) {
+	if err := w.finish(ctx, nil); err != nil {
+		return w.snapshot(), err
+	}
+	return w.snapshot(), nil
+}
+
+// fail records the error in the state and fails the workflow with it, once
+// every handler has finished.
+func (w *objective) fail(ctx workflow.Context, err error) (State, error) {
 	w.state.Error = rootMessage(err)
+	if ferr := w.finish(ctx, err); ferr != nil && !isCancel(ferr) {
+		w.log.Warn("waiting for handlers before failing", "error", ferr)
+	}
 	return w.snapshot(), err
+}
+
+// finish lets the handlers finish before the run ends (in runs that do):
+// a decision still pending is answered with cause, and handlers waiting to
+// judge a decision are told the lifecycle ended.
+func (w *objective) finish(ctx workflow.Context, cause error) error {
+	if !w.v.finishHandlers {
+		return nil
+	}
+	w.ending = true
+	if w.decision != nil {
+		if cause == nil {
+			cause = fmt.Errorf("objective %s: the lifecycle ended (%s)", w.state.ObjectiveID, w.state.Step)
+		}
+		w.resolve(DecisionResult{}, cause)
+	}
+	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 }
 
 func isCancel(err error) bool {

@@ -25,16 +25,17 @@ import (
 var a *activities.Lifecycle
 
 const (
-	objID  = "obj-1"
-	eventA = "ev-obj-1-2"
-	eventB = "ev-obj-1-4"
+	commitSHA = "8f2d0c6b1a4e3f5d7c9b8a6e4d2c0b1a3f5e7d9c"
+	objID     = "obj-1"
+	eventA    = "ev-obj-1-2"
+	eventB    = "ev-obj-1-4"
 )
 
 var (
 	woA = activities.WorkOrderRef{WorkOrderID: "wo-obj-1-2", DiazotrophType: "PATCH_DIAZOTROPH",
-		BudgetMS: 90_000, Status: store.WorkOrderCreated}
+		BudgetMS: 90_000, Status: store.WorkOrderCreated, BranchName: "azolla/" + objID}
 	woB = activities.WorkOrderRef{WorkOrderID: "wo-obj-1-4", DiazotrophType: "PATCH_DIAZOTROPH",
-		BudgetMS: 90_000, Status: store.WorkOrderCreated}
+		BudgetMS: 90_000, Status: store.WorkOrderCreated, BranchName: "azolla/" + objID}
 	runComplete = store.PauseState{PauseStateID: "ps-obj-1-3-RUN_COMPLETE", ObjectiveID: objID,
 		WorkOrderID: woA.WorkOrderID, Reason: store.PauseRunComplete, PrioritizedActions: []string{"Review", "Confirm completion"}}
 	gateFailed = store.PauseState{PauseStateID: "ps-obj-1-3-GATE_FAILED", ObjectiveID: objID,
@@ -62,20 +63,26 @@ func ran(wo activities.WorkOrderRef) activities.RunResult {
 
 func passed() activities.GateResult {
 	return activities.GateResult{GateResult: store.GatePass, GateReason: "output bundle valid",
-		Status: store.StatusDone, Pause: runComplete}
+		CommitSHA: commitSHA, Status: store.StatusDone, Pause: runComplete}
 }
 
 func failed() activities.GateResult {
 	return activities.GateResult{GateResult: store.GateFail, GateReason: "output bundle content is empty",
-		Status: store.StatusTodo, BlockerRef: "gate:" + gateFailed.WorkOrderID, Pause: gateFailed}
+		Status: store.StatusTodo, BlockerRef: store.GateBlocker(gateFailed.WorkOrderID), Pause: gateFailed}
 }
 
 func readied(eventID string) activities.ReadyResult {
 	return activities.ReadyResult{EventID: eventID, Status: store.StatusTodo, StatusSeq: 2}
 }
 
-func readyIn(mode string) activities.ReadyInput {
-	return activities.ReadyInput{ObjectiveID: objID, Mode: mode}
+// readyIn is the Ready activity's input for mode, carrying the decision
+// behind it, if any.
+func readyIn(mode string, d ...workflows.Decision) activities.ReadyInput {
+	in := activities.ReadyInput{ObjectiveID: objID, Mode: mode}
+	if len(d) > 0 {
+		in.By, in.Comment = d[0].By, d[0].Comment
+	}
+	return in
 }
 
 // invalidStatus is the Ready activity's refusal when the objective moved.

@@ -214,7 +214,7 @@ func TestObjective_StepFailureFailsTheLifecycle(t *testing.T) {
 		}, "", "workorder vanished", workflows.StepGating},
 		{"approve", func(b *testBundle) {
 			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
-			b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove)).
+			b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).
 				Return(activities.ReadyResult{}, boom("objective vanished")).Once()
 		}, workflows.Approve, "objective vanished", workflows.StepReadying},
 		{"reject", func(b *testBundle) {

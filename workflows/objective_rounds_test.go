@@ -38,7 +38,7 @@ func TestObjective_BlockedAwaitsUnblockThenContinuesAsNew(t *testing.T) {
 			env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(
 				activities.ScheduleResult{Reason: store.ReasonBlocked, ObjectiveID: objID, Status: store.StatusBlocked,
 					Pause: &blockedPause}, nil).Once()
-			env.OnActivity(a.Ready, mock.Anything, readyIn(tc.mode)).Return(readied(eventB), nil).Once()
+			env.OnActivity(a.Ready, mock.Anything, readyIn(tc.mode, workflows.Decision{By: "ana", Comment: "resolved"})).Return(readied(eventB), nil).Once()
 
 			waiting := b.queryAt(time.Minute)
 			d := workflows.Decision{By: "ana", Comment: "resolved"}
@@ -73,7 +73,7 @@ func TestObjective_GateFailAwaitsRetryThenContinuesAsNew(t *testing.T) {
 	env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(failed(), nil).Once()
-	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyRetry)).Return(readied(eventB), nil).Once()
+	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyRetry, workflows.Decision{By: "ana", Comment: "refined"})).Return(readied(eventB), nil).Once()
 
 	waiting := b.queryAt(time.Minute)
 	attrs := map[string]string{}
@@ -112,7 +112,7 @@ func TestObjective_ContinueAsNewCarriesTheNewestWorkOrders(t *testing.T) {
 	env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(failed(), nil).Once()
-	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyRetry)).Return(readied(eventB), nil).Once()
+	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyRetry, workflows.Decision{By: "ana"})).Return(readied(eventB), nil).Once()
 
 	b.signalAt(time.Minute, workflows.Retry, workflows.Decision{By: "ana"})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID, Round: 7, WorkOrderIDs: carried})
@@ -168,9 +168,9 @@ func TestObjective_RunFailureIsGatedAsFail(t *testing.T) {
 func TestObjective_RefusedReEmitKeepsWaiting(t *testing.T) {
 	t.Parallel()
 	gateFail := view(store.StatusTodo)
-	gateFail.BlockerRef = "gate:" + woA.WorkOrderID
+	gateFail.BlockerRef = store.GateBlocker(woA.WorkOrderID)
 	blocked := view(store.StatusBlocked)
-	blocked.BlockerRef = "blockers:" + objID
+	blocked.BlockerRef = store.BlockersOf(objID)
 	cases := []struct {
 		name      string
 		view      activities.ObjectiveView
@@ -189,8 +189,8 @@ func TestObjective_RefusedReEmitKeepsWaiting(t *testing.T) {
 			b := setup(t)
 			env := b.env
 			env.OnActivity(a.Load, mock.Anything, objID).Return(tc.view, nil).Once()
-			env.OnActivity(a.Ready, mock.Anything, readyIn(tc.mode)).Return(activities.ReadyResult{}, invalidStatus()).Once()
-			env.OnActivity(a.Ready, mock.Anything, readyIn(tc.mode)).Return(readied(eventB), nil).Once()
+			env.OnActivity(a.Ready, mock.Anything, readyIn(tc.mode, workflows.Decision{By: "ana"})).Return(activities.ReadyResult{}, invalidStatus()).Once()
+			env.OnActivity(a.Ready, mock.Anything, readyIn(tc.mode, workflows.Decision{By: "ana"})).Return(readied(eventB), nil).Once()
 
 			before := b.queryAt(time.Minute)
 			d := workflows.Decision{By: "ana"}

@@ -25,7 +25,7 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 			b := setup(t)
 			env := b.env
 			env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
-			env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove)).Return(readied(eventA), nil).Once()
+			env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana", Comment: "go"})).Return(readied(eventA), nil).Once()
 			env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
 			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 			env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
@@ -58,7 +58,10 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 				"AzollaStatus":        store.StatusDone,
 				"AzollaDiazotroph":    "PATCH_DIAZOTROPH",
 				"AzollaGateResult":    store.GatePass,
-			}, b.attrs)
+				"AzollaWorkOrderId":   woA.WorkOrderID,
+				"AzollaBranch":        "azolla/" + objID,
+				"AzollaCommitSha":     commitSHA,
+			}, b.attrs, "the Web UI finds the lifecycle by its workorder, branch and commit")
 			require.Equal(t, []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone}, b.statuses)
 		})
 	}
@@ -132,9 +135,9 @@ func TestObjective_NewObjectiveWithOtherPauseAwaitsApproval(t *testing.T) {
 func TestObjective_DecisionUpdateRefusedOutsideItsStep(t *testing.T) {
 	t.Parallel()
 	blocked := view(store.StatusBlocked)
-	blocked.BlockerRef = "blockers:" + objID
+	blocked.BlockerRef = store.BlockersOf(objID)
 	gateFail := view(store.StatusTodo)
-	gateFail.BlockerRef = "gate:" + woA.WorkOrderID
+	gateFail.BlockerRef = store.GateBlocker(woA.WorkOrderID)
 	cases := []struct {
 		name     string
 		view     activities.ObjectiveView
@@ -142,10 +145,10 @@ func TestObjective_DecisionUpdateRefusedOutsideItsStep(t *testing.T) {
 		step     string
 		reason   string
 	}{
-		{"approve while blocked", blocked, workflows.Approve, workflows.StepAwaitingUnblock, "approve is only possible while [awaiting_approval]"},
-		{"reject after a failed gate", gateFail, workflows.Reject, workflows.StepAwaitingRetry, "reject is only possible while [awaiting_approval]"},
-		{"retry while awaiting approval", view(store.StatusNew), workflows.Retry, workflows.StepAwaitingApproval, "retry is only possible while [awaiting_retry awaiting_unblock]"},
-		{"unblock while awaiting approval", view(store.StatusNew), workflows.Unblock, workflows.StepAwaitingApproval, "unblock is only possible while [awaiting_retry awaiting_unblock]"},
+		{"approve while blocked", blocked, workflows.Approve, workflows.StepAwaitingUnblock, "approve is only possible while it is [NEW]"},
+		{"reject after a failed gate", gateFail, workflows.Reject, workflows.StepAwaitingRetry, "reject is only possible while it is [NEW]"},
+		{"retry while awaiting approval", view(store.StatusNew), workflows.Retry, workflows.StepAwaitingApproval, "retry is only possible while it is [TODO BLOCKED]"},
+		{"unblock while awaiting approval", view(store.StatusNew), workflows.Unblock, workflows.StepAwaitingApproval, "unblock is only possible while it is [TODO BLOCKED]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,7 +176,7 @@ func TestObjective_ApproveRefusedOnceApproved(t *testing.T) {
 	b := setup(t)
 	env := b.env
 	env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
-	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove)).After(time.Minute).Return(readied(eventA), nil).Once()
+	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).After(time.Minute).Return(readied(eventA), nil).Once()
 	env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).After(time.Hour).Return(ran(woA), nil).Once()
 	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
@@ -199,9 +202,9 @@ func TestObjective_ApproveRefusedOnceApproved(t *testing.T) {
 func TestObjective_InvalidSignalsAreIgnored(t *testing.T) {
 	t.Parallel()
 	gateFail := view(store.StatusTodo)
-	gateFail.BlockerRef = "gate:" + woA.WorkOrderID
+	gateFail.BlockerRef = store.GateBlocker(woA.WorkOrderID)
 	blocked := view(store.StatusBlocked)
-	blocked.BlockerRef = "blockers:" + objID
+	blocked.BlockerRef = store.BlockersOf(objID)
 	cases := []struct {
 		name    string
 		view    activities.ObjectiveView
@@ -220,13 +223,15 @@ func TestObjective_InvalidSignalsAreIgnored(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			env.OnActivity(a.Load, mock.Anything, objID).Return(tc.view, nil).Once()
+			// Twice: the wake makes the waiting lifecycle read the store again,
+			// which finds it unchanged.
+			env.OnActivity(a.Load, mock.Anything, objID).Return(tc.view, nil).Twice()
 			switch tc.valid {
 			case workflows.Reject:
 				env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
 					Return(rejectedPause, nil).Once()
 			default:
-				env.OnActivity(a.Ready, mock.Anything, readyIn(tc.valid)).Return(readied(eventB), nil).Once()
+				env.OnActivity(a.Ready, mock.Anything, readyIn(tc.valid, workflows.Decision{By: "ana"})).Return(readied(eventB), nil).Once()
 			}
 
 			before := b.queryAt(time.Minute)
@@ -258,7 +263,7 @@ func TestObjective_ApproveSignalDuringLoadIsKept(t *testing.T) {
 	b := setup(t)
 	env := b.env
 	env.OnActivity(a.Load, mock.Anything, objID).After(time.Minute).Return(view(store.StatusNew), nil).Once()
-	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove)).Return(readied(eventA), nil).Once()
+	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()

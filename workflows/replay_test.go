@@ -1,35 +1,71 @@
-package workflows_test
+package workflows
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/azolla/azolla/workflows"
 )
 
-// Histories recorded from real runs on the embedded server (make
-// record-histories) must replay on the current code: a change that breaks
-// determinism for running lifecycles fails here.
-func TestReplay_RecordedHistories(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+// generations lists testdata's generations of recorded histories, oldest
+// first (g001, g002, ...).
+func generations(t *testing.T) []string {
+	t.Helper()
+	gens, err := filepath.Glob(filepath.Join("testdata", "g[0-9][0-9][0-9]"))
 	require.NoError(t, err)
-	scenarios := map[string]bool{}
-	for _, f := range files {
-		scenarios[filepath.Base(f)] = true
+	slices.Sort(gens)
+	require.NotEmpty(t, gens, "no recorded histories: run make record-histories")
+	return gens
+}
+
+// Histories recorded from real runs on the embedded server (make
+// record-histories) must replay on the current code, every generation of
+// them: a change that breaks determinism for a lifecycle still running
+// somewhere fails here.
+func TestReplay_RecordedHistories(t *testing.T) {
+	for _, gen := range generations(t) {
+		files, err := filepath.Glob(filepath.Join(gen, "*.json"))
+		require.NoError(t, err)
+		require.NotEmpty(t, files, "generation %s holds no history", gen)
+		for _, f := range files {
+			t.Run(filepath.Base(gen)+"/"+filepath.Base(f), func(t *testing.T) {
+				r := worker.NewWorkflowReplayer()
+				r.RegisterWorkflowWithOptions(ObjectiveWorkflow, workflow.RegisterOptions{Name: ObjectiveWorkflowName})
+				require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
+			})
+		}
 	}
-	for _, want := range []string{"pass_run1.json", "gate_fail_retry_run1.json", "gate_fail_retry_run2.json",
-		"blocked_unblock_run1.json", "blocked_unblock_run2.json", "reject_run1.json"} {
-		require.True(t, scenarios[want], "missing recorded history %s: run make record-histories", want)
+}
+
+// Every generation keeps the scenarios that cover the lifecycle's paths,
+// and histories live only inside generations (nothing to overwrite).
+func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
+	loose, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	require.NoError(t, err)
+	require.Empty(t, loose, "recorded histories belong in a generation folder, testdata/gNNN/")
+	for _, gen := range generations(t) {
+		for _, want := range []string{"pass_run1.json", "gate_fail_retry_run1.json", "gate_fail_retry_run2.json",
+			"blocked_unblock_run1.json", "blocked_unblock_run2.json", "reject_run1.json"} {
+			require.FileExists(t, filepath.Join(gen, want), "generation %s lacks a scenario", gen)
+		}
 	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(workflows.ObjectiveWorkflow, workflow.RegisterOptions{Name: workflows.ObjectiveWorkflowName})
-			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
-		})
+}
+
+// The newest generation was recorded by the current code: its histories
+// carry the version marker of every change in versions.go, so the paths
+// behind each GetVersion are replayed, not only the old ones.
+func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
+	gens := generations(t)
+	newest := gens[len(gens)-1]
+	raw, err := os.ReadFile(filepath.Join(newest, "pass_run1.json"))
+	require.NoError(t, err)
+	for _, change := range []string{changeWakeReloads, changeFinishHandlers, changeProvenanceAttrs} {
+		require.True(t, strings.Contains(string(raw), change),
+			"%s was recorded before change %q: run make record-histories", newest, change)
 	}
 }

@@ -1,5 +1,3 @@
-// Package workflows holds azolla's workflow definitions: deterministic code
-// that decides what runs next and leaves every I/O to the activities.
 package workflows
 
 import (
@@ -24,8 +22,9 @@ const (
 	Unblock = "unblock"
 	// Retry re-emits TICKET_READY after a failed gate or a block.
 	Retry = "retry"
-	// Wake is the signal of SignalWithStart: it only makes the lifecycle look
-	// at the store again.
+	// Wake is the signal of SignalWithStart: it makes a waiting lifecycle
+	// read its objective from the store again (a TICKET_READY event or a
+	// status written straight into the database). No payload.
 	Wake = "wake"
 )
 
@@ -45,11 +44,19 @@ var (
 	AttrDiazotroph = temporal.NewSearchAttributeKeyKeyword("AzollaDiazotroph")
 	// AttrGateResult is the last gate verdict (PASS, FAIL).
 	AttrGateResult = temporal.NewSearchAttributeKeyKeyword("AzollaGateResult")
+	// AttrWorkOrderID is the current (or last) workorder's work_order_id.
+	AttrWorkOrderID = temporal.NewSearchAttributeKeyKeyword("AzollaWorkOrderId")
+	// AttrBranch is the work branch, azolla/<objective_id>.
+	AttrBranch = temporal.NewSearchAttributeKeyKeyword("AzollaBranch")
+	// AttrCommitSHA is the commit the last gated run produced, so a
+	// lifecycle can be found from a commit.
+	AttrCommitSHA = temporal.NewSearchAttributeKeyKeyword("AzollaCommitSha")
 )
 
 // SearchAttributes lists every custom search attribute, for registration.
 func SearchAttributes() []temporal.SearchAttributeKey {
-	return []temporal.SearchAttributeKey{AttrObjectiveID, AttrStatus, AttrObjectiveType, AttrDiazotroph, AttrGateResult}
+	return []temporal.SearchAttributeKey{AttrObjectiveID, AttrStatus, AttrObjectiveType, AttrDiazotroph, AttrGateResult,
+		AttrWorkOrderID, AttrBranch, AttrCommitSHA}
 }
 
 // Steps of the lifecycle, as reported by the state query.
