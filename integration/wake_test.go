@@ -57,8 +57,8 @@ func TestWake_EventWrittenInTheStoreIsScheduledByAWaitingLifecycle(t *testing.T)
 func TestWake_ResumeWakesAWaitingLifecycle(t *testing.T) {
 	t.Parallel()
 	id := uniqueID("resumed")
-	// A lease far longer than the test: the bridge would not wake it.
-	b := setup(t, setupOptions{leaseTTL: time.Hour})
+	// The longest lease: the bridge would not wake it within the test.
+	b := setup(t, setupOptions{leaseTTL: 10 * time.Minute})
 	o := b.create(t, id)
 	b.waitStep(t, id, workflows.StepAwaitingApproval)
 
