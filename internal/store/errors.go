@@ -21,6 +21,9 @@ var (
 	// ErrInvalidTransition: the objective is not in a status the transition
 	// starts from.
 	ErrInvalidTransition = errors.New("invalid status transition")
+	// ErrInvalid: a record the schema accepts but that contradicts itself
+	// (e.g. a pause state with more action kinds than actions).
+	ErrInvalid = errors.New("invalid record")
 )
 
 // LeaseLostError says which claim was lost and who holds it now (empty when

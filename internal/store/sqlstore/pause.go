@@ -26,6 +26,11 @@ func (q *querier) CreatePauseState(ctx context.Context, p *store.PauseState) err
 	if err := schemas.Validate(schemas.PauseState, p); err != nil {
 		return fmt.Errorf("create pause state: %w", err)
 	}
+	// The schema cannot say that the kinds run beside the actions.
+	if n := len(p.ActionKinds); n > 0 && n != len(p.PrioritizedActions) {
+		return fmt.Errorf("create pause state %q: %d action_kinds for %d prioritized_actions: %w",
+			p.PauseStateID, n, len(p.PrioritizedActions), store.ErrInvalid)
+	}
 	actions, err := jsonText(p.PrioritizedActions)
 	if err != nil {
 		return err

@@ -368,6 +368,12 @@ func testPauseAndCaptures(t *testing.T, s store.Store) {
 	bad := *kinds
 	bad.PauseStateID, bad.ActionKinds = "ps-bad-kind", []string{"RESOLVE_BLOCKERS", "MAKE_COFFEE"}
 	requireViolation(t, s.CreatePauseState(ctx, &bad), "/action_kinds/1")
+	short := *kinds
+	short.PauseStateID, short.ActionKinds = "ps-short", []string{"RESOLVE_BLOCKERS"}
+	require.ErrorIs(t, s.CreatePauseState(ctx, &short), store.ErrInvalid, "one kind per action")
+	ps, err = s.ListPauseStates(ctx, "obj-2")
+	require.NoError(t, err)
+	require.Len(t, ps, 1, "refused pause states write nothing")
 
 	c := &store.CaptureBuffer{CaptureBufferID: "cap-1", Source: "cli", Content: "buy milk", Status: store.CapturePending, CreatedAt: T0, UpdatedAt: T0}
 	require.NoError(t, s.CreateCaptureBuffer(ctx, c))
