@@ -3,6 +3,12 @@
 // workers; a control sequence among them (an OSC that retitles the window,
 // a CSI that recolours or moves the cursor, a bidi override that reorders
 // what is shown) must be seen, not obeyed.
+//
+// The escapes are one scheme throughout: \xNN for an invalid UTF-8 byte and
+// for the ASCII controls (U+0000–U+001F, U+007F), \uNNNN for the C1 controls
+// (U+0080–U+009F) and the bidi controls (U+061C, U+200E, U+200F,
+// U+202A–U+202E, U+2066–U+2069). Everything else, backslashes included, is
+// printed as it is, so paths and diffs stay readable.
 package textsafe
 
 import (
@@ -11,9 +17,10 @@ import (
 	"unicode/utf8"
 )
 
-// unsafe reports whether r is rendered as an escape: C0 and C1 controls,
-// DEL, and the bidi controls.
-func unsafe(r rune) bool {
+// escaped reports whether r is rendered as an escape by Line: C0 and C1
+// controls, DEL, and the bidi controls. The JSON Schema definition
+// single_line (schemas/defs.schema.json) refuses the same set.
+func escaped(r rune) bool {
 	switch {
 	case r < 0x20, r >= 0x7f && r <= 0x9f:
 		return true
@@ -28,21 +35,28 @@ func unsafe(r rune) bool {
 // for bytes and ASCII controls, \uNNNN for the others. Backslashes are kept.
 func Line(s string) string { return render(s, false) }
 
-// Block is Line for multi-line text: newlines and tabs are kept.
+// Block is Line for multi-line text (notes, gate reasons, diffs): newlines
+// and tabs are kept, a carriage return is escaped like any other control.
 func Block(s string) string { return render(s, true) }
 
 func render(s string, keepLines bool) string {
+	first := firstEscape(s, keepLines)
+	if first < 0 {
+		return s // the common case: nothing to escape, nothing to copy
+	}
 	var b strings.Builder
-	for i := 0; i < len(s); {
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:first])
+	for i := first; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case keepLines && (r == '\n' || r == '\t'):
 			b.WriteRune(r)
-		case unsafe(r) && r < 0x80:
+		case escaped(r) && r < 0x80:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafe(r):
+		case escaped(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -52,18 +66,30 @@ func render(s string, keepLines bool) string {
 	return b.String()
 }
 
-// CheckLine returns nil if Line would leave s unchanged, else an error
-// naming the first offending character and its byte offset.
-func CheckLine(s string) error {
+// firstEscape is the byte offset of the first character render escapes, -1
+// if there is none.
+func firstEscape(s string, keepLines bool) int {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			return fmt.Errorf("invalid UTF-8 byte 0x%02x at byte %d", s[i], i)
-		}
-		if unsafe(r) {
-			return fmt.Errorf("control character %U at byte %d", r, i)
+		if (r == utf8.RuneError && size == 1) || (escaped(r) && !(keepLines && (r == '\n' || r == '\t'))) {
+			return i
 		}
 		i += size
 	}
-	return nil
+	return -1
+}
+
+// CheckLine returns nil if Line would leave s unchanged, else an error
+// naming the first offending character and its byte offset, e.g.
+// "control character U+001B at byte 1".
+func CheckLine(s string) error {
+	i := firstEscape(s, false)
+	if i < 0 {
+		return nil
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && size == 1 {
+		return fmt.Errorf("invalid UTF-8 byte 0x%02x at byte %d", s[i], i)
+	}
+	return fmt.Errorf("control character %U at byte %d", r, i)
 }
