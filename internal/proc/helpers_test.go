@@ -1,12 +1,14 @@
 package proc_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -68,4 +70,33 @@ func waitForFile(path string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// awaitedWriter collects output, safe to read while Run writes it, and
+// closes seen once the output holds want, so a test can act at the moment a
+// command has produced what the test asserts on.
+type awaitedWriter struct {
+	want string
+	seen chan struct{}
+
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	done bool
+}
+
+func (w *awaitedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if !w.done && strings.Contains(w.buf.String(), w.want) {
+		w.done = true
+		close(w.seen)
+	}
+	return n, err
+}
+
+func (w *awaitedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

@@ -174,17 +174,23 @@ func TestRun_ContextEndKillsTheProcessGroup(t *testing.T) {
 	errLeaseLost := errors.New("lease lost")
 	ctx, cancel := context.WithCancelCause(t.Context())
 	defer cancel(nil)
+	// The kill comes once Run has passed on the output the test expects to
+	// be kept, which the shell writes after starting the grandchild: any
+	// earlier, and the shell may not have written it yet.
+	out := &awaitedWriter{want: "partial\n", seen: make(chan struct{})}
 	go func() {
-		waitForFile(filepath.Join(dir, "grandchild.pid"))
-		cancel(errLeaseLost)
+		select {
+		case <-out.seen:
+			cancel(errLeaseLost)
+		case <-ctx.Done():
+		}
 	}()
 
-	var out bytes.Buffer
 	start := time.Now()
 	res, err := proc.Run(ctx, proc.Spec{
 		Dir:     dir,
 		Command: `echo $$ > shell.pid; sleep 60 & echo $! > grandchild.pid; echo partial; wait`,
-		Stdout:  &out,
+		Stdout:  out,
 	})
 	require.Less(t, time.Since(start), promptly)
 	require.ErrorIs(t, err, errLeaseLost)
