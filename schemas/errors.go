@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/azolla/azolla/internal/textsafe"
 )
 
 // Violation is one reason a document does not match its schema.
@@ -46,14 +48,20 @@ func (e *ValidationError) Error() string {
 }
 
 const (
+	// singleLinePattern is where a single_line value fails; its message
+	// would quote a regular expression full of escapes, so it is replaced
+	// by what is wrong with the value.
+	singleLinePattern = "defs.schema.json#/$defs/single_line/pattern"
+
 	missingPrefix    = "missing properties: "
 	additionalPrefix = "additionalProperties "
 	additionalSuffix = " not allowed"
 )
 
 // flatten turns jsonschema's error tree into its leaf causes, one violation
-// per failing value, deduplicated and sorted by pointer.
-func flatten(root *jsonschema.ValidationError) []Violation {
+// per failing value, deduplicated and sorted by pointer. doc is the
+// validated document, for messages that describe the failing value.
+func flatten(root *jsonschema.ValidationError, doc any) []Violation {
 	var out []Violation
 	var walk func(*jsonschema.ValidationError)
 	walk = func(ve *jsonschema.ValidationError) {
@@ -63,7 +71,7 @@ func flatten(root *jsonschema.ValidationError) []Violation {
 			}
 			return
 		}
-		out = append(out, leafViolations(ve)...)
+		out = append(out, leafViolations(ve, doc)...)
 	}
 	walk(root)
 	slices.SortFunc(out, func(a, b Violation) int {
@@ -74,9 +82,12 @@ func flatten(root *jsonschema.ValidationError) []Violation {
 
 // leafViolations translates one leaf error; required and additionalProperties
 // failures become one violation per named property, at that property.
-func leafViolations(ve *jsonschema.ValidationError) []Violation {
+func leafViolations(ve *jsonschema.ValidationError, doc any) []Violation {
 	parent := normalizePointer(ve.InstanceLocation)
 	msg := ve.Message
+	if strings.HasSuffix(ve.AbsoluteKeywordLocation, singleLinePattern) {
+		return []Violation{{Pointer: parent, Message: singleLineMessage(doc, parent)}}
+	}
 	if rest, ok := strings.CutPrefix(msg, missingPrefix); ok {
 		if names, ok := parseQuotedList(rest); ok {
 			return propertyViolations(parent, names, "required property is missing")
@@ -99,6 +110,46 @@ func leafViolations(ve *jsonschema.ValidationError) []Violation {
 		msg = "value has a forbidden form"
 	}
 	return []Violation{{Pointer: parent, Message: msg}}
+}
+
+// singleLineMessage says which character keeps the string at pointer in doc
+// from being a single line, e.g. "must be one line without control
+// characters: control character U+001B at byte 1".
+func singleLineMessage(doc any, pointer string) string {
+	const must = "must be one line without control characters"
+	s, ok := lookup(doc, pointer).(string)
+	if !ok {
+		return must
+	}
+	if err := textsafe.CheckLine(s); err != nil {
+		return must + ": " + err.Error()
+	}
+	return must
+}
+
+// lookup returns the value at an RFC 6901 pointer in a decoded JSON
+// document, nil when there is none.
+func lookup(doc any, pointer string) any {
+	if pointer == "/" || pointer == "" {
+		return doc
+	}
+	v := doc
+	for _, tok := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }
 
 func propertyViolations(parent string, names []string, msg string) []Violation {

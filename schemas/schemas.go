@@ -112,7 +112,7 @@ func ValidateJSON(kind Kind, data []byte) error {
 	}
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
-		return &ValidationError{Kind: kind, Violations: flatten(ve)}
+		return &ValidationError{Kind: kind, Violations: flatten(ve, doc)}
 	}
 	return fmt.Errorf("validate %s: %w", kind, err)
 }
