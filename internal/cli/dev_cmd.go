@@ -98,11 +98,15 @@ With --demo it also creates a demo objective that waits for approval.`,
 			}
 		}()
 		cfg.Temporal.Address = srv.FrontendAddress()
-		s, err := a.sessionFor(cmd, cfg, true)
+		s, err := a.sessionFor(cmd, cfg, false)
 		if err != nil {
 			return err
 		}
 		defer s.close()
+		// The workers log through the SDK: it gets the process's logger.
+		if err := a.dialTemporalLogging(cmd, s, log); err != nil {
+			return err
+		}
 
 		a.printDevBanner(cmd, cfg, srv)
 		if demo {

@@ -78,11 +78,19 @@ func (a *app) openObjective(cmd *cobra.Command, id string) (*session, *store.Obj
 	return s, o, nil
 }
 
-// dialTemporal connects the session to Temporal.
+// dialTemporal connects a client command's session to Temporal. The SDK
+// logs at info on every dial, and a command shows only problems: its SDK
+// logs at warn at least, in log.format.
 func (a *app) dialTemporal(cmd *cobra.Command, s *session) error {
-	// The SDK logs at info on every dial; a command shows only problems.
-	quiet := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := starter.Dial(cmd.Context(), s.cfg.Temporal, quiet)
+	return a.dialTemporalLogging(cmd, s, s.cfg.LoggerAtLeast(a.stderr, slog.LevelWarn))
+}
+
+// dialTemporalLogging connects the session to Temporal with the SDK's
+// client, and every worker built on it, logging to sdkLog. Long-running
+// processes pass the session's own logger, so that log.level and
+// log.format apply to the SDK and to workflow and activity logs.
+func (a *app) dialTemporalLogging(cmd *cobra.Command, s *session, sdkLog *slog.Logger) error {
+	c, err := starter.Dial(cmd.Context(), s.cfg.Temporal, sdkLog)
 	if err != nil {
 		return unavailableError(err)
 	}

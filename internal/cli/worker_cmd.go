@@ -25,11 +25,15 @@ claim.lease_ttl.`,
 	cmd.Flags().BoolVar(&noBridge, "no-bridge", false, "do not run the polling bridge in this process")
 	cmd.Flags().StringVar(&identity, "identity", "", "worker identity in Temporal and in claims (default pid@host)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		s, err := a.openSession(cmd, true)
+		s, err := a.openSession(cmd, false)
 		if err != nil {
 			return err
 		}
 		defer s.close()
+		// The workers log through the SDK: it gets the process's logger.
+		if err := a.dialTemporalLogging(cmd, s, s.log); err != nil {
+			return err
+		}
 		if identity == "" {
 			identity = activities.DefaultIdentity()
 		}

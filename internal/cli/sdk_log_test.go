@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	namespacepb "go.temporal.io/api/namespace/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"google.golang.org/grpc"
+)
+
+// The long-running commands hand the Temporal SDK the configured logger:
+// its info lines (here the worker's own "Started Worker" and "Stopped
+// Worker") come out at log.level in log.format, like azolla's own.
+func TestWorkerAndDev_SDKLogsFollowLogLevelAndFormat(t *testing.T) {
+	t.Parallel()
+	for _, command := range []string{"worker", "dev"} {
+		for _, level := range []string{"info", "warn"} {
+			t.Run(command+"/"+level, func(t *testing.T) {
+				t.Parallel()
+				stderr := runUntilPolled(t, command, level)
+
+				records := jsonRecords(t, stderr)
+				sdk := map[string]map[string]any{}
+				for _, r := range records {
+					if msg := r["msg"].(string); strings.HasSuffix(msg, " Worker") {
+						sdk[msg] = r
+					}
+				}
+				if level == "warn" {
+					require.Empty(t, sdk, "SDK info lines at log.level=warn:\n%s", stderr)
+					return
+				}
+				for _, msg := range []string{"Started Worker", "Stopped Worker"} {
+					r, ok := sdk[msg]
+					require.True(t, ok, "no %q line from the SDK:\n%s", msg, stderr)
+					require.Equal(t, "INFO", r["level"])
+					require.Equal(t, "azolla-sdk-log-test", r["TaskQueue"], "the SDK's own attributes are kept")
+				}
+			})
+		}
+	}
+}
+
+// runUntilPolled runs `azolla <command>` with log.format=json at level
+// against a fake frontend, stops it once the worker polls (it then has
+// started), and returns what the command wrote to stderr. Once Run has
+// returned the worker has both started and stopped, so what was not
+// written by then never will be.
+func runUntilPolled(t *testing.T, command, level string) string {
+	t.Helper()
+	fe := startFakeFrontend(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-fe.polled:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	env := map[string]string{"HOME": t.TempDir(), "AZOLLA_LOG_FORMAT": "json", "AZOLLA_LOG_LEVEL": level,
+		"AZOLLA_TEMPORAL_ADDRESS": fe.addr, "AZOLLA_TEMPORAL_TASK_QUEUE": "azolla-sdk-log-test"}
+	args := []string{command}
+	if command == "worker" {
+		args = append(args, "--no-bridge")
+	}
+	var stdout bytes.Buffer
+	stderr := &lockedBuffer{}
+	code := Run(ctx, args, &stdout, stderr, func(k string) string { return env[k] },
+		WithDevServer(func(context.Context, DevServerOptions) (DevServer, error) { return fakeDevServer{fe.addr}, nil }))
+	require.Equal(t, exitOK, code, "stderr:\n%s", stderr.String())
+	select {
+	case <-fe.polled:
+	default:
+		t.Fatalf("the worker never polled; stderr:\n%s", stderr.String())
+	}
+	return stderr.String()
+}
+
+// jsonRecords parses every line of out as one JSON log record.
+func jsonRecords(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var records []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &r), "not a JSON record: %s", line)
+		records = append(records, r)
+	}
+	return records
+}
+
+// fakeFrontend is as much of a Temporal frontend as a worker needs to start
+// and stop: it answers the dial and the namespace lookup and holds every
+// poll until the worker cancels it. It keeps the Temporal server out of the
+// command tests' binary.
+type fakeFrontend struct {
+	workflowservice.UnimplementedWorkflowServiceServer
+	addr string
+	// polled is closed at the first poll, which a worker sends once its
+	// Start is under way.
+	polled chan struct{}
+	once   sync.Once
+}
+
+func startFakeFrontend(t *testing.T) *fakeFrontend {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	fe := &fakeFrontend{addr: l.Addr().String(), polled: make(chan struct{})}
+	srv := grpc.NewServer()
+	workflowservice.RegisterWorkflowServiceServer(srv, fe)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	return fe
+}
+
+func (*fakeFrontend) GetSystemInfo(context.Context, *workflowservice.GetSystemInfoRequest) (*workflowservice.GetSystemInfoResponse, error) {
+	return &workflowservice.GetSystemInfoResponse{Capabilities: &workflowservice.GetSystemInfoResponse_Capabilities{}}, nil
+}
+
+func (*fakeFrontend) DescribeNamespace(_ context.Context, r *workflowservice.DescribeNamespaceRequest) (*workflowservice.DescribeNamespaceResponse, error) {
+	return &workflowservice.DescribeNamespaceResponse{
+		NamespaceInfo: &namespacepb.NamespaceInfo{Name: r.GetNamespace(), State: enumspb.NAMESPACE_STATE_REGISTERED},
+		Config:        &namespacepb.NamespaceConfig{},
+	}, nil
+}
+
+func (f *fakeFrontend) PollWorkflowTaskQueue(ctx context.Context, _ *workflowservice.PollWorkflowTaskQueueRequest) (*workflowservice.PollWorkflowTaskQueueResponse, error) {
+	f.once.Do(func() { close(f.polled) })
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (f *fakeFrontend) PollActivityTaskQueue(ctx context.Context, _ *workflowservice.PollActivityTaskQueueRequest) (*workflowservice.PollActivityTaskQueueResponse, error) {
+	f.once.Do(func() { close(f.polled) })
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// fakeDevServer stands in for `azolla dev`'s embedded server.
+type fakeDevServer struct{ addr string }
+
+func (s fakeDevServer) FrontendAddress() string { return s.addr }
+func (fakeDevServer) UIURL() string             { return "http://ui.invalid" }
+func (fakeDevServer) Stop() error               { return nil }
+
+// lockedBuffer is a buffer the command's goroutines may write at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
