@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/textsafe"
 )
 
 // Bounds of what a snapshot freezes of an earlier attempt (the
@@ -121,6 +122,18 @@ func joinNonEmpty(parts ...string) string {
 
 func indentBlock(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+// oneLine folds s onto one line ("; " between its lines) safe to print:
+// what single-line fields hold when their text comes from a tool.
+func oneLine(s string) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return textsafe.Line(strings.Join(parts, "; "))
 }
 
 func cmpBy(by string) string {

@@ -81,7 +81,9 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q with %s: %w", w.WorkOrderID, w.DiazotrophType, err))
 	}
 
-	bundle := &store.OutputBundle{WorkOrderID: w.WorkOrderID, Title: out.Title, Content: out.Content,
+	// A title is one safe line whatever the diazotroph made of it; content
+	// and notes may hold anything, and are escaped where they are shown.
+	bundle := &store.OutputBundle{WorkOrderID: w.WorkOrderID, Title: oneLine(out.Title), Content: out.Content,
 		Notes: out.Notes, Metadata: out.Metadata, RunnerStatus: out.RunnerStatus, CreatedAt: a.now()}
 	var res RunResult
 	err = lease.Fenced(ctx, func(q store.Querier) error {

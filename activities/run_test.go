@@ -227,3 +227,18 @@ func TestRun_InvalidResultWritesNothingAndReleasesClaim(t *testing.T) {
 		tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
 	})
 }
+
+// A diazotroph's title is stored as one safe line, not refused: the run's
+// output is kept whatever words the tool chose.
+func TestRun_TitleIsStoredOnOneSafeLine(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		tb.fake.exec = returning(diazotroph.Result{Title: "Fixed it\n\x1b]0;pwned\x07done", Content: "diff",
+			RunnerStatus: store.RunnerOK})
+		wo := tb.scheduled(t, "obj-1")
+		_, err := tb.l.Run(context.Background(), activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		require.NoError(t, err)
+		b, err := tb.store.GetOutputBundle(context.Background(), wo.WorkOrderID)
+		require.NoError(t, err)
+		require.Equal(t, `Fixed it; \x1b]0;pwned\x07done`, b.Title)
+	})
+}

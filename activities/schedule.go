@@ -122,7 +122,8 @@ func (a *Lifecycle) target(ctx context.Context, ev *store.Event) (*resolved, err
 	}
 	t, err := a.Targets.Resolve(ctx, o.Repository, o.BaseBranch)
 	if errors.Is(err, diazotroph.ErrBadTarget) {
-		return &resolved{blocker: err.Error()}, nil
+		// git's stderr spans lines; a blocker is one safe line.
+		return &resolved{blocker: oneLine(err.Error())}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("resolve repository of objective %s: %w", o.ObjectiveID, err)

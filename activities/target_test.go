@@ -97,7 +97,9 @@ func TestSchedule_ObjectiveWithoutRepositoryKeepsTheConfiguredDiazotroph(t *test
 func TestSchedule_BadTargetBlocksTheObjectiveUntilUnblocked(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
-		bad := fmt.Errorf("repository /srv/app has no branch %q: %w", "main", diazotroph.ErrBadTarget)
+		// As git reports it: over two lines, with a control character.
+		bad := fmt.Errorf("repository /srv/app has no branch %q: %w\nfatal: couldn't find remote ref \x1b[1mmain",
+			"main", diazotroph.ErrBadTarget)
 		targets := &fakeTargets{resolve: func(string, string) (diazotroph.Target, error) { return diazotroph.Target{}, bad }}
 		tb.l.Targets = targets
 		res, err := tb.scheduleRepo(t, "obj-1", nil)
@@ -105,7 +107,8 @@ func TestSchedule_BadTargetBlocksTheObjectiveUntilUnblocked(t *testing.T) {
 		require.Equal(t, store.ReasonBlocked, res.Reason)
 		require.Equal(t, store.StatusBlocked, res.Status)
 		o := tb.objective(t, "obj-1")
-		require.Equal(t, []string{bad.Error()}, o.Blockers, "the blocker says what to fix")
+		require.Equal(t, []string{`repository /srv/app has no branch "main": bad target; fatal: couldn't find remote ref \x1b[1mmain`},
+			o.Blockers, "the blocker says what to fix, on one safe line")
 		require.NotNil(t, res.Pause)
 		require.Contains(t, res.Pause.PrioritizedActions[0], `has no branch "main"`)
 		require.Empty(t, tb.workOrders(t, "obj-1"))
