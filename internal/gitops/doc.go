@@ -1,7 +1,7 @@
 // Package gitops is the git plumbing behind PATCH_DIAZOTROPH: it keeps bare
 // mirrors of upstream repositories, prepares a workspace on branch
 // azolla/<objective_id>, checks and applies a patch, commits it and pushes
-// the branch. It drives the real git binary (2.28 or newer) and nothing else.
+// the branch, and gc's the mirrors (under the lock their fetches take). It drives the real git binary (2.28 or newer) and nothing else.
 //
 // # What every invocation guarantees
 //
