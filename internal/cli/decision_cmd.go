@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -42,13 +43,16 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 			return writeJSON(cmd.OutOrStdout(), res)
 		}
 		out := cmd.OutOrStdout()
+		// The id was found in the store and the answer comes from the
+		// lifecycle; both are printed safe like any stored text.
+		id := textsafe.Line(args[0])
 		switch {
 		case res.EventID != "":
-			_, err = fmt.Fprintf(out, "%s %s: emitted %s\nfollow it with: %s objective watch %s\n", kind, args[0], res.EventID, a.self(), args[0])
+			_, err = fmt.Fprintf(out, "%s %s: emitted %s\nfollow it with: %s objective watch %s\n", kind, id, textsafe.Line(res.EventID), a.self(), id)
 		case res.Pause != nil:
-			_, err = fmt.Fprintf(out, "%s %s: %s\n", kind, args[0], res.Pause.Reason)
+			_, err = fmt.Fprintf(out, "%s %s: %s\n", kind, id, textsafe.Line(res.Pause.Reason))
 		default:
-			_, err = fmt.Fprintf(out, "%s %s: done\n", kind, args[0])
+			_, err = fmt.Fprintf(out, "%s %s: done\n", kind, id)
 		}
 		return err
 	}
@@ -82,7 +86,7 @@ terminated one waits for this command.`,
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), o)
 		}
-		_, err = fmt.Fprintf(cmd.OutOrStdout(), "lifecycle of %s running (status %s)\n", o.ObjectiveID, o.Status)
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "lifecycle of %s running (status %s)\n", textsafe.Line(o.ObjectiveID), textsafe.Line(o.Status))
 		return err
 	}
 	return cmd

@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/azolla/azolla/internal/textsafe"
 )
 
 // Exit statuses.
 const (
 	exitOK          = 0
 	exitFailure     = 1 // the command ran and failed: invalid file, store error
-	exitUsage       = 2 // the command could not run as asked: bad args, flags, config or input
+	exitUsage       = 2 // the command could not run as asked: bad args, flags, config or input (usage text only for args and flags)
 	exitNotFound    = 3 // an id names no objective (or record)
 	exitRefused     = 4 // the objective's state does not allow it (or the id is taken)
 	exitUnavailable = 5 // Temporal (or the lifecycle) cannot be reached
@@ -35,6 +37,18 @@ func usageError(err error) error { return &exitError{code: exitUsage, usage: tru
 
 // configError is an unusable configuration; the usage text would not help.
 func configError(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// inputError is input the command was called correctly with but cannot
+// take: a record the schema refuses, a file that cannot be read or parsed.
+// It exits like a usage error, but the usage text would not help. An error
+// that already carries its exit status (a usage error) keeps it.
+func inputError(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: exitUsage, err: err}
+}
 
 // Run executes args and returns the exit status. Errors are printed as one
 // line, "azolla: <message>", on stderr.
@@ -67,9 +81,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	return code
 }
 
-// oneLine folds a multi-line error (errors.Join) into one line.
+// oneLine folds a multi-line error (errors.Join) into one line that is safe
+// to print: errors quote ids, titles and git's output, and any control
+// character left in them is shown escaped, not obeyed.
 func oneLine(s string) string {
-	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
+	return textsafe.Line(strings.ReplaceAll(strings.TrimSpace(s), "\n", "; "))
 }
 
 // Option adds what only the real binary has.

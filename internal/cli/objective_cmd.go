@@ -19,6 +19,7 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/schemas"
 	"github.com/azolla/azolla/starter"
 )
@@ -61,7 +62,7 @@ polling bridge starts its lifecycle later.`,
 	fl.StringVar(&f.typ, "type", "TICKET", "objective type: TICKET, TRIAGE or MANIFEST")
 	fl.StringVar(&f.urgency, "urgency", "NORMAL", "LOW, NORMAL, HIGH or CRITICAL")
 	fl.StringArrayVar(&f.blockers, "blocker", nil, "an unresolved blocker (repeatable)")
-	fl.StringVar(&f.due, "due", "", "due time, RFC 3339 (e.g. 2026-12-01T17:00:00Z)")
+	fl.StringVar(&f.due, "due", "", "due time, RFC 3339 with any offset, stored in UTC (e.g. 2026-12-01T17:00:00Z, 2026-12-01T19:00:00+02:00)")
 	fl.StringVar(&f.repository, "repository", "", "target repository (path or clone URL)")
 	fl.StringVar(&f.baseBranch, "base-branch", "", "target base branch (default: the repository's default branch)")
 	fl.StringVar(&f.generator, "generator", "", "patch generator for this objective: static, command or openai (default: patch.generator)")
@@ -74,7 +75,7 @@ polling bridge starts its lifecycle later.`,
 		}
 		o, err := a.objectiveInput(cmd, f)
 		if err != nil {
-			return usageError(err)
+			return inputError(err)
 		}
 		s, err := a.openSession(cmd, false)
 		if err != nil {
@@ -105,14 +106,16 @@ polling bridge starts its lifecycle later.`,
 	return cmd
 }
 
-// objectiveInput builds the objective to create and validates it.
+// objectiveInput builds the objective to create and validates it. A mistake
+// in the command line (a missing or conflicting flag, a malformed --due) is
+// a usage error; anything else is about the input itself.
 func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objective, error) {
 	fields := map[string]any{}
 	if f.file != "" {
 		for _, name := range []string{"id", "title", "criteria", "type", "urgency", "blocker", "due", "repository",
 			"base-branch", "generator", "patch-file"} {
 			if cmd.Flags().Changed(name) {
-				return nil, fmt.Errorf("--%s cannot be combined with --file", name)
+				return nil, usageError(fmt.Errorf("--%s cannot be combined with --file", name))
 			}
 		}
 		raw, err := readInput(cmd, f.file)
@@ -127,7 +130,7 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 		}
 	} else {
 		if strings.TrimSpace(f.title) == "" {
-			return nil, errors.New("--title is required (or --file)")
+			return nil, usageError(errors.New("--title is required (or --file)"))
 		}
 		fields["title"], fields["objective_type"], fields["urgency"] = f.title, f.typ, f.urgency
 		if f.id != "" {
@@ -138,7 +141,11 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 				fields[key] = v
 			}
 		}
-		setIf("due_at", f.due)
+		due, err := dueUTC(f.due)
+		if err != nil {
+			return nil, err
+		}
+		setIf("due_at", due)
 		repo, err := absRepository(f.repository)
 		if err != nil {
 			return nil, err
@@ -187,6 +194,21 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 		return nil, fmt.Errorf("decode objective: %w", err)
 	}
 	return &o, nil
+}
+
+// dueUTC parses --due, an RFC 3339 timestamp with any offset, into the UTC
+// form records hold ("" for none). It keeps microseconds, as created_at
+// does, so both store backends hold the same instant.
+func dueUTC(due string) (string, error) {
+	if due == "" {
+		return "", nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, due)
+	if err != nil {
+		// time's message quotes its layout string; say what is expected instead.
+		return "", usageError(fmt.Errorf("--due %q is not an RFC 3339 timestamp such as 2026-12-01T17:00:00Z or 2026-12-01T19:00:00+02:00", due))
+	}
+	return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano), nil
 }
 
 // absRepository makes a local repository path absolute, as the workers
@@ -272,7 +294,10 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		out := cmd.OutOrStdout()
 		fmt.Fprintf(out, "%-32s  %-11s  %-8s  %-8s  %s\n", "ID", "STATUS", "TYPE", "URGENCY", "TITLE")
 		for _, o := range list {
-			fmt.Fprintf(out, "%-32s  %-11s  %-8s  %-8s  %s\n", o.ObjectiveID, o.Status, o.ObjectiveType, o.Urgency, o.Title)
+			// Rows may have been written straight into the database, past the
+			// schema: every stored field is rendered safe, not only the title.
+			fmt.Fprintf(out, "%-32s  %-11s  %-8s  %-8s  %s\n", textsafe.Line(o.ObjectiveID), textsafe.Line(o.Status),
+				textsafe.Line(o.ObjectiveType), textsafe.Line(o.Urgency), textsafe.Line(o.Title))
 		}
 		return nil
 	}

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,23 +33,32 @@ func listObjectives(t *testing.T, env map[string]string) []store.Objective {
 	return list
 }
 
+// Invalid input exits 2 and stores nothing. Only a mistake in the command
+// line itself (a missing or conflicting flag, a malformed flag value) shows
+// the usage text; an invalid record or an unreadable file does not.
 func TestObjectiveCreate_InvalidInputChangesNothing(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, want string
 		args       []string
 		file       string
+		usage      bool
 	}{
-		{name: "no title", args: nil, want: "--title is required"},
+		{name: "no title", args: nil, want: "--title is required", usage: true},
 		{name: "hostile id", args: []string{"--title", "x", "--id", "../x"}, want: "/objective_id"},
 		{name: "id with a dot", args: []string{"--title", "x", "--id", "a..b"}, want: "/objective_id"},
 		{name: "id like a flag", args: []string{"--title", "x", "--id=-x"}, want: "/objective_id"},
 		{name: "unknown urgency", args: []string{"--title", "x", "--urgency", "SOON"}, want: "/urgency"},
-		{name: "bad due time", args: []string{"--title", "x", "--due", "tomorrow"}, want: "/due_at"},
+		{name: "bad due time", args: []string{"--title", "x", "--due", "tomorrow"}, usage: true,
+			want: `--due "tomorrow" is not an RFC 3339 timestamp such as 2026-12-01T17:00:00Z or 2026-12-01T19:00:00+02:00`},
+		{name: "due without an offset", args: []string{"--title", "x", "--due", "2026-12-01T10:00:00"}, usage: true,
+			want: "is not an RFC 3339 timestamp"},
+		{name: "unknown flag", args: []string{"--title", "x", "--colour", "red"}, usage: true, want: "unknown flag: --colour"},
+		{name: "file with an offset due time", file: `{"title": "x", "due_at": "2026-12-01T10:00:00+02:00"}`, want: "/due_at"},
 		{name: "file not JSON", file: "{", want: "not a JSON object"},
 		{name: "file skips approval", file: `{"title": "x", "status": "TODO"}`, want: "status must be NEW"},
 		{name: "file unknown field", file: `{"title": "x", "colour": "red"}`, want: "colour"},
-		{name: "file and flags", file: `{"title": "x"}`, args: []string{"--title", "y"}, want: "cannot be combined"},
+		{name: "file and flags", file: `{"title": "x"}`, args: []string{"--title", "y"}, want: "cannot be combined", usage: true},
 		{name: "id like a lock", args: []string{"--title", "x", "--id", "x.lock"}, want: "/objective_id"},
 		{name: "id with a space", args: []string{"--title", "x", "--id", "a b"}, want: "/objective_id"},
 		{name: "repository like an option", args: []string{"--title", "x", "--repository=--upload-pack=touch owned"},
@@ -60,7 +71,8 @@ func TestObjectiveCreate_InvalidInputChangesNothing(t *testing.T) {
 		{name: "missing patch file", args: []string{"--title", "x", "--patch-file", "/nonexistent/p.diff"},
 			want: "--patch-file"},
 		{name: "file and patch flag", file: `{"title": "x"}`, args: []string{"--generator", "static"},
-			want: "cannot be combined"},
+			want: "cannot be combined", usage: true},
+		{name: "missing file", args: []string{"--file", "/nonexistent/o.json"}, want: "open /nonexistent/o.json"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,6 +86,12 @@ func TestObjectiveCreate_InvalidInputChangesNothing(t *testing.T) {
 			require.Equal(t, exitUsage, res.code, res.stderr)
 			require.Contains(t, res.stderr, tc.want)
 			require.Equal(t, 1, strings.Count(strings.SplitN(res.stderr, "\n\n", 2)[0], "azolla:"), "one line: %s", res.stderr)
+			if tc.usage {
+				require.Contains(t, res.stderr, "Usage:")
+			} else {
+				require.NotContains(t, res.stderr, "Usage:")
+				require.Equal(t, 1, countLines(res.stderr), "only the error: %s", res.stderr)
+			}
 			require.Empty(t, listObjectives(t, env))
 		})
 	}
@@ -171,4 +189,35 @@ func TestObjectiveCreate_RepositoryTargetWithAPatchFile(t *testing.T) {
 
 	res = azolla(t, env, "objective", "show", "fix-it")
 	require.Contains(t, res.stdout, "generator   static, with a 50-byte patch")
+}
+
+// --due takes an RFC 3339 timestamp with any offset and stores the same
+// instant in UTC.
+func TestObjectiveCreate_DueTakesAnyOffsetAndStoresUTC(t *testing.T) {
+	t.Parallel()
+	env := offlineEnv(t)
+	cases := map[string]string{
+		"2026-12-01T10:00:00+02:00":     "2026-12-01T08:00:00Z",
+		"2026-12-01T10:00:00Z":          "2026-12-01T10:00:00Z",
+		"2026-12-01T10:00:00-05:30":     "2026-12-01T15:30:00Z",
+		"2026-12-31T23:30:00.25-01:00":  "2027-01-01T00:30:00.25Z",
+		"2026-12-01T10:00:00.1234567Z":  "2026-12-01T10:00:00.123456Z",
+		"2026-12-01T00:00:00.000+00:00": "2026-12-01T00:00:00Z",
+	}
+	i := 0
+	for due, want := range cases {
+		i++
+		id := fmt.Sprintf("due-%d", i)
+		res := azolla(t, env, "objective", "create", "--title", "x", "--id", id, "--due", due, "--output", "json")
+		require.Equal(t, 0, res.code, "%s: %s", due, res.stderr)
+		var o store.Objective
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &o))
+		require.NotNil(t, o.DueAt, due)
+		require.Equal(t, want, o.DueAt.Format(time.RFC3339Nano), due)
+		require.Equal(t, time.UTC, o.DueAt.Location(), due)
+
+		res = azolla(t, env, "objective", "show", id, "--output", "json")
+		require.Equal(t, 0, res.code, res.stderr)
+		require.Contains(t, res.stdout, `"due_at": "`+want+`"`, "stored in UTC: %s", due)
+	}
 }

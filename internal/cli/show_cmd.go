@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -110,54 +111,59 @@ func (a *app) objectiveShowCmd() *cobra.Command {
 	return cmd
 }
 
+// printDetail writes what show prints. Every stored string goes through
+// textsafe: Line for single-line fields, Block for notes, gate reasons and
+// the diff. Records are validated on write, but rows may be written straight
+// into the database, and multi-line content is never restricted.
 func printDetail(out io.Writer, d *objectiveDetail) error {
 	o := d.Objective
 	p := func(format string, args ...any) { fmt.Fprintf(out, format, args...) }
-	p("objective   %s  %s  (%s, urgency %s)\n", o.ObjectiveID, o.Status, o.ObjectiveType, o.Urgency)
-	p("title       %s\n", o.Title)
+	line, block := textsafe.Line, textsafe.Block
+	p("objective   %s  %s  (%s, urgency %s)\n", line(o.ObjectiveID), line(o.Status), line(o.ObjectiveType), line(o.Urgency))
+	p("title       %s\n", line(o.Title))
 	for _, c := range o.AcceptanceCriteria {
-		p("criterion   %s\n", c)
+		p("criterion   %s\n", line(c))
 	}
 	for _, b := range o.Blockers {
-		p("blocker     %s\n", b)
+		p("blocker     %s\n", line(b))
 	}
 	if o.BlockerRef != "" {
-		p("blocker ref %s\n", o.BlockerRef)
+		p("blocker ref %s\n", line(string(o.BlockerRef)))
 	}
 	if o.Repository != "" {
-		p("repository  %s (base %s)\n", o.Repository, cmp.Or(o.BaseBranch, "its default branch"))
-		p("generator   %s\n", generatorLabel(o))
+		p("repository  %s (base %s)\n", line(o.Repository), line(cmp.Or(o.BaseBranch, "its default branch")))
+		p("generator   %s\n", line(generatorLabel(o)))
 	}
 	if d.Lifecycle != nil {
-		p("lifecycle   %s, round %d, workflow %s\n", d.Lifecycle.Step, d.Lifecycle.Round, workflows.ObjectiveWorkflowID(o.ObjectiveID))
+		p("lifecycle   %s, round %d, workflow %s\n", line(d.Lifecycle.Step), d.Lifecycle.Round, line(workflows.ObjectiveWorkflowID(o.ObjectiveID)))
 	} else {
-		p("lifecycle   unavailable: %s\n", d.LifecycleError)
+		p("lifecycle   unavailable: %s\n", line(d.LifecycleError))
 	}
 	for _, e := range d.Events {
 		state := "unprocessed"
 		if e.Processed {
 			state = "processed " + e.ProcessedReason
 		}
-		p("event       %s  %s  transition %d  %s\n", e.EventID, e.EventType, e.TransitionSeq, state)
+		p("event       %s  %s  transition %d  %s\n", line(e.EventID), line(e.EventType), e.TransitionSeq, line(state))
 	}
 	for _, w := range d.WorkOrders {
 		wo := w.WorkOrder
-		p("workorder   %s  %s  %s  branch %s  budget %s\n", wo.WorkOrderID, wo.DiazotrophType, wo.Status,
-			wo.BranchName, time.Duration(wo.BudgetMS)*time.Millisecond)
+		p("workorder   %s  %s  %s  branch %s  budget %s\n", line(wo.WorkOrderID), line(wo.DiazotrophType), line(wo.Status),
+			line(wo.BranchName), time.Duration(wo.BudgetMS)*time.Millisecond)
 		if b := w.OutputBundle; b != nil {
-			p("  output    %s  %q, %d bytes\n", b.RunnerStatus, b.Title, len(b.Content))
+			p("  output    %s  \"%s\", %d bytes\n", line(b.RunnerStatus), line(b.Title), len(b.Content))
 			if b.Metadata.CommitSHA != "" {
-				p("  commit    %s on %s\n", b.Metadata.CommitSHA, b.Metadata.BranchName)
+				p("  commit    %s on %s\n", line(b.Metadata.CommitSHA), line(b.Metadata.BranchName))
 			}
-			p("  notes     %s\n", indent(b.Notes, "            "))
+			p("  notes     %s\n", indent(block(b.Notes), "            "))
 		}
 		if r := w.RunRecord; r != nil {
-			p("  gate      %s  %s\n", r.GateResult, indent(r.GateReason, "            "))
+			p("  gate      %s  %s\n", line(r.GateResult), indent(block(r.GateReason), "            "))
 		}
 	}
 	if n := len(d.WorkOrders); n > 0 && d.WorkOrders[n-1].OutputBundle != nil && d.WorkOrders[n-1].OutputBundle.Content != "" {
-		p("content of %s:\n  %s\n", d.WorkOrders[n-1].WorkOrder.WorkOrderID,
-			indent(strings.TrimRight(d.WorkOrders[n-1].OutputBundle.Content, "\n"), "  "))
+		p("content of %s:\n  %s\n", line(d.WorkOrders[n-1].WorkOrder.WorkOrderID),
+			indent(block(strings.TrimRight(d.WorkOrders[n-1].OutputBundle.Content, "\n")), "  "))
 	}
 	if n := len(d.PauseStates); n > 0 {
 		printPause(out, d.PauseStates[n-1])
@@ -165,10 +171,12 @@ func printDetail(out io.Writer, d *objectiveDetail) error {
 	return nil
 }
 
+// printPause writes a pause state and its actions, each rendered on one
+// safe line.
 func printPause(out io.Writer, ps *store.PauseState) {
-	fmt.Fprintf(out, "paused      %s at %s\n", ps.Reason, ps.CreatedAt.Format(time.RFC3339))
+	fmt.Fprintf(out, "paused      %s at %s\n", textsafe.Line(ps.Reason), ps.CreatedAt.Format(time.RFC3339))
 	for i, act := range ps.PrioritizedActions {
-		fmt.Fprintf(out, "  %d. %s\n", i+1, act)
+		fmt.Fprintf(out, "  %d. %s\n", i+1, textsafe.Line(act))
 	}
 }
 

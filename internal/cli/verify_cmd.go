@@ -83,7 +83,8 @@ heartbeat is more recent than that.`,
 	return cmd
 }
 
-// writeVerifyText prints one line per violation, what was skipped, and a summary.
+// writeVerifyText prints one line per violation, what was skipped, and a
+// summary. Violations quote ids and stored text, which oneLine prints safe.
 func writeVerifyText(w io.Writer, rep *audit.Report) error {
 	for _, v := range rep.Violations {
 		if _, err := fmt.Fprintf(w, "%s  %s  %s\n", v.Rule, oneLine(v.Resource), oneLine(v.Message)); err != nil {
@@ -91,7 +92,7 @@ func writeVerifyText(w io.Writer, rep *audit.Report) error {
 		}
 	}
 	for _, s := range rep.Skipped {
-		if _, err := fmt.Fprintf(w, "verify: skipped %s\n", s); err != nil {
+		if _, err := fmt.Fprintf(w, "verify: skipped %s\n", oneLine(s)); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
@@ -65,7 +66,9 @@ blocked, rejected), 1 on --timeout.`,
 				if step := st.Step + "/" + st.Status; step != last {
 					last = step
 					if !asJSON {
-						fmt.Fprintf(out, "%s  %-17s %s\n", time.Now().Format("15:04:05"), st.Step, st.Status)
+						// The state comes from whatever answers the query on that
+						// workflow id: printed safe like any stored text.
+						fmt.Fprintf(out, "%s  %-17s %s\n", time.Now().Format("15:04:05"), textsafe.Line(st.Step), textsafe.Line(st.Status))
 					}
 				}
 				if slices.Contains(restingSteps, st.Step) {
