@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -19,7 +21,19 @@ type Starter struct {
 	Client    client.Client
 	Store     store.Store
 	TaskQueue string
+	// AttributesWait bounds how long Start keeps trying while the namespace
+	// refuses the lifecycle's search attributes as unknown, which it does
+	// for a moment after they are registered (a cluster's frontend caches
+	// them) and until they are. Zero means DefaultAttributesWait; a
+	// negative value fails at once, for callers that retry anyway (the
+	// polling bridge's next pass).
+	AttributesWait time.Duration
 }
+
+// DefaultAttributesWait is Starter.AttributesWait's default: long enough
+// for a cluster to pick up newly registered search attributes, short enough
+// for a command a user waits on.
+const DefaultAttributesWait = 30 * time.Second
 
 // Errors callers branch on.
 var (
@@ -68,12 +82,63 @@ func (s *Starter) Start(ctx context.Context, o *store.Objective) error {
 		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 	}
-	_, err := s.Client.SignalWithStartWorkflow(ctx, opts.ID, workflows.Wake, nil, opts,
-		workflows.ObjectiveWorkflowName, workflows.ObjectiveInput{ObjectiveID: o.ObjectiveID})
+	err := s.untilAttributesKnown(ctx, func() error {
+		_, err := s.Client.SignalWithStartWorkflow(ctx, opts.ID, workflows.Wake, nil, opts,
+			workflows.ObjectiveWorkflowName, workflows.ObjectiveInput{ObjectiveID: o.ObjectiveID})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("start lifecycle of %s: %w", o.ObjectiveID, err)
 	}
 	return nil
+}
+
+// untilAttributesKnown runs start until it succeeds, fails otherwise than by
+// unknown search attributes, or AttributesWait has passed.
+func (s *Starter) untilAttributesKnown(ctx context.Context, start func() error) error {
+	err := start()
+	if err == nil || !attributesUnknown(err) || s.AttributesWait < 0 {
+		return err
+	}
+	wait := s.AttributesWait
+	if wait == 0 {
+		wait = DefaultAttributesWait
+	}
+	bound := time.NewTimer(wait)
+	defer bound.Stop()
+	for pause := 100 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		retry := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			retry.Stop()
+			return fmt.Errorf("%w (while waiting for namespace search attributes: %w)", context.Cause(ctx), err)
+		case <-bound.C:
+			retry.Stop()
+			return fmt.Errorf("the namespace still lacks azolla's search attributes after %v; "+
+				"register them (azolla dev does at start; on a cluster see README, \"Running against a real "+
+				"Temporal cluster\"): %w", wait, err)
+		case <-retry.C:
+		}
+		if err = start(); err == nil || !attributesUnknown(err) {
+			return err
+		}
+	}
+}
+
+// attributesUnknown reports whether err is the frontend refusing a start
+// because the namespace does not (yet) know a search attribute it sets.
+// The type alone would not do: InvalidArgument is otherwise a request no
+// retry can fix. The messages are the server's two for this refusal: the
+// namespace has no alias for the attribute (SQL visibility, the dev
+// server), or the attribute is not defined (Elasticsearch visibility).
+func attributesUnknown(err error) bool {
+	var invalid *serviceerror.InvalidArgument
+	if !errors.As(err, &invalid) {
+		return false
+	}
+	msg := invalid.Error()
+	return strings.Contains(msg, "has no mapping defined for search attribute") ||
+		(strings.HasPrefix(msg, "search attribute ") && strings.HasSuffix(msg, " is not defined"))
 }
 
 // Decide sends a decision (workflows.Approve, Reject, Unblock or Retry) as
