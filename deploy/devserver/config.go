@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,8 +28,8 @@ const storeName = "sqlite"
 
 // serverOptions builds everything temporal.NewServer needs for a single-node
 // server: all default services in this process, each on its own port.
-func serverOptions(o Options, logger serverLogger) ([]temporal.ServerOption, error) {
-	sqlConf, err := sqliteConfig(o)
+func serverOptions(ctx context.Context, o Options, logger serverLogger) ([]temporal.ServerOption, error) {
+	sqlConf, err := sqliteConfig(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +92,10 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// a future default change must not switch it off silently.
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key(): true,
 		// Read custom search attributes (namespace aliases under SQL
-		// visibility) from the database on every use, so the ones Start
-		// registers are usable at once instead of after a cache refresh.
+		// visibility) from the database on every use, so ones added while
+		// the server runs (temporal operator search-attribute create) are
+		// usable at once instead of after a cache refresh. Start's own are
+		// written before the server starts and need no refresh.
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
 		// Those reads cost persistence calls; raise the per-host limits
 		// (keeping the defaults' 2:9 ratio) so they are not throttled.
@@ -117,9 +120,10 @@ func dynamicConfig() dynamicconfig.StaticClient {
 
 // sqliteConfig returns the SQLite store config. A new database file gets its
 // schema here; an existing one is reused as it is. The namespace is inserted
-// directly when missing, before the server starts, so it exists from the
-// server's first moment with no registration call to make and wait for.
-func sqliteConfig(o Options) (*config.SQL, error) {
+// directly when missing, and given its search attributes, before the server
+// starts, so both exist from the server's first moment with no registration
+// call to make and wait for.
+func sqliteConfig(ctx context.Context, o Options) (*config.SQL, error) {
 	conf := &config.SQL{PluginName: sqliteplugin.PluginName}
 	if o.Ephemeral {
 		// The plugin creates the schema itself for in-memory databases. The
@@ -141,6 +145,9 @@ func sqliteConfig(o Options) (*config.SQL, error) {
 	ns.Detail.Config.Retention = durationpb.New(o.Retention)
 	if err := sqliteschema.CreateNamespaces(conf, ns); err != nil {
 		return nil, fmt.Errorf("create namespace %q: %w", o.Namespace, err)
+	}
+	if err := mapSearchAttributes(ctx, conf, o.ClusterName, o.Namespace, o.SearchAttributes); err != nil {
+		return nil, err
 	}
 	return conf, nil
 }

@@ -46,7 +46,8 @@ type Options struct {
 	Namespace string
 	// Retention applies to a namespace created by Start; default 72h.
 	Retention time.Duration
-	// SearchAttributes are registered in Namespace at start when missing.
+	// SearchAttributes are registered in Namespace at start when missing,
+	// before the server answers any call.
 	SearchAttributes map[string]enums.IndexedValueType
 	// Logger receives the server's logs; default slog.Default().
 	Logger *slog.Logger
@@ -108,9 +109,11 @@ type Server struct {
 	stopErr  error
 }
 
-// Start runs the server and, unless disabled, the Web UI. It returns once
-// the frontend answers, the namespace exists and the search attributes are
-// registered; ctx bounds that wait.
+// Start runs the server and, unless disabled, the Web UI. The namespace and
+// its search attributes are in place before the frontend answers at all, and
+// Start returns once the frontend serves them: a workflow start in the
+// namespace that sets the search attributes is then accepted. ctx bounds
+// that wait.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -127,7 +130,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 
 	level := &stopLevel{configured: o.LogLevel}
 	logger := slog.New(minLevelHandler{Handler: o.Logger.Handler(), min: level})
-	opts, err := serverOptions(o, serverLogger{l: logger})
+	opts, err := serverOptions(ctx, o, serverLogger{l: logger})
 	if err != nil {
 		return nil, fmt.Errorf("configure temporal server: %w", err)
 	}
@@ -147,7 +150,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		temporal:  ts,
 		logLevel:  level,
 	}
-	if err := prepareNamespace(ctx, s.frontend, o.Namespace, o.SearchAttributes); err != nil {
+	if err := waitUntilUsable(ctx, s.frontend, o.Namespace, o.SearchAttributes); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
 	if o.UIPort != UIDisabled {

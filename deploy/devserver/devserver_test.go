@@ -3,6 +3,7 @@ package devserver_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -229,4 +231,113 @@ func freePorts(t *testing.T, n int) []int {
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
 	return ports
+}
+
+// azollaAttributes are the eight keyword attributes azolla's lifecycle sets.
+var azollaAttributes = []string{"AzollaObjectiveId", "AzollaStatus", "AzollaObjectiveType", "AzollaDiazotroph",
+	"AzollaGateResult", "AzollaWorkOrderId", "AzollaBranch", "AzollaCommitSha"}
+
+func keywords(names ...string) map[string]enums.IndexedValueType {
+	m := map[string]enums.IndexedValueType{}
+	for _, n := range names {
+		m[n] = enums.INDEXED_VALUE_TYPE_KEYWORD
+	}
+	return m
+}
+
+// setAll sets every attribute in names, as a lifecycle start does.
+func setAll(names []string) temporal.SearchAttributes {
+	var updates []temporal.SearchAttributeUpdate
+	for _, n := range names {
+		updates = append(updates, temporal.NewSearchAttributeKeyKeyword(n).ValueSet("x"))
+	}
+	return temporal.NewSearchAttributes(updates...)
+}
+
+// A start that sets the search attributes is accepted as soon as Start has
+// returned, on a new namespace and on one that lacked some of them.
+func TestStart_SearchAttributesAreUsableWhenStartReturns(t *testing.T) {
+	t.Parallel()
+	existing := devserver.Options{
+		GRPCPort:         freePorts(t, 1)[0],
+		UIPort:           devserver.UIDisabled,
+		DBPath:           filepath.Join(t.TempDir(), "dev.db"),
+		SearchAttributes: keywords("AzollaStatus"),
+	}
+	require.NoError(t, start(t, existing).Stop())
+	existing.SearchAttributes = keywords(azollaAttributes...)
+
+	for name, opts := range map[string]devserver.Options{
+		"new namespace": {GRPCPort: freePorts(t, 1)[0], UIPort: devserver.UIDisabled, Ephemeral: true,
+			SearchAttributes: keywords(azollaAttributes...)},
+		"namespace lacking some": existing,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := dial(t, start(t, opts), "default")
+			_, err := c.SignalWithStartWorkflow(t.Context(), "probe", resumeSignal, "now",
+				client.StartWorkflowOptions{TaskQueue: taskQueue, TypedSearchAttributes: setAll(azollaAttributes)},
+				waitForSignalWorkflow, "before")
+			require.NoError(t, err)
+		})
+	}
+}
+
+// A client that starts lifecycles while the server is still starting (a
+// script run right after `azolla dev`) may find it not answering yet, but
+// never answering and refusing the search attributes.
+func TestStart_NoStartIsRefusedForItsSearchAttributesWhileStarting(t *testing.T) {
+	t.Parallel()
+	opts := devserver.Options{
+		GRPCPort:         freePorts(t, 1)[0],
+		UIPort:           devserver.UIDisabled,
+		DBPath:           filepath.Join(t.TempDir(), "dev.db"),
+		SearchAttributes: keywords("AzollaStatus"),
+	}
+	// The namespace knows one attribute; the restart below brings seven more.
+	require.NoError(t, start(t, opts).Stop())
+	opts.SearchAttributes = keywords(azollaAttributes...)
+
+	c, err := client.NewLazyClient(client.Options{HostPort: net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.GRPCPort)),
+		Logger: sdklog.NewStructuredLogger(quietLogger)})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+
+	type started struct {
+		srv *devserver.Server
+		err error
+	}
+	startedC := make(chan started, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		srv, err := devserver.Start(ctx, opts)
+		startedC <- started{srv, err}
+	}()
+	// Attempts run back to back from before the server listens until one
+	// made after Start returned has succeeded.
+	var refusals []string
+	for done := false; ; {
+		select {
+		case s := <-startedC:
+			require.NoError(t, s.err)
+			t.Cleanup(func() { require.NoError(t, s.srv.Stop()) })
+			done = true
+		default:
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		_, err := c.SignalWithStartWorkflow(ctx, "probe", resumeSignal, "now",
+			client.StartWorkflowOptions{TaskQueue: taskQueue, TypedSearchAttributes: setAll(azollaAttributes)},
+			waitForSignalWorkflow, "before")
+		cancel()
+		var invalid *serviceerror.InvalidArgument
+		if errors.As(err, &invalid) {
+			refusals = append(refusals, err.Error())
+		}
+		if done {
+			require.NoError(t, err, "a start after Start returned")
+			break
+		}
+	}
+	require.Empty(t, refusals, "starts refused while the server was starting")
 }

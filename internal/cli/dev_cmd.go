@@ -38,7 +38,10 @@ type DevServerOptions struct {
 	Log              *slog.Logger
 }
 
-// StartDevServer starts a DevServer; nil means this binary has none.
+// StartDevServer starts a DevServer; nil means this binary has none. It
+// returns once the namespace serves the search attributes, so that a
+// lifecycle start is accepted from then on: `azolla dev` announces itself
+// and starts its workers and bridge only after it has returned.
 type StartDevServer func(ctx context.Context, o DevServerOptions) (DevServer, error)
 
 // demoObjectiveID is the objective `azolla dev --demo` creates.
