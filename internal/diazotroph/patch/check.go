@@ -25,7 +25,30 @@ var errGateBudget = errors.New("gate budget exhausted")
 // workspace with the committed patch; the first that fails (or outlives the
 // gate budget) fails the gate, and the reason names it and quotes the tail
 // of its output. A repository without gate commands passes.
+//
+// Whatever the verdict, it is Unpushed unless this machine holds the push
+// marker of the bundle's commit: no push_remote, a failed push, or a run on
+// another machine all warn the human (the last needlessly, which is the
+// safe way to be wrong).
 func (p *Patch) Check(ctx context.Context, c diazotroph.Check) (diazotroph.Verdict, error) {
+	v, err := p.gate(ctx, c)
+	if err != nil {
+		return v, err
+	}
+	v.Unpushed = !p.pushed(c)
+	return v, nil
+}
+
+// pushed reports whether the push marker of c's workorder records the
+// bundle's commit on its work branch.
+func (p *Patch) pushed(c diazotroph.Check) bool {
+	m, ok, err := ReadPushed(p.o.Dir, c.WorkOrder.WorkOrderID)
+	return err == nil && ok && m.BranchName == c.WorkOrder.BranchName && c.Bundle.Metadata.CommitSHA != "" &&
+		m.CommitSHA == c.Bundle.Metadata.CommitSHA
+}
+
+// gate is Check's verdict without the push.
+func (p *Patch) gate(ctx context.Context, c diazotroph.Check) (diazotroph.Verdict, error) {
 	s := p.o.Settings(c.Objective.Repository)
 	if len(s.GateCommands) == 0 {
 		return diazotroph.Verdict{Pass: true}, nil
@@ -76,7 +99,7 @@ func (p *Patch) gateWorkspace(ctx context.Context, c diazotroph.Check) (dir, fai
 	if err != nil {
 		return "", "", fmt.Errorf("fetch %s: %w", c.Objective.Repository, err)
 	}
-	gws := ws + ".gate"
+	gws := ws + gateSuffix
 	if err := g.PrepareWorkspace(ctx, mirror, gws, "azolla-gate/"+c.Objective.ObjectiveID,
 		c.Snapshot.Metadata.CommitSHA); err != nil {
 		return "", "", fmt.Errorf("prepare gate workspace %s: %w", gws, err)

@@ -72,7 +72,7 @@ func New(o Options) *Patch {
 	if o.Settings == nil {
 		o.Settings = func(string) Settings { return Settings{} }
 	}
-	return &Patch{o: o, mirrors: &gitops.Mirrors{Git: o.Git, Root: filepath.Join(o.Dir, "mirrors")}}
+	return &Patch{o: o, mirrors: &gitops.Mirrors{Git: o.Git, Root: MirrorsDir(o.Dir)}}
 }
 
 // Type returns diazotroph.PatchType.
@@ -80,7 +80,7 @@ func (p *Patch) Type() string { return diazotroph.PatchType }
 
 // Workspace is the directory of a workorder's workspace.
 func (p *Patch) Workspace(workOrderID string) string {
-	return filepath.Join(p.o.Dir, "workspaces", workOrderID)
+	return filepath.Join(WorkspacesDir(p.o.Dir), workOrderID)
 }
 
 // errBudget is the cause of a run's context when its budget expires.
@@ -90,6 +90,11 @@ var errBudget = errors.New("workorder budget exhausted")
 func (p *Patch) Execute(ctx context.Context, req diazotroph.Request) (diazotroph.Result, error) {
 	r, err := p.newRun(req)
 	if err != nil {
+		return diazotroph.Result{}, err
+	}
+	// This run moves the branch: an earlier run's push of it says nothing
+	// about what the branch will hold.
+	if err := ClearPushed(p.o.Dir, req.WorkOrder.WorkOrderID); err != nil {
 		return diazotroph.Result{}, err
 	}
 	// The budget covers what may take long: reading the repository and
@@ -227,6 +232,12 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 			notes += fmt.Sprintf("\nPush of %s to %s failed: %v\n", r.branch, remote, err)
 		} else {
 			notes += fmt.Sprintf("\nPushed %s to %s.\n", r.branch, remote)
+			// Without the marker the branch counts as unpushed: the gate
+			// warns and the workspace is kept as for any unpushed branch.
+			if err := writePushed(r.p.o.Dir, Pushed{WorkOrderID: r.req.WorkOrder.WorkOrderID, BranchName: r.branch,
+				CommitSHA: head, PushedAt: time.Now().UTC()}); err != nil {
+				notes += fmt.Sprintf("The push could not be recorded (%v); the branch is treated as not pushed.\n", err)
+			}
 		}
 	}
 	return r.result(store.RunnerOK, diff, notes, store.BundleMetadata{BranchName: r.branch,
