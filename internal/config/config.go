@@ -4,6 +4,8 @@
 package config
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -118,6 +120,50 @@ type PatchConfig struct {
 	OpenAI        OpenAIConfig       `mapstructure:"openai" json:"openai" yaml:"openai"`
 	// Repositories holds per-repository settings: gate commands and push.
 	Repositories []RepositoryConfig `mapstructure:"repositories" json:"repositories" yaml:"repositories"`
+	// Retention is how long a workspace is kept once it can go: after its
+	// objective is DONE or a retry superseded its workorder (package
+	// retention has the whole rule).
+	Retention time.Duration `mapstructure:"retention" json:"retention" yaml:"retention"`
+	// GCInterval is how often each worker prunes workspaces and gc's
+	// mirrors in its own git dir.
+	GCInterval time.Duration `mapstructure:"gc_interval" json:"gc_interval" yaml:"gc_interval"`
+}
+
+// patchJSON is PatchConfig without its methods, so MarshalJSON can embed it.
+type patchJSON PatchConfig
+
+// patchDurations are PatchConfig's durations as strings, the form the
+// config file and environment take, so `config show --output json` can be
+// read back as configuration.
+type patchDurations struct {
+	patchJSON
+	Retention  string `json:"retention"`
+	GCInterval string `json:"gc_interval"`
+}
+
+// MarshalJSON writes retention and gc_interval as duration strings.
+func (p PatchConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(patchDurations{patchJSON: patchJSON(p), Retention: p.Retention.String(),
+		GCInterval: p.GCInterval.String()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *PatchConfig) UnmarshalJSON(data []byte) error {
+	var j patchDurations
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	retention, err := time.ParseDuration(j.Retention)
+	if err != nil {
+		return fmt.Errorf("patch.retention: %w", err)
+	}
+	interval, err := time.ParseDuration(j.GCInterval)
+	if err != nil {
+		return fmt.Errorf("patch.gc_interval: %w", err)
+	}
+	*p = PatchConfig(j.patchJSON)
+	p.Retention, p.GCInterval = retention, interval
+	return nil
 }
 
 // AuthorConfig is the author and committer of patch commits.
@@ -166,6 +212,13 @@ const (
 
 // DefaultGateBudget bounds a repository's gate commands when it sets none.
 const DefaultGateBudget = 10 * time.Minute
+
+// Workspace retention defaults: a week to push or fetch a branch the gate
+// warned about, and a pass every hour.
+const (
+	DefaultRetention  = 7 * 24 * time.Hour
+	DefaultGCInterval = time.Hour
+)
 
 // Repository returns the settings of repo, the zero value when it has none.
 func (p PatchConfig) Repository(repo string) RepositoryConfig {
@@ -253,6 +306,7 @@ func DefaultFor(getenv func(string) string) Config {
 		Patch: PatchConfig{Generator: GeneratorStatic,
 			Author:        AuthorConfig{Name: "azolla", Email: "azolla@localhost"},
 			MaxPatchBytes: 4 << 20, FileListLimit: 200,
+			Retention: DefaultRetention, GCInterval: DefaultGCInterval,
 			OpenAI: OpenAIConfig{BaseURL: "https://api.openai.com/v1", APIKey: getenv("OPENAI_API_KEY")}},
 	}
 }

@@ -65,6 +65,26 @@ func TestClaimConfigJSONUsesDurationStrings(t *testing.T) {
 	require.Equal(t, 90*time.Second, back.LeaseTTL)
 }
 
+func TestPatchConfigJSONUsesDurationStrings(t *testing.T) {
+	t.Parallel()
+	p := config.Default().Patch
+	require.Equal(t, 168*time.Hour, p.Retention, "a week by default")
+	require.Equal(t, time.Hour, p.GCInterval)
+	p.Retention, p.GCInterval = 36*time.Hour, 90*time.Minute
+	data, err := json.Marshal(p)
+	require.NoError(t, err)
+	var fields map[string]any
+	require.NoError(t, json.Unmarshal(data, &fields))
+	require.Equal(t, "36h0m0s", fields["retention"])
+	require.Equal(t, "1h30m0s", fields["gc_interval"])
+	require.Equal(t, "static", fields["generator"], "the other keys are still there")
+
+	var back config.PatchConfig
+	require.NoError(t, json.Unmarshal(data, &back))
+	require.Equal(t, p, back)
+	require.ErrorContains(t, json.Unmarshal([]byte(`{"retention":"a week","gc_interval":"1h"}`), &back), "patch.retention")
+}
+
 func TestLoggerHonoursLevelAndFormat(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer

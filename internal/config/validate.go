@@ -17,6 +17,9 @@ const (
 	// MaxGateBudget bounds a repository's gate commands; the gate activity's
 	// own timeout is set above it.
 	MaxGateBudget = 6 * time.Hour
+	// MinGCInterval keeps the retention pass (which gc's every mirror) from
+	// running back to back.
+	MinGCInterval = time.Minute
 )
 
 // diazotrophType is the workorder schema's pattern for diazotroph_type.
@@ -158,6 +161,12 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 	}
 	if p.FileListLimit < 0 {
 		add("patch.file_list_limit", "must not be negative, got %d", p.FileListLimit)
+	}
+	if p.Retention <= 0 {
+		add("patch.retention", "must be a positive duration (e.g. 168h for a week), got %s", p.Retention)
+	}
+	if p.GCInterval < MinGCInterval {
+		add("patch.gc_interval", "must be a duration of at least %s, got %s", MinGCInterval, p.GCInterval)
 	}
 	seen := map[string]bool{}
 	for i, r := range p.Repositories {

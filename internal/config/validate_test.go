@@ -58,6 +58,12 @@ func TestValidateNamesTheKeyOfEachProblem(t *testing.T) {
 			[]string{`patch.author:`}},
 		{"patch limit", func(c *config.Config) { c.Patch.MaxPatchBytes = 0 },
 			[]string{`patch.max_patch_bytes: must be positive, got 0`}},
+		{"no retention", func(c *config.Config) { c.Patch.Retention = 0 },
+			[]string{`patch.retention: must be a positive duration (e.g. 168h for a week), got 0s`}},
+		{"negative retention", func(c *config.Config) { c.Patch.Retention = -time.Hour },
+			[]string{`patch.retention: must be a positive duration`, `got -1h0m0s`}},
+		{"gc interval too short", func(c *config.Config) { c.Patch.GCInterval = time.Second },
+			[]string{`patch.gc_interval: must be a duration of at least 1m0s, got 1s`}},
 		{"repository settings", func(c *config.Config) {
 			c.Patch.Repositories = []config.RepositoryConfig{
 				{Repository: "/srv/a", GateCommands: []string{"go test ./...", " "}, GateBudget: 7 * time.Hour},
