@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/workflows"
@@ -106,7 +107,7 @@ func (a *app) objectiveShowCmd() *cobra.Command {
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), d)
 		}
-		return printDetail(cmd.OutOrStdout(), d)
+		return printDetail(cmd.OutOrStdout(), d, a.self())
 	}
 	return cmd
 }
@@ -115,7 +116,7 @@ func (a *app) objectiveShowCmd() *cobra.Command {
 // textsafe: Line for single-line fields, Block for notes, gate reasons and
 // the diff. Records are validated on write, but rows may be written straight
 // into the database, and multi-line content is never restricted.
-func printDetail(out io.Writer, d *objectiveDetail) error {
+func printDetail(out io.Writer, d *objectiveDetail, self string) error {
 	o := d.Objective
 	p := func(format string, args ...any) { fmt.Fprintf(out, format, args...) }
 	line, block := textsafe.Line, textsafe.Block
@@ -166,17 +167,22 @@ func printDetail(out io.Writer, d *objectiveDetail) error {
 			indent(block(strings.TrimRight(d.WorkOrders[n-1].OutputBundle.Content, "\n")), "  "))
 	}
 	if n := len(d.PauseStates); n > 0 {
-		printPause(out, d.PauseStates[n-1])
+		printPause(out, d.PauseStates[n-1], self)
 	}
 	return nil
 }
 
 // printPause writes a pause state and its actions, each rendered on one
 // safe line.
-func printPause(out io.Writer, ps *store.PauseState) {
+func printPause(out io.Writer, ps *store.PauseState, self string) {
 	fmt.Fprintf(out, "paused      %s at %s\n", textsafe.Line(ps.Reason), ps.CreatedAt.Format(time.RFC3339))
 	for i, act := range ps.PrioritizedActions {
 		fmt.Fprintf(out, "  %d. %s\n", i+1, textsafe.Line(act))
+		// The command is rendered here, from the action's kind, as the
+		// user invoked azolla: the stored record holds only the words.
+		if c := pause.Command(self, ps, i); c != "" {
+			fmt.Fprintf(out, "       run: %s\n", textsafe.Line(c))
+		}
 	}
 }
 

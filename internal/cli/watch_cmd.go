@@ -95,7 +95,7 @@ func (a *app) finishWatch(cmd *cobra.Command, st workflows.State, asJSON bool) e
 			return err
 		}
 	} else if st.LastPause != nil {
-		printPause(out, st.LastPause)
+		printPause(out, st.LastPause, a.self())
 	}
 	if st.Step == workflows.StepDone {
 		return nil
