@@ -73,6 +73,17 @@ func TestObjectiveCreate_InvalidInputChangesNothing(t *testing.T) {
 		{name: "file and patch flag", file: `{"title": "x"}`, args: []string{"--generator", "static"},
 			want: "cannot be combined", usage: true},
 		{name: "missing file", args: []string{"--file", "/nonexistent/o.json"}, want: "open /nonexistent/o.json"},
+		// A single-line field a terminal would obey is refused, naming the
+		// field and the character.
+		{name: "OSC in the title", args: []string{"--title", "x\x1b]0;pwned\x07"},
+			want: "invalid objective: /title: must be one line without control characters: control character U+001B at byte 1"},
+		{name: "CSI in the title", args: []string{"--title", "\x1b[31mred"}, want: "/title: must be one line"},
+		{name: "NUL in the title", args: []string{"--title", "a\x00b"}, want: "/title: must be one line"},
+		{name: "newline in the title", args: []string{"--title", "one\ntwo"}, want: "/title: must be one line"},
+		{name: "right-to-left override in a criterion", args: []string{"--title", "x", "--criteria", "ok", "--criteria", "a\u202eb"},
+			want: "/acceptance_criteria/1: must be one line without control characters: control character U+202E at byte 1"},
+		{name: "escape in a blocker", args: []string{"--title", "x", "--blocker", "\x1b[2J"}, want: "/blockers/0: must be one line"},
+		{name: "escape in a file's title", file: `{"title": "x\u001b]0;pwned\u0007"}`, want: "/title: must be one line"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,6 +97,7 @@ func TestObjectiveCreate_InvalidInputChangesNothing(t *testing.T) {
 			require.Equal(t, exitUsage, res.code, res.stderr)
 			require.Contains(t, res.stderr, tc.want)
 			require.Equal(t, 1, strings.Count(strings.SplitN(res.stderr, "\n\n", 2)[0], "azolla:"), "one line: %s", res.stderr)
+			requireNoRawControls(t, res.stderr)
 			if tc.usage {
 				require.Contains(t, res.stderr, "Usage:")
 			} else {

@@ -37,10 +37,16 @@ func migratedStore(t *testing.T) (store.Store, map[string]string) {
 	return s, env
 }
 
-// passedObjective writes objective id through the lifecycle to a PASS.
-func passedObjective(t *testing.T, s store.Store, id string) {
+// executedAt is when executed runs its workorder.
+var executedAt = storetest.T0.Add(time.Minute)
+
+// executed writes objective id through scheduling and a run whose output
+// bundle is b (its workorder id and time filled in), and returns the
+// workorder, EXECUTED and waiting for the gate, with the objective
+// IN_PROGRESS.
+func executed(t *testing.T, s store.Store, id string, b store.OutputBundle) *store.WorkOrder {
 	t.Helper()
-	ctx, at := context.Background(), storetest.T0.Add(time.Minute)
+	ctx, at := context.Background(), executedAt
 	wo := storetest.Scheduled(t, s, id)
 	for _, to := range []string{store.StatusTodo, store.StatusInProgress} {
 		_, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: to, Now: at})
@@ -50,12 +56,20 @@ func passedObjective(t *testing.T, s store.Store, id string) {
 	require.NoError(t, err)
 	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: wo.EventID, Reason: store.ReasonScheduled, Now: at})
 	require.NoError(t, err)
-	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix",
-		Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK, CreatedAt: at})
+	b.WorkOrderID, b.CreatedAt = wo.WorkOrderID, at
+	_, _, err = s.CreateOutputBundle(ctx, &b)
 	require.NoError(t, err)
 	_, _, err = s.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: wo.WorkOrderID, Now: at})
 	require.NoError(t, err)
-	_, err = s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: id,
+	return wo
+}
+
+// passedObjective writes objective id through the lifecycle to a PASS.
+func passedObjective(t *testing.T, s store.Store, id string) {
+	t.Helper()
+	ctx, at := context.Background(), executedAt
+	wo := executed(t, s, id, store.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK})
+	_, err := s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: id,
 		GateResult: store.GatePass, GateReason: "checked", CreatedAt: at, UpdatedAt: at})
 	require.NoError(t, err)
 	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: store.StatusDone, Now: at})
