@@ -40,6 +40,7 @@ func NewLifecycle(cfg config.Config, st store.Store, identity string) (*activiti
 		Diazotroph:  cfg.Lifecycle.Diazotroph,
 		Budget:      cfg.Lifecycle.Budget,
 		LeaseTTL:    cfg.Claim.LeaseTTL,
+		Retention:   cfg.Patch.Retention,
 	}, nil
 }
 
@@ -61,10 +62,17 @@ type Options struct {
 	NoBridge bool
 }
 
-// Run runs a lifecycle worker, and the polling bridge unless o.NoBridge,
-// until ctx is done; then it stops both, letting running activities end.
+// Run runs a lifecycle worker, the workspace retention pass over this
+// machine's git dir, and the polling bridge unless o.NoBridge, until ctx is
+// done; then it stops them all, letting running activities end.
 func Run(ctx context.Context, o Options) error {
 	l, err := NewLifecycle(o.Config, o.Store, o.Identity)
+	if err != nil {
+		return err
+	}
+	// Workspaces are local to the machine whose runner made them, so every
+	// worker prunes its own.
+	pruner, err := NewPruner(o.Config, o.Store, o.Log)
 	if err != nil {
 		return err
 	}
@@ -77,6 +85,8 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("start worker on task queue %s: %w", o.Config.Temporal.TaskQueue, err)
 	}
 	defer w.Stop()
+	pruner.Start(ctx)
+	defer pruner.Stop()
 
 	if !o.NoBridge {
 		b := &Bridge{Store: o.Store, Claims: l.Claims, Client: o.Client,
