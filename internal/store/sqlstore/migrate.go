@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -92,8 +93,15 @@ func (s *Store) apply(ctx context.Context, m migration) (bool, error) {
 	if n > 0 {
 		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return false, fmt.Errorf("migrate %s: %w", m.name, err)
+	if hasStatements(m.sql) {
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return false, fmt.Errorf("migrate %s: %w", m.name, err)
+		}
+	}
+	if step := dataMigrations[m.version]; step != nil {
+		if err := step(ctx, tx, s.d.Rebind); err != nil {
+			return false, fmt.Errorf("migrate %s: %w", m.name, err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, s.d.Rebind(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`),
 		m.version, m.name, time.Now().UTC().Format(time.RFC3339)); err != nil {
@@ -103,6 +111,17 @@ func (s *Store) apply(ctx context.Context, m migration) (bool, error) {
 		return false, fmt.Errorf("migrate %s: commit: %w", m.name, err)
 	}
 	return true, nil
+}
+
+// hasStatements reports whether a migration file holds more than comments
+// (a migration that is all Go has a file that says so).
+func hasStatements(sql string) bool {
+	for _, line := range strings.Split(sql, "\n") {
+		if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "--") {
+			return true
+		}
+	}
+	return false
 }
 
 // MustSub returns the migrations folder dir of an embedded file system; the

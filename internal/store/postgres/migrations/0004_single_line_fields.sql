@@ -1,0 +1,5 @@
+-- Objectives stored before single-line fields refused control characters
+-- (a title with a tab, blockers quoting git's multi-line errors) are made
+-- valid, so their next transition is not refused. The rewrite is done in Go
+-- (sqlstore/repair.go) in this migration's transaction: each offending
+-- character becomes its visible escape, as the CLI shows it.
