@@ -85,6 +85,14 @@ func TestReady_BoundsTheRecordedDecision(t *testing.T) {
 		ev := tb.event(t, r.EventID)
 		require.NotContains(t, ev.DecidedBy, "\x1b")
 		require.Equal(t, 4096, len([]rune(ev.Comment)))
+
+		// Escaping may make a name longer than the field allows: it is cut
+		// after escaping, not refused.
+		tb.newObjective(t, "obj-2", nil)
+		r, err = tb.l.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "obj-2",
+			Mode: activities.ReadyApprove, By: strings.Repeat("\x1b", 200)})
+		require.NoError(t, err)
+		require.Len(t, tb.event(t, r.EventID).DecidedBy, 200)
 	})
 }
 

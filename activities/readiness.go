@@ -172,7 +172,7 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 		}
 		ev, _, err := q.EmitEvent(ctx, &store.Event{EventID: eventID(o.ObjectiveID, o.StatusSeq),
 			EventType: store.EventTicketReady, SubjectID: o.ObjectiveID, TransitionSeq: o.StatusSeq,
-			DecidedBy: textsafe.Line(truncate(in.By, maxDecidedBy)), Comment: truncate(in.Comment, maxComment),
+			DecidedBy: truncate(textsafe.Line(in.By), maxDecidedBy), Comment: truncate(in.Comment, maxComment),
 			CreatedAt: a.now()})
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
+	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/starter"
 )
 
@@ -122,10 +124,17 @@ func outputFlag(cmd *cobra.Command) func() (bool, error) {
 	}
 }
 
+// writeJSON writes v as indented JSON that is safe on a terminal too (see
+// textsafe.JSON): stored text reaches it unchanged, for programs.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(textsafe.JSON(buf.Bytes()))
+	return err
 }
 
 // classify gives errors of the objective commands their exit status.

@@ -93,3 +93,27 @@ func CheckLine(s string) error {
 	}
 	return fmt.Errorf("control character %U at byte %d", r, i)
 }
+
+// JSON makes encoded JSON safe to print: encoding/json escapes the C0
+// controls but leaves DEL, the C1 controls and the bidi controls raw, and
+// those are written as \uNNNN here. Inside a JSON string that is the same
+// character to any reader; outside strings JSON holds none of them.
+func JSON(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r >= 0x20 && escaped(r) {
+			if out == nil {
+				out = append(make([]byte, 0, len(b)+16), b[:i]...)
+			}
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else if out != nil {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	if out == nil {
+		return b
+	}
+	return out
+}
