@@ -115,7 +115,7 @@ func (p *Pruner) workspaces(ctx context.Context, rep *Report) error {
 		}
 		e, err := pass.entry(ctx, de)
 		if err != nil {
-			e.Reason = Undecided
+			e.Reason, e.Detail = Undecided, err.Error()
 			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", de.Name(), err))
 			p.log().Warn("workspace retention: entry left as it is", "entry", de.Name(), "error", err)
 		}
