@@ -58,6 +58,7 @@ and built-in defaults. See 'azolla config show'.`,
 		a.workerCmd(),
 		a.devCmd(),
 		a.verifyCmd(),
+		a.gcCmd(),
 		a.versionCmd(),
 	)
 	return root
