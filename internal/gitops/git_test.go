@@ -62,21 +62,35 @@ func TestGit_IgnoresAnInheritedGitDir(t *testing.T) {
 
 func TestGit_CancelKillsGitAndWhatItStarted(t *testing.T) {
 	t.Parallel()
-	mark := filepath.Join(t.TempDir(), "survived")
-	g := fakeGit(t, "(sleep 2; touch "+mark+") &\nsleep 30\n")
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	rec := t.TempDir()
+	// The background job would outlive git (and write later) if only git
+	// were killed. Both pids are written before ctx ends: the end comes
+	// once the second is there.
+	g := fakeGit(t, "echo $$ > "+rec+"/git.pid\n(sleep 30; touch "+rec+"/survived) &\necho $! > "+rec+"/job.tmp\n"+
+		"mv "+rec+"/job.tmp "+rec+"/job.pid\nsleep 30\n")
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	go func() {
+		for !fileExists(filepath.Join(rec, "job.pid")) && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond) // polling for the condition, not waiting for time
+		}
+		cancel()
+	}()
 
 	start := time.Now()
 	_, err := g.HeadOf(ctx, t.TempDir())
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, context.Canceled)
 	var ge *gitops.Error
 	require.True(t, errors.As(err, &ge))
 	require.Equal(t, -1, ge.ExitCode)
-	require.Less(t, time.Since(start), 5*time.Second)
+	require.Less(t, time.Since(start), 25*time.Second, "git's own sleep was not waited for")
 
-	time.Sleep(2500 * time.Millisecond)
-	requireNotExist(t, mark)
+	for _, name := range []string{"git.pid", "job.pid"} {
+		pid := readPID(t, rec, name)
+		require.Eventually(t, func() bool { return processGone(pid) }, 5*time.Second, 10*time.Millisecond,
+			"%s %d still running", name, pid)
+	}
+	requireNotExist(t, filepath.Join(rec, "survived"))
 }
 
 func TestGit_ErrorCarriesSubcommandExitCodeAndStderrTail(t *testing.T) {

@@ -2,11 +2,14 @@ package gitops_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -145,4 +148,34 @@ func requireNotExist(t *testing.T, path string) {
 	t.Helper()
 	_, err := os.Lstat(path)
 	require.ErrorIs(t, err, os.ErrNotExist, "%s should not exist", path)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// readPID returns the pid a command wrote to dir/name.
+func readPID(t *testing.T, dir, name string) int {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, dir, name)))
+	require.NoError(t, err)
+	return pid
+}
+
+// processGone reports whether pid has exited. A killed process whose parent
+// died too is reparented to init, which need not reap it promptly (or at
+// all in a container), so a zombie counts as gone.
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	// The state follows the command name in parentheses, which may hold ')'.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
