@@ -25,7 +25,7 @@ type Pruner struct {
 	Dir string
 	// Retention is how long a workspace is kept once prunable.
 	Retention time.Duration
-	// Interval is the time between passes of Start.
+	// Interval is the time between passes of Start (default an hour).
 	Interval time.Duration
 	// DryRun reports what a pass would remove and gc, and changes nothing.
 	DryRun bool
@@ -44,9 +44,13 @@ type Pruner struct {
 func (p *Pruner) Start(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	p.stop, p.done = cancel, make(chan struct{})
+	interval := p.Interval
+	if interval <= 0 {
+		interval = time.Hour
+	}
 	go func() {
 		defer close(p.done)
-		t := time.NewTicker(p.Interval)
+		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			if _, err := p.RunOnce(ctx); err != nil && ctx.Err() == nil {
@@ -121,28 +125,7 @@ func (p *Pruner) workspaces(ctx context.Context, rep *Report) error {
 		}
 		switch e.Reason {
 		case Done, Superseded:
-			if p.DryRun {
-				rep.Pruned, rep.BytesFreed = append(rep.Pruned, e), rep.BytesFreed+e.Bytes
-				continue
-			}
-			if err := pass.remove(&e); err != nil {
-				e.Reason, e.Detail = Undecided, err.Error()
-				rep.Kept = append(rep.Kept, e)
-				rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", e.Name, err))
-				p.log().Warn("workspace retention: removal failed", "entry", e.Name, "error", err)
-				continue
-			}
-			rep.Pruned, rep.BytesFreed = append(rep.Pruned, e), rep.BytesFreed+e.Bytes
-			// The marker of a workspace that is gone proves nothing. Left
-			// behind it is harmless (a rerun clears it, and it counts only
-			// when it names the branch's head), so a failure is reported only.
-			if e.Kind == patch.RunnerWorkspace {
-				if err := patch.ClearPushed(p.Dir, e.WorkOrderID); err != nil {
-					rep.Errors = append(rep.Errors, fmt.Sprintf("%s: workspace removed, but: %v", e.Name, err))
-				}
-			}
-			p.log().Info("workspace pruned", "entry", e.Name, "work_order_id", e.WorkOrderID,
-				"objective_id", e.ObjectiveID, "reason", e.Reason, "branch", e.Branch, "bytes", e.Bytes)
+			p.prune(pass, rep, e)
 		case Unknown, Symlink, NotADirectory:
 			rep.Orphans = append(rep.Orphans, e)
 			p.log().Info("workspace retention: orphan left alone", "entry", e.Name, "reason", e.Reason)
@@ -151,6 +134,30 @@ func (p *Pruner) workspaces(ctx context.Context, rep *Report) error {
 		}
 	}
 	return nil
+}
+
+// prune removes an entry the rule lets go (under DryRun, only lists it).
+func (p *Pruner) prune(pass *pass, rep *Report, e Entry) {
+	if !p.DryRun {
+		if err := pass.remove(&e); err != nil {
+			e.Reason, e.Detail = Undecided, err.Error()
+			rep.Kept = append(rep.Kept, e)
+			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", e.Name, err))
+			p.log().Warn("workspace retention: removal failed", "entry", e.Name, "error", err)
+			return
+		}
+		// The marker of a workspace that is gone proves nothing. Left
+		// behind it is harmless (a rerun clears it, and it counts only
+		// when it names the branch's head), so a failure is reported only.
+		if e.Kind == patch.RunnerWorkspace {
+			if err := patch.ClearPushed(p.Dir, e.WorkOrderID); err != nil {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("%s: workspace removed, but: %v", e.Name, err))
+			}
+		}
+		p.log().Info("workspace pruned", "entry", e.Name, "work_order_id", e.WorkOrderID,
+			"objective_id", e.ObjectiveID, "reason", e.Reason, "branch", e.Branch, "bytes", e.Bytes)
+	}
+	rep.Pruned, rep.BytesFreed = append(rep.Pruned, e), rep.BytesFreed+e.Bytes
 }
 
 // mirrors gc's every mirror (under DryRun, lists them).
