@@ -14,6 +14,7 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/gitops"
+	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workers"
 	"github.com/azolla/azolla/workflows"
@@ -113,7 +114,10 @@ func TestPatch_ApprovedObjectiveYieldsABranchCommitAndDiff(t *testing.T) {
 	require.NoError(t, err)
 	last := pauses[len(pauses)-1]
 	require.Equal(t, store.PauseRunComplete, last.Reason)
-	require.Equal(t, []string{"Review PR on azolla/" + id, "Confirm completion"}, last.PrioritizedActions)
+	require.Equal(t, []string{"Review PR on azolla/" + id,
+		"Push or fetch azolla/" + id + " within 7 days: it was not pushed and lives only in the runner's workspace, which is pruned then",
+		"Confirm completion"}, last.PrioritizedActions, "no push remote: the human is told the branch will go with its workspace")
+	require.Equal(t, []string{pause.ReviewBranch, pause.KeepBranch, pause.ConfirmCompletion}, last.ActionKinds)
 	require.Equal(t, base, gitIn(t, repo, "rev-parse", "main"), "the user's repository is not changed")
 
 	// Running the EXECUTED workorder again changes nothing.
