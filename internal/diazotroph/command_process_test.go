@@ -110,17 +110,22 @@ func TestCommand_ProcessThatLeftTheGroupDoesNotHoldExecute(t *testing.T) {
 	tests := []struct {
 		name       string
 		run        string
+		budget     time.Duration
 		wantStatus string
 		wantNotes  string
 	}{
 		{
+			// A budget the command cannot run out of, however loaded the
+			// machine: the exit must be what ends the run.
 			name:       "command exits",
 			run:        `setsid sleep 60 & echo $! > escaped.pid; echo done`,
+			budget:     time.Minute,
 			wantStatus: store.RunnerOK, wantNotes: "command exited 0",
 		},
 		{
 			name:       "budget expires",
 			run:        `setsid sleep 60 & echo $! > escaped.pid; wait`,
+			budget:     time.Second,
 			wantStatus: store.RunnerBudgetExhausted, wantNotes: "budget 1s exhausted",
 		},
 	}
@@ -130,7 +135,7 @@ func TestCommand_ProcessThatLeftTheGroupDoesNotHoldExecute(t *testing.T) {
 			dir := t.TempDir()
 			c := diazotroph.NewCommand(diazotroph.CommandOptions{Dir: dir, Run: tt.run})
 			start := time.Now()
-			res, err := c.Execute(t.Context(), newRequest("", time.Second))
+			res, err := c.Execute(t.Context(), newRequest("", tt.budget))
 			killOnCleanup(t, readPID(t, dir, "escaped.pid"))
 			require.NoError(t, err)
 			// setsid put the sleep out of reach of the kill: Execute gave up
@@ -145,8 +150,11 @@ func TestCommand_ProcessThatLeftTheGroupDoesNotHoldExecute(t *testing.T) {
 func TestCommand_CancelledContextKillsTheGroupAndReturnsTheCause(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	// The pid file appears by a rename once it holds the pid: the redirection
+	// alone creates it empty, and a kill before echo has written it would
+	// leave it so.
 	c := diazotroph.NewCommand(diazotroph.CommandOptions{
-		Dir: dir, Run: `sleep 60 & echo $! > grandchild.pid; echo partial; wait`,
+		Dir: dir, Run: `sleep 60 & echo $! > grandchild.tmp; mv grandchild.tmp grandchild.pid; echo partial; wait`,
 	})
 	errLeaseLost := errors.New("lease lost")
 	ctx, cancel := context.WithCancelCause(t.Context())
