@@ -187,21 +187,31 @@ func TestCommand_NotesQuoteOnlyTheTailOfStderr(t *testing.T) {
 func TestCommand_DeadlineKillsTheProcessGroup(t *testing.T) {
 	t.Parallel()
 	dir, rec := newRepo(t), t.TempDir()
+	// The pid file appears by a rename once it holds the pid.
 	g := patchgen.NewCommand(patchgen.CommandOptions{
-		Run:          `sleep 60 & echo $! > "$REC/child.pid"; wait`,
+		Run:          `sleep 60 & echo $! > "$REC/child.tmp"; mv "$REC/child.tmp" "$REC/child.pid"; wait`,
 		Env:          []string{"REC=" + rec},
 		WorktreeDiff: worktreeDiff,
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
-	defer cancel()
+	// The deadline passes once the child runs, whatever the machine's load:
+	// the generator sees what a budget's deadline gives it, a context ended
+	// with DeadlineExceeded as its cause.
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	go func() {
+		for !fileExists(filepath.Join(rec, "child.pid")) && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond) // polling for the condition, not waiting for time
+		}
+		cancel(context.DeadlineExceeded)
+	}()
 	start := time.Now()
 	out, err := g.Generate(ctx, newInput(dir))
-	// Well under proc's 2s drain bound: nothing was left holding the pipes.
-	require.Less(t, time.Since(start), 2*time.Second)
+	require.Less(t, time.Since(start), 15*time.Second, "the generator's 60s sleep was not waited for")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.ErrorContains(t, err, "process group killed")
 	require.Zero(t, out)
 
+	// Killed with the group, the child cannot have held the pipes either.
 	pidText, err := os.ReadFile(filepath.Join(rec, "child.pid"))
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
@@ -261,4 +271,9 @@ func TestCommand_WorktreeDiffFailureIsAnError(t *testing.T) {
 	require.ErrorIs(t, err, errBroken)
 	require.ErrorContains(t, err, "read worktree changes")
 	require.Zero(t, out)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
