@@ -3,7 +3,6 @@ package devserver_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,14 +14,21 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
-	"go.temporal.io/api/serviceerror"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/azolla/azolla/deploy/devserver"
 )
@@ -298,10 +304,29 @@ func TestStart_NoStartIsRefusedForItsSearchAttributesWhileStarting(t *testing.T)
 	require.NoError(t, start(t, opts).Stop())
 	opts.SearchAttributes = keywords(azollaAttributes...)
 
-	c, err := client.NewLazyClient(client.Options{HostPort: net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.GRPCPort)),
-		Logger: sdklog.NewStructuredLogger(quietLogger)})
+	// A raw connection that redials every few milliseconds and holds each
+	// call until it is connected, so that calls reach the server from the
+	// first moment it listens (an SDK client backs off for seconds after
+	// refused connections).
+	conn, err := grpc.NewClient(net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.GRPCPort)),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: time.Second,
+			Backoff: backoff.Config{BaseDelay: 5 * time.Millisecond, Multiplier: 1, MaxDelay: 5 * time.Millisecond}}))
 	require.NoError(t, err)
-	t.Cleanup(c.Close)
+	t.Cleanup(func() { _ = conn.Close() })
+	ws := workflowservice.NewWorkflowServiceClient(conn)
+	value, err := converter.GetDefaultDataConverter().ToPayload("x")
+	require.NoError(t, err)
+	fields := map[string]*commonpb.Payload{}
+	for _, name := range azollaAttributes {
+		fields[name] = value
+	}
+	probe := &workflowservice.SignalWithStartWorkflowExecutionRequest{
+		Namespace: "default", WorkflowId: "probe", SignalName: resumeSignal,
+		WorkflowType:     &commonpb.WorkflowType{Name: "waitForSignalWorkflow"},
+		TaskQueue:        &taskqueuepb.TaskQueue{Name: taskQueue},
+		SearchAttributes: &commonpb.SearchAttributes{IndexedFields: fields},
+	}
 
 	type started struct {
 		srv *devserver.Server
@@ -314,30 +339,33 @@ func TestStart_NoStartIsRefusedForItsSearchAttributesWhileStarting(t *testing.T)
 		srv, err := devserver.Start(ctx, opts)
 		startedC <- started{srv, err}
 	}()
-	// Attempts run back to back from before the server listens until one
-	// made after Start returned has succeeded.
+	// Calls run one after another from before the server listens until
+	// Start has returned. Those that reach no server time out waiting for
+	// the connection; none that does may be refused.
 	var refusals []string
-	for done := false; ; {
+	var srv *devserver.Server
+	for srv == nil {
 		select {
 		case s := <-startedC:
 			require.NoError(t, s.err)
 			t.Cleanup(func() { require.NoError(t, s.srv.Stop()) })
-			done = true
+			srv = s.srv
+			continue
 		default:
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		_, err := c.SignalWithStartWorkflow(ctx, "probe", resumeSignal, "now",
-			client.StartWorkflowOptions{TaskQueue: taskQueue, TypedSearchAttributes: setAll(azollaAttributes)},
-			waitForSignalWorkflow, "before")
+		_, err := ws.SignalWithStartWorkflowExecution(ctx, probe, grpc.WaitForReady(true))
 		cancel()
-		var invalid *serviceerror.InvalidArgument
-		if errors.As(err, &invalid) {
+		if status.Code(err) == codes.InvalidArgument {
 			refusals = append(refusals, err.Error())
-		}
-		if done {
-			require.NoError(t, err, "a start after Start returned")
-			break
 		}
 	}
 	require.Empty(t, refusals, "starts refused while the server was starting")
+
+	// Once Start has returned, a start is accepted. A new client: the one
+	// above may still be backing off from the refused connections.
+	_, err = dial(t, srv, "default").SignalWithStartWorkflow(t.Context(), "probe", resumeSignal, "now",
+		client.StartWorkflowOptions{TaskQueue: taskQueue, TypedSearchAttributes: setAll(azollaAttributes)},
+		waitForSignalWorkflow, "before")
+	require.NoError(t, err, "a start after Start returned")
 }
