@@ -90,7 +90,10 @@ func Run(ctx context.Context, o Options) error {
 
 	if !o.NoBridge {
 		b := &Bridge{Store: o.Store, Claims: l.Claims, Client: o.Client,
-			Starter:  &starter.Starter{Client: o.Client, Store: o.Store, TaskQueue: o.Config.Temporal.TaskQueue},
+			// No wait for search attributes: the bridge tries again on its
+			// next pass rather than hold this one for every objective.
+			Starter: &starter.Starter{Client: o.Client, Store: o.Store, TaskQueue: o.Config.Temporal.TaskQueue,
+				AttributesWait: -1},
 			Interval: o.Config.Lifecycle.PollInterval, LeaseTTL: o.Config.Claim.LeaseTTL,
 			OwnerID: o.Identity + ":bridge", Log: o.Log}
 		b.Start(ctx)
