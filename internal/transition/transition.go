@@ -15,6 +15,7 @@
 package transition
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -84,13 +85,9 @@ func (n Name) Allows(status string) bool { return slices.Contains(n.Rule().From,
 // Refusal is the error for an objective in status that may not take n.
 func (n Name) Refusal(objectiveID, status string) error {
 	r := n.Rule()
-	return &store.TransitionError{ObjectiveID: objectiveID, Current: status, From: r.From, To: cmpTo(r.To, n)}
+	return &store.TransitionError{ObjectiveID: objectiveID, Current: status, From: r.From, To: cmp.Or(r.To, string(n))}
 }
 
-func cmpTo(to string, n Name) string {
-	if to == "" {
-		return string(n)
-	}
 	return to
 }
 
