@@ -88,9 +88,6 @@ func (n Name) Refusal(objectiveID, status string) error {
 	return &store.TransitionError{ObjectiveID: objectiveID, Current: status, From: r.From, To: cmp.Or(r.To, string(n))}
 }
 
-	return to
-}
-
 // Params are the store parameters of n for one objective at now. The
 // caller adds what n sets rather than clears: Block's blockers and
 // blocker_ref, Fail's blocker_ref. It panics for Reject, which writes no
