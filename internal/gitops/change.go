@@ -7,35 +7,34 @@ import (
 	"strings"
 )
 
-// applyArgs are the options of both git apply runs. No --recount: hunk
-// counts must be right, which is how CheckPatch read the patch, and no
-// whitespace fixing, so what is applied is exactly what was checked.
-var applyArgs = []string{"-p1", "--whitespace=nowarn"}
+// applyArgs are the options of git apply. No --recount: hunk counts must be
+// right, which is how CheckPatch read the patch, and no whitespace fixing,
+// so what is applied is exactly what was checked.
+var applyArgs = []string{"--index", "-p1", "--whitespace=nowarn", "-"}
 
-// Apply applies patch (from stdin) to the worktree and index of dir: first
-// "git apply --check", then "git apply --index". A patch git refuses is an
-// *ApplyError with git's output (errors.Is ErrApplyFailed) and leaves dir as
-// it was. Run CheckPatch first; git apply repeats its own path checks.
-// The files the patch touches must match the index (a fresh workspace does).
+// Apply applies patch (from stdin) to the worktree and index of dir with one
+// "git apply --index". A patch git refuses is an *ApplyError with git's
+// output (errors.Is ErrApplyFailed) and leaves dir as it was: git apply
+// checks every hunk of every file, and that the index matches the worktree,
+// before it writes anything, so no separate "--check" run is needed. Run
+// CheckPatch first; git apply repeats its own path checks. The files the
+// patch touches must match the index (a fresh workspace does).
 func (g Git) Apply(ctx context.Context, dir, patch string) error {
-	// git apply works outside a repository too, and exits 128 both for a
-	// corrupt patch and for a missing repository: tell them apart first.
+	_, err := g.run(ctx, call{dir: dir, stdin: strings.NewReader(patch)}, append([]string{"apply"}, applyArgs...)...)
+	if err == nil {
+		return nil
+	}
+	ge, ok := errors.AsType[*Error](err)
+	if !ok || ge.ExitCode <= 0 {
+		return fmt.Errorf("apply patch: %w", err)
+	}
+	// git apply exits 128 both for a patch it cannot read and outside a
+	// repository (where --index refuses to start): only a failure costs
+	// the run that tells them apart.
 	if _, err := g.run(ctx, call{dir: dir}, "rev-parse", "--git-dir"); err != nil {
 		return fmt.Errorf("apply patch: %s is not a git worktree: %w", dir, err)
 	}
-	for _, mode := range [][]string{{"--check", "--index"}, {"--index"}} {
-		args := append(append([]string{"apply"}, mode...), applyArgs...)
-		args = append(args, "-")
-		_, err := g.run(ctx, call{dir: dir, stdin: strings.NewReader(patch)}, args...)
-		if err == nil {
-			continue
-		}
-		if ge, ok := errors.AsType[*Error](err); ok && ge.ExitCode > 0 {
-			return &ApplyError{Output: ge.Stderr}
-		}
-		return fmt.Errorf("apply patch (%s): %w", strings.Join(mode, " "), err)
-	}
-	return nil
+	return &ApplyError{Output: ge.Stderr}
 }
 
 // Author is who a commit is by; it is both its author and its committer.

@@ -34,6 +34,6 @@
 // it reads or writes is absolute, climbs out with "..", names a .git
 // component, goes through a symbolic link already in the worktree, or if it
 // creates a symlink or carries binary data the policy does not allow. Apply
-// then runs "git apply --check" and "git apply --index", which repeat the
-// path checks of their own.
+// then runs "git apply --index", which repeats the path checks of its own
+// and checks the whole patch before it writes anything.
 package gitops

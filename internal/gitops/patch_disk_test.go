@@ -108,6 +108,7 @@ index 1111111..2222222 100644
 `
 	_, err := gitops.CheckPatch(b.ws, patch, gitops.PatchPolicy{})
 	require.NoError(t, err, "well-formed; only git can tell it does not fit")
+	index := readFile(t, b.ws, ".git/index")
 
 	err = b.g.Apply(context.Background(), b.ws, patch)
 	require.ErrorIs(t, err, gitops.ErrApplyFailed)
@@ -115,8 +116,31 @@ index 1111111..2222222 100644
 	require.True(t, errors.As(err, &ae))
 	require.Contains(t, ae.Output, "docs/guide.txt")
 	require.Contains(t, ae.Output, "patch does not apply")
+	// Apply is one "git apply --index": the index must come out of it
+	// byte for byte (read before status refreshes it) and unlocked.
+	require.Equal(t, index, readFile(t, b.ws, ".git/index"), "the index is not rewritten")
+	requireNotExist(t, filepath.Join(b.ws, ".git", "index.lock"))
 	require.Equal(t, "", status(t, b.ws))
 	require.Equal(t, "# demo\n\nA small project.\n", readFile(t, b.ws, "README.md"))
+}
+
+// TestApply_UnreadablePatchIsAnApplyError: git apply exits 128 for a patch
+// it cannot read, as it does outside a repository; only the latter is not
+// an ApplyError.
+func TestApply_UnreadablePatchIsAnApplyError(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for name, patch := range map[string]string{
+		"no patch":     "just some words\n",
+		"corrupt hunk": "diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1,3 +1,3 @@\n garbage\n",
+		"missing file": "diff --git a/nope.txt b/nope.txt\n--- a/nope.txt\n+++ b/nope.txt\n@@ -1 +1 @@\n-a\n+b\n",
+	} {
+		err := b.g.Apply(context.Background(), b.ws, patch)
+		var ae *gitops.ApplyError
+		require.ErrorAs(t, err, &ae, name)
+		require.NotEmpty(t, ae.Output, name)
+		require.Equal(t, "", status(t, b.ws), name)
+	}
 }
 
 func TestApply_NotAWorktree(t *testing.T) {

@@ -74,9 +74,7 @@ func TestExecute_GitRunsOfAWorkorder(t *testing.T) {
 		"reset",
 		"clean",
 		"rev-parse", // HEAD is that commit
-		"rev-parse", // the workspace is a repository
-		"apply",     // --check
-		"apply",     // --index
+		"apply",     // --index, which checks the whole patch before it writes
 		"add",
 		"diff", // anything to commit?
 		"commit",
@@ -91,5 +89,6 @@ func TestExecute_GitRunsOfAWorkorder(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, store.RunnerApplyFailed, res.RunnerStatus, res.Notes)
 	require.Equal(t, []string{"fetch", "clone", "rev-parse", "checkout", "reset", "clean", "rev-parse",
-		"rev-parse", "apply"}, runs())
+		"apply",
+		"rev-parse"}, runs(), "only a refusal asks whether the workspace is a repository")
 }

@@ -211,7 +211,7 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 	if err := g.Apply(ctx, r.ws, out.Patch); err != nil {
 		var ae *gitops.ApplyError
 		if errors.As(err, &ae) {
-			return r.applyFailed(out, "git apply --check refused the patch:\n"+strings.TrimSpace(ae.Output)), nil
+			return r.applyFailed(out, "git apply refused the patch; nothing was written:\n"+strings.TrimSpace(ae.Output)), nil
 		}
 		return diazotroph.Result{}, err
 	}

@@ -88,7 +88,7 @@ func TestExecute_PatchThatDoesNotApplyIsApplyFailed(t *testing.T) {
 	res := execute(t, tb, req)
 	require.Equal(t, store.RunnerApplyFailed, res.RunnerStatus)
 	require.Equal(t, stale, res.Content, "the attempted patch is kept")
-	require.Contains(t, res.Notes, "git apply --check refused the patch")
+	require.Contains(t, res.Notes, "git apply refused the patch; nothing was written")
 	require.Contains(t, res.Notes, "src/greet.sh")
 	require.Empty(t, res.Metadata.CommitSHA)
 	ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
