@@ -43,7 +43,7 @@ func (g Git) PrepareWorkspace(ctx context.Context, mirror, dir, branch, sha stri
 		if _, err := g.run(ctx, call{dir: dir}, "fetch", "--quiet", "--prune", "--no-tags", "origin"); err != nil {
 			return fmt.Errorf("prepare workspace %s: fetch from mirror: %w", dir, err)
 		}
-		return g.checkoutExactly(ctx, dir, branch, sha)
+		return g.checkoutExactly(ctx, dir, branch, sha, false)
 	}
 
 	parent := filepath.Dir(dir)
@@ -59,7 +59,7 @@ func (g Git) PrepareWorkspace(ctx context.Context, mirror, dir, branch, sha stri
 		"clone", "--no-checkout", "--quiet", "--template=", "--", mirror, tmp); err != nil {
 		return fmt.Errorf("prepare workspace %s: clone mirror: %w", dir, err)
 	}
-	if err := g.checkoutExactly(ctx, tmp, branch, sha); err != nil {
+	if err := g.checkoutExactly(ctx, tmp, branch, sha, true); err != nil {
 		return err
 	}
 	// os.Rename does not replace a directory, even an empty one. Remove
@@ -93,32 +93,35 @@ func (g Git) checkWorkspace(ctx context.Context, mirror, dir string) error {
 }
 
 // checkoutExactly points branch at sha, checks it out and makes the worktree
-// and index match it.
-func (g Git) checkoutExactly(ctx context.Context, dir, branch, sha string) error {
+// and index match it. A fresh clone (--no-checkout, so no index and nothing
+// in the worktree) needs only the checkout; a reused workspace also loses
+// its untracked and ignored files.
+func (g Git) checkoutExactly(ctx context.Context, dir, branch, sha string, fresh bool) error {
 	c := call{dir: dir}
-	if _, err := g.run(ctx, c, "rev-parse", "--verify", "--quiet", "--end-of-options", sha+"^{commit}"); err != nil {
-		if exitCode(err) == 1 {
-			return fmt.Errorf("prepare workspace %s: %w: %s is not in the mirror", dir, ErrCommitNotFound, sha)
-		}
+	// The object must be the commit itself: "checkout -B" would peel an
+	// annotated tag's id to its commit and put the branch elsewhere. With
+	// that settled here, the checkout cannot leave HEAD anywhere but sha.
+	peeled, err := g.runString(ctx, c, "rev-parse", "--verify", "--quiet", "--end-of-options", sha+"^{commit}")
+	switch {
+	case exitCode(err) == 1:
+		return fmt.Errorf("prepare workspace %s: %w: %s is not in the mirror", dir, ErrCommitNotFound, sha)
+	case err != nil:
 		return fmt.Errorf("prepare workspace %s: look up %s: %w", dir, sha, err)
+	case peeled != sha:
+		return fmt.Errorf("prepare workspace %s: %w: %s is not a commit but leads to %s", dir, ErrCommitNotFound, sha, peeled)
 	}
-	steps := [][]string{
-		// branch and sha are validated, so neither can be read as an option.
-		{"checkout", "--quiet", "--force", "--no-track", "-B", branch, sha, "--"},
-		{"reset", "--quiet", "--hard", sha, "--"},
-		{"clean", "-ffdx", "--quiet", "--"},
+	// branch and sha are validated, so neither can be read as an option.
+	// --force resets the index and worktree to sha as "reset --hard" does
+	// (unmerged entries, staged and modified files alike) and drops a
+	// merge or cherry-pick in progress.
+	steps := [][]string{{"checkout", "--quiet", "--force", "--no-track", "-B", branch, sha, "--"}}
+	if !fresh {
+		steps = append(steps, []string{"clean", "-ffdx", "--quiet", "--"})
 	}
 	for _, args := range steps {
 		if _, err := g.run(ctx, c, args...); err != nil {
 			return fmt.Errorf("prepare workspace %s: %s: %w", dir, args[0], err)
 		}
-	}
-	head, err := g.HeadOf(ctx, dir)
-	if err != nil {
-		return fmt.Errorf("prepare workspace %s: %w", dir, err)
-	}
-	if head != sha {
-		return fmt.Errorf("prepare workspace %s: HEAD is %s after checkout, want %s", dir, head, sha)
 	}
 	return nil
 }

@@ -38,7 +38,8 @@ func TestPrepareWorkspace_RerunResetsBranchAndRemovesStrayFiles(t *testing.T) {
 	writeFile(t, b.ws, "src/main.go", "broken\n")
 	writeFile(t, b.ws, "stray.txt", "untracked\n")
 	writeFile(t, b.ws, "build/out.log", "ignored\n")
-	git(t, b.ws, "add", "src/main.go")
+	writeFile(t, b.ws, "staged.txt", "staged, never committed\n")
+	git(t, b.ws, "add", "src/main.go", "staged.txt")
 
 	require.NoError(t, b.g.PrepareWorkspace(ctx, b.mirror, b.ws, testBranch, b.base))
 
@@ -47,7 +48,66 @@ func TestPrepareWorkspace_RerunResetsBranchAndRemovesStrayFiles(t *testing.T) {
 	require.Equal(t, "", status(t, b.ws))
 	require.Equal(t, "# demo\n\nA small project.\n", readFile(t, b.ws, "README.md"))
 	requireNotExist(t, filepath.Join(b.ws, "stray.txt"))
+	requireNotExist(t, filepath.Join(b.ws, "staged.txt"))
 	requireNotExist(t, filepath.Join(b.ws, "build"))
+}
+
+// TestPrepareWorkspace_RerunEndsAConflictedMerge: a run that died in a
+// conflicted merge leaves unmerged index entries and MERGE_HEAD; the
+// checkout alone (no "reset --hard") must get past both.
+func TestPrepareWorkspace_RerunEndsAConflictedMerge(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+
+	writeFile(t, b.ws, "README.md", "ours\n")
+	commitAll(t, b.ws, "ours")
+	git(t, b.ws, "checkout", "-q", "-b", "theirs", b.base)
+	writeFile(t, b.ws, "README.md", "theirs\n")
+	commitAll(t, b.ws, "theirs")
+	git(t, b.ws, "checkout", "-q", testBranch)
+	_, err := gitErr(b.ws, "merge", "--no-edit", "theirs")
+	require.Error(t, err, "the merge conflicts")
+	require.Contains(t, status(t, b.ws), "UU README.md")
+	require.FileExists(t, filepath.Join(b.ws, ".git", "MERGE_HEAD"))
+
+	require.NoError(t, b.g.PrepareWorkspace(ctx, b.mirror, b.ws, testBranch, b.base))
+
+	require.Equal(t, b.base+"\n", git(t, b.ws, "rev-parse", "HEAD"))
+	require.Equal(t, "refs/heads/"+testBranch+"\n", git(t, b.ws, "symbolic-ref", "HEAD"))
+	require.Equal(t, "", status(t, b.ws))
+	require.Equal(t, "# demo\n\nA small project.\n", readFile(t, b.ws, "README.md"))
+	requireNotExist(t, filepath.Join(b.ws, ".git", "MERGE_HEAD"))
+}
+
+// TestPrepareWorkspace_RefusesAnObjectThatIsNotACommit: checkout would peel
+// an annotated tag to its commit, putting the branch somewhere other than
+// the id asked for; such ids are refused before anything is checked out.
+func TestPrepareWorkspace_RefusesAnObjectThatIsNotACommit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	git(t, b.upstream, "tag", "-a", "-m", "release", "v1")
+	writeFile(t, b.upstream, "README.md", "next\n")
+	next := commitAll(t, b.upstream, "next")
+	_, err := b.mirrors.Sync(ctx, b.upstream)
+	require.NoError(t, err)
+	tag := strings.TrimSpace(git(t, b.mirror, "rev-parse", "refs/tags/v1"))
+	require.NotEqual(t, b.base, tag)
+	treeID := strings.TrimSpace(git(t, b.mirror, "rev-parse", next+"^{tree}"))
+
+	// The workspace is on next; a refused id leaves it there.
+	require.NoError(t, b.g.PrepareWorkspace(ctx, b.mirror, b.ws, testBranch, next))
+	for name, id := range map[string]string{"annotated tag": tag, "tree": treeID} {
+		err := b.g.PrepareWorkspace(ctx, b.mirror, b.ws, testBranch, id)
+		require.ErrorIs(t, err, gitops.ErrCommitNotFound, name)
+		require.Equal(t, next+"\n", git(t, b.ws, "rev-parse", "HEAD"), name)
+
+		fresh := filepath.Join(t.TempDir(), "ws")
+		err = b.g.PrepareWorkspace(ctx, b.mirror, fresh, testBranch, id)
+		require.ErrorIs(t, err, gitops.ErrCommitNotFound, name)
+		requireNotExist(t, fresh)
+	}
 }
 
 func TestPrepareWorkspace_FetchesACommitNewerThanTheClone(t *testing.T) {

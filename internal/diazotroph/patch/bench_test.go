@@ -38,8 +38,8 @@ const benchWorkOrders = 30
 //     workorder; Mirrors.Sync (locks, then "fetch --prune" of the mirror);
 //     PrepareWorkspace on the missing workspace ("clone --no-checkout" into a
 //     temporary directory renamed into place, "rev-parse --verify" of the
-//     commit, "checkout -B", "reset --hard", "clean -ffdx", "rev-parse
-//     HEAD"), once only, as the static generator keeps the worktree;
+//     commit, "checkout -B"), once only, as the static generator keeps the
+//     worktree;
 //     CheckPatch in Go; Apply ("apply --index"); Commit ("add -A", "diff
 //     --cached --quiet", "commit", "rev-parse HEAD"); Diff; then
 //     the notes and PR draft. Every git run carries the hardening "-c"

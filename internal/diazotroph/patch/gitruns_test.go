@@ -69,11 +69,8 @@ func TestExecute_GitRunsOfAWorkorder(t *testing.T) {
 	require.Equal(t, []string{
 		"fetch",     // the mirror
 		"clone",     // the new workspace, from the mirror
-		"rev-parse", // the snapshot's commit is in it
-		"checkout",  // the branch at that commit
-		"reset",
-		"clean",
-		"rev-parse", // HEAD is that commit
+		"rev-parse", // the snapshot's commit is in it, as a commit
+		"checkout",  // the branch at that commit, into the empty clone
 		"apply",     // --index, which checks the whole patch before it writes
 		"add",
 		"diff", // anything to commit?
@@ -88,7 +85,6 @@ func TestExecute_GitRunsOfAWorkorder(t *testing.T) {
 	res, err = p.Execute(context.Background(), req)
 	require.NoError(t, err)
 	require.Equal(t, store.RunnerApplyFailed, res.RunnerStatus, res.Notes)
-	require.Equal(t, []string{"fetch", "clone", "rev-parse", "checkout", "reset", "clean", "rev-parse",
-		"apply",
+	require.Equal(t, []string{"fetch", "clone", "rev-parse", "checkout", "apply",
 		"rev-parse"}, runs(), "only a refusal asks whether the workspace is a repository")
 }
