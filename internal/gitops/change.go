@@ -57,34 +57,55 @@ func (a Author) validate() error {
 // returns the new HEAD, or an error wrapping ErrNothingToCommit when the
 // staged tree equals HEAD's. On an unborn branch it makes the first commit.
 func (g Git) Commit(ctx context.Context, dir string, a Author, message string) (sha string, err error) {
-	if err := a.validate(); err != nil {
+	if err := validateCommitInput(a, message); err != nil {
 		return "", err
 	}
-	if strings.TrimSpace(message) == "" {
-		return "", errors.New("commit: empty message")
-	}
-	c := call{dir: dir}
-	if _, err := g.run(ctx, c, "add", "-A"); err != nil {
+	if _, err := g.run(ctx, call{dir: dir}, "add", "-A"); err != nil {
 		return "", fmt.Errorf("commit: stage changes: %w", err)
 	}
-	// Against HEAD, or the empty tree on an unborn branch: the first
-	// commit of a new repository goes through here too.
-	_, err = g.run(ctx, c, "diff", "--cached", "--quiet", "--no-ext-diff", "--ignore-submodules=none")
-	switch {
-	case err == nil:
-		return "", fmt.Errorf("commit in %s: %w", dir, ErrNothingToCommit)
-	case exitCode(err) != 1: // 1: there are staged changes
-		return "", fmt.Errorf("commit: compare index with HEAD: %w", err)
+	return g.commitIndex(ctx, dir, a, message)
+}
+
+// CommitStaged is Commit without the "add -A": it commits dir's index as it
+// is, such as Apply left it, and leaves whatever else is in the worktree out
+// of the commit (and in the worktree).
+func (g Git) CommitStaged(ctx context.Context, dir string, a Author, message string) (sha string, err error) {
+	if err := validateCommitInput(a, message); err != nil {
+		return "", err
 	}
-	c.stdin = strings.NewReader(message)
-	c.env = []string{
+	return g.commitIndex(ctx, dir, a, message)
+}
+
+func validateCommitInput(a Author, message string) error {
+	if err := a.validate(); err != nil {
+		return err
+	}
+	if strings.TrimSpace(message) == "" {
+		return errors.New("commit: empty message")
+	}
+	return nil
+}
+
+// commitIndex commits dir's index and returns the new HEAD.
+func (g Git) commitIndex(ctx context.Context, dir string, a Author, message string) (string, error) {
+	c := call{dir: dir, stdin: strings.NewReader(message), env: []string{
 		"GIT_AUTHOR_NAME=" + a.Name, "GIT_AUTHOR_EMAIL=" + a.Email,
 		"GIT_COMMITTER_NAME=" + a.Name, "GIT_COMMITTER_EMAIL=" + a.Email,
-	}
+	}}
 	// --cleanup=whitespace: a user's commit.cleanup=strip would eat lines
 	// of the message that start with '#'.
-	if _, err := g.run(ctx, c, "commit", "--quiet", "--no-verify", "--no-gpg-sign",
-		"--cleanup=whitespace", "--file=-"); err != nil {
+	_, err := g.run(ctx, c, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=whitespace", "--file=-")
+	if exitCode(err) == 1 {
+		// git commit refuses a staged tree equal to HEAD's (or an empty
+		// index on an unborn branch) with 1, which it also uses for other
+		// refusals: only then ask which it was, against HEAD or the empty
+		// tree on an unborn branch.
+		_, derr := g.run(ctx, call{dir: dir}, "diff", "--cached", "--quiet", "--no-ext-diff", "--ignore-submodules=none")
+		if derr == nil {
+			return "", fmt.Errorf("commit in %s: %w", dir, ErrNothingToCommit)
+		}
+	}
+	if err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
 	return g.HeadOf(ctx, dir)

@@ -98,3 +98,32 @@ func TestCommit_MakesTheFirstCommitOfANewRepository(t *testing.T) {
 	require.Equal(t, sha+"\n", git(t, dir, "rev-parse", "refs/heads/trunk"))
 	require.Equal(t, "hello.txt\n", git(t, dir, "ls-tree", "--name-only", "HEAD"))
 }
+
+func TestCommitStaged_CommitsTheIndexOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+
+	// Nothing staged: a dirty worktree is still nothing to commit.
+	writeFile(t, b.ws, "docs/guide.txt", "unstaged\n")
+	writeFile(t, b.ws, "untracked.txt", "new\n")
+	_, err := b.g.CommitStaged(ctx, b.ws, bot, "nothing staged")
+	require.ErrorIs(t, err, gitops.ErrNothingToCommit)
+	require.Equal(t, b.base+"\n", git(t, b.ws, "rev-parse", "HEAD"))
+
+	require.NoError(t, b.g.Apply(ctx, b.ws, modifyReadme))
+	sha, err := b.g.CommitStaged(ctx, b.ws, bot, "Shrink the project\n")
+	require.NoError(t, err)
+
+	require.Equal(t, sha+"\n", git(t, b.ws, "rev-parse", "refs/heads/"+testBranch))
+	require.Equal(t, "M\tREADME.md\n", git(t, b.ws, "diff", "--name-status", b.base, sha), "only what Apply staged")
+	require.Equal(t, "Azolla Bot|bot@azolla.example|Azolla Bot|bot@azolla.example\n",
+		git(t, b.ws, "log", "-1", "--format=%an|%ae|%cn|%ce"))
+	require.Equal(t, " M docs/guide.txt\n?? untracked.txt\n", git(t, b.ws, "status", "--porcelain"),
+		"the rest stays in the worktree")
+
+	_, err = b.g.CommitStaged(ctx, b.ws, gitops.Author{}, "msg")
+	require.ErrorContains(t, err, "invalid author")
+	_, err = b.g.CommitStaged(ctx, b.ws, bot, "\n")
+	require.ErrorContains(t, err, "empty message")
+}

@@ -40,8 +40,8 @@ const benchWorkOrders = 30
 //     temporary directory renamed into place, "rev-parse --verify" of the
 //     commit, "checkout -B"), once only, as the static generator keeps the
 //     worktree;
-//     CheckPatch in Go; Apply ("apply --index"); Commit ("add -A", "diff
-//     --cached --quiet", "commit", "rev-parse HEAD"); Diff; then
+//     CheckPatch in Go; Apply ("apply --index"); CommitStaged ("commit",
+//     "rev-parse HEAD"); Diff; then
 //     the notes and PR draft. Every git run carries the hardening "-c"
 //     options and a filtered environment and gets a session of its own. The
 //     warm-up runs through a git wrapper that counts the runs, reported as

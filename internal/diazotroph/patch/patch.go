@@ -215,7 +215,10 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 		}
 		return diazotroph.Result{}, err
 	}
-	head, err := g.Commit(ctx, r.ws, r.p.o.Author, commitMessage(r.req))
+	// Apply staged exactly the patch on a clean checkout: the commit is the
+	// index, with no "add -A" to pick up anything a generator that claims
+	// to keep the worktree left in it.
+	head, err := g.CommitStaged(ctx, r.ws, r.p.o.Author, commitMessage(r.req))
 	if errors.Is(err, gitops.ErrNothingToCommit) {
 		return r.applyFailed(out, "The patch applied but changed nothing."), nil
 	}

@@ -96,6 +96,23 @@ func TestExecute_PatchThatDoesNotApplyIsApplyFailed(t *testing.T) {
 	require.Empty(t, strings.TrimSpace(git(t, ws, "status", "--porcelain")), "the workspace is unchanged")
 }
 
+func TestExecute_PatchThatChangesNothingIsApplyFailed(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	// Two patches of one file, the second undoing the first: git applies
+	// both and the index ends as it began, so git commit refuses.
+	there := "diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -3 +3 @@\n-Hello.\n+Bye.\n"
+	back := "diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -3 +3 @@\n-Bye.\n+Hello.\n"
+	req := tb.request(t, "noop", there+back)
+	res := execute(t, tb, req)
+	require.Equal(t, store.RunnerApplyFailed, res.RunnerStatus, res.Notes)
+	require.Contains(t, res.Notes, "The patch applied but changed nothing.")
+	require.Equal(t, there+back, res.Content, "the attempted patch is kept")
+	require.Empty(t, res.Metadata.CommitSHA)
+	ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
+	require.Equal(t, req.Snapshot.Metadata.CommitSHA, headOf(t, ws, "azolla/noop"), "nothing was committed")
+}
+
 func TestExecute_HostilePatchesAreRefusedBeforeAnythingIsWritten(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
@@ -202,6 +219,33 @@ func TestExecute_CommandGeneratorEditsTheWorkspace(t *testing.T) {
 	require.Contains(t, res.Content, "+echo \"hello, $1\"")
 	require.Contains(t, res.Content, "diff --git a/NOTES.md b/NOTES.md")
 	require.Contains(t, res.Notes, "- NOTES.md (added, +1 -0)")
+}
+
+// untidyKeeper claims to keep the worktree, then writes into it.
+type untidyKeeper struct{ patch string }
+
+func (untidyKeeper) Name() string        { return "openai" }
+func (untidyKeeper) KeepsWorktree() bool { return true }
+func (u untidyKeeper) Generate(_ context.Context, in patchgen.Input) (patchgen.Output, error) {
+	err := os.WriteFile(filepath.Join(in.Worktree, "stray.txt"), []byte("not in the patch\n"), 0o644)
+	return patchgen.Output{Patch: u.patch}, err
+}
+
+func TestExecute_CommitsThePatchAndNothingElseInTheWorktree(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	// Under a name objectives may choose; the schema knows no other.
+	tb.p = tb.newPatch(map[string]patchgen.Generator{"openai": untidyKeeper{patch: goodPatch}})
+	req := tb.request(t, "untidy", "")
+	req.Objective.Generator = "openai"
+	res := execute(t, tb, req)
+	require.Equal(t, store.RunnerOK, res.RunnerStatus, res.Notes)
+
+	ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
+	require.Equal(t, "README.md\nsrc/greet.sh\n",
+		git(t, ws, "diff", "--name-only", req.Snapshot.Metadata.CommitSHA, res.Metadata.CommitSHA))
+	require.NotContains(t, res.Content, "stray.txt")
+	require.Contains(t, res.Notes, "2 file(s) changed, +3 -1")
 }
 
 func TestExecute_MisconfiguredGeneratorsAreErrors(t *testing.T) {
