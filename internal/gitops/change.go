@@ -93,8 +93,12 @@ func (g Git) commitIndex(ctx context.Context, dir string, a Author, message stri
 		"GIT_COMMITTER_NAME=" + a.Name, "GIT_COMMITTER_EMAIL=" + a.Email,
 	}}
 	// --cleanup=whitespace: a user's commit.cleanup=strip would eat lines
-	// of the message that start with '#'.
-	_, err := g.run(ctx, c, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=whitespace", "--file=-")
+	// of the message that start with '#'. maintenance.auto=false: git
+	// commit would start "git maintenance run --auto" after every commit,
+	// a process that finds nothing to do in a workspace (thrown away, not
+	// maintained); mirrors are maintained by Mirrors.Gc.
+	_, err := g.run(ctx, c, "-c", "maintenance.auto=false",
+		"commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=whitespace", "--file=-")
 	if exitCode(err) == 1 {
 		// git commit refuses a staged tree equal to HEAD's (or an empty
 		// index on an unborn branch) with 1, which it also uses for other

@@ -127,3 +127,26 @@ func TestCommitStaged_CommitsTheIndexOnly(t *testing.T) {
 	_, err = b.g.CommitStaged(ctx, b.ws, bot, "\n")
 	require.ErrorContains(t, err, "empty message")
 }
+
+// TestCommit_StartsNoAutomaticMaintenance: a repository whose own config
+// asks for the loose-objects task at every automatic maintenance gets no
+// "loose-*" pack from a commit, so git commit did not start "git
+// maintenance run --auto".
+func TestCommit_StartsNoAutomaticMaintenance(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	git(t, b.ws, "config", "maintenance.loose-objects.enabled", "true")
+	git(t, b.ws, "config", "maintenance.loose-objects.auto", "1")
+
+	require.NoError(t, b.g.Apply(ctx, b.ws, modifyReadme))
+	_, err := b.g.CommitStaged(ctx, b.ws, bot, "staged")
+	require.NoError(t, err)
+	writeFile(t, b.ws, "more.txt", "more\n")
+	_, err = b.g.Commit(ctx, b.ws, bot, "all")
+	require.NoError(t, err)
+
+	packs, err := filepath.Glob(filepath.Join(b.ws, ".git", "objects", "pack", "loose-*"))
+	require.NoError(t, err)
+	require.Empty(t, packs)
+}
