@@ -39,13 +39,12 @@ const benchWorkOrders = 30
 //     PrepareWorkspace on the missing workspace ("clone --no-checkout" into a
 //     temporary directory renamed into place, "rev-parse --verify" of the
 //     commit, "checkout -B"), once only, as the static generator keeps the
-//     worktree;
-//     CheckPatch in Go; Apply ("apply --index"); CommitStaged ("commit",
-//     "rev-parse HEAD"); Diff; then
+//     worktree; CheckPatch in Go; Apply ("apply --index"); CommitStaged
+//     ("commit" without automatic maintenance, "rev-parse HEAD"); Diff; then
 //     the notes and PR draft. Every git run carries the hardening "-c"
 //     options and a filtered environment and gets a session of its own. The
 //     warm-up runs through a git wrapper that counts the runs, reported as
-//     patch-git-runs/workorder.
+//     patch-git-runs/workorder; TestExecute_GitRunsOfAWorkorder names them.
 //   - direct: os/exec of "git fetch --prune --quiet origin" in the mirror,
 //     "git clone --no-checkout --quiet" of it, "git checkout -B" the branch
 //     at the commit, "git apply --check" and "git apply --index" of the patch

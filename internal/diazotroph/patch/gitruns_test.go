@@ -72,7 +72,7 @@ func TestExecute_GitRunsOfAWorkorder(t *testing.T) {
 		"rev-parse", // the snapshot's commit is in it, as a commit
 		"checkout",  // the branch at that commit, into the empty clone
 		"apply",     // --index, which checks the whole patch before it writes
-		"commit",    // what apply staged
+		"commit",    // what apply staged; it starts no "maintenance run --auto"
 		"rev-parse", // the commit's id
 		"diff",      // the bundle's content
 	}, runs())
