@@ -106,6 +106,14 @@ type Event struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// PendingEvent is an unprocessed event as the poller pages through them:
+// SubjectHandedOver says its subject is an objective already handed to
+// Temporal (see Querier.MarkHandedOver).
+type PendingEvent struct {
+	*Event
+	SubjectHandedOver bool
+}
+
 // SnapshotMetadata freezes the repository state a run starts from.
 type SnapshotMetadata struct {
 	CommitSHA  string `json:"commit_sha,omitempty"`
@@ -234,7 +242,13 @@ type PauseState struct {
 const (
 	ResourceEvent     = "EVENT"
 	ResourceWorkOrder = "WORKORDER"
+	// ResourcePoller is the leadership of a store's lifecycle poller: one
+	// claim, on resource PollerLeadership, held by the active instance.
+	ResourcePoller = "POLLER"
 )
+
+// PollerLeadership is the resource id of the poller's leadership claim.
+const PollerLeadership = "lifecycle-poller"
 
 // ClaimRecord is one row of the claim/lease protocol (seed 000). A released
 // claim keeps its row, expired and with a higher version, so claim_version

@@ -27,6 +27,14 @@ type Querier interface {
 	// of p.From, incrementing status_seq. A status outside p.From returns a
 	// *TransitionError and changes nothing.
 	TransitionObjective(ctx context.Context, p TransitionObjectiveParams) (*Objective, error)
+	// MarkHandedOver records that the objective was handed to Temporal: its
+	// lifecycle was started or found, or it needs none. It sets
+	// handed_over_at once; marking again changes nothing. An unknown
+	// objective is a *NotFoundError.
+	MarkHandedOver(ctx context.Context, p MarkHandedOverParams) error
+	// ListObjectivesToHandOver pages through the objectives not handed over,
+	// in (created_at, objective_id) order, strictly after p.After.
+	ListObjectivesToHandOver(ctx context.Context, p PageParams) ([]*Objective, error)
 
 	// EmitEvent inserts an event unless one exists for the same (event_type,
 	// subject_id, transition_seq); then it returns that one and created=false.
@@ -35,6 +43,10 @@ type Querier interface {
 	// ListUnprocessedEvents returns unprocessed events, oldest first.
 	ListUnprocessedEvents(ctx context.Context, p ListEventsParams) ([]*Event, error)
 	ListEvents(ctx context.Context, p ListEventsParams) ([]*Event, error)
+	// ListPendingEvents pages through the unprocessed events of
+	// p.EventType, in (created_at, event_id) order, strictly after p.After,
+	// each with whether its subject is an objective handed over.
+	ListPendingEvents(ctx context.Context, p PendingEventsParams) ([]*PendingEvent, error)
 	// MarkEventProcessed sets processed=true with a terminal reason exactly once;
 	// a second call returns ErrAlreadyProcessed and changes nothing.
 	MarkEventProcessed(ctx context.Context, p MarkEventProcessedParams) (*Event, error)
@@ -122,6 +134,32 @@ type TransitionObjectiveParams struct {
 	// Blockers, when non-nil, replaces the blockers list (empty clears it).
 	Blockers *[]string
 	Now      time.Time
+}
+
+// Cursor is a keyset position in (created_at, id) order: a page starts
+// strictly after it. The zero Cursor comes before every row.
+type Cursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// PageParams asks for one page of a keyset listing.
+type PageParams struct {
+	After Cursor
+	Limit int // zero means no limit
+}
+
+// PendingEventsParams asks for one page of unprocessed events.
+type PendingEventsParams struct {
+	EventType string // "" means every type
+	After     Cursor
+	Limit     int // zero means no limit
+}
+
+// MarkHandedOverParams marks one objective handed over.
+type MarkHandedOverParams struct {
+	ObjectiveID string
+	Now         time.Time
 }
 
 // ListEventsParams filters event listings. Zero values mean no filter.

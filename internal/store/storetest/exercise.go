@@ -34,6 +34,7 @@ func Exercise(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("RunRecord_UpsertByWorkOrder", func(t *testing.T) { testRunRecords(t, open(t)) })
 	t.Run("PauseStatesAndCaptures", func(t *testing.T) { testPauseAndCaptures(t, open(t)) })
 	t.Run("DecisionsAndYields", func(t *testing.T) { testDecisionsAndYields(t, open(t)) })
+	t.Run("HandOver_KeysetPagesAndMarkOnce", func(t *testing.T) { testHandOver(t, open(t)) })
 	t.Run("Migrate_RepairsSingleLineFields", func(t *testing.T) { testRepairSingleLineFields(t, open(t)) })
 	exerciseClaims(t, open)
 }
