@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/store"
-	"github.com/azolla/azolla/schemas"
 )
 
 const claimCols = `resource_type, resource_id, owner_id, lease_expires_at, heartbeat_at, claim_version, released_at`
@@ -23,99 +22,186 @@ func scanClaim(r rowScanner) (*store.ClaimRecord, error) {
 	return &c, nil
 }
 
-// validateClaim checks the row a claim statement is about to write, before
-// it runs. Where the database computes a field (the version on acquire, the
-// kept heartbeat on release) c carries the smallest or nearest value the
-// statement can produce.
-func validateClaim(op string, c store.ClaimRecord) error {
-	if err := schemas.Validate(schemas.ClaimRecord, &c); err != nil {
-		return fmt.Errorf("%s claim: %w", op, err)
-	}
-	return nil
-}
-
-// validateLease checks the row an acquisition or renewal writes.
-func validateLease(op, resourceType, resourceID, ownerID string, version int64, ttl time.Duration, now time.Time) error {
-	if ttl <= 0 {
-		return fmt.Errorf("%s claim: lease TTL must be positive, got %s", op, ttl)
-	}
-	return validateClaim(op, store.ClaimRecord{ResourceType: resourceType, ResourceID: resourceID, OwnerID: ownerID,
-		LeaseExpiresAt: now.Add(ttl), HeartbeatAt: now, ClaimVersion: version})
-}
-
-// AcquireClaim is one statement: insert the claim, or take over the existing
-// row only if its lease has expired (a released claim is expired too). The
-// WHERE on the conflict branch is what makes a live claim unacquirable.
-func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*store.ClaimRecord, bool, error) {
-	now := store.NowOr(p.Now)
-	if err := validateLease("acquire", p.ResourceType, p.ResourceID, p.OwnerID, 1, p.TTL, now); err != nil {
-		return nil, false, err
-	}
-	c, err := scanClaim(q.queryRow(ctx, `INSERT INTO claims (`+claimCols+`)
+// The claim statements. Each writes values computed in Go (the times are
+// microsecond-truncated, as stored) and returns at most the one column the
+// database computes, so the record a call returns is the row it wrote
+// without reading it back.
+const (
+	// acquireSQLite is one statement: insert the claim, or take over the
+	// existing row only if its lease has expired (a released claim is expired
+	// too). The WHERE on the conflict branch is what makes a live claim
+	// unacquirable.
+	acquireSQLite = `INSERT INTO claims (` + claimCols + `)
 		VALUES ($1, $2, $3, $4, $5, 1, NULL)
 		ON CONFLICT (resource_type, resource_id) DO UPDATE SET
 			owner_id = excluded.owner_id, lease_expires_at = excluded.lease_expires_at,
 			heartbeat_at = excluded.heartbeat_at, claim_version = claims.claim_version + 1, released_at = NULL
 		WHERE claims.lease_expires_at <= excluded.heartbeat_at
-		RETURNING `+claimCols,
-		p.ResourceType, p.ResourceID, p.OwnerID, q.t(now.Add(p.TTL)), q.t(now)))
+		RETURNING claim_version`
+
+	// acquirePostgres is the same create-or-update-if-expired in one
+	// statement, written so that refusing a live claim writes nothing.
+	// PostgreSQL's ON CONFLICT DO UPDATE locks the conflicting row even when
+	// its WHERE is false, and that lock is a write: every refused acquisition
+	// would commit and flush WAL. Here the UPDATE matches only an expired row
+	// and the INSERT runs only when the UPDATE matched none, and does nothing
+	// on conflict (the row exists and is live, or another acquirer just
+	// created it). Either branch is atomic on its own row, so two acquirers
+	// can never both succeed; at worst one that raced a release is refused,
+	// which the protocol allows (skip and poll again).
+	acquirePostgres = `WITH taken AS (
+			UPDATE claims SET owner_id = $3, lease_expires_at = $4, heartbeat_at = $5,
+				claim_version = claim_version + 1, released_at = NULL
+			WHERE resource_type = $1 AND resource_id = $2 AND lease_expires_at <= $5
+			RETURNING claim_version
+		), created AS (
+			INSERT INTO claims (` + claimCols + `)
+			SELECT $1, $2, $3, $4, $5, 1, NULL WHERE NOT EXISTS (SELECT 1 FROM taken)
+			ON CONFLICT (resource_type, resource_id) DO NOTHING
+			RETURNING claim_version
+		)
+		SELECT claim_version FROM taken UNION ALL SELECT claim_version FROM created`
+
+	// renewSQL extends the lease by compare-and-swap on (owner_id,
+	// claim_version); each renewal bumps the version, so a holder that missed
+	// a takeover can never match again.
+	renewSQL = `UPDATE claims SET lease_expires_at = $1, heartbeat_at = $2, claim_version = claim_version + 1
+		WHERE resource_type = $3 AND resource_id = $4 AND owner_id = $5 AND claim_version = $6 AND released_at IS NULL`
+
+	// releaseSQL expires the holder's lease now and bumps the version,
+	// keeping heartbeat_at, which it returns.
+	releaseSQL = `UPDATE claims SET lease_expires_at = $1, released_at = $1, claim_version = claim_version + 1
+		WHERE resource_type = $2 AND resource_id = $3 AND owner_id = $4 AND claim_version = $5 AND released_at IS NULL
+		RETURNING heartbeat_at`
+
+	getClaimSQL = `SELECT ` + claimCols + ` FROM claims WHERE resource_type = $1 AND resource_id = $2`
+
+	// fenceSQL checks the claim's current holder; CheckFence appends the
+	// dialect's row lock. Both variants are cached.
+	fenceSQL = `SELECT owner_id, claim_version, released_at FROM claims
+		WHERE resource_type = $1 AND resource_id = $2`
+)
+
+// The statements stmtCache prepares.
+const (
+	stmtAcquire stmtID = iota
+	stmtRenew
+	stmtRelease
+	stmtGetClaim
+	stmtFence
+	numStmts
+)
+
+// cachedStatements returns the text, in $n form, of each cached statement on
+// dialect d.
+func cachedStatements(d *Dialect) [numStmts]string {
+	// SQLite has no data-modifying WITH, and its upsert writes nothing when it
+	// refuses a live claim.
+	acquire := acquireSQLite
+	if d.Name == "postgres" {
+		acquire = acquirePostgres
+	}
+	return [numStmts]string{
+		stmtAcquire:  acquire,
+		stmtRenew:    renewSQL,
+		stmtRelease:  releaseSQL,
+		stmtGetClaim: getClaimSQL,
+		stmtFence:    fenceSQL + d.ForUpdate,
+	}
+}
+
+// AcquireClaim takes the claim if nobody holds a live lease on it, in one
+// atomic create-or-update-if-expired statement.
+func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*store.ClaimRecord, bool, error) {
+	now := store.NowOr(p.Now)
+	c := store.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
+		LeaseExpiresAt: leaseEnd(now, p.TTL), HeartbeatAt: now, ClaimVersion: 1}
+	if err := checkTTL("acquire", p.TTL); err != nil {
+		return nil, false, err
+	}
+	if err := validateAcquire(&c); err != nil {
+		return nil, false, err
+	}
+	st, err := q.prepared(ctx, stmtAcquire)
+	if err == nil {
+		err = st.QueryRowContext(ctx, p.ResourceType, p.ResourceID, p.OwnerID, q.t(c.LeaseExpiresAt), q.t(now)).Scan(&c.ClaimVersion)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("acquire claim on %s %s: %w", p.ResourceType, p.ResourceID, err)
 	}
-	return c, true, nil
+	return &c, true, nil
 }
 
-// RenewClaim extends the lease by compare-and-swap on (owner_id,
-// claim_version); each renewal bumps the version, so a holder that missed a
-// takeover can never match again.
+// RenewClaim extends the lease by compare-and-swap on its version.
 func (q *querier) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*store.ClaimRecord, error) {
 	now := store.NowOr(p.Now)
-	if err := validateLease("renew", p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion+1, p.TTL, now); err != nil {
+	c := store.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
+		LeaseExpiresAt: leaseEnd(now, p.TTL), HeartbeatAt: now, ClaimVersion: p.ClaimVersion + 1}
+	if err := checkTTL("renew", p.TTL); err != nil {
 		return nil, err
 	}
-	c, err := scanClaim(q.queryRow(ctx, `UPDATE claims SET lease_expires_at = $1, heartbeat_at = $2, claim_version = claim_version + 1
-		WHERE resource_type = $3 AND resource_id = $4 AND owner_id = $5 AND claim_version = $6 AND released_at IS NULL
-		RETURNING `+claimCols,
-		q.t(now.Add(p.TTL)), q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, q.leaseLost(ctx, store.Fence{ResourceType: p.ResourceType, ResourceID: p.ResourceID,
-			OwnerID: p.OwnerID, ClaimVersion: p.ClaimVersion})
+	if err := validateSwap("renew", &c); err != nil {
+		return nil, err
+	}
+	st, err := q.prepared(ctx, stmtRenew)
+	var res sql.Result
+	if err == nil {
+		res, err = st.ExecContext(ctx, q.t(c.LeaseExpiresAt), q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion)
+	}
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("renew claim on %s %s: %w", p.ResourceType, p.ResourceID, err)
 	}
-	return c, nil
+	if n == 0 {
+		if err := validateClaim("renew", &c); err != nil {
+			return nil, err // no row has an invalid identity; say which field
+		}
+		return nil, q.leaseLost(ctx, store.Fence{ResourceType: p.ResourceType, ResourceID: p.ResourceID,
+			OwnerID: p.OwnerID, ClaimVersion: p.ClaimVersion})
+	}
+	return &c, nil
 }
 
 // ReleaseClaim expires the holder's lease now and bumps the version. The row
 // stays so claim_version keeps counting up for the resource's whole life.
 func (q *querier) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) (*store.ClaimRecord, error) {
 	now := store.NowOr(p.Now)
-	if err := validateClaim("release", store.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID,
-		OwnerID: p.OwnerID, LeaseExpiresAt: now, HeartbeatAt: now, ClaimVersion: p.ClaimVersion + 1, ReleasedAt: &now}); err != nil {
+	// The kept heartbeat was valid when written; now stands in for it here.
+	c := store.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
+		LeaseExpiresAt: now, HeartbeatAt: now, ClaimVersion: p.ClaimVersion + 1, ReleasedAt: &now}
+	if err := validateSwap("release", &c); err != nil {
 		return nil, err
 	}
-	c, err := scanClaim(q.queryRow(ctx, `UPDATE claims SET lease_expires_at = $1, released_at = $1, claim_version = claim_version + 1
-		WHERE resource_type = $2 AND resource_id = $3 AND owner_id = $4 AND claim_version = $5 AND released_at IS NULL
-		RETURNING `+claimCols,
-		q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion))
+	st, err := q.prepared(ctx, stmtRelease)
+	if err == nil {
+		err = st.QueryRowContext(ctx, q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion).Scan(timeCol{&c.HeartbeatAt})
+	}
 	if errors.Is(err, sql.ErrNoRows) {
+		if err := validateClaim("release", &c); err != nil {
+			return nil, err // no row has an invalid identity; say which field
+		}
 		return nil, &store.NotHolderError{ResourceType: p.ResourceType, ResourceID: p.ResourceID,
 			OwnerID: p.OwnerID, ClaimVersion: p.ClaimVersion}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("release claim on %s %s: %w", p.ResourceType, p.ResourceID, err)
 	}
-	return c, nil
+	return &c, nil
 }
 
 // GetClaim loads one claim row.
 func (q *querier) GetClaim(ctx context.Context, resourceType, resourceID string) (*store.ClaimRecord, error) {
-	c, err := scanClaim(q.queryRow(ctx, `SELECT `+claimCols+` FROM claims WHERE resource_type = $1 AND resource_id = $2`,
-		resourceType, resourceID))
+	st, err := q.prepared(ctx, stmtGetClaim)
+	var c *store.ClaimRecord
+	if err == nil {
+		c, err = scanClaim(st.QueryRowContext(ctx, resourceType, resourceID))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get claim: %w", notFound(err, "claim on "+resourceType, resourceID))
 	}
@@ -142,8 +228,11 @@ func (q *querier) ListClaims(ctx context.Context, p store.ListClaimsParams) ([]*
 // transactions already hold the write lock) so no takeover can slip in before
 // the caller's transaction commits, then checks the fence still holds.
 func (q *querier) CheckFence(ctx context.Context, f store.Fence) error {
-	c, err := scanClaim(q.queryRow(ctx, `SELECT `+claimCols+` FROM claims
-		WHERE resource_type = $1 AND resource_id = $2`+q.d.ForUpdate, f.ResourceType, f.ResourceID))
+	st, err := q.prepared(ctx, stmtFence)
+	var c store.ClaimRecord
+	if err == nil {
+		err = st.QueryRowContext(ctx, f.ResourceType, f.ResourceID).Scan(&c.OwnerID, &c.ClaimVersion, nullTimeCol{&c.ReleasedAt})
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return &store.LeaseLostError{ResourceType: f.ResourceType, ResourceID: f.ResourceID,
 			OwnerID: f.OwnerID, ClaimVersion: f.ClaimVersion}
@@ -152,7 +241,7 @@ func (q *querier) CheckFence(ctx context.Context, f store.Fence) error {
 		return fmt.Errorf("check fence on %s %s: %w", f.ResourceType, f.ResourceID, err)
 	}
 	if c.OwnerID != f.OwnerID || c.ClaimVersion != f.ClaimVersion || c.ReleasedAt != nil {
-		return lostTo(f, c)
+		return lostTo(f, &c)
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
+	"sync/atomic"
 
 	"github.com/azolla/azolla/internal/store"
 )
@@ -38,14 +40,16 @@ type Dialect struct {
 // Store is a store.Store over one *sql.DB.
 type Store struct {
 	querier
-	db *sql.DB
+	db    *sql.DB
+	stmts *stmtCache
 }
 
 var _ store.Store = (*Store)(nil)
 
 // New wraps an open database. The caller hands over db; Close closes it.
 func New(db *sql.DB, d *Dialect) *Store {
-	return &Store{querier: querier{conn: db, d: d}, db: db}
+	stmts := newStmtCache(db, d)
+	return &Store{querier: querier{conn: db, d: d, stmts: stmts}, db: db, stmts: stmts}
 }
 
 // DB exposes the pool for benchmarks and audits that need raw SQL.
@@ -54,8 +58,10 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Dialect names the backend.
 func (s *Store) Dialect() string { return s.d.Name }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the cached statements, then the database.
+func (s *Store) Close() error {
+	return errors.Join(s.stmts.close(), s.db.Close())
+}
 
 // InTx runs fn in one transaction.
 func (s *Store) InTx(ctx context.Context, fn func(q store.Querier) error) (err error) {
@@ -68,7 +74,7 @@ func (s *Store) InTx(ctx context.Context, fn func(q store.Querier) error) (err e
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(&querier{conn: tx, d: s.d}); err != nil {
+	if err = fn(&querier{conn: tx, d: s.d, stmts: s.stmts, tx: tx}); err != nil {
 		return err
 	}
 	if err = tx.Commit(); err != nil {
@@ -86,8 +92,112 @@ type conn interface {
 
 // querier implements store.Querier on a pool or a transaction.
 type querier struct {
-	conn conn
-	d    *Dialect
+	conn  conn
+	d     *Dialect
+	stmts *stmtCache
+	tx    *sql.Tx // set when conn is a transaction
+}
+
+// prepared returns cached statement id, bound to q's transaction if it has
+// one (that copy is closed with the transaction; the cached statement stays).
+//
+// A transaction never prepares into the cache: preparing takes a connection
+// from the pool, and transactions that each hold one and wait for another
+// would deadlock a small pool. Before the cache is filled a transaction
+// prepares the statement on its own connection, for this call only.
+func (q *querier) prepared(ctx context.Context, id stmtID) (*sql.Stmt, error) {
+	if q.tx == nil {
+		return q.stmts.get(ctx, id)
+	}
+	if st := q.stmts.loaded(id); st != nil {
+		return q.tx.StmtContext(ctx, st), nil
+	}
+	st, err := q.tx.PrepareContext(ctx, q.d.Rebind(q.stmts.text[id]))
+	if err != nil {
+		return nil, fmt.Errorf("prepare statement: %w", err)
+	}
+	return st, nil
+}
+
+// stmtID names one of the statements a stmtCache holds.
+type stmtID int
+
+// stmtCache holds the prepared statements of the hot claim queries
+// (cachedStatements). They are prepared together the first time one is
+// needed outside a transaction, not when the store opens, so a store that has
+// not been migrated yet still opens, and a failed preparation is tried again
+// on the next call. database/sql prepares each again on every pooled
+// connection it runs on. After a migration changes a table SQLite
+// re-prepares a statement by itself, and no cached statement returns a
+// column a migration could retype under it.
+//
+// PostgreSQL's driver (pgx) already keeps a per-connection statement cache
+// keyed by SQL text, so there this cache only skips that lookup: the same
+// statements are prepared once per connection whichever cache holds them.
+type stmtCache struct {
+	db    *sql.DB
+	text  [numStmts]string // $n form
+	d     *Dialect
+	ready atomic.Pointer[[numStmts]*sql.Stmt]
+
+	mu     sync.Mutex // serializes preparing and closing
+	closed bool
+}
+
+func newStmtCache(db *sql.DB, d *Dialect) *stmtCache {
+	return &stmtCache{db: db, d: d, text: cachedStatements(d)}
+}
+
+// loaded returns the cached statement, or nil before the cache is filled.
+func (c *stmtCache) loaded(id stmtID) *sql.Stmt {
+	if all := c.ready.Load(); all != nil {
+		return all[id]
+	}
+	return nil
+}
+
+// get returns the cached statement, filling the cache first if need be.
+func (c *stmtCache) get(ctx context.Context, id stmtID) (*sql.Stmt, error) {
+	if st := c.loaded(id); st != nil {
+		return st, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errors.New("prepare statement: store is closed")
+	}
+	if all := c.ready.Load(); all != nil {
+		return all[id], nil
+	}
+	var all [numStmts]*sql.Stmt
+	for i, text := range c.text {
+		// A statement outlives ctx: it serves every later call.
+		st, err := c.db.PrepareContext(context.WithoutCancel(ctx), c.d.Rebind(text))
+		if err != nil {
+			for _, st := range all[:i] {
+				_ = st.Close()
+			}
+			return nil, fmt.Errorf("prepare statement: %w", err)
+		}
+		all[i] = st
+	}
+	c.ready.Store(&all)
+	return all[id], nil
+}
+
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	all := c.ready.Swap(nil)
+	if all == nil {
+		return nil
+	}
+	var errs []error
+	for _, st := range all {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(errs...)
 }
 
 func (q *querier) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -170,6 +171,81 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		_, err = s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: old.ResourceType, ResourceID: old.ResourceID,
 			OwnerID: old.OwnerID, ClaimVersion: old.ClaimVersion, Now: T0.Add(2 * time.Minute)})
 		require.ErrorIs(t, err, store.ErrNotHolder)
+	})
+
+	t.Run("InvalidLeaseFields_RefusedAndNothingWritten", func(t *testing.T) {
+		// Renewals and releases check only the fields they write (times and
+		// version): these are the cases that check must refuse.
+		s, ctx := open(t), context.Background()
+		held, _, err := s.AcquireClaim(ctx, acquire("ev-1", "w1", T0))
+		require.NoError(t, err)
+		endOfTime := time.Date(9999, 12, 31, 23, 59, 30, 0, time.UTC) // a minute's lease ends in year 10000
+		for name, p := range map[string]store.RenewClaimParams{
+			"zero TTL":             {TTL: 0, Now: T0},
+			"negative TTL":         {TTL: -time.Second, Now: T0},
+			"lease past year 9999": {TTL: time.Minute, Now: endOfTime},
+			"now past year 9999":   {TTL: time.Minute, Now: endOfTime.Add(time.Hour)},
+			"now before year 0":    {TTL: time.Minute, Now: time.Date(-1, 6, 1, 0, 0, 0, 0, time.UTC)},
+		} {
+			p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion = held.ResourceType, held.ResourceID, held.OwnerID, held.ClaimVersion
+			_, err := s.RenewClaim(ctx, p)
+			require.Error(t, err, name)
+			require.NotErrorIs(t, err, store.ErrLeaseLost, "%s: refused before the swap, not lost", name)
+		}
+		_, err = s.RenewClaim(ctx, store.RenewClaimParams{ResourceType: held.ResourceType, ResourceID: held.ResourceID,
+			OwnerID: held.OwnerID, ClaimVersion: math.MaxInt64, TTL: time.Minute, Now: T0})
+		requireViolation(t, err, "/claim_version") // the next version would overflow
+		_, err = s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: held.ResourceType, ResourceID: held.ResourceID,
+			OwnerID: held.OwnerID, ClaimVersion: held.ClaimVersion, Now: endOfTime.Add(time.Hour)})
+		require.Error(t, err)
+		require.NotErrorIs(t, err, store.ErrNotHolder)
+		got, err := s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		require.NoError(t, err)
+		require.Equal(t, held, got, "refused renewals and releases change nothing")
+
+		for name, p := range map[string]store.AcquireClaimParams{
+			"zero TTL":             {TTL: 0, Now: T0},
+			"lease past year 9999": {TTL: time.Minute, Now: endOfTime},
+		} {
+			p.ResourceType, p.ResourceID, p.OwnerID = store.ResourceEvent, "ev-2", "w1"
+			_, _, err := s.AcquireClaim(ctx, p)
+			require.Error(t, err, name)
+		}
+		_, err = s.GetClaim(ctx, store.ResourceEvent, "ev-2")
+		require.ErrorIs(t, err, store.ErrNotFound, "a refused acquisition writes nothing")
+	})
+
+	t.Run("ReturnedRecordIsTheStoredRow", func(t *testing.T) {
+		// The claim calls build their result in Go instead of reading the row
+		// back; it must be exactly what a read returns. A TTL finer than the
+		// stored microsecond is cut to it.
+		s, ctx := open(t), context.Background()
+		now := T0.Add(123456789 * time.Nanosecond)
+		c, ok, err := s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceEvent, ResourceID: "ev-1",
+			OwnerID: "w1", TTL: time.Minute + 999*time.Nanosecond, Now: now})
+		require.NoError(t, err)
+		require.True(t, ok)
+		got, err := s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		require.NoError(t, err)
+		require.Equal(t, got, c)
+		r, err := s.RenewClaim(ctx, store.RenewClaimParams{ResourceType: c.ResourceType, ResourceID: c.ResourceID, OwnerID: c.OwnerID,
+			ClaimVersion: c.ClaimVersion, TTL: 30*time.Second + 1, Now: now.Add(time.Second + 1)})
+		require.NoError(t, err)
+		got, err = s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		require.NoError(t, err)
+		require.Equal(t, got, r)
+		rel, err := s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: r.ResourceType, ResourceID: r.ResourceID,
+			OwnerID: r.OwnerID, ClaimVersion: r.ClaimVersion, Now: now.Add(2 * time.Second)})
+		require.NoError(t, err)
+		got, err = s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		require.NoError(t, err)
+		require.Equal(t, got, rel)
+		again, ok, err := s.AcquireClaim(ctx, acquire("ev-1", "w2", now.Add(3*time.Second)))
+		require.NoError(t, err)
+		require.True(t, ok)
+		got, err = s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		require.NoError(t, err)
+		require.Equal(t, got, again, "a takeover returns the row it wrote, version included")
 	})
 
 	t.Run("ClaimRows_AllValidAgainstSchema", func(t *testing.T) {
