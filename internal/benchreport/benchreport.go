@@ -1,0 +1,116 @@
+// Package benchreport reads the output of `go test -bench` and sets every
+// ratio azolla's benchmarks report against its goal, in one table: what
+// `make bench` prints last.
+package benchreport
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Goal is one bar a benchmark's metric must clear.
+type Goal struct {
+	// ID is the bar's name in issues and notes (B1, B3 sqlite, ...).
+	ID string
+	// What the metric measures, in a few words.
+	What string
+	// Benchmark is the benchmark's name without its -GOMAXPROCS suffix.
+	Benchmark string
+	// Unit is the metric's unit as the benchmark reports it.
+	Unit string
+	// AtMost: the metric must be <= Bound; otherwise >= Bound.
+	AtMost bool
+	Bound  float64
+}
+
+// Goals are the bars `make bench` checks, in the order they are printed.
+var Goals = []Goal{
+	{ID: "B1", What: "lifecycle throughput / bare workflow", Benchmark: "BenchmarkLifecycle", Unit: "throughput-ratio", Bound: 0.9},
+	{ID: "B2", What: "lifecycle p50 latency / bare workflow", Benchmark: "BenchmarkLifecycle", Unit: "p50-ratio", AtMost: true, Bound: 1.3},
+	{ID: "B3 sqlite", What: "claim acquire / raw UPDATE ... RETURNING", Benchmark: "BenchmarkClaims", Unit: "sqlite-acquire-ratio", Bound: 0.7},
+	{ID: "B3 postgres", What: "claim acquire / raw UPDATE ... RETURNING", Benchmark: "BenchmarkClaims", Unit: "postgres-acquire-ratio", Bound: 0.7},
+	{ID: "B4 sqlite", What: "claim renew / primary-key UPDATE", Benchmark: "BenchmarkClaims", Unit: "sqlite-renew-ratio", Bound: 0.9},
+	{ID: "B4 postgres", What: "claim renew / primary-key UPDATE", Benchmark: "BenchmarkClaims", Unit: "postgres-renew-ratio", Bound: 0.9},
+	{ID: "B7", What: "patch workorder time / same git work done directly", Benchmark: "BenchmarkExecute", Unit: "mean-ratio", AtMost: true, Bound: 1.2},
+	{ID: "scale", What: "throughput at 1,000 lifecycles / at 100", Benchmark: "BenchmarkScale", Unit: "scale-throughput-ratio", Bound: 0.8},
+	{ID: "scale RSS", What: "resident memory per lifecycle, 1,000 / 100", Benchmark: "BenchmarkScale", Unit: "scale-rss-per-objective-ratio", AtMost: true, Bound: 1},
+}
+
+// Met says whether v clears the goal.
+func (g Goal) Met(v float64) bool {
+	if g.AtMost {
+		return v <= g.Bound
+	}
+	return v >= g.Bound
+}
+
+// Metrics maps benchmark name (without -N) and unit to the value reported.
+// A benchmark that ran more than once keeps its last value.
+type Metrics map[string]map[string]float64
+
+// Parse reads `go test -bench` output. Lines that are not benchmark
+// results are skipped.
+func Parse(r io.Reader) (Metrics, error) {
+	m := Metrics{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		// BenchmarkName-2  <iterations>  <value> <unit>  <value> <unit> ...
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || len(f)%2 != 0 {
+			continue
+		}
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			continue
+		}
+		name := f[0]
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			if _, err := strconv.Atoi(name[i+1:]); err == nil {
+				name = name[:i]
+			}
+		}
+		if m[name] == nil {
+			m[name] = map[string]float64{}
+		}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				continue
+			}
+			m[name][f[i+1]] = v
+		}
+	}
+	return m, sc.Err()
+}
+
+// Report writes the goals table for m and returns how many goals were
+// missed and how many had no figure (their benchmark did not run or did not
+// report the metric).
+func Report(w io.Writer, m Metrics) (missed, absent int) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "bar\tmeasures\tgoal\tthis run\t\t")
+	for _, g := range Goals {
+		op := ">="
+		if g.AtMost {
+			op = "<="
+		}
+		v, ok := m[g.Benchmark][g.Unit]
+		verdict, figure := "no figure", "-"
+		switch {
+		case !ok:
+			absent++
+		case g.Met(v):
+			verdict, figure = "met", strconv.FormatFloat(v, 'f', 2, 64)
+		default:
+			verdict, figure = "MISSED", strconv.FormatFloat(v, 'f', 2, 64)
+			missed++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s %.2f\t%s\t%s\t\n", g.ID, g.What, op, g.Bound, figure, verdict)
+	}
+	_ = tw.Flush()
+	return missed, absent
+}
