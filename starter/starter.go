@@ -26,7 +26,7 @@ type Starter struct {
 	// for a moment after they are registered (a cluster's frontend caches
 	// them) and until they are. Zero means DefaultAttributesWait; a
 	// negative value fails at once, for callers that retry anyway (the
-	// polling bridge's next pass).
+	// poller's next pass).
 	AttributesWait time.Duration
 }
 
@@ -43,12 +43,14 @@ var (
 	ErrRefused = errors.New("refused")
 	// ErrNotConnected: the Starter has no Temporal client.
 	ErrNotConnected = errors.New("not connected to Temporal")
+	// ErrLifecycleEnded: StartFirst found that a lifecycle ran and closed.
+	ErrLifecycleEnded = errors.New("a lifecycle ran and has closed")
 )
 
 // Create writes the objective, then starts its lifecycle. If the objective
 // is stored but its lifecycle could not start (Temporal unreachable, or no
 // Client: the caller could not dial), it returns the stored objective and an
-// error saying why: the polling bridge starts the lifecycle once Temporal is
+// error saying why: the poller starts the lifecycle once Temporal is
 // back, so nothing is lost. A nil objective means nothing was written.
 func (s *Starter) Create(ctx context.Context, o *store.Objective) (*store.Objective, error) {
 	if err := s.Store.CreateObjective(ctx, o); err != nil {
@@ -59,16 +61,31 @@ func (s *Starter) Create(ctx context.Context, o *store.Objective) (*store.Object
 		err = s.Start(ctx, o)
 	}
 	if err != nil {
-		return o, fmt.Errorf("objective %s is stored; its lifecycle starts when the polling bridge sees it: %w", o.ObjectiveID, err)
+		return o, fmt.Errorf("objective %s is stored; its lifecycle starts when the poller sees it: %w", o.ObjectiveID, err)
 	}
 	return o, nil
 }
 
 // Start makes sure the objective's lifecycle runs: it starts it, or wakes the
 // running one (SignalWithStart), so it never runs two lifecycles of one
-// objective. Only o.ObjectiveID is required: an event may name an objective
-// the store does not have, and its lifecycle then records MISSING_TICKET.
+// objective at once. Only o.ObjectiveID is required: an event may name an
+// objective the store does not have, and its lifecycle then records
+// MISSING_TICKET. Once the lifecycle runs, the objective is marked handed
+// over in the store, so the poller never asks Temporal about it again.
 func (s *Starter) Start(ctx context.Context, o *store.Objective) error {
+	return s.start(ctx, o, enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE)
+}
+
+// StartFirst is Start for an objective thought never to have had a
+// lifecycle: if one ran and has closed meanwhile (say it ran to DONE
+// between a look at Temporal and this call), it starts nothing and returns
+// an error wrapping ErrLifecycleEnded. A running lifecycle is woken as by
+// Start.
+func (s *Starter) StartFirst(ctx context.Context, o *store.Objective) error {
+	return s.start(ctx, o, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE)
+}
+
+func (s *Starter) start(ctx context.Context, o *store.Objective, reuse enumspb.WorkflowIdReusePolicy) error {
 	attrs := []temporal.SearchAttributeUpdate{workflows.AttrObjectiveID.ValueSet(o.ObjectiveID)}
 	if o.ObjectiveType != "" {
 		attrs = append(attrs, workflows.AttrObjectiveType.ValueSet(o.ObjectiveType))
@@ -80,15 +97,27 @@ func (s *Starter) Start(ctx context.Context, o *store.Objective) error {
 		ID:                    workflows.ObjectiveWorkflowID(o.ObjectiveID),
 		TaskQueue:             s.TaskQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDReusePolicy: reuse,
 	}
 	err := s.untilAttributesKnown(ctx, func() error {
 		_, err := s.Client.SignalWithStartWorkflow(ctx, opts.ID, workflows.Wake, nil, opts,
 			workflows.ObjectiveWorkflowName, workflows.ObjectiveInput{ObjectiveID: o.ObjectiveID})
 		return err
 	})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return fmt.Errorf("start lifecycle of %s: %w", o.ObjectiveID, ErrLifecycleEnded)
+	}
 	if err != nil {
 		return fmt.Errorf("start lifecycle of %s: %w", o.ObjectiveID, err)
+	}
+	if s.Store != nil {
+		// The mark only spares the poller a look at Temporal: if it cannot
+		// be written, the poller looks once, finds this lifecycle and
+		// marks the objective itself. An unknown objective (an event's
+		// missing subject) has nothing to mark. Neither is the caller's
+		// failure: the lifecycle runs.
+		_ = s.Store.MarkHandedOver(ctx, store.MarkHandedOverParams{ObjectiveID: o.ObjectiveID})
 	}
 	return nil
 }

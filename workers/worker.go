@@ -1,6 +1,6 @@
 // Package workers wires azolla's processes: which workflows and activities
-// run on the lifecycle task queue, the polling bridge that hands the store's
-// waiting work to Temporal, and the worker process that runs both.
+// run on the lifecycle task queue, the poller that hands the store's waiting
+// work to Temporal, and the worker process that runs both.
 package workers
 
 import (
@@ -58,13 +58,14 @@ type Options struct {
 	Log    *slog.Logger
 	// Identity names the worker in Temporal and in claim owner ids.
 	Identity string
-	// NoBridge leaves the polling bridge out (another process runs it).
-	NoBridge bool
+	// NoPoller leaves the poller out of this process. Any number of
+	// processes may run one: only one per store is active at a time.
+	NoPoller bool
 }
 
 // Run runs a lifecycle worker, the workspace retention pass over this
-// machine's git dir, and the polling bridge unless o.NoBridge, until ctx is
-// done; then it stops them all, letting running activities end.
+// machine's git dir, and the poller unless o.NoPoller, until ctx is done;
+// then it stops them all, letting running activities end.
 func Run(ctx context.Context, o Options) error {
 	l, err := NewLifecycle(o.Config, o.Store, o.Identity)
 	if err != nil {
@@ -88,16 +89,16 @@ func Run(ctx context.Context, o Options) error {
 	pruner.Start(ctx)
 	defer pruner.Stop()
 
-	if !o.NoBridge {
-		b := &Bridge{Store: o.Store, Claims: l.Claims, Client: o.Client,
-			// No wait for search attributes: the bridge tries again on its
+	if !o.NoPoller {
+		p := &Poller{Store: o.Store, Claims: l.Claims, Client: o.Client,
+			// No wait for search attributes: the poller tries again on its
 			// next pass rather than hold this one for every objective.
 			Starter: &starter.Starter{Client: o.Client, Store: o.Store, TaskQueue: o.Config.Temporal.TaskQueue,
 				AttributesWait: -1},
 			Interval: o.Config.Lifecycle.PollInterval, LeaseTTL: o.Config.Claim.LeaseTTL,
-			OwnerID: o.Identity + ":bridge", Log: o.Log}
-		b.Start(ctx)
-		defer b.Stop()
+			OwnerID: o.Identity + ":poller", Log: o.Log}
+		p.Start(ctx)
+		defer p.Stop()
 	}
 	<-ctx.Done()
 	return nil

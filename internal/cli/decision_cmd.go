@@ -64,8 +64,8 @@ func (a *app) objectiveResumeCmd() *cobra.Command {
 		Use:   "resume OBJECTIVE_ID",
 		Short: "Start an objective's lifecycle again (after it failed or was terminated)",
 		Long: `Start the objective's lifecycle, or wake it if it runs. The lifecycle reads
-the objective's state from the store and carries on from there. The polling
-bridge does this on its own for lifecycles that never started; a failed or
+the objective's state from the store and carries on from there. The poller
+does this on its own for lifecycles that never started; a failed or
 terminated one waits for this command.`,
 		Args: cobra.ExactArgs(1),
 	}

@@ -41,7 +41,7 @@ type DevServerOptions struct {
 // StartDevServer starts a DevServer; nil means this binary has none. It
 // returns once the namespace serves the search attributes, so that a
 // lifecycle start is accepted from then on: `azolla dev` announces itself
-// and starts its workers and bridge only after it has returned.
+// and starts its workers and poller only after it has returned.
 type StartDevServer func(ctx context.Context, o DevServerOptions) (DevServer, error)
 
 // demoObjectiveID is the objective `azolla dev --demo` creates.
@@ -54,7 +54,7 @@ func (a *app) devCmd() *cobra.Command {
 		Short: "Run everything in one process: Temporal dev server, Web UI, store and workers",
 		Long: `Run an embedded Temporal server (state in <data_dir>/temporal.db, or in
 memory with --ephemeral) with its Web UI, the SQLite store, the lifecycle
-workers and the polling bridge, in one process. Ctrl-C stops it all.
+workers and the poller, in one process. Ctrl-C stops it all.
 With --demo it also creates a demo objective that waits for approval.`,
 		Args: cobra.NoArgs,
 	}

@@ -51,7 +51,7 @@ holding an objective record; missing fields get the defaults below, and the
 record is validated against the objective schema before anything is written.
 The objective is stored first, then its lifecycle starts and waits for
 approval. If Temporal cannot be reached, the objective stays stored and the
-polling bridge starts its lifecycle later.`,
+poller starts its lifecycle later.`,
 		Args: cobra.NoArgs,
 	}
 	jsonOut := outputFlag(cmd)
@@ -94,7 +94,7 @@ polling bridge starts its lifecycle later.`,
 				err = dialErr
 			}
 			fmt.Fprintf(a.stderr, "azolla: warning: %s\n", oneLine(err.Error()))
-			started = "stored; the lifecycle starts when a worker's polling bridge reaches Temporal"
+			started = "stored; the lifecycle starts when a worker's poller reaches Temporal"
 		}
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), o)

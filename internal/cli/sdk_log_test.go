@@ -71,7 +71,7 @@ func runUntilPolled(t *testing.T, command, level string) string {
 		"AZOLLA_TEMPORAL_ADDRESS": fe.addr, "AZOLLA_TEMPORAL_TASK_QUEUE": "azolla-sdk-log-test"}
 	args := []string{command}
 	if command == "worker" {
-		args = append(args, "--no-bridge")
+		args = append(args, "--no-poller")
 	}
 	var stdout bytes.Buffer
 	stderr := &lockedBuffer{}
