@@ -124,7 +124,11 @@ func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) 
 	}
 	st, err := q.prepared(ctx, stmtAcquire)
 	if err == nil {
-		err = st.QueryRowContext(ctx, p.ResourceType, p.ResourceID, p.OwnerID, q.t(c.LeaseExpiresAt), q.t(now)).Scan(&c.ClaimVersion)
+		var unlock func()
+		if unlock, err = q.lockClaimWrite(ctx); err == nil {
+			err = st.QueryRowContext(ctx, p.ResourceType, p.ResourceID, p.OwnerID, q.t(c.LeaseExpiresAt), q.t(now)).Scan(&c.ClaimVersion)
+			unlock()
+		}
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
@@ -149,7 +153,11 @@ func (q *querier) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*st
 	st, err := q.prepared(ctx, stmtRenew)
 	var res sql.Result
 	if err == nil {
-		res, err = st.ExecContext(ctx, q.t(c.LeaseExpiresAt), q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion)
+		var unlock func()
+		if unlock, err = q.lockClaimWrite(ctx); err == nil {
+			res, err = st.ExecContext(ctx, q.t(c.LeaseExpiresAt), q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion)
+			unlock()
+		}
 	}
 	var n int64
 	if err == nil {
@@ -180,7 +188,11 @@ func (q *querier) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) 
 	}
 	st, err := q.prepared(ctx, stmtRelease)
 	if err == nil {
-		err = st.QueryRowContext(ctx, q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion).Scan(timeCol{&c.HeartbeatAt})
+		var unlock func()
+		if unlock, err = q.lockClaimWrite(ctx); err == nil {
+			err = st.QueryRowContext(ctx, q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion).Scan(timeCol{&c.HeartbeatAt})
+			unlock()
+		}
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		if err := validateClaim("release", &c); err != nil {
