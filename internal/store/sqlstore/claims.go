@@ -124,11 +124,7 @@ func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) 
 	}
 	st, err := q.prepared(ctx, stmtAcquire)
 	if err == nil {
-		var unlock func()
-		if unlock, err = q.lockClaimWrite(ctx); err == nil {
-			err = st.QueryRowContext(ctx, p.ResourceType, p.ResourceID, p.OwnerID, q.t(c.LeaseExpiresAt), q.t(now)).Scan(&c.ClaimVersion)
-			unlock()
-		}
+		err = st.QueryRowContext(ctx, p.ResourceType, p.ResourceID, p.OwnerID, q.t(c.LeaseExpiresAt), q.t(now)).Scan(&c.ClaimVersion)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
@@ -153,11 +149,7 @@ func (q *querier) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*st
 	st, err := q.prepared(ctx, stmtRenew)
 	var res sql.Result
 	if err == nil {
-		var unlock func()
-		if unlock, err = q.lockClaimWrite(ctx); err == nil {
-			res, err = st.ExecContext(ctx, q.t(c.LeaseExpiresAt), q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion)
-			unlock()
-		}
+		res, err = st.ExecContext(ctx, q.t(c.LeaseExpiresAt), q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion)
 	}
 	var n int64
 	if err == nil {
@@ -188,11 +180,7 @@ func (q *querier) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) 
 	}
 	st, err := q.prepared(ctx, stmtRelease)
 	if err == nil {
-		var unlock func()
-		if unlock, err = q.lockClaimWrite(ctx); err == nil {
-			err = st.QueryRowContext(ctx, q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion).Scan(timeCol{&c.HeartbeatAt})
-			unlock()
-		}
+		err = st.QueryRowContext(ctx, q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion).Scan(timeCol{&c.HeartbeatAt})
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		if err := validateClaim("release", &c); err != nil {

@@ -49,11 +49,7 @@ var _ store.Store = (*Store)(nil)
 // New wraps an open database. The caller hands over db; Close closes it.
 func New(db *sql.DB, d *Dialect) *Store {
 	stmts := newStmtCache(db, d)
-	q := querier{conn: db, d: d, stmts: stmts}
-	if d.Name == "sqlite" {
-		q.claimWrites = make(chan struct{}, 1)
-	}
-	return &Store{querier: q, db: db, stmts: stmts}
+	return &Store{querier: querier{conn: db, d: d, stmts: stmts}, db: db, stmts: stmts}
 }
 
 // DB exposes the pool for benchmarks and audits that need raw SQL.
@@ -100,29 +96,6 @@ type querier struct {
 	d     *Dialect
 	stmts *stmtCache
 	tx    *sql.Tx // set when conn is a transaction
-
-	// claimWrites, on SQLite outside transactions, queues the claim writes
-	// of this process in Go, one at a time. SQLite has one writer at a time,
-	// and a writer that finds the lock taken sleeps in its busy handler (1,
-	// 2, 5, 10 ms ...) before trying again: claim statements of a few tens of
-	// microseconds each would spend their time asleep. Transactions never
-	// take it, so a transaction holding the write lock cannot wait for a
-	// claim write that waits for it.
-	claimWrites chan struct{}
-}
-
-// lockClaimWrite takes claimWrites, if q has one, and returns its release;
-// it gives up when ctx ends first.
-func (q *querier) lockClaimWrite(ctx context.Context) (unlock func(), err error) {
-	if q.claimWrites == nil {
-		return func() {}, nil
-	}
-	select {
-	case q.claimWrites <- struct{}{}:
-		return func() { <-q.claimWrites }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }
 
 // prepared returns cached statement id, bound to q's transaction if it has
