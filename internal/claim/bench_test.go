@@ -49,19 +49,21 @@ type benchRow struct {
 // BenchmarkClaims prints, per backend, the bridge's contended acquisitions
 // per second next to a plain UPDATE ... WHERE lease_expires_at <= now ...
 // RETURNING loop, and CAS renewals per second next to plain primary-key
-// UPDATEs, all measured in this run. It reports; it never fails on speed.
-// The workload is fixed, so run it with -benchtime=1x.
+// UPDATEs, all measured in this run, in alternating rounds. It reports; it
+// never fails on speed. It is a fixed-size workload, not a b.N benchmark:
+// run it with -benchtime=1x.
 func BenchmarkClaims(b *testing.B) {
 	var rows []benchRow
 	for _, be := range storetest.Backends() {
 		s := be.Open(b)
 		setupPlain(b, s)
 		acq := benchRow{backend: be.Name, workload: fmt.Sprintf("acquire, %d workers on %d resources", benchWorkers, benchResources)}
-		acq.azolla, acq.granted, acq.doubleGrants = bridgeAcquire(b, s)
-		acq.baseline, acq.baseGranted, acq.baseDoubl = plainAcquire(b, s)
+		var bridgeRec, plainRec recorder
+		acq.azolla, acq.baseline = compare(b, bridgeAcquire(s, &bridgeRec), plainAcquire(s, &plainRec))
+		acq.granted, acq.doubleGrants = len(bridgeRec.tenures), bridgeRec.doubleGrants()
+		acq.baseGranted, acq.baseDoubl = len(plainRec.tenures), plainRec.doubleGrants()
 		ren := benchRow{backend: be.Name, workload: fmt.Sprintf("renew, %d workers on own resource", benchWorkers)}
-		ren.azolla = bridgeRenew(b, s)
-		ren.baseline = plainRenew(b, s)
+		ren.azolla, ren.baseline = compare(b, bridgeRenew(b, s), plainRenew(s))
 		rows = append(rows, acq, ren)
 		b.ReportMetric(acq.azolla, be.Name+"-acquire/s")
 		b.ReportMetric(acq.azolla/acq.baseline, be.Name+"-acquire-ratio")
@@ -97,18 +99,52 @@ func setupPlain(b *testing.B, s *sqlstore.Store) {
 	}
 }
 
-// run starts benchWorkers goroutines each calling op benchOps times and
-// returns the operations per second.
-func run(b *testing.B, op func(worker int, rng *rand.Rand) error) float64 {
+// op is one call of a workload by one of the benchWorkers workers.
+type op func(worker int, rng *rand.Rand) error
+
+// benchRounds splits each side's calls into rounds that alternate with the
+// other side's, our code first in even rounds and the baseline first in odd
+// ones, so a change in the machine's load falls on both sides alike.
+const benchRounds = 4
+
+// compare runs azolla's workload and its baseline for benchOps calls per
+// worker each, in alternating rounds, and returns their operations per
+// second.
+func compare(b *testing.B, azolla, baseline op) (azollaOps, baselineOps float64) {
+	b.Helper()
+	rngs := func() []*rand.Rand {
+		r := make([]*rand.Rand, benchWorkers)
+		for w := range r {
+			r[w] = rand.New(rand.NewPCG(uint64(w), 7))
+		}
+		return r
+	}
+	var az, base time.Duration
+	azRngs, baseRngs := rngs(), rngs()
+	for r := range benchRounds {
+		if r%2 == 0 {
+			az += round(b, azolla, azRngs)
+			base += round(b, baseline, baseRngs)
+		} else {
+			base += round(b, baseline, baseRngs)
+			az += round(b, azolla, azRngs)
+		}
+	}
+	calls := float64(benchWorkers * benchOps / benchRounds * benchRounds)
+	return calls / az.Seconds(), calls / base.Seconds()
+}
+
+// round starts benchWorkers goroutines each calling o benchOps/benchRounds
+// times and returns how long they took.
+func round(b *testing.B, o op, rngs []*rand.Rand) time.Duration {
 	b.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, benchWorkers)
 	start := time.Now()
 	for w := range benchWorkers {
 		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			for range benchOps {
-				if err := op(w, rng); err != nil {
+			for range benchOps / benchRounds {
+				if err := o(w, rngs[w]); err != nil {
 					errs <- err
 					return
 				}
@@ -121,7 +157,7 @@ func run(b *testing.B, op func(worker int, rng *rand.Rand) error) float64 {
 	for err := range errs {
 		b.Fatalf("benchmark op: %v", err)
 	}
-	return float64(benchWorkers*benchOps) / elapsed.Seconds()
+	return elapsed
 }
 
 // recorder collects grants for the double-grant check.
@@ -141,11 +177,10 @@ func (r *recorder) doubleGrants() int {
 	return doubles
 }
 
-func bridgeAcquire(b *testing.B, s *sqlstore.Store) (opsPerSec float64, granted, doubles int) {
+func bridgeAcquire(s *sqlstore.Store, rec *recorder) op {
 	clock := &storetest.StepClock{Start: storetest.T0, Step: time.Millisecond}
 	br := claim.NewBridge(s, claim.WithClock(clock.Now))
-	var rec recorder
-	ops := run(b, func(w int, rng *rand.Rand) error {
+	return func(w int, rng *rand.Rand) error {
 		id := fmt.Sprintf("res-%d", rng.IntN(benchResources))
 		l, ok, err := br.Acquire(context.Background(), store.ResourceWorkOrder, id, fmt.Sprintf("w%d", w), benchTTL)
 		if ok {
@@ -153,16 +188,14 @@ func bridgeAcquire(b *testing.B, s *sqlstore.Store) (opsPerSec float64, granted,
 			rec.add(storetest.Tenure{Resource: id, Owner: c.OwnerID, First: c.ClaimVersion, Last: c.ClaimVersion, Start: c.HeartbeatAt, End: c.LeaseExpiresAt})
 		}
 		return err
-	})
-	return ops, len(rec.tenures), rec.doubleGrants()
+	}
 }
 
-func plainAcquire(b *testing.B, s *sqlstore.Store) (opsPerSec float64, granted, doubles int) {
+func plainAcquire(s *sqlstore.Store, rec *recorder) op {
 	clock := &storetest.StepClock{Start: storetest.T0, Step: time.Millisecond}
 	q := s.Rebind(`UPDATE plain_claims SET owner_id = $1, lease_expires_at = $2, heartbeat_at = $3, claim_version = claim_version + 1
 		WHERE resource_type = $4 AND resource_id = $5 AND lease_expires_at <= $3 RETURNING claim_version`)
-	var rec recorder
-	ops := run(b, func(w int, rng *rand.Rand) error {
+	return func(w int, rng *rand.Rand) error {
 		id := fmt.Sprintf("res-%d", rng.IntN(benchResources))
 		now := clock.Now()
 		var v int64
@@ -175,11 +208,10 @@ func plainAcquire(b *testing.B, s *sqlstore.Store) (opsPerSec float64, granted, 
 			rec.add(storetest.Tenure{Resource: id, Owner: fmt.Sprintf("w%d", w), First: v, Last: v, Start: now, End: now.Add(benchTTL)})
 		}
 		return err
-	})
-	return ops, len(rec.tenures), rec.doubleGrants()
+	}
 }
 
-func bridgeRenew(b *testing.B, s *sqlstore.Store) float64 {
+func bridgeRenew(b *testing.B, s *sqlstore.Store) op {
 	br := claim.NewBridge(s)
 	leases := make([]*claim.Lease, benchWorkers)
 	for w := range benchWorkers {
@@ -189,15 +221,15 @@ func bridgeRenew(b *testing.B, s *sqlstore.Store) float64 {
 		}
 		leases[w] = l
 	}
-	return run(b, func(w int, _ *rand.Rand) error { return leases[w].Renew(context.Background()) })
+	return func(w int, _ *rand.Rand) error { return leases[w].Renew(context.Background()) }
 }
 
-func plainRenew(b *testing.B, s *sqlstore.Store) float64 {
+func plainRenew(s *sqlstore.Store) op {
 	q := s.Rebind(`UPDATE plain_claims SET lease_expires_at = $1, heartbeat_at = $2 WHERE resource_type = $3 AND resource_id = $4`)
-	return run(b, func(w int, _ *rand.Rand) error {
+	return func(w int, _ *rand.Rand) error {
 		now := time.Now()
 		_, err := s.DB().ExecContext(context.Background(), q, s.EncodeTime(now.Add(time.Minute)), s.EncodeTime(now),
 			store.ResourceWorkOrder, fmt.Sprintf("res-%d", w))
 		return err
-	})
+	}
 }

@@ -49,7 +49,12 @@ func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
+	// Keep as many idle connections as may be open: with database/sql's
+	// default of 2, a burst of work opens and closes a connection (a TCP and
+	// authentication round trip each) for nearly every statement above two
+	// at a time.
 	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(16)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open postgres store %s:%d/%s: %w", cfg.Host, cfg.Port, cfg.Database, err)
