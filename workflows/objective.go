@@ -311,7 +311,7 @@ func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) 
 			}
 			if d.kind == Reject {
 				var ps store.PauseState
-				err := workflow.ExecuteActivity(withShortOptions(ctx), act.Reject, activities.RejectInput{
+				err := w.storeStep(ctx, act.Reject, activities.RejectInput{
 					ObjectiveID: in.ObjectiveID, By: d.By, Comment: d.Comment}).Get(ctx, &ps)
 				w.resolve(DecisionResult{Pause: &ps}, err)
 				if err != nil {
@@ -375,11 +375,24 @@ func (w *objective) load(ctx workflow.Context, view *activities.ObjectiveView) e
 		for w.wake.ReceiveAsync(nil) {
 		}
 	}
-	err := workflow.ExecuteActivity(withShortOptions(ctx), act.Load, w.state.ObjectiveID).Get(ctx, view)
+	err := w.storeStep(ctx, act.Load, w.state.ObjectiveID).Get(ctx, view)
 	if err == nil {
 		w.leaseTTL = view.LeaseTTL
 	}
 	return err
+}
+
+// storeStep runs one of the short store steps (Load, Ready, Reject). Runs
+// on the local-store-steps version run it as a local activity, within the
+// workflow task that asked for it: no activity task to dispatch, and no
+// workflow task to pick the result up. Its result is recorded as a marker,
+// and a workflow task that fails after it runs it again, which these steps
+// allow: Load only reads, Ready and Reject find their own earlier commit.
+func (w *objective) storeStep(ctx workflow.Context, step, in any) workflow.Future {
+	if w.v.localStoreSteps {
+		return workflow.ExecuteLocalActivity(withLocalOptions(ctx), step, in)
+	}
+	return workflow.ExecuteActivity(withShortOptions(ctx), step, in)
 }
 
 // await waits in step for a human decision or, in runs that read wakes, a
@@ -401,7 +414,7 @@ func (w *objective) ready(ctx workflow.Context, mode string, d *pendingDecision)
 		in.By, in.Comment = d.By, d.Comment
 	}
 	var r activities.ReadyResult
-	err := workflow.ExecuteActivity(withShortOptions(ctx), act.Ready, in).Get(ctx, &r)
+	err := w.storeStep(ctx, act.Ready, in).Get(ctx, &r)
 	if err == nil {
 		w.setStatus(ctx, r.Status)
 	}

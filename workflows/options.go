@@ -13,14 +13,27 @@ import (
 var nonRetryable = []string{activities.ErrTypeNotFound, activities.ErrTypeInvalidStatus, activities.ErrTypeUnknownType,
 	activities.ErrTypeInvalidRecord, activities.ErrTypeMisconfigured}
 
-// withShortOptions suits the store-bound steps (load, ready, reject): quick,
-// and retried until the store answers.
+// storeStepRetry retries the store-bound steps (load, ready, reject) until
+// the store answers.
+func storeStepRetry() *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+		MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: nonRetryable}
+}
+
+// withShortOptions suits the store-bound steps in runs that schedule them
+// as activities.
 func withShortOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
-			MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: nonRetryable},
-	})
+		StartToCloseTimeout: time.Minute, RetryPolicy: storeStepRetry()})
+}
+
+// withLocalOptions suits the store-bound steps run as local activities: a
+// few store statements, retried like the activities they replace. An
+// attempt that outlives the workflow task timeout keeps the task alive (the
+// SDK heartbeats it), so the timeout is the same minute.
+func withLocalOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: time.Minute, RetryPolicy: storeStepRetry()})
 }
 
 // runAttempts bounds Run's attempts: a diazotroph that keeps failing is

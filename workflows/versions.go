@@ -16,11 +16,15 @@ const (
 	// changeProvenanceAttrs: the lifecycle upserts AzollaWorkOrderId,
 	// AzollaBranch and AzollaCommitSha.
 	changeProvenanceAttrs = "provenance-attributes"
+	// changeLocalStoreSteps: Load, Ready and Reject run as local activities,
+	// inside the workflow task that asks for them (before: activities, each
+	// a round trip through the server and one more workflow task).
+	changeLocalStoreSteps = "local-store-steps"
 )
 
 // versions is what the run's history says of each change.
 type versions struct {
-	wakeReloads, finishHandlers, provenanceAttrs bool
+	wakeReloads, finishHandlers, provenanceAttrs, localStoreSteps bool
 }
 
 func getVersions(ctx workflow.Context) versions {
@@ -31,5 +35,6 @@ func getVersions(ctx workflow.Context) versions {
 		wakeReloads:     on(changeWakeReloads),
 		finishHandlers:  on(changeFinishHandlers),
 		provenanceAttrs: on(changeProvenanceAttrs),
+		localStoreSteps: on(changeLocalStoreSteps),
 	}
 }
