@@ -53,7 +53,6 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 	}
 	// The bundle is written once, so it is judged before the transaction:
 	// gate commands may run for minutes, with the claim kept alive.
-	heartbeat(ctx, lease)
 	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
 		OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew workorder claim", "error", err) }})
 	v, err := a.judge(kctx, w, in.RunFailure)

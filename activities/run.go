@@ -57,7 +57,6 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
-	heartbeat(ctx, lease)
 	req, err := a.request(ctx, w)
 	if err != nil {
 		a.release(ctx, lease)
@@ -133,6 +132,10 @@ func (a *Lifecycle) request(ctx context.Context, w *store.WorkOrder) (diazotroph
 
 // heartbeat tells Temporal the activity is alive, with the lease it holds as
 // progress details.
+//
+// The first heartbeat is the first renewal's, at a third of the lease: the
+// heartbeat timeout is the lease, so that is in time, and a step that ends
+// sooner (most do) costs the server no heartbeat at all.
 func heartbeat(ctx context.Context, lease *claim.Lease) {
 	if activity.IsActivity(ctx) {
 		rec := lease.Record()

@@ -56,7 +56,6 @@ func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleRes
 	}
 	// The repository is read before the transaction, with the claim kept
 	// alive: a first clone can take longer than a lease.
-	heartbeat(ctx, lease)
 	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
 		OnError: func(err error) { logger(ctx, ev.SubjectID, "").Warn("renew event claim", "error", err) }})
 	target, err := a.target(kctx, ev)
