@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,64 +15,34 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/store"
-	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
 
-// benchObjectives is how many lifecycles (and bare workflows) each side runs.
-const benchObjectives = 40
+// The lifecycle benchmark's workload: benchRounds rounds, each starting
+// benchPerRound lifecycles and benchPerRound bare workflows, the two sides
+// one after the other, alternating which goes first, so drift in the
+// machine's load falls on both.
+const (
+	benchRounds   = 4
+	benchPerRound = 10
+)
 
-// BenchmarkLifecycle runs objectives from approval to DONE on an `azolla dev`
-// process (COMMAND_DIAZOTROPH running `printf ok`), next to a bare workflow of
-// three no-op activities on the same server in the same run, and reports
-// throughput, p50/p95 latency, their ratios and the dev process's peak RSS.
+// BenchmarkLifecycle is a fixed-size workload, not a b.N benchmark (run it
+// with -benchtime 1x). It runs objectives from approval to DONE on an `azolla
+// dev` process (COMMAND_DIAZOTROPH running `printf ok`), next to a bare
+// workflow of three no-op activities on the same server in the same run, and
+// reports throughput, p50/p95 latency, their ratios and the dev process's
+// peak RSS.
 //
 // `true` would be the cheapest command, but it prints nothing and the gate
 // (seed 003 step 11) fails empty content, so the lifecycle would never reach
 // DONE; `printf ok` costs the same fork and exec.
 func BenchmarkLifecycle(b *testing.B) {
 	ctx := context.Background()
-	dir := b.TempDir()
-	grpc, ui := freePort(), freePort()
-	dev := exec.Command(azollaBin, "dev", "--ephemeral", "--grpc-port", strconv.Itoa(grpc), "--ui-port", strconv.Itoa(ui))
-	dev.Env = append(os.Environ(), "AZOLLA_DATA_DIR="+dir, "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok",
-		"AZOLLA_LOG_LEVEL=error", "AZOLLA_LIFECYCLE_POLL_INTERVAL=5s")
-	var devOut strings.Builder
-	dev.Stdout, dev.Stderr = &devOut, &devOut
-	if err := dev.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		_ = dev.Process.Signal(syscall.SIGTERM)
-		_ = dev.Wait()
-	}()
-
-	addr := fmt.Sprintf("127.0.0.1:%d", grpc)
-	var c client.Client
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		var err error
-		c, err = client.Dial(client.Options{HostPort: addr, Logger: quietSDKLogger{}})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("azolla dev did not come up: %v\n%s", err, devOut.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	defer c.Close()
-	st, err := dial.Open(ctx, dial.Config{Driver: config.DriverSQLite, SQLitePath: filepath.Join(dir, "azolla.db")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
+	d := startDev(b, "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok")
+	c, s := d.client, d.starter
 
 	// Baseline: a bare workflow with three no-op activities, on a worker in
 	// this process against the same server.
@@ -87,19 +54,8 @@ func BenchmarkLifecycle(b *testing.B) {
 	}
 	defer w.Stop()
 
-	b.ResetTimer()
-	bare := measure(benchObjectives, func(i int) (time.Duration, error) {
-		start := time.Now()
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bare-%d", i),
-			TaskQueue: "bench-bare"}, "BareWorkflow")
-		if err == nil {
-			err = run.Get(ctx, nil)
-		}
-		return time.Since(start), err
-	})
-
-	s := &starter.Starter{Client: c, Store: st, TaskQueue: config.DefaultTaskQueue}
-	ids := make([]string, benchObjectives)
+	n := benchRounds * benchPerRound
+	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("bench-%d", i)
 		o := &store.Objective{ObjectiveID: ids[i], ObjectiveType: "TICKET", Title: "bench", Status: store.StatusNew, Urgency: "NORMAL"}
@@ -110,23 +66,49 @@ func BenchmarkLifecycle(b *testing.B) {
 	for _, id := range ids {
 		waitAwaitingApproval(b, s, id)
 	}
-	lifecycle := measure(benchObjectives, func(i int) (time.Duration, error) {
-		start := time.Now()
-		if _, err := s.Decide(ctx, ids[i], workflows.Approve, workflows.Decision{By: "bench"}); err != nil {
-			return 0, err
+
+	bareRound := func(r int) series {
+		return measure(benchPerRound, func(i int) (time.Duration, error) {
+			start := time.Now()
+			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bare-%d-%d", r, i),
+				TaskQueue: "bench-bare"}, "BareWorkflow")
+			if err == nil {
+				err = run.Get(ctx, nil)
+			}
+			return time.Since(start), err
+		})
+	}
+	lifecycleRound := func(r int) series {
+		return measure(benchPerRound, func(i int) (time.Duration, error) {
+			id := ids[r*benchPerRound+i]
+			start := time.Now()
+			if _, err := s.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "bench"}); err != nil {
+				return 0, err
+			}
+			var final workflows.State
+			err := c.GetWorkflow(ctx, workflows.ObjectiveWorkflowID(id), "").Get(ctx, &final)
+			if err == nil && final.Step != workflows.StepDone {
+				err = fmt.Errorf("%s ended %s", id, final.Step)
+			}
+			return time.Since(start), err
+		})
+	}
+	b.ResetTimer()
+	var bare, lifecycle series
+	for r := range benchRounds {
+		if r%2 == 0 {
+			bare = bare.add(bareRound(r))
+			lifecycle = lifecycle.add(lifecycleRound(r))
+		} else {
+			lifecycle = lifecycle.add(lifecycleRound(r))
+			bare = bare.add(bareRound(r))
 		}
-		var final workflows.State
-		err := c.GetWorkflow(ctx, workflows.ObjectiveWorkflowID(ids[i]), "").Get(ctx, &final)
-		if err == nil && final.Step != workflows.StepDone {
-			err = fmt.Errorf("%s ended %s", ids[i], final.Step)
-		}
-		return time.Since(start), err
-	})
+	}
 	b.StopTimer()
 	if bare.err != nil || lifecycle.err != nil {
 		b.Fatalf("bare: %v, lifecycle: %v", bare.err, lifecycle.err)
 	}
-	rss := peakRSS(dev.Process.Pid)
+	rss := peakRSS(d.pid())
 
 	b.ReportMetric(lifecycle.throughput(), "lifecycles/s")
 	b.ReportMetric(bare.throughput(), "bare/s")
@@ -137,13 +119,13 @@ func BenchmarkLifecycle(b *testing.B) {
 	b.ReportMetric(float64(lifecycle.p(95))/float64(bare.p(95)), "p95-ratio")
 	b.ReportMetric(float64(rss)/(1<<20), "dev-peak-rss-MiB")
 	fmt.Printf(`
-objective lifecycle vs bare workflow (3 no-op activities), %d each, same azolla dev server
+objective lifecycle vs bare workflow (3 no-op activities), %d rounds of %d each, alternating, same azolla dev server
   %-28s %10s %10s %10s
   %-28s %10.1f %10s %10s
   %-28s %10.1f %10s %10s
   %-28s %10.2f %10.2f %10.2f   (lifecycle / bare)
   azolla dev peak RSS: %.0f MiB
-`, benchObjectives, "", "per second", "p50", "p95",
+`, benchRounds, benchPerRound, "", "per second", "p50", "p95",
 		"lifecycle approve -> DONE", lifecycle.throughput(), lifecycle.p(50).Round(time.Millisecond), lifecycle.p(95).Round(time.Millisecond),
 		"bare workflow", bare.throughput(), bare.p(50).Round(time.Millisecond), bare.p(95).Round(time.Millisecond),
 		"ratio", lifecycle.throughput()/bare.throughput(), float64(lifecycle.p(50))/float64(bare.p(50)),
@@ -158,6 +140,14 @@ type series struct {
 }
 
 func (s series) throughput() float64 { return float64(len(s.lat)) / s.wall.Seconds() }
+
+// add pools two series: their latencies, wall times and first error.
+func (s series) add(o series) series {
+	if s.err == nil {
+		s.err = o.err
+	}
+	return series{lat: append(s.lat, o.lat...), wall: s.wall + o.wall, err: s.err}
+}
 
 func (s series) p(q int) time.Duration {
 	l := slices.Clone(s.lat)

@@ -1,0 +1,114 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/dial"
+	"github.com/azolla/azolla/internal/store/sqlstore"
+	"github.com/azolla/azolla/starter"
+)
+
+// devProc is an `azolla dev` process of the azolla binary, on its own data
+// dir and ports, with a client and the store it writes.
+type devProc struct {
+	cmd     *exec.Cmd
+	dir     string
+	out     *strings.Builder
+	client  client.Client
+	store   store.Store
+	starter *starter.Starter
+}
+
+// startDev starts `azolla dev --ephemeral` with env added to this process's
+// environment, and waits until its server answers. It stops with the test.
+func startDev(tb testing.TB, env ...string) *devProc {
+	tb.Helper()
+	ctx := context.Background()
+	d := &devProc{dir: tb.TempDir(), out: &strings.Builder{}}
+	grpc, ui := freePort(), freePort()
+	d.cmd = exec.Command(azollaBin, "dev", "--ephemeral", "--grpc-port", strconv.Itoa(grpc), "--ui-port", strconv.Itoa(ui))
+	d.cmd.Env = append(append(os.Environ(), "AZOLLA_DATA_DIR="+d.dir, "AZOLLA_LOG_LEVEL=error"), env...)
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	if err := d.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		_ = d.cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", grpc)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietSDKLogger{}})
+		if err == nil {
+			d.client = c
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("azolla dev did not come up: %v\n%s", err, d.out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	tb.Cleanup(d.client.Close)
+	st, err := dial.Open(ctx, dial.Config{Driver: config.DriverSQLite, SQLitePath: filepath.Join(d.dir, "azolla.db")})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	d.store = st
+	d.starter = &starter.Starter{Client: d.client, Store: st, TaskQueue: config.DefaultTaskQueue}
+	return d
+}
+
+// pid is the dev process's id.
+func (d *devProc) pid() int { return d.cmd.Process.Pid }
+
+// storeBytes is the size of the store's database after a checkpoint folds
+// the write-ahead log into it.
+func (d *devProc) storeBytes(tb testing.TB) int64 {
+	tb.Helper()
+	if _, err := d.store.(*sqlstore.Store).DB().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		tb.Fatalf("checkpoint the store: %v", err)
+	}
+	var n int64
+	for _, suffix := range []string{"", "-wal"} {
+		if fi, err := os.Stat(filepath.Join(d.dir, "azolla.db"+suffix)); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// rss is the dev process's resident set now, in bytes.
+func rss(pid int) int64 { return procStatusKB(pid, "VmRSS:") << 10 }
+
+// procStatusKB reads one kB field of /proc/PID/status (0 if unreadable).
+func procStatusKB(pid int, field string) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}

@@ -1,0 +1,153 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// scaleSizes are BenchmarkScale's sizes: AZOLLA_BENCH_SCALE (comma
+// separated) or 100 and 1,000.
+func scaleSizes(tb testing.TB) []int {
+	spec := os.Getenv("AZOLLA_BENCH_SCALE")
+	if spec == "" {
+		return []int{100, 1000}
+	}
+	var sizes []int
+	for _, f := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			tb.Fatalf("AZOLLA_BENCH_SCALE=%q: sizes are positive integers, comma separated", spec)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+// scalePoint is what one size measured.
+type scalePoint struct {
+	n                 int
+	lifecycles        series
+	idleRSS, peakRSS  int64
+	bytesPerObjective float64
+	eventsPerLife     float64
+	createWall        time.Duration
+}
+
+// BenchmarkScale is a fixed-size load test, not a b.N benchmark: run it with
+// -benchtime 1x. For each size it starts a fresh `azolla dev` (COMMAND_DIAZOTROPH
+// running `printf ok`), creates that many objectives and waits until each
+// lifecycle awaits approval, then approves them all at once and waits for
+// every one to reach DONE. It reports throughput, p50/p95 latency, the dev
+// process's resident memory, store bytes and history events per lifecycle,
+// and the largest size's throughput and memory per objective against the
+// smallest's.
+func BenchmarkScale(b *testing.B) {
+	sizes := scaleSizes(b)
+	var points []scalePoint
+	for _, n := range sizes {
+		points = append(points, scaleRun(b, n))
+	}
+	fmt.Printf("\nscale curve: approve -> DONE through one azolla dev (SQLite store, one history shard)\n")
+	fmt.Printf("  %8s %10s %8s %8s %10s %12s %14s %12s %10s\n", "objects", "per second", "p50", "p95",
+		"RSS MiB", "MiB / 1,000", "store B / obj", "events/life", "create")
+	for _, p := range points {
+		fmt.Printf("  %8d %10.1f %8s %8s %10.0f %12.1f %14.0f %12.1f %10s\n", p.n, p.lifecycles.throughput(),
+			p.lifecycles.p(50).Round(time.Millisecond), p.lifecycles.p(95).Round(time.Millisecond),
+			float64(p.peakRSS)/(1<<20), p.rssPerThousand(), p.bytesPerObjective, p.eventsPerLife,
+			p.createWall.Round(100*time.Millisecond))
+		b.ReportMetric(p.lifecycles.throughput(), fmt.Sprintf("lifecycles/s@%d", p.n))
+	}
+	small, large := points[0], points[len(points)-1]
+	if large.n > small.n {
+		tr := large.lifecycles.throughput() / small.lifecycles.throughput()
+		mem := large.rssPerThousand() / small.rssPerThousand()
+		b.ReportMetric(tr, "scale-throughput-ratio")
+		b.ReportMetric(mem, "scale-rss-per-objective-ratio")
+		fmt.Printf("  throughput at %d / at %d: %.2f; resident memory per objective, %d / %d: %.2f\n",
+			large.n, small.n, tr, large.n, small.n, mem)
+	}
+}
+
+// rssPerThousand is the resident memory the lifecycles added, per 1,000.
+func (p scalePoint) rssPerThousand() float64 {
+	return float64(p.peakRSS-p.idleRSS) / (1 << 20) / float64(p.n) * 1000
+}
+
+// scaleRun takes n lifecycles from creation to DONE on a fresh dev process.
+func scaleRun(b *testing.B, n int) scalePoint {
+	ctx := context.Background()
+	d := startDev(b, "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok")
+	p := scalePoint{n: n, idleRSS: rss(d.pid())}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("scale-%d", i)
+	}
+	start := time.Now()
+	bounded(n, 32, func(i int) {
+		o := &store.Objective{ObjectiveID: ids[i], ObjectiveType: "TICKET", Title: "scale", Status: store.StatusNew, Urgency: "NORMAL"}
+		if _, err := d.starter.Create(ctx, o); err != nil {
+			b.Errorf("create %s: %v", ids[i], err)
+		}
+	})
+	bounded(n, 32, func(i int) { waitAwaitingApproval(b, d.starter, ids[i]) })
+	p.createWall = time.Since(start)
+	if b.Failed() {
+		b.FailNow()
+	}
+
+	p.lifecycles = measure(n, func(i int) (time.Duration, error) {
+		start := time.Now()
+		if _, err := d.starter.Decide(ctx, ids[i], workflows.Approve, workflows.Decision{By: "bench"}); err != nil {
+			return 0, err
+		}
+		var final workflows.State
+		err := d.client.GetWorkflow(ctx, workflows.ObjectiveWorkflowID(ids[i]), "").Get(ctx, &final)
+		if err == nil && final.Step != workflows.StepDone {
+			err = fmt.Errorf("%s ended %s", ids[i], final.Step)
+		}
+		return time.Since(start), err
+	})
+	if p.lifecycles.err != nil {
+		b.Fatalf("%d lifecycles: %v\n%s", n, p.lifecycles.err, d.out.String())
+	}
+	p.peakRSS = peakRSS(d.pid())
+	p.bytesPerObjective = float64(d.storeBytes(b)) / float64(n)
+
+	// History length of a sample of lifecycles (creation to DONE).
+	sample := min(n, 50)
+	var events int
+	for i := range sample {
+		iter := d.client.GetWorkflowHistory(ctx, workflows.ObjectiveWorkflowID(ids[i*n/sample]), "", false, 0)
+		for iter.HasNext() {
+			if _, err := iter.Next(); err != nil {
+				b.Fatalf("history of %s: %v", ids[i*n/sample], err)
+			}
+			events++
+		}
+	}
+	p.eventsPerLife = float64(events) / float64(sample)
+	return p
+}
+
+// bounded runs fn(0..n-1) on at most par goroutines at once.
+func bounded(n, par int, fn func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, par)
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fn(i)
+		})
+	}
+	wg.Wait()
+}
