@@ -91,6 +91,9 @@ type objective struct {
 	wake   workflow.ReceiveChannel
 	ending bool
 
+	// held are search attribute updates waiting for the next upsert.
+	held []temporal.SearchAttributeUpdate
+
 	// decision is the accepted, not yet handled human decision.
 	decision *pendingDecision
 	seq      int
@@ -267,7 +270,13 @@ func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) 
 				w.state.Step = StepMissing
 				return w.complete(ctx)
 			}
-			w.setStatus(ctx, res.Status)
+			if w.v.oneUpsertPerRun && view.Found && res.Status == store.StatusInProgress && res.WorkOrder != nil {
+				// The workorder runs next, in this workflow task: its
+				// upsert carries the status too.
+				w.holdStatus(res.Status)
+			} else {
+				w.setStatus(ctx, res.Status)
+			}
 
 		case !view.Found:
 			w.state.Step = StepMissing
@@ -444,6 +453,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 			attrs = append(attrs, AttrBranch.ValueSet(wo.BranchName))
 		}
 	}
+	attrs, w.held = append(attrs, w.held...), nil
 	_ = workflow.UpsertTypedSearchAttributes(ctx, attrs...)
 	log.Info("running workorder", "diazotroph", wo.DiazotrophType)
 
@@ -466,6 +476,15 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 	w.state.GateResult, w.state.GateReason, w.state.CurrentWorkOrderID = g.GateResult, g.GateReason, ""
 	log.Info("workorder gated", "gate_result", g.GateResult, "status", g.Status)
 	return g, nil
+}
+
+// holdStatus records the objective's status and keeps its search
+// attribute for the next upsert.
+func (w *objective) holdStatus(status string) {
+	if status != w.state.Status {
+		w.state.Status = status
+		w.held = append(w.held, AttrStatus.ValueSet(status))
+	}
 }
 
 // setStatus records the objective's status and upserts it (and attrs) as

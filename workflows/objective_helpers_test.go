@@ -99,6 +99,8 @@ type testBundle struct {
 	// lists every AzollaStatus upserted, in order.
 	attrs    map[string]string
 	statuses []string
+	// upserts holds each upsert's keys, in order.
+	upserts [][]string
 }
 
 func setup(t *testing.T) *testBundle {
@@ -112,9 +114,12 @@ func setup(t *testing.T) *testBundle {
 	b := &testBundle{t: t, env: env, attrs: map[string]string{}}
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Return().Maybe().Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
+		var keys []string
+		defer func() { b.upserts = append(b.upserts, keys) }()
 		for _, key := range workflows.SearchAttributes() {
 			k := key.(temporal.SearchAttributeKeyKeyword)
 			if v, ok := sa.GetKeyword(k); ok {
+				keys = append(keys, k.GetName())
 				b.attrs[k.GetName()] = v
 				if k.GetName() == workflows.AttrStatus.GetName() {
 					b.statuses = append(b.statuses, v)

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -39,12 +40,13 @@ func watchSteps(b *testBundle) *stepKinds {
 	return k
 }
 
-// approveToDone runs an approved objective to DONE and returns how each
-// step ran.
-func approveToDone(t *testing.T, oldRun bool) *stepKinds {
+// approveToDone runs an approved objective to DONE, with the changes named
+// at their DefaultVersion (as in runs started before them), and returns how
+// each step ran.
+func approveToDone(t *testing.T, before ...string) (*testBundle, *stepKinds) {
 	b := setup(t)
-	if oldRun {
-		b.env.OnGetVersion("local-store-steps", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	for _, change := range before {
+		b.env.OnGetVersion(change, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	}
 	k := watchSteps(b)
 	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
@@ -59,14 +61,14 @@ func approveToDone(t *testing.T, oldRun bool) *stepKinds {
 	require.Equal(t, workflows.StepDone, s.Step)
 	require.True(t, u.completed, u)
 	require.Equal(t, workflows.DecisionResult{EventID: eventA}, u.result)
-	return k
+	return b, k
 }
 
 // The store steps run inside the workflow task as local activities; the
 // steps that hold a claim for long (Schedule, Run, Gate) stay activities,
 // heartbeating.
 func TestObjective_StoreStepsRunAsLocalActivities(t *testing.T) {
-	k := approveToDone(t, false)
+	_, k := approveToDone(t)
 	require.Equal(t, []string{"Load", "Ready"}, k.local)
 	require.Equal(t, []string{"Schedule", "Run", "Gate"}, k.remote)
 }
@@ -74,7 +76,7 @@ func TestObjective_StoreStepsRunAsLocalActivities(t *testing.T) {
 // Runs started before local-store-steps keep scheduling every step as an
 // activity, as their recorded histories say.
 func TestObjective_RunsBeforeLocalStoreStepsScheduleActivities(t *testing.T) {
-	k := approveToDone(t, true)
+	_, k := approveToDone(t, "local-store-steps")
 	require.Empty(t, k.local)
 	require.Equal(t, []string{"Load", "Ready", "Schedule", "Run", "Gate"}, k.remote)
 }
@@ -89,4 +91,41 @@ func TestObjective_RejectRunsAsLocalActivity(t *testing.T) {
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 	require.Equal(t, []string{"Load", "Reject"}, k.local)
 	require.Empty(t, k.remote)
+}
+
+// upsertWith returns the first upsert that set key, as the keys it set.
+func upsertWith(b *testBundle, key string) []string {
+	for _, keys := range b.upserts {
+		if slices.Contains(keys, key) {
+			return keys
+		}
+	}
+	return nil
+}
+
+// The IN_PROGRESS status rides on the upsert of the workorder about to run:
+// one upsert, one visibility write, where there were two.
+func TestObjective_RunStatusAndWorkOrderShareOneUpsert(t *testing.T) {
+	t.Parallel()
+	var now, before *testBundle
+	t.Run("now", func(t *testing.T) {
+		now, _ = approveToDone(t)
+		run := upsertWith(now, "AzollaDiazotroph")
+		require.Contains(t, run, "AzollaStatus", "upserts: %v", now.upserts)
+	})
+	t.Run("runs before one-upsert-per-run", func(t *testing.T) {
+		before, _ = approveToDone(t, "one-upsert-per-run")
+		run := upsertWith(before, "AzollaDiazotroph")
+		require.NotContains(t, run, "AzollaStatus", "upserts: %v", before.upserts)
+	})
+	// Subtests that call t.Parallel run after this function returns.
+	t.Cleanup(func() {
+		if now == nil || before == nil {
+			return
+		}
+		want := []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone}
+		require.Equal(t, want, now.statuses)
+		require.Equal(t, want, before.statuses)
+		require.Len(t, before.upserts, len(now.upserts)+1)
+	})
 }

@@ -80,7 +80,7 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 		require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["version"], &version))
 		recorded[change] = version
 	}
-	for _, change := range []string{changeWakeReloads, changeFinishHandlers, changeProvenanceAttrs, changeLocalStoreSteps} {
+	for _, change := range []string{changeWakeReloads, changeFinishHandlers, changeProvenanceAttrs, changeLocalStoreSteps, changeOneUpsertPerRun} {
 		require.Equal(t, 1, recorded[change], "%s was recorded before change %q: run make record-histories", newest, change)
 	}
 }

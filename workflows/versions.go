@@ -20,11 +20,15 @@ const (
 	// inside the workflow task that asks for them (before: activities, each
 	// a round trip through the server and one more workflow task).
 	changeLocalStoreSteps = "local-store-steps"
+	// changeOneUpsertPerRun: the IN_PROGRESS status Schedule sets and the
+	// attributes of the workorder about to run go in one upsert (before:
+	// two, in the same workflow task).
+	changeOneUpsertPerRun = "one-upsert-per-run"
 )
 
 // versions is what the run's history says of each change.
 type versions struct {
-	wakeReloads, finishHandlers, provenanceAttrs, localStoreSteps bool
+	wakeReloads, finishHandlers, provenanceAttrs, localStoreSteps, oneUpsertPerRun bool
 }
 
 func getVersions(ctx workflow.Context) versions {
@@ -36,5 +40,6 @@ func getVersions(ctx workflow.Context) versions {
 		finishHandlers:  on(changeFinishHandlers),
 		provenanceAttrs: on(changeProvenanceAttrs),
 		localStoreSteps: on(changeLocalStoreSteps),
+		oneUpsertPerRun: on(changeOneUpsertPerRun),
 	}
 }
