@@ -29,13 +29,14 @@ test-race: ## Run the test suite under the race detector
 	$(GO) test -count=1 -race ./...
 
 # Every benchmark is a fixed-size workload timed next to its baseline in the
-# same run (-benchtime 1x); the last table sets each ratio against its goal.
+# same run (-benchtime 1x), one package at a time (-p 1) so no benchmark runs
+# beside another; the last table sets each ratio against its goal.
 BENCH_OUT ?= bin/bench.out
 
 .PHONY: bench
 bench: ## Benchmarks, each next to a baseline measured in the same run, then every ratio against its goal
 	@mkdir -p $(dir $(BENCH_OUT))
-	@{ $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./... 2>&1; echo $$? > $(BENCH_OUT).rc; } | tee $(BENCH_OUT)
+	@{ $(GO) test -count=1 -p 1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./... 2>&1; echo $$? > $(BENCH_OUT).rc; } | tee $(BENCH_OUT)
 	@test "$$(cat $(BENCH_OUT).rc)" = 0 || { echo "benchmarks failed"; exit 1; }
 	@$(GO) run ./cmd/benchreport < $(BENCH_OUT)
 

@@ -104,9 +104,9 @@ func Report(w io.Writer, m Metrics) (missed, absent int) {
 		case !ok:
 			absent++
 		case g.Met(v):
-			verdict, figure = "met", strconv.FormatFloat(v, 'f', 2, 64)
+			verdict, figure = "met", strconv.FormatFloat(v, 'g', 4, 64)
 		default:
-			verdict, figure = "MISSED", strconv.FormatFloat(v, 'f', 2, 64)
+			verdict, figure = "MISSED", strconv.FormatFloat(v, 'g', 4, 64)
 			missed++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s %.2f\t%s\t%s\t\n", g.ID, g.What, op, g.Bound, figure, verdict)
