@@ -1,0 +1,314 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/dial"
+	"github.com/azolla/azolla/starter"
+	"github.com/azolla/azolla/workflows"
+)
+
+// idleSizesEnv lists the numbers of waiting objectives BenchmarkIdleCost
+// measures, comma-separated, ascending.
+const idleSizesEnv = "AZOLLA_BENCH_IDLE_SIZES"
+
+// idleDefaultSizes is what BenchmarkIdleCost measures unless told otherwise;
+// 10,000 takes several minutes more (see its doc).
+const idleDefaultSizes = "100,1000"
+
+// idlePollInterval is azolla dev's default lifecycle.poll_interval, spelled
+// out so the measure does not move if the default does.
+const idlePollInterval = 5 * time.Second
+
+// idleWindow is how long the CPU is measured: several poller passes.
+const idleWindow = 6 * idlePollInterval
+
+// idleSettle is how long the dev process must stay quiet before a measure:
+// longer than a store step's StartToClose timeout (a minute), because each
+// finished step's timeout timer still fires then, so creating objectives
+// leaves work behind for a minute after the last lifecycle waits.
+const idleSettle = 70 * time.Second
+
+// idleQuietMargin is how far above the empty process's CPU a 5 s window may
+// be and still count as quiet, in points of a core.
+const idleQuietMargin = 0.5
+
+// BenchmarkIdleCost is a fixed-size load test, not a b.N benchmark: b.N is
+// ignored (run it with -benchtime 1x). It starts one `azolla dev` process
+// and measures its CPU (utime+stime from /proc/PID/stat, as a percentage of
+// one core) over six poller intervals of the default 5 s: first empty (the
+// baseline: the embedded Temporal server, its UI and the workers), then
+// with N objectives waiting for approval for each size N, adding objectives
+// up to each N in turn. AZOLLA_BENCH_IDLE_SIZES lists the sizes (default
+// "100,1000"; the issue's table is "100,1000,10000").
+//
+// Objectives are created as `azolla objective create` does (store, then
+// lifecycle), 32 at a time. Before each measure, every lifecycle must await
+// approval and the process must have been quiet for idleSettle. Each row
+// gives N, the CPU, the poller passes seen in the window (the growth of the
+// poller's leadership claim_version, renewed once per pass), the time to
+// create the objectives added, until they all waited, and until the process
+// was quiet. The issue's goal: CPU independent of N, at most 1% of a core
+// at 10,000.
+//
+// Timings on a 2-core VM: the baseline and each small size take about 2
+// minutes (mostly idleSettle and the window); reaching 10,000 adds about
+// 10 minutes (creating, the lifecycles' first steps, their timers).
+func BenchmarkIdleCost(b *testing.B) {
+	sizes, err := idleSizes(os.Getenv(idleSizesEnv))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := startIdleDev(b)
+	rows := []idleRow{d.measure(b, 0)}
+	for _, n := range sizes {
+		rows = append(rows, d.measure(b, n))
+	}
+	fmt.Printf("\nazolla dev idle CPU with N objectives waiting for approval (poll interval %v, window %v)\n",
+		idlePollInterval, idleWindow)
+	fmt.Printf("  %8s %11s %7s %10s %12s %10s\n", "N", "CPU % core", "passes", "create", "all waiting", "quiet")
+	for _, r := range rows {
+		fmt.Printf("  %8d %11.2f %7d %10s %12s %10s\n", r.n, r.cpuPercent, r.passes,
+			r.create.Round(100*time.Millisecond), r.waiting.Round(100*time.Millisecond), r.quiet.Round(time.Second))
+		b.ReportMetric(r.cpuPercent, fmt.Sprintf("cpu-%%-at-%d", r.n))
+	}
+}
+
+// idleRow is one size's measure; the durations count from the start of
+// its creation.
+type idleRow struct {
+	n          int
+	cpuPercent float64
+	passes     int64
+	create     time.Duration
+	waiting    time.Duration
+	quiet      time.Duration
+}
+
+func idleSizes(spec string) ([]int, error) {
+	if spec == "" {
+		spec = idleDefaultSizes
+	}
+	var out []int
+	for _, f := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || (len(out) > 0 && n <= out[len(out)-1]) {
+			return nil, fmt.Errorf("%s: %q is not a number of objectives above the one before", idleSizesEnv, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// idleDev is the azolla dev process under measure.
+type idleDev struct {
+	pid      int
+	out      *strings.Builder
+	store    store.Store
+	starter  *starter.Starter
+	created  int     // objectives created so far
+	baseline float64 // CPU of the empty process
+}
+
+func startIdleDev(b *testing.B) *idleDev {
+	ctx := context.Background()
+	dir := b.TempDir()
+	grpc, ui := freePort(), freePort()
+	dev := exec.Command(azollaBin, "dev", "--ephemeral", "--grpc-port", strconv.Itoa(grpc), "--ui-port", strconv.Itoa(ui))
+	dev.Env = append(os.Environ(), "AZOLLA_DATA_DIR="+dir, "AZOLLA_LOG_LEVEL=error",
+		"AZOLLA_LIFECYCLE_POLL_INTERVAL="+idlePollInterval.String())
+	out := &strings.Builder{}
+	dev.Stdout, dev.Stderr = out, out
+	if err := dev.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = dev.Process.Signal(syscall.SIGTERM)
+		_ = dev.Wait()
+	})
+	c := idleDial(b, fmt.Sprintf("127.0.0.1:%d", grpc), out)
+	b.Cleanup(c.Close)
+	st, err := dial.Open(ctx, dial.Config{Driver: config.DriverSQLite, SQLitePath: filepath.Join(dir, "azolla.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return &idleDev{pid: dev.Process.Pid, out: out, store: st,
+		starter: &starter.Starter{Client: c, Store: st, TaskQueue: config.DefaultTaskQueue}}
+}
+
+// measure brings the waiting objectives up to n, waits for quiet and
+// measures; n = 0 measures the empty process and sets the baseline.
+func (d *idleDev) measure(b *testing.B, n int) idleRow {
+	ctx := context.Background()
+	row := idleRow{n: n}
+	start := time.Now()
+	ids := make([]string, 0, n-d.created)
+	for i := d.created; i < n; i++ {
+		ids = append(ids, fmt.Sprintf("idle-%05d", i))
+	}
+	if err := inParallel(ids, func(id string) error {
+		_, err := d.starter.Create(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "waits",
+			Status: store.StatusNew, Urgency: "NORMAL"})
+		return err
+	}); err != nil {
+		b.Fatalf("create: %v", err)
+	}
+	d.created = n
+	row.create = time.Since(start)
+	if err := d.allAwaitApproval(ctx, ids); err != nil {
+		b.Fatalf("%v\n%s", err, d.out.String())
+	}
+	row.waiting = time.Since(start)
+	if n > 0 {
+		if !d.quiet(b) {
+			b.Logf("N=%d: the process never stayed within %.1f points of its empty CPU for %v; measuring anyway",
+				n, idleQuietMargin, idleSettle)
+		}
+	} else {
+		// The poller's first passes and the server's start-up settle.
+		time.Sleep(2 * idlePollInterval)
+	}
+	row.quiet = time.Since(start)
+
+	v0 := d.pollerVersion(b)
+	t0, w0 := cpuTicks(b, d.pid), time.Now()
+	time.Sleep(idleWindow)
+	t1, w1 := cpuTicks(b, d.pid), time.Now()
+	row.passes = d.pollerVersion(b) - v0
+	row.cpuPercent = 100 * ticksToSeconds(t1-t0) / w1.Sub(w0).Seconds()
+	if n == 0 {
+		d.baseline = row.cpuPercent
+	}
+	return row
+}
+
+// allAwaitApproval queries the lifecycles in rounds until each has awaited
+// approval once, so that a slow start is not hammered with queries.
+func (d *idleDev) allAwaitApproval(ctx context.Context, ids []string) error {
+	pending := ids
+	for deadline := time.Now().Add(15 * time.Minute); len(pending) > 0; {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d lifecycles never awaited approval, %s among them", len(pending), pending[0])
+		}
+		var mu sync.Mutex
+		var still []string
+		_ = inParallel(pending, func(id string) error {
+			if st, err := d.starter.State(ctx, id); err != nil || st.Step != workflows.StepAwaitingApproval {
+				mu.Lock()
+				still = append(still, id)
+				mu.Unlock()
+			}
+			return nil
+		})
+		if pending = still; len(pending) > 0 {
+			time.Sleep(time.Second)
+		}
+	}
+	return nil
+}
+
+// quiet waits, for up to ten minutes, until no 5 s window has been more than
+// idleQuietMargin above the baseline for idleSettle.
+func (d *idleDev) quiet(b *testing.B) bool {
+	calm := time.Now()
+	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); {
+		t0 := cpuTicks(b, d.pid)
+		time.Sleep(5 * time.Second)
+		if 100*ticksToSeconds(cpuTicks(b, d.pid)-t0)/5 > d.baseline+idleQuietMargin {
+			calm = time.Now()
+		}
+		if time.Since(calm) >= idleSettle {
+			return true
+		}
+	}
+	return false
+}
+
+// pollerVersion is the poller's leadership claim_version: it grows by one
+// each pass (and by one each third of a lease during a long pass).
+func (d *idleDev) pollerVersion(b *testing.B) int64 {
+	c, err := d.store.GetClaim(context.Background(), store.ResourcePoller, store.PollerLeadership)
+	if err != nil {
+		b.Fatalf("the poller's leadership claim: %v", err)
+	}
+	return c.ClaimVersion
+}
+
+func idleDial(b *testing.B, addr string, devOut *strings.Builder) client.Client {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietSDKLogger{}})
+		if err == nil {
+			return c
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("azolla dev did not come up: %v\n%s", err, devOut.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// inParallel runs op on every id, 32 at a time, and returns the first error.
+func inParallel(ids []string, op func(id string) error) error {
+	var next atomic.Int64
+	var first error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(len(ids)); i = next.Add(1) - 1 {
+				if err := op(ids[i]); err != nil {
+					once.Do(func() { first = fmt.Errorf("%s: %w", ids[i], err) })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat's times:
+// 100 on every Linux azolla runs on.
+const clockTicks = 100
+
+func ticksToSeconds(t int64) float64 { return float64(t) / clockTicks }
+
+// cpuTicks is a process's utime+stime, in clock ticks.
+func cpuTicks(b *testing.B, pid int) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatalf("read the dev process's CPU times: %v", err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces:
+	// the fields counted from 3 start after its closing parenthesis.
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("parse /proc/%d/stat: %q", pid, s)
+	}
+	return utime + stime
+}
