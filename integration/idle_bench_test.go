@@ -70,6 +70,11 @@ const idleQuietMargin = 0.5
 // minutes (mostly idleSettle and the window); reaching 10,000 adds about
 // 10 minutes (creating, the lifecycles' first steps, their timers).
 func BenchmarkIdleCost(b *testing.B) {
+	// Minutes per size: more than `make bench` may take. `make bench-idle`
+	// runs it with the issue's sizes.
+	if os.Getenv(idleSizesEnv) == "" {
+		b.Skipf("set %s (e.g. 100,1000) or run make bench-idle: each size takes minutes", idleSizesEnv)
+	}
 	sizes, err := idleSizes(os.Getenv(idleSizesEnv))
 	if err != nil {
 		b.Fatal(err)
