@@ -24,19 +24,18 @@ import (
 )
 
 // idleSizesEnv lists the numbers of waiting objectives BenchmarkIdleCost
-// measures, comma-separated, ascending.
+// measures, comma-separated, ascending; unset, it is skipped.
 const idleSizesEnv = "AZOLLA_BENCH_IDLE_SIZES"
-
-// idleDefaultSizes is what BenchmarkIdleCost measures unless told otherwise;
-// 10,000 takes several minutes more (see its doc).
-const idleDefaultSizes = "100,1000"
 
 // idlePollInterval is azolla dev's default lifecycle.poll_interval, spelled
 // out so the measure does not move if the default does.
 const idlePollInterval = 5 * time.Second
 
-// idleWindow is how long the CPU is measured: several poller passes.
-const idleWindow = 6 * idlePollInterval
+// idleWindow is how long the CPU is measured: 24 poller passes, and as
+// long as the Go runtime's period of forced collections (two minutes), so
+// that each window holds one. A forced collection marks the whole live heap;
+// a window without one reads low, a short window with one reads high.
+const idleWindow = 24 * idlePollInterval
 
 // idleSettle is how long the dev process must stay quiet before a measure:
 // longer than a store step's StartToClose timeout (a minute), because each
@@ -51,11 +50,12 @@ const idleQuietMargin = 0.5
 // BenchmarkIdleCost is a fixed-size load test, not a b.N benchmark: b.N is
 // ignored (run it with -benchtime 1x). It starts one `azolla dev` process
 // and measures its CPU (utime+stime from /proc/PID/stat, as a percentage of
-// one core) over six poller intervals of the default 5 s: first empty (the
-// baseline: the embedded Temporal server, its UI and the workers), then
-// with N objectives waiting for approval for each size N, adding objectives
-// up to each N in turn. AZOLLA_BENCH_IDLE_SIZES lists the sizes (default
-// "100,1000"; the issue's table is "100,1000,10000").
+// one core) over two minutes (idleWindow, 24 passes of the default 5 s
+// poll interval): first empty (the baseline: the embedded Temporal server,
+// its UI and the workers), then with N objectives waiting for approval for
+// each size N, adding objectives up to each N in turn.
+// AZOLLA_BENCH_IDLE_SIZES lists the sizes; `make bench-idle` sets the
+// issue's "100,1000,10000".
 //
 // Objectives are created as `azolla objective create` does (store, then
 // lifecycle), 32 at a time. Before each measure, every lifecycle must await
@@ -66,9 +66,10 @@ const idleQuietMargin = 0.5
 // was quiet. The issue's goal: CPU independent of N, at most 1% of a core
 // at 10,000.
 //
-// Timings on a 2-core VM: the baseline and each small size take about 2
-// minutes (mostly idleSettle and the window); reaching 10,000 adds about
-// 10 minutes (creating, the lifecycles' first steps, their timers).
+// Timings on a 2-core VM: the baseline and each small size take about 3.5
+// minutes (mostly idleSettle and the window); reaching 10,000 adds about 9
+// minutes (creating in about a minute, the lifecycles' first steps in four,
+// their step timers, the window).
 func BenchmarkIdleCost(b *testing.B) {
 	// Minutes per size: more than `make bench` may take. `make bench-idle`
 	// runs it with the issue's sizes.
@@ -106,9 +107,6 @@ type idleRow struct {
 }
 
 func idleSizes(spec string) ([]int, error) {
-	if spec == "" {
-		spec = idleDefaultSizes
-	}
 	var out []int
 	for _, f := range strings.Split(spec, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
