@@ -1,0 +1,379 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The records below are seed 004's: the control plane's jobs, their
+// attempts and leases, the messages of the database transport and the
+// tokens remote workers present. The database is the truth of a job; a
+// stream message only says "look at job X".
+
+// Job statuses. SUCCEEDED, FAILED and DEAD_LETTERED are settled: nothing
+// changes a settled job but the record of its Temporal notification.
+const (
+	JobQueued       = "QUEUED"
+	JobRunning      = "RUNNING"
+	JobSucceeded    = "SUCCEEDED"
+	JobFailed       = "FAILED"
+	JobDeadLettered = "DEAD_LETTERED"
+)
+
+// Attempt statuses. Every status but RUNNING is closed.
+const (
+	AttemptRunning   = "RUNNING"
+	AttemptSucceeded = "SUCCEEDED"
+	AttemptFailed    = "FAILED"
+	AttemptExpired   = "EXPIRED"
+)
+
+// JobSettled reports whether a job in status can no longer change.
+func JobSettled(status string) bool {
+	return status == JobSucceeded || status == JobFailed || status == JobDeadLettered
+}
+
+// JobError is the structured failure of a job or an attempt.
+type JobError struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Stack     string `json:"stack,omitempty"`
+	Retryable bool   `json:"retryable"`
+}
+
+// Job is the canonical record of one unit of remote work.
+type Job struct {
+	JobID   string `json:"job_id"` // a UUID
+	JobType string `json:"job_type"`
+	// Stream is the stream the job's messages are written to.
+	Stream  string          `json:"stream"`
+	Status  string          `json:"status"`
+	Payload json.RawMessage `json:"payload"`
+	// Result is set when the job SUCCEEDED.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error is the last failure.
+	Error        *JobError `json:"error,omitempty"`
+	AttemptCount int       `json:"attempt_count"`
+	MaxAttempts  int       `json:"max_attempts"`
+	WorkOrderID  string    `json:"work_order_id,omitempty"`
+	// EnqueueID names the job's current enqueue; every requeue makes a new
+	// one, so a message of an earlier enqueue is recognized as stale.
+	EnqueueID string `json:"enqueue_id"`
+	// MessageID is the transport's id of the current enqueue's message; ""
+	// until the message is written (the reaper writes it if the enqueuer
+	// died first).
+	MessageID string `json:"message_id,omitempty"`
+	// AvailableAt is when a QUEUED job may be claimed (a requeue's backoff).
+	AvailableAt time.Time `json:"available_at"`
+	// Activity names the pending Temporal activity the job completes, if
+	// any. Only the control plane reads it; workers never see it.
+	Activity *ActivityRef `json:"activity,omitempty"`
+	// NotifiedAt is when the settled outcome reached the activity; nil
+	// while it has not (the reaper repairs a crash in between).
+	NotifiedAt *time.Time `json:"notified_at,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+}
+
+// ActivityRef addresses a pending Temporal activity by ids, which stay
+// valid across the activity's attempts (a task token does not).
+type ActivityRef struct {
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id"`
+	ActivityID string `json:"activity_id"`
+}
+
+// JobAttempt is one worker's attempt at a job.
+type JobAttempt struct {
+	AttemptID     string `json:"attempt_id"` // a UUID
+	JobID         string `json:"job_id"`
+	WorkerID      string `json:"worker_id"`
+	AttemptNumber int    `json:"attempt_number"`
+	Status        string `json:"status"`
+	// Stream and MessageID name the message the attempt was claimed from.
+	Stream     string     `json:"stream"`
+	MessageID  string     `json:"message_id"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Error      *JobError  `json:"error,omitempty"`
+}
+
+// JobLease is the exclusive, expiring right of one attempt to settle its
+// job. One row per attempt; it is kept, released, after the attempt closes
+// so a repeated completion can be recognized.
+type JobLease struct {
+	JobID     string `json:"job_id"`
+	AttemptID string `json:"attempt_id"`
+	WorkerID  string `json:"worker_id"`
+	// LeaseToken is 256 random bits, base64url; compared in constant time.
+	LeaseToken     string     `json:"lease_token"`
+	LeaseExpiresAt time.Time  `json:"lease_expires_at"`
+	HeartbeatAt    time.Time  `json:"heartbeat_at"`
+	CreatedAt      time.Time  `json:"created_at"`
+	ReleasedAt     *time.Time `json:"released_at,omitempty"`
+}
+
+// Live reports whether the lease is unreleased and unexpired at now.
+func (l *JobLease) Live(now time.Time) bool {
+	return l.ReleasedAt == nil && now.Before(l.LeaseExpiresAt)
+}
+
+// JobMessage is one message of the database transport: the stand-in for a
+// stream entry when no Redis is configured.
+type JobMessage struct {
+	Stream    string `json:"stream"`
+	MessageID string `json:"message_id"`
+	JobID     string `json:"job_id"`
+	EnqueueID string `json:"enqueue_id"`
+	// DeliveredAt and Consumer are set while the message is pending: read
+	// by a consumer and not acknowledged.
+	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
+	Consumer    string     `json:"consumer,omitempty"`
+	Deliveries  int        `json:"deliveries"`
+	CreatedAt   time.Time  `json:"created_at"`
+}
+
+// WorkerToken is a remote worker's credential; only its hash is stored.
+type WorkerToken struct {
+	// WorkerID is the name the token was created for; a request's
+	// worker_id must equal it.
+	WorkerID  string     `json:"worker_id"`
+	TokenHash string     `json:"token_hash"` // hex SHA-256 of the token
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+// JobStore is seed 004's side of the store. Every method is one
+// transaction (or one statement) of its own; the On* callbacks run inside
+// that transaction, so a caller's own writes (an output bundle, a
+// WORKORDER claim's renewal) commit or roll back with the job's.
+//
+// Lease tokens are compared in constant time. A wrong, released or expired
+// token, or an attempt that is no longer RUNNING, is a *JobLeaseError
+// (errors.Is ErrJobLeaseLost) and nothing is written.
+type JobStore interface {
+	// CreateJob inserts j as QUEUED. A job already stored for the same
+	// job_id, or for the same work_order_id, is returned with
+	// created=false and nothing is written.
+	CreateJob(ctx context.Context, j *Job) (stored *Job, created bool, err error)
+	GetJob(ctx context.Context, jobID string) (*Job, error)
+	GetJobByWorkOrder(ctx context.Context, workOrderID string) (*Job, error)
+	ListJobs(ctx context.Context, p ListJobsParams) ([]*Job, error)
+	ListJobAttempts(ctx context.Context, jobID string) ([]*JobAttempt, error)
+	// ListJobLeases returns a job's leases, one per attempt, oldest first.
+	ListJobLeases(ctx context.Context, jobID string) ([]*JobLease, error)
+	// SetJobActivity records the Temporal activity a job completes.
+	SetJobActivity(ctx context.Context, jobID string, a ActivityRef, now time.Time) (*Job, error)
+	// SetJobMessage records the message written for the job's enqueue
+	// p.EnqueueID; if the job has moved on to another enqueue it changes
+	// nothing and returns changed=false.
+	SetJobMessage(ctx context.Context, p SetJobMessageParams) (changed bool, err error)
+
+	// StartJobAttempt is a claim: it moves a QUEUED, available job whose
+	// enqueue_id is p.EnqueueID to RUNNING, counts the attempt, and inserts
+	// the attempt and its lease. Any other state is a *JobStaleError
+	// (errors.Is ErrJobStale) saying why, and nothing is written.
+	StartJobAttempt(ctx context.Context, p StartJobAttemptParams) (*StartedJobAttempt, error)
+	// RenewJobLease extends the live lease of p.AttemptID's RUNNING attempt
+	// presenting p.LeaseToken.
+	RenewJobLease(ctx context.Context, p RenewJobLeaseParams) (*JobLease, error)
+	// SettleJobAttempt closes a RUNNING attempt under its lease: it writes
+	// the outcome (p.Status SUCCEEDED with p.Result, or FAILED with p.Error),
+	// the job's next status (p.Next), and releases the lease, in one
+	// transaction. Settling an attempt again with its token returns the
+	// stored outcome with Repeat=true and writes nothing.
+	SettleJobAttempt(ctx context.Context, p SettleJobAttemptParams) (*SettledJobAttempt, error)
+	// ExpireJobAttempt closes a RUNNING attempt whose lease has expired as
+	// EXPIRED and sets the job's next status, for the reaper. An attempt
+	// that is not RUNNING, or whose lease is live, is a *JobStaleError.
+	ExpireJobAttempt(ctx context.Context, p ExpireJobAttemptParams) (*Job, error)
+	// ListExpiredJobLeases pages through the unreleased leases expired at
+	// p.Now whose attempt is still RUNNING, oldest expiry first.
+	ListExpiredJobLeases(ctx context.Context, p ExpiredJobLeasesParams) ([]*JobLease, error)
+	// MarkJobNotified records that a settled job's outcome reached its
+	// activity; marking again changes nothing.
+	MarkJobNotified(ctx context.Context, jobID string, now time.Time) error
+
+	// The database transport.
+
+	// EnqueueJobMessage inserts m (its MessageID assigned by the store if
+	// empty) and returns the stored message.
+	EnqueueJobMessage(ctx context.Context, m *JobMessage) (*JobMessage, error)
+	// ReceiveJobMessage takes the oldest message of the first stream in
+	// p.Streams that has one: never delivered, or pending longer than
+	// p.MinIdle (its consumer died). It is marked delivered to p.Consumer.
+	// Nil and no error when every stream is empty.
+	ReceiveJobMessage(ctx context.Context, p ReceiveJobMessageParams) (*JobMessage, error)
+	// AckJobMessage deletes the message; acknowledging a missing message
+	// is not an error.
+	AckJobMessage(ctx context.Context, stream, messageID string) error
+	// GetJobMessage returns a message not yet acknowledged, or a
+	// *NotFoundError.
+	GetJobMessage(ctx context.Context, stream, messageID string) (*JobMessage, error)
+
+	// Worker tokens.
+
+	// CreateWorkerToken stores t; a worker_id with a live (unrevoked)
+	// token is an error wrapping ErrAlreadyExists.
+	CreateWorkerToken(ctx context.Context, t *WorkerToken) error
+	// GetWorkerTokenByHash returns the unrevoked token with this hash.
+	GetWorkerTokenByHash(ctx context.Context, tokenHash string) (*WorkerToken, error)
+	ListWorkerTokens(ctx context.Context) ([]*WorkerToken, error)
+	// RevokeWorkerToken revokes the worker's live token; none is a
+	// *NotFoundError.
+	RevokeWorkerToken(ctx context.Context, workerID string, now time.Time) error
+}
+
+// ListJobsParams filters ListJobs, paging in (created_at, job_id) order.
+// Zero values mean no filter.
+type ListJobsParams struct {
+	Status      string
+	WorkOrderID string
+	// Unnotified keeps settled jobs with an activity not yet notified.
+	Unnotified bool
+	After      Cursor
+	Limit      int
+}
+
+// SetJobMessageParams records the message of one enqueue.
+type SetJobMessageParams struct {
+	JobID     string
+	EnqueueID string
+	MessageID string
+	Now       time.Time
+}
+
+// StartJobAttemptParams claims a job for one attempt. AttemptID and
+// LeaseToken are made by the caller (a UUID; 256 random bits).
+type StartJobAttemptParams struct {
+	JobID      string
+	EnqueueID  string
+	Stream     string
+	MessageID  string
+	WorkerID   string
+	AttemptID  string
+	LeaseToken string
+	TTL        time.Duration
+	Now        time.Time
+	// OnStart runs in the transaction once the rows are written; an error
+	// rolls everything back.
+	OnStart func(q Querier, s *StartedJobAttempt) error
+}
+
+// StartedJobAttempt is what a claim wrote.
+type StartedJobAttempt struct {
+	Job     *Job
+	Attempt *JobAttempt
+	Lease   *JobLease
+}
+
+// RenewJobLeaseParams extends one attempt's lease.
+type RenewJobLeaseParams struct {
+	JobID      string
+	AttemptID  string
+	WorkerID   string
+	LeaseToken string
+	TTL        time.Duration
+	Now        time.Time
+	// OnRenew runs in the transaction after the lease is extended.
+	OnRenew func(q Querier, j *Job, l *JobLease) error
+}
+
+// JobNext is what becomes of a job when an attempt closes.
+type JobNext struct {
+	// Status is the job's next status: SUCCEEDED, FAILED, DEAD_LETTERED,
+	// or QUEUED for a requeue.
+	Status string
+	// EnqueueID and AvailableAt describe a requeue's new enqueue.
+	EnqueueID   string
+	AvailableAt time.Time
+}
+
+// SettleJobAttemptParams closes one attempt under its lease.
+type SettleJobAttemptParams struct {
+	JobID      string
+	AttemptID  string
+	WorkerID   string
+	LeaseToken string
+	// Status is the attempt's outcome: SUCCEEDED or FAILED.
+	Status string
+	Result json.RawMessage
+	Error  *JobError
+	Next   JobNext
+	Now    time.Time
+	// OnSettle runs in the transaction after the job is written (not on a
+	// repeat).
+	OnSettle func(q Querier, j *Job) error
+}
+
+// SettledJobAttempt is the outcome of a settle.
+type SettledJobAttempt struct {
+	Job     *Job
+	Attempt *JobAttempt
+	// Repeat is true when the attempt was settled before; nothing was
+	// written.
+	Repeat bool
+}
+
+// ExpireJobAttemptParams closes one expired attempt.
+type ExpireJobAttemptParams struct {
+	JobID     string
+	AttemptID string
+	Error     *JobError
+	Next      JobNext
+	Now       time.Time
+	// OnExpire runs in the transaction after the job is written.
+	OnExpire func(q Querier, j *Job) error
+}
+
+// ExpiredJobLeasesParams asks for one page of expired leases.
+type ExpiredJobLeasesParams struct {
+	Now   time.Time
+	Limit int
+}
+
+// ReceiveJobMessageParams takes one message of the database transport.
+type ReceiveJobMessageParams struct {
+	Streams  []string
+	Consumer string
+	MinIdle  time.Duration
+	Now      time.Time
+}
+
+// Sentinels of the job protocol.
+var (
+	// ErrJobStale: the message or request names a job state that has
+	// moved on (settled, running under another attempt, another enqueue).
+	ErrJobStale = errors.New("job state moved on")
+	// ErrJobLeaseLost: the lease token is wrong, released or expired, or
+	// the attempt is no longer RUNNING.
+	ErrJobLeaseLost = errors.New("job lease lost")
+)
+
+// JobStaleError says why a claim or an expiry found nothing to do.
+type JobStaleError struct {
+	JobID  string
+	Reason string // e.g. "job is RUNNING", "enqueue superseded", "not available until ..."
+}
+
+func (e *JobStaleError) Error() string { return fmt.Sprintf("job %q: %s", e.JobID, e.Reason) }
+
+// Is makes errors.Is(err, ErrJobStale) true.
+func (e *JobStaleError) Is(target error) bool { return target == ErrJobStale }
+
+// JobLeaseError says why a lease was refused. It never carries the token.
+type JobLeaseError struct {
+	JobID     string
+	AttemptID string
+	Reason    string // e.g. "wrong lease token", "lease expired", "attempt is EXPIRED"
+}
+
+func (e *JobLeaseError) Error() string {
+	return fmt.Sprintf("job %q attempt %q: %s", e.JobID, e.AttemptID, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrJobLeaseLost) true.
+func (e *JobLeaseError) Is(target error) bool { return target == ErrJobLeaseLost }
