@@ -23,18 +23,29 @@ type Kind string
 
 // The record kinds, one schema file <kind>.schema.json each.
 const (
-	Objective       Kind = "objective"
-	Event           Kind = "event"
-	ContextSnapshot Kind = "context_snapshot"
-	WorkOrder       Kind = "workorder"
-	OutputBundle    Kind = "output_bundle"
-	RunRecord       Kind = "run_record"
-	PauseState      Kind = "pause_state"
-	ClaimRecord     Kind = "claim_record"
-	CaptureBuffer   Kind = "capture_buffer"
-	Job             Kind = "job"
-	JobAttempt      Kind = "job_attempt"
-	JobLease        Kind = "job_lease"
+	Objective               Kind = "objective"
+	Event                   Kind = "event"
+	ContextSnapshot         Kind = "context_snapshot"
+	WorkOrder               Kind = "workorder"
+	OutputBundle            Kind = "output_bundle"
+	RunRecord               Kind = "run_record"
+	PauseState              Kind = "pause_state"
+	ClaimRecord             Kind = "claim_record"
+	CaptureBuffer           Kind = "capture_buffer"
+	Job                     Kind = "job"
+	JobAttempt              Kind = "job_attempt"
+	JobLease                Kind = "job_lease"
+	JobMessage              Kind = "job_message"
+	WorkerToken             Kind = "worker_token"
+	WorkerClaimRequest      Kind = "worker_claim_request"
+	WorkerClaimResponse     Kind = "worker_claim_response"
+	WorkerHeartbeatRequest  Kind = "worker_heartbeat_request"
+	WorkerHeartbeatResponse Kind = "worker_heartbeat_response"
+	WorkerCompleteRequest   Kind = "worker_complete_request"
+	WorkerCompleteResponse  Kind = "worker_complete_response"
+	WorkerFailRequest       Kind = "worker_fail_request"
+	WorkerFailResponse      Kind = "worker_fail_response"
+	WorkerErrorResponse     Kind = "worker_error_response"
 )
 
 // ErrUnknownKind is wrapped by every error about a kind without a schema.
@@ -49,6 +60,7 @@ var files embed.FS
 var allKinds = []Kind{
 	Objective, Event, ContextSnapshot, WorkOrder, OutputBundle, RunRecord,
 	PauseState, ClaimRecord, CaptureBuffer, Job, JobAttempt, JobLease,
+	JobMessage, WorkerToken, WorkerClaimRequest, WorkerClaimResponse, WorkerHeartbeatRequest, WorkerHeartbeatResponse, WorkerCompleteRequest, WorkerCompleteResponse, WorkerFailRequest, WorkerFailResponse, WorkerErrorResponse,
 }
 
 var (
