@@ -245,7 +245,15 @@ const (
 	// ResourcePoller is the leadership of a store's lifecycle poller: one
 	// claim, on resource PollerLeadership, held by the active instance.
 	ResourcePoller = "POLLER"
+	// ResourceControlPlaneReaper is the leadership of the control plane's
+	// reaper: one claim, on resource ControlPlaneReaperLeadership, held by
+	// the active control-plane instance.
+	ResourceControlPlaneReaper = "CONTROL_PLANE_REAPER"
 )
+
+// ControlPlaneReaperLeadership is the resource id of the reaper's
+// leadership claim.
+const ControlPlaneReaperLeadership = "control-plane-reaper"
 
 // PollerLeadership is the resource id of the poller's leadership claim.
 const PollerLeadership = "lifecycle-poller"
