@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -29,7 +30,52 @@ type Config struct {
 	// Patch configures PATCH_DIAZOTROPH, which runs every objective that
 	// names a repository.
 	Patch PatchConfig `mapstructure:"patch" json:"patch" yaml:"patch"`
+	// ControlPlane configures seed 004's control plane: the HTTP server
+	// remote workers pull jobs from, its transport and its policy, and which
+	// diazotrophs run remotely.
+	ControlPlane ControlPlaneConfig `mapstructure:"control_plane" json:"control_plane" yaml:"control_plane"`
 }
+
+// ControlPlaneConfig configures `azolla control-plane` (and the control
+// plane `azolla dev` embeds) and routes diazotrophs to remote workers.
+type ControlPlaneConfig struct {
+	// Address is host:port the HTTP server listens on.
+	Address string `mapstructure:"address" json:"address" yaml:"address"`
+	// CertFile and KeyFile, set together, serve HTTPS.
+	CertFile string `mapstructure:"cert_file" json:"cert_file" yaml:"cert_file"`
+	KeyFile  string `mapstructure:"key_file" json:"key_file" yaml:"key_file"`
+	// RedisURL (redis://[user:password@]host:port/db) selects the Redis
+	// Streams transport; "" uses the database transport. Secret: print it
+	// only via Masked.
+	RedisURL string `mapstructure:"redis_url" json:"redis_url" yaml:"redis_url"`
+	// LeaseTTL is how long a remote worker's lease lives without a
+	// heartbeat; HeartbeatInterval is how often workers are told to send
+	// one.
+	LeaseTTL          time.Duration `mapstructure:"lease_ttl" json:"lease_ttl" yaml:"lease_ttl"`
+	HeartbeatInterval time.Duration `mapstructure:"heartbeat_interval" json:"heartbeat_interval" yaml:"heartbeat_interval"`
+	// MaxAttempts bounds a job's attempts before it is dead-lettered.
+	MaxAttempts int `mapstructure:"max_attempts" json:"max_attempts" yaml:"max_attempts"`
+	// ReaperInterval is how often the reaper looks for expired leases and
+	// lost messages.
+	ReaperInterval time.Duration `mapstructure:"reaper_interval" json:"reaper_interval" yaml:"reaper_interval"`
+	// MaxWait caps a claim's long poll (at most 30s).
+	MaxWait time.Duration `mapstructure:"max_wait" json:"max_wait" yaml:"max_wait"`
+	// RemoteDiazotrophs lists the diazotroph types whose workorders run on
+	// remote workers instead of inside `azolla worker`.
+	RemoteDiazotrophs []string `mapstructure:"remote_diazotrophs" json:"remote_diazotrophs" yaml:"remote_diazotrophs"`
+}
+
+// Remote reports whether workorders of diazotrophType run on remote
+// workers.
+func (c ControlPlaneConfig) Remote(diazotrophType string) bool {
+	return slices.Contains(c.RemoteDiazotrophs, diazotrophType)
+}
+
+// Control plane defaults and bounds.
+const (
+	DefaultControlPlaneAddress = "127.0.0.1:7350"
+	MaxControlPlaneWait        = 30 * time.Second
+)
 
 // TemporalConfig is the client side of a Temporal cluster.
 type TemporalConfig struct {
@@ -308,6 +354,9 @@ func DefaultFor(getenv func(string) string) Config {
 			MaxPatchBytes: 4 << 20, FileListLimit: 200,
 			Retention: DefaultRetention, GCInterval: DefaultGCInterval,
 			OpenAI: OpenAIConfig{BaseURL: "https://api.openai.com/v1", APIKey: getenv("OPENAI_API_KEY")}},
+		ControlPlane: ControlPlaneConfig{Address: DefaultControlPlaneAddress, LeaseTTL: 60 * time.Second,
+			HeartbeatInterval: 20 * time.Second, MaxAttempts: 3, ReaperInterval: 10 * time.Second,
+			MaxWait: MaxControlPlaneWait},
 	}
 }
 

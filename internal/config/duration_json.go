@@ -93,3 +93,54 @@ func (r *RepositoryConfig) UnmarshalJSON(data []byte) error {
 		PushRemote: j.PushRemote}
 	return nil
 }
+
+// controlPlaneJSON is ControlPlaneConfig with its durations as strings, for
+// the same reason as claimJSON.
+type controlPlaneJSON struct {
+	Address           string   `json:"address"`
+	CertFile          string   `json:"cert_file"`
+	KeyFile           string   `json:"key_file"`
+	RedisURL          string   `json:"redis_url"`
+	LeaseTTL          string   `json:"lease_ttl"`
+	HeartbeatInterval string   `json:"heartbeat_interval"`
+	MaxAttempts       int      `json:"max_attempts"`
+	ReaperInterval    string   `json:"reaper_interval"`
+	MaxWait           string   `json:"max_wait"`
+	RemoteDiazotrophs []string `json:"remote_diazotrophs"`
+}
+
+// MarshalJSON writes the durations as strings such as "1m0s".
+func (c ControlPlaneConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(controlPlaneJSON{Address: c.Address, CertFile: c.CertFile, KeyFile: c.KeyFile,
+		RedisURL: c.RedisURL, LeaseTTL: c.LeaseTTL.String(), HeartbeatInterval: c.HeartbeatInterval.String(),
+		MaxAttempts: c.MaxAttempts, ReaperInterval: c.ReaperInterval.String(), MaxWait: c.MaxWait.String(),
+		RemoteDiazotrophs: c.RemoteDiazotrophs})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *ControlPlaneConfig) UnmarshalJSON(data []byte) error {
+	var j controlPlaneJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	out := ControlPlaneConfig{Address: j.Address, CertFile: j.CertFile, KeyFile: j.KeyFile, RedisURL: j.RedisURL,
+		MaxAttempts: j.MaxAttempts, RemoteDiazotrophs: j.RemoteDiazotrophs}
+	for _, d := range []struct {
+		key string
+		s   string
+		to  *time.Duration
+	}{
+		{"lease_ttl", j.LeaseTTL, &out.LeaseTTL},
+		{"heartbeat_interval", j.HeartbeatInterval, &out.HeartbeatInterval},
+		{"reaper_interval", j.ReaperInterval, &out.ReaperInterval},
+		{"max_wait", j.MaxWait, &out.MaxWait},
+	} {
+		v, err := time.ParseDuration(d.s)
+		if err != nil {
+			return fmt.Errorf("control_plane.%s: %w", d.key, err)
+		}
+		*d.to = v
+	}
+	*c = out
+	return nil
+}

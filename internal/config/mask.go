@@ -31,6 +31,7 @@ func (c Config) Masked() Config {
 	if c.Temporal.APIKey != "" {
 		c.Temporal.APIKey = SecretMask
 	}
+	c.ControlPlane.RedisURL = maskURL(c.ControlPlane.RedisURL)
 	if c.Patch.OpenAI.APIKey != "" {
 		c.Patch.OpenAI.APIKey = SecretMask
 	}

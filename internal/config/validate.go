@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -102,6 +103,7 @@ func (c Config) Validate() error {
 		add("diazotroph.command.run", "must be a command line")
 	}
 	c.Patch.validate(add)
+	c.ControlPlane.validate(add)
 	if !slices.Contains(logLevels, c.Log.Level) {
 		add("log.level", "must be one of %s, got %q", strings.Join(logLevels, ", "), c.Log.Level)
 	}
@@ -188,6 +190,41 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 		}
 		if strings.HasPrefix(r.PushRemote, "-") {
 			add(key+".push_remote", "must be a URL or an absolute path")
+		}
+	}
+}
+
+func (c ControlPlaneConfig) validate(add func(key, format string, args ...any)) {
+	if _, port, err := net.SplitHostPort(c.Address); err != nil || port == "" {
+		add("control_plane.address", "must be host:port (e.g. %s), got %q", DefaultControlPlaneAddress, c.Address)
+	}
+	if (c.CertFile == "") != (c.KeyFile == "") {
+		add("control_plane.cert_file", "cert_file and key_file must be set together")
+	}
+	if c.RedisURL != "" {
+		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+			add("control_plane.redis_url", "must be a redis:// or rediss:// URL")
+		}
+	}
+	if ttl := c.LeaseTTL; ttl < MinLeaseTTL || ttl > MaxLeaseTTL {
+		add("control_plane.lease_ttl", "must be a duration between %s and %s (e.g. 60s), got %s", MinLeaseTTL, MaxLeaseTTL, ttl)
+	}
+	// Two heartbeats must fit in a lease, or one late request loses it.
+	if h := c.HeartbeatInterval; h <= 0 || 2*h > c.LeaseTTL {
+		add("control_plane.heartbeat_interval", "must be positive and at most half of control_plane.lease_ttl (%s), got %s", c.LeaseTTL, h)
+	}
+	if c.MaxAttempts < 1 {
+		add("control_plane.max_attempts", "must be at least 1, got %d", c.MaxAttempts)
+	}
+	if c.ReaperInterval < 100*time.Millisecond {
+		add("control_plane.reaper_interval", "must be at least 100ms, got %s", c.ReaperInterval)
+	}
+	if w := c.MaxWait; w <= 0 || w > MaxControlPlaneWait {
+		add("control_plane.max_wait", "must be a duration up to %s, got %s", MaxControlPlaneWait, w)
+	}
+	for i, t := range c.RemoteDiazotrophs {
+		if !diazotrophType.MatchString(t) {
+			add(fmt.Sprintf("control_plane.remote_diazotrophs[%d]", i), "must be a diazotroph type such as PATCH_DIAZOTROPH, got %q", t)
 		}
 	}
 }

@@ -143,3 +143,37 @@ func TestPatchRepositoryFindsSettingsByExactName(t *testing.T) {
 	require.Empty(t, other.GateCommands, "names match exactly")
 	require.Empty(t, other.PushRemote, "push is off unless configured")
 }
+
+func TestValidateControlPlane(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		mutate func(*config.ControlPlaneConfig)
+		want   string
+	}{
+		{"address without port", func(c *config.ControlPlaneConfig) { c.Address = "localhost" }, `control_plane.address: must be host:port`},
+		{"cert without key", func(c *config.ControlPlaneConfig) { c.CertFile = "/c.pem" }, `control_plane.cert_file: cert_file and key_file must be set together`},
+		{"redis url scheme", func(c *config.ControlPlaneConfig) { c.RedisURL = "http://h:6379" }, `control_plane.redis_url: must be a redis:// or rediss:// URL`},
+		{"heartbeat over half the lease", func(c *config.ControlPlaneConfig) { c.HeartbeatInterval = 31 * time.Second }, `control_plane.heartbeat_interval: must be positive and at most half`},
+		{"no attempts", func(c *config.ControlPlaneConfig) { c.MaxAttempts = 0 }, `control_plane.max_attempts: must be at least 1, got 0`},
+		{"wait over the cap", func(c *config.ControlPlaneConfig) { c.MaxWait = time.Minute }, `control_plane.max_wait: must be a duration up to 30s, got 1m0s`},
+		{"unknown remote type", func(c *config.ControlPlaneConfig) { c.RemoteDiazotrophs = []string{"patch"} }, `control_plane.remote_diazotrophs[0]: must be a diazotroph type`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := valid()
+			tt.mutate(&c.ControlPlane)
+			err := c.Validate()
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tt.want)
+		})
+	}
+	c := valid()
+	c.ControlPlane.RemoteDiazotrophs = []string{"PATCH_DIAZOTROPH"}
+	c.ControlPlane.RedisURL = "redis://:secret@127.0.0.1:6379/0"
+	require.NoError(t, c.Validate())
+	require.True(t, c.ControlPlane.Remote("PATCH_DIAZOTROPH"))
+	require.False(t, c.ControlPlane.Remote("COMMAND_DIAZOTROPH"))
+	require.NotContains(t, c.Masked().ControlPlane.RedisURL, "secret")
+}
