@@ -379,7 +379,7 @@ func TestConditionalViolationsNamePointers(t *testing.T) {
 			"processed":false,"processed_reason":"SCHEDULED","created_at":"2026-11-21T17:41:58Z"}`,
 			schemas.Violation{Pointer: "/processed_reason", Message: "property is not allowed here"}},
 		{schemas.JobAttempt, `{"attempt_id":"0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d","job_id":"0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d",
-			"worker_id":"w","attempt_number":1,"status":"RUNNING","started_at":"2026-11-21T17:41:58Z",
+			"worker_id":"w","attempt_number":1,"status":"RUNNING","stream":"s","message_id":"1-0","started_at":"2026-11-21T17:41:58Z",
 			"finished_at":"2026-11-21T17:41:58Z"}`,
 			schemas.Violation{Pointer: "/finished_at", Message: "property is not allowed here"}},
 	}
@@ -396,7 +396,7 @@ func TestConditionalViolationsNamePointers(t *testing.T) {
 func TestViolationPointersAreEscaped(t *testing.T) {
 	t.Parallel()
 	doc := `{"job_id":"0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d","attempt_id":"0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d",
-		"worker_id":"w","lease_token":"0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d","lease_expires_at":"2026-11-21T17:41:58Z",
+		"worker_id":"w","lease_token":"BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSY","lease_expires_at":"2026-11-21T17:41:58Z",
 		"heartbeat_at":"2026-11-21T17:41:58Z","created_at":"2026-11-21T17:41:58Z",
 		"a/b~c":1,"it's \"q\"":2,"x y%":3}`
 	err := schemas.ValidateJSON(schemas.JobLease, []byte(doc))
