@@ -2,14 +2,93 @@ package controlplane
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"github.com/azolla/azolla/internal/store"
 )
 
-// Enqueue stores a QUEUED job, then writes its message. It is idempotent
-// by work order: a job not yet settled for p.WorkOrderID gets p.Activity
-// recorded and is returned as it is.
+// Enqueue stores a QUEUED job, available now, then writes its message and
+// records the message id on the job.
+//
+// The row comes first: the database is the truth, and a message for a job
+// that does not exist would be skipped anyway. If the message cannot be
+// written (the transport is down, or this process dies in between), the
+// job is still returned and the reaper writes the message, for the same
+// enqueue, once DefaultMessageGrace has passed.
+//
+// Enqueue is idempotent by work order: for a work order that already has
+// a job, that job is returned instead of a new one. If it is not settled
+// and p.Activity is set, the activity is recorded on it (a retried Run
+// activity keeps its ids, but a new workflow run has a new run id). A
+// settled job is returned as it is: its outcome is the caller's answer.
 func (s *Service) Enqueue(ctx context.Context, p EnqueueParams) (*store.Job, error) {
-	return nil, errors.New("TODO")
+	if p.JobType == "" || p.Stream == "" {
+		return nil, errInvalid("enqueue: job type and stream are required")
+	}
+	if len(p.Payload) == 0 {
+		return nil, errInvalid("enqueue: payload is required")
+	}
+	maxAttempts := p.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = s.cfg.MaxAttempts
+	}
+	now := s.now()
+	j := &store.Job{
+		JobID:       newUUID(),
+		JobType:     p.JobType,
+		Stream:      p.Stream,
+		Status:      store.JobQueued,
+		Payload:     p.Payload,
+		MaxAttempts: maxAttempts,
+		WorkOrderID: p.WorkOrderID,
+		EnqueueID:   newUUID(),
+		AvailableAt: now,
+		Activity:    p.Activity,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	stored, created, err := s.st.CreateJob(ctx, j)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue %s job for work order %q: %w", p.JobType, p.WorkOrderID, err)
+	}
+	if !created {
+		if p.Activity != nil && !store.JobSettled(stored.Status) && !sameActivity(stored.Activity, p.Activity) {
+			stored, err = s.st.SetJobActivity(ctx, stored.JobID, *p.Activity, now)
+			if err != nil {
+				return nil, fmt.Errorf("enqueue: record the activity of job %s: %w", j.JobID, err)
+			}
+		}
+		return stored, nil
+	}
+	if err := s.publish(ctx, stored); err != nil {
+		s.log.Warn("job stored, its message left to the reaper", "job_id", stored.JobID,
+			"enqueue_id", stored.EnqueueID, "error", err)
+	}
+	return stored, nil
+}
+
+// publish writes the message of j's current enqueue and records its id on
+// j. A job that moved on meanwhile keeps its own message id; the message
+// written is then stale and skipped when claimed.
+func (s *Service) publish(ctx context.Context, j *store.Job) error {
+	id, err := s.tr.Enqueue(ctx, j.Stream, j.JobID, j.EnqueueID)
+	if err != nil {
+		return fmt.Errorf("write the message of job %s: %w", j.JobID, err)
+	}
+	changed, err := s.st.SetJobMessage(ctx, store.SetJobMessageParams{JobID: j.JobID, EnqueueID: j.EnqueueID,
+		MessageID: id, Now: s.now()})
+	if err != nil {
+		return fmt.Errorf("record message %s of job %s: %w", id, j.JobID, err)
+	}
+	if changed {
+		j.MessageID = id
+	}
+	return nil
+}
+
+func sameActivity(a, b *store.ActivityRef) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
