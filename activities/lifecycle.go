@@ -47,6 +47,9 @@ type Lifecycle struct {
 	// (patch.retention): the gate tells the human when a branch that was
 	// not pushed will go with it. Zero: workspaces are kept, no warning.
 	Retention time.Duration
+	// Remote, when set, routes some diazotroph types to remote workers
+	// through the control plane instead of running them here.
+	Remote *Remote
 	// Now is the clock of every timestamp written (default time.Now).
 	Now func() time.Time
 }

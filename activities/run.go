@@ -43,6 +43,9 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if w.Status == store.WorkOrderExecuted {
 		return a.executed(ctx, w.WorkOrderID)
 	}
+	if a.Remote.routes(w.DiazotrophType) {
+		return a.runRemote(ctx, w)
+	}
 	d, err := a.Diazotrophs.Lookup(w.DiazotrophType)
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))

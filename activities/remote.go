@@ -1,0 +1,206 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// Enqueuer hands a workorder to remote workers: the control plane's
+// Enqueue, idempotent by workorder.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, p controlplane.EnqueueParams) (*store.Job, error)
+}
+
+// Remote routes diazotroph types to remote workers through the control
+// plane (seed 004).
+type Remote struct {
+	Enqueuer Enqueuer
+	// Diazotrophs lists the diazotroph types that run remotely.
+	Diazotrophs []string
+	// MaxAttempts is each job's number of attempts (0: the control
+	// plane's default).
+	MaxAttempts int
+}
+
+// ErrTypeDeadLettered is the failure type of a Run whose remote job was
+// dead-lettered or failed for good: no retry of the activity can help.
+const ErrTypeDeadLettered = "RemoteJobDeadLettered"
+
+// routes reports whether workorders of diazotrophType run remotely.
+func (r *Remote) routes(diazotrophType string) bool {
+	return r != nil && r.Enqueuer != nil && slices.Contains(r.Diazotrophs, diazotrophType)
+}
+
+// runRemote is Run for a remote diazotroph: it enqueues the workorder as a
+// job, once, and leaves the activity pending. The control plane completes
+// it by id when a remote worker completes the job; it has then written the
+// output bundle and EXECUTED in the job's own transaction. A retried
+// attempt finds the same job: a settled one answers at once, a waiting or
+// running one is waited for again.
+func (a *Lifecycle) runRemote(ctx context.Context, w *store.WorkOrder) (RunResult, error) {
+	req, err := a.request(ctx, w)
+	if err != nil {
+		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
+	}
+	payload, err := json.Marshal(controlplane.NewWorkPayload(req))
+	if err != nil {
+		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
+	}
+	p := controlplane.EnqueueParams{JobType: w.DiazotrophType, Stream: controlplane.StreamFor(w.DiazotrophType),
+		Payload: payload, WorkOrderID: w.WorkOrderID, MaxAttempts: a.Remote.MaxAttempts}
+	if activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		p.Activity = &store.ActivityRef{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
+			ActivityID: info.ActivityID}
+	}
+	j, err := a.Remote.Enqueuer.Enqueue(ctx, p)
+	if err != nil {
+		return RunResult{}, fmt.Errorf("run workorder %q remotely: %w", w.WorkOrderID, err)
+	}
+	log := logger(ctx, w.ObjectiveID, w.WorkOrderID)
+	switch j.Status {
+	case store.JobSucceeded:
+		return a.executed(ctx, w.WorkOrderID)
+	case store.JobFailed, store.JobDeadLettered:
+		return RunResult{}, JobFailure(j)
+	}
+	if !activity.IsActivity(ctx) {
+		return RunResult{}, fmt.Errorf("run workorder %q: remote job %s is %s; only an activity waits for it",
+			w.WorkOrderID, j.JobID, j.Status)
+	}
+	log.Info("workorder handed to remote workers", "job_id", j.JobID, "stream", j.Stream, "job_status", j.Status)
+	return RunResult{}, activity.ErrResultPending
+}
+
+// JobFailure is the non-retryable error of a Run whose remote job failed
+// for good; the gate records its message as the FAIL.
+func JobFailure(j *store.Job) error {
+	msg := fmt.Sprintf("remote job %s %s after %d attempt(s)", j.JobID, j.Status, j.AttemptCount)
+	if j.Error != nil {
+		msg += ": " + j.Error.Code + ": " + oneLine(j.Error.Message)
+	}
+	return temporal.NewNonRetryableApplicationError(msg, ErrTypeDeadLettered, nil)
+}
+
+// RemoteHooks are the lifecycle's writes in the control plane's job
+// transactions. The WORKORDER claim is held by the control plane on the
+// remote worker's behalf, with the job's lease: taken when an attempt
+// starts, renewed with each heartbeat, fenced and released when the job
+// completes. So the claim table tells the same story for remote runs as for
+// local ones, and `azolla verify` holds unchanged.
+type RemoteHooks struct {
+	controlplane.NopHooks
+}
+
+var _ controlplane.Hooks = RemoteHooks{}
+
+// remoteOwner is the WORKORDER claim's owner for one attempt of a job.
+func remoteOwner(j *store.Job) string {
+	return fmt.Sprintf("remote:%s/%d", j.JobID, j.AttemptCount)
+}
+
+// OnStart takes the workorder's claim for the attempt, as long as its lease.
+func (RemoteHooks) OnStart(ctx context.Context, q store.Querier, s *store.StartedJobAttempt) error {
+	j := s.Job
+	if j.WorkOrderID == "" {
+		return nil
+	}
+	_, ok, err := q.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceWorkOrder,
+		ResourceID: j.WorkOrderID, OwnerID: remoteOwner(j), TTL: s.Lease.LeaseExpiresAt.Sub(s.Lease.HeartbeatAt),
+		Now: s.Lease.HeartbeatAt})
+	if err != nil {
+		return fmt.Errorf("claim workorder %s for job %s: %w", j.WorkOrderID, j.JobID, err)
+	}
+	if !ok {
+		return fmt.Errorf("claim workorder %s for job %s: %w", j.WorkOrderID, j.JobID, errWorkOrderClaimed)
+	}
+	return nil
+}
+
+// errWorkOrderClaimed: another owner's claim on the workorder is live.
+var errWorkOrderClaimed = errors.New("held by another owner")
+
+// OnRenew renews the workorder's claim with the lease.
+func (RemoteHooks) OnRenew(ctx context.Context, q store.Querier, j *store.Job, l *store.JobLease) error {
+	if j.WorkOrderID == "" {
+		return nil
+	}
+	c, err := q.GetClaim(ctx, store.ResourceWorkOrder, j.WorkOrderID)
+	if err != nil {
+		return fmt.Errorf("renew claim on workorder %s: %w", j.WorkOrderID, err)
+	}
+	owner := remoteOwner(j)
+	if c.OwnerID != owner {
+		return &store.LeaseLostError{ResourceType: store.ResourceWorkOrder, ResourceID: j.WorkOrderID,
+			OwnerID: owner, HolderID: c.OwnerID, HolderVersion: c.ClaimVersion}
+	}
+	_, err = q.RenewClaim(ctx, store.RenewClaimParams{ResourceType: store.ResourceWorkOrder, ResourceID: j.WorkOrderID,
+		OwnerID: owner, ClaimVersion: c.ClaimVersion, TTL: l.LeaseExpiresAt.Sub(l.HeartbeatAt), Now: l.HeartbeatAt})
+	return err
+}
+
+// OnSucceed writes the workorder's output bundle from the job's result and
+// marks it EXECUTED, fenced by the attempt's claim, then releases the
+// claim: the same writes as a local Run, in the job's transaction.
+func (RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Job) error {
+	if j.WorkOrderID == "" {
+		return nil
+	}
+	var out controlplane.WorkResult
+	if err := json.Unmarshal(j.Result, &out); err != nil {
+		return fmt.Errorf("job %s: result is not a work result: %w", j.JobID, err)
+	}
+	c, err := q.GetClaim(ctx, store.ResourceWorkOrder, j.WorkOrderID)
+	if err != nil {
+		return fmt.Errorf("fence workorder %s: %w", j.WorkOrderID, err)
+	}
+	f := store.Fence{ResourceType: store.ResourceWorkOrder, ResourceID: j.WorkOrderID, OwnerID: remoteOwner(j),
+		ClaimVersion: c.ClaimVersion}
+	if err := q.CheckFence(ctx, f); err != nil {
+		return err
+	}
+	now := j.UpdatedAt
+	bundle := &store.OutputBundle{WorkOrderID: j.WorkOrderID, Title: oneLine(out.Title), Content: out.Content,
+		Notes: out.Notes, Metadata: out.Metadata, RunnerStatus: out.RunnerStatus, CreatedAt: now}
+	if _, _, err := q.CreateOutputBundle(ctx, bundle); err != nil {
+		return err
+	}
+	if _, _, err := q.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: j.WorkOrderID,
+		Now: now}); err != nil {
+		return err
+	}
+	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceWorkOrder,
+		ResourceID: j.WorkOrderID, OwnerID: f.OwnerID, ClaimVersion: f.ClaimVersion, Now: now})
+	return err
+}
+
+// OnDeadLetter releases the attempt's claim, if it still holds it, so the
+// gate can judge the failure without waiting for the lease to lapse.
+func (RemoteHooks) OnDeadLetter(ctx context.Context, q store.Querier, j *store.Job) error {
+	if j.WorkOrderID == "" {
+		return nil
+	}
+	c, err := q.GetClaim(ctx, store.ResourceWorkOrder, j.WorkOrderID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if c.OwnerID != remoteOwner(j) || c.ReleasedAt != nil {
+		return nil
+	}
+	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceWorkOrder,
+		ResourceID: j.WorkOrderID, OwnerID: c.OwnerID, ClaimVersion: c.ClaimVersion, Now: store.NowOr(time.Time{})})
+	return err
+}
