@@ -160,6 +160,9 @@ func (RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Job)
 	if err := json.Unmarshal(j.Result, &out); err != nil {
 		return fmt.Errorf("job %s: result is not a work result: %w", j.JobID, err)
 	}
+	if err := out.Validate(); err != nil {
+		return fmt.Errorf("job %s: %w", j.JobID, err)
+	}
 	c, err := q.GetClaim(ctx, store.ResourceWorkOrder, j.WorkOrderID)
 	if err != nil {
 		return fmt.Errorf("fence workorder %s: %w", j.WorkOrderID, err)
@@ -170,9 +173,7 @@ func (RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Job)
 		return err
 	}
 	now := j.UpdatedAt
-	bundle := &store.OutputBundle{WorkOrderID: j.WorkOrderID, Title: oneLine(out.Title), Content: out.Content,
-		Notes: out.Notes, Metadata: out.Metadata, RunnerStatus: out.RunnerStatus, CreatedAt: now}
-	if _, _, err := q.CreateOutputBundle(ctx, bundle); err != nil {
+	if _, _, err := q.CreateOutputBundle(ctx, out.Bundle(j.WorkOrderID, now)); err != nil {
 		return err
 	}
 	if _, _, err := q.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: j.WorkOrderID,
