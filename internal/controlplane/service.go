@@ -26,6 +26,9 @@ const (
 	DefaultMessageGrace = 30 * time.Second
 	// DefaultBatchSize bounds each of the reaper's store reads.
 	DefaultBatchSize = 200
+	// DefaultMaxBodyBytes bounds a request body: room for a patch's
+	// result, not for a flood.
+	DefaultMaxBodyBytes = 4 << 20
 )
 
 // Store is what the control plane needs of the store: the job records,
@@ -55,6 +58,9 @@ type Config struct {
 	MessageGrace time.Duration
 	// BatchSize bounds each of the reaper's store reads.
 	BatchSize int
+	// MaxBodyBytes bounds a request body; a larger one is refused with
+	// 413 before anything is read into memory past the limit.
+	MaxBodyBytes int64
 	// InstanceID names this control-plane instance: the transport consumer
 	// and the reaper's claim owner. Empty means host:pid.
 	InstanceID string
@@ -98,6 +104,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = DefaultBatchSize
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if c.InstanceID == "" {
 		host, _ := os.Hostname()
