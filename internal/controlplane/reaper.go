@@ -1,0 +1,409 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// CodeLeaseExpired is the error code of an attempt the reaper closed
+// because its lease expired without a heartbeat.
+const CodeLeaseExpired = "LEASE_EXPIRED"
+
+// Reaper repairs, from the database, what crashes and lost messages leave
+// behind (see doc.go):
+//
+//   - RUNNING attempts whose lease expired are closed as EXPIRED; the job
+//     is requeued at once (a new enqueue and message) or, on its last
+//     attempt, dead-lettered with Hooks.OnDeadLetter in the transaction
+//     and its activity failed after it. The expired attempt's message is
+//     acknowledged after the commit.
+//   - QUEUED, available jobs whose message is missing (never written, or
+//     gone from the transport: Redis flushed or restarted) get one again,
+//     for the same enqueue. A requeue waiting out its backoff gets its
+//     message here once it is due.
+//   - Settled jobs whose outcome has not reached their activity are
+//     notified again.
+//   - QUEUED jobs with an activity heartbeat it, so a job waiting for a
+//     worker does not time the activity out. An activity found gone is
+//     left alone: the job runs, and its outcome finds no one to tell.
+//
+// One instance per store is active: the one holding the
+// CONTROL_PLANE_REAPER claim, renewed at each pass and kept during it, as
+// the lifecycle poller does. Leadership saves work rather than guarding
+// correctness: every write the reaper makes is conditional in the store
+// (an expiry needs a RUNNING attempt with an expired lease), so two
+// reapers at once write each repair once, at worst sending a spare
+// message that the claim handler skips.
+//
+// A failure on one item is logged and counted, and the pass goes on.
+type Reaper struct {
+	svc      *Service
+	claims   *claim.Bridge
+	leaseTTL time.Duration
+
+	mu      sync.Mutex
+	lease   *claim.Lease
+	standby bool
+
+	stop func()
+	done chan struct{}
+	once sync.Once
+}
+
+// ReaperCounts says what one pass did.
+type ReaperCounts struct {
+	Leader       bool // this instance led; a standby does nothing else
+	Batches      int  // pages read from the store
+	Expired      int  // attempts closed as EXPIRED
+	Requeued     int  // jobs requeued after an expired attempt
+	DeadLettered int  // jobs dead-lettered after their last attempt expired
+	Republished  int  // QUEUED jobs whose missing message was written again
+	Notified     int  // settled jobs whose outcome reached their activity
+	Heartbeats   int  // waiting activities of QUEUED jobs kept alive
+	Skipped      int  // items found already moved on
+	Failed       int  // items whose repair failed: logged, tried again next pass
+}
+
+// NewReaper returns the reaper of s. Its leadership lease lasts three
+// ReaperIntervals, renewed at every pass.
+func NewReaper(s *Service) *Reaper {
+	return &Reaper{svc: s, claims: claim.NewBridge(s.st, claim.WithClock(s.cfg.Now)),
+		leaseTTL: 3 * s.cfg.ReaperInterval}
+}
+
+// Start runs a pass now and then every ReaperInterval in the background,
+// until Stop or ctx is done.
+func (r *Reaper) Start(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	r.stop, r.done = cancel, make(chan struct{})
+	log := r.svc.log
+	go func() {
+		defer close(r.done)
+		t := time.NewTicker(r.svc.cfg.ReaperInterval)
+		defer t.Stop()
+		for {
+			c, err := r.RunOnce(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				log.Warn("reaper pass failed", "error", err)
+			case c.Leader:
+				log.Debug("reaper pass", "batches", c.Batches, "expired", c.Expired, "requeued", c.Requeued,
+					"dead_lettered", c.DeadLettered, "republished", c.Republished, "notified", c.Notified,
+					"heartbeats", c.Heartbeats, "skipped", c.Skipped, "failed", c.Failed)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Stop ends the passes, waits for the one in flight and gives the
+// leadership up, so a standby takes over at its next pass.
+func (r *Reaper) Stop() {
+	r.once.Do(func() {
+		if r.stop != nil {
+			r.stop()
+			<-r.done
+		}
+		r.resign()
+	})
+}
+
+// RunOnce is one pass, if this instance leads: expired leases, then QUEUED
+// jobs, then settled jobs not notified. Only a failed store read, or the
+// leadership lost mid-pass, ends it early with an error.
+func (r *Reaper) RunOnce(ctx context.Context) (ReaperCounts, error) {
+	var c ReaperCounts
+	lease, err := r.lead(ctx)
+	if err != nil || lease == nil {
+		return c, err
+	}
+	c.Leader = true
+	ctx, keep := lease.Keep(ctx, claim.KeepOptions{OnError: func(err error) {
+		r.svc.log.Warn("renew the reaper's leadership", "error", err)
+	}})
+	defer keep()
+	now := r.svc.now()
+	for _, pass := range []func(context.Context, time.Time, *ReaperCounts) error{
+		r.passExpired, r.passQueued, r.passUnnotified,
+	} {
+		if err := pass(ctx, now, &c); err != nil {
+			return c, r.passEnded(ctx, err)
+		}
+	}
+	return c, nil
+}
+
+// passEnded says why a pass ended early, dropping a leadership found lost.
+func (r *Reaper) passEnded(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); errors.Is(cause, claim.ErrLeaseLost) {
+		r.mu.Lock()
+		r.lease = nil
+		r.mu.Unlock()
+		r.svc.log.Warn("reaper lost its leadership mid-pass", "owner", r.svc.cfg.InstanceID, "error", cause)
+		return fmt.Errorf("reaper pass: %w", cause)
+	}
+	return err
+}
+
+// lead renews this instance's leadership or tries to take it; nil means
+// another instance leads.
+func (r *Reaper) lead(ctx context.Context) (*claim.Lease, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	owner := r.svc.cfg.InstanceID
+	if r.lease != nil {
+		err := r.lease.Renew(ctx)
+		switch {
+		case err == nil:
+			return r.lease, nil
+		case errors.Is(err, claim.ErrLeaseLost), errors.Is(err, claim.ErrReleased):
+			r.svc.log.Warn("reaper lost its leadership", "owner", owner, "error", err)
+			r.lease = nil
+		default:
+			return nil, fmt.Errorf("renew the reaper's leadership: %w", err)
+		}
+	}
+	lease, ok, err := r.claims.Acquire(ctx, store.ResourceControlPlaneReaper, store.ControlPlaneReaperLeadership,
+		owner, r.leaseTTL)
+	if err != nil {
+		return nil, fmt.Errorf("acquire the reaper's leadership: %w", err)
+	}
+	if !ok {
+		if !r.standby {
+			r.svc.log.Info("reaper stands by: another instance leads", "owner", owner)
+			r.standby = true
+		}
+		return nil, nil
+	}
+	r.lease, r.standby = lease, false
+	r.svc.log.Info("reaper leads", "owner", owner)
+	return lease, nil
+}
+
+// resign releases the leadership if this instance holds it.
+func (r *Reaper) resign() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lease == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.lease.Release(ctx); err != nil {
+		r.svc.log.Warn("release the reaper's leadership", "owner", r.svc.cfg.InstanceID, "error", err)
+	}
+	r.lease = nil
+}
+
+// passExpired closes the attempts whose lease expired. Each one handled
+// leaves the listing, so pages are read from the start until one brings
+// nothing new (what failed stays listed, and is not tried twice a pass).
+func (r *Reaper) passExpired(ctx context.Context, now time.Time, c *ReaperCounts) error {
+	batch := r.svc.cfg.BatchSize
+	seen := map[string]bool{}
+	for {
+		page, err := r.svc.st.ListExpiredJobLeases(ctx, store.ExpiredJobLeasesParams{Now: now, Limit: batch})
+		if err != nil {
+			return fmt.Errorf("list expired job leases: %w", err)
+		}
+		c.Batches++
+		fresh := 0
+		for _, l := range page {
+			if seen[l.AttemptID] {
+				continue
+			}
+			seen[l.AttemptID], fresh = true, fresh+1
+			if err := r.expire(ctx, l, now, c); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				c.Failed++
+				r.svc.log.Warn("reaper could not expire an attempt", "job_id", l.JobID,
+					"attempt_id", l.AttemptID, "error", err)
+			}
+		}
+		if len(page) < batch || fresh == 0 {
+			return nil
+		}
+	}
+}
+
+// expire closes one expired attempt and requeues or dead-letters its job.
+func (r *Reaper) expire(ctx context.Context, l *store.JobLease, now time.Time, c *ReaperCounts) error {
+	s := r.svc
+	j, err := s.st.GetJob(ctx, l.JobID)
+	if err != nil {
+		return fmt.Errorf("read job: %w", err)
+	}
+	// No backoff: the worker died, the job did not fail.
+	next := store.JobNext{Status: store.JobDeadLettered}
+	if j.AttemptCount < j.MaxAttempts {
+		next = store.JobNext{Status: store.JobQueued, EnqueueID: newUUID(), AvailableAt: now}
+	}
+	ej, err := s.st.ExpireJobAttempt(ctx, store.ExpireJobAttemptParams{
+		JobID:     l.JobID,
+		AttemptID: l.AttemptID,
+		Error: &store.JobError{Code: CodeLeaseExpired, Retryable: true,
+			Message: fmt.Sprintf("attempt %s: lease expired at %s without a heartbeat",
+				l.AttemptID, l.LeaseExpiresAt.UTC().Format(time.RFC3339))},
+		Next: next,
+		Now:  now,
+		OnExpire: func(q store.Querier, j *store.Job) error {
+			if j.Status == store.JobDeadLettered {
+				return s.hooks.OnDeadLetter(ctx, q, j)
+			}
+			return nil
+		},
+	})
+	if errors.Is(err, store.ErrJobStale) {
+		c.Skipped++ // settled or heartbeated meanwhile
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("expire the attempt: %w", err)
+	}
+	c.Expired++
+	if err := r.ackAttempt(ctx, l); err != nil {
+		s.log.Warn("acknowledge an expired attempt's message", "job_id", l.JobID, "attempt_id", l.AttemptID, "error", err)
+	}
+	if ej.Status == store.JobDeadLettered {
+		c.DeadLettered++
+		if err := s.notify(ctx, ej); err != nil {
+			// The unnotified pass below, or the next pass, tries again.
+			s.log.Warn("dead-lettered job not yet notified", "job_id", ej.JobID, "error", err)
+		}
+		return nil
+	}
+	c.Requeued++
+	if err := s.publish(ctx, ej); err != nil {
+		// The job is QUEUED and durable; a later pass writes the message.
+		s.log.Warn("requeued job's message not written yet", "job_id", ej.JobID, "error", err)
+	}
+	return nil
+}
+
+// ackAttempt acknowledges the message the lease's attempt was claimed
+// from, now that its expiry is committed.
+func (r *Reaper) ackAttempt(ctx context.Context, l *store.JobLease) error {
+	attempts, err := r.svc.st.ListJobAttempts(ctx, l.JobID)
+	if err != nil {
+		return fmt.Errorf("list attempts: %w", err)
+	}
+	for _, a := range attempts {
+		if a.AttemptID == l.AttemptID && a.MessageID != "" {
+			return r.svc.tr.Ack(ctx, a.Stream, a.MessageID)
+		}
+	}
+	return nil
+}
+
+// passQueued keeps the activities of QUEUED jobs alive and writes the
+// messages that are missing.
+func (r *Reaper) passQueued(ctx context.Context, now time.Time, c *ReaperCounts) error {
+	s := r.svc
+	var after store.Cursor
+	for {
+		page, err := s.st.ListJobs(ctx, store.ListJobsParams{Status: store.JobQueued, After: after, Limit: s.cfg.BatchSize})
+		if err != nil {
+			return fmt.Errorf("list queued jobs: %w", err)
+		}
+		c.Batches++
+		for _, j := range page {
+			after = store.Cursor{CreatedAt: j.CreatedAt, ID: j.JobID}
+			if err := r.queued(ctx, j, now, c); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				c.Failed++
+				s.log.Warn("reaper could not look after a queued job", "job_id", j.JobID, "error", err)
+			}
+		}
+		if len(page) < s.cfg.BatchSize {
+			return nil
+		}
+	}
+}
+
+func (r *Reaper) queued(ctx context.Context, j *store.Job, now time.Time, c *ReaperCounts) error {
+	s := r.svc
+	var errs []error
+	if j.Activity != nil {
+		switch err := s.acts.Heartbeat(ctx, *j.Activity); {
+		case err == nil:
+			c.Heartbeats++
+		case errors.Is(err, ErrActivityGone):
+			s.log.Debug("queued job's activity is gone; the job is left to run", "job_id", j.JobID)
+		default:
+			errs = append(errs, fmt.Errorf("heartbeat the activity: %w", err))
+		}
+	}
+	if j.AvailableAt.After(now) {
+		return errors.Join(errs...)
+	}
+	missing, err := r.messageMissing(ctx, j, now)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	if missing {
+		if err := s.publish(ctx, j); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		c.Republished++
+		s.log.Info("queued job's message was missing; written again", "job_id", j.JobID, "enqueue_id", j.EnqueueID)
+	}
+	return errors.Join(errs...)
+}
+
+// messageMissing reports whether an available QUEUED job lacks its
+// message. With no message id yet, a requeue deferred by its backoff
+// (available after it was written) has no one else to write it; any other
+// job's enqueuer had MessageGrace to do so. With one, the transport says
+// whether it still exists.
+func (r *Reaper) messageMissing(ctx context.Context, j *store.Job, now time.Time) (bool, error) {
+	if j.MessageID == "" {
+		return j.AvailableAt.After(j.UpdatedAt) || !j.UpdatedAt.Add(r.svc.cfg.MessageGrace).After(now), nil
+	}
+	st, err := r.svc.tr.State(ctx, j.Stream, j.MessageID)
+	if err != nil {
+		return false, fmt.Errorf("look the message up: %w", err)
+	}
+	return !st.Exists, nil
+}
+
+// passUnnotified tells activities the outcomes that did not reach them.
+func (r *Reaper) passUnnotified(ctx context.Context, _ time.Time, c *ReaperCounts) error {
+	s := r.svc
+	var after store.Cursor
+	for {
+		page, err := s.st.ListJobs(ctx, store.ListJobsParams{Unnotified: true, After: after, Limit: s.cfg.BatchSize})
+		if err != nil {
+			return fmt.Errorf("list unnotified jobs: %w", err)
+		}
+		c.Batches++
+		for _, j := range page {
+			after = store.Cursor{CreatedAt: j.CreatedAt, ID: j.JobID}
+			if err := s.notify(ctx, j); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				c.Failed++
+				s.log.Warn("reaper could not notify a settled job's activity", "job_id", j.JobID, "error", err)
+				continue
+			}
+			c.Notified++
+		}
+		if len(page) < s.cfg.BatchSize {
+			return nil
+		}
+	}
+}
