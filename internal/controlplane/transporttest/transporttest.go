@@ -4,6 +4,8 @@ package transporttest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"testing"
 	"time"
 
@@ -63,14 +65,15 @@ func testEnqueueReceiveAck(t *testing.T, newTransport NewFunc) {
 	ctx := context.Background()
 	tr := newTransport(t, Config{MinIdle: noRedelivery})
 
-	id, err := tr.Enqueue(ctx, "patch", "job-1", "enq-1")
+	job, enq := newUUID(), newUUID()
+	id, err := tr.Enqueue(ctx, "patch", job, enq)
 	require.NoError(t, err)
 	require.NotEmpty(t, id)
 	requireState(t, tr, "patch", id, controlplane.MessageState{Exists: true})
 
 	m, err := tr.Receive(ctx, consumerA, []string{"patch"}, 0)
 	require.NoError(t, err)
-	require.Equal(t, &controlplane.Message{Stream: "patch", MessageID: id, JobID: "job-1", EnqueueID: "enq-1"}, m)
+	require.Equal(t, &controlplane.Message{Stream: "patch", MessageID: id, JobID: job, EnqueueID: enq}, m)
 	requireState(t, tr, "patch", id, controlplane.MessageState{Exists: true, Pending: true})
 
 	again, err := tr.Receive(ctx, consumerB, []string{"patch"}, 0)
@@ -86,9 +89,9 @@ func testPriorityOrder(t *testing.T, newTransport NewFunc) {
 	ctx := context.Background()
 	tr := newTransport(t, Config{MinIdle: noRedelivery})
 
-	older, err := tr.Enqueue(ctx, "low", "job-low", "enq-low")
+	older, err := tr.Enqueue(ctx, "low", newUUID(), newUUID())
 	require.NoError(t, err)
-	newer, err := tr.Enqueue(ctx, "high", "job-high", "enq-high")
+	newer, err := tr.Enqueue(ctx, "high", newUUID(), newUUID())
 	require.NoError(t, err)
 
 	first := receive(t, tr, consumerA, "high", "low")
@@ -134,7 +137,7 @@ func testWakesOnEnqueue(t *testing.T, newTransport NewFunc) {
 	// Give the receiver time to reach its wait; the assertions below hold
 	// whether or not it has.
 	time.Sleep(100 * time.Millisecond)
-	id, err := tr.Enqueue(ctx, "low", "job-1", "enq-1")
+	id, err := tr.Enqueue(ctx, "low", newUUID(), newUUID())
 	require.NoError(t, err)
 
 	select {
@@ -153,7 +156,7 @@ func testRedelivery(t *testing.T, newTransport NewFunc) {
 	const minIdle = 500 * time.Millisecond
 	tr := newTransport(t, Config{MinIdle: minIdle})
 
-	id, err := tr.Enqueue(ctx, "work", "job-1", "enq-1")
+	id, err := tr.Enqueue(ctx, "work", newUUID(), newUUID())
 	require.NoError(t, err)
 	start := time.Now()
 	first := receive(t, tr, consumerA, "work")
@@ -183,17 +186,18 @@ func testDuplicateEnqueue(t *testing.T, newTransport NewFunc) {
 	ctx := context.Background()
 	tr := newTransport(t, Config{MinIdle: noRedelivery})
 
-	id1, err := tr.Enqueue(ctx, "patch", "job-1", "enq-1")
+	job, enq := newUUID(), newUUID()
+	id1, err := tr.Enqueue(ctx, "patch", job, enq)
 	require.NoError(t, err)
-	id2, err := tr.Enqueue(ctx, "patch", "job-1", "enq-1")
+	id2, err := tr.Enqueue(ctx, "patch", job, enq)
 	require.NoError(t, err)
 	require.NotEqual(t, id1, id2)
 
 	m1 := receive(t, tr, consumerA, "patch")
 	m2 := receive(t, tr, consumerB, "patch")
 	require.Equal(t, []string{id1, id2}, []string{m1.MessageID, m2.MessageID})
-	require.Equal(t, m1.JobID, m2.JobID)
-	require.Equal(t, m1.EnqueueID, m2.EnqueueID)
+	require.Equal(t, []string{job, job}, []string{m1.JobID, m2.JobID})
+	require.Equal(t, []string{enq, enq}, []string{m1.EnqueueID, m2.EnqueueID})
 	requireEmpty(t, tr, consumerA, "patch")
 }
 
@@ -201,7 +205,7 @@ func testAckMissing(t *testing.T, newTransport NewFunc) {
 	ctx := context.Background()
 	tr := newTransport(t, Config{MinIdle: noRedelivery})
 
-	id, err := tr.Enqueue(ctx, "patch", "job-1", "enq-1")
+	id, err := tr.Enqueue(ctx, "patch", newUUID(), newUUID())
 	require.NoError(t, err)
 	receive(t, tr, consumerA, "patch")
 	require.NoError(t, tr.Ack(ctx, "patch", id))
@@ -211,7 +215,7 @@ func testAckMissing(t *testing.T, newTransport NewFunc) {
 
 	// A message never received may be acked too (a job settled or
 	// dead-lettered by the reaper before any claim).
-	id2, err := tr.Enqueue(ctx, "patch", "job-2", "enq-2")
+	id2, err := tr.Enqueue(ctx, "patch", newUUID(), newUUID())
 	require.NoError(t, err)
 	require.NoError(t, tr.Ack(ctx, "patch", id2))
 	requireState(t, tr, "patch", id2, controlplane.MessageState{})
@@ -222,7 +226,7 @@ func testHostileNames(t *testing.T, newTransport NewFunc) {
 	ctx := context.Background()
 	tr := newTransport(t, Config{MinIdle: noRedelivery})
 
-	id, err := tr.Enqueue(ctx, "patch", "job-1", "enq-1")
+	id, err := tr.Enqueue(ctx, "patch", newUUID(), newUUID())
 	require.NoError(t, err)
 	hostile := []string{
 		"", "Patch", "../patch", "patch:other", "patch*", "a b", "patch\x00",
@@ -230,7 +234,7 @@ func testHostileNames(t *testing.T, newTransport NewFunc) {
 		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", // 65
 	}
 	for _, name := range hostile {
-		_, err := tr.Enqueue(ctx, name, "job-1", "enq-1")
+		_, err := tr.Enqueue(ctx, name, newUUID(), newUUID())
 		require.ErrorIs(t, err, controlplane.ErrInvalidStream, "Enqueue %q", name)
 		_, err = tr.Receive(ctx, consumerA, []string{"patch", name}, time.Second)
 		require.ErrorIs(t, err, controlplane.ErrInvalidStream, "Receive %q", name)
@@ -246,6 +250,17 @@ func testHostileNames(t *testing.T, newTransport NewFunc) {
 	// The refusals delivered nothing.
 	requireState(t, tr, "patch", id, controlplane.MessageState{Exists: true})
 	require.Equal(t, id, receive(t, tr, consumerA, "patch").MessageID)
+}
+
+// newUUID returns a random (version 4) UUID, the form of job and enqueue
+// ids.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // receive returns the message a non-blocking Receive must find.
