@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/remoteworker"
+	"github.com/azolla/azolla/workers"
+)
+
+func (a *app) remoteWorkerCmd() *cobra.Command {
+	var o remoteworker.Options
+	cmd := &cobra.Command{
+		Use:   "remote-worker",
+		Short: "Run diazotroph jobs pulled from a control plane over outbound HTTP",
+		Long: `Claim jobs from the control plane at --control-plane and run them with this
+machine's diazotrophs (PATCH_DIAZOTROPH in its own git dir under data_dir,
+COMMAND_DIAZOTROPH), one at a time. The worker needs no inbound port, no
+store and no Temporal: only HTTPS (or HTTP) to the control plane and the
+token 'azolla worker-token create NAME' printed, in --token-file (chmod
+600), with --worker-id NAME (or $AZOLLA_WORKER_ID).
+
+It claims from --streams in priority order (default: the streams of the
+diazotrophs it runs, "command" and "patch") and heartbeats the running
+job's lease. When the control plane refuses a heartbeat (the lease was
+lost, the job moved on, its activity was cancelled) the job's processes are
+killed and nothing is written. Ctrl-C or SIGTERM stops claiming and lets
+the running job finish within --shutdown-grace, then completes it; past
+the grace it is killed and failed, to be retried elsewhere.`,
+		Args: cobra.NoArgs,
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.ControlPlaneURL, "control-plane", "", "the control plane's URL, e.g. https://cp.example:7350 (required)")
+	f.StringVar(&o.TokenFile, "token-file", "", "file holding this worker's token (required)")
+	f.StringVar(&o.WorkerID, "worker-id", "", "the name the token was created for (default $"+remoteworker.EnvWorkerID+")")
+	f.StringSliceVar(&o.Streams, "streams", nil, "streams to claim from, in priority order (default: those of the diazotrophs this worker runs)")
+	f.DurationVar(&o.MaxWait, "max-wait", remoteworker.DefaultMaxWait, "how long a claim waits for a job (the control plane caps it)")
+	f.DurationVar(&o.ShutdownGrace, "shutdown-grace", remoteworker.DefaultShutdownGrace, "how long a running job may finish once the worker is stopped")
+	f.StringVar(&o.CAFile, "control-plane-ca", "", "CA bundle to verify an https control plane's certificate")
+	f.StringVar(&o.ServerName, "control-plane-server-name", "", "server name to verify the control plane's certificate against")
+	_ = cmd.MarkFlagRequired("control-plane")
+	_ = cmd.MarkFlagRequired("token-file")
+
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cfg, err := a.loadConfig(cmd.Flags())
+		if err != nil {
+			return err
+		}
+		if o.WorkerID == "" {
+			o.WorkerID = remoteworker.DefaultWorkerID(a.getenv)
+		}
+		if o.MaxWait <= 0 || o.MaxWait > config.MaxControlPlaneWait {
+			return usageError(fmt.Errorf("--max-wait %v: want more than 0 and at most %v", o.MaxWait,
+				config.MaxControlPlaneWait))
+		}
+		if o.ShutdownGrace <= 0 {
+			return usageError(fmt.Errorf("--shutdown-grace %v: want more than 0", o.ShutdownGrace))
+		}
+		exec, err := remoteExecutor(cfg)
+		if err != nil {
+			return configError(err)
+		}
+		if err := checkStreams(o.Streams, exec.Registry); err != nil {
+			return usageError(err)
+		}
+		o.Executor = exec
+		o.Logger = cfg.Logger(a.stderr)
+		w, err := remoteworker.New(o)
+		if err != nil {
+			return configError(err)
+		}
+		fmt.Fprintf(a.stdout, "remote worker %s: control plane %s, streams %s\n", w.ID(), w.URL(),
+			strings.Join(w.Streams(), ","))
+		return w.Run(cmd.Context())
+	}
+	return cmd
+}
+
+// remoteExecutor runs jobs on the diazotrophs `azolla worker` runs, built
+// from cfg alone: a remote worker has no store.
+func remoteExecutor(cfg config.Config) (*remoteworker.Diazotrophs, error) {
+	p, err := workers.NewPatch(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &remoteworker.Diazotrophs{Registry: diazotroph.NewRegistry(p, diazotroph.NewCommand(
+		diazotroph.CommandOptions{Run: cfg.Diazotroph.Command.Run, Dir: cfg.CommandDir()}))}, nil
+}
+
+// checkStreams refuses a stream whose diazotroph this worker does not run:
+// it would claim jobs only to fail them.
+func checkStreams(streams []string, reg *diazotroph.Registry) error {
+	types := reg.Types()
+	for _, s := range streams {
+		if err := controlplane.ValidateStream(s); err != nil {
+			return fmt.Errorf("--streams: %w", err)
+		}
+		if !slices.Contains(types, controlplane.DiazotrophFor(s)) {
+			var runs []string
+			for _, t := range types {
+				runs = append(runs, controlplane.StreamFor(t))
+			}
+			return fmt.Errorf("--streams: this worker runs no %s for stream %q (its streams: %s)",
+				controlplane.DiazotrophFor(s), s, strings.Join(runs, ", "))
+		}
+	}
+	return nil
+}
