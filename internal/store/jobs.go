@@ -99,6 +99,11 @@ type JobAttempt struct {
 	StartedAt  time.Time  `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	Error      *JobError  `json:"error,omitempty"`
+	// NextStatus is the job status this attempt's close set (SUCCEEDED,
+	// FAILED, DEAD_LETTERED, or QUEUED for a requeue); "" while RUNNING. A
+	// repeated completion answers from it (requeued, dlq) even after the
+	// job has moved on to another attempt.
+	NextStatus string `json:"next_status,omitempty"`
 }
 
 // JobLease is the exclusive, expiring right of one attempt to settle its
@@ -178,13 +183,26 @@ type JobStore interface {
 	// (errors.Is ErrJobStale) saying why, and nothing is written.
 	StartJobAttempt(ctx context.Context, p StartJobAttemptParams) (*StartedJobAttempt, error)
 	// RenewJobLease extends the live lease of p.AttemptID's RUNNING attempt
-	// presenting p.LeaseToken.
+	// presenting p.LeaseToken; p.AttemptID "" means the job's RUNNING
+	// attempt, whichever it is (seed 004's heartbeat names no attempt), and
+	// a job without one is a *JobLeaseError. An attempt of another job, or
+	// none, is a *NotFoundError.
 	RenewJobLease(ctx context.Context, p RenewJobLeaseParams) (*JobLease, error)
 	// SettleJobAttempt closes a RUNNING attempt under its lease: it writes
 	// the outcome (p.Status SUCCEEDED with p.Result, or FAILED with p.Error),
 	// the job's next status (p.Next), and releases the lease, in one
 	// transaction. Settling an attempt again with its token returns the
-	// stored outcome with Repeat=true and writes nothing.
+	// stored outcome with Repeat=true and writes nothing: Attempt is the
+	// attempt as its first settle closed it (its Status and NextStatus say
+	// what was decided, whatever p asks now) and Job is the job as it is
+	// now, which may have moved on. An attempt the reaper EXPIRED is a
+	// *JobLeaseError, not a repeat. An unknown attempt of the job is a
+	// *NotFoundError.
+	//
+	// p.Next.Status "" means p.Status. SUCCEEDED must go to SUCCEEDED;
+	// FAILED may go to FAILED, DEAD_LETTERED or QUEUED (a requeue: the job
+	// gets p.Next.EnqueueID, p.Next.AvailableAt (zero is now) and no
+	// message id until SetJobMessage).
 	SettleJobAttempt(ctx context.Context, p SettleJobAttemptParams) (*SettledJobAttempt, error)
 	// ExpireJobAttempt closes a RUNNING attempt whose lease has expired as
 	// EXPIRED and sets the job's next status, for the reaper. An attempt
@@ -194,18 +212,24 @@ type JobStore interface {
 	// p.Now whose attempt is still RUNNING, oldest expiry first.
 	ListExpiredJobLeases(ctx context.Context, p ExpiredJobLeasesParams) ([]*JobLease, error)
 	// MarkJobNotified records that a settled job's outcome reached its
-	// activity; marking again changes nothing.
+	// activity; marking again changes nothing. updated_at is kept: the
+	// job did not change. A job not settled is a *JobStaleError.
 	MarkJobNotified(ctx context.Context, jobID string, now time.Time) error
 
 	// The database transport.
 
 	// EnqueueJobMessage inserts m (its MessageID assigned by the store if
-	// empty) and returns the stored message.
+	// empty) and returns the stored message. Assigned ids are 20 decimal
+	// digits, zero-padded ("00000000000000000042"), from one counter that
+	// never repeats, so text order is enqueue order across all streams.
 	EnqueueJobMessage(ctx context.Context, m *JobMessage) (*JobMessage, error)
 	// ReceiveJobMessage takes the oldest message of the first stream in
 	// p.Streams that has one: never delivered, or pending longer than
-	// p.MinIdle (its consumer died). It is marked delivered to p.Consumer.
-	// Nil and no error when every stream is empty.
+	// p.MinIdle (its consumer died); p.MinIdle <= 0 takes no pending
+	// message. Within a stream the lowest message id goes first. It is
+	// marked delivered to p.Consumer at p.Now and its Deliveries counted.
+	// Nil and no error when every stream is empty. Concurrent receivers
+	// never get the same message unless it was left pending past MinIdle.
 	ReceiveJobMessage(ctx context.Context, p ReceiveJobMessageParams) (*JobMessage, error)
 	// AckJobMessage deletes the message; acknowledging a missing message
 	// is not an error.
@@ -270,7 +294,10 @@ type StartedJobAttempt struct {
 	Lease   *JobLease
 }
 
-// RenewJobLeaseParams extends one attempt's lease.
+// RenewJobLeaseParams extends one attempt's lease. AttemptID "" means the
+// job's RUNNING attempt (seed 004's heartbeat carries no attempt_id); the
+// token still has to be that attempt's. WorkerID, when set, must be the
+// lease holder's.
 type RenewJobLeaseParams struct {
 	JobID      string
 	AttemptID  string
@@ -292,7 +319,8 @@ type JobNext struct {
 	AvailableAt time.Time
 }
 
-// SettleJobAttemptParams closes one attempt under its lease.
+// SettleJobAttemptParams closes one attempt under its lease. WorkerID,
+// when set, must be the lease holder's.
 type SettleJobAttemptParams struct {
 	JobID      string
 	AttemptID  string

@@ -108,6 +108,9 @@ type ClaimQuerier interface {
 // Store is a Querier with transactions, migrations and a lifetime.
 type Store interface {
 	Querier
+	// JobStore's methods run their own transactions; their On* callbacks
+	// get a Querier bound to that transaction.
+	JobStore
 	// InTx runs fn in one transaction, committed if fn returns nil.
 	InTx(ctx context.Context, fn func(q Querier) error) error
 	// Migrate applies pending migrations and returns the versions it applied;

@@ -37,6 +37,7 @@ func Exercise(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("HandOver_KeysetPagesAndMarkOnce", func(t *testing.T) { testHandOver(t, open(t)) })
 	t.Run("Migrate_RepairsSingleLineFields", func(t *testing.T) { testRepairSingleLineFields(t, open(t)) })
 	exerciseClaims(t, open)
+	exerciseJobs(t, open)
 }
 
 // Objective returns a valid NEW ticket objective.
