@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,10 +45,14 @@ the grace it is killed and failed, to be retried elsewhere.`,
 	f.DurationVar(&o.ShutdownGrace, "shutdown-grace", remoteworker.DefaultShutdownGrace, "how long a running job may finish once the worker is stopped")
 	f.StringVar(&o.CAFile, "control-plane-ca", "", "CA bundle to verify an https control plane's certificate")
 	f.StringVar(&o.ServerName, "control-plane-server-name", "", "server name to verify the control plane's certificate against")
-	_ = cmd.MarkFlagRequired("control-plane")
-	_ = cmd.MarkFlagRequired("token-file")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		switch {
+		case o.ControlPlaneURL == "":
+			return usageError(errors.New("--control-plane is required"))
+		case o.TokenFile == "":
+			return usageError(errors.New("--token-file is required"))
+		}
 		cfg, err := a.loadConfig(cmd.Flags())
 		if err != nil {
 			return err
