@@ -20,6 +20,13 @@ const (
 	RuleNoLiveClaimOnFinished = "no-live-claim-on-finished"
 	RuleObjectiveStatus       = "objective-status"
 	RuleTerminalPauseState    = "terminal-pause-state"
+
+	// Seed 004's jobs (see jobs.go).
+	RuleJobOneOpenAttempt         = "job-one-open-attempt"
+	RuleJobSucceededOnce          = "job-succeeded-once"
+	RuleJobNoLiveLeaseWhenSettled = "job-no-live-lease-when-settled"
+	RuleJobMessagePending         = "job-message-pending-while-running"
+	RuleJobSchema                 = "job-schema"
 )
 
 // rules run in this order, which is also the order of the report.
@@ -35,6 +42,11 @@ var rules = []struct {
 	{RuleNoLiveClaimOnFinished, noLiveClaimOnFinished},
 	{RuleObjectiveStatus, objectiveStatus},
 	{RuleTerminalPauseState, terminalPauseState},
+	{RuleJobOneOpenAttempt, jobOneOpenAttempt},
+	{RuleJobSucceededOnce, jobSucceededOnce},
+	{RuleJobNoLiveLeaseWhenSettled, jobNoLiveLeaseWhenSettled},
+	{RuleJobMessagePending, jobMessagePending},
+	{RuleJobSchema, jobSchema},
 }
 
 // Rules returns every rule id in the order they run.
@@ -61,8 +73,9 @@ type Report struct {
 	Checked map[string]int `json:"checked"`
 	// Violations are ordered by rule, then resource; never nil.
 	Violations []Violation `json:"violations"`
-	// Skipped says which checks could not run against the Querier given
-	// (they need read-only SQL access the Querier does not offer).
+	// Skipped says which checks could not run, and why: the Querier given
+	// offers no read-only SQL access or no jobs, or no transport was given
+	// (WithMessages).
 	Skipped []string `json:"skipped,omitempty"`
 }
 
@@ -79,7 +92,8 @@ func (r *Report) Items() int {
 type Option func(*options)
 
 type options struct {
-	grace time.Duration
+	grace    time.Duration
+	messages MessageStates
 }
 
 // WithGrace makes a live claim count against no-live-claim-on-finished only
@@ -101,11 +115,16 @@ func Run(ctx context.Context, q store.Querier, now time.Time, opts ...Option) (*
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	s.now, s.grace = store.NowOr(now), o.grace
+	skipped, err := s.loadJobs(ctx, q, o.messages)
+	if err != nil {
+		return nil, fmt.Errorf("audit jobs: %w", err)
+	}
 
 	rep := &Report{Checked: make(map[string]int, len(rules)), Violations: []Violation{}}
 	if s.bundleRows == nil {
 		rep.Skipped = append(rep.Skipped, "duplicate and orphaned output_bundles and run_records rows: the store offers no read-only SQL access (DB() *sql.DB)")
 	}
+	rep.Skipped = append(rep.Skipped, skipped...)
 	order := make(map[string]int, len(rules))
 	for i, rule := range rules {
 		order[rule.id] = i

@@ -61,7 +61,8 @@ func TestRun_ConsistentLifecycleReportsNothingAndChecksEveryRule(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *sqlstore.Store) {
 		everyOutcome(t, s)
-		rep := audited(t, s)
+		jobsEveryState(t, s)
+		rep := audited(t, s, withStoreMessages(s))
 		require.Empty(t, rep.Violations)
 		require.Empty(t, rep.Skipped)
 		require.Len(t, rep.Checked, len(audit.Rules()))
@@ -290,8 +291,9 @@ func TestRun_ViolationsAreOrderedByRuleThenResource(t *testing.T) {
 	}, got)
 }
 
-// A Querier without SQL access (here: the store with DB hidden) still gets
-// every rule; only the raw row counts are skipped, and the report says so.
+// A Querier without SQL access (here: the store with DB hidden, and its jobs
+// with it) still gets every other rule; only the raw row counts and the job
+// rules are skipped, and the report says so.
 func TestRun_WithoutSQLAccessSkipsRowCountsAndSaysSo(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *sqlstore.Store) {
@@ -299,7 +301,7 @@ func TestRun_WithoutSQLAccessSkipsRowCountsAndSaysSo(t *testing.T) {
 		everyOutcome(t, q)
 		rep := audited(t, q)
 		require.Empty(t, rep.Violations)
-		require.Len(t, rep.Skipped, 1)
+		require.Len(t, rep.Skipped, 2)
 
 		wo := schedule(t, q, "obj-2")
 		_, _, err := q.MarkWorkOrderExecuted(context.Background(), store.MarkWorkOrderExecutedParams{WorkOrderID: wo.WorkOrderID, Now: T0})

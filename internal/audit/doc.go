@@ -1,9 +1,11 @@
 // Package audit checks, from the database alone, that the state the lifecycle
-// left behind honours the guarantees of seeds 000 (claims) and 003 (patch
-// execution flow). It reads through store.Querier only, plus, when the store
-// offers it, a read-only row count per output_bundles and run_records
-// work_order_id, the one thing the store's getters cannot show (a duplicate
-// row behind a unique key that was dropped).
+// left behind honours the guarantees of seeds 000 (claims), 003 (patch
+// execution flow) and 004 (remote workers' jobs; one rule also asks the
+// control plane's transport). It reads through store.Querier only, plus, when
+// the store offers them, its jobs (store.JobStore) and a read-only row count
+// per output_bundles and run_records work_order_id, the one thing the
+// store's getters cannot show (a duplicate row behind a unique key that was
+// dropped).
 //
 // # Rules
 //
@@ -31,6 +33,19 @@
 //	                                pause_state for its workorder, FAIL a GATE_FAILED one, and
 //	                                each TICKET_READY event processed BLOCKED a BLOCKED
 //	                                pause_state for its objective
+//	job-one-open-attempt            seed 004: a job has at most one RUNNING attempt; a RUNNING
+//	                                job exactly one, a job in another status none
+//	job-succeeded-once              a SUCCEEDED job has exactly one SUCCEEDED attempt, a job
+//	                                in another status none
+//	job-no-live-lease-when-settled  no live (unreleased, unexpired) lease on a SUCCEEDED,
+//	                                FAILED or DEAD_LETTERED job; at most one live lease per
+//	                                job, held by a RUNNING attempt
+//	job-message-pending-while-running
+//	                                the message a RUNNING attempt was claimed from is still
+//	                                pending in the transport: nothing was acknowledged for a
+//	                                job the database has not settled or requeued (needs
+//	                                WithMessages; skipped without it)
+//	job-schema                      every job, job_attempt and job_lease row is valid
 //
 // # A quiet system
 //
@@ -41,4 +56,11 @@
 // fine, most often a claim still live on a finished resource. Run verify on a
 // quiet system (workers stopped or idle), or pass WithGrace so that a claim
 // counts only once its last heartbeat is older than the grace period.
+//
+// The job rules need no grace: the control plane closes an attempt, moves
+// its job on and releases its lease in one transaction, and acknowledges
+// the message only after that commit. A job the audit read as RUNNING whose
+// message is no longer pending is read again before it is reported, so a
+// settle that landed in between is not mistaken for an early
+// acknowledgement.
 package audit

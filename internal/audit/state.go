@@ -35,6 +35,18 @@ type state struct {
 	// its table, including rows whose workorder is gone. They are nil when
 	// the store offers no SQL; counts then come from bundle and runRecord.
 	bundleRows, runRecordRows map[string]int
+
+	// jobs, in (created_at, job_id) order, with their attempts and leases
+	// by job_id; empty when the store offers no jobs.
+	jobs     []*store.Job
+	attempts map[string][]*store.JobAttempt
+	leases   map[string][]*store.JobLease
+	// messagesRead is set when a transport was asked about the message of
+	// each of the messagesChecked RUNNING attempts; lostMessages are those
+	// it no longer holds pending.
+	messagesRead    bool
+	messagesChecked int
+	lostMessages    []lostMessage
 }
 
 // sqlDB is what a SQL-backed store offers for read-only queries.
