@@ -248,3 +248,29 @@ func requireNothing(t *testing.T, tr controlplane.Transport, streams ...string) 
 	require.NoError(t, err)
 	require.Nil(t, m)
 }
+
+// When one BLOCK delivers entries of several streams, the one of highest
+// priority is returned and the others are handed back: at once
+// reclaimable by any consumer, not stuck pending until min-idle.
+func TestReceive_BlockHandsBackLowerPriorityEntries(t *testing.T) {
+	t.Parallel()
+	b := setup(t, redisstream.Options{})
+	ctx := context.Background()
+	low, err := b.tr.Enqueue(ctx, "low", "job-low", "enq-low")
+	require.NoError(t, err)
+	high, err := b.tr.Enqueue(ctx, "high", "job-high", "enq-high")
+	require.NoError(t, err)
+
+	m, err := b.tr.BlockOnly(ctx, "instance-a", []string{"high", "low"}, time.Second)
+	require.NoError(t, err)
+	require.NotNil(t, m)
+	require.Equal(t, high, m.MessageID)
+	p, err := b.rdb.XPending(ctx, b.tr.Key("low"), redisstream.DefaultGroup).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), p.Count, "the BLOCK delivered low's entry too")
+
+	again, err := b.tr.Receive(ctx, "instance-b", []string{"low"}, 0)
+	require.NoError(t, err)
+	require.NotNil(t, again, "the handed-back entry waits for min-idle (%s)", b.tr.Options().MinIdle)
+	require.Equal(t, low, again.MessageID)
+}
