@@ -1,18 +1,31 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 )
+
+// openTransport opens the control plane's Redis Streams transport, which
+// verify asks whether each RUNNING job's message is still pending. Nil
+// until it is wired; verify then skips that one rule and says so.
+//
+// TODO(issue 15): set to workers.OpenTransport once the control plane's
+// wiring provides it.
+var openTransport func(ctx context.Context, cfg config.ControlPlaneConfig, st store.Store, log *slog.Logger) (controlplane.Transport, error)
 
 func (a *app) verifyCmd() *cobra.Command {
 	var grace time.Duration
@@ -24,8 +37,12 @@ of the claim protocol and the execution flow: one workorder per event, one
 output bundle per executed workorder, one run record per gated workorder,
 events processed once with a terminal reason, valid claim records, no live
 claim on finished work, objective statuses backed by their verdicts, and a
-pause state for every verdict. Prints one line per violation,
-"RULE  RESOURCE  MESSAGE", then a summary; exits 1 if there is any.
+pause state for every verdict; and, for the control plane's jobs, one open
+attempt at most, one success per succeeded job, no live lease on a settled
+job, valid job records, and the message of every running job still pending
+in the transport (with control_plane.redis_url set, verify reads Redis).
+Prints one line per violation, "RULE  RESOURCE  MESSAGE", then a summary;
+exits 1 if there is any.
 
 Workers write terminal state first and release their claim just after, so
 run verify on a quiet system, or pass --grace to ignore claims whose last
@@ -63,7 +80,16 @@ heartbeat is more recent than that.`,
 			}
 		}()
 
-		rep, err := audit.Run(ctx, st, time.Time{}, audit.WithGrace(grace))
+		opts := []audit.Option{audit.WithGrace(grace)}
+		messages, closeMessages, err := a.verifyMessages(ctx, cfg, st)
+		if err != nil {
+			return err
+		}
+		defer closeMessages()
+		if messages != nil {
+			opts = append(opts, audit.WithMessages(messages))
+		}
+		rep, err := audit.Run(ctx, st, time.Time{}, opts...)
 		if err != nil {
 			return fmt.Errorf("verify %s store: %w", cfg.Store.Driver, err)
 		}
@@ -81,6 +107,23 @@ heartbeat is more recent than that.`,
 		return nil
 	}
 	return cmd
+}
+
+// verifyMessages is the transport verify asks about messages: the store's
+// own messages on the database transport, Redis when control_plane.redis_url
+// is set. Nil when that transport cannot be opened by this build.
+func (a *app) verifyMessages(ctx context.Context, cfg config.Config, st store.Store) (audit.MessageStates, func(), error) {
+	if cfg.ControlPlane.RedisURL == "" {
+		return audit.StoreMessages{Store: st}, func() {}, nil
+	}
+	if openTransport == nil {
+		return nil, func() {}, nil
+	}
+	t, err := openTransport(ctx, cfg.ControlPlane, st, cfg.LoggerAtLeast(a.stderr, slog.LevelWarn))
+	if err != nil {
+		return nil, nil, unavailableError(fmt.Errorf("verify: open the control plane's Redis transport: %w", err))
+	}
+	return t, func() { _ = t.Close() }, nil
 }
 
 // writeVerifyText prints one line per violation, what was skipped, and a

@@ -120,7 +120,7 @@ func TestVerifyJSONMirrorsTheReport(t *testing.T) {
 	require.Equal(t, 1, res.code, res.stderr)
 	var rep audit.Report
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &rep), res.stdout)
-	want, err := audit.Run(t.Context(), s, time.Time{})
+	want, err := audit.Run(t.Context(), s, time.Time{}, audit.WithMessages(audit.StoreMessages{Store: s}))
 	require.NoError(t, err)
 	require.Equal(t, *want, rep)
 	require.Equal(t, []audit.Violation{{Rule: audit.RuleObjectiveStatus, Resource: "objective obj-2",
@@ -181,4 +181,60 @@ func TestVerifyRefusesBadFlagsAndConfigWithStatusTwo(t *testing.T) {
 			require.Contains(t, res.stderr, tt.want)
 		})
 	}
+}
+
+// runningJob writes a job claimed from the database transport: RUNNING,
+// its message pending.
+func runningJob(t *testing.T, s store.Store, jobID string) *store.StartedJobAttempt {
+	t.Helper()
+	ctx, at := t.Context(), time.Now().Add(-time.Second)
+	enqueue := "00000000-0000-4000-9000-000000000001"
+	_, _, err := s.CreateJob(ctx, &store.Job{JobID: jobID, JobType: "PATCH_DIAZOTROPH", Stream: "patch",
+		Payload: []byte(`{}`), MaxAttempts: 3, EnqueueID: enqueue, CreatedAt: at, UpdatedAt: at})
+	require.NoError(t, err)
+	_, err = s.EnqueueJobMessage(ctx, &store.JobMessage{Stream: "patch", JobID: jobID, EnqueueID: enqueue, CreatedAt: at})
+	require.NoError(t, err)
+	m, err := s.ReceiveJobMessage(ctx, store.ReceiveJobMessageParams{Streams: []string{"patch"}, Consumer: "cp", Now: at})
+	require.NoError(t, err)
+	require.NotNil(t, m)
+	st, err := s.StartJobAttempt(ctx, store.StartJobAttemptParams{JobID: jobID, EnqueueID: enqueue, Stream: m.Stream,
+		MessageID: m.MessageID, WorkerID: "remote-1", AttemptID: "00000000-0000-4000-a000-000000000001",
+		LeaseToken: "tok0000000000000000000000000000000000000001", TTL: time.Hour, Now: at})
+	require.NoError(t, err)
+	return st
+}
+
+// Without Redis configured, verify asks the database transport: a RUNNING
+// job's message acknowledged before its job settled is reported.
+func TestVerifyAsksTheDatabaseTransportAboutRunningJobs(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	id := "00000000-0000-4000-8000-000000000001"
+	st := runningJob(t, s, id)
+	res := verify(t, env)
+	require.Equal(t, 0, res.code, res.stdout+res.stderr)
+	require.NotContains(t, res.stdout, "skipped")
+
+	require.NoError(t, s.AckJobMessage(t.Context(), st.Attempt.Stream, st.Attempt.MessageID))
+	res = verify(t, env)
+	require.Equal(t, 1, res.code, res.stderr)
+	require.Contains(t, res.stdout, audit.RuleJobMessagePending+"  job "+id+"  is RUNNING, but message "+st.Attempt.MessageID)
+}
+
+// With control_plane.redis_url set, the database's messages say nothing:
+// verify asks Redis, or, in a build that cannot open it, skips that rule.
+func TestVerifyWithRedisConfiguredDoesNotReadTheDatabaseMessages(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	st := runningJob(t, s, "00000000-0000-4000-8000-000000000001")
+	require.NoError(t, s.AckJobMessage(t.Context(), st.Attempt.Stream, st.Attempt.MessageID))
+	env["AZOLLA_CONTROL_PLANE_REDIS_URL"] = "redis://127.0.0.1:1/0" // nothing listens there
+	res := verify(t, env)
+	if openTransport == nil {
+		require.Equal(t, 0, res.code, res.stderr)
+		require.Contains(t, res.stdout, "verify: skipped "+audit.RuleJobMessagePending+": no transport given\n")
+		return
+	}
+	require.Equal(t, exitUnavailable, res.code, res.stdout+res.stderr)
+	require.Contains(t, res.stderr, "open the control plane's Redis transport")
 }
