@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/azolla/azolla/internal/controlplane"
@@ -46,9 +47,10 @@ func (w *Worker) run(ctx context.Context, job *controlplane.ClaimResponse, claim
 
 	leaseCtx, loseLease := context.WithCancelCause(context.WithoutCancel(ctx))
 	hbDone := make(chan struct{})
+	var settling atomic.Bool
 	go func() {
 		defer close(hbDone)
-		w.keepLease(leaseCtx, loseLease, log, job, claimedAt.Add(ttl), ttl, interval)
+		w.keepLease(leaseCtx, loseLease, &settling, log, job, claimedAt.Add(ttl), ttl, interval)
 	}()
 	defer func() {
 		loseLease(errSettled) // stops the heartbeats
@@ -66,6 +68,10 @@ func (w *Worker) run(ctx context.Context, job *controlplane.ClaimResponse, claim
 		log.Warn("job stopped and nothing written: the lease is lost", "cause", cause)
 		return
 	}
+	// From here a refused heartbeat is expected (the settlement released
+	// the lease); it still ends the retries of a settlement the control
+	// plane will refuse anyway.
+	settling.Store(true)
 	if err == nil {
 		w.complete(leaseCtx, log, job, result)
 		return
@@ -113,8 +119,9 @@ func (w *Worker) watchShutdown(ctx context.Context, execDone <-chan struct{}, st
 // keepLease heartbeats every interval until ctx ends. A refusal loses the
 // lease at once; transient failures are retried until the lease would
 // have expired (a local, conservative estimate: the send time of the last
-// heartbeat that got through plus the TTL), and then lose it.
-func (w *Worker) keepLease(ctx context.Context, lose context.CancelCauseFunc, log *slog.Logger,
+// heartbeat that got through plus the TTL), and then lose it. Once the
+// job is settling, a refusal is no news and is logged quietly.
+func (w *Worker) keepLease(ctx context.Context, lose context.CancelCauseFunc, settling *atomic.Bool, log *slog.Logger,
 	job *controlplane.ClaimResponse, expires time.Time, ttl, interval time.Duration) {
 	req := controlplane.HeartbeatRequest{WorkerID: w.id, JobID: job.JobID, LeaseToken: job.LeaseToken}
 	t := time.NewTimer(interval)
@@ -135,13 +142,16 @@ func (w *Worker) keepLease(ctx context.Context, lose context.CancelCauseFunc, lo
 		case err == nil && resp.OK:
 			expires = sent.Add(ttl)
 			log.Debug("heartbeat", "lease_expires_at", resp.LeaseExpiresAt)
-		case err == nil:
-			lose(&LeaseLostError{Err: errors.New("heartbeat answered ok=false")})
-			log.Warn("heartbeat refused: cancelling the job", "error", "ok=false")
-			return
-		case refused(err):
+		case err == nil || refused(err):
+			if err == nil {
+				err = errors.New("heartbeat answered ok=false")
+			}
 			lose(&LeaseLostError{Err: err})
-			log.Warn("heartbeat refused: cancelling the job", "code", ErrorCode(err), "error", err)
+			level := slog.LevelWarn
+			if settling.Load() {
+				level = slog.LevelDebug
+			}
+			log.Log(ctx, level, "heartbeat refused: cancelling the job", "code", ErrorCode(err), "error", err)
 			return
 		default:
 			lose(fmt.Errorf("%w: %w", ErrLeaseExpired, err))

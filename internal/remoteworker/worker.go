@@ -179,13 +179,14 @@ func (w *Worker) runOnce(ctx context.Context) (bool, error) {
 	job, err := w.client.Claim(ctx, controlplane.ClaimRequest{WorkerID: w.id, Streams: w.streams,
 		MaxWaitMS: int(w.maxWait.Milliseconds())})
 	switch {
-	case ctx.Err() != nil:
+	case err == nil && job.Claimed:
+		// Run even if ctx has just ended: the job is this worker's now, and
+		// gets the shutdown grace like any other.
+		w.run(ctx, job, time.Now())
+		return true, nil
+	case ctx.Err() != nil, err == nil:
 		return false, nil
-	case err != nil:
+	default:
 		return false, fmt.Errorf("remote worker %s: %w", w.id, err)
-	case !job.Claimed:
-		return false, nil
 	}
-	w.run(ctx, job, time.Now())
-	return true, nil
 }
