@@ -346,7 +346,9 @@ type SettledJobAttempt struct {
 	Repeat bool
 }
 
-// ExpireJobAttemptParams closes one expired attempt.
+// ExpireJobAttemptParams closes one expired attempt. Next.Status is QUEUED
+// (a requeue, with a new EnqueueID), FAILED or DEAD_LETTERED; Error, if
+// set, becomes the attempt's error and the job's last failure.
 type ExpireJobAttemptParams struct {
 	JobID     string
 	AttemptID string

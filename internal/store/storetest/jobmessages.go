@@ -114,7 +114,7 @@ func testMessages(t *testing.T, s store.Store) {
 
 func testMessageRace(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	const messages, receivers = 24, 4
+	const messages, receivers = 60, 6
 	for i := range messages {
 		_, err := s.EnqueueJobMessage(ctx, message([]string{"a", "b"}[i%2]))
 		require.NoError(t, err)

@@ -244,19 +244,15 @@ func testInvalidJobRecords(t *testing.T, s store.Store) {
 	fp = failParams(st, store.JobNext{Status: store.JobQueued, EnqueueID: "again"}, T0.Add(time.Second))
 	_, err = s.SettleJobAttempt(ctx, fp)
 	requireViolation(t, err, "/enqueue_id")
+	with := func(p store.SettleJobAttemptParams, f func(*store.SettleJobAttemptParams)) store.SettleJobAttemptParams {
+		f(&p)
+		return p
+	}
 	for _, p := range []store.SettleJobAttemptParams{
 		failParams(st, store.JobNext{Status: store.JobQueued, EnqueueID: j.EnqueueID}, T0),
-		func() store.SettleJobAttemptParams { p := failParams(st, store.JobNext{}, T0); p.Error = nil; return p }(),
-		func() store.SettleJobAttemptParams {
-			p := settleParams(st, T0)
-			p.Next.Status = store.JobFailed
-			return p
-		}(),
-		func() store.SettleJobAttemptParams {
-			p := settleParams(st, T0)
-			p.Status = store.AttemptExpired
-			return p
-		}(),
+		with(failParams(st, store.JobNext{}, T0), func(p *store.SettleJobAttemptParams) { p.Error = nil }),
+		with(settleParams(st, T0), func(p *store.SettleJobAttemptParams) { p.Next.Status = store.JobFailed }),
+		with(settleParams(st, T0), func(p *store.SettleJobAttemptParams) { p.Status = store.AttemptExpired }),
 		failParams(st, store.JobNext{Status: store.JobRunning}, T0),
 		failParams(st, store.JobNext{Status: store.JobFailed, EnqueueID: NewUUID()}, T0),
 	} {
