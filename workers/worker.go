@@ -15,6 +15,7 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/starter"
@@ -72,6 +73,10 @@ type Options struct {
 	// NoPoller leaves the poller out of this process. Any number of
 	// processes may run one: only one per store is active at a time.
 	NoPoller bool
+	// ControlPlane enqueues the jobs of control_plane.remote_diazotrophs.
+	// Nil: Run opens the configured transport itself when any diazotroph
+	// is routed to remote workers.
+	ControlPlane *controlplane.Service
 }
 
 // Run runs a lifecycle worker, the workspace retention pass over this
@@ -81,6 +86,20 @@ func Run(ctx context.Context, o Options) error {
 	l, err := NewLifecycle(o.Config, o.Store, o.Identity)
 	if err != nil {
 		return err
+	}
+	if remote := o.Config.ControlPlane.RemoteDiazotrophs; len(remote) > 0 {
+		cp := o.ControlPlane
+		if cp == nil {
+			tr, err := OpenTransport(ctx, o.Config.ControlPlane, o.Store)
+			if err != nil {
+				return err
+			}
+			defer tr.Close()
+			// Enqueue only: the control plane process reports to Temporal.
+			cp = NewControlPlane(o.Config, o.Store, tr, nil, o.Log, o.Identity)
+		}
+		l.Remote = &activities.Remote{Enqueuer: cp, Diazotrophs: remote, MaxAttempts: o.Config.ControlPlane.MaxAttempts}
+		o.Log.Info("remote diazotrophs run through the control plane", "diazotrophs", remote)
 	}
 	// Workspaces are local to the machine whose runner made them, so every
 	// worker prunes its own.

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workers"
 	"github.com/azolla/azolla/workflows"
@@ -111,19 +113,74 @@ With --demo it also creates a demo objective that waits for approval.`,
 			return err
 		}
 
-		a.printDevBanner(cmd, cfg, srv)
+		identity := activities.DefaultIdentity()
+		cp, err := a.startDevControlPlane(ctx, s, identity)
+		if err != nil {
+			return err
+		}
+		defer cp.stop()
+
+		a.printDevBanner(cmd, cfg, srv, cp)
 		if demo {
 			if err := a.createDemo(cmd, s); err != nil {
 				return err
 			}
 		}
 		return workers.Run(ctx, workers.Options{Config: cfg, Client: s.client, Store: s.store, Log: log,
-			Identity: activities.DefaultIdentity()})
+			Identity: identity, ControlPlane: cp.svc})
 	}
 	return cmd
 }
 
-func (a *app) printDevBanner(cmd *cobra.Command, cfg config.Config, srv DevServer) {
+// devControlPlane is the control plane `azolla dev` embeds.
+type devControlPlane struct {
+	svc  *controlplane.Service
+	addr string
+	// open: it serves remote workers without tokens (loopback only).
+	open bool
+	stop func()
+}
+
+// startDevControlPlane serves the worker API on control_plane.address
+// beside the workers, sharing their transport so an enqueue wakes a
+// waiting claim at once. On a loopback address it needs no worker tokens;
+// on any other it asks for them like `azolla control-plane`.
+func (a *app) startDevControlPlane(ctx context.Context, s *session, identity string) (*devControlPlane, error) {
+	cfg := s.cfg
+	tr, err := workers.OpenTransport(ctx, cfg.ControlPlane, s.store)
+	if err != nil {
+		return nil, unavailableError(err)
+	}
+	ln, err := net.Listen("tcp", cfg.ControlPlane.Address)
+	if err != nil {
+		_ = tr.Close()
+		return nil, fmt.Errorf("control plane: listen on %s (set control_plane.address): %w", cfg.ControlPlane.Address, err)
+	}
+	cp := &devControlPlane{svc: workers.NewControlPlane(cfg, s.store, tr, s.client, s.log, identity),
+		addr: ln.Addr().String(), open: controlplane.LoopbackOnly(cfg.ControlPlane.Address) == nil}
+	if cp.open {
+		s.log.Warn("the embedded control plane accepts remote workers without tokens: it listens on loopback only",
+			"address", cp.addr)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := workers.RunControlPlane(cctx, workers.ControlPlaneOptions{Config: cfg, Service: cp.svc, Store: s.store,
+			Log: s.log, Unauthenticated: cp.open, Listener: ln})
+		if err != nil {
+			s.log.Error("embedded control plane stopped", "error", err)
+		}
+	}()
+	cp.stop = func() {
+		cancel()
+		<-done
+		_ = tr.Close()
+	}
+	return cp, nil
+}
+
+func (a *app) printDevBanner(cmd *cobra.Command, cfg config.Config, srv DevServer, cp *devControlPlane) {
 	out := cmd.OutOrStdout()
 	state := cfg.TemporalDBPath()
 	if cfg.Dev.Ephemeral {
@@ -133,7 +190,9 @@ func (a *app) printDevBanner(cmd *cobra.Command, cfg config.Config, srv DevServe
   Temporal  %s (namespace %s), state %s
   Web UI    %s
   store     %s
-`, srv.FrontendAddress(), cfg.Temporal.Namespace, state, srv.UIURL(), storeLabel(cfg))
+  control plane http://%s (remote workers; transport %s)
+`, srv.FrontendAddress(), cfg.Temporal.Namespace, state, srv.UIURL(), storeLabel(cfg), cp.addr,
+		transportLabel(cfg.Masked().ControlPlane.RedisURL))
 	if _, port, _ := net.SplitHostPort(srv.FrontendAddress()); port != "7233" {
 		fmt.Fprintf(out, "  other azolla commands need: export AZOLLA_TEMPORAL_ADDRESS=%s\n", srv.FrontendAddress())
 	}
@@ -145,6 +204,20 @@ Next, in another terminal:
 In the Web UI, filter objectives with: AzollaStatus="DONE"
 Ctrl-C stops everything.
 `, a.self())
+	remote := "none yet: set control_plane.remote_diazotrophs (e.g. AZOLLA_CONTROL_PLANE_REMOTE_DIAZOTROPHS=PATCH_DIAZOTROPH)"
+	if len(cfg.ControlPlane.RemoteDiazotrophs) > 0 {
+		remote = strings.Join(cfg.ControlPlane.RemoteDiazotrophs, ", ")
+	}
+	fmt.Fprintf(out, `
+Remote workers run %s. Start one with:
+`, remote)
+	if cp.open {
+		fmt.Fprintf(out, "  %s remote-worker --control-plane http://%s --worker-id dev-remote\n", a.self(), cp.addr)
+		return
+	}
+	fmt.Fprintf(out, `  %[1]s worker-token create NAME > worker.token && chmod 600 worker.token
+  %[1]s remote-worker --control-plane http://%[2]s --worker-id NAME --token-file worker.token
+`, a.self(), cp.addr)
 }
 
 func storeLabel(cfg config.Config) string {

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/workers"
+)
+
+func (a *app) controlPlaneCmd() *cobra.Command {
+	var identity string
+	cmd := &cobra.Command{
+		Use:   "control-plane",
+		Short: "Serve remote workers: the job API of seed 004 and its reaper",
+		Long: `Serve the worker API remote workers pull jobs from (POST
+/internal/worker/claim, heartbeat, complete, fail) on control_plane.address,
+over HTTPS when control_plane.cert_file and key_file are set. Every request
+carries a worker token ('azolla worker-token create NAME'). Jobs, attempts
+and leases live in the store; their messages travel on Redis Streams when
+control_plane.redis_url is set, else on the store. The reaper (one active
+across control-plane processes) requeues or dead-letters jobs whose lease
+expired and writes again messages that were lost. When a remote worker
+completes a job, the waiting Run activity is completed through Temporal.
+
+Which diazotrophs run remotely is control_plane.remote_diazotrophs, read by
+'azolla worker'. Run as many control planes as you like behind one address.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.Flags().StringVar(&identity, "identity", "", "instance identity in the transport and the reaper's claim (default pid@host)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		s, err := a.openSession(cmd, false)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		if err := a.dialTemporalLogging(cmd, s, s.log); err != nil {
+			return err
+		}
+		if identity == "" {
+			identity = activities.DefaultIdentity()
+		}
+		ctx := cmd.Context()
+		tr, err := workers.OpenTransport(ctx, s.cfg.ControlPlane, s.store)
+		if err != nil {
+			return unavailableError(err)
+		}
+		defer tr.Close()
+		svc := workers.NewControlPlane(s.cfg, s.store, tr, s.client, s.log, identity)
+		cp := s.cfg.ControlPlane
+		return workers.RunControlPlane(ctx, workers.ControlPlaneOptions{Config: s.cfg, Service: svc, Store: s.store,
+			Log: s.log, OnListen: func(addr string) {
+				s.log.Info("control plane serving", "address", addr, "tls", cp.CertFile != "",
+					"transport", transportLabel(s.cfg.Masked().ControlPlane.RedisURL), "store", s.cfg.Store.Driver,
+					"identity", identity)
+			}})
+	}
+	return cmd
+}
+
+// transportLabel names the transport for people: the (masked) Redis URL or
+// the store.
+func transportLabel(maskedRedisURL string) string {
+	if maskedRedisURL == "" {
+		return "store"
+	}
+	return fmt.Sprintf("redis %s", maskedRedisURL)
+}

@@ -1,0 +1,118 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/controlplane/dbqueue"
+	"github.com/azolla/azolla/internal/controlplane/redisstream"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// OpenTransport opens the control plane's transport: Redis Streams when
+// control_plane.redis_url is set, else the database's job_messages table.
+func OpenTransport(ctx context.Context, cfg config.ControlPlaneConfig, st store.Store) (controlplane.Transport, error) {
+	if cfg.RedisURL == "" {
+		return dbqueue.New(st, dbqueue.Options{LeaseTTL: cfg.LeaseTTL})
+	}
+	tr, err := redisstream.New(ctx, redisstream.Options{URL: cfg.RedisURL, LeaseTTL: cfg.LeaseTTL})
+	if err != nil {
+		// The URL may carry a password: the error names the transport only.
+		return nil, fmt.Errorf("open the Redis transport at %s: %w", config.Config{ControlPlane: cfg}.Masked().ControlPlane.RedisURL, err)
+	}
+	return tr, nil
+}
+
+// NewControlPlane builds the control plane service on st and tr. With a
+// Temporal client it completes the Run activities waiting on jobs; without
+// one (a worker that only enqueues) it reports to none.
+func NewControlPlane(cfg config.Config, st store.Store, tr controlplane.Transport, c client.Client,
+	log *slog.Logger, instanceID string) *controlplane.Service {
+	var acts controlplane.Activities
+	if c != nil {
+		acts = &RemoteActivities{Client: c, Namespace: cfg.Temporal.Namespace}
+	}
+	cp := cfg.ControlPlane
+	return controlplane.New(st, tr, acts, activities.RemoteHooks{}, controlplane.Config{
+		LeaseTTL: cp.LeaseTTL, HeartbeatInterval: cp.HeartbeatInterval, MaxWait: cp.MaxWait,
+		MaxAttempts: cp.MaxAttempts, ReaperInterval: cp.ReaperInterval, InstanceID: instanceID, Log: log})
+}
+
+// ControlPlaneOptions shape a control plane: `azolla control-plane`, or the
+// one `azolla dev` embeds.
+type ControlPlaneOptions struct {
+	Config  config.Config
+	Service *controlplane.Service
+	// Store holds the worker tokens requests are authenticated by.
+	Store store.Store
+	Log     *slog.Logger
+	// Unauthenticated serves remote workers without tokens. Only `azolla
+	// dev` may, and only on a loopback address.
+	Unauthenticated bool
+	// Listener, when set, is served instead of control_plane.address.
+	Listener net.Listener
+	// OnListen, when set, is told the address once the server listens.
+	OnListen func(addr string)
+}
+
+// shutdownGrace bounds how long in-flight requests (a long poll at most
+// MaxControlPlaneWait) may finish once the control plane stops.
+const shutdownGrace = config.MaxControlPlaneWait + 5*time.Second
+
+// RunControlPlane serves seed 004's worker API over HTTP (HTTPS with
+// control_plane.cert_file/key_file) and runs the reaper until ctx is done.
+func RunControlPlane(ctx context.Context, o ControlPlaneOptions) error {
+	cp := o.Config.ControlPlane
+	auth := controlplane.Authenticator(controlplane.TokenAuthenticator{Tokens: o.Store})
+	if o.Unauthenticated {
+		if err := controlplane.LoopbackOnly(cp.Address); err != nil && o.Listener == nil {
+			return err
+		}
+		auth = controlplane.AllowUnauthenticated
+	}
+	ln := o.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cp.Address); err != nil {
+			return fmt.Errorf("control plane: listen on %s: %w", cp.Address, err)
+		}
+	}
+	srv := &http.Server{Handler: o.Service.Router(auth), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(o.Log.Handler(), slog.LevelWarn)}
+	reaper := controlplane.NewReaper(o.Service)
+	reaper.Start(ctx)
+	defer reaper.Stop()
+
+	served := make(chan error, 1)
+	go func() {
+		if cp.CertFile != "" {
+			served <- srv.ServeTLS(ln, cp.CertFile, cp.KeyFile)
+		} else {
+			served <- srv.Serve(ln)
+		}
+	}()
+	if o.OnListen != nil {
+		o.OnListen(ln.Addr().String())
+	}
+	select {
+	case err := <-served:
+		return fmt.Errorf("control plane: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("control plane: shut down: %w", err)
+	}
+	return nil
+}
