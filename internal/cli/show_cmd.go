@@ -24,9 +24,30 @@ type objectiveDetail struct {
 	Events      []*store.Event      `json:"events"`
 	WorkOrders  []workOrderDetail   `json:"workorders"`
 	PauseStates []*store.PauseState `json:"pause_states"`
-	Lifecycle   *workflows.State    `json:"lifecycle,omitempty"`
+	// Jobs are the control plane's jobs of the workorders that ran on
+	// remote workers, in workorder order.
+	Jobs      []jobDetail      `json:"jobs"`
+	Lifecycle *workflows.State `json:"lifecycle,omitempty"`
 	// LifecycleError says why the lifecycle could not be queried.
 	LifecycleError string `json:"lifecycle_error,omitempty"`
+}
+
+// jobDetail is one workorder's job with its attempts and their leases.
+type jobDetail struct {
+	Job      *store.Job          `json:"job"`
+	Attempts []*store.JobAttempt `json:"attempts"`
+	Leases   []leaseDetail       `json:"leases"`
+}
+
+// leaseDetail is a job lease without its token: the token is the
+// holder's fencing credential, and show is no place to hand it out.
+type leaseDetail struct {
+	AttemptID      string     `json:"attempt_id"`
+	WorkerID       string     `json:"worker_id"`
+	LeaseExpiresAt time.Time  `json:"lease_expires_at"`
+	HeartbeatAt    time.Time  `json:"heartbeat_at"`
+	CreatedAt      time.Time  `json:"created_at"`
+	ReleasedAt     *time.Time `json:"released_at,omitempty"`
 }
 
 type workOrderDetail struct {
@@ -41,7 +62,7 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 	if err != nil {
 		return nil, err
 	}
-	d := &objectiveDetail{Objective: o, WorkOrders: []workOrderDetail{}}
+	d := &objectiveDetail{Objective: o, WorkOrders: []workOrderDetail{}, Jobs: []jobDetail{}}
 	if d.Events, err = s.store.ListEvents(ctx, store.ListEventsParams{SubjectID: id}); err != nil {
 		return nil, err
 	}
@@ -64,8 +85,37 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 			return nil, err
 		}
 		d.WorkOrders = append(d.WorkOrders, wd)
+		jd, err := loadJob(ctx, s.store, w.WorkOrderID)
+		if err != nil {
+			return nil, err
+		}
+		if jd != nil {
+			d.Jobs = append(d.Jobs, *jd)
+		}
 	}
 	return d, nil
+}
+
+// loadJob reads the job of a workorder, with its attempts and leases; nil
+// when the workorder ran in-process.
+func loadJob(ctx context.Context, st store.JobStore, workOrderID string) (*jobDetail, error) {
+	j, err := optional(st.GetJobByWorkOrder(ctx, workOrderID))
+	if err != nil || j == nil {
+		return nil, err
+	}
+	jd := &jobDetail{Job: j, Leases: []leaseDetail{}}
+	if jd.Attempts, err = st.ListJobAttempts(ctx, j.JobID); err != nil {
+		return nil, err
+	}
+	leases, err := st.ListJobLeases(ctx, j.JobID)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range leases {
+		jd.Leases = append(jd.Leases, leaseDetail{AttemptID: l.AttemptID, WorkerID: l.WorkerID,
+			LeaseExpiresAt: l.LeaseExpiresAt, HeartbeatAt: l.HeartbeatAt, CreatedAt: l.CreatedAt, ReleasedAt: l.ReleasedAt})
+	}
+	return jd, nil
 }
 
 // optional turns ErrNotFound into nil.
@@ -107,7 +157,7 @@ func (a *app) objectiveShowCmd() *cobra.Command {
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), d)
 		}
-		return printDetail(cmd.OutOrStdout(), d, a.self())
+		return printDetail(cmd.OutOrStdout(), d, a.self(), time.Now())
 	}
 	return cmd
 }
@@ -116,7 +166,7 @@ func (a *app) objectiveShowCmd() *cobra.Command {
 // textsafe: Line for single-line fields, Block for notes, gate reasons and
 // the diff. Records are validated on write, but rows may be written straight
 // into the database, and multi-line content is never restricted.
-func printDetail(out io.Writer, d *objectiveDetail, self string) error {
+func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) error {
 	o := d.Objective
 	p := func(format string, args ...any) { fmt.Fprintf(out, format, args...) }
 	line, block := textsafe.Line, textsafe.Block
@@ -161,6 +211,9 @@ func printDetail(out io.Writer, d *objectiveDetail, self string) error {
 		if r := w.RunRecord; r != nil {
 			p("  gate      %s  %s\n", line(r.GateResult), indent(block(r.GateReason), "            "))
 		}
+		if jd := d.job(wo.WorkOrderID); jd != nil {
+			printJob(out, jd, now)
+		}
 	}
 	if n := len(d.WorkOrders); n > 0 && d.WorkOrders[n-1].OutputBundle != nil && d.WorkOrders[n-1].OutputBundle.Content != "" {
 		p("content of %s:\n  %s\n", line(d.WorkOrders[n-1].WorkOrder.WorkOrderID),
@@ -170,6 +223,53 @@ func printDetail(out io.Writer, d *objectiveDetail, self string) error {
 		printPause(out, d.PauseStates[n-1], self)
 	}
 	return nil
+}
+
+// job returns the job of workorder id, or nil.
+func (d *objectiveDetail) job(id string) *jobDetail {
+	for i := range d.Jobs {
+		if d.Jobs[i].Job.WorkOrderID == id {
+			return &d.Jobs[i]
+		}
+	}
+	return nil
+}
+
+// printJob writes a remote workorder's job under it: the job, its last
+// error, and each attempt with its lease (live or not at now).
+func printJob(out io.Writer, jd *jobDetail, now time.Time) {
+	p := func(format string, args ...any) { fmt.Fprintf(out, format, args...) }
+	line := textsafe.Line
+	j := jd.Job
+	p("  job       %s  %s  stream %s  attempts %d/%d\n", line(j.JobID), line(j.Status), line(j.Stream), j.AttemptCount, j.MaxAttempts)
+	if e := j.Error; e != nil {
+		p("  error     %s  %s\n", line(e.Code), line(e.Message))
+	}
+	leases := make(map[string]leaseDetail, len(jd.Leases))
+	for _, l := range jd.Leases {
+		leases[l.AttemptID] = l
+	}
+	for _, a := range jd.Attempts {
+		span := "started " + a.StartedAt.Format(time.RFC3339)
+		if a.FinishedAt != nil {
+			span += ", finished " + a.FinishedAt.Format(time.RFC3339)
+		}
+		p("  attempt   %d  %s  %s  %s\n", a.AttemptNumber, line(a.WorkerID), line(a.Status), span)
+		if l, ok := leases[a.AttemptID]; ok {
+			p("    lease   %s  expires %s  %s\n", line(l.WorkerID), l.LeaseExpiresAt.Format(time.RFC3339), leaseState(l, now))
+		}
+	}
+}
+
+// leaseState is "released at T", "live" or "expired".
+func leaseState(l leaseDetail, now time.Time) string {
+	switch {
+	case l.ReleasedAt != nil:
+		return "released " + l.ReleasedAt.Format(time.RFC3339)
+	case now.Before(l.LeaseExpiresAt):
+		return "live"
+	}
+	return "expired"
 }
 
 // printPause writes a pause state and its actions, each rendered on one

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+const (
+	showJobID = "00000000-0000-4000-8000-000000000007"
+	// showToken is the lease token of both attempts; show never prints it.
+	showToken = "secretLeaseTokenxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+)
+
+// remoteRetried gives objective id's workorder a job whose first attempt
+// failed and was requeued and whose second attempt, by worker remote-2,
+// runs now under a live lease.
+func remoteRetried(t *testing.T, s store.Store, id string) (first, second time.Time) {
+	t.Helper()
+	ctx := t.Context()
+	wo := executed(t, s, id, store.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK})
+	first, second = time.Now().Add(-time.Hour).UTC().Truncate(time.Second), time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
+	_, created, err := s.CreateJob(ctx, &store.Job{JobID: showJobID, JobType: "PATCH_DIAZOTROPH", Stream: "patch",
+		Payload: []byte(`{}`), MaxAttempts: 3, WorkOrderID: wo.WorkOrderID, EnqueueID: "00000000-0000-4000-9000-000000000001",
+		CreatedAt: first, UpdatedAt: first})
+	require.NoError(t, err)
+	require.True(t, created)
+	claim := func(try int, enqueue, worker string, at time.Time) *store.StartedJobAttempt {
+		m, err := s.EnqueueJobMessage(ctx, &store.JobMessage{Stream: "patch", JobID: showJobID, EnqueueID: enqueue, CreatedAt: at})
+		require.NoError(t, err)
+		st, err := s.StartJobAttempt(ctx, store.StartJobAttemptParams{JobID: showJobID, EnqueueID: enqueue, Stream: "patch",
+			MessageID: m.MessageID, WorkerID: worker, AttemptID: fmt.Sprintf("00000000-0000-4000-a000-%012d", try),
+			LeaseToken: showToken, TTL: time.Hour, Now: at})
+		require.NoError(t, err)
+		return st
+	}
+	st := claim(1, "00000000-0000-4000-9000-000000000001", "remote-1", first)
+	_, err = s.SettleJobAttempt(ctx, store.SettleJobAttemptParams{JobID: showJobID, AttemptID: st.Attempt.AttemptID,
+		LeaseToken: showToken, Status: store.AttemptFailed,
+		Error: &store.JobError{Code: "GATE_TIMEOUT", Message: "the diazotroph ran out of time", Retryable: true},
+		Next:  store.JobNext{Status: store.JobQueued, EnqueueID: "00000000-0000-4000-9000-000000000002"}, Now: first.Add(time.Minute)})
+	require.NoError(t, err)
+	claim(2, "00000000-0000-4000-9000-000000000002", "remote-2", second)
+	return first, second
+}
+
+func TestObjectiveShow_PrintsTheJobItsAttemptsAndLeases(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	env = offline(t, env)
+	first, second := remoteRetried(t, s, "obj-1")
+
+	res := azolla(t, env, "objective", "show", "obj-1")
+	require.Equal(t, 0, res.code, res.stderr)
+	rfc := func(t time.Time) string { return t.Format(time.RFC3339) }
+	require.Contains(t, res.stdout, "\n  job       "+showJobID+"  RUNNING  stream patch  attempts 2/3\n"+
+		"  error     GATE_TIMEOUT  the diazotroph ran out of time\n"+
+		"  attempt   1  remote-1  FAILED  started "+rfc(first)+", finished "+rfc(first.Add(time.Minute))+"\n"+
+		"    lease   remote-1  expires "+rfc(first.Add(time.Hour))+"  released "+rfc(first.Add(time.Minute))+"\n"+
+		"  attempt   2  remote-2  RUNNING  started "+rfc(second)+"\n"+
+		"    lease   remote-2  expires "+rfc(second.Add(time.Hour))+"  live\n")
+	require.NotContains(t, res.stdout, showToken)
+
+	res = azolla(t, env, "objective", "show", "obj-1", "--output", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.NotContains(t, res.stdout, showToken)
+	require.NotContains(t, res.stdout, "lease_token")
+	var d objectiveDetail
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &d))
+	require.Len(t, d.Jobs, 1)
+	require.Equal(t, showJobID, d.Jobs[0].Job.JobID)
+	require.Equal(t, "wo-obj-1", d.Jobs[0].Job.WorkOrderID)
+	require.Len(t, d.Jobs[0].Attempts, 2)
+	require.Len(t, d.Jobs[0].Leases, 2)
+	require.NotNil(t, d.Jobs[0].Leases[0].ReleasedAt)
+	require.Nil(t, d.Jobs[0].Leases[1].ReleasedAt)
+	require.Equal(t, "remote-2", d.Jobs[0].Leases[1].WorkerID)
+}
+
+func TestObjectiveShow_WithoutAJobPrintsNoneAndAnEmptyList(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	env = offline(t, env)
+	passedObjective(t, s, "obj-1")
+
+	res := azolla(t, env, "objective", "show", "obj-1")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.NotContains(t, res.stdout, "  job ")
+
+	res = azolla(t, env, "objective", "show", "obj-1", "--output", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"jobs": []`)
+}
+
+// Job rows written past the schema are still printed on safe lines.
+func TestObjectiveShow_RendersHostileJobRowsVisibly(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	env = offline(t, env)
+	remoteRetried(t, s, "obj-1")
+	errJSON, err := json.Marshal(store.JobError{Code: "X" + hostile, Message: "line one\n" + hostile})
+	require.NoError(t, err)
+	rawSQL(t, env, "UPDATE jobs SET error = ?, stream = ? WHERE job_id = ?", string(errJSON), "s"+hostile, showJobID)
+	rawSQL(t, env, "UPDATE job_attempts SET worker_id = ? WHERE attempt_number = 2", "w"+hostile)
+	rawSQL(t, env, "UPDATE job_leases SET worker_id = ? WHERE released_at IS NULL", "w"+hostile)
+
+	res := azolla(t, env, "objective", "show", "obj-1")
+	require.Equal(t, 0, res.code, res.stderr)
+	requireNoRawControls(t, res.stdout)
+	require.Contains(t, res.stdout, "RUNNING  stream s"+escapedHostile+"  attempts 2/3\n")
+	require.Contains(t, res.stdout, "  error     X"+escapedHostile+`  line one\x0a`+escapedHostile+"\n")
+	require.Contains(t, res.stdout, "  attempt   2  w"+escapedHostile+"  RUNNING")
+	require.Contains(t, res.stdout, "    lease   w"+escapedHostile+"  expires")
+}
