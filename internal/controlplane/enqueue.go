@@ -22,8 +22,11 @@ import (
 // activity keeps its ids, but a new workflow run has a new run id). A
 // settled job is returned as it is: its outcome is the caller's answer.
 func (s *Service) Enqueue(ctx context.Context, p EnqueueParams) (*store.Job, error) {
-	if p.JobType == "" || p.Stream == "" {
-		return nil, errInvalid("enqueue: job type and stream are required")
+	if p.JobType == "" {
+		return nil, errInvalid("enqueue: job type is required")
+	}
+	if err := ValidateStream(p.Stream); err != nil {
+		return nil, errInvalid("enqueue: %v", err)
 	}
 	if len(p.Payload) == 0 {
 		return nil, errInvalid("enqueue: payload is required")

@@ -71,8 +71,8 @@ func asError(doing string, err error) *Error {
 		out = errStale("%s: the job moved on", doing)
 	case errors.Is(err, store.ErrNotFound):
 		out = errNotFound("%s: %v", doing, err)
-	case errors.As(err, &ve):
-		out = errInvalid("%s: %v", doing, ve)
+	case errors.As(err, &ve), errors.Is(err, ErrInvalidStream):
+		out = errInvalid("%s: %v", doing, err)
 	case errors.Is(err, ErrActivityGone):
 		out = newError(http.StatusConflict, CodeCancelled, "%s: the lifecycle no longer waits for this job", doing)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -18,7 +18,7 @@ type fakeTransport struct {
 	mu       sync.Mutex
 	seq      int
 	messages map[string]*fakeMessage // by message id, until acknowledged or flushed
-	acked    []string                // message ids, in order
+	acked    []string                // message ids acknowledged while they existed, in order
 	enqueued []Message
 	ackErr   error
 }
@@ -76,8 +76,10 @@ func (f *fakeTransport) Ack(_ context.Context, _ string, messageID string) error
 	if f.ackErr != nil {
 		return f.ackErr
 	}
-	delete(f.messages, messageID)
-	f.acked = append(f.acked, messageID)
+	if _, ok := f.messages[messageID]; ok { // acknowledging a missing message does nothing
+		delete(f.messages, messageID)
+		f.acked = append(f.acked, messageID)
+	}
 	return nil
 }
 

@@ -16,7 +16,7 @@ import (
 )
 
 const (
-	testStream = "azolla:jobs:patch"
+	testStream = "patch"
 	workerA    = "worker-a"
 	workerB    = "worker-b"
 	testTTL    = time.Minute
