@@ -47,11 +47,7 @@ func forEachBackend(t *testing.T, cfg Config, test func(t *testing.T, tb *testBu
 // the activities and the hooks, on a settable clock.
 func setup(t *testing.T, open func(testing.TB) *sqlstore.Store, cfg Config) *testBundle {
 	t.Helper()
-	var s any = open(t)
-	st, ok := s.(Store)
-	if !ok {
-		t.Skip("the SQL store does not implement store.JobStore yet")
-	}
+	var st Store = open(t)
 	tb := &testBundle{st: st, tr: newFakeTransport(), acts: &fakeActivities{}, hooks: &recordingHooks{},
 		clock: &clock{t: time.Now().UTC().Truncate(time.Millisecond)}, ctx: context.Background()}
 	if cfg.LeaseTTL == 0 {

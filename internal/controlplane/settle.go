@@ -110,11 +110,12 @@ func (s *Service) Fail(ctx context.Context, req FailRequest) (FailResponse, erro
 	if res.Repeat && res.Attempt.Status != store.AttemptFailed {
 		return FailResponse{}, errStale("fail: attempt %s was settled as %s", req.AttemptID, res.Attempt.Status)
 	}
-	// On a repeat the job may have moved on since; the attempt was the one
-	// that dead-lettered it only if it is the job's last and the job is
-	// dead-lettered.
-	dlq := res.Job.Status == store.JobDeadLettered &&
-		(!res.Repeat || res.Attempt.AttemptNumber == res.Job.AttemptCount)
+	// On a repeat the job may have moved on since: the answer is what the
+	// attempt's own close decided.
+	dlq := res.Job.Status == store.JobDeadLettered
+	if res.Repeat {
+		dlq = res.Attempt.NextStatus == store.JobDeadLettered
+	}
 	after, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterCommitTimeout)
 	defer cancel()
 	s.ack(after, res.Attempt)
