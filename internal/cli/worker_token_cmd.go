@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/textsafe"
+)
+
+// workerNameShape is what a worker token's NAME may be: it becomes the
+// worker_id every request of that worker must carry, so it stays short and
+// plain.
+var workerNameShape = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func (a *app) workerTokenCmd() *cobra.Command {
+	return groupCmd("worker-token", "Create, revoke and list remote workers' bearer tokens",
+		a.workerTokenCreateCmd(), a.workerTokenRevokeCmd(), a.workerTokenListCmd())
+}
+
+// workerName checks a NAME argument.
+func workerName(name string) error {
+	if !workerNameShape.MatchString(name) {
+		return usageError(fmt.Errorf("NAME must be 1 to 64 of A-Z a-z 0-9 . _ -, got %q", textsafe.Line(name)))
+	}
+	return nil
+}
+
+func (a *app) workerTokenCreateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create the token of remote worker NAME; it is printed once",
+		Long: `Create a bearer token for the remote worker NAME and print it, alone, on
+stdout: it is shown this once, and only its hash is stored. NAME is the
+worker_id the worker's requests must carry (1 to 64 of A-Z a-z 0-9 . _ -).
+A worker has one live token at a time: revoke the old one first.
+
+Keep the token in a file only its worker can read and start the worker with
+'azolla remote-worker --token-file FILE', e.g.
+
+  (umask 077; azolla worker-token create builder-1 > builder-1.token)`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := workerName(name); err != nil {
+				return err
+			}
+			s, err := a.openSession(cmd, false)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			token, hash, err := controlplane.GenerateWorkerToken()
+			if err != nil {
+				return err
+			}
+			err = s.store.CreateWorkerToken(cmd.Context(), &store.WorkerToken{WorkerID: name, TokenHash: hash,
+				CreatedAt: time.Now().UTC()})
+			if errors.Is(err, store.ErrAlreadyExists) {
+				return classify(fmt.Errorf("worker %s already has a live token; revoke it first: %s worker-token revoke %s: %w",
+					name, a.self(), name, store.ErrAlreadyExists))
+			}
+			if err != nil {
+				return fmt.Errorf("create the token of worker %s: %w", name, err)
+			}
+			if _, err := fmt.Fprintln(cmd.OutOrStdout(), token); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "Store this token in a file with mode 0600 and pass it with %s remote-worker --token-file FILE; it is not shown again.\n", a.self())
+			return nil
+		},
+	}
+}
+
+func (a *app) workerTokenRevokeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke NAME",
+		Short: "Revoke the live token of remote worker NAME",
+		Long: `Revoke the live token of the remote worker NAME: its next request is
+refused (401). A job it holds is requeued by the reaper once its lease
+lapses.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := workerName(name); err != nil {
+				return err
+			}
+			s, err := a.openSession(cmd, false)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			err = s.store.RevokeWorkerToken(cmd.Context(), name, time.Now().UTC())
+			if errors.Is(err, store.ErrNotFound) {
+				return classify(fmt.Errorf("worker %s has no live token: %w", name, store.ErrNotFound))
+			}
+			if err != nil {
+				return fmt.Errorf("revoke the token of worker %s: %w", name, err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "revoked the token of worker %s\n", name)
+			return err
+		},
+	}
+}
+
+// workerTokenView is what list shows of a token: never its hash.
+type workerTokenView struct {
+	WorkerID  string     `json:"worker_id"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+func (a *app) workerTokenListCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List remote workers' tokens, live and revoked (never their hashes)",
+		Args:  cobra.NoArgs,
+	}
+	jsonOut := outputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		asJSON, err := jsonOut()
+		if err != nil {
+			return err
+		}
+		s, err := a.openSession(cmd, false)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		tokens, err := s.store.ListWorkerTokens(cmd.Context())
+		if err != nil {
+			return fmt.Errorf("list worker tokens: %w", err)
+		}
+		views := make([]workerTokenView, 0, len(tokens))
+		for _, t := range tokens {
+			views = append(views, workerTokenView{WorkerID: t.WorkerID, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt})
+		}
+		if asJSON {
+			return writeJSON(cmd.OutOrStdout(), views)
+		}
+		out := cmd.OutOrStdout()
+		fmt.Fprintf(out, "%-24s  %-20s  %s\n", "NAME", "CREATED", "REVOKED")
+		for _, v := range views {
+			revoked := "-"
+			if v.RevokedAt != nil {
+				revoked = v.RevokedAt.Format(time.RFC3339)
+			}
+			// Rows may have been written straight into the database.
+			fmt.Fprintf(out, "%-24s  %-20s  %s\n", textsafe.Line(v.WorkerID), v.CreatedAt.Format(time.RFC3339), revoked)
+		}
+		return nil
+	}
+	return cmd
+}
