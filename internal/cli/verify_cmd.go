@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"time"
 
@@ -14,18 +13,10 @@ import (
 
 	"github.com/azolla/azolla/internal/audit"
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
+	"github.com/azolla/azolla/workers"
 )
-
-// openTransport opens the control plane's Redis Streams transport, which
-// verify asks whether each RUNNING job's message is still pending. Nil
-// until it is wired; verify then skips that one rule and says so.
-//
-// TODO(issue 15): set to workers.OpenTransport once the control plane's
-// wiring provides it.
-var openTransport func(ctx context.Context, cfg config.ControlPlaneConfig, st store.Store, log *slog.Logger) (controlplane.Transport, error)
 
 func (a *app) verifyCmd() *cobra.Command {
 	var grace time.Duration
@@ -81,14 +72,12 @@ heartbeat is more recent than that.`,
 		}()
 
 		opts := []audit.Option{audit.WithGrace(grace)}
-		messages, closeMessages, err := a.verifyMessages(ctx, cfg, st)
+		messages, closeMessages, err := verifyMessages(ctx, cfg, st)
 		if err != nil {
 			return err
 		}
 		defer closeMessages()
-		if messages != nil {
-			opts = append(opts, audit.WithMessages(messages))
-		}
+		opts = append(opts, audit.WithMessages(messages))
 		rep, err := audit.Run(ctx, st, time.Time{}, opts...)
 		if err != nil {
 			return fmt.Errorf("verify %s store: %w", cfg.Store.Driver, err)
@@ -109,17 +98,15 @@ heartbeat is more recent than that.`,
 	return cmd
 }
 
-// verifyMessages is the transport verify asks about messages: the store's
-// own messages on the database transport, Redis when control_plane.redis_url
-// is set. Nil when that transport cannot be opened by this build.
-func (a *app) verifyMessages(ctx context.Context, cfg config.Config, st store.Store) (audit.MessageStates, func(), error) {
+// verifyMessages is the transport verify asks about messages: Redis when
+// control_plane.redis_url is set, else the database transport's messages,
+// read straight from the store (nothing a transport's constructor sets up
+// is needed to read them).
+func verifyMessages(ctx context.Context, cfg config.Config, st store.Store) (audit.MessageStates, func(), error) {
 	if cfg.ControlPlane.RedisURL == "" {
 		return audit.StoreMessages{Store: st}, func() {}, nil
 	}
-	if openTransport == nil {
-		return nil, func() {}, nil
-	}
-	t, err := openTransport(ctx, cfg.ControlPlane, st, cfg.LoggerAtLeast(a.stderr, slog.LevelWarn))
+	t, err := workers.OpenTransport(ctx, cfg.ControlPlane, st)
 	if err != nil {
 		return nil, nil, unavailableError(fmt.Errorf("verify: open the control plane's Redis transport: %w", err))
 	}

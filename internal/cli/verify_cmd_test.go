@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/controlplane/redisstream"
+	"github.com/azolla/azolla/internal/controlplane/redisstream/redistest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlite"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -221,20 +225,58 @@ func TestVerifyAsksTheDatabaseTransportAboutRunningJobs(t *testing.T) {
 	require.Contains(t, res.stdout, audit.RuleJobMessagePending+"  job "+id+"  is RUNNING, but message "+st.Attempt.MessageID)
 }
 
-// With control_plane.redis_url set, the database's messages say nothing:
-// verify asks Redis, or, in a build that cannot open it, skips that rule.
-func TestVerifyWithRedisConfiguredDoesNotReadTheDatabaseMessages(t *testing.T) {
+// With control_plane.redis_url set, verify needs Redis: the database's
+// messages say nothing of the jobs then.
+func TestVerifyWithRedisConfiguredNeedsRedis(t *testing.T) {
 	t.Parallel()
-	s, env := migratedStore(t)
-	st := runningJob(t, s, "00000000-0000-4000-8000-000000000001")
-	require.NoError(t, s.AckJobMessage(t.Context(), st.Attempt.Stream, st.Attempt.MessageID))
-	env["AZOLLA_CONTROL_PLANE_REDIS_URL"] = "redis://127.0.0.1:1/0" // nothing listens there
+	_, env := migratedStore(t)
+	env["AZOLLA_CONTROL_PLANE_REDIS_URL"] = "redis://:hunter2@127.0.0.1:1/0" // nothing listens there
 	res := verify(t, env)
-	if openTransport == nil {
-		require.Equal(t, 0, res.code, res.stderr)
-		require.Contains(t, res.stdout, "verify: skipped "+audit.RuleJobMessagePending+": no transport given\n")
-		return
-	}
 	require.Equal(t, exitUnavailable, res.code, res.stdout+res.stderr)
-	require.Contains(t, res.stderr, "open the control plane's Redis transport")
+	require.Empty(t, res.stdout)
+	require.Contains(t, res.stderr, "azolla: verify: open the control plane's Redis transport: ")
+	require.NotContains(t, res.stderr, "hunter2", "the URL's password is never printed")
+}
+
+// With Redis configured, verify asks Redis: a RUNNING job's message pending
+// in its consumer group is fine, one acknowledged before the job settled is
+// reported.
+func TestVerifyAsksRedisAboutRunningJobs(t *testing.T) {
+	t.Parallel()
+	url := redistest.URL(t)
+	ctx := t.Context()
+	// The transport verify opens: default key prefix and group.
+	tr, err := redisstream.New(ctx, redisstream.Options{URL: url, LeaseTTL: time.Minute})
+	require.NoError(t, err)
+	defer tr.Close()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	stream := "verify_test_" + hex.EncodeToString(b)
+	t.Cleanup(func() { tr.Client().Del(context.Background(), tr.Key(stream)) })
+
+	s, env := migratedStore(t)
+	env["AZOLLA_CONTROL_PLANE_REDIS_URL"] = url
+	id, enqueue, at := "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-9000-000000000001", time.Now()
+	_, _, err = s.CreateJob(ctx, &store.Job{JobID: id, JobType: "PATCH_DIAZOTROPH", Stream: stream,
+		Payload: []byte(`{}`), MaxAttempts: 3, EnqueueID: enqueue, CreatedAt: at, UpdatedAt: at})
+	require.NoError(t, err)
+	_, err = tr.Enqueue(ctx, stream, id, enqueue)
+	require.NoError(t, err)
+	m, err := tr.Receive(ctx, "cp", []string{stream}, 0)
+	require.NoError(t, err)
+	require.NotNil(t, m)
+	_, err = s.StartJobAttempt(ctx, store.StartJobAttemptParams{JobID: id, EnqueueID: enqueue, Stream: m.Stream,
+		MessageID: m.MessageID, WorkerID: "remote-1", AttemptID: "00000000-0000-4000-a000-000000000001",
+		LeaseToken: "tok0000000000000000000000000000000000000001", TTL: time.Hour, Now: at})
+	require.NoError(t, err)
+
+	res := verify(t, env)
+	require.Equal(t, 0, res.code, res.stdout+res.stderr)
+	require.NotContains(t, res.stdout, "skipped")
+
+	require.NoError(t, tr.Ack(ctx, m.Stream, m.MessageID))
+	res = verify(t, env)
+	require.Equal(t, 1, res.code, res.stderr)
+	require.Contains(t, res.stdout, audit.RuleJobMessagePending+"  job "+id+"  is RUNNING, but message "+m.MessageID+
+		" of stream "+stream)
 }
