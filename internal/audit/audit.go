@@ -103,8 +103,9 @@ type options struct {
 func WithGrace(grace time.Duration) Option { return func(o *options) { o.grace = grace } }
 
 // Run reads the whole store through q and checks every rule at now (zero
-// means the current time). It returns an error only when the store cannot
-// be read; broken guarantees are the report's violations.
+// means the current time). It returns an error only when the store, or the
+// transport given WithMessages, cannot be read; broken guarantees are the
+// report's violations.
 func Run(ctx context.Context, q store.Querier, now time.Time, opts ...Option) (*Report, error) {
 	var o options
 	for _, opt := range opts {
