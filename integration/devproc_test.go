@@ -30,6 +30,8 @@ type devProc struct {
 	client  client.Client
 	store   store.Store
 	starter *starter.Starter
+	// controlPlane is host:port of its embedded control plane.
+	controlPlane string
 }
 
 // startDev starts `azolla dev --ephemeral` with env added to this process's
@@ -39,8 +41,10 @@ func startDev(tb testing.TB, env ...string) *devProc {
 	ctx := context.Background()
 	d := &devProc{dir: tb.TempDir(), out: &strings.Builder{}}
 	grpc, ui := freePort(), freePort()
+	d.controlPlane = fmt.Sprintf("127.0.0.1:%d", freePort())
 	d.cmd = exec.Command(azollaBin, "dev", "--ephemeral", "--grpc-port", strconv.Itoa(grpc), "--ui-port", strconv.Itoa(ui))
-	d.cmd.Env = append(append(os.Environ(), "AZOLLA_DATA_DIR="+d.dir, "AZOLLA_LOG_LEVEL=error"), env...)
+	d.cmd.Env = append(append(os.Environ(), "AZOLLA_DATA_DIR="+d.dir, "AZOLLA_LOG_LEVEL=error",
+		"AZOLLA_CONTROL_PLANE_ADDRESS="+d.controlPlane), env...)
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
 	if err := d.cmd.Start(); err != nil {
 		tb.Fatal(err)
