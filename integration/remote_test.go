@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/controlplane/redisstream/redistest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
@@ -214,4 +216,53 @@ func TestRemote_MaxAttemptsDeadLetterAndTheGateFails(t *testing.T) {
 	require.NotEmpty(t, pauses)
 	require.Equal(t, store.PauseGateFailed, pauses[len(pauses)-1].Reason)
 	d.requireAuditClean(t)
+}
+
+// redisFlushDB is the Redis logical database TestRemote_RedisFlushed...
+// owns: it flushes it.
+const redisFlushDB = 12
+
+func TestRemote_RedisFlushedMidFlightLosesNoJob(t *testing.T) {
+	t.Parallel()
+	url := redistest.URLWithDB(t, redisFlushDB)
+	rdb := redis.NewClient(mustParseRedisURL(t, url))
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := context.Background()
+	require.NoError(t, rdb.FlushDB(ctx).Err())
+	d := startDev(t, append(remoteEnv("COMMAND_DIAZOTROPH"), "AZOLLA_CONTROL_PLANE_REDIS_URL="+url)...)
+
+	// No remote worker yet: the job waits, its message in the stream.
+	id := uniqueID("remoteflush")
+	d.approve(t, id)
+	var queued *store.Job
+	require.Eventually(t, func() bool {
+		j, err := d.store.GetJobByWorkOrder(ctx, "wo-"+id+"-1")
+		queued = j
+		return err == nil && j.Status == store.JobQueued && j.MessageID != ""
+	}, time.Minute, 50*time.Millisecond, "the job is enqueued on Redis")
+	n, err := rdb.XLen(ctx, "azolla:stream:command").Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "one message on the stream")
+
+	// Redis loses everything, consumer group included.
+	require.NoError(t, rdb.FlushDB(ctx).Err())
+	d.remoteWorker(t, "remote-after-flush", `AZOLLA_DIAZOTROPH_COMMAND_RUN=echo "survived $AZOLLA_WORK_ORDER_ID"`)
+	st := d.waitStep(t, id, workflows.StepDone)
+	require.Equal(t, store.GatePass, st.GateResult, st.GateReason)
+	j, attempts := d.job(t, id)
+	require.Equal(t, queued.JobID, j.JobID, "the same job, not a second one")
+	require.Equal(t, store.JobSucceeded, j.Status)
+	require.Len(t, attempts, 1)
+	require.NotEqual(t, queued.MessageID, attempts[0].MessageID, "claimed from the message the reaper wrote again")
+	out, err := d.store.GetOutputBundle(ctx, "wo-"+id+"-1")
+	require.NoError(t, err)
+	require.Equal(t, "survived wo-"+id+"-1\n", out.Content)
+	d.requireAuditClean(t)
+}
+
+func mustParseRedisURL(t *testing.T, url string) *redis.Options {
+	t.Helper()
+	o, err := redis.ParseURL(url)
+	require.NoError(t, err)
+	return o
 }
