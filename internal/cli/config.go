@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
@@ -167,7 +168,13 @@ func envSettings(defaults map[string]any, getenv func(string) string) map[string
 			}
 			m = sub
 		}
-		m[parts[len(parts)-1]] = val
+		var v any = val
+		// A list (control_plane.remote_diazotrophs) is written in the
+		// environment as its items separated by commas or spaces.
+		if _, isList := defaults[key].([]string); isList {
+			v = strings.FieldsFunc(val, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+		}
+		m[parts[len(parts)-1]] = v
 	}
 	return out
 }

@@ -216,3 +216,14 @@ func TestConfigShowReadsRepositorySettingsAndMasksPatchSecrets(t *testing.T) {
 	require.Equal(t, 2, res.code)
 	require.Contains(t, res.stderr, "gate_comands")
 }
+
+func TestConfigListFromTheEnvironmentSplitsOnCommasAndSpaces(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"PATCH_DIAZOTROPH,COMMAND_DIAZOTROPH", "PATCH_DIAZOTROPH COMMAND_DIAZOTROPH", " PATCH_DIAZOTROPH, COMMAND_DIAZOTROPH "} {
+		cfg := showJSON(t, map[string]string{"AZOLLA_CONTROL_PLANE_REMOTE_DIAZOTROPHS": v})
+		require.Equal(t, []string{"PATCH_DIAZOTROPH", "COMMAND_DIAZOTROPH"}, cfg.ControlPlane.RemoteDiazotrophs, "from %q", v)
+	}
+	file := writeFile(t, t.TempDir(), "azolla.yaml", "control_plane:\n  remote_diazotrophs: [PATCH_DIAZOTROPH]\n")
+	cfg := showJSON(t, nil, "--config", file)
+	require.Equal(t, []string{"PATCH_DIAZOTROPH"}, cfg.ControlPlane.RemoteDiazotrophs)
+}
