@@ -259,17 +259,22 @@ func (c *Client) call(ctx context.Context, path string, timeout time.Duration, i
 	if err != nil {
 		return fmt.Errorf("%s: encode request: %w", path, err)
 	}
+	var last error // the last failure that was not ctx's end
 	for n := 1; ; n++ {
 		err := c.try(ctx, path, timeout, body, out)
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s: %w (gave up: %w)", path, err, context.Cause(ctx))
+			if last == nil || !errors.Is(err, ctx.Err()) {
+				last = err
+			}
+			return fmt.Errorf("%s: %w (gave up: %w)", path, last, context.Cause(ctx))
 		}
 		if !transient(err) {
 			return fmt.Errorf("%s: %w", path, err)
 		}
+		last = err
 		wait := c.retry.wait(n)
 		c.log.Warn("control plane request failed, trying again", "path", path, "try", n, "wait", wait,
 			"error", err)
@@ -277,7 +282,7 @@ func (c *Client) call(ctx context.Context, path string, timeout time.Duration, i
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%s: %w (gave up: %w)", path, err, context.Cause(ctx))
+			return fmt.Errorf("%s: %w (gave up: %w)", path, last, context.Cause(ctx))
 		case <-t.C:
 		}
 	}
