@@ -39,12 +39,10 @@ func remoteEnv(diazotrophs string) []string {
 func (d *devProc) remoteWorker(t *testing.T, name string, env ...string) *exec.Cmd {
 	t.Helper()
 	dir := t.TempDir()
-	token := filepath.Join(dir, "token")
-	// azolla dev on loopback takes any token; a real control plane wants
-	// one made by `azolla worker-token create`.
-	require.NoError(t, os.WriteFile(token, []byte("azw_dev\n"), 0o600))
+	// As azolla dev prints it: its control plane, on loopback, takes no
+	// token.
 	cmd := exec.Command(azollaBin, "remote-worker", "--control-plane", "http://"+d.controlPlane,
-		"--worker-id", name, "--token-file", token, "--max-wait", "2s")
+		"--worker-id", name, "--max-wait", "2s")
 	cmd.Env = append(append(os.Environ(), "AZOLLA_DATA_DIR="+dir, "AZOLLA_LOG_LEVEL=warn"), env...)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -50,8 +52,8 @@ the grace it is killed and failed, to be retried elsewhere.`,
 		switch {
 		case o.ControlPlaneURL == "":
 			return usageError(errors.New("--control-plane is required"))
-		case o.TokenFile == "":
-			return usageError(errors.New("--token-file is required"))
+		case o.TokenFile == "" && !devControlPlaneURL(o.ControlPlaneURL):
+			return usageError(errors.New("--token-file is required (only azolla dev's control plane, on loopback, takes none)"))
 		}
 		cfg, err := a.loadConfig(cmd.Flags())
 		if err != nil {
@@ -116,4 +118,15 @@ func checkStreams(streams []string, reg *diazotroph.Registry) error {
 		}
 	}
 	return nil
+}
+
+// devControlPlaneURL reports whether u is a plain-http loopback URL, the
+// only kind of control plane (azolla dev's) that serves workers without
+// tokens.
+func devControlPlaneURL(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme != "http" {
+		return false
+	}
+	return controlplane.LoopbackOnly(net.JoinHostPort(p.Hostname(), "0")) == nil
 }

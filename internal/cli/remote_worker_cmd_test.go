@@ -116,4 +116,10 @@ func TestRemoteWorker_RefusesWhatItCannotRun(t *testing.T) {
 	r := azolla(t, nil, "remote-worker", "--worker-id", "w")
 	require.Equal(t, exitUsage, r.code)
 	require.Contains(t, r.stderr, "--control-plane is required")
+	// Only azolla dev's control plane (http on loopback) takes no token.
+	for _, url := range []string{"http://10.1.2.3:7350", "https://127.0.0.1:7350", "http://cp.example:7350"} {
+		r = azolla(t, nil, "remote-worker", "--data-dir", dir, "--worker-id", "w", "--control-plane", url)
+		require.Equal(t, exitUsage, r.code, url)
+		require.Contains(t, r.stderr, "--token-file is required", url)
+	}
 }

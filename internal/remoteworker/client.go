@@ -117,7 +117,8 @@ func (p RetryPolicy) wait(n int) time.Duration {
 type ClientOptions struct {
 	// BaseURL is the control plane's http:// or https:// URL.
 	BaseURL string
-	// Token is the worker's bearer token (see ReadTokenFile).
+	// Token is the worker's bearer token (see ReadTokenFile); it may be
+	// empty only for an http control plane on loopback (azolla dev's).
 	Token string
 	// CAFile is a PEM bundle that verifies an https control plane instead
 	// of the system's roots; ServerName overrides the name verified.
@@ -155,8 +156,10 @@ func NewClient(o ClientOptions) (*Client, error) {
 	if base.User != nil || base.RawQuery != "" || base.Fragment != "" {
 		return nil, fmt.Errorf("control plane URL %q: no user info, query or fragment", o.BaseURL)
 	}
-	if o.Token == "" {
-		return nil, errors.New("control plane client: no token")
+	// Only `azolla dev`'s control plane, on loopback, serves workers
+	// without tokens; no token is sent anywhere else.
+	if o.Token == "" && (base.Scheme != "http" || !loopback(base.Hostname())) {
+		return nil, errors.New("control plane client: no token (only a control plane on loopback, as azolla dev runs it, may take none)")
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if o.CAFile != "" || o.ServerName != "" {
@@ -296,7 +299,9 @@ func (c *Client) try(ctx context.Context, path string, timeout time.Duration, bo
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "azolla-remote-worker")

@@ -31,7 +31,8 @@ const EnvWorkerID = "AZOLLA_WORKER_ID"
 type Options struct {
 	// ControlPlaneURL is the control plane's http(s) base URL.
 	ControlPlaneURL string
-	// TokenFile holds the worker's bearer token (see ReadTokenFile).
+	// TokenFile holds the worker's bearer token (see ReadTokenFile). Only
+	// an http control plane on loopback (azolla dev's) may do without.
 	TokenFile string
 	// CAFile and ServerName verify an https control plane (see
 	// ClientOptions).
@@ -100,12 +101,12 @@ func New(o Options) (*Worker, error) {
 		}
 		seen[s] = true
 	}
-	if o.TokenFile == "" {
-		return nil, errors.New("remote worker: no token file")
-	}
-	token, err := ReadTokenFile(o.TokenFile, log)
-	if err != nil {
-		return nil, err
+	var token string
+	if o.TokenFile != "" {
+		var err error
+		if token, err = ReadTokenFile(o.TokenFile, log); err != nil {
+			return nil, err
+		}
 	}
 	client, err := NewClient(ClientOptions{BaseURL: o.ControlPlaneURL, Token: token, CAFile: o.CAFile,
 		ServerName: o.ServerName, RequestTimeout: o.RequestTimeout, Retry: o.Retry, Log: log})

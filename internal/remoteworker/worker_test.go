@@ -317,7 +317,8 @@ func TestNew_ChecksOptions(t *testing.T) {
 		"no streams":      {func(o *remoteworker.Options) { o.Streams = nil }, "no streams"},
 		"bad stream":      {func(o *remoteworker.Options) { o.Streams = []string{"PATCH_DIAZOTROPH"} }, "invalid stream"},
 		"stream twice":    {func(o *remoteworker.Options) { o.Streams = []string{"patch", "patch"} }, "twice"},
-		"no token file":   {func(o *remoteworker.Options) { o.TokenFile = "" }, "no token file"},
+		"no token file":   {func(o *remoteworker.Options) { o.ControlPlaneURL, o.TokenFile = "http://10.0.0.1:7350", "" }, "no token"},
+		"no token, https": {func(o *remoteworker.Options) { o.ControlPlaneURL, o.TokenFile = "https://127.0.0.1:7350", "" }, "no token"},
 		"empty token":     {func(o *remoteworker.Options) { o.TokenFile = tokenFile(t, " \n\t\n", 0o600) }, "is empty"},
 		"missing token":   {func(o *remoteworker.Options) { o.TokenFile = tf + ".missing" }, "token file"},
 		"not http":        {func(o *remoteworker.Options) { o.ControlPlaneURL = "ftp://x" }, "want http"},
@@ -338,5 +339,10 @@ func TestNew_ChecksOptions(t *testing.T) {
 	w, err := remoteworker.New(base)
 	require.NoError(t, err)
 	require.Equal(t, "w", w.ID())
+	// azolla dev's control plane, on loopback over http, takes no token.
+	dev := base
+	dev.TokenFile = ""
+	_, err = remoteworker.New(dev)
+	require.NoError(t, err)
 	require.Equal(t, []string{"patch"}, w.Streams())
 }
