@@ -55,7 +55,7 @@ type ControlPlaneOptions struct {
 	Service *controlplane.Service
 	// Store holds the worker tokens requests are authenticated by.
 	Store store.Store
-	Log     *slog.Logger
+	Log   *slog.Logger
 	// Unauthenticated serves remote workers without tokens. Only `azolla
 	// dev` may, and only on a loopback address.
 	Unauthenticated bool
