@@ -158,10 +158,10 @@ func (RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Job)
 	}
 	var out controlplane.WorkResult
 	if err := json.Unmarshal(j.Result, &out); err != nil {
-		return fmt.Errorf("job %s: result is not a work result: %w", j.JobID, err)
+		return fmt.Errorf("%w: job %s: result is not a work result: %v", store.ErrInvalid, j.JobID, err)
 	}
 	if err := out.Validate(); err != nil {
-		return fmt.Errorf("job %s: %w", j.JobID, err)
+		return fmt.Errorf("%w: job %s: %v", store.ErrInvalid, j.JobID, err)
 	}
 	c, err := q.GetClaim(ctx, store.ResourceWorkOrder, j.WorkOrderID)
 	if err != nil {

@@ -69,6 +69,11 @@ func asError(doing string, err error) *Error {
 		out = errLeaseLost("%s: lease lost", doing)
 	case errors.Is(err, store.ErrJobStale):
 		out = errStale("%s: the job moved on", doing)
+	case errors.Is(err, store.ErrLeaseLost):
+		// A lifecycle claim held with the job's lease (a hook's) moved on.
+		out = errLeaseLost("%s: %v", doing, err)
+	case errors.Is(err, store.ErrInvalid):
+		out = errInvalid("%s: %v", doing, err)
 	case errors.Is(err, store.ErrNotFound):
 		out = errNotFound("%s: %v", doing, err)
 	case errors.As(err, &ve), errors.Is(err, ErrInvalidStream):
