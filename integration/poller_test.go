@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -97,6 +98,12 @@ func TestPoller_NeverTwoLifecyclesWhenPollersAndTheStarterRace(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		_, err := first.RunOnce(ctx)
+		// The first may notice, mid-pass, that the second took its
+		// leadership over: its pass then stops, as designed. Whether it
+		// notices before it ends depends on timing; either way is right.
+		if errors.Is(err, claim.ErrLeaseLost) {
+			err = nil
+		}
 		errs <- err
 	}()
 	require.Eventually(t, func() bool {
