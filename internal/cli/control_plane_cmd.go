@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/workers"
 )
 
@@ -30,17 +29,11 @@ Which diazotrophs run remotely is control_plane.remote_diazotrophs, read by
 	}
 	cmd.Flags().StringVar(&identity, "identity", "", "instance identity in the transport and the reaper's claim (default pid@host)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		s, err := a.openSession(cmd, false)
+		s, identity, err := a.openProcess(cmd, identity)
 		if err != nil {
 			return err
 		}
 		defer s.close()
-		if err := a.dialTemporalLogging(cmd, s, s.log); err != nil {
-			return err
-		}
-		if identity == "" {
-			identity = activities.DefaultIdentity()
-		}
 		ctx := cmd.Context()
 		tr, err := workers.OpenTransport(ctx, s.cfg.ControlPlane, s.store)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
+	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
@@ -59,6 +60,24 @@ func (a *app) sessionFor(cmd *cobra.Command, cfg config.Config, withTemporal boo
 		}
 	}
 	return s, nil
+}
+
+// openProcess opens the session of a long-running process (worker,
+// control plane): its Temporal client, and every worker built on it, logs
+// through the session's own logger. An empty identity becomes pid@host.
+func (a *app) openProcess(cmd *cobra.Command, identity string) (*session, string, error) {
+	s, err := a.openSession(cmd, false)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := a.dialTemporalLogging(cmd, s, s.log); err != nil {
+		s.close()
+		return nil, "", err
+	}
+	if identity == "" {
+		identity = activities.DefaultIdentity()
+	}
+	return s, identity, nil
 }
 
 // openObjective opens a session on one objective: it is looked up in the

@@ -3,7 +3,6 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/workers"
 )
 
@@ -30,18 +29,11 @@ activities finish within claim.lease_ttl.`,
 	_ = cmd.Flags().MarkDeprecated("no-bridge", "use --no-poller")
 	cmd.Flags().StringVar(&identity, "identity", "", "worker identity in Temporal and in claims (default pid@host)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		s, err := a.openSession(cmd, false)
+		s, identity, err := a.openProcess(cmd, identity)
 		if err != nil {
 			return err
 		}
 		defer s.close()
-		// The workers log through the SDK: it gets the process's logger.
-		if err := a.dialTemporalLogging(cmd, s, s.log); err != nil {
-			return err
-		}
-		if identity == "" {
-			identity = activities.DefaultIdentity()
-		}
 		s.log.Info("worker running", "temporal", s.cfg.Temporal.Address, "namespace", s.cfg.Temporal.Namespace,
 			"task_queue", s.cfg.Temporal.TaskQueue, "store", s.cfg.Store.Driver, "identity", identity)
 		return workers.Run(cmd.Context(), workers.Options{Config: s.cfg, Client: s.client, Store: s.store,
