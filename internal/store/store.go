@@ -81,6 +81,10 @@ type Querier interface {
 	CreateCaptureBuffer(ctx context.Context, c *CaptureBuffer) error
 	GetCaptureBuffer(ctx context.Context, captureBufferID string) (*CaptureBuffer, error)
 	ListCaptureBuffers(ctx context.Context, p ListCaptureBuffersParams) ([]*CaptureBuffer, error)
+	// ListCapturesWithoutEvent pages through the PENDING captures that have
+	// no CAPTURE_READY event, in (created_at, capture_buffer_id) order,
+	// strictly after p.After.
+	ListCapturesWithoutEvent(ctx context.Context, p PageParams) ([]*CaptureBuffer, error)
 
 	ClaimQuerier
 }

@@ -55,3 +55,19 @@ func (q *querier) ListCaptureBuffers(ctx context.Context, p store.ListCaptureBuf
 	}
 	return out, nil
 }
+
+// ListCapturesWithoutEvent pages through the PENDING captures no
+// CAPTURE_READY event names yet: the index on (status, created_at) finds
+// the PENDING ones and the events' unique key answers the NOT EXISTS.
+func (q *querier) ListCapturesWithoutEvent(ctx context.Context, p store.PageParams) ([]*store.CaptureBuffer, error) {
+	rows, err := q.query(ctx, `SELECT `+prefixed("c.", captureCols)+` FROM capture_buffers c
+		WHERE c.status = $1 AND (c.created_at, c.capture_buffer_id) > ($2, $3)
+		AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_type = $4 AND e.subject_id = c.capture_buffer_id)
+		ORDER BY c.created_at, c.capture_buffer_id LIMIT $5`,
+		store.CapturePending, q.t(p.After.CreatedAt), p.After.ID, store.EventCaptureReady, limit(p.Limit))
+	out, err := collect(rows, err, scanCapture)
+	if err != nil {
+		return nil, fmt.Errorf("list captures without event: %w", err)
+	}
+	return out, nil
+}

@@ -38,6 +38,7 @@ func Exercise(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("Migrate_RepairsSingleLineFields", func(t *testing.T) { testRepairSingleLineFields(t, open(t)) })
 	exerciseClaims(t, open)
 	exerciseJobs(t, open)
+	exerciseCaptures(t, open)
 }
 
 // Objective returns a valid NEW ticket objective.

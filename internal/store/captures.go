@@ -1,0 +1,29 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// CaptureReadySeq is the transition_seq of every CAPTURE_READY event. A
+// capture has no status_seq: it is PENDING once, so the unique key
+// (event_type, subject_id, transition_seq) with this fixed value allows
+// exactly one CAPTURE_READY event per capture, whoever emits it.
+const CaptureReadySeq int64 = 0
+
+// EmitCaptureReady emits the capture's one CAPTURE_READY event; if it exists
+// already (another emitter won), it returns that one and created=false. Event
+// ids are random rather than derived from the capture id: two emitters then
+// collide on the unique key only, which EmitEvent resolves, never on the
+// primary key.
+func EmitCaptureReady(ctx context.Context, q Querier, captureBufferID string, now time.Time) (*Event, bool, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return nil, false, fmt.Errorf("emit CAPTURE_READY for %q: %w", captureBufferID, err)
+	}
+	return q.EmitEvent(ctx, &Event{EventID: "ev-capture-" + hex.EncodeToString(b), EventType: EventCaptureReady,
+		SubjectID: captureBufferID, TransitionSeq: CaptureReadySeq, CreatedAt: NowOr(now)})
+}
