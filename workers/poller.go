@@ -40,7 +40,8 @@ const DefaultBatchSize = 200
 // handed over in the store, and from then on only its events bring it
 // back. The Starter marks the objectives it starts, so the objectives
 // created through azolla cost the poller nothing at all; an idle pass is
-// two empty index reads, whatever number of objectives wait.
+// two empty index reads (and one of captures), whatever number of
+// objectives wait.
 //
 // An unprocessed event of an objective handed over is usually its
 // lifecycle's own, about to be scheduled, and is left alone. One still
@@ -51,6 +52,13 @@ const DefaultBatchSize = 200
 // A lifecycle that failed, was terminated or timed out is left alone: that
 // is a human's call (azolla objective resume). A rejected objective, and a
 // DONE one with no pending event, have nothing to run.
+//
+// Captures: every PENDING capture gets exactly one CAPTURE_READY event. The
+// CLI emits it with the capture; for a capture written straight into the
+// database the poller does, in a last keyset pass over the PENDING
+// captures no event names yet. The events' unique key makes the emission
+// safe against any other emitter, so it needs no claim; a capture with its
+// event drops out of that read, and is never looked at again.
 //
 // A failure on one item is logged with its ids and counted, and the pass
 // goes on; the item is tried again by the next pass.
@@ -91,6 +99,9 @@ type Counts struct {
 	Skipped int  // items left as they are: a lifecycle's own event, a busy or stopped lifecycle
 	Claimed int  // events skipped because another owner held their claim
 	Failed  int  // items whose handling failed: logged, and tried again next pass
+	// Captures counts the CAPTURE_READY events this pass emitted. The pages
+	// of that read are not in Batches, which counts the lifecycle's reads.
+	Captures int
 }
 
 // Start runs a pass now and then every Interval in the background, until
@@ -109,7 +120,8 @@ func (p *Poller) Start(ctx context.Context) {
 				p.Log.Warn("poller pass failed", "error", err)
 			case c.Leader:
 				p.Log.Debug("poller pass", "batches", c.Batches, "started", c.Started, "woken", c.Woken,
-					"marked", c.Marked, "skipped", c.Skipped, "claimed", c.Claimed, "failed", c.Failed)
+					"marked", c.Marked, "skipped", c.Skipped, "claimed", c.Claimed, "failed", c.Failed,
+					"captures", c.Captures)
 			}
 			select {
 			case <-ctx.Done():
@@ -133,7 +145,8 @@ func (p *Poller) Stop() {
 }
 
 // RunOnce is one pass: if this instance leads, events first (oldest first),
-// then the objectives not handed over. Only a failed store read, or the
+// then the objectives not handed over, then the captures without their
+// CAPTURE_READY event. Only a failed store read, or the
 // leadership lost mid-pass, ends a pass early with an error.
 func (p *Poller) RunOnce(ctx context.Context) (Counts, error) {
 	var c Counts
@@ -153,6 +166,9 @@ func (p *Poller) RunOnce(ctx context.Context) (Counts, error) {
 		return c, p.passEnded(ctx, err)
 	}
 	if err := p.passObjectives(ctx, &c, seen); err != nil {
+		return c, p.passEnded(ctx, err)
+	}
+	if err := p.passCaptures(ctx, &c); err != nil {
 		return c, p.passEnded(ctx, err)
 	}
 	return c, nil
@@ -287,6 +303,40 @@ func (p *Poller) passObjectives(ctx context.Context, c *Counts, seen map[string]
 				}
 				c.Failed++
 				p.Log.Warn("poller could not hand an objective over", "objective_id", o.ObjectiveID, "error", err)
+			}
+		}
+		if len(page) < p.batch() {
+			return nil
+		}
+	}
+}
+
+// passCaptures emits the CAPTURE_READY event of every PENDING capture that
+// has none. Handing the event to the track is the scheduler's business.
+func (p *Poller) passCaptures(ctx context.Context, c *Counts) error {
+	var after store.Cursor
+	for {
+		page, err := p.Store.ListCapturesWithoutEvent(ctx, store.PageParams{After: after, Limit: p.batch()})
+		if err != nil {
+			return fmt.Errorf("list captures without event: %w", err)
+		}
+		for _, cb := range page {
+			after = store.Cursor{CreatedAt: cb.CreatedAt, ID: cb.CaptureBufferID}
+			ev, created, err := store.EmitCaptureReady(ctx, p.Store, cb.CaptureBufferID, p.now())
+			switch {
+			case err != nil:
+				if ctx.Err() != nil {
+					return err
+				}
+				c.Failed++
+				p.Log.Warn("poller could not emit a capture's CAPTURE_READY event", "capture_buffer_id",
+					cb.CaptureBufferID, "error", err)
+			case created:
+				c.Captures++
+				p.Log.Info("poller emitted CAPTURE_READY for a capture written straight into the database",
+					"capture_buffer_id", cb.CaptureBufferID, "event_id", ev.EventID)
+			default:
+				c.Skipped++ // emitted meanwhile by the CLI or another pass
 			}
 		}
 		if len(page) < p.batch() {

@@ -300,6 +300,44 @@ func TestPoller_NoSecondLifecycleWhenATakeoverOvertakesAPass(t *testing.T) {
 	require.Equal(t, workers.Counts{}, pass(t, old), "the old leader stands by at its next pass")
 }
 
+// Captures written straight into the database get their one CAPTURE_READY
+// event from the first pass that sees them, across pages; a capture whose
+// event the CLI emitted, and a PROCESSED one, get none; the next pass has
+// nothing to read, and Temporal is never asked about captures.
+func TestPoller_CapturesWrittenStraightIntoTheDatabaseGetOneEventOnce(t *testing.T) {
+	t.Parallel()
+	b := setupPoller(t)
+	ctx := context.Background()
+	for i := range 5 {
+		require.NoError(t, b.store.CreateCaptureBuffer(ctx, storetest.Capture(fmt.Sprintf("cap-%d", i), b.clock.Now())))
+	}
+	require.NoError(t, b.store.InTx(ctx, func(q store.Querier) error { // as azolla capture add writes it
+		if err := q.CreateCaptureBuffer(ctx, storetest.Capture("cap-cli", b.clock.Now())); err != nil {
+			return err
+		}
+		_, _, err := store.EmitCaptureReady(ctx, q, "cap-cli", b.clock.Now())
+		return err
+	}))
+	done := storetest.Capture("cap-done", b.clock.Now())
+	done.Status = store.CaptureProcessed
+	require.NoError(t, b.store.CreateCaptureBuffer(ctx, done))
+
+	leader, standby := b.poller(t, "a", 2, 0), b.poller(t, "s", 2, 0)
+	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Captures: 5}, pass(t, leader))
+	require.Equal(t, workers.Counts{}, pass(t, standby), "a standby emits nothing")
+	require.Equal(t, workers.Counts{Leader: true, Batches: 2}, pass(t, leader), "nothing is looked at twice")
+
+	evs, err := b.store.ListEvents(ctx, store.ListEventsParams{EventType: store.EventCaptureReady})
+	require.NoError(t, err)
+	per := map[string]int{}
+	for _, ev := range evs {
+		per[ev.SubjectID]++
+	}
+	require.Equal(t, map[string]int{"cap-0": 1, "cap-1": 1, "cap-2": 1, "cap-3": 1, "cap-4": 1, "cap-cli": 1}, per)
+	describes, starts, queries := b.temporal.calls()
+	require.Equal(t, []int{0, 0, 0}, []int{describes, starts, queries})
+}
+
 // testClock is a clock the test moves.
 type testClock struct {
 	mu sync.Mutex
