@@ -46,6 +46,8 @@ const (
 	WorkerFailRequest       Kind = "worker_fail_request"
 	WorkerFailResponse      Kind = "worker_fail_response"
 	WorkerErrorResponse     Kind = "worker_error_response"
+	// TriageProposal is the output of TRIAGE_DIAZOTROPH, not a stored record.
+	TriageProposal Kind = "triage_proposal"
 )
 
 // ErrUnknownKind is wrapped by every error about a kind without a schema.
@@ -61,6 +63,7 @@ var allKinds = []Kind{
 	Objective, Event, ContextSnapshot, WorkOrder, OutputBundle, RunRecord,
 	PauseState, ClaimRecord, CaptureBuffer, Job, JobAttempt, JobLease,
 	JobMessage, WorkerToken, WorkerClaimRequest, WorkerClaimResponse, WorkerHeartbeatRequest, WorkerHeartbeatResponse, WorkerCompleteRequest, WorkerCompleteResponse, WorkerFailRequest, WorkerFailResponse, WorkerErrorResponse,
+	TriageProposal,
 }
 
 var (

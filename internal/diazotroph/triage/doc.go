@@ -1,0 +1,46 @@
+// Package triage is TRIAGE_DIAZOTROPH, the built-in, deterministic triage of
+// the task-management azolla (seed 002): it turns the captures frozen in a
+// context snapshot into proposed objectives, one per capture. The gate (not
+// this package) validates the proposals and creates them as NEW objectives.
+//
+// # Input
+//
+// The scheduler freezes the captures of one triage round into the
+// snapshot's full_prompt_text as one JSON document, the Input of this
+// package ({"format":"azolla.triage_input/v1","captures":[...]}), built with
+// EncodeInput from store.CaptureBuffer records. Carrying it there needs no
+// schema change: full_prompt_text is any non-empty string, and the snapshot
+// alone reproduces the run. related_yield_refs are not read.
+//
+// # Rules, per capture
+//
+//   - Lines are split on "\n"; a trailing "\r" and surrounding white space
+//     are trimmed from each line.
+//   - Title: the first non-empty line, a leading "- " removed, made one
+//     safe line by textsafe.Line (controls are shown as escapes, never
+//     kept) and cut to MaxTitleRunes runes (ending in "…" when cut). The
+//     words below are left in the title as written.
+//   - Acceptance criteria: every later line starting with "- " (after
+//     indentation), its text after the dash, made safe and cut to
+//     MaxCriterionRunes; empty bullets are skipped; at most MaxCriteria,
+//     the rest dropped with a note.
+//   - Urgency: CRITICAL (the highest the objective schema allows) when the
+//     word "urgent" or "asap" appears anywhere in the capture, in any case,
+//     as a whole word (letters and digits around it break the word:
+//     "urgently" does not count), unless the word before it is "not" or it
+//     is written "non-urgent"; otherwise NORMAL.
+//   - Due date: "by YYYY-MM-DD" ("by" in any case, then spaces or tabs, then
+//     a calendar date, not followed by a digit) sets due_at to the end of
+//     that day in UTC (23:59:59Z). With several, the earliest wins. A date
+//     that is not a real day (2026-02-30) is ignored and the run's notes
+//     say so.
+//   - A capture with no non-empty line (only white space) yields no
+//     proposal: it is listed under "skipped" with its reason, so the gate
+//     can mark it processed and one bad capture never wedges a round.
+//
+// Proposals are ordered by capture created_at, then capture id; the output
+// is the JSON of a Set, valid against schemas/triage_proposal.schema.json.
+//
+// Not here yet: the optional command/openai generator routes of issue 16,
+// whose output would be validated against the same schema.
+package triage

@@ -1,0 +1,98 @@
+package triage
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+// InputFormat names and versions the document carried in full_prompt_text.
+const InputFormat = "azolla.triage_input/v1"
+
+// ErrInvalidInput is wrapped by every error about a snapshot whose
+// full_prompt_text is not a triage input.
+var ErrInvalidInput = errors.New("invalid triage input")
+
+// Capture is one capture as frozen in a snapshot: what triage may read of a
+// capture_buffer record.
+type Capture struct {
+	CaptureBufferID string    `json:"capture_buffer_id"`
+	Source          string    `json:"source"`
+	Content         string    `json:"content"`
+	CreatedAt       time.Time `json:"created_at"`
+}
+
+// Input is the triage round frozen in a snapshot's full_prompt_text.
+type Input struct {
+	Format   string    `json:"format"`
+	Captures []Capture `json:"captures"`
+}
+
+// CaptureFrom returns the frozen form of c.
+func CaptureFrom(c store.CaptureBuffer) Capture {
+	return Capture{CaptureBufferID: c.CaptureBufferID, Source: c.Source, Content: c.Content, CreatedAt: c.CreatedAt.UTC()}
+}
+
+// NewInput returns the input of a round over cs, in their order.
+func NewInput(cs []store.CaptureBuffer) Input {
+	in := Input{Format: InputFormat, Captures: make([]Capture, 0, len(cs))}
+	for _, c := range cs {
+		in.Captures = append(in.Captures, CaptureFrom(c))
+	}
+	return in
+}
+
+// EncodeInput returns in as the snapshot's full_prompt_text.
+func EncodeInput(in Input) (string, error) {
+	if err := in.check(); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return "", fmt.Errorf("encode triage input: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeInput reads the input from a snapshot's full_prompt_text. It
+// refuses another format, unknown fields, trailing data, no captures and a
+// capture id given twice.
+func DecodeInput(text string) (Input, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+	dec.DisallowUnknownFields()
+	var in Input
+	if err := dec.Decode(&in); err != nil {
+		return Input{}, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+	}
+	if dec.More() {
+		return Input{}, fmt.Errorf("%w: unexpected data after the document", ErrInvalidInput)
+	}
+	if err := in.check(); err != nil {
+		return Input{}, err
+	}
+	return in, nil
+}
+
+func (in Input) check() error {
+	if in.Format != InputFormat {
+		return fmt.Errorf("%w: format %q, want %q", ErrInvalidInput, in.Format, InputFormat)
+	}
+	if len(in.Captures) == 0 {
+		return fmt.Errorf("%w: no captures", ErrInvalidInput)
+	}
+	seen := make(map[string]bool, len(in.Captures))
+	for i, c := range in.Captures {
+		if c.CaptureBufferID == "" {
+			return fmt.Errorf("%w: capture %d has no id", ErrInvalidInput, i)
+		}
+		if seen[c.CaptureBufferID] {
+			return fmt.Errorf("%w: capture %q given twice", ErrInvalidInput, c.CaptureBufferID)
+		}
+		seen[c.CaptureBufferID] = true
+	}
+	return nil
+}
