@@ -1,0 +1,46 @@
+// Package manifest is MANIFEST_DIAZOTROPH, the built-in, deterministic
+// manifest writer of the task-management azolla (seed 002). It writes a
+// Markdown report from the snapshot alone: what is DONE since the last
+// manifest, IN_PROGRESS, BLOCKED (with reasons), overdue, failed at the gate,
+// and the top prioritized actions.
+//
+// # Input
+//
+// The manifest scheduler runs the named, versioned substrate queries and
+// freezes their results into the snapshot's full_prompt_text as one JSON
+// document, the Input of this package
+// ({"format":"azolla.manifest_input/v1","now":...,"queries":[...]}), written
+// with EncodeInput. Each QueryResult carries the query's name, version,
+// parameters and rows; QueryResult.ContentHash is the hash the scheduler
+// puts beside the name and row count in related_yield_refs, so the report
+// can be reproduced and checked from the snapshot. "now" comes from the
+// input: nothing here reads a clock.
+//
+// Rows are JSON objects whose field names are those of the store records
+// (objective, pause_state, run_record), so a store record marshals straight
+// into a row; fields the report does not use are ignored. The queries read
+// (Query* constants), and the row type each decodes into:
+//
+//   - objectives_by_status: ObjectiveRow, every status.
+//   - blocked_objectives: ObjectiveRow with blockers and blocker_ref.
+//   - overdue_objectives: ObjectiveRow with deadline set.
+//   - human_pause_states: PauseRow, pause states waiting for a human.
+//   - recent_run_records: RunRow, gate verdicts.
+//
+// A query name the report does not know is ignored with a note.
+//
+// # Report
+//
+// Sections are sorted, each with at most MaxSectionItems lines (then a line
+// saying how many more): Done since the last manifest (DONE and updated
+// after last_manifest_at, every DONE when there was none; newest first), In
+// progress and Blocked (most urgent first, then oldest), Overdue (earliest
+// deadline first), Failed at the gate (gate FAIL after last_manifest_at,
+// newest first), and Top actions: at most MaxTopActions, one per objective,
+// ordered by the objective's urgency, then by kind (overdue, gate failure,
+// blocked, waiting for a human), then oldest first, then id. TopActions
+// returns them as lines, ready for the manifest gate's pause state.
+//
+// Text from records is made safe (textsafe.Line) and Markdown punctuation in
+// it is escaped, so a title can neither drive a terminal nor forge a section.
+package manifest

@@ -1,0 +1,169 @@
+package manifest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// InputFormat names and versions the document carried in full_prompt_text.
+const InputFormat = "azolla.manifest_input/v1"
+
+// The substrate queries the report reads; see the package doc.
+const (
+	QueryObjectivesByStatus = "objectives_by_status"
+	QueryBlockedObjectives  = "blocked_objectives"
+	QueryOverdueObjectives  = "overdue_objectives"
+	QueryHumanPauseStates   = "human_pause_states"
+	QueryRecentRunRecords   = "recent_run_records"
+)
+
+// ErrInvalidInput is wrapped by every error about a snapshot whose
+// full_prompt_text is not a manifest input.
+var ErrInvalidInput = errors.New("invalid manifest input")
+
+// Input is what one manifest run reads, frozen in the snapshot.
+type Input struct {
+	Format string `json:"format"`
+	// Scope is what the manifest was requested for (manifest request
+	// --scope); "" for everything.
+	Scope string `json:"scope,omitempty"`
+	// Now is the time the queries ran; the report judges by it.
+	Now time.Time `json:"now"`
+	// LastManifestAt is when the previous manifest was written, if any.
+	LastManifestAt *time.Time    `json:"last_manifest_at,omitempty"`
+	Queries        []QueryResult `json:"queries"`
+}
+
+// QueryResult is one named substrate query and what it returned.
+type QueryResult struct {
+	Name       string            `json:"name"`
+	Version    int               `json:"version"`
+	Substrate  string            `json:"substrate,omitempty"`
+	Parameters map[string]string `json:"parameters"`
+	Rows       []json.RawMessage `json:"rows"`
+}
+
+// ContentHash is "sha256:" and the hex SHA-256 of the rows as one compact
+// JSON array, the same however the rows were indented.
+func (q QueryResult) ContentHash() (string, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i, r := range q.Rows {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := json.Compact(&buf, r); err != nil {
+			return "", fmt.Errorf("hash query %s: row %d: %w", q.Name, i, err)
+		}
+	}
+	buf.WriteByte(']')
+	sum := sha256.Sum256(buf.Bytes())
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// ObjectiveRow is a row of the objective queries: the fields of an
+// objective record the report uses, plus the deadline of an overdue one.
+type ObjectiveRow struct {
+	ObjectiveID string     `json:"objective_id"`
+	Title       string     `json:"title"`
+	Status      string     `json:"status"`
+	Urgency     string     `json:"urgency"`
+	Blockers    []string   `json:"blockers,omitempty"`
+	BlockerRef  string     `json:"blocker_ref,omitempty"`
+	DueAt       *time.Time `json:"due_at,omitempty"`
+	Deadline    *time.Time `json:"deadline,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+}
+
+// PauseRow is a row of human_pause_states, a pause state record.
+type PauseRow struct {
+	PauseStateID       string    `json:"pause_state_id"`
+	ObjectiveID        string    `json:"objective_id,omitempty"`
+	WorkOrderID        string    `json:"work_order_id,omitempty"`
+	Reason             string    `json:"reason"`
+	PrioritizedActions []string  `json:"prioritized_actions"`
+	CreatedAt          time.Time `json:"created_at"`
+}
+
+// RunRow is a row of recent_run_records, a run record.
+type RunRow struct {
+	WorkOrderID string    `json:"work_order_id"`
+	ObjectiveID string    `json:"objective_id"`
+	GateResult  string    `json:"gate_result"`
+	GateReason  string    `json:"gate_reason"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Rows returns a query result whose rows are the JSON of each of rows (store
+// records or the row types above).
+func Rows[T any](name string, version int, params map[string]string, rows []T) (QueryResult, error) {
+	q := QueryResult{Name: name, Version: version, Parameters: params, Rows: make([]json.RawMessage, 0, len(rows))}
+	if q.Parameters == nil {
+		q.Parameters = map[string]string{}
+	}
+	for i, r := range rows {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return QueryResult{}, fmt.Errorf("query %s: row %d: %w", name, i, err)
+		}
+		q.Rows = append(q.Rows, b)
+	}
+	return q, nil
+}
+
+// EncodeInput returns in as the snapshot's full_prompt_text.
+func EncodeInput(in Input) (string, error) {
+	if err := in.check(); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return "", fmt.Errorf("encode manifest input: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeInput reads the input from a snapshot's full_prompt_text. It
+// refuses another format, unknown fields, trailing data, a zero "now" and a
+// query name given twice.
+func DecodeInput(text string) (Input, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+	dec.DisallowUnknownFields()
+	var in Input
+	if err := dec.Decode(&in); err != nil {
+		return Input{}, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+	}
+	if dec.More() {
+		return Input{}, fmt.Errorf("%w: unexpected data after the document", ErrInvalidInput)
+	}
+	if err := in.check(); err != nil {
+		return Input{}, err
+	}
+	return in, nil
+}
+
+func (in Input) check() error {
+	if in.Format != InputFormat {
+		return fmt.Errorf("%w: format %q, want %q", ErrInvalidInput, in.Format, InputFormat)
+	}
+	if in.Now.IsZero() {
+		return fmt.Errorf("%w: no \"now\"", ErrInvalidInput)
+	}
+	seen := map[string]bool{}
+	for i, q := range in.Queries {
+		if q.Name == "" {
+			return fmt.Errorf("%w: query %d has no name", ErrInvalidInput, i)
+		}
+		if seen[q.Name] {
+			return fmt.Errorf("%w: query %q given twice", ErrInvalidInput, q.Name)
+		}
+		seen[q.Name] = true
+	}
+	return nil
+}
