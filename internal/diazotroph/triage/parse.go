@@ -58,9 +58,6 @@ func Parse(c Capture) (Proposal, []string, error) {
 		AcceptanceCriteria: []string{},
 		Urgency:            UrgencyNormal,
 	}
-	if p.Title == "" { // the line was a lone "-"
-		p.Title = safe(lines[title], MaxTitleRunes)
-	}
 	dropped := 0
 	for _, l := range lines[title+1:] {
 		text, ok := strings.CutPrefix(l, "- ")
