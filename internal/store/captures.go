@@ -15,10 +15,10 @@ import (
 const CaptureReadySeq int64 = 0
 
 // EmitCaptureReady emits the capture's one CAPTURE_READY event; if it exists
-// already (another emitter won), it returns that one and created=false. Event
-// ids are random rather than derived from the capture id: two emitters then
-// collide on the unique key only, which EmitEvent resolves, never on the
-// primary key.
+// already (another emitter won), it returns that one and created=false. The
+// unique key, not the event id, is what makes it one: event ids are random
+// because one derived from the capture id could outgrow the id pattern (a
+// capture id may be 200 characters long).
 func EmitCaptureReady(ctx context.Context, q Querier, captureBufferID string, now time.Time) (*Event, bool, error) {
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
