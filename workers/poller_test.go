@@ -338,6 +338,24 @@ func TestPoller_CapturesWrittenStraightIntoTheDatabaseGetOneEventOnce(t *testing
 	require.Equal(t, []int{0, 0, 0}, []int{describes, starts, queries})
 }
 
+// A capture whose event cannot be written (its id, written past the
+// schema, is not one an event may name) is counted and tried again by the
+// next pass; the others get their events all the same.
+func TestPoller_ACaptureThatCannotGetItsEventIsCountedAndThePassGoesOn(t *testing.T) {
+	t.Parallel()
+	b := setupPoller(t)
+	ctx := context.Background()
+	for _, id := range []string{"cap-a", "cap-bad", "cap-c"} {
+		require.NoError(t, b.store.CreateCaptureBuffer(ctx, storetest.Capture(id, b.clock.Now())))
+	}
+	_, err := b.store.DB().ExecContext(ctx, `UPDATE capture_buffers SET capture_buffer_id = 'cap bad' WHERE capture_buffer_id = 'cap-bad'`)
+	require.NoError(t, err)
+
+	p := b.poller(t, "a", 1, 0)
+	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Captures: 2, Failed: 1}, pass(t, p))
+	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Failed: 1}, pass(t, p), "tried again, alone")
+}
+
 // testClock is a clock the test moves.
 type testClock struct {
 	mu sync.Mutex
