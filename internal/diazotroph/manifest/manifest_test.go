@@ -26,7 +26,6 @@ var (
 )
 
 func at(d time.Duration) time.Time { return now.Add(d) }
-func ptr[T any](v T) *T            { return &v }
 
 func obj(id, title, status, urgency string, updated time.Time) store.Objective {
 	return store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: title, Status: status, Urgency: urgency,
