@@ -120,7 +120,11 @@ func decodeStrict(body []byte, v any) error {
 // printable (a field name from a hostile body could carry a terminal
 // escape); server-side failures are logged with their cause.
 func (s *Service) writeError(w http.ResponseWriter, r *http.Request, e *Error) {
-	if e.Status >= 500 {
+	if e.Status >= 500 && r.Context().Err() != nil {
+		// The worker hung up (stopped mid long poll): nobody reads the
+		// answer and nothing failed on this side.
+		s.log.Debug("worker went away mid-request", "path", r.URL.Path, "error", e.Err)
+	} else if e.Status >= 500 {
 		s.log.Warn("worker API request failed", "path", r.URL.Path, "code", e.Code, "error", e.Err)
 	}
 	msg := textsafe.Line(proc.CutAtRune(e.Message, maxMessageLen))
