@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	"github.com/azolla/azolla/internal/proc"
+	"github.com/azolla/azolla/internal/strictjson"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/schemas"
 )
@@ -73,7 +74,7 @@ func endpoint[Req, Resp any](s *Service, auth Authenticator, reqKind, respKind s
 			return
 		}
 		var req Req
-		if err := decodeStrict(body, &req); err != nil {
+		if err := strictjson.Decode(bytes.NewReader(body), &req); err != nil {
 			s.writeError(w, r, errInvalid("malformed request: %v", err))
 			return
 		}
@@ -99,22 +100,6 @@ func endpoint[Req, Resp any](s *Service, auth Authenticator, reqKind, respKind s
 	})
 }
 
-// decodeStrict decodes exactly one JSON value into v, refusing unknown
-// fields and anything after the value.
-func decodeStrict(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return errors.New("empty body")
-		}
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("data after the JSON value")
-	}
-	return nil
-}
 
 // writeError answers e as an ErrorResponse. Messages are cut and made
 // printable (a field name from a hostile body could carry a terminal

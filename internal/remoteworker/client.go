@@ -20,6 +20,7 @@ import (
 
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/proc"
+	"github.com/azolla/azolla/internal/strictjson"
 	"github.com/azolla/azolla/internal/textsafe"
 )
 
@@ -316,16 +317,11 @@ func (c *Client) try(ctx context.Context, path string, timeout time.Duration, bo
 	if resp.StatusCode != http.StatusOK {
 		return apiError(resp)
 	}
-	dec := json.NewDecoder(io.LimitReader(resp.Body, maxResponseBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
+	if err := strictjson.Decode(io.LimitReader(resp.Body, maxResponseBytes), out); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || ctx.Err() != nil {
 			return &transientError{fmt.Errorf("read response: %w", err)}
 		}
 		return fmt.Errorf("decode response: %w", err)
-	}
-	if dec.More() {
-		return errors.New("decode response: data after the JSON value")
 	}
 	return nil
 }
@@ -346,9 +342,7 @@ func untrusted(err error) bool {
 func apiError(resp *http.Response) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
 	var er controlplane.ErrorResponse
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&er); err == nil && er.Error.Code != "" {
+	if err := strictjson.Decode(bytes.NewReader(raw), &er); err == nil && er.Error.Code != "" {
 		return &APIError{Status: resp.StatusCode, Code: textsafe.Line(er.Error.Code),
 			Message: textsafe.Line(er.Error.Message)}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/strictjson"
 )
 
 // Executor runs one job's payload and returns its result. It must return
@@ -61,9 +62,7 @@ func (e *Diazotrophs) Streams() []string {
 // (a non-zero exit, an exhausted budget) is a result, judged by the gate.
 func (e *Diazotrophs) Execute(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	var p controlplane.WorkPayload
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	if err := strictjson.Decode(bytes.NewReader(payload), &p); err != nil {
 		return nil, Permanent(CodeInvalidPayload, fmt.Errorf("decode payload: %w", err))
 	}
 	if err := p.Validate(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/remoteworker"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/strictjson"
 )
 
 func TestWorker_ClaimHeartbeatComplete(t *testing.T) {
@@ -299,6 +300,16 @@ func TestWorker_RefusesUnknownResponseFields(t *testing.T) {
 	h := start(t, cp, newBlockingExec(`{}`), remoteworker.Options{})
 	err := h.wait(t)
 	require.ErrorContains(t, err, `unknown field "surprise"`)
+	require.Equal(t, 1, cp.count(controlplane.PathClaim))
+}
+
+func TestWorker_RefusesAResponseWithTrailingData(t *testing.T) {
+	t.Parallel()
+	cp := newFakeCP(t)
+	cp.handle(controlplane.PathClaim, func(int) reply { return ok([]byte(`{"claimed":false}}`)) })
+	h := start(t, cp, newBlockingExec(`{}`), remoteworker.Options{})
+	err := h.wait(t)
+	require.ErrorIs(t, err, strictjson.ErrTrailingData)
 	require.Equal(t, 1, cp.count(controlplane.PathClaim))
 }
 

@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/azolla/azolla/internal/strictjson"
 )
 
 // InputFormat names and versions the document carried in full_prompt_text.
@@ -133,14 +136,9 @@ func EncodeInput(in Input) (string, error) {
 // refuses another format, unknown fields, trailing data, a zero "now" and a
 // query name given twice.
 func DecodeInput(text string) (Input, error) {
-	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
-	dec.DisallowUnknownFields()
 	var in Input
-	if err := dec.Decode(&in); err != nil {
+	if err := strictjson.Decode(strings.NewReader(text), &in); err != nil {
 		return Input{}, fmt.Errorf("%w: %v", ErrInvalidInput, err)
-	}
-	if dec.More() {
-		return Input{}, fmt.Errorf("%w: unexpected data after the document", ErrInvalidInput)
 	}
 	if err := in.check(); err != nil {
 		return Input{}, err

@@ -77,6 +77,7 @@ func TestTriage_ExecuteRefusesASnapshotWithoutTriageInput(t *testing.T) {
 		"unknown field":   `{"format":"azolla.triage_input/v1","captures":[{"capture_buffer_id":"c","content":"x","colour":1}]}`,
 		"duplicate id":    `{"format":"azolla.triage_input/v1","captures":[{"capture_buffer_id":"c","content":"x"},{"capture_buffer_id":"c","content":"y"}]}`,
 		"trailing data":   `{"format":"azolla.triage_input/v1","captures":[{"capture_buffer_id":"c","content":"x"}]} {}`,
+		"trailing brace":  `{"format":"azolla.triage_input/v1","captures":[{"capture_buffer_id":"c","content":"x"}]}}`,
 		"capture without": `{"format":"azolla.triage_input/v1","captures":[{"content":"x"}]}`,
 	}
 	for name, prompt := range cases {
