@@ -100,7 +100,6 @@ func endpoint[Req, Resp any](s *Service, auth Authenticator, reqKind, respKind s
 	})
 }
 
-
 // writeError answers e as an ErrorResponse. Messages are cut and made
 // printable (a field name from a hostile body could carry a terminal
 // escape); server-side failures are logged with their cause.
