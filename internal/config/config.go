@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
+
+	"github.com/azolla/azolla/internal/controlplane"
 )
 
 // Config is the whole configuration. The mapstructure keys are the keys of
@@ -65,16 +66,11 @@ type ControlPlaneConfig struct {
 	RemoteDiazotrophs []string `mapstructure:"remote_diazotrophs" json:"remote_diazotrophs" yaml:"remote_diazotrophs"`
 }
 
-// Remote reports whether workorders of diazotrophType run on remote
-// workers.
-func (c ControlPlaneConfig) Remote(diazotrophType string) bool {
-	return slices.Contains(c.RemoteDiazotrophs, diazotrophType)
-}
-
 // Control plane defaults and bounds.
 const (
 	DefaultControlPlaneAddress = "127.0.0.1:7350"
-	MaxControlPlaneWait        = 30 * time.Second
+	// MaxControlPlaneWait is the protocol's cap on a claim's long poll.
+	MaxControlPlaneWait = controlplane.MaxClaimWait
 )
 
 // TemporalConfig is the client side of a Temporal cluster.
@@ -354,9 +350,10 @@ func DefaultFor(getenv func(string) string) Config {
 			MaxPatchBytes: 4 << 20, FileListLimit: 200,
 			Retention: DefaultRetention, GCInterval: DefaultGCInterval,
 			OpenAI: OpenAIConfig{BaseURL: "https://api.openai.com/v1", APIKey: getenv("OPENAI_API_KEY")}},
-		ControlPlane: ControlPlaneConfig{Address: DefaultControlPlaneAddress, LeaseTTL: 60 * time.Second,
-			HeartbeatInterval: 20 * time.Second, MaxAttempts: 3, ReaperInterval: 10 * time.Second,
-			MaxWait: MaxControlPlaneWait},
+		// The control plane's own defaults: one home for each.
+		ControlPlane: ControlPlaneConfig{Address: DefaultControlPlaneAddress, LeaseTTL: controlplane.DefaultLeaseTTL,
+			HeartbeatInterval: controlplane.DefaultHeartbeatInterval, MaxAttempts: controlplane.DefaultMaxAttempts,
+			ReaperInterval: controlplane.DefaultReaperInterval, MaxWait: controlplane.MaxClaimWait},
 	}
 }
 
