@@ -17,6 +17,7 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/diazotroph/patch"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
@@ -26,12 +27,10 @@ import (
 // claim bridge on st and the built-in diazotrophs, PATCH_DIAZOTROPH also
 // resolving repositories for the scheduler.
 func NewLifecycle(cfg config.Config, st store.Store, identity string) (*activities.Lifecycle, error) {
-	p, err := NewPatch(cfg)
+	reg, p, err := NewRegistry(cfg)
 	if err != nil {
 		return nil, err
 	}
-	reg := diazotroph.NewRegistry(p, diazotroph.NewCommand(diazotroph.CommandOptions{
-		Run: cfg.Diazotroph.Command.Run, Dir: cfg.CommandDir()}))
 	return &activities.Lifecycle{
 		Store:       st,
 		Claims:      claim.NewBridge(st),
@@ -43,6 +42,19 @@ func NewLifecycle(cfg config.Config, st store.Store, identity string) (*activiti
 		LeaseTTL:    cfg.Claim.LeaseTTL,
 		Retention:   cfg.Patch.Retention,
 	}, nil
+}
+
+// NewRegistry builds the built-in diazotrophs from cfg alone (no store, so
+// a remote worker runs the same ones): PATCH_DIAZOTROPH, also returned for
+// the repository resolution it offers the scheduler, and
+// COMMAND_DIAZOTROPH.
+func NewRegistry(cfg config.Config) (*diazotroph.Registry, *patch.Patch, error) {
+	p, err := NewPatch(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return diazotroph.NewRegistry(p, diazotroph.NewCommand(diazotroph.CommandOptions{
+		Run: cfg.Diazotroph.Command.Run, Dir: cfg.CommandDir()})), p, nil
 }
 
 // WorkflowCacheSize bounds the lifecycles a worker process keeps in memory

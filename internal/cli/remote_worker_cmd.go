@@ -92,12 +92,11 @@ the grace it is killed and failed, to be retried elsewhere.`,
 // remoteExecutor runs jobs on the diazotrophs `azolla worker` runs, built
 // from cfg alone: a remote worker has no store.
 func remoteExecutor(cfg config.Config) (*remoteworker.Diazotrophs, error) {
-	p, err := workers.NewPatch(cfg)
+	reg, _, err := workers.NewRegistry(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &remoteworker.Diazotrophs{Registry: diazotroph.NewRegistry(p, diazotroph.NewCommand(
-		diazotroph.CommandOptions{Run: cfg.Diazotroph.Command.Run, Dir: cfg.CommandDir()}))}, nil
+	return &remoteworker.Diazotrophs{Registry: reg}, nil
 }
 
 // checkStreams refuses a stream whose diazotroph this worker does not run:
