@@ -75,7 +75,12 @@ func RunControlPlane(ctx context.Context, o ControlPlaneOptions) error {
 	cp := o.Config.ControlPlane
 	auth := controlplane.Authenticator(controlplane.TokenAuthenticator{Tokens: o.Store})
 	if o.Unauthenticated {
-		if err := controlplane.LoopbackOnly(cp.Address); err != nil && o.Listener == nil {
+		// The address served, whether configured or a listener's.
+		addr := cp.Address
+		if o.Listener != nil {
+			addr = o.Listener.Addr().String()
+		}
+		if err := controlplane.LoopbackOnly(addr); err != nil {
 			return err
 		}
 		auth = controlplane.AllowUnauthenticated

@@ -113,4 +113,12 @@ func TestRunControlPlane_WithoutTokensOnlyOnLoopback(t *testing.T) {
 	err := workers.RunControlPlane(context.Background(), workers.ControlPlaneOptions{Config: cfg,
 		Unauthenticated: true, Log: slog.New(slog.DiscardHandler)})
 	require.ErrorContains(t, err, "loopback only")
+
+	// A listener handed over is judged by the address it listens on.
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	err = workers.RunControlPlane(context.Background(), workers.ControlPlaneOptions{Config: config.Default(),
+		Unauthenticated: true, Listener: ln, Log: slog.New(slog.DiscardHandler)})
+	require.ErrorContains(t, err, "loopback only")
 }
