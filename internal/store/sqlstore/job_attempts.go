@@ -158,18 +158,10 @@ func (s *Store) SettleJobAttempt(ctx context.Context, p store.SettleJobAttemptPa
 		if !l.Live(now) {
 			return &store.JobLeaseError{JobID: j.JobID, AttemptID: a.AttemptID, Reason: "lease expired at " + l.LeaseExpiresAt.Format(time.RFC3339Nano)}
 		}
-		a.Status, a.FinishedAt, a.Error, a.NextStatus = p.Status, &now, p.Error, next.Status
 		if p.Status == store.AttemptSucceeded {
 			j.Result = p.Result
 		}
-		if err := closeJob(j, next, p.Error, now); err != nil {
-			return err
-		}
-		l.ReleasedAt = &now
-		if err := validateJobRecords(j, a, l); err != nil {
-			return err
-		}
-		if err := q.closeAttempt(ctx, j, a, l); err != nil {
+		if err := q.closeAttempt(ctx, j, a, l, p.Status, p.Error, next, now); err != nil {
 			return err
 		}
 		out = &store.SettledJobAttempt{Job: j, Attempt: a}
@@ -244,15 +236,7 @@ func (s *Store) ExpireJobAttempt(ctx context.Context, p store.ExpireJobAttemptPa
 		if l.Live(now) {
 			return &store.JobStaleError{JobID: j.JobID, Reason: "lease of attempt " + a.AttemptID + " is live until " + l.LeaseExpiresAt.Format(time.RFC3339Nano)}
 		}
-		a.Status, a.FinishedAt, a.Error, a.NextStatus = store.AttemptExpired, &now, p.Error, next.Status
-		if err := closeJob(j, next, p.Error, now); err != nil {
-			return err
-		}
-		l.ReleasedAt = &now
-		if err := validateJobRecords(j, a, l); err != nil {
-			return err
-		}
-		if err := q.closeAttempt(ctx, j, a, l); err != nil {
+		if err := q.closeAttempt(ctx, j, a, l, store.AttemptExpired, p.Error, next, now); err != nil {
 			return err
 		}
 		out = j
@@ -401,8 +385,18 @@ func (q *querier) insertLease(ctx context.Context, l *store.JobLease) error {
 	return nil
 }
 
-// closeAttempt writes a closed attempt, its job and its released lease.
-func (q *querier) closeAttempt(ctx context.Context, j *store.Job, a *store.JobAttempt, l *store.JobLease) error {
+// closeAttempt closes a as status with failure, moves j to next and
+// releases l, all at now; the records are validated, then written.
+func (q *querier) closeAttempt(ctx context.Context, j *store.Job, a *store.JobAttempt, l *store.JobLease,
+	status string, failure *store.JobError, next store.JobNext, now time.Time) error {
+	a.Status, a.FinishedAt, a.Error, a.NextStatus = status, &now, failure, next.Status
+	if err := closeJob(j, next, failure, now); err != nil {
+		return err
+	}
+	l.ReleasedAt = &now
+	if err := validateJobRecords(j, a, l); err != nil {
+		return err
+	}
 	if err := q.updateJob(ctx, j); err != nil {
 		return err
 	}
