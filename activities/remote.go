@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -130,7 +129,9 @@ func (RemoteHooks) OnStart(ctx context.Context, q store.Querier, s *store.Starte
 // errWorkOrderClaimed: another owner's claim on the workorder is live.
 var errWorkOrderClaimed = errors.New("held by another owner")
 
-// OnRenew renews the workorder's claim with the lease.
+// OnRenew renews the workorder's claim with the lease. The renewal is the
+// store's compare-and-swap on (owner, version): a claim another owner took
+// is a *store.LeaseLostError.
 func (RemoteHooks) OnRenew(ctx context.Context, q store.Querier, j *store.Job, l *store.JobLease) error {
 	if j.WorkOrderID == "" {
 		return nil
@@ -139,13 +140,9 @@ func (RemoteHooks) OnRenew(ctx context.Context, q store.Querier, j *store.Job, l
 	if err != nil {
 		return fmt.Errorf("renew claim on workorder %s: %w", j.WorkOrderID, err)
 	}
-	owner := remoteOwner(j)
-	if c.OwnerID != owner {
-		return &store.LeaseLostError{ResourceType: store.ResourceWorkOrder, ResourceID: j.WorkOrderID,
-			OwnerID: owner, HolderID: c.OwnerID, HolderVersion: c.ClaimVersion}
-	}
 	_, err = q.RenewClaim(ctx, store.RenewClaimParams{ResourceType: store.ResourceWorkOrder, ResourceID: j.WorkOrderID,
-		OwnerID: owner, ClaimVersion: c.ClaimVersion, TTL: l.LeaseExpiresAt.Sub(l.HeartbeatAt), Now: l.HeartbeatAt})
+		OwnerID: remoteOwner(j), ClaimVersion: c.ClaimVersion, TTL: l.LeaseExpiresAt.Sub(l.HeartbeatAt),
+		Now: l.HeartbeatAt})
 	return err
 }
 
@@ -202,6 +199,6 @@ func (RemoteHooks) OnDeadLetter(ctx context.Context, q store.Querier, j *store.J
 		return nil
 	}
 	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceWorkOrder,
-		ResourceID: j.WorkOrderID, OwnerID: c.OwnerID, ClaimVersion: c.ClaimVersion, Now: store.NowOr(time.Time{})})
+		ResourceID: j.WorkOrderID, OwnerID: c.OwnerID, ClaimVersion: c.ClaimVersion, Now: j.UpdatedAt})
 	return err
 }
