@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -194,9 +193,8 @@ func (a *app) captureListCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		statuses := []string{store.CapturePending, store.CaptureProcessed}
-		if status != "" && !slices.Contains(statuses, status) {
-			return usageError(fmt.Errorf("--status must be one of %s, got %q", strings.Join(statuses, ", "), status))
+		if err := checkStatusFlag(status, store.CapturePending, store.CaptureProcessed); err != nil {
+			return err
 		}
 		s, err := a.openSession(cmd, false)
 		if err != nil {

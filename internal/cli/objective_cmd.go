@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -272,9 +271,9 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		statuses := []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone, store.StatusBlocked}
-		if status != "" && !slices.Contains(statuses, status) {
-			return usageError(fmt.Errorf("--status must be one of %s, got %q", strings.Join(statuses, ", "), status))
+		if err := checkStatusFlag(status, store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone,
+			store.StatusBlocked); err != nil {
+			return err
 		}
 		s, err := a.openSession(cmd, false)
 		if err != nil {

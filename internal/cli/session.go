@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
@@ -126,6 +128,15 @@ func (s *session) close() {
 	if s.store != nil {
 		_ = s.store.Close()
 	}
+}
+
+// checkStatusFlag refuses a --status that is none of allowed (empty means
+// no filter) as a usage error.
+func checkStatusFlag(status string, allowed ...string) error {
+	if status != "" && !slices.Contains(allowed, status) {
+		return usageError(fmt.Errorf("--status must be one of %s, got %q", strings.Join(allowed, ", "), status))
+	}
+	return nil
 }
 
 // outputFlag adds --output text|json and returns a checker for it.
