@@ -50,6 +50,8 @@ type Lifecycle struct {
 	// Remote, when set, routes some diazotroph types to remote workers
 	// through the control plane instead of running them here.
 	Remote *Remote
+	// Tasks configures the task-management activities (track.go).
+	Tasks TaskOptions
 	// Now is the clock of every timestamp written (default time.Now).
 	Now func() time.Time
 }

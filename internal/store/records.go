@@ -86,6 +86,10 @@ const (
 	ReasonMissingTicket       = "MISSING_TICKET"
 	ReasonNonExecutableStatus = "NON_EXECUTABLE_STATUS"
 	ReasonBlocked             = "BLOCKED"
+	// ReasonAlreadyTaken processes a CAPTURE_READY event whose capture an
+	// earlier triage workorder already took (or processed): a no-op that
+	// creates nothing.
+	ReasonAlreadyTaken = "ALREADY_TAKEN"
 )
 
 // Event is a readiness signal. SubjectID names the objective (or capture
@@ -101,8 +105,11 @@ type Event struct {
 	// DecidedBy and Comment record the human decision that emitted the
 	// event (approve, retry, unblock), if one did: a retry's comment is
 	// frozen into the next run's snapshot.
-	DecidedBy string    `json:"decided_by,omitempty"`
-	Comment   string    `json:"comment,omitempty"`
+	DecidedBy string `json:"decided_by,omitempty"`
+	Comment   string `json:"comment,omitempty"`
+	// Scope is what a MANIFEST_REQUESTED event asks the manifest to cover
+	// (manifest request --scope); "" for everything.
+	Scope     string    `json:"scope,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -112,6 +119,9 @@ type Event struct {
 type PendingEvent struct {
 	*Event
 	SubjectHandedOver bool
+	// HandedOver says the event itself was handed to Temporal (a track
+	// event given to its TrackWorkflow); see Querier.MarkEventHandedOver.
+	HandedOver bool
 }
 
 // SnapshotMetadata freezes the repository state a run starts from.
@@ -127,6 +137,13 @@ const (
 	YieldPreviousAttempt = "PREVIOUS_ATTEMPT"
 	// YieldHumanComment is what the human said when deciding to go on.
 	YieldHumanComment = "HUMAN_COMMENT"
+	// YieldCapture is a capture a triage round took: Ref is its
+	// capture_buffer_id.
+	YieldCapture = "CAPTURE"
+	// YieldSubstrateQuery is one named substrate query a manifest read:
+	// Ref is the query's name; Version, Substrate, Parameters, RowCount
+	// and ContentHash say exactly what it returned.
+	YieldSubstrateQuery = "SUBSTRATE_QUERY"
 )
 
 // YieldRef is one earlier output a snapshot draws on, frozen with it so the
@@ -141,12 +158,20 @@ type YieldRef struct {
 	OutputTail string `json:"output_tail,omitempty"`
 	By         string `json:"by,omitempty"`
 	Comment    string `json:"comment,omitempty"`
+	// The fields of a SUBSTRATE_QUERY ref.
+	Version     int               `json:"version,omitempty"`
+	Substrate   string            `json:"substrate,omitempty"`
+	Parameters  map[string]string `json:"parameters,omitempty"`
+	RowCount    *int              `json:"row_count,omitempty"`
+	ContentHash string            `json:"content_hash,omitempty"`
 }
 
-// ContextSnapshot is the frozen input of one run.
+// ContextSnapshot is the frozen input of one run. A track workorder's
+// snapshot (triage, manifest) names its Track instead of an objective.
 type ContextSnapshot struct {
 	ContextSnapshotID string           `json:"context_snapshot_id"`
-	ObjectiveID       string           `json:"objective_id"`
+	ObjectiveID       string           `json:"objective_id,omitempty"`
+	Track             string           `json:"track,omitempty"`
 	FullPromptText    string           `json:"full_prompt_text"`
 	Metadata          SnapshotMetadata `json:"metadata"`
 	RelatedYieldRefs  []YieldRef       `json:"related_yield_refs"`
@@ -159,14 +184,18 @@ const (
 	WorkOrderExecuted = "EXECUTED"
 )
 
-// WorkOrder is one unit of execution handed to a diazotroph.
+// WorkOrder is one unit of execution handed to a diazotroph. A track
+// workorder (TRIAGE_DIAZOTROPH, MANIFEST_DIAZOTROPH) works for a
+// task-management track, not an objective: it names its Track and has no
+// objective_id and no branch.
 type WorkOrder struct {
 	WorkOrderID       string     `json:"work_order_id"`
 	EventID           string     `json:"event_id"`
-	ObjectiveID       string     `json:"objective_id"`
+	ObjectiveID       string     `json:"objective_id,omitempty"`
+	Track             string     `json:"track,omitempty"`
 	DiazotrophType    string     `json:"diazotroph_type"`
 	ContextSnapshotID string     `json:"context_snapshot_id"`
-	BranchName        string     `json:"branch_name"`
+	BranchName        string     `json:"branch_name,omitempty"`
 	BudgetMS          int64      `json:"budget_ms"`
 	Status            string     `json:"status"`
 	CreatedAt         time.Time  `json:"created_at"`
@@ -207,7 +236,8 @@ const (
 // RunRecord is the gate's verdict; exactly one per workorder.
 type RunRecord struct {
 	WorkOrderID string    `json:"work_order_id"`
-	ObjectiveID string    `json:"objective_id"`
+	ObjectiveID string    `json:"objective_id,omitempty"`
+	Track       string    `json:"track,omitempty"`
 	GateResult  string    `json:"gate_result"`
 	GateReason  string    `json:"gate_reason"`
 	CommitSHA   string    `json:"commit_sha,omitempty"`
@@ -222,20 +252,52 @@ const (
 	PauseBlocked     = "BLOCKED"
 	PauseOverdue     = "OVERDUE"
 	PauseRejected    = "REJECTED"
+	// PauseProposalsReview hands a triage round's proposed objectives to
+	// the human ("Review N proposed objectives").
+	PauseProposalsReview = "PROPOSALS_REVIEW"
+	// PauseManifestReady hands a manifest and its top actions to the human.
+	PauseManifestReady = "MANIFEST_READY"
 )
 
-// PauseState hands the objective back to a human with what to do next.
-// ActionKinds, when present, names the kind of each prioritized action (one
-// per action, same order), so a client can offer the command that does it;
-// package pause builds both.
+// Subject types of a pause state: what it hands back.
+const (
+	// SubjectObjective: an objective (objective_id); what a pause state
+	// without a subject_type means, as every record before subjects.
+	SubjectObjective = "OBJECTIVE"
+	// SubjectTriage: a triage run; subject_id is its workorder.
+	SubjectTriage = "TRIAGE"
+	// SubjectManifest: a manifest run; subject_id is its workorder.
+	SubjectManifest = "MANIFEST"
+)
+
+// PauseState hands the objective (or, by SubjectType, a triage or
+// manifest run) back to a human with what to do next. ActionKinds, when
+// present, names the kind of each prioritized action (one per action, same
+// order), so a client can offer the command that does it; package pause
+// builds both.
 type PauseState struct {
-	PauseStateID       string    `json:"pause_state_id"`
-	ObjectiveID        string    `json:"objective_id"`
-	WorkOrderID        string    `json:"work_order_id,omitempty"`
-	Reason             string    `json:"reason"`
-	PrioritizedActions []string  `json:"prioritized_actions"`
-	ActionKinds        []string  `json:"action_kinds,omitempty"`
-	CreatedAt          time.Time `json:"created_at"`
+	PauseStateID string `json:"pause_state_id"`
+	ObjectiveID  string `json:"objective_id,omitempty"`
+	// SubjectType and SubjectID name what the pause is about when it is
+	// not an objective; "" means SubjectObjective.
+	SubjectType        string   `json:"subject_type,omitempty"`
+	SubjectID          string   `json:"subject_id,omitempty"`
+	WorkOrderID        string   `json:"work_order_id,omitempty"`
+	Reason             string   `json:"reason"`
+	PrioritizedActions []string `json:"prioritized_actions"`
+	ActionKinds        []string `json:"action_kinds,omitempty"`
+	// DeadlineAt is, on an OVERDUE pause, the deadline that passed: one
+	// OVERDUE pause per (objective, deadline).
+	DeadlineAt *time.Time `json:"deadline_at,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+}
+
+// Subject returns the pause's subject type, SubjectObjective when unset.
+func (p *PauseState) Subject() string {
+	if p.SubjectType == "" {
+		return SubjectObjective
+	}
+	return p.SubjectType
 }
 
 // Claim resource types.
@@ -249,7 +311,14 @@ const (
 	// reaper: one claim, on resource ControlPlaneReaperLeadership, held by
 	// the active control-plane instance.
 	ResourceControlPlaneReaper = "CONTROL_PLANE_REAPER"
+	// ResourceTrack serializes a task-management track: one claim, on
+	// resource TrackResource(name), held for the whole life of the
+	// track's active triage or manifest workorder.
+	ResourceTrack = "TRACK"
 )
+
+// TrackResource is the resource id of a track's TRACK claim.
+func TrackResource(track string) string { return "track-" + track }
 
 // ControlPlaneReaperLeadership is the resource id of the reaper's
 // leadership claim.
@@ -282,12 +351,17 @@ const (
 	CaptureProcessed = "PROCESSED"
 )
 
-// CaptureBuffer is a raw capture waiting for triage (seed 002).
+// CaptureBuffer is a raw capture waiting for triage (seed 002). A triage
+// workorder takes it (WorkOrderID set, still PENDING); that run's gate
+// processes it (PROCESSED, with the ObjectiveIDs it became, none if it
+// yielded no proposal).
 type CaptureBuffer struct {
 	CaptureBufferID string    `json:"capture_buffer_id"`
 	Source          string    `json:"source"`
 	Content         string    `json:"content"`
 	Status          string    `json:"status"`
+	WorkOrderID     string    `json:"work_order_id,omitempty"`
+	ObjectiveIDs    []string  `json:"objective_ids,omitempty"`
 	CreatedAt       time.Time `json:"created_at"`
 	UpdatedAt       time.Time `json:"updated_at"`
 }

@@ -23,6 +23,10 @@ type Querier interface {
 	CreateObjective(ctx context.Context, o *Objective) error
 	GetObjective(ctx context.Context, objectiveID string) (*Objective, error)
 	ListObjectives(ctx context.Context, p ListObjectivesParams) ([]*Objective, error)
+	// ListObjectivesPage pages through objectives in (created_at,
+	// objective_id) order, strictly after p.After, keeping those whose
+	// status is one of p.Statuses (every status when empty).
+	ListObjectivesPage(ctx context.Context, p ObjectivesPageParams) ([]*Objective, error)
 	// TransitionObjective moves an objective to p.To if its current status is one
 	// of p.From, incrementing status_seq. A status outside p.From returns a
 	// *TransitionError and changes nothing.
@@ -47,6 +51,10 @@ type Querier interface {
 	// p.EventType, in (created_at, event_id) order, strictly after p.After,
 	// each with whether its subject is an objective handed over.
 	ListPendingEvents(ctx context.Context, p PendingEventsParams) ([]*PendingEvent, error)
+	// MarkEventHandedOver records that the event was handed to Temporal
+	// (a track event enqueued on its TrackWorkflow). It sets the mark once;
+	// marking again changes nothing. An unknown event is a *NotFoundError.
+	MarkEventHandedOver(ctx context.Context, p MarkEventHandedOverParams) error
 	// MarkEventProcessed sets processed=true with a terminal reason exactly once;
 	// a second call returns ErrAlreadyProcessed and changes nothing.
 	MarkEventProcessed(ctx context.Context, p MarkEventProcessedParams) (*Event, error)
@@ -75,8 +83,17 @@ type Querier interface {
 	GetRunRecord(ctx context.Context, workOrderID string) (*RunRecord, error)
 
 	CreatePauseState(ctx context.Context, p *PauseState) error
+	// CreatePauseStateOnce inserts p unless a pause state with its
+	// pause_state_id exists; then it returns that one and created=false.
+	// Deterministic ids make a step's pause idempotent (one OVERDUE pause
+	// per objective and deadline).
+	CreatePauseStateOnce(ctx context.Context, p *PauseState) (stored *PauseState, created bool, err error)
+	GetPauseState(ctx context.Context, pauseStateID string) (*PauseState, error)
 	// ListPauseStates returns an objective's pause states, oldest first.
 	ListPauseStates(ctx context.Context, objectiveID string) ([]*PauseState, error)
+	// ListPauseStatesPage pages through pause states in (created_at,
+	// pause_state_id) order, strictly after p.After, filtered by p.
+	ListPauseStatesPage(ctx context.Context, p ListPauseStatesParams) ([]*PauseState, error)
 
 	CreateCaptureBuffer(ctx context.Context, c *CaptureBuffer) error
 	GetCaptureBuffer(ctx context.Context, captureBufferID string) (*CaptureBuffer, error)
@@ -85,6 +102,19 @@ type Querier interface {
 	// no CAPTURE_READY event, in (created_at, capture_buffer_id) order,
 	// strictly after p.After.
 	ListCapturesWithoutEvent(ctx context.Context, p PageParams) ([]*CaptureBuffer, error)
+	// ListUntakenCaptures returns up to limit PENDING captures no workorder
+	// has taken, oldest first (created_at, capture_buffer_id).
+	ListUntakenCaptures(ctx context.Context, limit int) ([]*CaptureBuffer, error)
+	// TakeCaptures sets work_order_id on each of p.CaptureBufferIDs. Every
+	// one must be PENDING and untaken, or taken by p.WorkOrderID already
+	// (a retry); otherwise it returns a *TransitionError and changes
+	// nothing.
+	TakeCaptures(ctx context.Context, p TakeCapturesParams) error
+	// ProcessCapture sets a capture taken by p.WorkOrderID to PROCESSED with
+	// the objective ids it became. Processing it again with the same
+	// workorder is a no-op; a capture taken by another workorder, or not
+	// taken, is a *TransitionError.
+	ProcessCapture(ctx context.Context, p ProcessCaptureParams) (*CaptureBuffer, error)
 
 	ClaimQuerier
 }
@@ -163,6 +193,45 @@ type PendingEventsParams struct {
 	Limit     int // zero means no limit
 }
 
+// ObjectivesPageParams asks for one page of objectives.
+type ObjectivesPageParams struct {
+	Statuses []string
+	After    Cursor
+	Limit    int // zero means no limit
+}
+
+// ListPauseStatesParams filters ListPauseStatesPage. Zero values mean no
+// filter.
+type ListPauseStatesParams struct {
+	Reason string
+	// SubjectType keeps one subject type (SubjectObjective also matches
+	// records without one).
+	SubjectType string
+	After       Cursor
+	Limit       int // zero means no limit
+}
+
+// MarkEventHandedOverParams marks one event handed over.
+type MarkEventHandedOverParams struct {
+	EventID string
+	Now     time.Time
+}
+
+// TakeCapturesParams hands PENDING captures to a triage workorder.
+type TakeCapturesParams struct {
+	WorkOrderID      string
+	CaptureBufferIDs []string
+	Now              time.Time
+}
+
+// ProcessCaptureParams records what a taken capture became.
+type ProcessCaptureParams struct {
+	CaptureBufferID string
+	WorkOrderID     string
+	ObjectiveIDs    []string
+	Now             time.Time
+}
+
 // MarkHandedOverParams marks one objective handed over.
 type MarkHandedOverParams struct {
 	ObjectiveID string
@@ -187,7 +256,11 @@ type MarkEventProcessedParams struct {
 type ListWorkOrdersParams struct {
 	Status      string
 	ObjectiveID string
-	Limit       int
+	// Track keeps the workorders of one task-management track.
+	Track string
+	// DiazotrophType keeps the workorders of one diazotroph type.
+	DiazotrophType string
+	Limit          int
 }
 
 // MarkWorkOrderExecutedParams marks a workorder EXECUTED.
