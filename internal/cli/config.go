@@ -188,8 +188,9 @@ func unknownKeys(keys []string, known map[string]any) []string {
 			continue
 		}
 		isSection := false
-		for kk := range known {
-			if strings.HasPrefix(kk, k+".") {
+		for kk, v := range known {
+			// A map (substrates) holds keys of its own choosing.
+			if strings.HasPrefix(kk, k+".") || (reflect.ValueOf(v).Kind() == reflect.Map && strings.HasPrefix(k, kk+".")) {
 				isSection = true
 				break
 			}

@@ -35,6 +35,14 @@ type Config struct {
 	// remote workers pull jobs from, its transport and its policy, and which
 	// diazotrophs run remotely.
 	ControlPlane ControlPlaneConfig `mapstructure:"control_plane" json:"control_plane" yaml:"control_plane"`
+	// Tasks configures the task-management azolla (seed 002): its track
+	// and what its manifests read.
+	Tasks TasksConfig `mapstructure:"tasks" json:"tasks" yaml:"tasks"`
+	// Substrates are other azollas' stores the manifest may read, by name
+	// (substrates.<name>.driver, .dsn, .sqlite_path).
+	Substrates map[string]SubstrateConfig `mapstructure:"substrates" json:"substrates" yaml:"substrates"`
+	// Deadlines configures the deadline monitor.
+	Deadlines DeadlinesConfig `mapstructure:"deadlines" json:"deadlines" yaml:"deadlines"`
 }
 
 // ControlPlaneConfig configures `azolla control-plane` (and the control
@@ -354,6 +362,8 @@ func DefaultFor(getenv func(string) string) Config {
 		ControlPlane: ControlPlaneConfig{Address: DefaultControlPlaneAddress, LeaseTTL: controlplane.DefaultLeaseTTL,
 			HeartbeatInterval: controlplane.DefaultHeartbeatInterval, MaxAttempts: controlplane.DefaultMaxAttempts,
 			ReaperInterval: controlplane.DefaultReaperInterval, MaxWait: controlplane.MaxClaimWait},
+		Tasks:     defaultTasks(),
+		Deadlines: defaultDeadlines(),
 	}
 }
 

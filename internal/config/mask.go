@@ -32,6 +32,14 @@ func (c Config) Masked() Config {
 		c.Temporal.APIKey = SecretMask
 	}
 	c.ControlPlane.RedisURL = maskURL(c.ControlPlane.RedisURL)
+	if len(c.Substrates) > 0 {
+		subs := make(map[string]SubstrateConfig, len(c.Substrates))
+		for n, s := range c.Substrates {
+			s.DSN = maskDSN(s.DSN)
+			subs[n] = s
+		}
+		c.Substrates = subs
+	}
 	if c.Patch.OpenAI.APIKey != "" {
 		c.Patch.OpenAI.APIKey = SecretMask
 	}

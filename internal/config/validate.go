@@ -104,6 +104,7 @@ func (c Config) Validate() error {
 	}
 	c.Patch.validate(add)
 	c.ControlPlane.validate(add)
+	c.validateTasks(add)
 	if !slices.Contains(logLevels, c.Log.Level) {
 		add("log.level", "must be one of %s, got %q", strings.Join(logLevels, ", "), c.Log.Level)
 	}

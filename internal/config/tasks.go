@@ -1,0 +1,235 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"time"
+)
+
+// TasksConfig configures the task-management azolla (seed 002): its track
+// of triage and manifest runs, and the substrate its manifests read.
+type TasksConfig struct {
+	// Track names the track (its TrackWorkflow is track-<name>).
+	Track string `mapstructure:"track" json:"track" yaml:"track"`
+	// TriageMaxCaptures and TriageMaxBytes bound one triage round; the
+	// captures left wait for the next.
+	TriageMaxCaptures int `mapstructure:"triage_max_captures" json:"triage_max_captures" yaml:"triage_max_captures"`
+	TriageMaxBytes    int `mapstructure:"triage_max_bytes" json:"triage_max_bytes" yaml:"triage_max_bytes"`
+	// Budget is each triage and manifest workorder's budget.
+	Budget time.Duration `mapstructure:"budget" json:"budget" yaml:"budget"`
+	// Substrate names what the manifest reads: LocalSubstrate (this
+	// azolla's own store) or a key of substrates.
+	Substrate string `mapstructure:"substrate" json:"substrate" yaml:"substrate"`
+	// StatementTimeout and RowCap bound each substrate query.
+	StatementTimeout time.Duration `mapstructure:"statement_timeout" json:"statement_timeout" yaml:"statement_timeout"`
+	RowCap           int           `mapstructure:"row_cap" json:"row_cap" yaml:"row_cap"`
+}
+
+// LocalSubstrate is the substrate name of this azolla's own store.
+const LocalSubstrate = "local"
+
+// SubstrateConfig is another azolla's store, read by the manifest's
+// substrate queries: substrates.<name>.driver and .dsn (PostgreSQL) or
+// .sqlite_path.
+type SubstrateConfig struct {
+	Driver     string `mapstructure:"driver" json:"driver" yaml:"driver"`
+	DSN        string `mapstructure:"dsn" json:"dsn" yaml:"dsn"`
+	SQLitePath string `mapstructure:"sqlite_path" json:"sqlite_path" yaml:"sqlite_path"`
+}
+
+// DeadlinesConfig configures the deadline monitor (track C).
+type DeadlinesConfig struct {
+	// Interval is how often the monitor's Temporal Schedule runs it.
+	Interval time.Duration `mapstructure:"interval" json:"interval" yaml:"interval"`
+	// TaskQueue is the monitor's own task queue.
+	TaskQueue string `mapstructure:"task_queue" json:"task_queue" yaml:"task_queue"`
+	// SLA is how long an objective without a due date may take from its
+	// creation, by urgency.
+	SLA SLAConfig `mapstructure:"sla" json:"sla" yaml:"sla"`
+}
+
+// SLAConfig is the time allowed per urgency.
+type SLAConfig struct {
+	Critical time.Duration `mapstructure:"critical" json:"critical" yaml:"critical"`
+	High     time.Duration `mapstructure:"high" json:"high" yaml:"high"`
+	Normal   time.Duration `mapstructure:"normal" json:"normal" yaml:"normal"`
+	Low      time.Duration `mapstructure:"low" json:"low" yaml:"low"`
+}
+
+// Map returns the SLA keyed by urgency (CRITICAL, HIGH, NORMAL, LOW).
+func (s SLAConfig) Map() map[string]time.Duration {
+	return map[string]time.Duration{"CRITICAL": s.Critical, "HIGH": s.High, "NORMAL": s.Normal, "LOW": s.Low}
+}
+
+// Task-management defaults.
+const (
+	DefaultTrack             = "default"
+	DefaultDeadlineTaskQueue = "azolla-deadlines"
+)
+
+func defaultTasks() TasksConfig {
+	return TasksConfig{Track: DefaultTrack, TriageMaxCaptures: 50, TriageMaxBytes: 256 << 10, Budget: time.Minute,
+		Substrate: LocalSubstrate, StatementTimeout: 5 * time.Second, RowCap: 500}
+}
+
+func defaultDeadlines() DeadlinesConfig {
+	return DeadlinesConfig{Interval: time.Minute, TaskQueue: DefaultDeadlineTaskQueue,
+		SLA: SLAConfig{Critical: 4 * time.Hour, High: 24 * time.Hour, Normal: 72 * time.Hour, Low: 168 * time.Hour}}
+}
+
+var trackName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+func (c Config) validateTasks(add func(key, format string, args ...any)) {
+	t := c.Tasks
+	if !trackName.MatchString(t.Track) {
+		add("tasks.track", "must be 1-64 of a-z, 0-9, '_' and '-', starting with a letter or digit, got %q", t.Track)
+	}
+	if t.TriageMaxCaptures < 1 {
+		add("tasks.triage_max_captures", "must be at least 1, got %d", t.TriageMaxCaptures)
+	}
+	if t.TriageMaxBytes < 1<<10 {
+		add("tasks.triage_max_bytes", "must be at least 1024, got %d", t.TriageMaxBytes)
+	}
+	if b := t.Budget; b < MinBudget || b > MaxBudget {
+		add("tasks.budget", "must be a duration between %s and %s, got %s", MinBudget, MaxBudget, b)
+	}
+	if _, ok := c.Substrates[t.Substrate]; !ok && t.Substrate != LocalSubstrate {
+		add("tasks.substrate", "must be %q or a key of substrates (%v), got %q", LocalSubstrate, c.substrateNames(), t.Substrate)
+	}
+	if d := t.StatementTimeout; d < 10*time.Millisecond || d > 10*time.Minute {
+		add("tasks.statement_timeout", "must be a duration between 10ms and 10m, got %s", d)
+	}
+	if t.RowCap < 1 || t.RowCap > 100_000 {
+		add("tasks.row_cap", "must be between 1 and 100000, got %d", t.RowCap)
+	}
+	for _, name := range c.substrateNames() {
+		s, key := c.Substrates[name], "substrates."+name
+		if name == LocalSubstrate {
+			add(key, "%q is this azolla's own store and cannot be configured", LocalSubstrate)
+		}
+		switch s.Driver {
+		case DriverPostgres:
+			if msg := checkDSN(s.DSN); msg != "" {
+				add(key+".dsn", "%s", msg)
+			}
+		case DriverSQLite:
+			if s.SQLitePath == "" {
+				add(key+".sqlite_path", "must name the SQLite file of the substrate")
+			}
+		default:
+			add(key+".driver", "must be %q or %q, got %q", DriverSQLite, DriverPostgres, s.Driver)
+		}
+	}
+	d := c.Deadlines
+	if d.Interval < time.Second {
+		add("deadlines.interval", "must be at least 1s, got %s", d.Interval)
+	}
+	if d.TaskQueue == "" || d.TaskQueue == c.Temporal.TaskQueue {
+		add("deadlines.task_queue", "must be a task queue of its own (not temporal.task_queue), got %q", d.TaskQueue)
+	}
+	for _, u := range []struct {
+		key string
+		v   time.Duration
+	}{{"critical", d.SLA.Critical}, {"high", d.SLA.High}, {"normal", d.SLA.Normal}, {"low", d.SLA.Low}} {
+		if u.v <= 0 {
+			add("deadlines.sla."+u.key, "must be a positive duration, got %s", u.v)
+		}
+	}
+}
+
+func (c Config) substrateNames() []string {
+	names := make([]string, 0, len(c.Substrates))
+	for n := range c.Substrates {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return slices.Clip(names)
+}
+
+// tasksJSON and deadlinesJSON carry the durations as strings, for the same
+// reason as claimJSON.
+type tasksJSON struct {
+	Track             string `json:"track"`
+	TriageMaxCaptures int    `json:"triage_max_captures"`
+	TriageMaxBytes    int    `json:"triage_max_bytes"`
+	Budget            string `json:"budget"`
+	Substrate         string `json:"substrate"`
+	StatementTimeout  string `json:"statement_timeout"`
+	RowCap            int    `json:"row_cap"`
+}
+
+// MarshalJSON writes the durations as strings.
+func (t TasksConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(tasksJSON{Track: t.Track, TriageMaxCaptures: t.TriageMaxCaptures, TriageMaxBytes: t.TriageMaxBytes,
+		Budget: t.Budget.String(), Substrate: t.Substrate, StatementTimeout: t.StatementTimeout.String(), RowCap: t.RowCap})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (t *TasksConfig) UnmarshalJSON(data []byte) error {
+	var j tasksJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	out := TasksConfig{Track: j.Track, TriageMaxCaptures: j.TriageMaxCaptures, TriageMaxBytes: j.TriageMaxBytes,
+		Substrate: j.Substrate, RowCap: j.RowCap}
+	if err := parseDurations("tasks", map[string]string{"budget": j.Budget, "statement_timeout": j.StatementTimeout},
+		map[string]*time.Duration{"budget": &out.Budget, "statement_timeout": &out.StatementTimeout}); err != nil {
+		return err
+	}
+	*t = out
+	return nil
+}
+
+type deadlinesJSON struct {
+	Interval  string            `json:"interval"`
+	TaskQueue string            `json:"task_queue"`
+	SLA       map[string]string `json:"sla"`
+}
+
+// MarshalJSON writes the durations as strings.
+func (d DeadlinesConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(deadlinesJSON{Interval: d.Interval.String(), TaskQueue: d.TaskQueue,
+		SLA: map[string]string{"critical": d.SLA.Critical.String(), "high": d.SLA.High.String(),
+			"normal": d.SLA.Normal.String(), "low": d.SLA.Low.String()}})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (d *DeadlinesConfig) UnmarshalJSON(data []byte) error {
+	var j deadlinesJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	out := DeadlinesConfig{TaskQueue: j.TaskQueue}
+	s := map[string]string{"interval": j.Interval}
+	for k, v := range j.SLA {
+		s["sla."+k] = v
+	}
+	if err := parseDurations("deadlines", s, map[string]*time.Duration{"interval": &out.Interval,
+		"sla.critical": &out.SLA.Critical, "sla.high": &out.SLA.High, "sla.normal": &out.SLA.Normal,
+		"sla.low": &out.SLA.Low}); err != nil {
+		return err
+	}
+	*d = out
+	return nil
+}
+
+// parseDurations parses each of to's keys from from, naming section.key in
+// an error.
+func parseDurations(section string, from map[string]string, to map[string]*time.Duration) error {
+	keys := make([]string, 0, len(to))
+	for k := range to {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := time.ParseDuration(from[k])
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", section, k, err)
+		}
+		*to[k] = v
+	}
+	return nil
+}
