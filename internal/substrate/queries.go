@@ -1,0 +1,288 @@
+package substrate
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/azolla/azolla/internal/deadline"
+	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// reader runs the queries of one manifest inside its transaction.
+type reader struct {
+	s   *Substrate
+	tx  *sql.Tx
+	now time.Time
+}
+
+const objectiveCols = `objective_id, title, status, urgency, blockers, blocker_ref, due_at, created_at, updated_at`
+
+func scanObjective(r interface{ Scan(...any) error }) (manifest.ObjectiveRow, error) {
+	var (
+		o          manifest.ObjectiveRow
+		blockerRef sql.NullString
+	)
+	if err := r.Scan(&o.ObjectiveID, &o.Title, &o.Status, &o.Urgency, jsonCol{&o.Blockers}, &blockerRef,
+		nullTimeCol{&o.DueAt}, timeCol{&o.CreatedAt}, timeCol{&o.UpdatedAt}); err != nil {
+		return manifest.ObjectiveRow{}, err
+	}
+	o.BlockerRef = blockerRef.String
+	return o, nil
+}
+
+// query runs one statement and scans up to RowCap+1 rows with scan.
+func query[T any](ctx context.Context, r *reader, name, q string, scan func(interface{ Scan(...any) error }) (T, error), args ...any) ([]T, error) {
+	rows, err := r.tx.QueryContext(ctx, r.s.rebind(q), args...)
+	if err != nil {
+		return nil, r.s.unreachable("query "+name, err)
+	}
+	defer func() { _ = rows.Close() }()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, r.s.unreachable("query "+name+": scan", err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, r.s.unreachable("query "+name, err)
+	}
+	return out, nil
+}
+
+// result caps rows at RowCap, marking the parameters truncated when there
+// were more, and marshals them.
+func result[T any](r *reader, name string, params map[string]string, rows []T) (manifest.QueryResult, error) {
+	params["limit"] = strconv.Itoa(r.s.cfg.RowCap)
+	if len(rows) > r.s.cfg.RowCap {
+		rows = rows[:r.s.cfg.RowCap]
+		params["truncated"] = "true"
+	}
+	if rows == nil {
+		rows = []T{}
+	}
+	return manifest.Rows(name, QueryVersion, params, rows)
+}
+
+var (
+	allStatuses    = []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked, store.StatusDone}
+	activeStatuses = []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked}
+)
+
+// inList is "'A', 'B'": the statuses are this package's constants.
+func inList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = "'" + s + "'"
+	}
+	return strings.Join(q, ", ")
+}
+
+func (r *reader) since() time.Time { return r.now.Add(-r.s.cfg.Lookback) }
+
+// objectivesByStatus: every objective not DONE, and those DONE updated
+// since the lookback; most recently updated first.
+func (r *reader) objectivesByStatus(ctx context.Context) (manifest.QueryResult, error) {
+	since := r.since()
+	rows, err := query(ctx, r, manifest.QueryObjectivesByStatus, `SELECT `+objectiveCols+` FROM objectives
+		WHERE status IN (`+inList(activeStatuses)+`) OR (status = 'DONE' AND updated_at >= $1)
+		ORDER BY updated_at DESC, objective_id LIMIT $2`, scanObjective, r.s.timeArg(since), r.s.cfg.RowCap+1)
+	if err != nil {
+		return manifest.QueryResult{}, err
+	}
+	return result(r, manifest.QueryObjectivesByStatus, map[string]string{
+		"statuses":   strings.Join(allStatuses, ","),
+		"done_since": stamp(since),
+	}, rows)
+}
+
+// blockedObjectives: BLOCKED objectives with their blockers, longest
+// blocked first.
+func (r *reader) blockedObjectives(ctx context.Context) (manifest.QueryResult, error) {
+	rows, err := query(ctx, r, manifest.QueryBlockedObjectives, `SELECT `+objectiveCols+` FROM objectives
+		WHERE status = 'BLOCKED' ORDER BY updated_at, objective_id LIMIT $1`, scanObjective, r.s.cfg.RowCap+1)
+	if err != nil {
+		return manifest.QueryResult{}, err
+	}
+	return result(r, manifest.QueryBlockedObjectives, map[string]string{"status": store.StatusBlocked}, rows)
+}
+
+// overdueObjectives: objectives not DONE past their deadline at now
+// (package deadline), each with its deadline; earliest deadline first. SQL
+// keeps the candidates (due_at passed, or no due_at and older than the
+// shortest SLA); Go judges each, a page at a time, until RowCap+1 are
+// found.
+func (r *reader) overdueObjectives(ctx context.Context) (manifest.QueryResult, error) {
+	sla := r.s.cfg.SLA
+	shortest := deadline.SLA(deadline.Normal, sla)
+	for _, u := range []string{deadline.Critical, deadline.High, deadline.Low} {
+		shortest = min(shortest, deadline.SLA(u, sla))
+	}
+	page := r.s.cfg.RowCap + 1
+	var (
+		found     []manifest.ObjectiveRow
+		afterAt   = time.Time{}
+		afterID   = ""
+		firstPage = true
+	)
+	for len(found) <= r.s.cfg.RowCap {
+		q := `SELECT ` + objectiveCols + ` FROM objectives
+			WHERE status IN (` + inList(activeStatuses) + `)
+			AND ((due_at IS NOT NULL AND due_at < $1) OR (due_at IS NULL AND created_at < $2))`
+		args := []any{r.s.timeArg(r.now), r.s.timeArg(r.now.Add(-shortest))}
+		if !firstPage {
+			q += ` AND (created_at > $3 OR (created_at = $3 AND objective_id > $4))`
+			args = append(args, r.s.timeArg(afterAt), afterID)
+		}
+		q += fmt.Sprintf(` ORDER BY created_at, objective_id LIMIT %d`, page)
+		rows, err := query(ctx, r, manifest.QueryOverdueObjectives, q, scanObjective, args...)
+		if err != nil {
+			return manifest.QueryResult{}, err
+		}
+		for _, o := range rows {
+			obj := &store.Objective{ObjectiveID: o.ObjectiveID, Status: o.Status, Urgency: o.Urgency, DueAt: o.DueAt, CreatedAt: o.CreatedAt}
+			if deadline.Overdue(obj, sla, r.now) {
+				d := deadline.Deadline(obj, sla)
+				o.Deadline = &d
+				found = append(found, o)
+			}
+		}
+		if len(rows) < page {
+			break
+		}
+		last := rows[len(rows)-1]
+		afterAt, afterID, firstPage = last.CreatedAt, last.ObjectiveID, false
+	}
+	slices.SortFunc(found, func(a, b manifest.ObjectiveRow) int {
+		return cmp.Or(a.Deadline.Compare(*b.Deadline), strings.Compare(a.ObjectiveID, b.ObjectiveID))
+	})
+	return result(r, manifest.QueryOverdueObjectives, map[string]string{"now": stamp(r.now)}, found)
+}
+
+const pauseCols = `p.pause_state_id, p.objective_id, p.work_order_id, p.reason, p.prioritized_actions, p.created_at`
+
+func scanPause(r interface{ Scan(...any) error }) (manifest.PauseRow, error) {
+	var (
+		p         manifest.PauseRow
+		objective sql.NullString
+		wo        sql.NullString
+	)
+	if err := r.Scan(&p.PauseStateID, &objective, &wo, &p.Reason, jsonCol{&p.PrioritizedActions}, timeCol{&p.CreatedAt}); err != nil {
+		return manifest.PauseRow{}, err
+	}
+	p.ObjectiveID, p.WorkOrderID = objective.String, wo.String
+	if p.PrioritizedActions == nil {
+		p.PrioritizedActions = []string{}
+	}
+	return p, nil
+}
+
+// humanPauseStates: for each objective not DONE, its latest pause state
+// (what waits for a human on it); newest first.
+func (r *reader) humanPauseStates(ctx context.Context) (manifest.QueryResult, error) {
+	rows, err := query(ctx, r, manifest.QueryHumanPauseStates, `SELECT `+pauseCols+`
+		FROM pause_states p JOIN objectives o ON o.objective_id = p.objective_id
+		WHERE o.status <> 'DONE'
+		AND p.created_at = (SELECT MAX(p2.created_at) FROM pause_states p2 WHERE p2.objective_id = p.objective_id)
+		ORDER BY p.created_at DESC, p.pause_state_id LIMIT $1`, scanPause, r.s.cfg.RowCap+1)
+	if err != nil {
+		return manifest.QueryResult{}, err
+	}
+	return result(r, manifest.QueryHumanPauseStates, map[string]string{"latest_per_objective": "true", "objective_status_not": store.StatusDone}, rows)
+}
+
+func scanRun(r interface{ Scan(...any) error }) (manifest.RunRow, error) {
+	var (
+		rr        manifest.RunRow
+		objective sql.NullString
+	)
+	if err := r.Scan(&rr.WorkOrderID, &objective, &rr.GateResult, &rr.GateReason, timeCol{&rr.CreatedAt}); err != nil {
+		return manifest.RunRow{}, err
+	}
+	rr.ObjectiveID = objective.String
+	return rr, nil
+}
+
+// recentRunRecords: gate verdicts since the lookback, newest first.
+func (r *reader) recentRunRecords(ctx context.Context) (manifest.QueryResult, error) {
+	since := r.since()
+	rows, err := query(ctx, r, manifest.QueryRecentRunRecords, `SELECT work_order_id, objective_id, gate_result, gate_reason, created_at
+		FROM run_records WHERE created_at >= $1 ORDER BY created_at DESC, work_order_id LIMIT $2`,
+		scanRun, r.s.timeArg(since), r.s.cfg.RowCap+1)
+	if err != nil {
+		return manifest.QueryResult{}, err
+	}
+	return result(r, manifest.QueryRecentRunRecords, map[string]string{"since": stamp(since)}, rows)
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// The column scanners below read azolla's stored forms, as its store does:
+// timestamps as native timestamps (PostgreSQL) or RFC 3339 text (SQLite),
+// JSON columns as text or jsonb.
+
+type timeCol struct{ t *time.Time }
+
+func (c timeCol) Scan(src any) error {
+	switch v := src.(type) {
+	case time.Time:
+		*c.t = v.UTC()
+		return nil
+	case string:
+		return c.parse(v)
+	case []byte:
+		return c.parse(string(v))
+	default:
+		return fmt.Errorf("scan timestamp: unexpected %T", src)
+	}
+}
+
+func (c timeCol) parse(s string) error {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return fmt.Errorf("scan timestamp %q: %w", s, err)
+	}
+	*c.t = t.UTC()
+	return nil
+}
+
+type nullTimeCol struct{ t **time.Time }
+
+func (c nullTimeCol) Scan(src any) error {
+	if src == nil {
+		*c.t = nil
+		return nil
+	}
+	var t time.Time
+	if err := (timeCol{&t}).Scan(src); err != nil {
+		return err
+	}
+	*c.t = &t
+	return nil
+}
+
+type jsonCol struct{ v any }
+
+func (c jsonCol) Scan(src any) error {
+	var b []byte
+	switch v := src.(type) {
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	case nil:
+		return nil
+	default:
+		return fmt.Errorf("scan json: unexpected %T", src)
+	}
+	return json.Unmarshal(b, c.v)
+}

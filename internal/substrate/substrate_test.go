@@ -1,0 +1,280 @@
+package substrate_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/postgres"
+	"github.com/azolla/azolla/internal/store/sqlite"
+	"github.com/azolla/azolla/internal/store/sqlstore"
+	"github.com/azolla/azolla/internal/store/storetest"
+	"github.com/azolla/azolla/internal/substrate"
+)
+
+var t0 = storetest.T0
+
+// backend is a migrated azolla store and the substrate config reading it.
+type backend struct {
+	name string
+	open func(t *testing.T) (*sqlstore.Store, substrate.Config)
+}
+
+func backends() []backend {
+	return []backend{{"sqlite", openSQLite}, {"postgres", openPostgres}}
+}
+
+func openSQLite(t *testing.T) (*sqlstore.Store, substrate.Config) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "other.db")
+	s, err := sqlite.Open(context.Background(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	_, err = s.Migrate(context.Background())
+	require.NoError(t, err)
+	return s, substrate.Config{Name: "other", Driver: substrate.DriverSQLite, Path: path}
+}
+
+// openPostgres migrates a store into a schema of its own, dropped at
+// cleanup, and points the substrate at that schema.
+func openPostgres(t *testing.T) (*sqlstore.Store, substrate.Config) {
+	t.Helper()
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	admin, err := sql.Open("pgx", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.Close() })
+	schema := fmt.Sprintf("azolla_substrate_%d", time.Now().UnixNano())
+	_, err = admin.ExecContext(ctx, "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	s, err := postgres.Open(ctx, u.String())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	_, err = s.Migrate(ctx)
+	require.NoError(t, err)
+	return s, substrate.Config{Name: "other", Driver: substrate.DriverPostgres, DSN: u.String()}
+}
+
+func forEach(t *testing.T, test func(t *testing.T, s *sqlstore.Store, cfg substrate.Config)) {
+	t.Parallel()
+	for _, be := range backends() {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			s, cfg := be.open(t)
+			test(t, s, cfg)
+		})
+	}
+}
+
+func open(t *testing.T, cfg substrate.Config) *substrate.Substrate {
+	t.Helper()
+	sub, err := substrate.Open(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Close() })
+	return sub
+}
+
+func objective(t *testing.T, s store.Store, id, status, urgency string, created time.Time, edit func(o *store.Objective)) {
+	t.Helper()
+	o := storetest.Objective(id)
+	o.Status, o.Urgency, o.CreatedAt, o.UpdatedAt = status, urgency, created, created
+	if edit != nil {
+		edit(o)
+	}
+	require.NoError(t, s.CreateObjective(context.Background(), o))
+}
+
+// seed writes a small substrate: objectives of every status, an overdue
+// one, a pause and a run record.
+func seed(t *testing.T, s store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	objective(t, s, "o-new", store.StatusNew, "NORMAL", t0, nil)
+	objective(t, s, "o-late", store.StatusTodo, "CRITICAL", t0.Add(-5*time.Hour), nil)
+	due := t0.Add(-time.Minute)
+	objective(t, s, "o-due", store.StatusInProgress, "LOW", t0.Add(-time.Hour), func(o *store.Objective) { o.DueAt = &due })
+	objective(t, s, "o-blocked", store.StatusBlocked, "HIGH", t0.Add(-2*time.Hour), func(o *store.Objective) {
+		o.Blockers = []string{"waiting on the DBA"}
+	})
+	objective(t, s, "o-done", store.StatusDone, "CRITICAL", t0.Add(-10*time.Hour), nil)
+	require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "pause-o-new", ObjectiveID: "o-new",
+		Reason: store.PauseRejected, PrioritizedActions: []string{"Approve or reject o-new"}, CreatedAt: t0}))
+	require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "pause-o-done", ObjectiveID: "o-done",
+		Reason: store.PauseRunComplete, PrioritizedActions: []string{"Confirm"}, CreatedAt: t0}))
+	wo := storetest.Scheduled(t, s, "o-run")
+	_, _, err := s.CreateWorkOrder(ctx, wo)
+	require.NoError(t, err)
+	_, err = s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "o-run",
+		GateResult: store.GateFail, GateReason: "tests failed", CreatedAt: t0, UpdatedAt: t0})
+	require.NoError(t, err)
+}
+
+func byName(qs []manifest.QueryResult) map[string]manifest.QueryResult {
+	m := map[string]manifest.QueryResult{}
+	for _, q := range qs {
+		m[q.Name] = q
+	}
+	return m
+}
+
+func ids[T any](t *testing.T, q manifest.QueryResult, id func(T) string) []string {
+	t.Helper()
+	out := []string{}
+	for _, r := range q.Rows {
+		var v T
+		require.NoError(t, json.Unmarshal(r, &v))
+		out = append(out, id(v))
+	}
+	return out
+}
+
+func objID(o manifest.ObjectiveRow) string { return o.ObjectiveID }
+
+func TestManifestQueries_ReadTheSubstrateStablyInOneReadOnlyTransaction(t *testing.T) {
+	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
+		seed(t, s)
+		sub := open(t, cfg)
+		now := t0.Add(time.Hour)
+		first, err := sub.ManifestQueries(t.Context(), "ticket", now)
+		require.NoError(t, err)
+		require.Len(t, first, 5)
+		for i, name := range []string{manifest.QueryObjectivesByStatus, manifest.QueryBlockedObjectives,
+			manifest.QueryOverdueObjectives, manifest.QueryHumanPauseStates, manifest.QueryRecentRunRecords} {
+			require.Equal(t, name, first[i].Name)
+			require.Equal(t, 1, first[i].Version)
+			require.Equal(t, "other", first[i].Substrate)
+			require.Equal(t, "500", first[i].Parameters["limit"])
+			require.Empty(t, first[i].Parameters["truncated"])
+		}
+		q := byName(first)
+		require.ElementsMatch(t, []string{"o-new", "o-late", "o-due", "o-blocked", "o-done", "o-run"},
+			ids(t, q[manifest.QueryObjectivesByStatus], objID))
+		require.Equal(t, []string{"o-blocked"}, ids(t, q[manifest.QueryBlockedObjectives], objID))
+		blocked := ids(t, q[manifest.QueryBlockedObjectives], func(o manifest.ObjectiveRow) string { return o.Blockers[0] })
+		require.Equal(t, []string{"waiting on the DBA"}, blocked)
+		// o-late is CRITICAL, due 4h from created_at (t0-1h); o-due's due_at is t0-1m.
+		require.Equal(t, []string{"o-late", "o-due"}, ids(t, q[manifest.QueryOverdueObjectives], objID))
+		deadlines := ids(t, q[manifest.QueryOverdueObjectives], func(o manifest.ObjectiveRow) string { return o.Deadline.Format(time.RFC3339) })
+		require.Equal(t, []string{t0.Add(-time.Hour).Format(time.RFC3339), t0.Add(-time.Minute).Format(time.RFC3339)}, deadlines)
+		require.Equal(t, []string{"pause-o-new"}, ids(t, q[manifest.QueryHumanPauseStates], func(p manifest.PauseRow) string { return p.PauseStateID }))
+		require.Equal(t, []string{"wo-o-run"}, ids(t, q[manifest.QueryRecentRunRecords], func(r manifest.RunRow) string { return r.WorkOrderID }))
+
+		// The report reads them.
+		_, err = manifest.Build(manifest.Input{Format: manifest.InputFormat, Now: now, Queries: first})
+		require.NoError(t, err)
+
+		second, err := sub.ManifestQueries(t.Context(), "ticket", now)
+		require.NoError(t, err)
+		require.Equal(t, first, second)
+		for i := range first {
+			h1, err := first[i].ContentHash()
+			require.NoError(t, err)
+			h2, err := second[i].ContentHash()
+			require.NoError(t, err)
+			require.Equal(t, h1, h2)
+		}
+	})
+}
+
+func TestManifestQueries_CapRowsAndSayTruncated(t *testing.T) {
+	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
+		for i := range 5 {
+			objective(t, s, "o-"+strconv.Itoa(i), store.StatusBlocked, "CRITICAL", t0.Add(time.Duration(i)*time.Second), nil)
+		}
+		cfg.RowCap = 3
+		qs, err := open(t, cfg).ManifestQueries(t.Context(), "", t0.Add(48*time.Hour))
+		require.NoError(t, err)
+		q := byName(qs)
+		for _, name := range []string{manifest.QueryObjectivesByStatus, manifest.QueryBlockedObjectives, manifest.QueryOverdueObjectives} {
+			require.Len(t, q[name].Rows, 3, name)
+			require.Equal(t, "true", q[name].Parameters["truncated"], name)
+			require.Equal(t, "3", q[name].Parameters["limit"], name)
+		}
+		require.Equal(t, []string{"o-0", "o-1", "o-2"}, ids(t, q[manifest.QueryOverdueObjectives], objID))
+		require.Empty(t, q[manifest.QueryRecentRunRecords].Rows)
+		require.Empty(t, q[manifest.QueryRecentRunRecords].Parameters["truncated"])
+	})
+}
+
+func TestManifestQueries_OverdueUsesTheConfiguredSLA(t *testing.T) {
+	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
+		objective(t, s, "o-high", store.StatusTodo, "HIGH", t0, nil)
+		now := t0.Add(2 * time.Hour)
+		qs, err := open(t, cfg).ManifestQueries(t.Context(), "", now)
+		require.NoError(t, err)
+		require.Empty(t, byName(qs)[manifest.QueryOverdueObjectives].Rows, "HIGH is 24h by default")
+		cfg.SLA = map[string]time.Duration{"HIGH": time.Hour}
+		qs, err = open(t, cfg).ManifestQueries(t.Context(), "", now)
+		require.NoError(t, err)
+		require.Equal(t, []string{"o-high"}, ids(t, byName(qs)[manifest.QueryOverdueObjectives], objID))
+	})
+}
+
+func TestManifestQueries_UnreachableSubstrate(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	for name, cfg := range map[string]substrate.Config{
+		"missing sqlite file": {Name: "gone", Driver: substrate.DriverSQLite, Path: filepath.Join(t.TempDir(), "nope.db")},
+		"postgres down":       {Name: "down", Driver: substrate.DriverPostgres, DSN: "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2"},
+	} {
+		sub, err := substrate.Open(ctx, cfg)
+		require.NoError(t, err, name)
+		_, err = sub.ManifestQueries(ctx, "", t0)
+		require.ErrorIs(t, err, substrate.ErrUnreachable, name)
+		require.ErrorIs(t, sub.Ping(ctx), substrate.ErrUnreachable, name)
+		_ = sub.Close()
+	}
+	// A database without azolla's tables.
+	empty := filepath.Join(t.TempDir(), "empty.db")
+	db, err := sql.Open("sqlite", empty)
+	require.NoError(t, err)
+	_, err = db.Exec("CREATE TABLE other (x INTEGER)")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	sub := open(t, substrate.Config{Name: "empty", Driver: substrate.DriverSQLite, Path: empty})
+	_, err = sub.ManifestQueries(ctx, "", t0)
+	require.ErrorIs(t, err, substrate.ErrUnreachable)
+	require.ErrorContains(t, err, "objectives")
+}
+
+func TestOpen_RefusesABadConfig(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []substrate.Config{
+		{Driver: substrate.DriverSQLite, Path: "x.db"},
+		{Name: "x", Driver: "mysql"},
+		{Name: "x", Driver: substrate.DriverSQLite},
+		{Name: "x", Driver: substrate.DriverPostgres},
+		{Name: "x", Driver: substrate.DriverPostgres, DSN: "postgres://%zz"},
+	} {
+		_, err := substrate.Open(t.Context(), cfg)
+		require.Error(t, err, "%+v", cfg)
+	}
+}
+
+func TestReadOnly_AWriteIsRefused(t *testing.T) {
+	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
+		seed(t, s)
+		sub := open(t, cfg)
+		err := substrate.WriteInReadOnlyTx(t.Context(), sub, `UPDATE objectives SET title = 'changed' WHERE objective_id = 'o-new'`)
+		require.Error(t, err, "a write inside the read-only transaction is refused")
+		o, err := s.GetObjective(t.Context(), "o-new")
+		require.NoError(t, err)
+		require.Equal(t, "Fix o-new", o.Title)
+	})
+}
