@@ -10,14 +10,41 @@ func Command(self string, ps *store.PauseState, i int) string {
 	if i < 0 || i >= len(ps.ActionKinds) {
 		return ""
 	}
+	if ps.Subject() != store.SubjectObjective {
+		return subjectCommand(self, ps, i)
+	}
 	id := ps.ObjectiveID
 	switch ps.ActionKinds[i] {
-	case ReviewOutput, ReviewGateFailure:
+	case ReviewOutput, ReviewGateFailure, ReviewOverdue:
 		return self + " objective show " + id
 	case Retry:
 		return self + " objective retry " + id + ` --comment "what to do differently"`
 	case Unblock:
 		return self + " objective unblock " + id
+	case CreateRefined:
+		return self + " objective create --help"
+	}
+	return ""
+}
+
+// subjectCommand is Command for a triage or manifest pause.
+func subjectCommand(self string, ps *store.PauseState, i int) string {
+	switch ps.ActionKinds[i] {
+	case ReviewProposals:
+		return self + " objective list --status NEW"
+	case Approve:
+		if i >= len(ps.PrioritizedActions) {
+			return ""
+		}
+		if id := approveID(ps.PrioritizedActions[i]); id != "" {
+			return self + " objective approve " + id
+		}
+	case ReviewManifest:
+		return self + " manifest show " + ps.SubjectID
+	case Retry:
+		if ps.Subject() == store.SubjectManifest {
+			return self + " manifest request"
+		}
 	case CreateRefined:
 		return self + " objective create --help"
 	}
