@@ -62,8 +62,12 @@ func (e *NotHolderError) Error() string {
 // Is makes errors.Is(err, ErrNotHolder) true.
 func (e *NotHolderError) Is(target error) bool { return target == ErrNotHolder }
 
-// TransitionError is a refused objective status transition.
+// TransitionError is a refused status transition: of an objective, or of
+// the record Kind names (a capture taken or processed).
 type TransitionError struct {
+	// Kind is what ObjectiveID names when it is not an objective
+	// ("capture"); "" means an objective.
+	Kind        string
 	ObjectiveID string
 	Current     string
 	From        []string
@@ -71,8 +75,12 @@ type TransitionError struct {
 }
 
 func (e *TransitionError) Error() string {
-	return fmt.Sprintf("objective %s is %s; moving to %s needs one of %s",
-		e.ObjectiveID, e.Current, e.To, strings.Join(e.From, ", "))
+	kind := e.Kind
+	if kind == "" {
+		kind = "objective"
+	}
+	return fmt.Sprintf("%s %s is %s; moving to %s needs one of %s",
+		kind, e.ObjectiveID, e.Current, e.To, strings.Join(e.From, ", "))
 }
 
 // Is makes errors.Is(err, ErrInvalidTransition) true.

@@ -8,11 +8,14 @@ import (
 	"github.com/azolla/azolla/schemas"
 )
 
-const captureCols = `capture_buffer_id, source, content, status, created_at, updated_at`
+// objective_ids is NULL until the capture is processed, then a JSON array
+// ([] when it became no objective).
+const captureCols = `capture_buffer_id, source, content, status, work_order_id, objective_ids, created_at, updated_at`
 
 func scanCapture(r rowScanner) (*store.CaptureBuffer, error) {
 	var c store.CaptureBuffer
-	if err := r.Scan(&c.CaptureBufferID, &c.Source, &c.Content, &c.Status, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt}); err != nil {
+	if err := r.Scan(&c.CaptureBufferID, &c.Source, &c.Content, &c.Status, nullStringCol{&c.WorkOrderID},
+		jsonCol{&c.ObjectiveIDs}, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt}); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -25,8 +28,15 @@ func (q *querier) CreateCaptureBuffer(ctx context.Context, c *store.CaptureBuffe
 	if err := schemas.Validate(schemas.CaptureBuffer, c); err != nil {
 		return fmt.Errorf("create capture buffer: %w", err)
 	}
-	_, err := q.exec(ctx, `INSERT INTO capture_buffers (`+captureCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
-		c.CaptureBufferID, c.Source, c.Content, c.Status, q.t(c.CreatedAt), q.t(c.UpdatedAt))
+	var ids any // NULL when the writer named no objective_ids
+	if c.ObjectiveIDs != nil {
+		var err error
+		if ids, err = jsonText(c.ObjectiveIDs); err != nil {
+			return err
+		}
+	}
+	_, err := q.exec(ctx, `INSERT INTO capture_buffers (`+captureCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		c.CaptureBufferID, c.Source, c.Content, c.Status, nullString(c.WorkOrderID), ids, q.t(c.CreatedAt), q.t(c.UpdatedAt))
 	if q.d.IsUniqueViolation(err) {
 		return fmt.Errorf("create capture buffer %q: %w", c.CaptureBufferID, store.ErrAlreadyExists)
 	}

@@ -9,13 +9,13 @@ import (
 )
 
 const eventCols = `event_id, event_type, subject_id, transition_seq, processed, processed_reason, processed_at,
-	decided_by, comment, created_at`
+	decided_by, comment, scope, created_at`
 
 func scanEvent(r rowScanner) (*store.Event, error) {
 	var e store.Event
 	err := r.Scan(&e.EventID, &e.EventType, &e.SubjectID, &e.TransitionSeq, &e.Processed,
 		nullStringCol{&e.ProcessedReason}, nullTimeCol{&e.ProcessedAt}, nullStringCol{&e.DecidedBy}, nullStringCol{&e.Comment},
-		timeCol{&e.CreatedAt})
+		nullStringCol{&e.Scope}, timeCol{&e.CreatedAt})
 	if err != nil {
 		return nil, err
 	}
@@ -32,12 +32,12 @@ func (q *querier) EmitEvent(ctx context.Context, e *store.Event) (*store.Event, 
 	}
 	return insertOrGet(q, fmt.Sprintf("emit event %q", e.EventID), func() (*store.Event, error) {
 		return scanEvent(q.queryRow(ctx, `INSERT INTO events (`+eventCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 			ON CONFLICT (event_type, subject_id, transition_seq) DO NOTHING
 			RETURNING `+eventCols,
 			e.EventID, e.EventType, e.SubjectID, e.TransitionSeq, e.Processed,
 			nullString(e.ProcessedReason), q.nt(e.ProcessedAt), nullString(e.DecidedBy), nullString(e.Comment),
-			q.t(e.CreatedAt)))
+			nullString(e.Scope), q.t(e.CreatedAt)))
 	}, func() (*store.Event, error) {
 		return scanEvent(q.queryRow(ctx, `SELECT `+eventCols+` FROM events
 			WHERE event_type = $1 AND subject_id = $2 AND transition_seq = $3`, e.EventType, e.SubjectID, e.TransitionSeq))

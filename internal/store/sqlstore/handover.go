@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/azolla/azolla/internal/store"
@@ -44,21 +45,41 @@ func (q *querier) ListObjectivesToHandOver(ctx context.Context, p store.PagePara
 	return out, nil
 }
 
+// MarkEventHandedOver sets events.handed_over_at once; like the objective's
+// mark it is not part of the event record.
+func (q *querier) MarkEventHandedOver(ctx context.Context, p store.MarkEventHandedOverParams) error {
+	res, err := q.exec(ctx, `UPDATE events SET handed_over_at = $1 WHERE event_id = $2 AND handed_over_at IS NULL`,
+		q.t(store.NowOr(p.Now)), p.EventID)
+	if err != nil {
+		return fmt.Errorf("mark event %q handed over: %w", p.EventID, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 1 {
+		return nil
+	}
+	// Marked already, or unknown: only the latter is an error.
+	var one int
+	if err := q.queryRow(ctx, `SELECT 1 FROM events WHERE event_id = $1`, p.EventID).Scan(&one); err != nil {
+		return fmt.Errorf("mark event handed over: %w", notFound(err, "event", p.EventID))
+	}
+	return nil
+}
+
 // ListPendingEvents pages through unprocessed events; the processed = FALSE
 // term is written as the partial index's predicate is, so both backends
 // use it.
 func (q *querier) ListPendingEvents(ctx context.Context, p store.PendingEventsParams) ([]*store.PendingEvent, error) {
-	rows, err := q.query(ctx, `SELECT `+prefixed("e.", eventCols)+`, o.handed_over_at IS NOT NULL
+	rows, err := q.query(ctx, `SELECT `+prefixed("e.", eventCols)+`, o.handed_over_at IS NOT NULL,
+		e.handed_over_at IS NOT NULL
 		FROM events e LEFT JOIN objectives o ON o.objective_id = e.subject_id
 		WHERE e.processed = FALSE AND ($1 = '' OR e.event_type = $1) AND (e.created_at, e.event_id) > ($2, $3)
 		ORDER BY e.created_at, e.event_id LIMIT $4`, p.EventType, q.t(p.After.CreatedAt), p.After.ID, limit(p.Limit))
 	out, err := collect(rows, err, func(r rowScanner) (*store.PendingEvent, error) {
-		var handed bool
-		e, err := scanEvent(scanWithTail{r, &handed})
+		var subjectHanded, handed bool
+		e, err := scanEvent(scanWithTail{r, []any{&subjectHanded, &handed}})
 		if err != nil {
 			return nil, err
 		}
-		return &store.PendingEvent{Event: e, SubjectHandedOver: handed}, nil
+		return &store.PendingEvent{Event: e, SubjectHandedOver: subjectHanded, HandedOver: handed}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list pending events: %w", err)
@@ -67,19 +88,29 @@ func (q *querier) ListPendingEvents(ctx context.Context, p store.PendingEventsPa
 }
 
 // scanWithTail scans a row whose leading columns are one record's and whose
-// last column goes to tail.
+// last columns go to tail.
 type scanWithTail struct {
 	r    rowScanner
-	tail any
+	tail []any
 }
 
-func (s scanWithTail) Scan(dest ...any) error { return s.r.Scan(append(dest, s.tail)...) }
+func (s scanWithTail) Scan(dest ...any) error { return s.r.Scan(append(dest, s.tail...)...) }
 
 // prefixed qualifies each column of a column list with a table alias.
 func prefixed(alias, cols string) string {
 	var out []string
 	for _, c := range strings.Split(cols, ",") {
 		out = append(out, alias+strings.TrimSpace(c))
+	}
+	return strings.Join(out, ", ")
+}
+
+// placeholders returns "$first, $first+1, ..." for n values: the IN list of
+// a query whose filter set has a caller-chosen size.
+func placeholders(first, n int) string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "$" + strconv.Itoa(first+i)
 	}
 	return strings.Join(out, ", ")
 }

@@ -124,3 +124,24 @@ func (q *querier) TransitionObjective(ctx context.Context, p store.TransitionObj
 	}
 	return &next, nil
 }
+
+// ListObjectivesPage pages through objectives by (created_at,
+// objective_id), keeping the statuses asked for.
+func (q *querier) ListObjectivesPage(ctx context.Context, p store.ObjectivesPageParams) ([]*store.Objective, error) {
+	args := []any{q.t(p.After.CreatedAt), p.After.ID, limit(p.Limit)}
+	statuses := "TRUE"
+	if len(p.Statuses) > 0 {
+		statuses = "status IN (" + placeholders(len(args)+1, len(p.Statuses)) + ")"
+		for _, s := range p.Statuses {
+			args = append(args, s)
+		}
+	}
+	rows, err := q.query(ctx, `SELECT `+objectiveCols+` FROM objectives
+		WHERE `+statuses+` AND (created_at, objective_id) > ($1, $2)
+		ORDER BY created_at, objective_id LIMIT $3`, args...)
+	out, err := collect(rows, err, scanObjective)
+	if err != nil {
+		return nil, fmt.Errorf("list objectives page: %w", err)
+	}
+	return out, nil
+}

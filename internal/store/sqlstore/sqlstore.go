@@ -286,3 +286,46 @@ func insertOrGet[T any](q *querier, what string, inserted func() (*T, error), ex
 	}
 	return row, false, nil
 }
+
+// atomically runs fn so that an error leaves nothing of it behind: in a
+// transaction of its own when q has none, else under a savepoint of q's
+// transaction, so the caller's transaction stays usable (PostgreSQL aborts
+// a transaction at its first failed statement) whatever it does with the
+// error.
+func (q *querier) atomically(ctx context.Context, fn func(q *querier) error) error {
+	if q.tx == nil {
+		db, ok := q.conn.(*sql.DB)
+		if !ok {
+			return fmt.Errorf("begin transaction: unexpected connection %T", q.conn)
+		}
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("begin transaction: %w", err)
+		}
+		if err := fn(&querier{conn: tx, d: q.d, stmts: q.stmts, tx: tx}); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("commit transaction: %w", err)
+		}
+		return nil
+	}
+	if _, err := q.tx.ExecContext(ctx, "SAVEPOINT azolla_atomically"); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := fn(q); err != nil {
+		_, rerr := q.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT azolla_atomically")
+		if rerr == nil {
+			_, rerr = q.tx.ExecContext(ctx, "RELEASE SAVEPOINT azolla_atomically")
+		}
+		if rerr != nil {
+			return errors.Join(err, fmt.Errorf("roll back to savepoint: %w", rerr))
+		}
+		return err
+	}
+	if _, err := q.tx.ExecContext(ctx, "RELEASE SAVEPOINT azolla_atomically"); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
+	}
+	return nil
+}

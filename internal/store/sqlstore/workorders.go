@@ -8,11 +8,15 @@ import (
 	"github.com/azolla/azolla/schemas"
 )
 
-const snapshotCols = `context_snapshot_id, objective_id, full_prompt_text, commit_sha, base_branch, related_yield_refs, created_at`
+// A track's snapshot, workorder and run record store '' in objective_id,
+// and a track workorder '' in branch_name (migration 7).
+
+const snapshotCols = `context_snapshot_id, objective_id, track, full_prompt_text, commit_sha, base_branch,
+	related_yield_refs, created_at`
 
 func scanSnapshot(r rowScanner) (*store.ContextSnapshot, error) {
 	var s store.ContextSnapshot
-	err := r.Scan(&s.ContextSnapshotID, &s.ObjectiveID, &s.FullPromptText, nullStringCol{&s.Metadata.CommitSHA},
+	err := r.Scan(&s.ContextSnapshotID, &s.ObjectiveID, nullStringCol{&s.Track}, &s.FullPromptText, nullStringCol{&s.Metadata.CommitSHA},
 		nullStringCol{&s.Metadata.BaseBranch}, jsonCol{&s.RelatedYieldRefs}, timeCol{&s.CreatedAt})
 	if err != nil {
 		return nil, err
@@ -33,8 +37,8 @@ func (q *querier) CreateContextSnapshot(ctx context.Context, s *store.ContextSna
 	if err != nil {
 		return err
 	}
-	_, err = q.exec(ctx, `INSERT INTO context_snapshots (`+snapshotCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		s.ContextSnapshotID, s.ObjectiveID, s.FullPromptText, nullString(s.Metadata.CommitSHA),
+	_, err = q.exec(ctx, `INSERT INTO context_snapshots (`+snapshotCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		s.ContextSnapshotID, s.ObjectiveID, nullString(s.Track), s.FullPromptText, nullString(s.Metadata.CommitSHA),
 		nullString(s.Metadata.BaseBranch), refs, q.t(s.CreatedAt))
 	if q.d.IsUniqueViolation(err) {
 		return fmt.Errorf("create context snapshot %q: %w", s.ContextSnapshotID, store.ErrAlreadyExists)
@@ -54,12 +58,12 @@ func (q *querier) GetContextSnapshot(ctx context.Context, id string) (*store.Con
 	return s, nil
 }
 
-const workOrderCols = `work_order_id, event_id, objective_id, diazotroph_type, context_snapshot_id, branch_name,
+const workOrderCols = `work_order_id, event_id, objective_id, track, diazotroph_type, context_snapshot_id, branch_name,
 	budget_ms, status, created_at, executed_at`
 
 func scanWorkOrder(r rowScanner) (*store.WorkOrder, error) {
 	var w store.WorkOrder
-	err := r.Scan(&w.WorkOrderID, &w.EventID, &w.ObjectiveID, &w.DiazotrophType, &w.ContextSnapshotID,
+	err := r.Scan(&w.WorkOrderID, &w.EventID, &w.ObjectiveID, nullStringCol{&w.Track}, &w.DiazotrophType, &w.ContextSnapshotID,
 		&w.BranchName, &w.BudgetMS, &w.Status, timeCol{&w.CreatedAt}, nullTimeCol{&w.ExecutedAt})
 	if err != nil {
 		return nil, err
@@ -77,9 +81,9 @@ func (q *querier) CreateWorkOrder(ctx context.Context, w *store.WorkOrder) (*sto
 	}
 	return insertOrGet(q, fmt.Sprintf("create workorder %q", w.WorkOrderID), func() (*store.WorkOrder, error) {
 		return scanWorkOrder(q.queryRow(ctx, `INSERT INTO workorders (`+workOrderCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 			ON CONFLICT (event_id) DO NOTHING RETURNING `+workOrderCols,
-			w.WorkOrderID, w.EventID, w.ObjectiveID, w.DiazotrophType, w.ContextSnapshotID, w.BranchName,
+			w.WorkOrderID, w.EventID, w.ObjectiveID, nullString(w.Track), w.DiazotrophType, w.ContextSnapshotID, w.BranchName,
 			w.BudgetMS, w.Status, q.t(w.CreatedAt), q.nt(w.ExecutedAt)))
 	}, func() (*store.WorkOrder, error) { return q.GetWorkOrderByEvent(ctx, w.EventID) })
 }
@@ -106,7 +110,8 @@ func (q *querier) GetWorkOrderByEvent(ctx context.Context, eventID string) (*sto
 func (q *querier) ListWorkOrders(ctx context.Context, p store.ListWorkOrdersParams) ([]*store.WorkOrder, error) {
 	rows, err := q.query(ctx, `SELECT `+workOrderCols+` FROM workorders
 		WHERE ($1 = '' OR status = $1) AND ($2 = '' OR objective_id = $2)
-		ORDER BY created_at, work_order_id LIMIT $3`, p.Status, p.ObjectiveID, limit(p.Limit))
+		AND ($3 = '' OR track = $3) AND ($4 = '' OR diazotroph_type = $4)
+		ORDER BY created_at, work_order_id LIMIT $5`, p.Status, p.ObjectiveID, p.Track, p.DiazotrophType, limit(p.Limit))
 	out, err := collect(rows, err, scanWorkOrder)
 	if err != nil {
 		return nil, fmt.Errorf("list workorders: %w", err)
@@ -181,11 +186,11 @@ func (q *querier) GetOutputBundle(ctx context.Context, workOrderID string) (*sto
 	return b, nil
 }
 
-const runRecordCols = `work_order_id, objective_id, gate_result, gate_reason, commit_sha, created_at, updated_at`
+const runRecordCols = `work_order_id, objective_id, track, gate_result, gate_reason, commit_sha, created_at, updated_at`
 
 func scanRunRecord(r rowScanner) (*store.RunRecord, error) {
 	var rr store.RunRecord
-	err := r.Scan(&rr.WorkOrderID, &rr.ObjectiveID, &rr.GateResult, &rr.GateReason, nullStringCol{&rr.CommitSHA},
+	err := r.Scan(&rr.WorkOrderID, &rr.ObjectiveID, nullStringCol{&rr.Track}, &rr.GateResult, &rr.GateReason, nullStringCol{&rr.CommitSHA},
 		timeCol{&rr.CreatedAt}, timeCol{&rr.UpdatedAt})
 	if err != nil {
 		return nil, err
@@ -201,12 +206,12 @@ func (q *querier) UpsertRunRecord(ctx context.Context, r *store.RunRecord) (*sto
 		return nil, fmt.Errorf("upsert run record: %w", err)
 	}
 	stored, err := scanRunRecord(q.queryRow(ctx, `INSERT INTO run_records (`+runRecordCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (work_order_id) DO UPDATE SET objective_id = excluded.objective_id,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (work_order_id) DO UPDATE SET objective_id = excluded.objective_id, track = excluded.track,
 			gate_result = excluded.gate_result, gate_reason = excluded.gate_reason,
 			commit_sha = excluded.commit_sha, updated_at = excluded.updated_at
 		RETURNING `+runRecordCols,
-		r.WorkOrderID, r.ObjectiveID, r.GateResult, r.GateReason, nullString(r.CommitSHA), q.t(r.CreatedAt), q.t(r.UpdatedAt)))
+		r.WorkOrderID, r.ObjectiveID, nullString(r.Track), r.GateResult, r.GateReason, nullString(r.CommitSHA), q.t(r.CreatedAt), q.t(r.UpdatedAt)))
 	if err != nil {
 		return nil, fmt.Errorf("upsert run record for %q: %w", r.WorkOrderID, err)
 	}
