@@ -40,7 +40,8 @@ func (a *app) captureAddCmd() *cobra.Command {
 		Short: "Capture a note (status PENDING) and print its id",
 		Long: `Capture a note for triage: TEXT as given, "-" for stdin, or --file F.
 The capture is stored PENDING together with its CAPTURE_READY event, in one
-transaction, and its id is printed alone on stdout. Text may span lines; it
+transaction, the event is handed to the task-management track (triage), and
+the capture's id is printed alone on stdout. Text may span lines; it
 is stored as written and shown with its control characters escaped. At most
 64 KiB; NUL bytes and invalid UTF-8 are refused.`,
 		Args: cobra.MaximumNArgs(1),
@@ -66,16 +67,19 @@ is stored as written and shown with its control characters escaped. At most
 		defer s.close()
 		// The event goes with the capture: the poller emits it only for
 		// captures written straight into the database.
+		var ev *store.Event
 		err = s.store.InTx(cmd.Context(), func(q store.Querier) error {
 			if err := q.CreateCaptureBuffer(cmd.Context(), c); err != nil {
 				return err
 			}
-			_, _, err := store.EmitCaptureReady(cmd.Context(), q, c.CaptureBufferID, now)
+			var err error
+			ev, _, err = store.EmitCaptureReady(cmd.Context(), q, c.CaptureBufferID, now)
 			return err
 		})
 		if err != nil {
 			return classify(err)
 		}
+		a.handToTrack(cmd, s, ev)
 		_, err = fmt.Fprintln(cmd.OutOrStdout(), c.CaptureBufferID)
 		return err
 	}

@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/deadline"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
@@ -258,7 +260,10 @@ func orEmpty(s []string) []string {
 }
 
 func (a *app) objectiveListCmd() *cobra.Command {
-	var status string
+	var (
+		status  string
+		overdue bool
+	)
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List objectives, oldest first",
@@ -266,6 +271,8 @@ func (a *app) objectiveListCmd() *cobra.Command {
 	}
 	jsonOut := outputFlag(cmd)
 	cmd.Flags().StringVar(&status, "status", "", "only objectives with this status (NEW, TODO, IN_PROGRESS, DONE, BLOCKED)")
+	cmd.Flags().BoolVar(&overdue, "overdue", false,
+		"only objectives not DONE and past their deadline now (due_at, else created_at plus the SLA of their urgency, deadlines.sla)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		asJSON, err := jsonOut()
 		if err != nil {
@@ -283,6 +290,10 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		list, err := s.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: status})
 		if err != nil {
 			return err
+		}
+		if overdue {
+			sla, now := s.cfg.Deadlines.SLA.Map(), store.NowOr(time.Time{})
+			list = slices.DeleteFunc(list, func(o *store.Objective) bool { return !deadline.Overdue(o, sla, now) })
 		}
 		if asJSON {
 			if list == nil {

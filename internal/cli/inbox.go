@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/azolla/azolla/internal/deadline"
+	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// Kinds of inbox item, most urgent kind first.
+const (
+	inboxOverdue   = "OVERDUE"
+	inboxBlocked   = "BLOCKED"
+	inboxGateFail  = "GATE_FAILED"
+	inboxApproval  = "APPROVAL"
+	inboxProposals = "PROPOSALS"
+	inboxManifest  = "MANIFEST"
+)
+
+var inboxKindRank = map[string]int{inboxOverdue: 0, inboxBlocked: 1, inboxGateFail: 2, inboxApproval: 3,
+	inboxProposals: 4, inboxManifest: 5}
+
+var urgencyRank = map[string]int{"CRITICAL": 0, "HIGH": 1, "NORMAL": 2, "LOW": 3}
+
+// inboxAction is one thing the human can do, with the command that does
+// it when there is one.
+type inboxAction struct {
+	Text    string `json:"text"`
+	Command string `json:"command,omitempty"`
+}
+
+// inboxItem is one thing waiting for a human.
+type inboxItem struct {
+	Kind         string        `json:"kind"`
+	Urgency      string        `json:"urgency,omitempty"`
+	SubjectType  string        `json:"subject_type"`
+	SubjectID    string        `json:"subject_id"`
+	Title        string        `json:"title"`
+	PauseStateID string        `json:"pause_state_id,omitempty"`
+	Reason       string        `json:"reason,omitempty"`
+	DeadlineAt   *time.Time    `json:"deadline_at,omitempty"`
+	Since        time.Time     `json:"since"`
+	Actions      []inboxAction `json:"actions"`
+}
+
+// inboxSource is what the inbox reads.
+type inboxSource struct {
+	q    store.Querier
+	self string
+	sla  map[string]time.Duration
+	now  time.Time
+}
+
+// inboxPage bounds each store read of the inbox.
+const inboxPage = 500
+
+// items gathers every pause state that waits for a human, and every
+// objective waiting for approval, most urgent first: by kind (overdue,
+// blocked, failed gate, approval, proposals, manifest), then urgency, then
+// oldest first.
+func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
+	objectives := map[string]*store.Objective{}
+	var open []*store.Objective
+	for after := (store.Cursor{}); ; {
+		page, err := src.q.ListObjectivesPage(ctx, store.ObjectivesPageParams{After: after, Limit: inboxPage,
+			Statuses: []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked}})
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range page {
+			objectives[o.ObjectiveID] = o
+			open = append(open, o)
+		}
+		if len(page) < inboxPage {
+			break
+		}
+		last := page[len(page)-1]
+		after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
+	}
+	// The latest pause of each objective, of each triage and of manifests.
+	latest := map[string]*store.PauseState{}
+	var overdue, triage []*store.PauseState
+	var manifest *store.PauseState
+	for after := (store.Cursor{}); ; {
+		page, err := src.q.ListPauseStatesPage(ctx, store.ListPauseStatesParams{After: after, Limit: inboxPage})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range page {
+			switch {
+			case p.Reason == store.PauseOverdue:
+				overdue = append(overdue, p)
+			case p.Subject() == store.SubjectObjective:
+				latest[p.ObjectiveID] = p
+			case p.Subject() == store.SubjectTriage:
+				triage = append(triage, p)
+			case p.Subject() == store.SubjectManifest:
+				manifest = p
+			}
+		}
+		if len(page) < inboxPage {
+			break
+		}
+		last := page[len(page)-1]
+		after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.PauseStateID}
+	}
+
+	var out []inboxItem
+	for _, o := range open {
+		ps := latest[o.ObjectiveID]
+		switch {
+		case o.Status == store.StatusNew && (ps == nil || ps.Reason != store.PauseRejected):
+			out = append(out, inboxItem{Kind: inboxApproval, Urgency: o.Urgency, SubjectType: store.SubjectObjective,
+				SubjectID: o.ObjectiveID, Title: o.Title, Since: o.CreatedAt, Actions: []inboxAction{
+					{Text: "approve it", Command: src.self + " objective approve " + o.ObjectiveID},
+					{Text: "or reject it", Command: src.self + " objective reject " + o.ObjectiveID},
+				}})
+		case ps != nil && o.Status == store.StatusBlocked:
+			out = append(out, src.pauseItem(inboxBlocked, o, ps))
+		case ps != nil && o.Status == store.StatusTodo && ps.Reason == store.PauseGateFailed:
+			out = append(out, src.pauseItem(inboxGateFail, o, ps))
+		}
+	}
+	for _, ps := range overdue {
+		o := objectives[ps.ObjectiveID]
+		// An OVERDUE pause waits while its objective is open and the
+		// deadline it names is still the objective's.
+		if o == nil || ps.DeadlineAt == nil || !deadline.Deadline(o, src.sla).Equal(*ps.DeadlineAt) {
+			continue
+		}
+		it := src.pauseItem(inboxOverdue, o, ps)
+		it.DeadlineAt = ps.DeadlineAt
+		out = append(out, it)
+	}
+	proposed, err := src.proposedBy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, ps := range triage {
+		// A review waits while one of its proposals still waits for
+		// approval; a failed triage while it is the latest.
+		waiting := ps.Reason != store.PauseProposalsReview && ps == triage[len(triage)-1]
+		for _, id := range proposed[ps.SubjectID] {
+			if o := objectives[id]; o != nil && o.Status == store.StatusNew {
+				waiting = true
+			}
+		}
+		if waiting {
+			out = append(out, src.subjectItem(inboxProposals, ps, "Triage "+ps.SubjectID))
+		}
+	}
+	if manifest != nil {
+		out = append(out, src.subjectItem(inboxManifest, manifest, "Manifest "+manifest.SubjectID))
+	}
+	slices.SortStableFunc(out, func(a, b inboxItem) int {
+		return cmp.Or(cmp.Compare(inboxKindRank[a.Kind], inboxKindRank[b.Kind]),
+			cmp.Compare(rankOf(a.Urgency), rankOf(b.Urgency)), a.Since.Compare(b.Since),
+			cmp.Compare(a.SubjectID, b.SubjectID))
+	})
+	return out, nil
+}
+
+func rankOf(urgency string) int {
+	if r, ok := urgencyRank[urgency]; ok {
+		return r
+	}
+	return len(urgencyRank)
+}
+
+// proposedBy maps each triage workorder to the objectives its captures
+// became.
+func (src inboxSource) proposedBy(ctx context.Context) (map[string][]string, error) {
+	cs, err := src.q.ListCaptureBuffers(ctx, store.ListCaptureBuffersParams{Status: store.CaptureProcessed})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, c := range cs {
+		if c.WorkOrderID != "" {
+			out[c.WorkOrderID] = append(out[c.WorkOrderID], c.ObjectiveIDs...)
+		}
+	}
+	return out, nil
+}
+
+// pauseItem is an objective's pause state as an inbox item.
+func (src inboxSource) pauseItem(kind string, o *store.Objective, ps *store.PauseState) inboxItem {
+	it := inboxItem{Kind: kind, Urgency: o.Urgency, SubjectType: store.SubjectObjective, SubjectID: o.ObjectiveID,
+		Title: o.Title, PauseStateID: ps.PauseStateID, Reason: ps.Reason, Since: ps.CreatedAt}
+	it.Actions = src.actions(ps)
+	return it
+}
+
+// subjectItem is a triage or manifest run's pause state as an inbox item.
+func (src inboxSource) subjectItem(kind string, ps *store.PauseState, title string) inboxItem {
+	return inboxItem{Kind: kind, SubjectType: ps.Subject(), SubjectID: ps.SubjectID, Title: title,
+		PauseStateID: ps.PauseStateID, Reason: ps.Reason, Since: ps.CreatedAt, Actions: src.actions(ps)}
+}
+
+func (src inboxSource) actions(ps *store.PauseState) []inboxAction {
+	out := make([]inboxAction, 0, len(ps.PrioritizedActions))
+	for i, a := range ps.PrioritizedActions {
+		out = append(out, inboxAction{Text: a, Command: pause.Command(src.self, ps, i)})
+	}
+	return out
+}
