@@ -117,7 +117,16 @@ func setup(t *testing.T) *testBundle {
 		var keys []string
 		defer func() { b.upserts = append(b.upserts, keys) }()
 		for _, key := range workflows.SearchAttributes() {
-			k := key.(temporal.SearchAttributeKeyKeyword)
+			k, isKeyword := key.(temporal.SearchAttributeKeyKeyword)
+			if !isKeyword {
+				if k, ok := key.(temporal.SearchAttributeKeyBool); ok {
+					if v, ok := sa.GetBool(k); ok {
+						keys = append(keys, k.GetName())
+						b.attrs[k.GetName()] = fmt.Sprint(v)
+					}
+				}
+				continue
+			}
 			if v, ok := sa.GetKeyword(k); ok {
 				keys = append(keys, k.GetName())
 				b.attrs[k.GetName()] = v

@@ -75,3 +75,14 @@ func withRepoOptions(ctx workflow.Context, lease time.Duration) workflow.Context
 			MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: nonRetryable},
 	})
 }
+
+// trackStepTimeout bounds ScheduleTrack (which may run a manifest's
+// substrate queries) and GateTrack.
+const trackStepTimeout = 10 * time.Minute
+
+// withTrackOptions suits ScheduleTrack and GateTrack: store-bound steps,
+// retried like the others until the store answers.
+func withTrackOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: trackStepTimeout, RetryPolicy: storeStepRetry()})
+}

@@ -53,10 +53,11 @@ var (
 	AttrCommitSHA = temporal.NewSearchAttributeKeyKeyword("AzollaCommitSha")
 )
 
-// SearchAttributes lists every custom search attribute, for registration.
+// SearchAttributes lists every custom search attribute, for registration
+// (each with its own type: AttrOverdue is a bool, the others keywords).
 func SearchAttributes() []temporal.SearchAttributeKey {
 	return []temporal.SearchAttributeKey{AttrObjectiveID, AttrStatus, AttrObjectiveType, AttrDiazotroph, AttrGateResult,
-		AttrWorkOrderID, AttrBranch, AttrCommitSHA}
+		AttrWorkOrderID, AttrBranch, AttrCommitSHA, AttrTrack, AttrOverdue}
 }
 
 // Steps of the lifecycle, as reported by the state query.
