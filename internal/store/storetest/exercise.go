@@ -39,6 +39,8 @@ func Exercise(t *testing.T, open func(t testing.TB) store.Store) {
 	exerciseClaims(t, open)
 	exerciseJobs(t, open)
 	exerciseCaptures(t, open)
+	exerciseCaptureTriage(t, open)
+	exerciseTracks(t, open)
 }
 
 // Objective returns a valid NEW ticket objective.
