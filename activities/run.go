@@ -43,6 +43,13 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if w.Status == store.WorkOrderExecuted {
 		return a.executed(ctx, w.WorkOrderID)
 	}
+	if w.Track != "" {
+		// The track stays this workorder's while it runs: extend its claim
+		// (held since the scheduler, by the event's owner).
+		if err := a.holdTrack(ctx, w.Track, w.EventID); err != nil {
+			return RunResult{}, fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err)
+		}
+	}
 	if a.Remote.routes(w.DiazotrophType) {
 		return a.runRemote(ctx, w)
 	}
@@ -125,12 +132,17 @@ func (a *Lifecycle) request(ctx context.Context, w *store.WorkOrder) (diazotroph
 	if err != nil {
 		return diazotroph.Request{}, err
 	}
+	req := diazotroph.Request{WorkOrder: *w, Snapshot: *snap, Budget: time.Duration(w.BudgetMS) * time.Millisecond}
+	if w.ObjectiveID == "" {
+		// A track workorder works for a track, not an objective.
+		return req, nil
+	}
 	o, err := a.Store.GetObjective(ctx, w.ObjectiveID)
 	if err != nil {
 		return diazotroph.Request{}, err
 	}
-	return diazotroph.Request{WorkOrder: *w, Snapshot: *snap, Objective: *o,
-		Budget: time.Duration(w.BudgetMS) * time.Millisecond}, nil
+	req.Objective = *o
+	return req, nil
 }
 
 // heartbeat tells Temporal the activity is alive, with the lease it holds as

@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
@@ -61,7 +60,7 @@ type PendingTrackEventsInput struct {
 // MANIFEST_REQUESTED events, oldest first: what a track starting (or
 // restarting) must have queued, whoever handed them over.
 func (a *Lifecycle) PendingTrackEvents(ctx context.Context, in PendingTrackEventsInput) ([]TrackEvent, error) {
-	return nil, errors.New("PendingTrackEvents: not built yet")
+	return a.pendingTrackEvents(ctx, in)
 }
 
 // TrackScheduleInput names the track event to schedule.
@@ -91,7 +90,7 @@ type TrackScheduleResult struct {
 // write is one transaction fenced by the event's claim; run again it finds
 // the stored outcome.
 func (a *Lifecycle) ScheduleTrack(ctx context.Context, in TrackScheduleInput) (TrackScheduleResult, error) {
-	return TrackScheduleResult{}, errors.New("ScheduleTrack: not built yet")
+	return a.scheduleTrack(ctx, in)
 }
 
 // TrackGateInput names the track workorder to gate. RunFailure, when set,
@@ -121,7 +120,7 @@ type TrackGateResult struct {
 // creates nothing. Then the TRACK claim is released. Run again it returns
 // the stored verdict.
 func (a *Lifecycle) GateTrack(ctx context.Context, in TrackGateInput) (TrackGateResult, error) {
-	return TrackGateResult{}, errors.New("GateTrack: not built yet")
+	return a.gateTrack(ctx, in)
 }
 
 // DeadlineScanInput asks for one page of the deadline scan.
@@ -158,5 +157,5 @@ type DeadlineScanResult struct {
 // a second scan writes nothing). It takes no claim: the pause's key is the
 // guard.
 func (a *Lifecycle) ScanDeadlines(ctx context.Context, in DeadlineScanInput) (DeadlineScanResult, error) {
-	return DeadlineScanResult{}, errors.New("ScanDeadlines: not built yet")
+	return a.scanDeadlines(ctx, in)
 }

@@ -1,0 +1,117 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/azolla/azolla/internal/store"
+)
+
+// The TRACK claim serializes a task-management track: the scheduler takes
+// it for one event (owner "track:<event_id>", the same whatever the
+// attempt or worker), Run extends it, the gate releases it after its
+// durable write. It spans activities, so it is kept by its owner id, not by
+// a Lease: each step reads the row and acts by compare-and-swap on its
+// version. Its TTL (budget plus three leases) outlives a workorder's run
+// and gate, and lapses on its own when a track gives up on the event.
+
+// Defaults of TaskOptions.
+const (
+	DefaultTriageMaxCaptures = 50
+	DefaultTriageMaxBytes    = 256 << 10
+	DefaultTaskBudget        = time.Minute
+	DefaultDeadlineScanLimit = 500
+	DefaultTrackEventsLimit  = 1000
+)
+
+func (o TaskOptions) maxCaptures() int {
+	if o.TriageMaxCaptures > 0 {
+		return o.TriageMaxCaptures
+	}
+	return DefaultTriageMaxCaptures
+}
+
+func (o TaskOptions) maxBytes() int {
+	if o.TriageMaxBytes > 0 {
+		return o.TriageMaxBytes
+	}
+	return DefaultTriageMaxBytes
+}
+
+func (o TaskOptions) budget() time.Duration {
+	if o.Budget > 0 {
+		return o.Budget
+	}
+	return DefaultTaskBudget
+}
+
+// TrackOwner is the owner id of the TRACK claim held for a track event.
+func TrackOwner(eventID string) string { return "track:" + eventID }
+
+func (a *Lifecycle) trackTTL() time.Duration {
+	lease := a.LeaseTTL
+	if lease <= 0 {
+		lease = time.Minute
+	}
+	return a.Tasks.budget() + 3*lease
+}
+
+// claimNow is the clock of the TRACK claim, the claim bridge's (real time).
+func claimNow() time.Time { return store.NowOr(time.Time{}) }
+
+// holdTrack takes the track's TRACK claim for the event's owner, or
+// extends it when that owner holds it already. Another owner's live claim
+// is a (retryable) *Claimed.
+func (a *Lifecycle) holdTrack(ctx context.Context, track, eventID string) error {
+	res, owner, ttl := store.TrackResource(track), TrackOwner(eventID), a.trackTTL()
+	now := claimNow()
+	cur, err := a.Store.GetClaim(ctx, store.ResourceTrack, res)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("track claim %s: %w", res, err)
+	case cur.Live(now) && cur.OwnerID == owner:
+		if _, err := a.Store.RenewClaim(ctx, store.RenewClaimParams{ResourceType: store.ResourceTrack, ResourceID: res,
+			OwnerID: owner, ClaimVersion: cur.ClaimVersion, TTL: ttl, Now: now}); err != nil {
+			return fmt.Errorf("extend track claim %s: %w", res, err)
+		}
+		return nil
+	case cur.Live(now):
+		return &Claimed{ResourceType: store.ResourceTrack, ResourceID: res, Holder: *cur}
+	}
+	_, ok, err := a.Store.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceTrack, ResourceID: res,
+		OwnerID: owner, TTL: ttl, Now: now})
+	if err != nil {
+		return fmt.Errorf("track claim %s: %w", res, err)
+	}
+	if !ok {
+		holder, gerr := a.Store.GetClaim(ctx, store.ResourceTrack, res)
+		if gerr != nil {
+			return fmt.Errorf("track claim %s: held by another owner", res)
+		}
+		return &Claimed{ResourceType: store.ResourceTrack, ResourceID: res, Holder: *holder}
+	}
+	return nil
+}
+
+// releaseTrack gives the TRACK claim up if the event's owner holds it, after
+// the durable write. A failure is only logged: the lease lapses on its own.
+func (a *Lifecycle) releaseTrack(ctx context.Context, track, eventID string) {
+	ctx = context.WithoutCancel(ctx)
+	res, owner := store.TrackResource(track), TrackOwner(eventID)
+	cur, err := a.Store.GetClaim(ctx, store.ResourceTrack, res)
+	if err == nil && (cur.OwnerID != owner || cur.ReleasedAt != nil) {
+		return
+	}
+	if err == nil {
+		_, err = a.Store.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceTrack, ResourceID: res,
+			OwnerID: owner, ClaimVersion: cur.ClaimVersion, Now: claimNow()})
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) && activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Warn("release track claim", "track", track, "event_id", eventID, "error", err)
+	}
+}

@@ -1,0 +1,46 @@
+package activities
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"github.com/azolla/azolla/internal/deadline"
+	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// scanDeadlines is ScanDeadlines' body.
+func (a *Lifecycle) scanDeadlines(ctx context.Context, in DeadlineScanInput) (DeadlineScanResult, error) {
+	asOf := in.AsOf
+	if asOf.IsZero() {
+		asOf = a.now()
+	}
+	asOf = store.NowOr(asOf)
+	limit := cmp.Or(in.Limit, DefaultDeadlineScanLimit)
+	objs, err := a.Store.ListObjectivesPage(ctx, store.ObjectivesPageParams{
+		Statuses: []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked},
+		After:    in.After, Limit: limit})
+	if err != nil {
+		return DeadlineScanResult{}, fmt.Errorf("scan deadlines: %w", err)
+	}
+	res := DeadlineScanResult{Scanned: len(objs)}
+	for _, o := range objs {
+		if !deadline.Overdue(o, a.Tasks.SLA, asOf) {
+			continue
+		}
+		d := deadline.Deadline(o, a.Tasks.SLA)
+		ps := pause.Overdue(deadline.PauseID(o.ObjectiveID, d), o.ObjectiveID, o.Title, d, asOf)
+		stored, created, err := a.Store.CreatePauseStateOnce(ctx, &ps)
+		if err != nil {
+			return DeadlineScanResult{}, permanent(fmt.Errorf("scan deadlines: objective %s: %w", o.ObjectiveID, err))
+		}
+		res.Overdue = append(res.Overdue, Overdue{ObjectiveID: o.ObjectiveID, DeadlineAt: d,
+			PauseStateID: stored.PauseStateID, Created: created})
+	}
+	if len(objs) == limit && limit > 0 {
+		last := objs[len(objs)-1]
+		res.Next = &store.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
+	}
+	return res, nil
+}

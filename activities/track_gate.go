@@ -1,0 +1,278 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/strictjson"
+	"github.com/azolla/azolla/schemas"
+)
+
+// ProposalObjectiveID is the objective_id of the n-th proposal (from 0) a
+// triage round made of a capture: "t-" and a short hash of the capture id,
+// so a retried gate cannot create it twice.
+func ProposalObjectiveID(captureBufferID string, n int) string {
+	key := captureBufferID
+	if n > 0 {
+		key = fmt.Sprintf("%s#%d", captureBufferID, n)
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "t-" + hex.EncodeToString(sum[:8])
+}
+
+// trackVerdict is a track workorder's verdict before it is written.
+type trackVerdict struct {
+	result, reason string
+	// captures are the round's capture ids (triage), in snapshot order.
+	captures []string
+	// objectives are the triage proposals to create, valid; made maps each
+	// capture to the objectives it became.
+	objectives []*store.Objective
+	made       map[string][]string
+	topActions []string
+}
+
+// gateTrack is GateTrack's body.
+func (a *Lifecycle) gateTrack(ctx context.Context, in TrackGateInput) (TrackGateResult, error) {
+	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
+	if err != nil {
+		return TrackGateResult{}, permanent(fmt.Errorf("gate track workorder %q: %w", in.WorkOrderID, err))
+	}
+	if w.Track == "" || (w.DiazotrophType != triage.Type && w.DiazotrophType != manifest.Type) {
+		err := fmt.Errorf("gate track workorder %q: a %s workorder of no track", w.WorkOrderID, w.DiazotrophType)
+		return TrackGateResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidStatus, err)
+	}
+	if res, done, err := a.trackGated(ctx, a.Store, w); err != nil || done {
+		if done && err == nil {
+			a.releaseTrack(ctx, w.Track, w.EventID)
+		}
+		return res, permanent(err)
+	}
+	lease, err := a.acquire(ctx, store.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
+	if err != nil {
+		return TrackGateResult{}, err
+	}
+	now := a.now()
+	v, err := a.judgeTrack(ctx, w, in.RunFailure, now)
+	if err != nil {
+		a.release(ctx, lease)
+		return TrackGateResult{}, permanent(fmt.Errorf("gate track workorder %q: %w", w.WorkOrderID, err))
+	}
+	var res TrackGateResult
+	err = lease.Fenced(ctx, func(q store.Querier) error {
+		var done bool
+		if res, done, err = a.trackGated(ctx, q, w); err != nil || done {
+			return err
+		}
+		res, err = a.writeTrackGate(ctx, q, w, v, now)
+		return err
+	})
+	a.release(ctx, lease)
+	if err != nil {
+		return TrackGateResult{}, permanent(fmt.Errorf("gate track workorder %q: %w", w.WorkOrderID, err))
+	}
+	// After the durable write: the track may take its next event.
+	a.releaseTrack(ctx, w.Track, w.EventID)
+	logger(ctx, "", w.WorkOrderID).Info("track workorder gated", "track", w.Track, "gate_result", res.GateResult,
+		"objectives", len(res.ObjectiveIDs))
+	return res, nil
+}
+
+// judgeTrack judges the bundle: the built-in checks, then, for triage, every
+// proposal built into a valid objective, for a manifest, its report's top
+// actions. Anything invalid is a FAIL that creates nothing.
+func (a *Lifecycle) judgeTrack(ctx context.Context, w *store.WorkOrder, runFailure string, now time.Time) (trackVerdict, error) {
+	b, err := a.Store.GetOutputBundle(ctx, w.WorkOrderID)
+	if errors.Is(err, store.ErrNotFound) {
+		b, err = nil, nil
+	}
+	if err != nil {
+		return trackVerdict{}, err
+	}
+	snap, err := a.Store.GetContextSnapshot(ctx, w.ContextSnapshotID)
+	if err != nil {
+		return trackVerdict{}, err
+	}
+	var v trackVerdict
+	for _, r := range snap.RelatedYieldRefs {
+		if r.Kind == store.YieldCapture {
+			v.captures = append(v.captures, r.Ref)
+		}
+	}
+	v.result, v.reason = verdict(b, runFailure)
+	if v.result == store.GatePass && b.RunnerStatus != store.RunnerOK {
+		v.result, v.reason = store.GateFail, "runner status "+b.RunnerStatus+": "+firstLine(b.Notes)
+	}
+	if v.result != store.GatePass {
+		return v, nil
+	}
+	fail := func(err error) (trackVerdict, error) {
+		v.result, v.reason, v.objectives, v.made, v.topActions = store.GateFail, err.Error(), nil, nil, nil
+		return v, nil
+	}
+	switch w.DiazotrophType {
+	case triage.Type:
+		if err := v.proposals(b.Content, now); err != nil {
+			return fail(err)
+		}
+		v.reason = fmt.Sprintf("%d proposed objective(s) from %d capture(s), each valid", len(v.objectives), len(v.captures))
+	case manifest.Type:
+		in, err := manifest.DecodeInput(snap.FullPromptText)
+		if err != nil {
+			return fail(err)
+		}
+		rep, err := manifest.Build(in)
+		if err != nil {
+			return fail(err)
+		}
+		v.topActions = rep.TopActions
+		v.reason = fmt.Sprintf("manifest written, %d bytes, %d top action(s)", len(b.Content), len(rep.TopActions))
+	}
+	return v, nil
+}
+
+// proposals decodes a triage bundle and builds each proposal into a NEW
+// objective, validated against the objective schema.
+func (v *trackVerdict) proposals(content string, now time.Time) error {
+	var set triage.Set
+	if err := strictjson.Decode(strings.NewReader(content), &set); err != nil {
+		return fmt.Errorf("triage output is not a proposal set: %w", err)
+	}
+	if err := schemas.ValidateJSON(schemas.TriageProposal, []byte(content)); err != nil {
+		return fmt.Errorf("triage output is invalid: %w", err)
+	}
+	inRound := map[string]bool{}
+	for _, c := range v.captures {
+		inRound[c] = true
+	}
+	v.made = map[string][]string{}
+	for i, p := range set.Proposals {
+		if !inRound[p.CaptureBufferID] {
+			return fmt.Errorf("proposal %d names capture %q, not one of this round's", i, p.CaptureBufferID)
+		}
+		o := &store.Objective{ObjectiveID: ProposalObjectiveID(p.CaptureBufferID, len(v.made[p.CaptureBufferID])),
+			ObjectiveType: "TICKET", Title: p.Title, AcceptanceCriteria: p.AcceptanceCriteria, Status: store.StatusNew,
+			Blockers: []string{}, Urgency: p.Urgency, CreatedAt: now, UpdatedAt: now}
+		if o.AcceptanceCriteria == nil {
+			o.AcceptanceCriteria = []string{}
+		}
+		if p.DueAt != nil {
+			due := store.NowOr(*p.DueAt)
+			o.DueAt = &due
+		}
+		if err := schemas.Validate(schemas.Objective, o); err != nil {
+			return fmt.Errorf("proposal %d (capture %s) is not a valid objective: %w", i, p.CaptureBufferID, err)
+		}
+		v.objectives = append(v.objectives, o)
+		v.made[p.CaptureBufferID] = append(v.made[p.CaptureBufferID], o.ObjectiveID)
+	}
+	for i, s := range set.Skipped {
+		if !inRound[s.CaptureBufferID] {
+			return fmt.Errorf("skipped %d names capture %q, not one of this round's", i, s.CaptureBufferID)
+		}
+	}
+	return nil
+}
+
+// writeTrackGate writes the verdict in the gate's transaction.
+func (a *Lifecycle) writeTrackGate(ctx context.Context, q store.Querier, w *store.WorkOrder, v trackVerdict, now time.Time) (TrackGateResult, error) {
+	res := TrackGateResult{WorkOrderID: w.WorkOrderID, GateResult: v.result, GateReason: v.reason}
+	var ps store.PauseState
+	switch {
+	case w.DiazotrophType == triage.Type && v.result == store.GatePass:
+		proposed := make([]pause.Proposed, 0, len(v.objectives))
+		for _, o := range v.objectives {
+			if err := q.CreateObjective(ctx, o); err != nil {
+				return res, err
+			}
+			proposed = append(proposed, pause.Proposed{ObjectiveID: o.ObjectiveID, Title: o.Title})
+			res.ObjectiveIDs = append(res.ObjectiveIDs, o.ObjectiveID)
+		}
+		for _, c := range v.captures {
+			if _, err := q.ProcessCapture(ctx, store.ProcessCaptureParams{CaptureBufferID: c, WorkOrderID: w.WorkOrderID,
+				ObjectiveIDs: v.made[c], Now: now}); err != nil {
+				return res, err
+			}
+		}
+		ps = pause.ProposalsReview(w.WorkOrderID, proposed, now)
+	case w.DiazotrophType == triage.Type:
+		ps = pause.TriageFailed(w.WorkOrderID, v.reason, v.captures, now)
+	case v.result == store.GatePass:
+		ps = pause.ManifestReady(w.WorkOrderID, v.topActions, now)
+	default:
+		ps = pause.ManifestFailed(w.WorkOrderID, v.reason, now)
+	}
+	if _, err := q.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: w.WorkOrderID, Track: w.Track, GateResult: v.result,
+		GateReason: v.reason, CreatedAt: now, UpdatedAt: now}); err != nil {
+		return res, err
+	}
+	if err := q.CreatePauseState(ctx, &ps); err != nil {
+		return res, err
+	}
+	res.Pause = ps
+	return res, nil
+}
+
+// trackPauseReason is the reason of a track workorder's gate pause.
+func trackPauseReason(diazotrophType, result string) (subject, reason string) {
+	subject = store.SubjectManifest
+	if diazotrophType == triage.Type {
+		subject = store.SubjectTriage
+	}
+	switch {
+	case result != store.GatePass:
+		return subject, store.PauseGateFailed
+	case subject == store.SubjectTriage:
+		return subject, store.PauseProposalsReview
+	}
+	return subject, store.PauseManifestReady
+}
+
+// trackGated rebuilds the stored verdict of a track workorder gated before
+// from its records; done=false if there is none.
+func (a *Lifecycle) trackGated(ctx context.Context, q store.Querier, w *store.WorkOrder) (TrackGateResult, bool, error) {
+	rr, err := q.GetRunRecord(ctx, w.WorkOrderID)
+	if errors.Is(err, store.ErrNotFound) {
+		return TrackGateResult{}, false, nil
+	}
+	if err != nil {
+		return TrackGateResult{}, false, err
+	}
+	res := TrackGateResult{WorkOrderID: w.WorkOrderID, GateResult: rr.GateResult, GateReason: rr.GateReason}
+	subject, reason := trackPauseReason(w.DiazotrophType, rr.GateResult)
+	ps, err := q.GetPauseState(ctx, pause.SubjectID(subject, w.WorkOrderID, reason))
+	if err != nil {
+		return res, true, err
+	}
+	res.Pause = *ps
+	if w.DiazotrophType == triage.Type && rr.GateResult == store.GatePass {
+		snap, err := q.GetContextSnapshot(ctx, w.ContextSnapshotID)
+		if err != nil {
+			return res, true, err
+		}
+		for _, r := range snap.RelatedYieldRefs {
+			if r.Kind != store.YieldCapture {
+				continue
+			}
+			c, err := q.GetCaptureBuffer(ctx, r.Ref)
+			if err != nil {
+				return res, true, err
+			}
+			if c.WorkOrderID == w.WorkOrderID {
+				res.ObjectiveIDs = append(res.ObjectiveIDs, c.ObjectiveIDs...)
+			}
+		}
+	}
+	return res, true, nil
+}

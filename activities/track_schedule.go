@@ -1,0 +1,306 @@
+package activities
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// IDs derived from a track event: one event schedules one snapshot and one
+// workorder, so retries land on the same rows.
+func trackSnapshotID(eventID string) string  { return "cs-" + eventID }
+func trackWorkOrderID(eventID string) string { return "wo-" + eventID }
+
+// pendingTrackEvents lists both kinds of track event, merged oldest first.
+func (a *Lifecycle) pendingTrackEvents(ctx context.Context, in PendingTrackEventsInput) ([]TrackEvent, error) {
+	limit := cmp.Or(in.Limit, DefaultTrackEventsLimit)
+	var out []TrackEvent
+	for _, typ := range []string{store.EventCaptureReady, store.EventManifestRequested} {
+		evs, err := a.Store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ, Limit: limit})
+		if err != nil {
+			return nil, fmt.Errorf("pending %s events: %w", typ, err)
+		}
+		for _, e := range evs {
+			out = append(out, TrackEvent{EventID: e.EventID, EventType: e.EventType, CreatedAt: e.CreatedAt})
+		}
+	}
+	slices.SortStableFunc(out, func(x, y TrackEvent) int {
+		return cmp.Or(x.CreatedAt.Compare(y.CreatedAt), strings.Compare(x.EventID, y.EventID))
+	})
+	return out[:min(len(out), limit)], nil
+}
+
+// scheduleTrack is ScheduleTrack's body.
+func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (TrackScheduleResult, error) {
+	ev, err := a.Store.GetEvent(ctx, in.EventID)
+	if err != nil {
+		return TrackScheduleResult{}, permanent(fmt.Errorf("schedule track event %q: %w", in.EventID, err))
+	}
+	if ev.EventType != store.EventCaptureReady && ev.EventType != store.EventManifestRequested {
+		err := fmt.Errorf("schedule track event %q: a %s event is not a track event", ev.EventID, ev.EventType)
+		return TrackScheduleResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidStatus, err)
+	}
+	if in.Track == "" {
+		err := fmt.Errorf("schedule track event %q: no track named", ev.EventID)
+		return TrackScheduleResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeMisconfigured, err)
+	}
+	if ev.Processed {
+		res, err := a.trackScheduled(ctx, a.Store, ev)
+		return res, permanent(err)
+	}
+	lease, err := a.acquire(ctx, store.ResourceEvent, ev.EventID, a.LeaseTTL)
+	if err != nil {
+		return TrackScheduleResult{}, err
+	}
+	defer a.release(ctx, lease)
+	if err := a.holdTrack(ctx, in.Track, ev.EventID); err != nil {
+		return TrackScheduleResult{}, err
+	}
+
+	// The substrate is read before the transaction, with the event's claim
+	// kept alive: a remote database may take its statement timeout.
+	var (
+		queries  []manifest.QueryResult
+		queryErr error
+	)
+	if ev.EventType == store.EventManifestRequested {
+		kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
+			OnError: func(err error) { logger(ctx, "", "").Warn("renew event claim", "error", err) }})
+		if a.Tasks.Substrate == nil {
+			queryErr = errors.New("no substrate is configured for the manifest (tasks.manifest.substrate)")
+		} else {
+			queries, queryErr = a.Tasks.Substrate.ManifestQueries(kctx, ev.Scope, a.now())
+		}
+		stop()
+		if queryErr != nil && ctx.Err() != nil {
+			return TrackScheduleResult{}, fmt.Errorf("schedule track event %q: %w", ev.EventID, ctx.Err())
+		}
+	}
+
+	var res TrackScheduleResult
+	err = lease.Fenced(ctx, func(q store.Querier) error {
+		ev, err := q.GetEvent(ctx, in.EventID)
+		if err != nil {
+			return err
+		}
+		if !ev.Processed {
+			switch ev.EventType {
+			case store.EventCaptureReady:
+				err = a.scheduleTriage(ctx, q, in.Track, ev)
+			default:
+				err = a.scheduleManifest(ctx, q, in.Track, ev, queries, queryErr)
+			}
+			if err != nil {
+				return err
+			}
+			if ev, err = q.GetEvent(ctx, in.EventID); err != nil {
+				return err
+			}
+		}
+		res, err = a.trackScheduled(ctx, q, ev)
+		return err
+	})
+	if err != nil {
+		return TrackScheduleResult{}, permanent(fmt.Errorf("schedule track event %q: %w", in.EventID, err))
+	}
+	if res.Reason != store.ReasonScheduled {
+		// Nothing to run: the track is free for the next event.
+		a.releaseTrack(ctx, in.Track, ev.EventID)
+	}
+	woID := ""
+	if res.WorkOrder != nil {
+		woID = res.WorkOrder.WorkOrderID
+	}
+	logger(ctx, "", woID).Info("track event processed", "track", in.Track, "event_id", ev.EventID, "reason", res.Reason)
+	return res, nil
+}
+
+// scheduleTriage freezes the untaken captures into a triage workorder, or
+// marks the event ALREADY_TAKEN when its capture is in a workorder already.
+func (a *Lifecycle) scheduleTriage(ctx context.Context, q store.Querier, track string, ev *store.Event) error {
+	now := a.now()
+	mark := func(reason string) error {
+		_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: reason, Now: now})
+		return err
+	}
+	own, err := q.GetCaptureBuffer(ctx, ev.SubjectID)
+	if errors.Is(err, store.ErrNotFound) {
+		return mark(store.ReasonAlreadyTaken) // nothing left to take
+	}
+	if err != nil {
+		return err
+	}
+	if own.WorkOrderID != "" || own.Status != store.CapturePending {
+		return mark(store.ReasonAlreadyTaken)
+	}
+	untaken, err := q.ListUntakenCaptures(ctx, a.Tasks.maxCaptures())
+	if err != nil {
+		return err
+	}
+	round := triageRound(untaken, own, a.Tasks.maxCaptures(), a.Tasks.maxBytes())
+	captures := make([]store.CaptureBuffer, len(round))
+	refs := make([]store.YieldRef, len(round))
+	ids := make([]string, len(round))
+	for i, c := range round {
+		captures[i], ids[i] = *c, c.CaptureBufferID
+		refs[i] = store.YieldRef{Kind: store.YieldCapture, Ref: c.CaptureBufferID}
+	}
+	prompt, err := triage.EncodeInput(triage.NewInput(captures))
+	if err != nil {
+		return err
+	}
+	woID := trackWorkOrderID(ev.EventID)
+	if err := a.createTrackWork(ctx, q, track, ev, triage.Type, prompt, refs, now); err != nil {
+		return err
+	}
+	if err := q.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: woID, CaptureBufferIDs: ids, Now: now}); err != nil {
+		return err
+	}
+	return mark(store.ReasonScheduled)
+}
+
+// triageRound is one round's captures, oldest first: at most maxCount,
+// their content within maxBytes (at least one whatever its size), and
+// always the event's own capture, so no event is processed leaving its
+// capture behind.
+func triageRound(untaken []*store.CaptureBuffer, own *store.CaptureBuffer, maxCount, maxBytes int) []*store.CaptureBuffer {
+	byAge := func(x, y *store.CaptureBuffer) int {
+		return cmp.Or(x.CreatedAt.Compare(y.CreatedAt), strings.Compare(x.CaptureBufferID, y.CaptureBufferID))
+	}
+	cs := slices.Clone(untaken)
+	if !slices.ContainsFunc(cs, func(c *store.CaptureBuffer) bool { return c.CaptureBufferID == own.CaptureBufferID }) {
+		cs = append(cs, own)
+	}
+	slices.SortStableFunc(cs, byAge)
+	// The event's own capture first, then the oldest others, within the
+	// bounds; the chosen ones go back to age order.
+	picked := []*store.CaptureBuffer{own}
+	size := len(own.Content)
+	for _, c := range cs {
+		if len(picked) >= maxCount {
+			break
+		}
+		if c.CaptureBufferID == own.CaptureBufferID {
+			continue
+		}
+		if size+len(c.Content) > maxBytes {
+			break
+		}
+		picked = append(picked, c)
+		size += len(c.Content)
+	}
+	slices.SortStableFunc(picked, byAge)
+	return picked
+}
+
+// scheduleManifest freezes the substrate's answers into a manifest
+// workorder, or, when the substrate could not be read, marks the event
+// BLOCKED with a pause saying why.
+func (a *Lifecycle) scheduleManifest(ctx context.Context, q store.Querier, track string, ev *store.Event,
+	queries []manifest.QueryResult, queryErr error) error {
+	now := a.now()
+	if queryErr != nil {
+		ps := pause.ManifestBlocked(ev.EventID, queryErr.Error(), now)
+		if _, _, err := q.CreatePauseStateOnce(ctx, &ps); err != nil {
+			return err
+		}
+		_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: store.ReasonBlocked, Now: now})
+		return err
+	}
+	last, err := lastManifestAt(ctx, q, track)
+	if err != nil {
+		return err
+	}
+	prompt, err := manifest.EncodeInput(manifest.Input{Format: manifest.InputFormat, Scope: ev.Scope, Now: now,
+		LastManifestAt: last, Queries: queries})
+	if err != nil {
+		return err
+	}
+	refs := make([]store.YieldRef, 0, len(queries))
+	for _, qr := range queries {
+		hash, err := qr.ContentHash()
+		if err != nil {
+			return err
+		}
+		rows := len(qr.Rows)
+		params := qr.Parameters
+		if params == nil {
+			params = map[string]string{}
+		}
+		refs = append(refs, store.YieldRef{Kind: store.YieldSubstrateQuery, Ref: qr.Name, Version: qr.Version,
+			Substrate: qr.Substrate, Parameters: params, RowCount: &rows, ContentHash: hash})
+	}
+	if err := a.createTrackWork(ctx, q, track, ev, manifest.Type, prompt, refs, now); err != nil {
+		return err
+	}
+	_, err = q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: store.ReasonScheduled, Now: now})
+	return err
+}
+
+// lastManifestAt is when the track's previous manifest was written: the
+// created_at of the newest manifest workorder that has its run record.
+func lastManifestAt(ctx context.Context, q store.Querier, track string) (*time.Time, error) {
+	wos, err := q.ListWorkOrders(ctx, store.ListWorkOrdersParams{Track: track, DiazotrophType: manifest.Type})
+	if err != nil {
+		return nil, err
+	}
+	var last *time.Time
+	for _, w := range wos {
+		if _, err := q.GetRunRecord(ctx, w.WorkOrderID); errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if last == nil || w.CreatedAt.After(*last) {
+			t := w.CreatedAt
+			last = &t
+		}
+	}
+	return last, nil
+}
+
+// createTrackWork writes a track workorder and its snapshot.
+func (a *Lifecycle) createTrackWork(ctx context.Context, q store.Querier, track string, ev *store.Event, typ, prompt string,
+	refs []store.YieldRef, now time.Time) error {
+	snap := &store.ContextSnapshot{ContextSnapshotID: trackSnapshotID(ev.EventID), Track: track, FullPromptText: prompt,
+		RelatedYieldRefs: refs, CreatedAt: now}
+	if err := q.CreateContextSnapshot(ctx, snap); err != nil {
+		return err
+	}
+	_, _, err := q.CreateWorkOrder(ctx, &store.WorkOrder{WorkOrderID: trackWorkOrderID(ev.EventID), EventID: ev.EventID,
+		Track: track, DiazotrophType: typ, ContextSnapshotID: snap.ContextSnapshotID,
+		BudgetMS: a.Tasks.budget().Milliseconds(), Status: store.WorkOrderCreated, CreatedAt: now})
+	return err
+}
+
+// trackScheduled reads the stored outcome of a processed track event.
+func (a *Lifecycle) trackScheduled(ctx context.Context, q store.Querier, ev *store.Event) (TrackScheduleResult, error) {
+	res := TrackScheduleResult{EventID: ev.EventID, Reason: ev.ProcessedReason}
+	switch ev.ProcessedReason {
+	case store.ReasonScheduled:
+		w, err := q.GetWorkOrderByEvent(ctx, ev.EventID)
+		if err != nil {
+			return res, err
+		}
+		res.WorkOrder = workOrderRef(w)
+	case store.ReasonBlocked:
+		p, err := q.GetPauseState(ctx, pause.SubjectID(store.SubjectManifest, ev.EventID, store.PauseBlocked))
+		if err != nil {
+			return res, err
+		}
+		res.Pause = p
+	}
+	return res, nil
+}
