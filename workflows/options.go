@@ -77,11 +77,11 @@ func withRepoOptions(ctx workflow.Context, lease time.Duration) workflow.Context
 }
 
 // trackStepTimeout bounds ScheduleTrack (which may run a manifest's
-// substrate queries) and GateTrack.
+// substrate queries), GateTrack and one page of ScanDeadlines.
 const trackStepTimeout = 10 * time.Minute
 
-// withTrackOptions suits ScheduleTrack and GateTrack: store-bound steps,
-// retried like the others until the store answers.
+// withTrackOptions suits ScheduleTrack, GateTrack and ScanDeadlines:
+// store-bound steps, retried like the others until the store answers.
 func withTrackOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: trackStepTimeout, RetryPolicy: storeStepRetry()})
