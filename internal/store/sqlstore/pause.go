@@ -8,8 +8,9 @@ import (
 	"github.com/azolla/azolla/schemas"
 )
 
-// A pause state without an objective (a triage or manifest pause) stores ”
-// in objective_id (migration 7); a NULL subject_type means OBJECTIVE.
+// A pause state without an objective (a triage or manifest pause) stores the
+// empty string in objective_id (migration 7); a NULL subject_type means
+// OBJECTIVE.
 const pauseCols = `pause_state_id, objective_id, subject_type, subject_id, work_order_id, reason,
 	prioritized_actions, action_kinds, deadline_at, created_at`
 
