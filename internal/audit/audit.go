@@ -27,6 +27,11 @@ const (
 	RuleJobNoLiveLeaseWhenSettled = "job-no-live-lease-when-settled"
 	RuleJobMessagePending         = "job-message-pending-while-running"
 	RuleJobSchema                 = "job-schema"
+
+	// Seed 002's task management (see tasks.go).
+	RuleCaptureReadyOnce         = "capture-ready-once"
+	RuleCaptureProcessedByTriage = "capture-processed-by-its-triage"
+	RuleTrackOneActive           = "track-one-active"
 )
 
 // rules run in this order, which is also the order of the report.
@@ -42,6 +47,9 @@ var rules = []struct {
 	{RuleNoLiveClaimOnFinished, noLiveClaimOnFinished},
 	{RuleObjectiveStatus, objectiveStatus},
 	{RuleTerminalPauseState, terminalPauseState},
+	{RuleCaptureReadyOnce, captureReadyOnce},
+	{RuleCaptureProcessedByTriage, captureProcessedByItsTriage},
+	{RuleTrackOneActive, trackOneActive},
 	{RuleJobOneOpenAttempt, jobOneOpenAttempt},
 	{RuleJobSucceededOnce, jobSucceededOnce},
 	{RuleJobNoLiveLeaseWhenSettled, jobNoLiveLeaseWhenSettled},

@@ -62,6 +62,7 @@ func TestRun_ConsistentLifecycleReportsNothingAndChecksEveryRule(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *sqlstore.Store) {
 		everyOutcome(t, s)
 		jobsEveryState(t, s)
+		tasksEveryState(t, s)
 		rep := audited(t, s, withStoreMessages(s))
 		require.Empty(t, rep.Violations)
 		require.Empty(t, rep.Skipped)
@@ -69,8 +70,8 @@ func TestRun_ConsistentLifecycleReportsNothingAndChecksEveryRule(t *testing.T) {
 		for _, rule := range audit.Rules() {
 			require.Positive(t, rep.Checked[rule], "rule %s checked nothing", rule)
 		}
-		require.Equal(t, 4, rep.Checked[audit.RuleWorkOrderPerEvent], "one item per workorder")
-		require.Equal(t, 8, rep.Checked[audit.RuleEventProcessedOnce], "one item per event")
+		require.Equal(t, 4+2, rep.Checked[audit.RuleWorkOrderPerEvent], "one item per workorder (two of them the track's)")
+		require.Equal(t, 8+3, rep.Checked[audit.RuleEventProcessedOnce], "one item per event (three of them the track's)")
 	})
 }
 

@@ -41,6 +41,10 @@ func noLiveClaimOnFinished(s *state, r recorder) {
 			if s.runRecordCount(c.ResourceID) > 0 {
 				r.violation(claimResource(c), "%s on a workorder that has its run_record", held)
 			}
+		case store.ResourceTrack:
+			if why := s.trackClaimFinished(c); why != "" {
+				r.violation(claimResource(c), "%s, %s", held, why)
+			}
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package audit checks, from the database alone, that the state the lifecycle
-// left behind honours the guarantees of seeds 000 (claims), 003 (patch
-// execution flow) and 004 (remote workers' jobs; one rule also asks the
-// control plane's transport). It reads through store.Querier only, plus, when
+// left behind honours the guarantees of seeds 000 (claims), 002 (task
+// management: captures and the track), 003 (patch execution flow) and 004
+// (remote workers' jobs; one rule also asks the control plane's
+// transport). It reads through store.Querier only, plus, when
 // the store offers them, its jobs (store.JobStore) and a read-only row count
 // per output_bundles and run_records work_order_id, the one thing the
 // store's getters cannot show (a duplicate row behind a unique key that was
@@ -25,14 +26,24 @@
 //	                                workorder, any other reason none
 //	claim-schema                    every claim row is a valid claim_record
 //	no-live-claim-on-finished       no live EVENT claim on a processed event, nor WORKORDER
-//	                                claim on a workorder that has its run_record
+//	                                claim on a workorder that has its run_record, nor TRACK
+//	                                claim held for an event whose run was gated (or that was
+//	                                processed without a workorder)
 //	objective-status                an objective's status is one of the schema's; a DONE one
 //	                                has a PASS run_record for one of its workorders
 //	terminal-pause-state            every verdict is handed back explicitly (seed 003 steps
 //	                                4, 13, 14): a run_record PASS has a RUN_COMPLETE
 //	                                pause_state for its workorder, FAIL a GATE_FAILED one, and
 //	                                each TICKET_READY event processed BLOCKED a BLOCKED
-//	                                pause_state for its objective
+//	                                pause_state for its objective; a track workorder's PASS
+//	                                has its PROPOSALS_REVIEW (triage) or MANIFEST_READY pause
+//	capture-ready-once              seed 002: a capture has at most one CAPTURE_READY event,
+//	                                and a PENDING one older than the grace period has one
+//	capture-processed-by-its-triage a capture taken by a triage workorder is PROCESSED exactly
+//	                                when that workorder passed its gate, and every objective
+//	                                it became exists
+//	track-one-active                a track's triage and manifest workorders were never
+//	                                active together (created to run_record, or to now)
 //	job-one-open-attempt            seed 004: a job has at most one RUNNING attempt; a RUNNING
 //	                                job exactly one, a job in another status none
 //	job-succeeded-once              a SUCCEEDED job has exactly one SUCCEEDED attempt, a job

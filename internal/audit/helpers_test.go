@@ -211,6 +211,8 @@ var uniqueKeys = map[string]struct{ pg, sqliteKey, sqliteLoose string }{
 	"workorders":     {"workorders_event_id_key", "NOT NULL UNIQUE REFERENCES events", "NOT NULL REFERENCES events"},
 	"output_bundles": {"output_bundles_pkey", "work_order_id TEXT PRIMARY KEY", "work_order_id TEXT NOT NULL"},
 	"run_records":    {"run_records_pkey", "work_order_id TEXT PRIMARY KEY", "work_order_id TEXT NOT NULL"},
+	"events": {"events_event_type_subject_id_transition_seq_key",
+		",\n    UNIQUE (event_type, subject_id, transition_seq)", ""},
 }
 
 // dropUnique removes table's one-row-per-key constraint so that a second row

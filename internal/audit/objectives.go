@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/diazotroph/triage"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -54,6 +56,10 @@ func (s *state) passed(objectiveID string) bool {
 // pauseFor is the pause reason seed 003 steps 13 and 14 write for a verdict.
 var pauseFor = map[string]string{store.GatePass: store.PauseRunComplete, store.GateFail: store.PauseGateFailed}
 
+// trackPassPause is the pause a track workorder's PASS writes (seed 002's
+// gates).
+var trackPassPause = map[string]string{triage.Type: store.PauseProposalsReview, manifest.Type: store.PauseManifestReady}
+
 // terminalPauseState: seed 003, "every terminal outcome writes explicit
 // state, not implicit logs": a verdict and a BLOCKED event each hand the
 // objective back with a pause_state.
@@ -72,6 +78,9 @@ func terminalPauseState(s *state, r recorder) {
 		r.checked(1)
 		rr := s.runRecord[id]
 		want, ok := pauseFor[rr.GateResult]
+		if w := s.workOrder[id]; w != nil && w.Track != "" && rr.GateResult == store.GatePass {
+			want = trackPassPause[w.DiazotrophType]
+		}
 		if ok && !slices.Contains(byWorkOrder[id], want) {
 			r.violation("workorder "+id, "has run_record %s but no %s pause_state", rr.GateResult, want)
 		}

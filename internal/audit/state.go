@@ -30,6 +30,7 @@ type state struct {
 	runRecord map[string]*store.RunRecord
 	pauses    []*store.PauseState
 	claims    []*store.ClaimRecord
+	captures  []*store.CaptureBuffer
 
 	// bundleRows and runRecordRows count the rows each work_order_id has in
 	// its table, including rows whose workorder is gone. They are nil when
@@ -83,6 +84,9 @@ func load(ctx context.Context, q store.Querier) (*state, error) {
 	if s.claims, err = q.ListClaims(ctx, store.ListClaimsParams{}); err != nil {
 		return nil, err
 	}
+	if s.captures, err = q.ListCaptureBuffers(ctx, store.ListCaptureBuffersParams{}); err != nil {
+		return nil, err
+	}
 	if db, ok := q.(sqlDB); ok {
 		if s.bundleRows, err = countRows(ctx, db.DB(), "output_bundles"); err != nil {
 			return nil, err
@@ -113,30 +117,22 @@ func (s *state) loadOutcome(ctx context.Context, q store.Querier, id string) err
 	return nil
 }
 
-// loadPauses lists the pause states of every objective the store mentions,
-// including ones named by a workorder or event but missing themselves.
+// loadPauses lists every pause state: objectives' (including ones of
+// objectives the store no longer has) and triage and manifest runs'.
 func (s *state) loadPauses(ctx context.Context, q store.Querier) error {
-	ids := map[string]bool{}
-	for _, o := range s.objectives {
-		ids[o.ObjectiveID] = true
-	}
-	for _, w := range s.workOrders {
-		ids[w.ObjectiveID] = true
-	}
-	for _, e := range s.events {
-		ids[e.SubjectID] = true
-	}
-	for _, rr := range s.runRecord {
-		ids[rr.ObjectiveID] = true
-	}
-	for _, id := range slices.Sorted(maps.Keys(ids)) {
-		ps, err := q.ListPauseStates(ctx, id)
+	const page = 1000
+	for after := (store.Cursor{}); ; {
+		ps, err := q.ListPauseStatesPage(ctx, store.ListPauseStatesParams{After: after, Limit: page})
 		if err != nil {
 			return err
 		}
 		s.pauses = append(s.pauses, ps...)
+		if len(ps) < page {
+			return nil
+		}
+		last := ps[len(ps)-1]
+		after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.PauseStateID}
 	}
-	return nil
 }
 
 // countRows counts table's rows per work_order_id. table is one of two

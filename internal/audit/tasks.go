@@ -1,0 +1,135 @@
+package audit
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// captureReadyOnce: seed 002, "must avoid duplicate event emissions for the
+// same capture_buffer": each capture has at most one CAPTURE_READY event
+// and, once the grace period has passed (the poller emits it for captures
+// written straight into the database), exactly one.
+func captureReadyOnce(s *state, r recorder) {
+	events := map[string][]string{} // capture_buffer_id -> CAPTURE_READY events
+	for _, e := range s.events {
+		if e.EventType == store.EventCaptureReady {
+			events[e.SubjectID] = append(events[e.SubjectID], e.EventID)
+		}
+	}
+	cutoff := s.now.Add(-s.grace)
+	for _, c := range s.captures {
+		r.checked(1)
+		res := "capture " + c.CaptureBufferID
+		switch evs := events[c.CaptureBufferID]; {
+		case len(evs) > 1:
+			r.violation(res, "has %d CAPTURE_READY events (%s); a capture has one", len(evs), strings.Join(evs, ", "))
+		case len(evs) == 0 && c.Status == store.CapturePending && c.CreatedAt.Before(cutoff):
+			r.violation(res, "is PENDING without a CAPTURE_READY event")
+		}
+	}
+}
+
+// captureProcessedByItsTriage: seed 002's gate creates the proposals, marks
+// the captures PROCESSED and writes the run record in one transaction. So
+// a capture taken by a triage workorder that has its PASS run record is
+// PROCESSED, a PROCESSED capture's workorder is a triage run with a PASS
+// verdict, and every objective a capture became exists.
+func captureProcessedByItsTriage(s *state, r recorder) {
+	objectives := map[string]bool{}
+	for _, o := range s.objectives {
+		objectives[o.ObjectiveID] = true
+	}
+	for _, c := range s.captures {
+		if c.WorkOrderID == "" {
+			continue
+		}
+		r.checked(1)
+		res := "capture " + c.CaptureBufferID
+		w := s.workOrder[c.WorkOrderID]
+		if w == nil || w.DiazotrophType != triage.Type {
+			r.violation(res, "is taken by %s, which is not a %s workorder", c.WorkOrderID, triage.Type)
+			continue
+		}
+		rr := s.runRecord[c.WorkOrderID]
+		passed := rr != nil && rr.GateResult == store.GatePass
+		switch {
+		case passed && c.Status != store.CaptureProcessed:
+			r.violation(res, "is %s although its triage %s passed its gate", c.Status, c.WorkOrderID)
+		case !passed && c.Status == store.CaptureProcessed:
+			r.violation(res, "is PROCESSED but its triage %s has no PASS run_record", c.WorkOrderID)
+		}
+		for _, id := range c.ObjectiveIDs {
+			if !objectives[id] {
+				r.violation(res, "became objective %s, which does not exist", id)
+			}
+		}
+	}
+}
+
+// trackOneActive: seed 002, "tracks A (triage) and B (manifest) are
+// serialized: only one workorder is active at a time". A track workorder is
+// active from its creation to its run record (or now, while it has none);
+// no two of one track's intervals overlap.
+func trackOneActive(s *state, r recorder) {
+	byTrack := map[string][]*store.WorkOrder{}
+	for _, w := range s.workOrders {
+		if w.Track != "" {
+			byTrack[w.Track] = append(byTrack[w.Track], w)
+		}
+	}
+	for _, track := range slices.Sorted(maps.Keys(byTrack)) {
+		ws := byTrack[track]
+		slices.SortFunc(ws, func(a, b *store.WorkOrder) int {
+			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.WorkOrderID, b.WorkOrderID))
+		})
+		for i, w := range ws {
+			r.checked(1)
+			if i == 0 {
+				continue
+			}
+			prev := ws[i-1]
+			if end := s.activeUntil(prev); end.After(w.CreatedAt) {
+				r.violation("track "+track, "workorders %s and %s were active together: %s was created at %s, before %s ended at %s",
+					prev.WorkOrderID, w.WorkOrderID, w.WorkOrderID, w.CreatedAt.Format(timeLayout), prev.WorkOrderID,
+					end.Format(timeLayout))
+			}
+		}
+	}
+}
+
+// activeUntil is when a track workorder stopped being active: its run
+// record's creation, or now.
+func (s *state) activeUntil(w *store.WorkOrder) time.Time {
+	if rr := s.runRecord[w.WorkOrderID]; rr != nil {
+		return rr.CreatedAt
+	}
+	return s.now
+}
+
+// trackClaimFinished reports a live TRACK claim whose holder is done: the
+// claim of event E is held as "track:<E>" from its scheduling to its gate.
+func (s *state) trackClaimFinished(c *store.ClaimRecord) string {
+	eventID, ok := strings.CutPrefix(c.OwnerID, "track:")
+	if !ok {
+		return ""
+	}
+	e := s.event[eventID]
+	switch {
+	case e == nil:
+		return ""
+	case e.Processed && e.ProcessedReason != store.ReasonScheduled:
+		return "held for event " + eventID + ", processed " + e.ProcessedReason
+	}
+	for _, w := range s.byEvent[eventID] {
+		if s.runRecordCount(w.WorkOrderID) > 0 {
+			return "held for workorder " + w.WorkOrderID + ", which has its run_record"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,156 @@
+package audit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/sqlstore"
+	"github.com/azolla/azolla/internal/store/storetest"
+)
+
+const testTrack = "default"
+
+// capture writes a PENDING capture with its CAPTURE_READY event at at.
+func capture(t *testing.T, s store.Querier, id string, at time.Time) *store.Event {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, s.CreateCaptureBuffer(ctx, &store.CaptureBuffer{CaptureBufferID: id, Source: "test",
+		Content: "Do " + id, Status: store.CapturePending, CreatedAt: at, UpdatedAt: at}))
+	e, created, err := s.EmitEvent(ctx, &store.Event{EventID: "ev-" + id, EventType: store.EventCaptureReady,
+		SubjectID: id, CreatedAt: at})
+	require.NoError(t, err)
+	require.True(t, created)
+	return e
+}
+
+// trackWorkOrder schedules a track workorder of diazotroph typ for event
+// e at at, taking captures.
+func trackWorkOrder(t *testing.T, s store.Querier, e *store.Event, typ string, at time.Time, captures ...string) *store.WorkOrder {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, s.CreateContextSnapshot(ctx, &store.ContextSnapshot{ContextSnapshotID: "cs-" + e.EventID,
+		Track: testTrack, FullPromptText: "input", CreatedAt: at}))
+	wo := &store.WorkOrder{WorkOrderID: "wo-" + e.EventID, EventID: e.EventID, Track: testTrack, DiazotrophType: typ,
+		ContextSnapshotID: "cs-" + e.EventID, BudgetMS: 60_000, Status: store.WorkOrderCreated, CreatedAt: at}
+	_, _, err := s.CreateWorkOrder(ctx, wo)
+	require.NoError(t, err)
+	if len(captures) > 0 {
+		require.NoError(t, s.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: wo.WorkOrderID,
+			CaptureBufferIDs: captures, Now: at}))
+	}
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: e.EventID, Reason: store.ReasonScheduled, Now: at})
+	require.NoError(t, err)
+	return wo
+}
+
+// trackGate executes and passes a track workorder at at, with its pause.
+func trackGate(t *testing.T, s store.Querier, wo *store.WorkOrder, reason string, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	_, _, err := s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Run",
+		Content: "{}", RunnerStatus: store.RunnerOK, CreatedAt: at})
+	require.NoError(t, err)
+	_, _, err = s.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: wo.WorkOrderID, Now: at})
+	require.NoError(t, err)
+	_, err = s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, Track: testTrack,
+		GateResult: store.GatePass, GateReason: "checked", CreatedAt: at, UpdatedAt: at})
+	require.NoError(t, err)
+	subject := store.SubjectTriage
+	if reason == store.PauseManifestReady {
+		subject = store.SubjectManifest
+	}
+	require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "ps-" + wo.WorkOrderID,
+		SubjectType: subject, SubjectID: wo.WorkOrderID, WorkOrderID: wo.WorkOrderID, Reason: reason,
+		PrioritizedActions: []string{"Review"}, CreatedAt: at}))
+}
+
+// tasksEveryState leaves a triage run gated (its capture PROCESSED into a
+// NEW objective), a manifest gated after it, and a capture waiting.
+func tasksEveryState(t *testing.T, s store.Querier) {
+	t.Helper()
+	ctx := context.Background()
+	ev := capture(t, s, "cap-1", T0)
+	triage := trackWorkOrder(t, s, ev, "TRIAGE_DIAZOTROPH", T0.Add(time.Minute), "cap-1")
+	require.NoError(t, s.CreateObjective(ctx, storetest.Objective("obj-from-cap-1")))
+	trackGate(t, s, triage, store.PauseProposalsReview, T0.Add(2*time.Minute))
+	_, err := s.ProcessCapture(ctx, store.ProcessCaptureParams{CaptureBufferID: "cap-1", WorkOrderID: triage.WorkOrderID,
+		ObjectiveIDs: []string{"obj-from-cap-1"}, Now: T0.Add(2 * time.Minute)})
+	require.NoError(t, err)
+
+	mr, created, err := s.EmitEvent(ctx, &store.Event{EventID: "ev-mr-1", EventType: store.EventManifestRequested,
+		SubjectID: "mr-1", CreatedAt: T0.Add(2 * time.Minute)})
+	require.NoError(t, err)
+	require.True(t, created)
+	manifest := trackWorkOrder(t, s, mr, "MANIFEST_DIAZOTROPH", T0.Add(3*time.Minute))
+	trackGate(t, s, manifest, store.PauseManifestReady, T0.Add(4*time.Minute))
+
+	capture(t, s, "cap-2", T0.Add(5*time.Minute))
+}
+
+func TestRun_ConsistentTaskManagementReportsNothing(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *sqlstore.Store) {
+		tasksEveryState(t, s)
+		rep := audited(t, s)
+		require.Empty(t, rep.Violations)
+		require.Equal(t, 2, rep.Checked[audit.RuleCaptureReadyOnce], "one item per capture")
+		require.Equal(t, 1, rep.Checked[audit.RuleCaptureProcessedByTriage], "one item per taken capture")
+		require.Equal(t, 2, rep.Checked[audit.RuleTrackOneActive], "one item per track workorder")
+	})
+}
+
+// Each case starts from tasksEveryState and breaks one guarantee with raw
+// SQL, as a writer bypassing the store could.
+func TestRun_ReportsEachBrokenTaskGuarantee(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name           string
+		corrupt        func(t *testing.T, s *sqlstore.Store)
+		rule, resource string
+		opts           []audit.Option
+	}{
+		{"a second CAPTURE_READY event", func(t *testing.T, s *sqlstore.Store) {
+			dropUnique(t, s, "events")
+			raw(t, s, `INSERT INTO events (event_id, event_type, subject_id, transition_seq, processed, created_at)
+				VALUES ('ev-cap-2-again', 'CAPTURE_READY', 'cap-2', 0, FALSE, $1)`, s.EncodeTime(T0))
+		}, audit.RuleCaptureReadyOnce, "capture cap-2", nil},
+		{"a PENDING capture never got its event", func(t *testing.T, s *sqlstore.Store) {
+			raw(t, s, `DELETE FROM events WHERE event_id = 'ev-cap-2'`)
+		}, audit.RuleCaptureReadyOnce, "capture cap-2", nil},
+		{"a capture left PENDING by a passed triage", func(t *testing.T, s *sqlstore.Store) {
+			raw(t, s, `UPDATE capture_buffers SET status = 'PENDING', objective_ids = NULL WHERE capture_buffer_id = 'cap-1'`)
+		}, audit.RuleCaptureProcessedByTriage, "capture cap-1", nil},
+		{"a capture became an objective that does not exist", func(t *testing.T, s *sqlstore.Store) {
+			raw(t, s, `UPDATE capture_buffers SET objective_ids = '["obj-ghost"]' WHERE capture_buffer_id = 'cap-1'`)
+		}, audit.RuleCaptureProcessedByTriage, "capture cap-1", nil},
+		{"a capture PROCESSED by a triage without a PASS", func(t *testing.T, s *sqlstore.Store) {
+			raw(t, s, `UPDATE run_records SET gate_result = 'FAIL' WHERE work_order_id = 'wo-ev-cap-1'`)
+		}, audit.RuleCaptureProcessedByTriage, "capture cap-1", nil},
+		{"two track workorders active together", func(t *testing.T, s *sqlstore.Store) {
+			raw(t, s, `UPDATE workorders SET created_at = $1 WHERE work_order_id = 'wo-ev-mr-1'`,
+				s.EncodeTime(T0.Add(90*time.Second)))
+		}, audit.RuleTrackOneActive, "track " + testTrack, nil},
+		{"a TRACK claim left live after its gate", func(t *testing.T, s *sqlstore.Store) {
+			_, ok, err := s.AcquireClaim(context.Background(), store.AcquireClaimParams{ResourceType: store.ResourceTrack,
+				ResourceID: store.TrackResource(testTrack), OwnerID: "track:ev-mr-1", TTL: time.Hour, Now: now.Add(-time.Minute)})
+			require.NoError(t, err)
+			require.True(t, ok)
+		}, audit.RuleNoLiveClaimOnFinished, "claim TRACK " + store.TrackResource(testTrack), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			forEachBackend(t, func(t *testing.T, s *sqlstore.Store) {
+				tasksEveryState(t, s)
+				require.Empty(t, audited(t, s).Violations, "clean before the corruption")
+				tc.corrupt(t, s)
+				requireReported(t, audited(t, s, tc.opts...), tc.rule, tc.resource)
+			})
+		})
+	}
+}
