@@ -58,6 +58,11 @@ func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (T
 	}
 	if ev.Processed {
 		res, err := a.trackScheduled(ctx, a.Store, ev)
+		if err == nil && res.Reason != store.ReasonScheduled {
+			// An attempt that wrote the outcome may have died before
+			// freeing the track.
+			a.releaseTrack(ctx, in.Track, ev.EventID)
+		}
 		return res, permanent(err)
 	}
 	lease, err := a.acquire(ctx, store.ResourceEvent, ev.EventID, a.LeaseTTL)
