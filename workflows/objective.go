@@ -161,6 +161,20 @@ func (w *objective) setup(ctx workflow.Context) error {
 			}
 		})
 	}
+	if w.v.overdueAttribute {
+		overdue := workflow.GetSignalChannel(ctx, Overdue)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			overdue.Receive(ctx, nil)
+			w.log.Info("objective overdue")
+			if err := workflow.UpsertTypedSearchAttributes(ctx, AttrOverdue.ValueSet(true)); err != nil {
+				w.log.Warn("upsert search attributes", "error", err)
+			}
+			// The attribute is set: repeats (a later deadline) change nothing.
+			for {
+				overdue.Receive(ctx, nil)
+			}
+		})
+	}
 	w.wake = workflow.GetSignalChannel(ctx, Wake)
 	if !w.v.wakeReloads {
 		// Runs started before wakes were read drained them unread.

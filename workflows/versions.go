@@ -24,11 +24,15 @@ const (
 	// attributes of the workorder about to run go in one upsert (before:
 	// two, in the same workflow task).
 	changeOneUpsertPerRun = "one-upsert-per-run"
+	// changeOverdueAttribute: the Overdue signal (from the deadline
+	// monitor) makes the lifecycle upsert AzollaOverdue=true (before: the
+	// signal was left unread).
+	changeOverdueAttribute = "overdue-attribute"
 )
 
 // versions is what the run's history says of each change.
 type versions struct {
-	wakeReloads, finishHandlers, provenanceAttrs, localStoreSteps, oneUpsertPerRun bool
+	wakeReloads, finishHandlers, provenanceAttrs, localStoreSteps, oneUpsertPerRun, overdueAttribute bool
 }
 
 func getVersions(ctx workflow.Context) versions {
@@ -36,10 +40,11 @@ func getVersions(ctx workflow.Context) versions {
 		return workflow.GetVersion(ctx, change, workflow.DefaultVersion, 1) == 1
 	}
 	return versions{
-		wakeReloads:     on(changeWakeReloads),
-		finishHandlers:  on(changeFinishHandlers),
-		provenanceAttrs: on(changeProvenanceAttrs),
-		localStoreSteps: on(changeLocalStoreSteps),
-		oneUpsertPerRun: on(changeOneUpsertPerRun),
+		wakeReloads:      on(changeWakeReloads),
+		finishHandlers:   on(changeFinishHandlers),
+		provenanceAttrs:  on(changeProvenanceAttrs),
+		localStoreSteps:  on(changeLocalStoreSteps),
+		oneUpsertPerRun:  on(changeOneUpsertPerRun),
+		overdueAttribute: on(changeOverdueAttribute),
 	}
 }
