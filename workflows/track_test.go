@@ -225,3 +225,24 @@ func TestTrack_ContinuesAsNewWhenSuggested(t *testing.T) {
 	require.Equal(t, []activities.TrackEvent{c2}, next.Waiting)
 	require.Equal(t, []string{c1.EventID}, next.Done)
 }
+
+// An event enqueued with the start, before the pending events are loaded,
+// is not queued twice when the store lists it too.
+func TestTrack_RecoveryDeduplicatesAnEarlierEnqueue(t *testing.T) {
+	t.Parallel()
+	b := setupTrack(t)
+	p1, p2 := manifest("ev-p1", 0), capture("ev-p2", 1)
+	b.env.OnActivity(a.PendingTrackEvents, mock.Anything, activities.PendingTrackEventsInput{}).
+		Return([]activities.TrackEvent{p1, p2}, nil).Once().After(time.Minute)
+	b.runs(p2.EventID, time.Minute, nil, store.GatePass)
+	b.runs(p1.EventID, time.Minute, nil, store.GatePass)
+
+	early := b.enqueueAt(time.Second, p2)
+	b.cancelAt(24 * time.Hour)
+	b.execute(workflows.TrackInput{Track: trackName})
+
+	b.canceled()
+	require.Equal(t, workflows.EnqueueResult{Waiting: 1}, early.result, early)
+	require.Equal(t, []string{p2.EventID, p1.EventID}, b.scheduled)
+	require.Equal(t, 2, b.state().Completed)
+}
