@@ -3,6 +3,7 @@ package workers_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -32,6 +33,11 @@ type fakeTemporal struct {
 	afterDescribe func(id string)
 
 	describes, signalStarts, signals, queries int
+
+	// enqueued holds each track's events; failEnqueue fails every enqueue.
+	enqueued    map[string][]string
+	failEnqueue error
+	updates     int
 }
 
 func newFakeTemporal() *fakeTemporal {
@@ -132,5 +138,62 @@ func (v stateValue) Get(ptr any) error {
 		return errors.New("stateValue decodes into *workflows.State only")
 	}
 	*p = v.s
+	return nil
+}
+
+// withStartOp is the start half of an update-with-start, as the fake reads
+// it back.
+type withStartOp struct {
+	client.WithStartWorkflowOperation
+	opts client.StartWorkflowOptions
+	args []any
+}
+
+func (f *fakeTemporal) NewWithStartWorkflowOperation(opts client.StartWorkflowOptions, _ any, args ...any) client.WithStartWorkflowOperation {
+	return &withStartOp{opts: opts, args: args}
+}
+
+// UpdateWithStartWorkflow is the track's enqueue: the track runs from the
+// first call on (USE_EXISTING), and an event it has is a duplicate. While
+// failEnqueue is set every call fails.
+func (f *fakeTemporal) UpdateWithStartWorkflow(_ context.Context, o client.UpdateWithStartWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.updates++
+	if f.failEnqueue != nil {
+		return nil, f.failEnqueue
+	}
+	op := o.StartWorkflowOperation.(*withStartOp)
+	if op.opts.WorkflowIDConflictPolicy != enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING {
+		return nil, errors.New("update-with-start without USE_EXISTING")
+	}
+	if f.enqueued == nil {
+		f.enqueued = map[string][]string{}
+	}
+	item := o.UpdateOptions.Args[0].(workflows.TrackItem)
+	id := op.opts.ID
+	res := workflows.EnqueueResult{Duplicate: slices.Contains(f.enqueued[id], item.EventID)}
+	if !res.Duplicate {
+		f.enqueued[id] = append(f.enqueued[id], item.EventID)
+	}
+	res.Waiting = len(f.enqueued[id])
+	return updateHandle{res}, nil
+}
+
+// trackItems returns the events the track has, in enqueue order, and the
+// enqueue calls so far.
+func (f *fakeTemporal) trackItems(track string) ([]string, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.enqueued[workflows.TrackWorkflowID(track)]), f.updates
+}
+
+type updateHandle struct{ res workflows.EnqueueResult }
+
+func (updateHandle) WorkflowID() string { return "" }
+func (updateHandle) RunID() string      { return "" }
+func (updateHandle) UpdateID() string   { return "" }
+func (h updateHandle) Get(_ context.Context, ptr any) error {
+	*ptr.(*workflows.EnqueueResult) = h.res
 	return nil
 }

@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,6 +75,10 @@ type Poller struct {
 	LeaseTTL time.Duration
 	OwnerID  string
 	Log      *slog.Logger
+	// Track names the task-management track that CAPTURE_READY and
+	// MANIFEST_REQUESTED events are handed to; "" means
+	// workflows.DefaultTrack.
+	Track string
 	// BatchSize bounds each store read; zero means DefaultBatchSize.
 	BatchSize int
 	// Now is the clock events are judged stale by; nil means time.Now.
@@ -102,6 +107,8 @@ type Counts struct {
 	// Captures counts the CAPTURE_READY events this pass emitted. The pages
 	// of that read are not in Batches, which counts the lifecycle's reads.
 	Captures int
+	// Enqueued counts the track events this pass handed to the track.
+	Enqueued int
 }
 
 // Start runs a pass now and then every Interval in the background, until
@@ -169,6 +176,9 @@ func (p *Poller) RunOnce(ctx context.Context) (Counts, error) {
 		return c, p.passEnded(ctx, err)
 	}
 	if err := p.passCaptures(ctx, &c); err != nil {
+		return c, p.passEnded(ctx, err)
+	}
+	if err := p.passTrack(ctx, &c); err != nil {
 		return c, p.passEnded(ctx, err)
 	}
 	return c, nil
@@ -343,6 +353,47 @@ func (p *Poller) passCaptures(ctx context.Context, c *Counts) error {
 			return nil
 		}
 	}
+}
+
+// passTrack hands the track events (CAPTURE_READY, MANIFEST_REQUESTED)
+// nobody handed over to the track: events written while Temporal was
+// unreachable, or straight into the database. An event the track was
+// given but has not processed for a lease is handed again: the track takes
+// a duplicate as a no-op, and one lost with a terminated track is not lost
+// for good.
+func (p *Poller) passTrack(ctx context.Context, c *Counts) error {
+	track := cmp.Or(p.Track, workflows.DefaultTrack)
+	for _, typ := range []string{store.EventCaptureReady, store.EventManifestRequested} {
+		var after store.Cursor
+		for {
+			page, err := p.Store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ, After: after,
+				Limit: p.batch()})
+			if err != nil {
+				return fmt.Errorf("list pending %s events: %w", typ, err)
+			}
+			for _, pe := range page {
+				after = store.Cursor{CreatedAt: pe.CreatedAt, ID: pe.EventID}
+				if pe.HandedOver && !pe.CreatedAt.Before(p.now().Add(-p.LeaseTTL)) {
+					c.Skipped++
+					continue
+				}
+				if _, err := p.Starter.Enqueue(ctx, track, pe.Event); err != nil {
+					if ctx.Err() != nil {
+						return err
+					}
+					c.Failed++
+					p.Log.Warn("poller could not hand an event to the track", "event_id", pe.EventID,
+						"track", track, "error", err)
+					continue
+				}
+				c.Enqueued++
+			}
+			if len(page) < p.batch() {
+				break
+			}
+		}
+	}
+	return nil
 }
 
 // handEvent starts or wakes the lifecycle of an event's objective, holding
