@@ -49,7 +49,7 @@ func runMain(m *testing.M) int {
 
 	attrs := map[string]enumspb.IndexedValueType{}
 	for _, k := range workflows.SearchAttributes() {
-		attrs[k.GetName()] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+		attrs[k.GetName()] = k.GetValueType()
 	}
 	server, err = devserver.Start(context.Background(), devserver.Options{
 		GRPCPort: freePort(), UIPort: devserver.UIDisabled, Ephemeral: true, SearchAttributes: attrs,

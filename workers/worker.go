@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -17,8 +18,11 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/diazotroph/triage"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/substrate"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
@@ -41,20 +45,35 @@ func NewLifecycle(cfg config.Config, st store.Store, identity string) (*activiti
 		Budget:      cfg.Lifecycle.Budget,
 		LeaseTTL:    cfg.Claim.LeaseTTL,
 		Retention:   cfg.Patch.Retention,
+		Tasks: activities.TaskOptions{TriageMaxCaptures: cfg.Tasks.TriageMaxCaptures,
+			TriageMaxBytes: cfg.Tasks.TriageMaxBytes, Budget: cfg.Tasks.Budget, SLA: cfg.Deadlines.SLA.Map()},
 	}, nil
+}
+
+// SubstrateConfig is the substrate the manifest reads (tasks.substrate):
+// this azolla's own store by default, else a configured substrates.<name>.
+func SubstrateConfig(cfg config.Config) substrate.Config {
+	sc := substrate.Config{Name: cfg.Tasks.Substrate, StatementTimeout: cfg.Tasks.StatementTimeout,
+		RowCap: cfg.Tasks.RowCap, SLA: cfg.Deadlines.SLA.Map()}
+	if s, ok := cfg.Substrates[cfg.Tasks.Substrate]; ok {
+		sc.Driver, sc.DSN, sc.Path = s.Driver, s.DSN, s.SQLitePath
+		return sc
+	}
+	sc.Driver, sc.DSN, sc.Path = cfg.Store.Driver, cfg.Store.DSN, cfg.SQLitePath()
+	return sc
 }
 
 // NewRegistry builds the built-in diazotrophs from cfg alone (no store, so
 // a remote worker runs the same ones): PATCH_DIAZOTROPH, also returned for
 // the repository resolution it offers the scheduler, and
-// COMMAND_DIAZOTROPH.
+// COMMAND_DIAZOTROPH, TRIAGE_DIAZOTROPH and MANIFEST_DIAZOTROPH.
 func NewRegistry(cfg config.Config) (*diazotroph.Registry, *patch.Patch, error) {
 	p, err := NewPatch(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	return diazotroph.NewRegistry(p, diazotroph.NewCommand(diazotroph.CommandOptions{
-		Run: cfg.Diazotroph.Command.Run, Dir: cfg.CommandDir()})), p, nil
+		Run: cfg.Diazotroph.Command.Run, Dir: cfg.CommandDir()}), triage.Diazotroph{}, manifest.Diazotroph{}), p, nil
 }
 
 // WorkflowCacheSize bounds the lifecycles a worker process keeps in memory
@@ -68,10 +87,20 @@ func NewRegistry(cfg config.Config) (*diazotroph.Registry, *patch.Patch, error) 
 // decision, a query), a few milliseconds for a waiting one.
 const WorkflowCacheSize = 1000
 
-// Register puts ObjectiveWorkflow and the lifecycle activities on w.
+// Register puts ObjectiveWorkflow, TrackWorkflow and the lifecycle
+// activities on w (the lifecycle task queue).
 func Register(w worker.Registry, l *activities.Lifecycle) {
 	w.RegisterWorkflowWithOptions(workflows.ObjectiveWorkflow, workflow.RegisterOptions{Name: workflows.ObjectiveWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.TrackWorkflow, workflow.RegisterOptions{Name: workflows.TrackWorkflowName})
 	w.RegisterActivity(l)
+}
+
+// RegisterDeadlines puts DeadlineMonitorWorkflow and its scan on w (the
+// deadlines task queue): the monitor takes no slot of the lifecycle's.
+func RegisterDeadlines(w worker.Registry, l *activities.Lifecycle) {
+	w.RegisterWorkflowWithOptions(workflows.DeadlineMonitorWorkflow,
+		workflow.RegisterOptions{Name: workflows.DeadlineMonitorWorkflowName})
+	w.RegisterActivityWithOptions(l.ScanDeadlines, activity.RegisterOptions{Name: "ScanDeadlines"})
 }
 
 // Options shape a worker process.
@@ -125,11 +154,32 @@ func Run(ctx context.Context, o Options) error {
 		Identity:          o.Identity,
 		WorkerStopTimeout: o.Config.Claim.LeaseTTL,
 	})
+	sub, err := substrate.Open(ctx, SubstrateConfig(o.Config))
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	l.Tasks.Substrate = sub
 	Register(w, l)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", o.Config.Temporal.TaskQueue, err)
 	}
 	defer w.Stop()
+	dw := worker.New(o.Client, o.Config.Deadlines.TaskQueue, worker.Options{Identity: o.Identity,
+		WorkerStopTimeout: o.Config.Claim.LeaseTTL})
+	RegisterDeadlines(dw, l)
+	if err := dw.Start(); err != nil {
+		return fmt.Errorf("start worker on task queue %s: %w", o.Config.Deadlines.TaskQueue, err)
+	}
+	defer dw.Stop()
+	if what, err := ApplyDeadlineSchedule(ctx, o.Client, o.Config); err != nil {
+		// The monitor is not the lifecycle's: a worker runs without it,
+		// and `azolla schedules apply` sets it up later.
+		o.Log.Warn("the deadline monitor's schedule could not be applied; run `azolla schedules apply`", "error", err)
+	} else {
+		o.Log.Info("deadline monitor schedule "+what, "schedule_id", workflows.DeadlineScheduleID,
+			"interval", o.Config.Deadlines.Interval.String(), "task_queue", o.Config.Deadlines.TaskQueue)
+	}
 	pruner.Start(ctx)
 	defer pruner.Stop()
 
@@ -140,7 +190,7 @@ func Run(ctx context.Context, o Options) error {
 			Starter: &starter.Starter{Client: o.Client, Store: o.Store, TaskQueue: o.Config.Temporal.TaskQueue,
 				AttributesWait: -1},
 			Interval: o.Config.Lifecycle.PollInterval, LeaseTTL: o.Config.Claim.LeaseTTL,
-			OwnerID: o.Identity + ":poller", Log: o.Log}
+			OwnerID: o.Identity + ":poller", Log: o.Log, Track: o.Config.Tasks.Track}
 		p.Start(ctx)
 		defer p.Stop()
 	}

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/gitops"
+	"github.com/azolla/azolla/internal/store"
 )
 
 // The demo's sample repository: a greeter script the demo patch teaches to
@@ -68,4 +71,63 @@ func demoRepository(ctx context.Context, cfg config.Config) (string, error) {
 		return "", fmt.Errorf("create the demo repository: %w", err)
 	}
 	return dir, nil
+}
+
+// The task-management part of the demo: two captures for triage, a
+// manifest request, and an objective already past its due date, which the
+// deadline monitor finds.
+const (
+	demoCaptureSource      = "azolla-demo"
+	demoOverdueObjectiveID = "demo-overdue"
+)
+
+var demoCaptures = []string{
+	"Fix the login timeout, urgent\n- Sessions stay open for 30 minutes of inactivity\n- The timeout is configurable\n",
+	"Write the release notes for 1.1\n- They list every change since 1.0\n- They say how to upgrade\n",
+}
+
+// createTaskDemo writes what the task-management demo needs into the store,
+// once per data dir: the captures with their CAPTURE_READY events, a
+// MANIFEST_REQUESTED event, and the overdue objective. The poller hands the
+// events to the track as soon as the workers run.
+func (a *app) createTaskDemo(ctx context.Context, s *session) error {
+	all, err := s.store.ListCaptureBuffers(ctx, store.ListCaptureBuffersParams{})
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(all, func(c *store.CaptureBuffer) bool { return c.Source == demoCaptureSource }) {
+		now := store.NowOr(time.Time{})
+		err := s.store.InTx(ctx, func(q store.Querier) error {
+			for i, text := range demoCaptures {
+				at := now.Add(time.Duration(i) * time.Microsecond)
+				c := &store.CaptureBuffer{CaptureBufferID: newCaptureID(at), Source: demoCaptureSource, Content: text,
+					Status: store.CapturePending, CreatedAt: at, UpdatedAt: at}
+				if err := q.CreateCaptureBuffer(ctx, c); err != nil {
+					return err
+				}
+				if _, _, err := store.EmitCaptureReady(ctx, q, c.CaptureBufferID, at); err != nil {
+					return err
+				}
+			}
+			_, err := store.RequestManifest(ctx, q, "demo", now.Add(time.Millisecond))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("create the demo captures: %w", err)
+		}
+	}
+	o, err := s.store.GetObjective(ctx, demoOverdueObjectiveID)
+	if errors.Is(err, store.ErrNotFound) {
+		due := store.NowOr(time.Time{}).Add(-2 * time.Hour)
+		o = &store.Objective{ObjectiveID: demoOverdueObjectiveID, ObjectiveType: "TICKET",
+			Title: "Renew the demo site's TLS certificate", AcceptanceCriteria: []string{"The new certificate is served"},
+			Status: store.StatusNew, Urgency: "HIGH", DueAt: &due}
+		if err = s.store.CreateObjective(ctx, o); err != nil {
+			return fmt.Errorf("create the demo's overdue objective: %w", err)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return s.starter.Start(ctx, o)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	enumspb "go.temporal.io/api/enums/v1"
 	"log/slog"
 	"net"
 	"strconv"
@@ -35,8 +36,9 @@ type DevServerOptions struct {
 	DBPath           string
 	Ephemeral        bool
 	Namespace        string
-	// SearchAttributes are keyword attributes to register.
-	SearchAttributes []string
+	// SearchAttributes are the custom search attributes to register, by
+	// name, with their types.
+	SearchAttributes map[string]enumspb.IndexedValueType
 	Log              *slog.Logger
 }
 
@@ -87,9 +89,9 @@ With --demo it also creates a demo objective that waits for approval.`,
 		log := cfg.Logger(a.stderr)
 		ctx := cmd.Context()
 
-		var attrs []string
+		attrs := map[string]enumspb.IndexedValueType{}
 		for _, k := range workflows.SearchAttributes() {
-			attrs = append(attrs, k.GetName())
+			attrs[k.GetName()] = k.GetValueType()
 		}
 		srv, err := a.startDev(ctx, DevServerOptions{Host: cfg.Dev.Host, GRPCPort: cfg.Dev.GRPCPort,
 			UIPort: cfg.Dev.UIPort, DBPath: cfg.TemporalDBPath(), Ephemeral: cfg.Dev.Ephemeral,
@@ -125,6 +127,10 @@ With --demo it also creates a demo objective that waits for approval.`,
 			if err := a.createDemo(cmd, s); err != nil {
 				return err
 			}
+			if err := a.createTaskDemo(ctx, s); err != nil {
+				return err
+			}
+			a.announceTaskDemo(cmd, s)
 		}
 		return workers.Run(ctx, workers.Options{Config: cfg, Client: s.client, Store: s.store, Log: log,
 			Identity: identity, ControlPlane: cp.svc})
@@ -258,6 +264,18 @@ func (a *app) createDemo(cmd *cobra.Command, s *session) error {
 		return fmt.Errorf("create the demo objective: %w", err)
 	}
 	return a.announceDemo(cmd, s, o)
+}
+
+func (a *app) announceTaskDemo(cmd *cobra.Command, s *session) {
+	fmt.Fprintf(cmd.OutOrStdout(), `
+The task-management demo added two captures and a manifest request: the
+track (workflow %[2]s) triages the captures into proposed objectives,
+then writes the manifest; the deadline monitor (schedule %[3]s) finds
+%[4]q past its due date. See everything waiting for you with:
+  %[1]s inbox
+  %[1]s track show
+  %[1]s manifest show
+`, a.self(), workflows.TrackWorkflowID(s.cfg.Tasks.Track), workflows.DeadlineScheduleID, demoOverdueObjectiveID)
 }
 
 func (a *app) announceDemo(cmd *cobra.Command, s *session, o *store.Objective) error {

@@ -77,7 +77,7 @@ func TestRemoteWorker_RunsAJobWithTheConfiguredCommand(t *testing.T) {
 		"--control-plane", srv.URL, "--token-file", tf, "--max-wait", "1s")
 
 	require.Equal(t, exitFailure, r.code, r.stderr)
-	require.Equal(t, "remote worker w1: control plane "+srv.URL+", streams command,patch\n", r.stdout)
+	require.Equal(t, "remote worker w1: control plane "+srv.URL+", streams command,manifest,patch,triage\n", r.stdout)
 	require.Contains(t, r.stderr, controlplane.CodeUnauthenticated)
 	require.NotContains(t, r.stderr, remoteToken)
 	cs := completes()
@@ -100,7 +100,7 @@ func TestRemoteWorker_RefusesWhatItCannotRun(t *testing.T) {
 		want string
 	}{
 		"no worker id":      {nil, nil, "--worker-id or $AZOLLA_WORKER_ID"},
-		"stream not run":    {[]string{"--worker-id", "w", "--streams", "patch,triage"}, nil, `runs no TRIAGE_DIAZOTROPH for stream "triage"`},
+		"stream not run":    {[]string{"--worker-id", "w", "--streams", "patch,review"}, nil, `runs no REVIEW_DIAZOTROPH for stream "review"`},
 		"invalid stream":    {[]string{"--worker-id", "w", "--streams", "Patch"}, nil, "invalid stream name"},
 		"max wait too long": {[]string{"--worker-id", "w", "--max-wait", "31s"}, nil, "--max-wait 31s"},
 		"empty token":       {[]string{"--worker-id", "w", "--token-file", writeFile(t, dir, "empty", "\n")}, nil, "is empty"},

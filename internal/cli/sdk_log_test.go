@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -30,8 +31,10 @@ func TestWorkerAndDev_SDKLogsFollowLogLevelAndFormat(t *testing.T) {
 				records := jsonRecords(t, stderr)
 				sdk := map[string]map[string]any{}
 				for _, r := range records {
+					// One worker per task queue: the lifecycle's and the
+					// deadline monitor's.
 					if msg := r["msg"].(string); strings.HasSuffix(msg, " Worker") {
-						sdk[msg] = r
+						sdk[msg+" "+fmt.Sprint(r["TaskQueue"])] = r
 					}
 				}
 				if level == "warn" {
@@ -39,10 +42,9 @@ func TestWorkerAndDev_SDKLogsFollowLogLevelAndFormat(t *testing.T) {
 					return
 				}
 				for _, msg := range []string{"Started Worker", "Stopped Worker"} {
-					r, ok := sdk[msg]
-					require.True(t, ok, "no %q line from the SDK:\n%s", msg, stderr)
+					r, ok := sdk[msg+" azolla-sdk-log-test"]
+					require.True(t, ok, "no %q line from the SDK with its TaskQueue attribute:\n%s", msg, stderr)
 					require.Equal(t, "INFO", r["level"])
-					require.Equal(t, "azolla-sdk-log-test", r["TaskQueue"], "the SDK's own attributes are kept")
 				}
 			})
 		}
