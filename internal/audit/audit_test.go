@@ -71,7 +71,7 @@ func TestRun_ConsistentLifecycleReportsNothingAndChecksEveryRule(t *testing.T) {
 			require.Positive(t, rep.Checked[rule], "rule %s checked nothing", rule)
 		}
 		require.Equal(t, 4+2, rep.Checked[audit.RuleWorkOrderPerEvent], "one item per workorder (two of them the track's)")
-		require.Equal(t, 8+3, rep.Checked[audit.RuleEventProcessedOnce], "one item per event (three of them the track's)")
+		require.Equal(t, 8+4, rep.Checked[audit.RuleEventProcessedOnce], "one item per event (four of them the track's)")
 	})
 }
 

@@ -7,8 +7,10 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// terminalReasons are the processed reasons of seed 003 steps 3, 4 and 8.
-var terminalReasons = []string{store.ReasonScheduled, store.ReasonMissingTicket, store.ReasonNonExecutableStatus, store.ReasonBlocked}
+// terminalReasons are the processed reasons of seed 003 steps 3, 4 and 8,
+// and seed 002's no-op for a capture an earlier triage took.
+var terminalReasons = []string{store.ReasonScheduled, store.ReasonMissingTicket, store.ReasonNonExecutableStatus,
+	store.ReasonBlocked, store.ReasonAlreadyTaken}
 
 // eventProcessedOnce: seed 003, "every event terminal path sets
 // event.processed=true exactly once". The store makes the second mark a

@@ -89,6 +89,15 @@ func tasksEveryState(t *testing.T, s store.Querier) {
 	manifest := trackWorkOrder(t, s, mr, "MANIFEST_DIAZOTROPH", T0.Add(3*time.Minute))
 	trackGate(t, s, manifest, store.PauseManifestReady, T0.Add(4*time.Minute))
 
+	// A capture the round took whose own event came after it: a no-op.
+	late := capture(t, s, "cap-3", T0.Add(30*time.Second))
+	require.NoError(t, s.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: triage.WorkOrderID,
+		CaptureBufferIDs: []string{"cap-3"}, Now: T0.Add(time.Minute)}))
+	_, err = s.ProcessCapture(ctx, store.ProcessCaptureParams{CaptureBufferID: "cap-3", WorkOrderID: triage.WorkOrderID,
+		Now: T0.Add(2 * time.Minute)})
+	require.NoError(t, err)
+	markProcessed(t, s, late.EventID, store.ReasonAlreadyTaken)
+
 	capture(t, s, "cap-2", T0.Add(5*time.Minute))
 }
 
@@ -98,8 +107,8 @@ func TestRun_ConsistentTaskManagementReportsNothing(t *testing.T) {
 		tasksEveryState(t, s)
 		rep := audited(t, s)
 		require.Empty(t, rep.Violations)
-		require.Equal(t, 2, rep.Checked[audit.RuleCaptureReadyOnce], "one item per capture")
-		require.Equal(t, 1, rep.Checked[audit.RuleCaptureProcessedByTriage], "one item per taken capture")
+		require.Equal(t, 3, rep.Checked[audit.RuleCaptureReadyOnce], "one item per capture")
+		require.Equal(t, 2, rep.Checked[audit.RuleCaptureProcessedByTriage], "one item per taken capture")
 		require.Equal(t, 2, rep.Checked[audit.RuleTrackOneActive], "one item per track workorder")
 	})
 }

@@ -110,21 +110,9 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 	}
 
 	var out []inboxItem
-	for _, o := range open {
-		ps := latest[o.ObjectiveID]
-		switch {
-		case o.Status == store.StatusNew && (ps == nil || ps.Reason != store.PauseRejected):
-			out = append(out, inboxItem{Kind: inboxApproval, Urgency: o.Urgency, SubjectType: store.SubjectObjective,
-				SubjectID: o.ObjectiveID, Title: o.Title, Since: o.CreatedAt, Actions: []inboxAction{
-					{Text: "approve it", Command: src.self + " objective approve " + o.ObjectiveID},
-					{Text: "or reject it", Command: src.self + " objective reject " + o.ObjectiveID},
-				}})
-		case ps != nil && o.Status == store.StatusBlocked:
-			out = append(out, src.pauseItem(inboxBlocked, o, ps))
-		case ps != nil && o.Status == store.StatusTodo && ps.Reason == store.PauseGateFailed:
-			out = append(out, src.pauseItem(inboxGateFail, o, ps))
-		}
-	}
+	// An overdue objective is one item, with whatever else it waits for
+	// (an approval) among its actions.
+	isOverdue := map[string]int{}
 	for _, ps := range overdue {
 		o := objectives[ps.ObjectiveID]
 		// An OVERDUE pause waits while its objective is open and the
@@ -134,7 +122,28 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 		}
 		it := src.pauseItem(inboxOverdue, o, ps)
 		it.DeadlineAt = ps.DeadlineAt
+		isOverdue[o.ObjectiveID] = len(out)
 		out = append(out, it)
+	}
+	for _, o := range open {
+		ps := latest[o.ObjectiveID]
+		switch {
+		case o.Status == store.StatusNew && (ps == nil || ps.Reason != store.PauseRejected):
+			approve := []inboxAction{
+				{Text: "approve it", Command: src.self + " objective approve " + o.ObjectiveID},
+				{Text: "or reject it", Command: src.self + " objective reject " + o.ObjectiveID},
+			}
+			if i, ok := isOverdue[o.ObjectiveID]; ok {
+				out[i].Actions = append(out[i].Actions, approve...)
+				continue
+			}
+			out = append(out, inboxItem{Kind: inboxApproval, Urgency: o.Urgency, SubjectType: store.SubjectObjective,
+				SubjectID: o.ObjectiveID, Title: o.Title, Since: o.CreatedAt, Actions: approve})
+		case ps != nil && o.Status == store.StatusBlocked:
+			out = append(out, src.pauseItem(inboxBlocked, o, ps))
+		case ps != nil && o.Status == store.StatusTodo && ps.Reason == store.PauseGateFailed:
+			out = append(out, src.pauseItem(inboxGateFail, o, ps))
+		}
 	}
 	proposed, err := src.proposedBy(ctx)
 	if err != nil {
@@ -150,11 +159,11 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 			}
 		}
 		if waiting {
-			out = append(out, src.subjectItem(inboxProposals, ps, "Triage "+ps.SubjectID))
+			out = append(out, src.subjectItem(inboxProposals, ps))
 		}
 	}
 	if manifest != nil {
-		out = append(out, src.subjectItem(inboxManifest, manifest, "Manifest "+manifest.SubjectID))
+		out = append(out, src.subjectItem(inboxManifest, manifest))
 	}
 	slices.SortStableFunc(out, func(a, b inboxItem) int {
 		return cmp.Or(cmp.Compare(inboxKindRank[a.Kind], inboxKindRank[b.Kind]),
@@ -195,9 +204,10 @@ func (src inboxSource) pauseItem(kind string, o *store.Objective, ps *store.Paus
 	return it
 }
 
-// subjectItem is a triage or manifest run's pause state as an inbox item.
-func (src inboxSource) subjectItem(kind string, ps *store.PauseState, title string) inboxItem {
-	return inboxItem{Kind: kind, SubjectType: ps.Subject(), SubjectID: ps.SubjectID, Title: title,
+// subjectItem is a triage or manifest run's pause state as an inbox item,
+// titled by its first action.
+func (src inboxSource) subjectItem(kind string, ps *store.PauseState) inboxItem {
+	return inboxItem{Kind: kind, SubjectType: ps.Subject(), SubjectID: ps.SubjectID, Title: ps.PrioritizedActions[0],
 		PauseStateID: ps.PauseStateID, Reason: ps.Reason, Since: ps.CreatedAt, Actions: src.actions(ps)}
 }
 
