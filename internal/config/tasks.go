@@ -112,12 +112,20 @@ func (c Config) validateTasks(add func(key, format string, args ...any)) {
 		}
 		switch s.Driver {
 		case DriverPostgres:
-			if msg := checkDSN(s.DSN); msg != "" {
+			if s.DSN == "" {
+				add(key+".dsn", "required when %s.driver is %q", key, DriverPostgres)
+			} else if msg := checkDSN(s.DSN); msg != "" {
 				add(key+".dsn", "%s", msg)
+			}
+			if s.SQLitePath != "" {
+				add(key+".sqlite_path", "is set but %s.driver is %q", key, DriverPostgres)
 			}
 		case DriverSQLite:
 			if s.SQLitePath == "" {
 				add(key+".sqlite_path", "must name the SQLite file of the substrate")
+			}
+			if s.DSN != "" {
+				add(key+".dsn", "is set but %s.driver is %q", key, DriverSQLite)
 			}
 		default:
 			add(key+".driver", "must be %q or %q, got %q", DriverSQLite, DriverPostgres, s.Driver)
