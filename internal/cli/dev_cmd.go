@@ -207,9 +207,11 @@ Next, in another terminal:
   %[1]s objective create --title "Describe the work" --criteria "How to tell it is done"
   %[1]s objective approve <id>
   %[1]s objective watch <id>
-In the Web UI, filter objectives with: AzollaStatus="DONE"
+  %[1]s inbox                    everything waiting for you, with the command for each
+In the Web UI, filter objectives with: AzollaStatus="DONE" (overdue ones: AzollaOverdue=true);
+the task-management track is the workflow track-%[2]s, the deadline monitor the schedule %[3]s.
 Ctrl-C stops everything.
-`, a.self())
+`, a.self(), cfg.Tasks.Track, workflows.DeadlineScheduleID)
 	remote := "none yet: set control_plane.remote_diazotrophs (e.g. AZOLLA_CONTROL_PLANE_REMOTE_DIAZOTROPHS=PATCH_DIAZOTROPH)"
 	if len(cfg.ControlPlane.RemoteDiazotrophs) > 0 {
 		remote = strings.Join(cfg.ControlPlane.RemoteDiazotrophs, ", ")
