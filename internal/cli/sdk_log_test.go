@@ -70,7 +70,9 @@ func runUntilPolled(t *testing.T, command, level string) string {
 	}()
 
 	env := map[string]string{"HOME": t.TempDir(), "AZOLLA_LOG_FORMAT": "json", "AZOLLA_LOG_LEVEL": level,
-		"AZOLLA_TEMPORAL_ADDRESS": fe.addr, "AZOLLA_TEMPORAL_TASK_QUEUE": "azolla-sdk-log-test"}
+		"AZOLLA_TEMPORAL_ADDRESS": fe.addr, "AZOLLA_TEMPORAL_TASK_QUEUE": "azolla-sdk-log-test",
+		// Any free port: another azolla dev may hold the default one.
+		"AZOLLA_CONTROL_PLANE_ADDRESS": "127.0.0.1:0"}
 	args := []string{command}
 	if command == "worker" {
 		args = append(args, "--no-poller")
