@@ -227,3 +227,74 @@ func TestConfigListFromTheEnvironmentSplitsOnCommasAndSpaces(t *testing.T) {
 	cfg := showJSON(t, nil, "--config", file)
 	require.Equal(t, []string{"PATCH_DIAZOTROPH"}, cfg.ControlPlane.RemoteDiazotrophs)
 }
+
+func TestConfigShowReadsTasksSubstratesAndDeadlines(t *testing.T) {
+	t.Parallel()
+	file := writeFile(t, t.TempDir(), "azolla.yaml", `tasks:
+  track: ops
+  substrate: tickets
+  statement_timeout: 2s
+substrates:
+  tickets:
+    driver: postgres
+    dsn: postgres://reader:s3cret@db:5432/tickets
+  archive:
+    driver: sqlite
+    sqlite_path: /srv/archive/azolla.db
+deadlines:
+  interval: 30s
+  sla:
+    low: 336h
+`)
+	env := map[string]string{"AZOLLA_DEADLINES_SLA_CRITICAL": "1h"}
+	cfg := showJSON(t, env, "--config", file)
+	require.Equal(t, "ops", cfg.Tasks.Track)
+	require.Equal(t, "tickets", cfg.Tasks.Substrate)
+	require.Equal(t, 2*time.Second, cfg.Tasks.StatementTimeout)
+	require.Equal(t, 50, cfg.Tasks.TriageMaxCaptures, "unset keys keep their defaults")
+	require.Equal(t, map[string]config.SubstrateConfig{
+		"tickets": {Driver: "postgres", DSN: "postgres://reader:xxxxx@db:5432/tickets"},
+		"archive": {Driver: "sqlite", SQLitePath: "/srv/archive/azolla.db"},
+	}, cfg.Substrates, "read back from config show --output json, the DSN masked")
+	require.Equal(t, 30*time.Second, cfg.Deadlines.Interval)
+	require.Equal(t, "azolla-deadlines", cfg.Deadlines.TaskQueue)
+	require.Equal(t, config.SLAConfig{Critical: time.Hour, High: 24 * time.Hour, Normal: 72 * time.Hour, Low: 336 * time.Hour},
+		cfg.Deadlines.SLA, "critical from the environment, low from the file")
+
+	res := azolla(t, env, "config", "show", "--config", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.NotContains(t, res.stdout, "s3cret")
+}
+
+func TestConfigRefusesBadTasksKeys(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, file string
+		env        map[string]string
+		want       string
+	}{
+		{name: "unknown key under tasks", file: "tasks:\n  trak: ops\n", want: "unknown key(s): tasks.trak"},
+		{name: "unknown key under deadlines.sla", file: "deadlines:\n  sla:\n    urgent: 1h\n",
+			want: "unknown key(s): deadlines.sla.urgent"},
+		{name: "unknown key of a substrate", file: "substrates:\n  tickets:\n    driver: sqlite\n    path: /x.db\n",
+			want: "path"},
+		{name: "substrate not configured", file: "tasks:\n  substrate: tickets\n",
+			want: `tasks.substrate: must be "local" or a key of substrates ([]), got "tickets"`},
+		{name: "deadline queue from the environment", env: map[string]string{"AZOLLA_DEADLINES_TASK_QUEUE": "azolla-lifecycle"},
+			want: "deadlines.task_queue: must be a task queue of its own"},
+		{name: "SLA from the environment", env: map[string]string{"AZOLLA_DEADLINES_SLA_HIGH": "0s"},
+			want: "deadlines.sla.high: must be a positive duration, got 0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"config", "show"}
+			if tt.file != "" {
+				args = append(args, "--config", writeFile(t, t.TempDir(), "azolla.yaml", tt.file))
+			}
+			res := azolla(t, tt.env, args...)
+			require.Equal(t, exitUsage, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+			require.Contains(t, res.stderr, tt.want)
+		})
+	}
+}
