@@ -27,6 +27,9 @@ type bundle struct {
 	store   store.Store
 	client  client.Client
 	starter *starter.Starter
+	// env is added to the environment of the azolla processes the test
+	// runs (workerEnv).
+	env []string
 }
 
 // setupOptions tune a test's configuration.
@@ -35,6 +38,9 @@ type setupOptions struct {
 	leaseTTL time.Duration // claim lease and Run heartbeat timeout
 	noWorker bool          // start no in-process worker
 	patch    func(*config.PatchConfig)
+	// configure changes the rest of the configuration, before it is
+	// validated.
+	configure func(*config.Config)
 }
 
 func setup(t *testing.T, o setupOptions) *bundle {
@@ -55,6 +61,9 @@ func setup(t *testing.T, o setupOptions) *bundle {
 	}
 	if o.patch != nil {
 		o.patch(&cfg.Patch)
+	}
+	if o.configure != nil {
+		o.configure(&cfg)
 	}
 	require.NoError(t, cfg.Validate())
 

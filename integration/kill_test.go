@@ -72,7 +72,7 @@ func TestKill_WorkerKilledMidRunIsTakenOver(t *testing.T) {
 
 // workerEnv configures an azolla process like this test's world.
 func (b *bundle) workerEnv() []string {
-	return append(os.Environ(),
+	env := append(os.Environ(),
 		"AZOLLA_DATA_DIR="+b.cfg.DataDir,
 		"AZOLLA_TEMPORAL_ADDRESS="+b.cfg.Temporal.Address,
 		"AZOLLA_TEMPORAL_TASK_QUEUE="+b.cfg.Temporal.TaskQueue,
@@ -80,6 +80,7 @@ func (b *bundle) workerEnv() []string {
 		"AZOLLA_LIFECYCLE_POLL_INTERVAL=200ms",
 		"AZOLLA_DIAZOTROPH_COMMAND_RUN="+b.cfg.Diazotroph.Command.Run,
 		"AZOLLA_LOG_LEVEL=warn")
+	return append(env, b.env...)
 }
 
 // workerProcess starts `azolla worker`; name prefixes its identity.
