@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 
-
 	"github.com/azolla/azolla/deploy/devserver"
 	"github.com/azolla/azolla/internal/cli"
 )
