@@ -117,7 +117,9 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 		o := objectives[ps.ObjectiveID]
 		// An OVERDUE pause waits while its objective is open and the
 		// deadline it names is still the objective's.
-		if o == nil || ps.DeadlineAt == nil || !deadline.Deadline(o, src.sla).Equal(*ps.DeadlineAt) {
+		// A rejected objective stays NEW but waits for nothing.
+		if o == nil || ps.DeadlineAt == nil || !deadline.Deadline(o, src.sla).Equal(*ps.DeadlineAt) ||
+			isRejected(o, latest[o.ObjectiveID]) {
 			continue
 		}
 		it := src.pauseItem(inboxOverdue, o, ps)
@@ -128,7 +130,7 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 	for _, o := range open {
 		ps := latest[o.ObjectiveID]
 		switch {
-		case o.Status == store.StatusNew && (ps == nil || ps.Reason != store.PauseRejected):
+		case o.Status == store.StatusNew && !isRejected(o, ps):
 			approve := []inboxAction{
 				{Text: "approve it", Command: src.self + " objective approve " + o.ObjectiveID},
 				{Text: "or reject it", Command: src.self + " objective reject " + o.ObjectiveID},
@@ -171,6 +173,12 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 			cmp.Compare(a.SubjectID, b.SubjectID))
 	})
 	return out, nil
+}
+
+// isRejected says whether o, whose latest pause of its own is ps (nil for
+// none), was rejected: a rejected objective stays NEW with a REJECTED pause.
+func isRejected(o *store.Objective, ps *store.PauseState) bool {
+	return o.Status == store.StatusNew && ps != nil && ps.Reason == store.PauseRejected
 }
 
 func rankOf(urgency string) int {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -294,6 +295,9 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		if overdue {
 			sla, now := s.cfg.Deadlines.SLA.Map(), store.NowOr(time.Time{})
 			list = slices.DeleteFunc(list, func(o *store.Objective) bool { return !deadline.Overdue(o, sla, now) })
+			if list, err = dropRejected(cmd.Context(), s.store, list); err != nil {
+				return err
+			}
 		}
 		if asJSON {
 			if list == nil {
@@ -312,4 +316,30 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// dropRejected removes the rejected objectives from list: a rejected
+// objective stays NEW, its latest pause of its own REJECTED, and is due
+// nothing. Only NEW objectives are looked up.
+func dropRejected(ctx context.Context, q store.Querier, list []*store.Objective) ([]*store.Objective, error) {
+	out := list[:0]
+	for _, o := range list {
+		if o.Status == store.StatusNew {
+			pauses, err := q.ListPauseStates(ctx, o.ObjectiveID)
+			if err != nil {
+				return nil, err
+			}
+			var latest *store.PauseState
+			for _, p := range pauses {
+				if p.Reason != store.PauseOverdue {
+					latest = p
+				}
+			}
+			if isRejected(o, latest) {
+				continue
+			}
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }
