@@ -34,8 +34,11 @@ func captureStdin(t *testing.T, env map[string]string, stdin io.Reader, args ...
 	return stdout.String(), err
 }
 
+// captureEnv is a data dir with Temporal unreachable: capture add stores
+// the capture and warns, and never hands it to a server that happens to
+// run here.
 func captureEnv(t *testing.T) map[string]string {
-	return map[string]string{"AZOLLA_DATA_DIR": t.TempDir()}
+	return offlineEnv(t)
 }
 
 func listCaptures(t *testing.T, env map[string]string, args ...string) []store.CaptureBuffer {
