@@ -283,11 +283,13 @@ with the exact command for its action.`,
 			return err
 		}
 		for i, it := range items {
+			// Every stored field is rendered safe: rows may have been
+			// written straight into the database, past the schema.
 			urg := ""
 			if it.Urgency != "" {
-				urg = " " + it.Urgency
+				urg = " " + textsafe.Line(it.Urgency)
 			}
-			fmt.Fprintf(out, "%d. [%s%s] %s %s: %s\n", i+1, it.Kind, urg, strings.ToLower(it.SubjectType),
+			fmt.Fprintf(out, "%d. [%s%s] %s %s: %s\n", i+1, it.Kind, urg, textsafe.Line(strings.ToLower(it.SubjectType)),
 				textsafe.Line(it.SubjectID), textsafe.Line(it.Title))
 			if it.DeadlineAt != nil {
 				fmt.Fprintf(out, "   deadline %s\n", it.DeadlineAt.Format(time.RFC3339))

@@ -242,17 +242,21 @@ func TestInbox_RendersATitleWrittenPastTheSchema(t *testing.T) {
 	env = offline(t, env)
 	newObjective(t, s, "obj-1", "NORMAL", storetest.T0)
 	rawSQL(t, env, "UPDATE objectives SET title = ? WHERE objective_id = 'obj-1'", "x"+hostile+"\nsecond line")
+	newObjective(t, s, "obj-2", "NORMAL", storetest.T0.Add(time.Hour))
+	rawSQL(t, env, "UPDATE objectives SET urgency = ? WHERE objective_id = 'obj-2'", "SOON"+hostile)
 
 	res := azolla(t, env, "inbox")
 	require.Equal(t, 0, res.code, res.stderr)
 	requireNoRawControls(t, res.stdout)
 	require.Contains(t, res.stdout, "1. [APPROVAL NORMAL] objective obj-1: x"+escapedHostile+`\x0asecond line`+"\n")
+	require.Contains(t, res.stdout, "2. [APPROVAL SOON"+escapedHostile+"] objective obj-2: Fix obj-2\n",
+		"an unknown urgency ranks last, shown escaped")
 
 	res = azolla(t, env, "inbox", "--output", "json")
 	require.Equal(t, 0, res.code, res.stderr)
 	requireNoRawControls(t, res.stdout)
 	items := inboxJSON(t, env)
-	require.Len(t, items, 1)
+	require.Len(t, items, 2)
 	require.Equal(t, "x"+hostile+"\nsecond line", items[0].Title, "JSON carries it as stored")
 }
 
