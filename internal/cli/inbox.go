@@ -213,9 +213,14 @@ func (src inboxSource) pauseItem(kind string, o *store.Objective, ps *store.Paus
 }
 
 // subjectItem is a triage or manifest run's pause state as an inbox item,
-// titled by its first action.
+// titled by its first action (by its reason when a row written past the
+// schema has none).
 func (src inboxSource) subjectItem(kind string, ps *store.PauseState) inboxItem {
-	return inboxItem{Kind: kind, SubjectType: ps.Subject(), SubjectID: ps.SubjectID, Title: ps.PrioritizedActions[0],
+	title := ps.Reason
+	if len(ps.PrioritizedActions) > 0 {
+		title = ps.PrioritizedActions[0]
+	}
+	return inboxItem{Kind: kind, SubjectType: ps.Subject(), SubjectID: ps.SubjectID, Title: title,
 		PauseStateID: ps.PauseStateID, Reason: ps.Reason, Since: ps.CreatedAt, Actions: src.actions(ps)}
 }
 

@@ -475,3 +475,18 @@ func TestCaptureAdd_StoresAndWarnsWhileTemporalIsDown(t *testing.T) {
 	require.Equal(t, "Call the bank", list[0].Content)
 	require.Equal(t, map[string]int{list[0].CaptureBufferID: 1}, captureEvents(t, env))
 }
+
+// A triage or manifest pause without actions (written past the schema) is
+// still listed, titled by its reason.
+func TestInbox_SubjectPauseWithoutActions(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	env = offline(t, env)
+	trackWorkOrder(t, s, "wo-manifest-1", "MANIFEST_DIAZOTROPH", "# M\n", storetest.T0)
+	createPause(t, s, pause.ManifestReady("wo-manifest-1", nil, storetest.T0))
+	rawSQL(t, env, "UPDATE pause_states SET prioritized_actions = '[]', action_kinds = '[]'")
+
+	res := azolla(t, env, "inbox")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "1. [MANIFEST] manifest wo-manifest-1: MANIFEST_READY\n", res.stdout)
+}
