@@ -54,18 +54,7 @@ func BenchmarkLifecycle(b *testing.B) {
 	}
 	defer w.Stop()
 
-	n := benchRounds * benchPerRound
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("bench-%d", i)
-		o := &store.Objective{ObjectiveID: ids[i], ObjectiveType: "TICKET", Title: "bench", Status: store.StatusNew, Urgency: "NORMAL"}
-		if _, err := s.Create(ctx, o); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for _, id := range ids {
-		waitAwaitingApproval(b, s, id)
-	}
+	ids := awaitingLifecycles(b, s, "bench", benchRounds*benchPerRound)
 
 	bareRound := func(r int) series {
 		return measure(benchPerRound, func(i int) (time.Duration, error) {
@@ -79,19 +68,7 @@ func BenchmarkLifecycle(b *testing.B) {
 		})
 	}
 	lifecycleRound := func(r int) series {
-		return measure(benchPerRound, func(i int) (time.Duration, error) {
-			id := ids[r*benchPerRound+i]
-			start := time.Now()
-			if _, err := s.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "bench"}); err != nil {
-				return 0, err
-			}
-			var final workflows.State
-			err := c.GetWorkflow(ctx, workflows.ObjectiveWorkflowID(id), "").Get(ctx, &final)
-			if err == nil && final.Step != workflows.StepDone {
-				err = fmt.Errorf("%s ended %s", id, final.Step)
-			}
-			return time.Since(start), err
-		})
+		return approveAll(c, s, ids[r*benchPerRound:(r+1)*benchPerRound])
 	}
 	b.ResetTimer()
 	var bare, lifecycle series
@@ -130,6 +107,42 @@ objective lifecycle vs bare workflow (3 no-op activities), %d rounds of %d each,
 		"bare workflow", bare.throughput(), bare.p(50).Round(time.Millisecond), bare.p(95).Round(time.Millisecond),
 		"ratio", lifecycle.throughput()/bare.throughput(), float64(lifecycle.p(50))/float64(bare.p(50)),
 		float64(lifecycle.p(95))/float64(bare.p(95)), float64(rss)/(1<<20))
+}
+
+// awaitingLifecycles creates n TICKET objectives, prefix-0 to prefix-(n-1),
+// and waits until each lifecycle awaits approval.
+func awaitingLifecycles(b *testing.B, s *starter.Starter, prefix string, n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%d", prefix, i)
+		o := &store.Objective{ObjectiveID: ids[i], ObjectiveType: "TICKET", Title: "bench", Status: store.StatusNew, Urgency: "NORMAL"}
+		if _, err := s.Create(context.Background(), o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, id := range ids {
+		waitAwaitingApproval(b, s, id)
+	}
+	return ids
+}
+
+// approveAll approves the lifecycles of ids all at once and times each from
+// its approval to DONE.
+func approveAll(c client.Client, s *starter.Starter, ids []string) series {
+	ctx := context.Background()
+	return measure(len(ids), func(i int) (time.Duration, error) {
+		id := ids[i]
+		start := time.Now()
+		if _, err := s.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "bench"}); err != nil {
+			return 0, err
+		}
+		var final workflows.State
+		err := c.GetWorkflow(ctx, workflows.ObjectiveWorkflowID(id), "").Get(ctx, &final)
+		if err == nil && final.Step != workflows.StepDone {
+			err = fmt.Errorf("%s ended %s", id, final.Step)
+		}
+		return time.Since(start), err
+	})
 }
 
 // series is one side's latencies and wall time.
