@@ -208,6 +208,9 @@ func (a *app) trackShowCmd() *cobra.Command {
 			if v.Pending == nil {
 				v.Pending = []*store.PendingEvent{}
 			}
+			if v.WorkOrder == nil {
+				v.WorkOrder = []*store.WorkOrder{}
+			}
 			return writeJSON(cmd.OutOrStdout(), v)
 		}
 		return writeTrack(cmd, v)

@@ -490,3 +490,19 @@ func TestInbox_SubjectPauseWithoutActions(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, "1. [MANIFEST] manifest wo-manifest-1: MANIFEST_READY\n", res.stdout)
 }
+
+func TestTrackShow_EmptyStoreListsNothing(t *testing.T) {
+	t.Parallel()
+	env := offlineEnv(t)
+	res := azolla(t, env, "track", "show", "--output", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &v))
+	require.Equal(t, []any{}, v["pending_events"])
+	require.Equal(t, []any{}, v["recent_workorders"], "an empty list, not null")
+
+	res = azolla(t, env, "track", "show")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "  unprocessed events in the store: 0\n")
+	require.NotContains(t, res.stdout, "recent workorders")
+}
