@@ -110,6 +110,10 @@ func (c Config) validateTasks(add func(key, format string, args ...any)) {
 		if name == LocalSubstrate {
 			add(key, "%q is this azolla's own store and cannot be configured", LocalSubstrate)
 		}
+		// The name is frozen into every manifest snapshot that reads it.
+		if !trackName.MatchString(name) {
+			add("substrates", "name %q must be 1-64 of a-z, 0-9, '_' and '-', starting with a letter or digit", name)
+		}
 		switch s.Driver {
 		case DriverPostgres:
 			if s.DSN == "" {

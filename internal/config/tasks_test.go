@@ -63,6 +63,12 @@ func TestValidateTasksNamesTheKey(t *testing.T) {
 		{"sqlite substrate with a DSN", func(c *config.Config) {
 			c.Substrates = map[string]config.SubstrateConfig{"x": {Driver: "sqlite", SQLitePath: "/x.db", DSN: "postgres://h/db"}}
 		}, `substrates.x.dsn: is set but substrates.x.driver is "sqlite"`},
+		{"a substrate name that is not one line", func(c *config.Config) {
+			c.Substrates = map[string]config.SubstrateConfig{"a\x1bb": {Driver: "sqlite", SQLitePath: "/x.db"}}
+		}, `substrates: name "a\x1bb" must be 1-64 of a-z`},
+		{"a substrate name too long", func(c *config.Config) {
+			c.Substrates = map[string]config.SubstrateConfig{strings.Repeat("n", 65): {Driver: "sqlite", SQLitePath: "/x.db"}}
+		}, `substrates: name "nnn`},
 		{"a substrate named local", func(c *config.Config) {
 			c.Substrates = map[string]config.SubstrateConfig{"local": pg("postgres://h/db")}
 		}, `substrates.local: "local" is this azolla's own store and cannot be configured`},
