@@ -29,6 +29,17 @@ func (a *Lifecycle) scanDeadlines(ctx context.Context, in DeadlineScanInput) (De
 		if !deadline.Overdue(o, a.Tasks.SLA, asOf) {
 			continue
 		}
+		if o.Status == store.StatusNew {
+			// A rejected objective stays NEW, its lifecycle ended: it waits
+			// for nobody, so it is not overdue.
+			rejected, err := a.rejected(ctx, o.ObjectiveID)
+			if err != nil {
+				return DeadlineScanResult{}, fmt.Errorf("scan deadlines: objective %s: %w", o.ObjectiveID, err)
+			}
+			if rejected {
+				continue
+			}
+		}
 		d := deadline.Deadline(o, a.Tasks.SLA)
 		ps := pause.Overdue(deadline.PauseID(o.ObjectiveID, d), o.ObjectiveID, o.Title, d, asOf)
 		stored, created, err := a.Store.CreatePauseStateOnce(ctx, &ps)
@@ -43,4 +54,14 @@ func (a *Lifecycle) scanDeadlines(ctx context.Context, in DeadlineScanInput) (De
 		res.Next = &store.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
 	}
 	return res, nil
+}
+
+// rejected reports whether the objective's latest pause state is its
+// rejection.
+func (a *Lifecycle) rejected(ctx context.Context, objectiveID string) (bool, error) {
+	ps, err := a.Store.ListPauseStates(ctx, objectiveID)
+	if err != nil || len(ps) == 0 {
+		return false, err
+	}
+	return ps[len(ps)-1].Reason == store.PauseRejected, nil
 }

@@ -487,6 +487,15 @@ func TestScanDeadlines_OneOverduePausePerObjectiveAndDeadline(t *testing.T) {
 		rest, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf, After: *page.Next, Limit: 1})
 		require.NoError(t, err)
 		require.Equal(t, 1, rest.Scanned)
+
+		// A rejected objective stays NEW but waits for nobody: not overdue.
+		rej := tb.newObjective(t, "o-rejected", func(o *store.Objective) { o.Urgency = "CRITICAL" })
+		ps := pause.Rejected("o-rejected", rej.StatusSeq, "ana", "not ours", t0)
+		require.NoError(t, tb.store.CreatePauseState(t.Context(), &ps))
+		after, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf})
+		require.NoError(t, err)
+		require.Len(t, after.Overdue, 1, "only o-late")
+		require.Empty(t, tb.pauses(t, "o-rejected")[1:], "no OVERDUE pause beside the rejection")
 	})
 }
 

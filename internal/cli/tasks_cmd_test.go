@@ -96,12 +96,12 @@ func seedInbox(t *testing.T, s store.Store) {
 	newObjective(t, s, "appr-high", "HIGH", at.Add(2*time.Hour))
 	rejected := newObjective(t, s, "rejected", "CRITICAL", at)
 	createPause(t, s, pause.Rejected("rejected", rejected.StatusSeq, "ana", "not ours", at))
-	// The deadline monitor flags a rejected objective too: it waits for
-	// nothing all the same.
+	// An OVERDUE pause of a rejected objective (written before it was
+	// rejected, or by hand) is not listed: it waits for nothing.
 	overduePause(t, s, "rejected", deadline.Deadline(rejected, nil))
 
-	blocked := newObjective(t, s, "blocked", "NORMAL", at)
-	blocked = moveTo(t, s, "blocked", store.StatusBlocked)
+	newObjective(t, s, "blocked", "NORMAL", at)
+	blocked := moveTo(t, s, "blocked", store.StatusBlocked)
 	createPause(t, s, pause.Blocked("blocked", blocked.StatusSeq, []string{"waiting on legal"}, at))
 
 	wo := executed(t, s, "gate-failed", store.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK})
