@@ -246,6 +246,7 @@ func TestTrack_ConcurrentCapturesAndManifestsAreSerializedTriageFirst(t *testing
 			1+len(held.WaitingTriage)+len(held.WaitingManifest) == nCaptures+nManifests
 	}, 90*time.Second, 100*time.Millisecond, "the track never held every event (last %+v)", &held)
 	first := *held.Active
+	t.Logf("the track picked %s %s before it was let go", first.EventType, first.EventID)
 	eventIDs := append(append([]string{first.EventID}, held.WaitingTriage...), held.WaitingManifest...)
 	release()
 
