@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -90,6 +92,7 @@ type TrackScheduleResult struct {
 // write is one transaction fenced by the event's claim; run again it finds
 // the stored outcome.
 func (a *Lifecycle) ScheduleTrack(ctx context.Context, in TrackScheduleInput) (TrackScheduleResult, error) {
+	defer alive(ctx)()
 	return a.scheduleTrack(ctx, in)
 }
 
@@ -120,6 +123,7 @@ type TrackGateResult struct {
 // creates nothing. Then the TRACK claim is released. Run again it returns
 // the stored verdict.
 func (a *Lifecycle) GateTrack(ctx context.Context, in TrackGateInput) (TrackGateResult, error) {
+	defer alive(ctx)()
 	return a.gateTrack(ctx, in)
 }
 
@@ -157,5 +161,47 @@ type DeadlineScanResult struct {
 // a second scan writes nothing). It takes no claim: the pause's key is the
 // guard.
 func (a *Lifecycle) ScanDeadlines(ctx context.Context, in DeadlineScanInput) (DeadlineScanResult, error) {
+	defer alive(ctx)()
 	return a.scanDeadlines(ctx, in)
+}
+
+// AliveInterval is how often a task-management step tells Temporal it is
+// alive; the workflows give those steps a heartbeat timeout of a few
+// intervals, so a worker that dies in one is noticed within it, not at
+// the step's start-to-close timeout.
+const AliveInterval = 5 * time.Second
+
+// alive heartbeats every AliveInterval until the returned stop is called.
+// Outside an activity it does nothing.
+func alive(ctx context.Context) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	return keepBeating(ctx, AliveInterval, func() { activity.RecordHeartbeat(ctx) })
+}
+
+// keepBeating calls beat every interval until ctx is done or the returned
+// stop is called; stop returns once beat will not be called again.
+func keepBeating(ctx context.Context, every time.Duration, beat func()) (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				beat()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
 }

@@ -80,9 +80,15 @@ func withRepoOptions(ctx workflow.Context, lease time.Duration) workflow.Context
 // substrate queries), GateTrack and one page of ScanDeadlines.
 const trackStepTimeout = 10 * time.Minute
 
+// trackStepHeartbeat is the heartbeat timeout of those steps: they
+// heartbeat every activities.AliveInterval, so a worker that dies in one is
+// noticed within it and the step retried elsewhere (its claims, taken for
+// a lease, refuse the retry until they lapse).
+const trackStepHeartbeat = 6 * activities.AliveInterval
+
 // withTrackOptions suits ScheduleTrack, GateTrack and ScanDeadlines:
 // store-bound steps, retried like the others until the store answers.
 func withTrackOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: trackStepTimeout, RetryPolicy: storeStepRetry()})
+		StartToCloseTimeout: trackStepTimeout, HeartbeatTimeout: trackStepHeartbeat, RetryPolicy: storeStepRetry()})
 }
