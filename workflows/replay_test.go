@@ -37,11 +37,17 @@ func TestReplay_RecordedHistories(t *testing.T) {
 			t.Run(filepath.Base(gen)+"/"+filepath.Base(f), func(t *testing.T) {
 				r := worker.NewWorkflowReplayer()
 				r.RegisterWorkflowWithOptions(ObjectiveWorkflow, workflow.RegisterOptions{Name: ObjectiveWorkflowName})
+				r.RegisterWorkflowWithOptions(TrackWorkflow, workflow.RegisterOptions{Name: TrackWorkflowName})
+				r.RegisterWorkflowWithOptions(DeadlineMonitorWorkflow, workflow.RegisterOptions{Name: DeadlineMonitorWorkflowName})
 				require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 			})
 		}
 	}
 }
+
+// firstTaskGeneration is the first generation that recorded TrackWorkflow
+// and DeadlineMonitorWorkflow; it and every later one hold their scenarios.
+const firstTaskGeneration = "g005"
 
 // Every generation keeps the scenarios that cover the lifecycle's paths,
 // and histories live only inside generations (nothing to overwrite).
@@ -50,9 +56,13 @@ func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, loose, "recorded histories belong in a generation folder, testdata/gNNN/")
 	for _, gen := range generations(t) {
-		for _, want := range []string{"pass_run1.json", "gate_fail_retry_run1.json", "gate_fail_retry_run2.json",
-			"blocked_unblock_run1.json", "blocked_unblock_run2.json", "reject_run1.json"} {
-			require.FileExists(t, filepath.Join(gen, want), "generation %s lacks a scenario", gen)
+		want := []string{"pass_run1.json", "gate_fail_retry_run1.json", "gate_fail_retry_run2.json",
+			"blocked_unblock_run1.json", "blocked_unblock_run2.json", "reject_run1.json"}
+		if filepath.Base(gen) >= firstTaskGeneration {
+			want = append(want, "track_run1.json", "deadline_run1.json")
+		}
+		for _, w := range want {
+			require.FileExists(t, filepath.Join(gen, w), "generation %s lacks a scenario", gen)
 		}
 	}
 }
@@ -80,7 +90,8 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 		require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["version"], &version))
 		recorded[change] = version
 	}
-	for _, change := range []string{changeWakeReloads, changeFinishHandlers, changeProvenanceAttrs, changeLocalStoreSteps, changeOneUpsertPerRun} {
+	for _, change := range []string{changeWakeReloads, changeFinishHandlers, changeProvenanceAttrs, changeLocalStoreSteps,
+		changeOneUpsertPerRun, changeOverdueAttribute} {
 		require.Equal(t, 1, recorded[change], "%s was recorded before change %q: run make record-histories", newest, change)
 	}
 }
