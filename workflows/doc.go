@@ -1,5 +1,8 @@
 // Package workflows holds azolla's workflow definitions: deterministic code
 // that decides what runs next and leaves every I/O to the activities.
+// ObjectiveWorkflow is one objective's lifecycle; TrackWorkflow serializes a
+// task-management track's triage and manifest runs; DeadlineMonitorWorkflow
+// is what the deadline Schedule runs.
 //
 // # Versioning
 //
@@ -9,7 +12,9 @@
 //   - A recorded history is kept forever. testdata/ holds one folder per
 //     generation (g001, g002, ...); `make record-histories` adds the next
 //     generation from real runs on the embedded server and never deletes
-//     one, and TestReplay_RecordedHistories replays every generation.
+//     one, and TestReplay_RecordedHistories replays every generation. From
+//     g005 on a generation also holds a track's history and a monitor run:
+//     the rules below bind TrackWorkflow and DeadlineMonitorWorkflow too.
 //   - A change that alters the commands a workflow emits (activities
 //     scheduled, timers, signals, search attribute upserts, child
 //     workflows, completion) goes behind workflow.GetVersion with its own
