@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/azolla/azolla/internal/deadline"
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/sqlcol"
 )
 
 // reader runs the queries of one manifest inside its transaction.
@@ -30,8 +30,8 @@ func scanObjective(r interface{ Scan(...any) error }) (manifest.ObjectiveRow, er
 		o          manifest.ObjectiveRow
 		blockerRef sql.NullString
 	)
-	if err := r.Scan(&o.ObjectiveID, &o.Title, &o.Status, &o.Urgency, jsonCol{&o.Blockers}, &blockerRef,
-		nullTimeCol{&o.DueAt}, timeCol{&o.CreatedAt}, timeCol{&o.UpdatedAt}); err != nil {
+	if err := r.Scan(&o.ObjectiveID, &o.Title, &o.Status, &o.Urgency, jsonCol(&o.Blockers), &blockerRef,
+		nullTimeCol(&o.DueAt), timeCol(&o.CreatedAt), timeCol(&o.UpdatedAt)); err != nil {
 		return manifest.ObjectiveRow{}, err
 	}
 	o.BlockerRef = blockerRef.String
@@ -176,7 +176,7 @@ func scanPause(r interface{ Scan(...any) error }) (manifest.PauseRow, error) {
 		objective sql.NullString
 		wo        sql.NullString
 	)
-	if err := r.Scan(&p.PauseStateID, &objective, &wo, &p.Reason, jsonCol{&p.PrioritizedActions}, timeCol{&p.CreatedAt}); err != nil {
+	if err := r.Scan(&p.PauseStateID, &objective, &wo, &p.Reason, jsonCol(&p.PrioritizedActions), timeCol(&p.CreatedAt)); err != nil {
 		return manifest.PauseRow{}, err
 	}
 	p.ObjectiveID, p.WorkOrderID = objective.String, wo.String
@@ -205,7 +205,7 @@ func scanRun(r interface{ Scan(...any) error }) (manifest.RunRow, error) {
 		rr        manifest.RunRow
 		objective sql.NullString
 	)
-	if err := r.Scan(&rr.WorkOrderID, &objective, &rr.GateResult, &rr.GateReason, timeCol{&rr.CreatedAt}); err != nil {
+	if err := r.Scan(&rr.WorkOrderID, &objective, &rr.GateResult, &rr.GateReason, timeCol(&rr.CreatedAt)); err != nil {
 		return manifest.RunRow{}, err
 	}
 	rr.ObjectiveID = objective.String
@@ -226,63 +226,7 @@ func (r *reader) recentRunRecords(ctx context.Context) (manifest.QueryResult, er
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// The column scanners below read azolla's stored forms, as its store does:
-// timestamps as native timestamps (PostgreSQL) or RFC 3339 text (SQLite),
-// JSON columns as text or jsonb.
-
-type timeCol struct{ t *time.Time }
-
-func (c timeCol) Scan(src any) error {
-	switch v := src.(type) {
-	case time.Time:
-		*c.t = v.UTC()
-		return nil
-	case string:
-		return c.parse(v)
-	case []byte:
-		return c.parse(string(v))
-	default:
-		return fmt.Errorf("scan timestamp: unexpected %T", src)
-	}
-}
-
-func (c timeCol) parse(s string) error {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return fmt.Errorf("scan timestamp %q: %w", s, err)
-	}
-	*c.t = t.UTC()
-	return nil
-}
-
-type nullTimeCol struct{ t **time.Time }
-
-func (c nullTimeCol) Scan(src any) error {
-	if src == nil {
-		*c.t = nil
-		return nil
-	}
-	var t time.Time
-	if err := (timeCol{&t}).Scan(src); err != nil {
-		return err
-	}
-	*c.t = &t
-	return nil
-}
-
-type jsonCol struct{ v any }
-
-func (c jsonCol) Scan(src any) error {
-	var b []byte
-	switch v := src.(type) {
-	case string:
-		b = []byte(v)
-	case []byte:
-		b = v
-	case nil:
-		return nil
-	default:
-		return fmt.Errorf("scan json: unexpected %T", src)
-	}
-	return json.Unmarshal(b, c.v)
-}
+// The column scanners read azolla's stored forms, as its store does.
+func timeCol(t *time.Time) sqlcol.Time          { return sqlcol.Time{T: t} }
+func nullTimeCol(t **time.Time) sqlcol.NullTime { return sqlcol.NullTime{T: t} }
+func jsonCol(v any) sqlcol.JSON                 { return sqlcol.JSON{V: v} }

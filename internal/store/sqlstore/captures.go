@@ -14,8 +14,8 @@ const captureCols = `capture_buffer_id, source, content, status, work_order_id, 
 
 func scanCapture(r rowScanner) (*store.CaptureBuffer, error) {
 	var c store.CaptureBuffer
-	if err := r.Scan(&c.CaptureBufferID, &c.Source, &c.Content, &c.Status, nullStringCol{&c.WorkOrderID},
-		jsonCol{&c.ObjectiveIDs}, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt}); err != nil {
+	if err := r.Scan(&c.CaptureBufferID, &c.Source, &c.Content, &c.Status, nullStringCol(&c.WorkOrderID),
+		jsonCol(&c.ObjectiveIDs), timeCol(&c.CreatedAt), timeCol(&c.UpdatedAt)); err != nil {
 		return nil, err
 	}
 	return &c, nil

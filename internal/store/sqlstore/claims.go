@@ -14,8 +14,8 @@ const claimCols = `resource_type, resource_id, owner_id, lease_expires_at, heart
 
 func scanClaim(r rowScanner) (*store.ClaimRecord, error) {
 	var c store.ClaimRecord
-	err := r.Scan(&c.ResourceType, &c.ResourceID, &c.OwnerID, timeCol{&c.LeaseExpiresAt},
-		timeCol{&c.HeartbeatAt}, &c.ClaimVersion, nullTimeCol{&c.ReleasedAt})
+	err := r.Scan(&c.ResourceType, &c.ResourceID, &c.OwnerID, timeCol(&c.LeaseExpiresAt),
+		timeCol(&c.HeartbeatAt), &c.ClaimVersion, nullTimeCol(&c.ReleasedAt))
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (q *querier) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) 
 	}
 	st, err := q.prepared(ctx, stmtRelease)
 	if err == nil {
-		err = st.QueryRowContext(ctx, q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion).Scan(timeCol{&c.HeartbeatAt})
+		err = st.QueryRowContext(ctx, q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion).Scan(timeCol(&c.HeartbeatAt))
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		if err := validateClaim("release", &c); err != nil {
@@ -231,7 +231,7 @@ func (q *querier) CheckFence(ctx context.Context, f store.Fence) error {
 	st, err := q.prepared(ctx, stmtFence)
 	var c store.ClaimRecord
 	if err == nil {
-		err = st.QueryRowContext(ctx, f.ResourceType, f.ResourceID).Scan(&c.OwnerID, &c.ClaimVersion, nullTimeCol{&c.ReleasedAt})
+		err = st.QueryRowContext(ctx, f.ResourceType, f.ResourceID).Scan(&c.OwnerID, &c.ClaimVersion, nullTimeCol(&c.ReleasedAt))
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return &store.LeaseLostError{ResourceType: f.ResourceType, ResourceID: f.ResourceID,

@@ -14,8 +14,8 @@ const eventCols = `event_id, event_type, subject_id, transition_seq, processed, 
 func scanEvent(r rowScanner) (*store.Event, error) {
 	var e store.Event
 	err := r.Scan(&e.EventID, &e.EventType, &e.SubjectID, &e.TransitionSeq, &e.Processed,
-		nullStringCol{&e.ProcessedReason}, nullTimeCol{&e.ProcessedAt}, nullStringCol{&e.DecidedBy}, nullStringCol{&e.Comment},
-		nullStringCol{&e.Scope}, timeCol{&e.CreatedAt})
+		nullStringCol(&e.ProcessedReason), nullTimeCol(&e.ProcessedAt), nullStringCol(&e.DecidedBy), nullStringCol(&e.Comment),
+		nullStringCol(&e.Scope), timeCol(&e.CreatedAt))
 	if err != nil {
 		return nil, err
 	}

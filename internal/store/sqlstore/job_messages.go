@@ -19,8 +19,8 @@ const messageCols = `stream, message_id, job_id, enqueue_id, delivered_at, consu
 
 func scanMessage(r rowScanner) (*store.JobMessage, error) {
 	var m store.JobMessage
-	err := r.Scan(&m.Stream, &m.MessageID, &m.JobID, &m.EnqueueID, nullTimeCol{&m.DeliveredAt},
-		nullStringCol{&m.Consumer}, &m.Deliveries, timeCol{&m.CreatedAt})
+	err := r.Scan(&m.Stream, &m.MessageID, &m.JobID, &m.EnqueueID, nullTimeCol(&m.DeliveredAt),
+		nullStringCol(&m.Consumer), &m.Deliveries, timeCol(&m.CreatedAt))
 	if err != nil {
 		return nil, err
 	}

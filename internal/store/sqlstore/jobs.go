@@ -28,10 +28,10 @@ func scanJob(r rowScanner) (*store.Job, error) {
 		runID    string
 		activity string
 	)
-	err := r.Scan(&j.JobID, &j.JobType, &j.Stream, &j.Status, jsonCol{&j.Payload}, jsonCol{&j.Result},
-		jsonCol{&j.Error}, &j.AttemptCount, &j.MaxAttempts, nullStringCol{&j.WorkOrderID}, &j.EnqueueID,
-		nullStringCol{&j.MessageID}, timeCol{&j.AvailableAt}, &workflow, nullStringCol{&runID},
-		nullStringCol{&activity}, nullTimeCol{&j.NotifiedAt}, timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt})
+	err := r.Scan(&j.JobID, &j.JobType, &j.Stream, &j.Status, jsonCol(&j.Payload), jsonCol(&j.Result),
+		jsonCol(&j.Error), &j.AttemptCount, &j.MaxAttempts, nullStringCol(&j.WorkOrderID), &j.EnqueueID,
+		nullStringCol(&j.MessageID), timeCol(&j.AvailableAt), &workflow, nullStringCol(&runID),
+		nullStringCol(&activity), nullTimeCol(&j.NotifiedAt), timeCol(&j.CreatedAt), timeCol(&j.UpdatedAt))
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ const attemptCols = `attempt_id, job_id, worker_id, attempt_number, status, stre
 func scanAttempt(r rowScanner) (*store.JobAttempt, error) {
 	var a store.JobAttempt
 	err := r.Scan(&a.AttemptID, &a.JobID, &a.WorkerID, &a.AttemptNumber, &a.Status, &a.Stream, &a.MessageID,
-		timeCol{&a.StartedAt}, nullTimeCol{&a.FinishedAt}, jsonCol{&a.Error}, nullStringCol{&a.NextStatus})
+		timeCol(&a.StartedAt), nullTimeCol(&a.FinishedAt), jsonCol(&a.Error), nullStringCol(&a.NextStatus))
 	if err != nil {
 		return nil, err
 	}
@@ -268,8 +268,8 @@ const leaseCols = `job_id, attempt_id, worker_id, lease_token, lease_expires_at,
 
 func scanLease(r rowScanner) (*store.JobLease, error) {
 	var l store.JobLease
-	err := r.Scan(&l.JobID, &l.AttemptID, &l.WorkerID, &l.LeaseToken, timeCol{&l.LeaseExpiresAt},
-		timeCol{&l.HeartbeatAt}, timeCol{&l.CreatedAt}, nullTimeCol{&l.ReleasedAt})
+	err := r.Scan(&l.JobID, &l.AttemptID, &l.WorkerID, &l.LeaseToken, timeCol(&l.LeaseExpiresAt),
+		timeCol(&l.HeartbeatAt), timeCol(&l.CreatedAt), nullTimeCol(&l.ReleasedAt))
 	if err != nil {
 		return nil, err
 	}

@@ -14,10 +14,10 @@ const objectiveCols = `objective_id, objective_type, title, acceptance_criteria,
 
 func scanObjective(r rowScanner) (*store.Objective, error) {
 	var o store.Objective
-	err := r.Scan(&o.ObjectiveID, &o.ObjectiveType, &o.Title, jsonCol{&o.AcceptanceCriteria},
-		&o.Status, &o.StatusSeq, jsonCol{&o.Blockers}, nullStringCol{(*string)(&o.BlockerRef)}, &o.Urgency,
-		nullTimeCol{&o.DueAt}, nullStringCol{&o.Repository}, nullStringCol{&o.BaseBranch},
-		nullStringCol{&o.Generator}, nullStringCol{&o.Patch}, timeCol{&o.CreatedAt}, timeCol{&o.UpdatedAt})
+	err := r.Scan(&o.ObjectiveID, &o.ObjectiveType, &o.Title, jsonCol(&o.AcceptanceCriteria),
+		&o.Status, &o.StatusSeq, jsonCol(&o.Blockers), nullStringCol((*string)(&o.BlockerRef)), &o.Urgency,
+		nullTimeCol(&o.DueAt), nullStringCol(&o.Repository), nullStringCol(&o.BaseBranch),
+		nullStringCol(&o.Generator), nullStringCol(&o.Patch), timeCol(&o.CreatedAt), timeCol(&o.UpdatedAt))
 	if err != nil {
 		return nil, err
 	}

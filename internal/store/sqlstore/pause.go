@@ -16,9 +16,9 @@ const pauseCols = `pause_state_id, objective_id, subject_type, subject_id, work_
 
 func scanPause(r rowScanner) (*store.PauseState, error) {
 	var p store.PauseState
-	err := r.Scan(&p.PauseStateID, &p.ObjectiveID, nullStringCol{&p.SubjectType}, nullStringCol{&p.SubjectID},
-		nullStringCol{&p.WorkOrderID}, &p.Reason, jsonCol{&p.PrioritizedActions}, jsonCol{&p.ActionKinds},
-		nullTimeCol{&p.DeadlineAt}, timeCol{&p.CreatedAt})
+	err := r.Scan(&p.PauseStateID, &p.ObjectiveID, nullStringCol(&p.SubjectType), nullStringCol(&p.SubjectID),
+		nullStringCol(&p.WorkOrderID), &p.Reason, jsonCol(&p.PrioritizedActions), jsonCol(&p.ActionKinds),
+		nullTimeCol(&p.DeadlineAt), timeCol(&p.CreatedAt))
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ const workerTokenCols = `worker_id, token_hash, created_at, revoked_at`
 
 func scanWorkerToken(r rowScanner) (*store.WorkerToken, error) {
 	var t store.WorkerToken
-	if err := r.Scan(&t.WorkerID, &t.TokenHash, timeCol{&t.CreatedAt}, nullTimeCol{&t.RevokedAt}); err != nil {
+	if err := r.Scan(&t.WorkerID, &t.TokenHash, timeCol(&t.CreatedAt), nullTimeCol(&t.RevokedAt)); err != nil {
 		return nil, err
 	}
 	return &t, nil

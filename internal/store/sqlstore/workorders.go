@@ -16,8 +16,8 @@ const snapshotCols = `context_snapshot_id, objective_id, track, full_prompt_text
 
 func scanSnapshot(r rowScanner) (*store.ContextSnapshot, error) {
 	var s store.ContextSnapshot
-	err := r.Scan(&s.ContextSnapshotID, &s.ObjectiveID, nullStringCol{&s.Track}, &s.FullPromptText, nullStringCol{&s.Metadata.CommitSHA},
-		nullStringCol{&s.Metadata.BaseBranch}, jsonCol{&s.RelatedYieldRefs}, timeCol{&s.CreatedAt})
+	err := r.Scan(&s.ContextSnapshotID, &s.ObjectiveID, nullStringCol(&s.Track), &s.FullPromptText, nullStringCol(&s.Metadata.CommitSHA),
+		nullStringCol(&s.Metadata.BaseBranch), jsonCol(&s.RelatedYieldRefs), timeCol(&s.CreatedAt))
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +63,8 @@ const workOrderCols = `work_order_id, event_id, objective_id, track, diazotroph_
 
 func scanWorkOrder(r rowScanner) (*store.WorkOrder, error) {
 	var w store.WorkOrder
-	err := r.Scan(&w.WorkOrderID, &w.EventID, &w.ObjectiveID, nullStringCol{&w.Track}, &w.DiazotrophType, &w.ContextSnapshotID,
-		&w.BranchName, &w.BudgetMS, &w.Status, timeCol{&w.CreatedAt}, nullTimeCol{&w.ExecutedAt})
+	err := r.Scan(&w.WorkOrderID, &w.EventID, &w.ObjectiveID, nullStringCol(&w.Track), &w.DiazotrophType, &w.ContextSnapshotID,
+		&w.BranchName, &w.BudgetMS, &w.Status, timeCol(&w.CreatedAt), nullTimeCol(&w.ExecutedAt))
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ const bundleCols = `work_order_id, title, content, notes, metadata, runner_statu
 
 func scanBundle(r rowScanner) (*store.OutputBundle, error) {
 	var b store.OutputBundle
-	err := r.Scan(&b.WorkOrderID, &b.Title, &b.Content, &b.Notes, jsonCol{&b.Metadata}, &b.RunnerStatus, timeCol{&b.CreatedAt})
+	err := r.Scan(&b.WorkOrderID, &b.Title, &b.Content, &b.Notes, jsonCol(&b.Metadata), &b.RunnerStatus, timeCol(&b.CreatedAt))
 	if err != nil {
 		return nil, err
 	}
@@ -190,8 +190,8 @@ const runRecordCols = `work_order_id, objective_id, track, gate_result, gate_rea
 
 func scanRunRecord(r rowScanner) (*store.RunRecord, error) {
 	var rr store.RunRecord
-	err := r.Scan(&rr.WorkOrderID, &rr.ObjectiveID, nullStringCol{&rr.Track}, &rr.GateResult, &rr.GateReason, nullStringCol{&rr.CommitSHA},
-		timeCol{&rr.CreatedAt}, timeCol{&rr.UpdatedAt})
+	err := r.Scan(&rr.WorkOrderID, &rr.ObjectiveID, nullStringCol(&rr.Track), &rr.GateResult, &rr.GateReason, nullStringCol(&rr.CommitSHA),
+		timeCol(&rr.CreatedAt), timeCol(&rr.UpdatedAt))
 	if err != nil {
 		return nil, err
 	}
