@@ -1,0 +1,249 @@
+package compose
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/types"
+)
+
+// TestRepoFile holds docker-compose.yml to every rule of Validate.
+func TestRepoFile(t *testing.T) {
+	for _, p := range Validate(context.Background(), RepoFile(), ExampleEnv()) {
+		t.Error(p)
+	}
+}
+
+// TestTopology pins what the rest of azolla relies on: the services, which
+// run once, and what each azolla process is told.
+func TestTopology(t *testing.T) {
+	ctx := context.Background()
+	p, err := Load(ctx, RepoFile(), ExampleEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneShots := map[string]bool{"temporal-schema": true, "temporal-setup": true, "migrate": true}
+	for _, name := range []string{"postgres", "temporal-schema", "temporal", "temporal-ui", "redis",
+		"temporal-setup", "migrate", "control-plane", "worker"} {
+		s, ok := p.Services[name]
+		if !ok {
+			t.Errorf("no service %s", name)
+			continue
+		}
+		if OneShot(s) != oneShots[name] {
+			t.Errorf("service %s: one-shot %v, want %v", name, OneShot(s), oneShots[name])
+		}
+	}
+	if got := p.Services["temporal"].Image; got != "temporalio/server:1.32.0" {
+		t.Errorf("temporal image %s, want temporalio/server:1.32.0 (go.mod's go.temporal.io/server)", got)
+	}
+	if a, s := p.Services["temporal-schema"].Image, p.Services["temporal"].Image; strings.TrimPrefix(a, "temporalio/admin-tools:") !=
+		strings.TrimPrefix(s, "temporalio/server:") {
+		t.Errorf("admin-tools %s and server %s differ in version", a, s)
+	}
+	if r := p.Services["worker"].Deploy; r == nil || r.Replicas == nil || *r.Replicas < 1 {
+		t.Error("worker: want deploy.replicas")
+	}
+
+	cp, err := ServiceEnv(ctx, "control-plane", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"AZOLLA_STORE_DRIVER":            "postgres",
+		"AZOLLA_STORE_DSN":               "postgres://azolla@postgres:5432/azolla?sslmode=disable",
+		"PGPASSWORD":                     "example-store",
+		"AZOLLA_TEMPORAL_ADDRESS":        "temporal:7233",
+		"AZOLLA_TEMPORAL_NAMESPACE":      "azolla",
+		"AZOLLA_CONTROL_PLANE_REDIS_URL": "redis://redis:6379/0",
+		"AZOLLA_CONTROL_PLANE_ADDRESS":   "0.0.0.0:7350",
+	}
+	for k, v := range want {
+		if cp[k] != v {
+			t.Errorf("control-plane %s = %q, want %q", k, cp[k], v)
+		}
+	}
+	w, err := ServiceEnv(ctx, "worker", map[string]string{"POSTGRES_PASSWORD": "a", "TEMPORAL_DB_PASSWORD": "b",
+		"STORE_DB_PASSWORD": "c", "TEMPORAL_NAMESPACE": "prod", "REMOTE_DIAZOTROPHS": "PATCH_DIAZOTROPH"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w["AZOLLA_TEMPORAL_NAMESPACE"] != "prod" || w["AZOLLA_CONTROL_PLANE_REMOTE_DIAZOTROPHS"] != "PATCH_DIAZOTROPH" ||
+		w["PGPASSWORD"] != "c" {
+		t.Errorf("worker env does not follow the env file: %v", w)
+	}
+	if _, ok := w["AZOLLA_CONTROL_PLANE_ADDRESS"]; ok {
+		t.Error("worker: AZOLLA_CONTROL_PLANE_ADDRESS is the control plane's alone")
+	}
+	if _, err := ServiceEnv(ctx, "nope", nil); err == nil {
+		t.Error("ServiceEnv of an unknown service: no error")
+	}
+}
+
+// TestMissingSecret: compose refuses to start without a password rather
+// than starting with an empty one.
+func TestMissingSecret(t *testing.T) {
+	env := ExampleEnv()
+	delete(env, "STORE_DB_PASSWORD")
+	if _, err := Load(context.Background(), RepoFile(), env); err == nil || !strings.Contains(err.Error(), "STORE_DB_PASSWORD") {
+		t.Errorf("load without STORE_DB_PASSWORD: %v, want an error naming it", err)
+	}
+}
+
+// TestValidatorCatches feeds broken copies of the file, next to copies of
+// its mounted files, and expects Validate to name each problem.
+func TestValidatorCatches(t *testing.T) {
+	orig, err := os.ReadFile(RepoFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, old, new, want string
+	}{
+		{"unpinned image", "image: redis:7.4.6", "image: redis", "image redis is not pinned"},
+		{"latest image", "image: temporalio/ui:2.54.1", "image: temporalio/ui:latest", "temporalio/ui:latest is not pinned"},
+		{"floating tag", "image: postgres:16.11", "image: postgres:alpine", `tag "alpine" is not a version`},
+		{"unknown AZOLLA_ key", "AZOLLA_LOG_FORMAT: json", "AZOLLA_LOG_FORMATT: json", "AZOLLA_LOG_FORMATT, which is not an azolla configuration key"},
+		{"variable without default", "${TEMPORAL_NAMESPACE:-azolla}", "${TEMPORAL_NAMESPACE}", "$TEMPORAL_NAMESPACE has no default"},
+		{"bare variable", "AZOLLA_LOG_FORMAT: json", "AZOLLA_LOG_FORMAT: $LOG_FORMAT", "$LOG_FORMAT has no default"},
+		{"DSN host not a service", "@postgres:5432/azolla", "@db.internal:5432/azolla", `AZOLLA_STORE_DSN names host "db.internal"`},
+		{"Temporal host not a service", "POSTGRES_SEEDS: postgres", "POSTGRES_SEEDS: pg", `POSTGRES_SEEDS names host "pg"`},
+		{"Redis host not a service", "redis://redis:6379/0", "redis://cache:6379/0", `AZOLLA_CONTROL_PLANE_REDIS_URL names host "cache"`},
+		{"missing mounted file", "./deploy/compose/dynamicconfig.yaml:", "./deploy/compose/dynamic.yaml:", "mounts deploy/compose/dynamic.yaml, which does not exist"},
+		{"no healthcheck", "test: [\"CMD\", \"redis-cli\", \"ping\"]", "disable: true", "service redis: a long-running service needs a healthcheck"},
+		{"dependency not a service", "      redis:\n        condition: service_healthy\n    environment:\n      <<: *azolla-env\n      # Every",
+			"      redis:\n        condition: service_healthy\n      cache:\n        condition: service_healthy\n    environment:\n      <<: *azolla-env\n      # Every",
+			`undefined service "cache"`},
+		{"one-shot waited for as healthy", "migrate:\n        condition: service_completed_successfully\n      temporal-setup:\n        condition: service_completed_successfully\n      redis:\n        condition: service_healthy\n    environment:\n      <<: *azolla-env\n    # Each",
+			"migrate:\n        condition: service_started\n      temporal-setup:\n        condition: service_completed_successfully\n      redis:\n        condition: service_healthy\n    environment:\n      <<: *azolla-env\n    # Each",
+			`service worker: depends on one-shot "migrate" with condition "service_started"`},
+		{"port on every interface", "${PUBLISH_IP:-127.0.0.1}:${TEMPORAL_UI_PORT:-8080}:8080", "${TEMPORAL_UI_PORT:-8080}:8080", `publishes 8080 on ""`},
+		{"password in the file", "POSTGRES_PWD: ${TEMPORAL_DB_PASSWORD:?set TEMPORAL_DB_PASSWORD in deploy/compose/azolla.env}", "POSTGRES_PWD: hunter2", "POSTGRES_PWD is written in the file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(string(orig), c.old) {
+				t.Fatalf("docker-compose.yml no longer contains %q: update this case", c.old)
+			}
+			path := brokenCopy(t, strings.Replace(string(orig), c.old, c.new, 1))
+			problems := Validate(context.Background(), path, ExampleEnv())
+			for _, p := range problems {
+				if strings.Contains(p, c.want) {
+					return
+				}
+			}
+			t.Errorf("want a problem containing %q, got %q", c.want, problems)
+		})
+	}
+}
+
+// brokenCopy writes content as docker-compose.yml in a temporary project
+// that holds the repository's Dockerfile and deploy/compose files, so only
+// the change under test can fail.
+func brokenCopy(t *testing.T, content string) string {
+	t.Helper()
+	root := filepath.Dir(RepoFile())
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "deploy", "compose"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"Dockerfile", "deploy/compose/postgres-init.sh", "deploy/compose/temporal-schema.sh",
+		"deploy/compose/dynamicconfig.yaml"} {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "docker-compose.yml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCopyPasses: the temporary project of TestValidatorCatches passes as
+// it is, so each case fails for its own change only.
+func TestCopyPasses(t *testing.T) {
+	orig, err := os.ReadFile(RepoFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := Validate(context.Background(), brokenCopy(t, string(orig)), ExampleEnv()); len(p) > 0 {
+		t.Errorf("unchanged copy: %q", p)
+	}
+}
+
+// TestEnvKeys spot-checks the configuration keys against README's table.
+func TestEnvKeys(t *testing.T) {
+	keys := EnvKeys()
+	for _, k := range []string{"AZOLLA_STORE_DSN", "AZOLLA_TEMPORAL_TLS_CA_FILE", "AZOLLA_CONTROL_PLANE_REDIS_URL",
+		"AZOLLA_CONTROL_PLANE_REMOTE_DIAZOTROPHS", "AZOLLA_DEADLINES_SLA_CRITICAL", "AZOLLA_DATA_DIR"} {
+		if !keys[k] {
+			t.Errorf("%s missing", k)
+		}
+	}
+	for _, k := range []string{"AZOLLA_SUBSTRATES", "AZOLLA_PATCH_REPOSITORIES", "AZOLLA_STORE"} {
+		if keys[k] {
+			t.Errorf("%s is not settable from the environment", k)
+		}
+	}
+}
+
+// TestDockerfile holds the image docker-compose.yml builds to the same
+// rules: base images pinned, the lean binary (no devserver tag), git in
+// the runtime, a non-root user, azolla as the entrypoint.
+func TestDockerfile(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(RepoFile()), "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	args := map[string]string{}
+	var froms []string
+	user := ""
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "ARG":
+			if k, v, ok := strings.Cut(f[1], "="); ok {
+				args[k] = strings.Trim(v, `"`)
+			}
+		case "FROM":
+			img := f[1]
+			for k, v := range args {
+				img = strings.ReplaceAll(img, "${"+k+"}", v)
+			}
+			froms = append(froms, img)
+		case "USER":
+			user = f[1]
+		}
+	}
+	if len(froms) < 2 {
+		t.Errorf("want a multi-stage build, got FROM %v", froms)
+	}
+	for _, img := range froms {
+		if msg := checkImage(types.ServiceConfig{Image: img}); msg != nil || strings.Contains(img, "$") {
+			t.Errorf("FROM %s: %v", img, msg)
+		}
+	}
+	if user == "" || strings.HasPrefix(user, "root") || strings.HasPrefix(user, "0") {
+		t.Errorf("runtime user %q, want a non-root one", user)
+	}
+	for _, want := range []string{" git ", "go build", "./cmd/azolla", `ENTRYPOINT ["/usr/local/bin/azolla"]`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+	if args["GO_TAGS"] != "" {
+		t.Errorf("GO_TAGS defaults to %q: the production image is the lean build", args["GO_TAGS"])
+	}
+}
