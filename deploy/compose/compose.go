@@ -348,7 +348,12 @@ func checkInterpolation(raw string) []string {
 					n+1, name, name, name))
 			}
 		}
-		if key, val, ok := strings.Cut(strings.TrimPrefix(trimmed, "- "), ":"); ok {
+		item := strings.TrimPrefix(trimmed, "- ")
+		sep := ":"
+		if eq, colon := strings.Index(item, "="), strings.Index(item, ":"); eq >= 0 && (colon < 0 || eq < colon) {
+			sep = "=" // a list item KEY=value
+		}
+		if key, val, ok := strings.Cut(item, sep); ok {
 			key = strings.TrimSpace(key)
 			val = strings.TrimSpace(val)
 			if key == "" || val == "" || strings.HasPrefix(val, "${") || strings.Contains(key, " ") {

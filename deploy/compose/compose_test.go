@@ -122,6 +122,8 @@ func TestValidatorCatches(t *testing.T) {
 			`service worker: depends on one-shot "migrate" with condition "service_started"`},
 		{"port on every interface", "${PUBLISH_IP:-127.0.0.1}:${TEMPORAL_UI_PORT:-8080}:8080", "${TEMPORAL_UI_PORT:-8080}:8080", `publishes 8080 on ""`},
 		{"password in the file", "POSTGRES_PWD: ${TEMPORAL_DB_PASSWORD:?set TEMPORAL_DB_PASSWORD in deploy/compose/azolla.env}", "POSTGRES_PWD: hunter2", "POSTGRES_PWD is written in the file"},
+		{"password in a list item", "    environment:\n      SQL_PLUGIN: postgres12\n      SQL_HOST: postgres\n      SQL_PORT: \"5432\"\n      SQL_USER: temporal\n      SQL_PASSWORD: ${TEMPORAL_DB_PASSWORD:?set TEMPORAL_DB_PASSWORD in deploy/compose/azolla.env}\n",
+			"    environment:\n      - SQL_PLUGIN=postgres12\n      - SQL_HOST=postgres\n      - SQL_PORT=5432\n      - SQL_USER=temporal\n      - SQL_PASSWORD=hunter2\n", "SQL_PASSWORD is written in the file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
