@@ -69,7 +69,8 @@ With --demo it also creates a demo objective that waits for approval.`,
 	fl.BoolVar(&demo, "demo", false, "create a demo objective awaiting approval")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if a.startDev == nil {
-			return errors.New("this azolla binary was built without the embedded Temporal server")
+			return configError(errors.New("this azolla binary is the lean build, without the embedded Temporal server " +
+				"that azolla dev runs: build bin/azolla with `make build` (or `go build -tags devserver ./cmd/azolla`)"))
 		}
 		cfg, err := a.loadConfig(cmd.Flags())
 		if err != nil {
@@ -89,13 +90,9 @@ With --demo it also creates a demo objective that waits for approval.`,
 		log := cfg.Logger(a.stderr)
 		ctx := cmd.Context()
 
-		attrs := map[string]enumspb.IndexedValueType{}
-		for _, k := range workflows.SearchAttributes() {
-			attrs[k.GetName()] = k.GetValueType()
-		}
 		srv, err := a.startDev(ctx, DevServerOptions{Host: cfg.Dev.Host, GRPCPort: cfg.Dev.GRPCPort,
 			UIPort: cfg.Dev.UIPort, DBPath: cfg.TemporalDBPath(), Ephemeral: cfg.Dev.Ephemeral,
-			Namespace: cfg.Temporal.Namespace, SearchAttributes: attrs, Log: log})
+			Namespace: cfg.Temporal.Namespace, SearchAttributes: wantedSearchAttributes(), Log: log})
 		if err != nil {
 			return fmt.Errorf("start the embedded Temporal server: %w", err)
 		}

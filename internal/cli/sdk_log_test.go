@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	namespacepb "go.temporal.io/api/namespace/v1"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/grpc"
 )
@@ -106,11 +107,13 @@ func jsonRecords(t *testing.T, out string) []map[string]any {
 }
 
 // fakeFrontend is as much of a Temporal frontend as a worker needs to start
-// and stop: it answers the dial and the namespace lookup and holds every
-// poll until the worker cancels it. It keeps the Temporal server out of the
+// and stop: it answers the dial, the namespace lookup and the search
+// attributes check (all there) and holds every poll until the worker
+// cancels it. It keeps the Temporal server out of the
 // command tests' binary.
 type fakeFrontend struct {
 	workflowservice.UnimplementedWorkflowServiceServer
+	operatorservice.UnimplementedOperatorServiceServer
 	addr string
 	// polled is closed at the first poll, which a worker sends once its
 	// Start is under way.
@@ -125,6 +128,7 @@ func startFakeFrontend(t *testing.T) *fakeFrontend {
 	fe := &fakeFrontend{addr: l.Addr().String(), polled: make(chan struct{})}
 	srv := grpc.NewServer()
 	workflowservice.RegisterWorkflowServiceServer(srv, fe)
+	operatorservice.RegisterOperatorServiceServer(srv, fe)
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(srv.Stop)
 	return fe
@@ -139,6 +143,10 @@ func (*fakeFrontend) DescribeNamespace(_ context.Context, r *workflowservice.Des
 		NamespaceInfo: &namespacepb.NamespaceInfo{Name: r.GetNamespace(), State: enumspb.NAMESPACE_STATE_REGISTERED},
 		Config:        &namespacepb.NamespaceConfig{},
 	}, nil
+}
+
+func (*fakeFrontend) ListSearchAttributes(context.Context, *operatorservice.ListSearchAttributesRequest) (*operatorservice.ListSearchAttributesResponse, error) {
+	return &operatorservice.ListSearchAttributesResponse{CustomAttributes: wantedSearchAttributes()}, nil
 }
 
 func (f *fakeFrontend) PollWorkflowTaskQueue(ctx context.Context, _ *workflowservice.PollWorkflowTaskQueueRequest) (*workflowservice.PollWorkflowTaskQueueResponse, error) {

@@ -20,7 +20,10 @@ poller, which starts lifecycles for work written to the store while
 Temporal was unreachable, runs too unless --no-poller: one per store is
 active, the others stand by and take over when it stops. Run as many
 workers as you like; Ctrl-C stops one cleanly, letting its running
-activities finish within claim.lease_ttl.`,
+activities finish within claim.lease_ttl.
+
+The worker refuses to start on a namespace that does not exist or lacks
+one of azolla's search attributes: 'azolla temporal setup' creates them.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().BoolVar(&noPoller, "no-poller", false, "do not run the poller in this process")
@@ -34,6 +37,9 @@ activities finish within claim.lease_ttl.`,
 			return err
 		}
 		defer s.close()
+		if err := checkSearchAttributes(cmd.Context(), s.client.OperatorService(), s.cfg.Temporal.Namespace, a.self(), s.log); err != nil {
+			return err
+		}
 		s.log.Info("worker running", "temporal", s.cfg.Temporal.Address, "namespace", s.cfg.Temporal.Namespace,
 			"task_queue", s.cfg.Temporal.TaskQueue, "store", s.cfg.Store.Driver, "identity", identity)
 		return workers.Run(cmd.Context(), workers.Options{Config: s.cfg, Client: s.client, Store: s.store,

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	namespacepb "go.temporal.io/api/namespace/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// fakeCluster is as much of a Temporal frontend as `temporal setup` and the
+// worker's check need: namespaces with their retention and custom search
+// attributes. A namespace it creates stays unknown to the Operator API for
+// lag answers, as a real frontend's namespace cache makes it.
+type fakeCluster struct {
+	workflowservice.UnimplementedWorkflowServiceServer
+	operatorservice.UnimplementedOperatorServiceServer
+	addr string
+
+	mu         sync.Mutex
+	retention  map[string]time.Duration
+	attrs      map[string]map[string]enumspb.IndexedValueType
+	lag        int
+	lagLeft    map[string]int
+	registered int // RegisterNamespace calls
+	addCalls   int // AddSearchAttributes calls
+}
+
+func startFakeCluster(t *testing.T, lag int) *fakeCluster {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	fc := &fakeCluster{addr: l.Addr().String(), lag: lag, retention: map[string]time.Duration{},
+		attrs: map[string]map[string]enumspb.IndexedValueType{}, lagLeft: map[string]int{}}
+	srv := grpc.NewServer()
+	workflowservice.RegisterWorkflowServiceServer(srv, fc)
+	operatorservice.RegisterOperatorServiceServer(srv, fc)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	return fc
+}
+
+// addNamespace gives the cluster a namespace with attrs, usable at once.
+func (f *fakeCluster) addNamespace(name string, retention time.Duration, attrs map[string]enumspb.IndexedValueType) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.retention[name], f.attrs[name] = retention, attrs
+}
+
+func (f *fakeCluster) namespaceAttrs(name string) map[string]enumspb.IndexedValueType {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.attrs[name]
+}
+
+func (*fakeCluster) GetSystemInfo(context.Context, *workflowservice.GetSystemInfoRequest) (*workflowservice.GetSystemInfoResponse, error) {
+	return &workflowservice.GetSystemInfoResponse{Capabilities: &workflowservice.GetSystemInfoResponse_Capabilities{}}, nil
+}
+
+func (f *fakeCluster) DescribeNamespace(_ context.Context, r *workflowservice.DescribeNamespaceRequest) (*workflowservice.DescribeNamespaceResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ret, ok := f.retention[r.GetNamespace()]
+	if !ok {
+		return nil, asStatus(serviceerror.NewNotFound("namespace " + r.GetNamespace() + " not found"))
+	}
+	return &workflowservice.DescribeNamespaceResponse{
+		NamespaceInfo: &namespacepb.NamespaceInfo{Name: r.GetNamespace(), State: enumspb.NAMESPACE_STATE_REGISTERED},
+		Config:        &namespacepb.NamespaceConfig{WorkflowExecutionRetentionTtl: durationpb.New(ret)},
+	}, nil
+}
+
+func (f *fakeCluster) RegisterNamespace(_ context.Context, r *workflowservice.RegisterNamespaceRequest) (*workflowservice.RegisterNamespaceResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.registered++
+	if _, ok := f.retention[r.GetNamespace()]; ok {
+		return nil, asStatus(serviceerror.NewNamespaceAlreadyExists("namespace already exists"))
+	}
+	f.retention[r.GetNamespace()] = r.GetWorkflowExecutionRetentionPeriod().AsDuration()
+	f.attrs[r.GetNamespace()] = map[string]enumspb.IndexedValueType{}
+	f.lagLeft[r.GetNamespace()] = f.lag
+	return &workflowservice.RegisterNamespaceResponse{}, nil
+}
+
+// known says whether the Operator API knows the namespace yet; the lock is
+// held.
+func (f *fakeCluster) known(ns string) error {
+	if _, ok := f.attrs[ns]; !ok || f.lagLeft[ns] > 0 {
+		f.lagLeft[ns]--
+		return asStatus(serviceerror.NewNamespaceNotFound(ns))
+	}
+	return nil
+}
+
+func (f *fakeCluster) ListSearchAttributes(_ context.Context, r *operatorservice.ListSearchAttributesRequest) (*operatorservice.ListSearchAttributesResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.known(r.GetNamespace()); err != nil {
+		return nil, err
+	}
+	custom := map[string]enumspb.IndexedValueType{}
+	for k, v := range f.attrs[r.GetNamespace()] {
+		custom[k] = v
+	}
+	return &operatorservice.ListSearchAttributesResponse{CustomAttributes: custom}, nil
+}
+
+func (f *fakeCluster) AddSearchAttributes(_ context.Context, r *operatorservice.AddSearchAttributesRequest) (*operatorservice.AddSearchAttributesResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.addCalls++
+	if err := f.known(r.GetNamespace()); err != nil {
+		return nil, err
+	}
+	for k, v := range r.GetSearchAttributes() {
+		if _, ok := f.attrs[r.GetNamespace()][k]; ok {
+			return nil, asStatus(serviceerror.NewAlreadyExists("search attribute " + k + " already exists"))
+		}
+		f.attrs[r.GetNamespace()][k] = v
+	}
+	return &operatorservice.AddSearchAttributesResponse{}, nil
+}
+
+// asStatus is err as the gRPC status a Temporal frontend sends (its
+// interceptor converts serviceerrors; this fake has none).
+func asStatus(err error) error { return serviceerror.ToStatus(err).Err() }
+
+func clusterEnv(fc *fakeCluster) map[string]string {
+	return map[string]string{"AZOLLA_TEMPORAL_ADDRESS": fc.addr, "AZOLLA_LOG_LEVEL": "warn",
+		"AZOLLA_TEMPORAL_TASK_QUEUE": "azolla-setup-test", "AZOLLA_CONTROL_PLANE_ADDRESS": "127.0.0.1:0"}
+}
+
+// A first setup creates the namespace with the retention asked for, waits
+// for the frontend to know it, and registers every attribute with its type;
+// a second changes nothing and says so.
+func TestTemporalSetup_CreatesNamespaceAndAttributesThenIsIdempotent(t *testing.T) {
+	t.Parallel()
+	fc := startFakeCluster(t, 3)
+	env := clusterEnv(fc)
+
+	r := azolla(t, env, "temporal", "setup", "--namespace", "azolla-prod", "--retention", "240h")
+	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
+	require.Contains(t, r.stdout, "namespace azolla-prod created (retention 240h0m0s)")
+	require.Contains(t, r.stdout, "10 search attributes added: AzollaBranch, ")
+	require.Equal(t, wantedSearchAttributes(), fc.namespaceAttrs("azolla-prod"))
+	require.Equal(t, enumspb.INDEXED_VALUE_TYPE_BOOL, fc.namespaceAttrs("azolla-prod")["AzollaOverdue"])
+
+	r = azolla(t, env, "temporal", "setup", "--namespace", "azolla-prod")
+	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
+	require.Equal(t, "namespace azolla-prod exists (retention 240h0m0s)\n10 search attributes present\n", r.stdout)
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	require.Equal(t, 1, fc.registered, "the second run registered the namespace again")
+	require.Equal(t, 1, fc.addCalls, "the second run added attributes again")
+}
+
+// On a namespace that has some of the attributes, setup adds only the
+// others.
+func TestTemporalSetup_AddsOnlyTheMissingAttributes(t *testing.T) {
+	t.Parallel()
+	fc := startFakeCluster(t, 0)
+	fc.addNamespace("default", 24*time.Hour, map[string]enumspb.IndexedValueType{
+		"AzollaObjectiveId": enumspb.INDEXED_VALUE_TYPE_KEYWORD, "AzollaOverdue": enumspb.INDEXED_VALUE_TYPE_BOOL,
+		"CustomerId": enumspb.INDEXED_VALUE_TYPE_TEXT})
+
+	r := azolla(t, clusterEnv(fc), "temporal", "setup")
+	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
+	require.Contains(t, r.stdout, "namespace default exists (retention 24h0m0s)\n8 search attributes added: ")
+	require.Contains(t, r.stdout, "2 search attributes present")
+	require.NotContains(t, r.stdout, "AzollaObjectiveId")
+	require.Len(t, fc.namespaceAttrs("default"), 11)
+}
+
+// An attribute registered with another type is an error that names it, and
+// nothing is added.
+func TestTemporalSetup_AttributeOfAnotherTypeIsAnError(t *testing.T) {
+	t.Parallel()
+	fc := startFakeCluster(t, 0)
+	fc.addNamespace("default", 24*time.Hour, map[string]enumspb.IndexedValueType{
+		"AzollaStatus": enumspb.INDEXED_VALUE_TYPE_TEXT})
+
+	r := azolla(t, clusterEnv(fc), "temporal", "setup")
+	require.Equal(t, exitUsage, r.code, "stdout: %s", r.stdout)
+	require.Contains(t, r.stderr, "search attribute AzollaStatus is a Text, azolla sets a Keyword")
+	require.Len(t, fc.namespaceAttrs("default"), 1)
+}
+
+// A worker refuses a namespace without azolla's attributes, naming the
+// missing ones and the command that registers them, and one that does not
+// exist; it starts on one setup has prepared.
+func TestWorker_RefusesANamespaceNotSetUp(t *testing.T) {
+	t.Parallel()
+	fc := startFakeCluster(t, 0)
+	fc.addNamespace("default", 24*time.Hour, map[string]enumspb.IndexedValueType{
+		"AzollaObjectiveId": enumspb.INDEXED_VALUE_TYPE_KEYWORD})
+	env := clusterEnv(fc)
+
+	r := azolla(t, env, "worker", "--no-poller")
+	require.Equal(t, exitUsage, r.code, "stderr: %s", r.stderr)
+	require.Contains(t, r.stderr, "namespace default lacks azolla's search attributes AzollaBranch, AzollaCommitSha, ")
+	require.Contains(t, r.stderr, "AzollaOverdue")
+	require.NotContains(t, r.stderr, "AzollaObjectiveId")
+	require.Contains(t, r.stderr, "run `azolla temporal setup --namespace default`")
+
+	r = azolla(t, env, "worker", "--no-poller", "--namespace", "nowhere")
+	require.Equal(t, exitUsage, r.code, "stderr: %s", r.stderr)
+	require.Contains(t, r.stderr, "namespace nowhere does not exist: run `azolla temporal setup --namespace nowhere`")
+}
+
+// checkSearchAttributes passes a namespace with every attribute, so the
+// worker goes on to start.
+func TestCheckSearchAttributes_PassesASetUpNamespace(t *testing.T) {
+	t.Parallel()
+	fc := startFakeCluster(t, 0)
+	fc.addNamespace("default", time.Hour, wantedSearchAttributes())
+	conn, err := grpc.NewClient(fc.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, checkSearchAttributes(t.Context(), operatorservice.NewOperatorServiceClient(conn), "default", "azolla", nil))
+}
