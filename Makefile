@@ -2,6 +2,7 @@
 
 GO        ?= go
 BIN       ?= bin/azolla
+LEAN_BIN  ?= bin/azolla-lean
 GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN_DIR)/staticcheck
 WORKFLOWCHECK := $(GOBIN_DIR)/workflowcheck
@@ -12,9 +13,15 @@ WORKFLOWCHECK := $(GOBIN_DIR)/workflowcheck
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+# Two builds of one main: the devserver tag adds the embedded Temporal server
+# and Web UI that `azolla dev` runs; the default build leaves them out.
 .PHONY: build
-build: ## Build bin/azolla
-	$(GO) build -o $(BIN) ./cmd/azolla
+build: ## Build bin/azolla: every command, azolla dev's embedded Temporal server and Web UI included
+	$(GO) build -tags devserver -o $(BIN) ./cmd/azolla
+
+.PHONY: build-lean
+build-lean: ## Build bin/azolla-lean: every command but dev, without the Temporal server (workers, scripts, images)
+	$(GO) build -o $(LEAN_BIN) ./cmd/azolla
 
 .PHONY: run
 run: build ## Build and run azolla dev (Temporal + Web UI + store + workers) with a demo objective
@@ -48,6 +55,7 @@ bench-idle: ## azolla dev's idle CPU with 100, 1,000 and 10,000 objectives waiti
 lint: $(STATICCHECK) $(WORKFLOWCHECK) ## gofmt, go vet, staticcheck and workflowcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags devserver ./cmd/azolla
 	$(STATICCHECK) ./...
 	$(WORKFLOWCHECK) ./workflows/...
 

@@ -40,7 +40,8 @@ func runMain(m *testing.M) int {
 	defer os.RemoveAll(tmp)
 
 	azollaBin = filepath.Join(tmp, "azolla")
-	build := exec.Command("go", "build", "-o", azollaBin, "github.com/azolla/azolla/cmd/azolla")
+	// The full build: the tests run `azolla dev` (devproc_test.go).
+	build := exec.Command("go", "build", "-tags", "devserver", "-o", azollaBin, "github.com/azolla/azolla/cmd/azolla")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build azolla:", err)

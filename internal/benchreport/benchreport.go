@@ -43,6 +43,8 @@ var Goals = []Goal{
 	{ID: "T2", What: "captures/s to proposed objectives / lifecycles/s", Benchmark: "BenchmarkTrack", Unit: "captures-per-s-ratio", Bound: 3},
 	{ID: "scale", What: "throughput at 1,000 lifecycles / at 100", Benchmark: "BenchmarkScale", Unit: "scale-throughput-ratio", Bound: 0.8},
 	{ID: "scale RSS", What: "resident memory per lifecycle, 1,000 / 100", Benchmark: "BenchmarkScale", Unit: "scale-rss-per-objective-ratio", AtMost: true, Bound: 1},
+	{ID: "S1", What: "lean `azolla version` wall time / `git --version`", Benchmark: "BenchmarkStartup", Unit: "lean-time-ratio", AtMost: true, Bound: 15},
+	{ID: "S2", What: "lean `azolla version` peak RSS / `git --version`", Benchmark: "BenchmarkStartup", Unit: "lean-rss-ratio", AtMost: true, Bound: 8},
 }
 
 // Met says whether v clears the goal.
