@@ -31,6 +31,16 @@ run: build ## Build and run azolla dev (Temporal + Web UI + store + workers) wit
 test: ## Run the whole test suite (PostgreSQL tests fail under CI=true when it is down)
 	$(GO) test -count=1 ./...
 
+# The production topology of docker-compose.yml without Docker: a Temporal
+# server process on PostgreSQL (its schema set up by the server's own
+# tooling into fresh databases), azolla temporal setup and migrate, then the
+# control plane, two workers and a remote worker as processes, each with the
+# environment of its compose service. Fails under CI=true when PostgreSQL or
+# Redis is down.
+.PHONY: test-topology
+test-topology: ## Prove docker-compose.yml's topology as processes: Temporal on PostgreSQL, control plane, workers, remote worker, Redis
+	AZOLLA_TEST_TOPOLOGY=1 $(GO) test -count=1 -v -timeout 30m ./deploy/topology/
+
 .PHONY: test-race
 test-race: ## Run the test suite under the race detector
 	$(GO) test -count=1 -race ./...

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/membership/static"
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/common/primitives"
@@ -33,13 +35,39 @@ func serverOptions(ctx context.Context, o Options, logger serverLogger) ([]tempo
 	if err != nil {
 		return nil, err
 	}
-	frontend := net.JoinHostPort(o.Host, strconv.Itoa(o.GRPCPort))
-	internal, err := freePorts(o.Host, 3)
+	conf, hosts, err := SingleNodeConfig(o.Host, o.GRPCPort, o.ClusterName, config.Persistence{
+		DefaultStore:     storeName,
+		VisibilityStore:  storeName,
+		NumHistoryShards: 1,
+		DataStores:       map[string]config.DataStore{storeName: {SQL: sqlConf}},
+	})
 	if err != nil {
 		return nil, err
 	}
+	return []temporal.ServerOption{
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(hosts),
+		temporal.WithLogger(logger),
+		temporal.WithDynamicConfigClient(dynamicConfig()),
+	}, nil
+}
+
+// SingleNodeConfig is the configuration of a one-node cluster named
+// clusterName on persistence: every default service in one process, all
+// bound to host, the frontend on frontendPort and the others on free ports
+// the kernel picks, found through the static hosts returned (pass them to
+// temporal.WithStaticHosts). Archival is off. The dev server uses it with
+// SQLite; deploy/topology's server with PostgreSQL.
+func SingleNodeConfig(host string, frontendPort int, clusterName string, persistence config.Persistence) (
+	*config.Config, map[primitives.ServiceName]static.Hosts, error) {
+	frontend := net.JoinHostPort(host, strconv.Itoa(frontendPort))
+	internal, err := freePorts(host, 3)
+	if err != nil {
+		return nil, nil, err
+	}
 	ports := map[primitives.ServiceName]int{
-		primitives.FrontendService: o.GRPCPort,
+		primitives.FrontendService: frontendPort,
 		primitives.HistoryService:  internal[0],
 		primitives.MatchingService: internal[1],
 		primitives.WorkerService:   internal[2],
@@ -47,23 +75,18 @@ func serverOptions(ctx context.Context, o Options, logger serverLogger) ([]tempo
 	services := map[string]config.Service{}
 	hosts := map[primitives.ServiceName]static.Hosts{}
 	for name, port := range ports {
-		services[string(name)] = config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: o.Host}}
-		hosts[name] = static.SingleLocalHost(net.JoinHostPort(o.Host, strconv.Itoa(port)))
+		services[string(name)] = config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: host}}
+		hosts[name] = static.SingleLocalHost(net.JoinHostPort(host, strconv.Itoa(port)))
 	}
 
 	conf := &config.Config{
-		Persistence: config.Persistence{
-			DefaultStore:     storeName,
-			VisibilityStore:  storeName,
-			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{storeName: {SQL: sqlConf}},
-		},
+		Persistence: persistence,
 		ClusterMetadata: &cluster.Config{
 			FailoverVersionIncrement: 10,
-			MasterClusterName:        o.ClusterName,
-			CurrentClusterName:       o.ClusterName,
+			MasterClusterName:        clusterName,
+			CurrentClusterName:       clusterName,
 			ClusterInformation: map[string]cluster.ClusterInformation{
-				o.ClusterName: {Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend},
+				clusterName: {Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend},
 			},
 		},
 		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
@@ -74,15 +97,12 @@ func serverOptions(ctx context.Context, o Options, logger serverLogger) ([]tempo
 	conf.Archival.Visibility.State = "disabled"
 	conf.NamespaceDefaults.Archival.History.State = "disabled"
 	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
-
-	return []temporal.ServerOption{
-		temporal.WithConfig(conf),
-		temporal.ForServices(temporal.DefaultServices),
-		temporal.WithStaticHosts(hosts),
-		temporal.WithLogger(logger),
-		temporal.WithDynamicConfigClient(dynamicConfig()),
-	}, nil
+	return conf, hosts, nil
 }
+
+// NewServerLogger adapts l to the Temporal server's logger, as the dev
+// server passes its own logs on.
+func NewServerLogger(l *slog.Logger) log.Logger { return serverLogger{l: l} }
 
 // dynamicConfig holds the settings that make a single-node server responsive
 // for development; everything else keeps the server's defaults.
