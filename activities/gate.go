@@ -62,18 +62,23 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
 	}
 	var res GateResult
+	var written bool
 	err = lease.Fenced(ctx, func(q store.Querier) error {
 		var done bool
 		if res, done, err = a.gated(ctx, q, w); err != nil || done {
 			return err
 		}
 		res, err = a.gate(ctx, q, w, v)
+		written = err == nil
 		return err
 	})
 	// Released even when the write failed: see Schedule.
 	a.release(ctx, lease)
 	if err != nil {
 		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
+	}
+	if written && a.Observer != nil {
+		a.Observer.GateVerdict(GateWorkOrder, res.GateResult)
 	}
 	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("workorder gated", "gate_result", res.GateResult,
 		"status", res.Status)

@@ -54,7 +54,27 @@ type Lifecycle struct {
 	Tasks TaskOptions
 	// Now is the clock of every timestamp written (default time.Now).
 	Now func() time.Time
+	// Observer, when set, is told what the steps wrote (metrics).
+	Observer Observer
 }
+
+// Observer is told what the lifecycle's steps wrote, for metrics. It must
+// not block.
+type Observer interface {
+	// WorkOrderExecuted: a workorder was newly marked EXECUTED; runner is
+	// "local" or "remote".
+	WorkOrderExecuted(runner string)
+	// GateVerdict: a gate ("workorder", "track") wrote its verdict.
+	GateVerdict(gate, result string)
+}
+
+// Runners and gates as Observer names them.
+const (
+	RunnerLocal   = "local"
+	RunnerRemote  = "remote"
+	GateWorkOrder = "workorder"
+	GateTrack     = "track"
+)
 
 // Non-retryable failure types: a retry cannot fix them, so the workflow sees
 // them at once.

@@ -99,6 +99,10 @@ func JobFailure(j *store.Job) error {
 // local ones, and `azolla verify` holds unchanged.
 type RemoteHooks struct {
 	controlplane.NopHooks
+	// Observer, when set, counts the workorders a remote worker executed.
+	// It is told inside the job's transaction, so a commit that then fails
+	// is counted all the same: rare, and a counter may overcount.
+	Observer Observer
 }
 
 var _ controlplane.Hooks = RemoteHooks{}
@@ -149,7 +153,7 @@ func (RemoteHooks) OnRenew(ctx context.Context, q store.Querier, j *store.Job, l
 // OnSucceed writes the workorder's output bundle from the job's result and
 // marks it EXECUTED, fenced by the attempt's claim, then releases the
 // claim: the same writes as a local Run, in the job's transaction.
-func (RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Job) error {
+func (h RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Job) error {
 	if j.WorkOrderID == "" {
 		return nil
 	}
@@ -173,9 +177,13 @@ func (RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Job)
 	if _, _, err := q.CreateOutputBundle(ctx, out.Bundle(j.WorkOrderID, now)); err != nil {
 		return err
 	}
-	if _, _, err := q.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: j.WorkOrderID,
-		Now: now}); err != nil {
+	_, changed, err := q.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: j.WorkOrderID,
+		Now: now})
+	if err != nil {
 		return err
+	}
+	if changed && h.Observer != nil {
+		h.Observer.WorkOrderExecuted(RunnerRemote)
 	}
 	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceWorkOrder,
 		ResourceID: j.WorkOrderID, OwnerID: f.OwnerID, ClaimVersion: f.ClaimVersion, Now: now})

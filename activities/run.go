@@ -95,12 +95,13 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	bundle := &store.OutputBundle{WorkOrderID: w.WorkOrderID, Title: oneLine(out.Title), Content: out.Content,
 		Notes: out.Notes, Metadata: out.Metadata, RunnerStatus: out.RunnerStatus, CreatedAt: a.now()}
 	var res RunResult
+	var changed bool
 	err = lease.Fenced(ctx, func(q store.Querier) error {
 		stored, _, err := q.CreateOutputBundle(ctx, bundle)
 		if err != nil {
 			return err
 		}
-		if _, _, err := q.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: w.WorkOrderID,
+		if _, changed, err = q.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: w.WorkOrderID,
 			Now: a.now()}); err != nil {
 			return err
 		}
@@ -112,6 +113,9 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	a.release(ctx, lease)
 	if err != nil {
 		return RunResult{}, fmt.Errorf("persist output of workorder %q: %w", w.WorkOrderID, err)
+	}
+	if changed && a.Observer != nil {
+		a.Observer.WorkOrderExecuted(RunnerLocal)
 	}
 	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("workorder executed", "runner_status", res.RunnerStatus)
 	return res, nil

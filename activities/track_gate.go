@@ -70,17 +70,22 @@ func (a *Lifecycle) gateTrack(ctx context.Context, in TrackGateInput) (TrackGate
 		return TrackGateResult{}, permanent(fmt.Errorf("gate track workorder %q: %w", w.WorkOrderID, err))
 	}
 	var res TrackGateResult
+	var written bool
 	err = lease.Fenced(ctx, func(q store.Querier) error {
 		var done bool
 		if res, done, err = a.trackGated(ctx, q, w); err != nil || done {
 			return err
 		}
 		res, err = a.writeTrackGate(ctx, q, w, v, now)
+		written = err == nil
 		return err
 	})
 	a.release(ctx, lease)
 	if err != nil {
 		return TrackGateResult{}, permanent(fmt.Errorf("gate track workorder %q: %w", w.WorkOrderID, err))
+	}
+	if written && a.Observer != nil {
+		a.Observer.GateVerdict(GateTrack, res.GateResult)
 	}
 	// After the durable write: the track may take its next event.
 	a.releaseTrack(ctx, w.Track, w.EventID)

@@ -21,8 +21,9 @@ type LeaseLostError = store.LeaseLostError
 
 // Bridge hands out leases on the store's claims table.
 type Bridge struct {
-	store store.Store
-	now   func() time.Time
+	store    store.Store
+	now      func() time.Time
+	observer Observer
 }
 
 // Option configures a Bridge.
@@ -44,10 +45,28 @@ func NewBridge(s store.Store, opts ...Option) *Bridge {
 // acquired=false, and no error, while another owner holds a live claim: the
 // caller skips the resource and keeps polling.
 func (b *Bridge) Acquire(ctx context.Context, resourceType, resourceID, ownerID string, ttl time.Duration) (*Lease, bool, error) {
+	var lapsed bool
+	if b.observer != nil {
+		prev, err := b.store.GetClaim(ctx, resourceType, resourceID)
+		lapsed = err == nil && prev.ReleasedAt == nil
+	}
 	rec, ok, err := b.store.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: resourceType,
 		ResourceID: resourceID, OwnerID: ownerID, TTL: ttl, Now: b.now()})
-	if err != nil || !ok {
+	if err != nil {
 		return nil, false, err
+	}
+	if b.observer != nil {
+		switch {
+		case !ok:
+			b.observer.ObserveAcquire(resourceType, Refused)
+		case lapsed:
+			b.observer.ObserveAcquire(resourceType, TakenOver)
+		default:
+			b.observer.ObserveAcquire(resourceType, Acquired)
+		}
+	}
+	if !ok {
+		return nil, false, nil
 	}
 	return &Lease{bridge: b, ttl: ttl, rec: *rec}, true, nil
 }

@@ -73,7 +73,7 @@ type ReaperCounts struct {
 // NewReaper returns the reaper of s. Its leadership lease lasts three
 // ReaperIntervals, renewed at every pass.
 func NewReaper(s *Service) *Reaper {
-	return &Reaper{svc: s, claims: claim.NewBridge(s.st, claim.WithClock(s.cfg.Now)),
+	return &Reaper{svc: s, claims: claim.NewBridge(s.st, claim.WithClock(s.cfg.Now), claim.WithObserver(s.cfg.Claims)),
 		leaseTTL: 3 * s.cfg.ReaperInterval}
 }
 
@@ -121,8 +121,8 @@ func (r *Reaper) Stop() {
 // RunOnce is one pass, if this instance leads: expired leases, then QUEUED
 // jobs, then settled jobs not notified. Only a failed store read, or the
 // leadership lost mid-pass, ends it early with an error.
-func (r *Reaper) RunOnce(ctx context.Context) (ReaperCounts, error) {
-	var c ReaperCounts
+func (r *Reaper) RunOnce(ctx context.Context) (c ReaperCounts, err error) {
+	defer func() { r.svc.observer.ReaperPass(c) }()
 	lease, err := r.lead(ctx)
 	if err != nil || lease == nil {
 		return c, err
@@ -278,6 +278,7 @@ func (r *Reaper) expire(ctx context.Context, l *store.JobLease, now time.Time, c
 	}
 	if ej.Status == store.JobDeadLettered {
 		c.DeadLettered++
+		s.observer.JobDeadLettered()
 		if err := s.notify(ctx, ej); err != nil {
 			// The unnotified pass below, or the next pass, tries again.
 			s.log.Warn("dead-lettered job not yet notified", "job_id", ej.JobID, "error", err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -69,7 +70,26 @@ type Config struct {
 	// Log receives what the service does not answer to a caller; nil
 	// discards it.
 	Log *slog.Logger
+	// Observer is told of dead letters and reaper passes (metrics); nil
+	// tells no one.
+	Observer Observer
+	// Claims, when set, observes the reaper's leadership claim.
+	Claims claim.Observer
 }
+
+// Observer is told what the control plane did, for metrics. It must not
+// block.
+type Observer interface {
+	// JobDeadLettered: a fail or the reaper dead-lettered a job.
+	JobDeadLettered()
+	// ReaperPass: one reaper pass ended, with what it did.
+	ReaperPass(ReaperCounts)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) JobDeadLettered()        {}
+func (nopObserver) ReaperPass(ReaperCounts) {}
 
 // DefaultBackoff doubles from 5 s per failed attempt, capped at 5 minutes.
 func DefaultBackoff(attempt int) time.Duration {
@@ -170,6 +190,8 @@ type Service struct {
 	hooks Hooks
 	cfg   Config
 	log   *slog.Logger
+	// observer is cfg.Observer, or one that tells no one.
+	observer Observer
 }
 
 // New returns a Service. acts and hooks may be nil: then no activity is
@@ -182,7 +204,11 @@ func New(st Store, tr Transport, acts Activities, hooks Hooks, cfg Config) *Serv
 		hooks = NopHooks{}
 	}
 	cfg = cfg.withDefaults()
-	return &Service{st: st, tr: tr, acts: acts, hooks: hooks, cfg: cfg, log: cfg.Log}
+	obs := cfg.Observer
+	if obs == nil {
+		obs = nopObserver{}
+	}
+	return &Service{st: st, tr: tr, acts: acts, hooks: hooks, cfg: cfg, log: cfg.Log, observer: obs}
 }
 
 // Config returns the service's configuration with its defaults filled in.

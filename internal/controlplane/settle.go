@@ -122,6 +122,7 @@ func (s *Service) Fail(ctx context.Context, req FailRequest) (FailResponse, erro
 	if !res.Repeat {
 		switch {
 		case dlq:
+			s.observer.JobDeadLettered()
 			s.notifyLogged(after, res.Job)
 		case !res.Job.AvailableAt.After(now):
 			if err := s.publish(after, res.Job); err != nil {
