@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/client"
 
 	"github.com/azolla/azolla/activities"
@@ -16,6 +17,8 @@ import (
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/controlplane/dbqueue"
 	"github.com/azolla/azolla/internal/controlplane/redisstream"
+	"github.com/azolla/azolla/internal/metrics"
+	"github.com/azolla/azolla/internal/ops"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -38,14 +41,27 @@ func OpenTransport(ctx context.Context, cfg config.ControlPlaneConfig, st store.
 // one (a worker that only enqueues) it reports to none.
 func NewControlPlane(cfg config.Config, st store.Store, tr controlplane.Transport, c client.Client,
 	log *slog.Logger, instanceID string) *controlplane.Service {
+	return NewObservedControlPlane(cfg, st, tr, c, log, instanceID, nil)
+}
+
+// NewObservedControlPlane is NewControlPlane counting dead letters, reaper
+// actions, the reaper's claims and remotely executed workorders on m (nil:
+// none).
+func NewObservedControlPlane(cfg config.Config, st store.Store, tr controlplane.Transport, c client.Client,
+	log *slog.Logger, instanceID string, m *metrics.Metrics) *controlplane.Service {
 	var acts controlplane.Activities
 	if c != nil {
 		acts = &RemoteActivities{Client: c, Namespace: cfg.Temporal.Namespace}
 	}
 	cp := cfg.ControlPlane
-	return controlplane.New(st, tr, acts, activities.RemoteHooks{}, controlplane.Config{
+	hooks := activities.RemoteHooks{}
+	ccfg := controlplane.Config{
 		LeaseTTL: cp.LeaseTTL, HeartbeatInterval: cp.HeartbeatInterval, MaxWait: cp.MaxWait,
-		MaxAttempts: cp.MaxAttempts, ReaperInterval: cp.ReaperInterval, InstanceID: instanceID, Log: log})
+		MaxAttempts: cp.MaxAttempts, ReaperInterval: cp.ReaperInterval, InstanceID: instanceID, Log: log}
+	if m != nil {
+		hooks.Observer, ccfg.Observer, ccfg.Claims = m, m, m
+	}
+	return controlplane.New(st, tr, acts, hooks, ccfg)
 }
 
 // ControlPlaneOptions shape a control plane: `azolla control-plane`, or the
@@ -63,6 +79,10 @@ type ControlPlaneOptions struct {
 	Listener net.Listener
 	// OnListen, when set, is told the address once the server listens.
 	OnListen func(addr string)
+	// Metrics, when set, is served on GET /metrics.
+	Metrics prometheus.Gatherer
+	// Ready, when set, are GET /readyz's checks (with Metrics).
+	Ready []ops.Check
 }
 
 // shutdownGrace bounds how long in-flight requests (a long poll at most
@@ -92,7 +112,16 @@ func RunControlPlane(ctx context.Context, o ControlPlaneOptions) error {
 			return fmt.Errorf("control plane: listen on %s: %w", cp.Address, err)
 		}
 	}
-	srv := &http.Server{Handler: o.Service.Router(auth), ReadHeaderTimeout: 10 * time.Second,
+	handler := o.Service.Router(auth)
+	if o.Metrics != nil {
+		// /readyz and /metrics beside the worker API, whose router has
+		// /healthz already.
+		mux := http.NewServeMux()
+		mux.Handle("/", handler)
+		ops.Register(mux, o.Metrics, o.Ready, false)
+		handler = mux
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(o.Log.Handler(), slog.LevelWarn)}
 	reaper := controlplane.NewReaper(o.Service)
 	reaper.Start(ctx)

@@ -21,6 +21,7 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
 	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/metrics"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/substrate"
 	"github.com/azolla/azolla/starter"
@@ -118,6 +119,14 @@ type Options struct {
 	// Nil: Run opens the configured transport itself when any diazotroph
 	// is routed to remote workers.
 	ControlPlane *controlplane.Service
+	// Metrics, when set, counts claims, executed workorders and gate
+	// verdicts.
+	Metrics *metrics.Metrics
+	// OnStarted, when set, is called once the workers poll.
+	OnStarted func()
+	// OnStopping, when set, is called when ctx is done, before the workers
+	// stop.
+	OnStopping func()
 }
 
 // Run runs a lifecycle worker, the workspace retention pass over this
@@ -128,6 +137,10 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if o.Metrics != nil {
+		l.Claims = claim.NewBridge(o.Store, claim.WithObserver(o.Metrics))
+		l.Observer = o.Metrics
+	}
 	if remote := o.Config.ControlPlane.RemoteDiazotrophs; len(remote) > 0 {
 		cp := o.ControlPlane
 		if cp == nil {
@@ -137,7 +150,7 @@ func Run(ctx context.Context, o Options) error {
 			}
 			defer tr.Close()
 			// Enqueue only: the control plane process reports to Temporal.
-			cp = NewControlPlane(o.Config, o.Store, tr, nil, o.Log, o.Identity)
+			cp = NewObservedControlPlane(o.Config, o.Store, tr, nil, o.Log, o.Identity, o.Metrics)
 		}
 		l.Remote = &activities.Remote{Enqueuer: cp, Diazotrophs: remote, MaxAttempts: o.Config.ControlPlane.MaxAttempts}
 		o.Log.Info("remote diazotrophs run through the control plane", "diazotrophs", remote)
@@ -194,6 +207,17 @@ func Run(ctx context.Context, o Options) error {
 		p.Start(ctx)
 		defer p.Stop()
 	}
+	if o.OnStarted != nil {
+		o.OnStarted()
+	}
 	<-ctx.Done()
+	// The deferred stops run next: the poller gives its claim up, the
+	// workers stop polling and wait up to WorkerStopTimeout (claim.lease_ttl)
+	// for running activities; those still running then are cancelled and
+	// retried by Temporal elsewhere, their claims lapsing within the TTL.
+	if o.OnStopping != nil {
+		o.OnStopping()
+	}
+	o.Log.Info("worker stopping: running activities have claim.lease_ttl to finish", "grace", o.Config.Claim.LeaseTTL.String())
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/internal/ops"
 	"github.com/azolla/azolla/workers"
 )
 
@@ -24,7 +25,13 @@ expired and writes again messages that were lost. When a remote worker
 completes a job, the waiting Run activity is completed through Temporal.
 
 Which diazotrophs run remotely is control_plane.remote_diazotrophs, read by
-'azolla worker'. Run as many control planes as you like behind one address.`,
+'azolla worker'. Run as many control planes as you like behind one address.
+
+Beside the worker API it serves GET /healthz, /readyz (store and Temporal;
+503 with a JSON body naming what is not ready) and /metrics (Prometheus).
+SIGTERM or Ctrl-C stops it cleanly: in-flight requests (a long poll at
+most) finish, the reaper gives its leadership up, and it exits 0; a second
+signal exits at once.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().StringVar(&identity, "identity", "", "instance identity in the transport and the reaper's claim (default pid@host)")
@@ -35,15 +42,22 @@ Which diazotrophs run remotely is control_plane.remote_diazotrophs, read by
 		}
 		defer s.close()
 		ctx := cmd.Context()
+		defer exitOnSecondSignal(ctx, s.log)()
+		p, err := newProcessOps(s)
+		if err != nil {
+			return err
+		}
+		defer p.close()
 		tr, err := workers.OpenTransport(ctx, s.cfg.ControlPlane, s.store)
 		if err != nil {
 			return unavailableError(err)
 		}
 		defer tr.Close()
-		svc := workers.NewControlPlane(s.cfg, s.store, tr, s.client, s.log, identity)
+		svc := workers.NewObservedControlPlane(s.cfg, s.store, tr, p.client, s.log, identity, p.metrics)
 		cp := s.cfg.ControlPlane
 		return workers.RunControlPlane(ctx, workers.ControlPlaneOptions{Config: s.cfg, Service: svc, Store: s.store,
-			Log: s.log, OnListen: func(addr string) {
+			Log: s.log, Metrics: p.reg, Ready: []ops.Check{ops.StoreCheck(s.store), ops.TemporalCheck(p.client)},
+			OnListen: func(addr string) {
 				s.log.Info("control plane serving", "address", addr, "tls", cp.CertFile != "",
 					"transport", transportLabel(s.cfg.Masked().ControlPlane.RedisURL), "store", s.cfg.Store.Driver,
 					"identity", identity)

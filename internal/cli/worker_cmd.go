@@ -1,8 +1,27 @@
 package cli
 
 import (
-	"github.com/spf13/cobra"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/metrics"
+	"github.com/azolla/azolla/internal/ops"
+	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workers"
 )
 
@@ -19,8 +38,14 @@ temporal.namespace, with TLS (temporal.tls.*) and an API key
 poller, which starts lifecycles for work written to the store while
 Temporal was unreachable, runs too unless --no-poller: one per store is
 active, the others stand by and take over when it stops. Run as many
-workers as you like; Ctrl-C stops one cleanly, letting its running
-activities finish within claim.lease_ttl.
+workers as you like; Ctrl-C or SIGTERM stops one cleanly: it stops
+polling and lets its running activities finish within claim.lease_ttl,
+then exits 0 (a second signal exits at once).
+
+On ops.address (default 127.0.0.1:7360; "" for none) it serves GET
+/healthz, /readyz (store, Temporal and workers; 503 with a JSON body
+naming what is not ready) and /metrics (Prometheus: azolla_* and the
+Temporal SDK's temporal_*).
 
 The worker refuses to start on a namespace that does not exist or lacks
 one of azolla's search attributes: 'azolla temporal setup' creates them.`,
@@ -40,10 +65,129 @@ one of azolla's search attributes: 'azolla temporal setup' creates them.`,
 		if err := checkSearchAttributes(cmd.Context(), s.client.OperatorService(), s.cfg.Temporal.Namespace, a.self(), s.log); err != nil {
 			return err
 		}
+		ctx := cmd.Context()
+		defer exitOnSecondSignal(ctx, s.log)()
+		p, err := newProcessOps(s)
+		if err != nil {
+			return err
+		}
+		defer p.close()
+		started := ops.NewFlag("workers", "workers not started")
+		stopOps, err := serveOps(ctx, s.cfg.Ops.Address, ops.Handler(p.reg, []ops.Check{
+			ops.StoreCheck(s.store), ops.TemporalCheck(p.client), started.Check()}), s.log)
+		if err != nil {
+			return err
+		}
+		defer stopOps()
 		s.log.Info("worker running", "temporal", s.cfg.Temporal.Address, "namespace", s.cfg.Temporal.Namespace,
 			"task_queue", s.cfg.Temporal.TaskQueue, "store", s.cfg.Store.Driver, "identity", identity)
-		return workers.Run(cmd.Context(), workers.Options{Config: s.cfg, Client: s.client, Store: s.store,
-			Log: s.log, Identity: identity, NoPoller: noPoller})
+		return workers.Run(ctx, workers.Options{Config: s.cfg, Client: p.client, Store: s.store,
+			Log: s.log, Identity: identity, NoPoller: noPoller, Metrics: p.metrics,
+			OnStarted: started.Set, OnStopping: started.Stop})
 	}
 	return cmd
+}
+
+// processOps is what a long-running process exposes to operators: its
+// registry, azolla's counters, and a client whose workers report the SDK's
+// metrics there.
+type processOps struct {
+	reg     *prometheus.Registry
+	metrics *metrics.Metrics
+	client  client.Client
+	closers []io.Closer
+}
+
+// newProcessOps builds the registry of s's process and a client sharing
+// s.client's connection that reports the Temporal SDK's metrics on it.
+func newProcessOps(s *session) (*processOps, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	p := &processOps{reg: reg, metrics: metrics.New(reg)}
+	if d, ok := s.store.(metrics.DBer); ok {
+		reg.MustRegister(metrics.NewStoreCollector(d.DB(), 0))
+	}
+	h, closer := metrics.TemporalHandler(reg)
+	p.closers = append(p.closers, closer)
+	opts, err := starter.ClientOptions(s.cfg.Temporal, s.log)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	opts.MetricsHandler = h
+	c, err := client.NewClientFromExisting(s.client, opts)
+	if err != nil {
+		p.close()
+		return nil, unavailableError(fmt.Errorf("temporal client with metrics: %w", err))
+	}
+	p.client = c
+	return p, nil
+}
+
+func (p *processOps) close() {
+	if p.client != nil {
+		p.client.Close()
+	}
+	for _, c := range p.closers {
+		_ = c.Close()
+	}
+}
+
+// serveOps serves h on addr until ctx is done. On the default address a
+// port already taken (a second worker on the host) is logged and skipped;
+// on one set explicitly it is an error.
+func serveOps(ctx context.Context, addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if addr == config.DefaultOpsAddress {
+			log.Warn("ops endpoints not served: the default ops.address is taken; set ops.address per worker",
+				"address", addr, "error", err)
+			return func() {}, nil
+		}
+		return nil, fmt.Errorf("ops: listen on %s (ops.address): %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("ops endpoints stopped", "error", err)
+		}
+	}()
+	log.Info("ops endpoints serving", "address", ln.Addr().String(), "paths", []string{ops.PathHealth, ops.PathReady, ops.PathMetrics})
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}, nil
+}
+
+// forceExitCode is the exit code of a process stopped by a second signal
+// while it was stopping gracefully.
+const forceExitCode = 130
+
+// exitOnSecondSignal: once ctx is done (the first SIGINT or SIGTERM), a
+// second one exits at once, without waiting for the grace period. The
+// returned stop ends the watch.
+func exitOnSecondSignal(ctx context.Context, log *slog.Logger) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		select {
+		case <-done:
+		case sig := <-ch:
+			log.Warn("second signal: exiting now, without waiting for running work", "signal", sig.String())
+			os.Exit(forceExitCode)
+		}
+	}()
+	return func() { close(done) }
 }

@@ -43,7 +43,24 @@ type Config struct {
 	Substrates map[string]SubstrateConfig `mapstructure:"substrates" json:"substrates" yaml:"substrates"`
 	// Deadlines configures the deadline monitor.
 	Deadlines DeadlinesConfig `mapstructure:"deadlines" json:"deadlines" yaml:"deadlines"`
+	// Ops configures `azolla worker`'s operations listener; the control
+	// plane serves the same endpoints on control_plane.address.
+	Ops OpsConfig `mapstructure:"ops" json:"ops" yaml:"ops"`
 }
+
+// OpsConfig configures the operations listener of `azolla worker`:
+// /healthz, /readyz and /metrics.
+type OpsConfig struct {
+	// Address is host:port to serve on; "" serves nothing. On the default,
+	// loopback address a second worker on the same host finds the port
+	// taken and runs without it (logged); an address set explicitly that
+	// cannot be listened on stops the worker.
+	Address string `mapstructure:"address" json:"address" yaml:"address"`
+}
+
+// DefaultOpsAddress is ops.address by default: loopback, so a container's
+// own health check reaches it and nothing outside does.
+const DefaultOpsAddress = "127.0.0.1:7360"
 
 // ControlPlaneConfig configures `azolla control-plane` (and the control
 // plane `azolla dev` embeds) and routes diazotrophs to remote workers.
@@ -364,6 +381,7 @@ func DefaultFor(getenv func(string) string) Config {
 			ReaperInterval: controlplane.DefaultReaperInterval, MaxWait: controlplane.MaxClaimWait},
 		Tasks:     defaultTasks(),
 		Deadlines: defaultDeadlines(),
+		Ops:       OpsConfig{Address: DefaultOpsAddress},
 	}
 }
 

@@ -104,6 +104,11 @@ func (c Config) Validate() error {
 	}
 	c.Patch.validate(add)
 	c.ControlPlane.validate(add)
+	if c.Ops.Address != "" {
+		if _, port, err := net.SplitHostPort(c.Ops.Address); err != nil || port == "" {
+			add("ops.address", "must be host:port (e.g. %s) or empty, got %q", DefaultOpsAddress, c.Ops.Address)
+		}
+	}
 	c.validateTasks(add)
 	if !slices.Contains(logLevels, c.Log.Level) {
 		add("log.level", "must be one of %s, got %q", strings.Join(logLevels, ", "), c.Log.Level)
