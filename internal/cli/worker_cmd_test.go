@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,6 +40,15 @@ func TestHelperProcess(t *testing.T) {
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if len(args) == 1 && args[0] == "stuck-stopping" {
+		// A process whose graceful stop never ends: only a second signal
+		// ends it.
+		defer exitOnSecondSignal(ctx, slog.New(slog.NewTextHandler(os.Stderr, nil)))()
+		fmt.Fprintln(os.Stderr, "waiting for a signal")
+		<-ctx.Done()
+		fmt.Fprintln(os.Stderr, "stopping")
+		select {}
+	}
 	code := Run(ctx, args, os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
@@ -144,4 +154,56 @@ func TestWorker_ReadyServesMetricsAndSIGTERMExitsZero(t *testing.T) {
 		t.Fatalf("worker still running 20s (its grace period) after SIGTERM; stderr:\n%s", stderr.String())
 	}
 	require.Contains(t, stderr.String(), "worker stopping")
+}
+
+func TestSecondSignal_ExitsAtOnceWhileStopping(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--", "stuck-stopping")
+	cmd.Env = []string{helperEnv + "=1"}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	// Before its handler is in place a signal would kill the helper.
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "waiting for a signal") },
+		10*time.Second, 20*time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "stopping") },
+		10*time.Second, 20*time.Millisecond)
+	select {
+	case err := <-exited:
+		t.Fatalf("exited on the first signal: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		require.Equal(t, forceExitCode, ee.ExitCode(), stderr.String())
+		require.Contains(t, stderr.String(), "second signal")
+	case <-time.After(10 * time.Second):
+		t.Fatal("still running 10s after the second signal")
+	}
+}
+
+// syncBuffer is a strings.Builder safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
