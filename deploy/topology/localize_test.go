@@ -39,6 +39,10 @@ import (
 //     control plane a free port: all processes share this host's loopback;
 //   - DYNAMIC_CONFIG_FILE_PATH, a path inside the container → the file the
 //     service mounts there (deploy/compose/dynamicconfig.yaml);
+//   - the ops listener of an azolla process (its /healthz, /readyz and
+//     /metrics), on each container's own loopback at the default
+//     127.0.0.1:7360 → 127.0.0.1 and a free port per process, set as
+//     AZOLLA_OPS_ADDRESS;
 //   - AZOLLA_DATA_DIR (/var/lib/azolla in each container) → a directory of
 //     the process's own, as each replica has its own container.
 //
@@ -54,6 +58,8 @@ type local struct {
 	controlPlane   string // host:port the control plane listens on
 	vars           map[string]string
 }
+
+const opsAddress = "AZOLLA_OPS_ADDRESS"
 
 // interpolation is compose.ExampleEnv with the remote diazotrophs the test
 // routes to its remote worker.
@@ -81,6 +87,11 @@ func (l *local) env(t *testing.T, service, dataDir string, extra map[string]stri
 	for k, v := range raw {
 		out[k] = l.mapValue(t, s, k, v, dataDir)
 	}
+	if s.Build != nil && compose.EnvKeys()[opsAddress] {
+		if _, set := raw[opsAddress]; !set {
+			out[opsAddress] = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+		}
+	}
 	switch service {
 	case "temporal":
 		out["FRONTEND_GRPC_PORT"] = strconv.Itoa(l.temporalPort)
@@ -88,11 +99,8 @@ func (l *local) env(t *testing.T, service, dataDir string, extra map[string]stri
 		out["DBNAME"], out["VISIBILITY_DBNAME"] = l.dbs["temporal"], l.dbs["temporal_visibility"]
 	}
 	for k, v := range out {
-		for name := range p.Services {
-			if strings.Contains(v, "//"+name+":") || strings.Contains(v, "//"+name+"/") ||
-				strings.HasPrefix(v, name+":") || strings.Contains(v, "@"+name+":") {
-				t.Fatalf("service %s: %s=%s still names compose service %s: extend localize's mapping", service, k, v, name)
-			}
+		if _, ok := p.Services[hostIn(v)]; ok {
+			t.Fatalf("service %s: %s=%s still names compose service %s: extend localize's mapping", service, k, v, hostIn(v))
 		}
 	}
 	for k, v := range extra {
@@ -166,11 +174,24 @@ func (l *local) mapValue(t *testing.T, s types.ServiceConfig, key, val, dataDir 
 			}
 		}
 		t.Fatalf("%s: %s=%s is not a file the service mounts", s.Name, key, val)
+	case opsAddress:
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	case "AZOLLA_DATA_DIR":
 		require.NotEmpty(t, dataDir, "%s: a data directory", s.Name)
 		return dataDir
 	}
 	return val
+}
+
+// hostIn is the host a URL or host:port value names, "" for other values.
+func hostIn(v string) string {
+	if u, err := url.Parse(v); err == nil && u.Host != "" {
+		return u.Hostname()
+	}
+	if h, _, err := net.SplitHostPort(v); err == nil {
+		return h
+	}
+	return ""
 }
 
 // String names the mapping's targets, for the test log.
