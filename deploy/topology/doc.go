@@ -11,6 +11,12 @@
 // compose network to this host (local in localize_test.go), so the
 // file and the proof cannot drift apart.
 //
+// The tests: the server alone answers CheckHealth on its fresh schemas;
+// twenty objectives, local and remote, reach DONE through a worker and the
+// control plane SIGKILLed mid-run, and azolla verify is clean; and
+// lifecycles per second on this topology against azolla dev, on the same
+// workload in the same run (reported, not held to a bar).
+//
 // The tests run only when AZOLLA_TEST_TOPOLOGY=1 (make test-topology sets
 // it); they then fail under CI=true when PostgreSQL or Redis is down, and
 // are skipped elsewhere.
