@@ -37,7 +37,7 @@ test: ## Run the whole test suite (PostgreSQL tests fail under CI=true when it i
 # control plane, two workers and a remote worker as processes, each with the
 # environment of its compose service; twenty objectives to DONE through a
 # worker and the control plane SIGKILLed, azolla verify clean; lifecycles/s
-# against azolla dev. About three minutes once built. Fails under CI=true
+# against azolla dev. Under two minutes once built. Fails under CI=true
 # when PostgreSQL or Redis is down.
 .PHONY: test-topology
 test-topology: ## Prove docker-compose.yml's topology as processes: Temporal on PostgreSQL, control plane, workers, remote worker, Redis
