@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,11 +75,6 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(binaries.dir)
 	}
 	os.Exit(code)
-}
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 func randomHex(n int) string {
