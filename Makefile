@@ -28,8 +28,9 @@ run: build ## Build and run azolla dev (Temporal + Web UI + store + workers) wit
 	./$(BIN) dev --demo
 
 .PHONY: test
-test: ## Run the whole test suite (PostgreSQL tests fail under CI=true when it is down)
+test: ## Run the whole test suite, the production topology's proof last (PostgreSQL and Redis tests fail under CI=true when they are down)
 	$(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory test-topology
 
 # The production topology of docker-compose.yml without Docker: a Temporal
 # server process on PostgreSQL (its schema set up by the server's own
@@ -41,7 +42,7 @@ test: ## Run the whole test suite (PostgreSQL tests fail under CI=true when it i
 # when PostgreSQL or Redis is down.
 .PHONY: test-topology
 test-topology: ## Prove docker-compose.yml's topology as processes: Temporal on PostgreSQL, control plane, workers, remote worker, Redis
-	AZOLLA_TEST_TOPOLOGY=1 $(GO) test -count=1 -v -timeout 30m ./deploy/topology/
+	AZOLLA_TEST_TOPOLOGY=1 $(GO) test -count=1 -timeout 30m ./deploy/topology/
 
 .PHONY: test-race
 test-race: ## Run the test suite under the race detector
