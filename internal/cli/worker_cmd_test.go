@@ -129,16 +129,26 @@ func TestWorker_ReadyServesMetricsAndSIGTERMExitsZero(t *testing.T) {
 	code, _, err := httpGet(base + "/healthz")
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code)
+	// The series appear as the worker gets going (the poller's first
+	// leadership claim among them): wait until every one is there.
+	want := []string{`azolla_objectives{status="NEW"} 0`, `azolla_jobs{status="QUEUED"} 0`,
+		`azolla_claim_acquisitions_total{outcome="acquired",resource_type="POLLER"}`, "temporal_worker_start_total"}
 	var metrics string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		if _, metrics, err = httpGet(base + "/metrics"); err == nil &&
-			strings.Contains(metrics, "temporal_worker_start_total") {
+	hasAll := func() bool {
+		for _, series := range want {
+			if !strings.Contains(metrics, series) {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if _, metrics, err = httpGet(base + "/metrics"); err == nil && hasAll() {
 			break
 		}
 	}
 	require.NoError(t, err)
-	for _, series := range []string{`azolla_objectives{status="NEW"} 0`, `azolla_jobs{status="QUEUED"} 0`,
-		`azolla_claim_acquisitions_total{outcome="acquired",resource_type="POLLER"}`, "temporal_worker_start_total"} {
+	for _, series := range want {
 		require.True(t, strings.Contains(metrics, series), "metrics lack %s", series)
 	}
 
