@@ -7,10 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/strictjson"
+	"github.com/azolla/azolla/internal/diazotroph"
 )
 
 // InputFormat names and versions the document carried in full_prompt_text.
@@ -121,29 +120,13 @@ func Rows[T any](name string, version int, params map[string]string, rows []T) (
 }
 
 // EncodeInput returns in as the snapshot's full_prompt_text.
-func EncodeInput(in Input) (string, error) {
-	if err := in.check(); err != nil {
-		return "", err
-	}
-	b, err := json.Marshal(in)
-	if err != nil {
-		return "", fmt.Errorf("encode manifest input: %w", err)
-	}
-	return string(b), nil
-}
+func EncodeInput(in Input) (string, error) { return diazotroph.EncodeInput(in, Input.check) }
 
 // DecodeInput reads the input from a snapshot's full_prompt_text. It
 // refuses another format, unknown fields, trailing data, a zero "now" and a
 // query name given twice.
 func DecodeInput(text string) (Input, error) {
-	var in Input
-	if err := strictjson.Decode(strings.NewReader(text), &in); err != nil {
-		return Input{}, fmt.Errorf("%w: %v", ErrInvalidInput, err)
-	}
-	if err := in.check(); err != nil {
-		return Input{}, err
-	}
-	return in, nil
+	return diazotroph.DecodeInput(text, ErrInvalidInput, Input.check)
 }
 
 func (in Input) check() error {

@@ -1,14 +1,12 @@
 package triage
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/store"
-	"github.com/azolla/azolla/internal/strictjson"
 )
 
 // InputFormat names and versions the document carried in full_prompt_text.
@@ -48,29 +46,13 @@ func NewInput(cs []store.CaptureBuffer) Input {
 }
 
 // EncodeInput returns in as the snapshot's full_prompt_text.
-func EncodeInput(in Input) (string, error) {
-	if err := in.check(); err != nil {
-		return "", err
-	}
-	b, err := json.Marshal(in)
-	if err != nil {
-		return "", fmt.Errorf("encode triage input: %w", err)
-	}
-	return string(b), nil
-}
+func EncodeInput(in Input) (string, error) { return diazotroph.EncodeInput(in, Input.check) }
 
 // DecodeInput reads the input from a snapshot's full_prompt_text. It
 // refuses another format, unknown fields, trailing data, no captures and a
 // capture id given twice.
 func DecodeInput(text string) (Input, error) {
-	var in Input
-	if err := strictjson.Decode(strings.NewReader(text), &in); err != nil {
-		return Input{}, fmt.Errorf("%w: %v", ErrInvalidInput, err)
-	}
-	if err := in.check(); err != nil {
-		return Input{}, err
-	}
-	return in, nil
+	return diazotroph.DecodeInput(text, ErrInvalidInput, Input.check)
 }
 
 func (in Input) check() error {
