@@ -125,22 +125,34 @@ func (c *ControlPlaneConfig) UnmarshalJSON(data []byte) error {
 	}
 	out := ControlPlaneConfig{Address: j.Address, CertFile: j.CertFile, KeyFile: j.KeyFile, RedisURL: j.RedisURL,
 		MaxAttempts: j.MaxAttempts, RemoteDiazotrophs: j.RemoteDiazotrophs}
-	for _, d := range []struct {
-		key string
-		s   string
-		to  *time.Duration
-	}{
-		{"lease_ttl", j.LeaseTTL, &out.LeaseTTL},
-		{"heartbeat_interval", j.HeartbeatInterval, &out.HeartbeatInterval},
-		{"reaper_interval", j.ReaperInterval, &out.ReaperInterval},
-		{"max_wait", j.MaxWait, &out.MaxWait},
-	} {
-		v, err := time.ParseDuration(d.s)
-		if err != nil {
-			return fmt.Errorf("control_plane.%s: %w", d.key, err)
-		}
-		*d.to = v
+	if err := parseDurations("control_plane",
+		durationField{"lease_ttl", j.LeaseTTL, &out.LeaseTTL},
+		durationField{"heartbeat_interval", j.HeartbeatInterval, &out.HeartbeatInterval},
+		durationField{"reaper_interval", j.ReaperInterval, &out.ReaperInterval},
+		durationField{"max_wait", j.MaxWait, &out.MaxWait},
+	); err != nil {
+		return err
 	}
 	*c = out
+	return nil
+}
+
+// durationField is one duration of a section's JSON form: its key, the
+// string read, and where its value goes.
+type durationField struct {
+	key string
+	s   string
+	to  *time.Duration
+}
+
+// parseDurations parses each field in turn, naming section.key in an error.
+func parseDurations(section string, fields ...durationField) error {
+	for _, f := range fields {
+		v, err := time.ParseDuration(f.s)
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", section, f.key, err)
+		}
+		*f.to = v
+	}
 	return nil
 }

@@ -2,7 +2,6 @@ package config
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"slices"
 	"sort"
@@ -187,8 +186,8 @@ func (t *TasksConfig) UnmarshalJSON(data []byte) error {
 	}
 	out := TasksConfig{Track: j.Track, TriageMaxCaptures: j.TriageMaxCaptures, TriageMaxBytes: j.TriageMaxBytes,
 		Substrate: j.Substrate, RowCap: j.RowCap}
-	if err := parseDurations("tasks", map[string]string{"budget": j.Budget, "statement_timeout": j.StatementTimeout},
-		map[string]*time.Duration{"budget": &out.Budget, "statement_timeout": &out.StatementTimeout}); err != nil {
+	if err := parseDurations("tasks", durationField{"budget", j.Budget, &out.Budget},
+		durationField{"statement_timeout", j.StatementTimeout, &out.StatementTimeout}); err != nil {
 		return err
 	}
 	*t = out
@@ -215,33 +214,13 @@ func (d *DeadlinesConfig) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	out := DeadlinesConfig{TaskQueue: j.TaskQueue}
-	s := map[string]string{"interval": j.Interval}
-	for k, v := range j.SLA {
-		s["sla."+k] = v
-	}
-	if err := parseDurations("deadlines", s, map[string]*time.Duration{"interval": &out.Interval,
-		"sla.critical": &out.SLA.Critical, "sla.high": &out.SLA.High, "sla.normal": &out.SLA.Normal,
-		"sla.low": &out.SLA.Low}); err != nil {
+	if err := parseDurations("deadlines", durationField{"interval", j.Interval, &out.Interval},
+		durationField{"sla.critical", j.SLA["critical"], &out.SLA.Critical},
+		durationField{"sla.high", j.SLA["high"], &out.SLA.High},
+		durationField{"sla.normal", j.SLA["normal"], &out.SLA.Normal},
+		durationField{"sla.low", j.SLA["low"], &out.SLA.Low}); err != nil {
 		return err
 	}
 	*d = out
-	return nil
-}
-
-// parseDurations parses each of to's keys from from, naming section.key in
-// an error.
-func parseDurations(section string, from map[string]string, to map[string]*time.Duration) error {
-	keys := make([]string, 0, len(to))
-	for k := range to {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v, err := time.ParseDuration(from[k])
-		if err != nil {
-			return fmt.Errorf("%s.%s: %w", section, k, err)
-		}
-		*to[k] = v
-	}
 	return nil
 }
