@@ -50,17 +50,28 @@ func recordHistories(t *testing.T, b *bundle, scenario, objectiveID string) {
 		return len(runs) > 0
 	}, 30*time.Second, 200*time.Millisecond)
 	for i, runID := range runs {
-		var events []*historypb.HistoryEvent
-		it := b.client.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
-			ev, err := it.Next()
-			require.NoError(t, err)
-			events = append(events, ev)
-		}
-		raw, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&historypb.History{Events: events})
-		require.NoError(t, err)
-		path := filepath.Join(dir, fmt.Sprintf("%s_run%d.json", scenario, i+1))
-		require.NoError(t, os.WriteFile(path, append(raw, '\n'), 0o644))
-		t.Logf("recorded %s (%d events)", path, len(events))
+		b.recordHistory(t, fmt.Sprintf("%s_run%d", scenario, i+1), id, runID)
 	}
+}
+
+// recordHistory writes the workflow run's history as it stands as
+// <dir>/<name>.json, when AZOLLA_RECORD_HISTORIES names a directory.
+func (b *bundle) recordHistory(t *testing.T, name, workflowID, runID string) {
+	dir := os.Getenv(recordEnv)
+	if dir == "" {
+		return
+	}
+	ctx := context.Background()
+	var events []*historypb.HistoryEvent
+	it := b.client.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		events = append(events, ev)
+	}
+	raw, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&historypb.History{Events: events})
+	require.NoError(t, err)
+	path := filepath.Join(dir, name+".json")
+	require.NoError(t, os.WriteFile(path, append(raw, '\n'), 0o644))
+	t.Logf("recorded %s (%d events)", path, len(events))
 }

@@ -17,10 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/azolla/azolla/internal/config"
@@ -551,26 +549,4 @@ func (b *bundle) recordTrackHistory(t *testing.T, scenario string) {
 		return true
 	}, 30*time.Second, 50*time.Millisecond, "the track's workflow task never completed")
 	b.recordHistory(t, scenario+"_run1", id, runID)
-}
-
-// recordHistory writes the workflow run's history as it stands as
-// <dir>/<name>.json, when AZOLLA_RECORD_HISTORIES names a directory.
-func (b *bundle) recordHistory(t *testing.T, name, workflowID, runID string) {
-	dir := os.Getenv(recordEnv)
-	if dir == "" {
-		return
-	}
-	ctx := context.Background()
-	var events []*historypb.HistoryEvent
-	it := b.client.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		require.NoError(t, err)
-		events = append(events, ev)
-	}
-	raw, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&historypb.History{Events: events})
-	require.NoError(t, err)
-	path := filepath.Join(dir, name+".json")
-	require.NoError(t, os.WriteFile(path, append(raw, '\n'), 0o644))
-	t.Logf("recorded %s (%d events)", path, len(events))
 }
