@@ -41,8 +41,9 @@ const DefaultBatchSize = 200
 // handed over in the store, and from then on only its events bring it
 // back. The Starter marks the objectives it starts, so the objectives
 // created through azolla cost the poller nothing at all; an idle pass is
-// two empty index reads (and one of captures), whatever number of
-// objectives wait.
+// two empty index reads (and three for the task tracks: the captures, and
+// the pending events of each track type), whatever number of objectives
+// wait.
 //
 // An unprocessed event of an objective handed over is usually its
 // lifecycle's own, about to be scheduled, and is left alone. One still
@@ -128,7 +129,7 @@ func (p *Poller) Start(ctx context.Context) {
 			case c.Leader:
 				p.Log.Debug("poller pass", "batches", c.Batches, "started", c.Started, "woken", c.Woken,
 					"marked", c.Marked, "skipped", c.Skipped, "claimed", c.Claimed, "failed", c.Failed,
-					"captures", c.Captures)
+					"captures", c.Captures, "enqueued", c.Enqueued)
 			}
 			select {
 			case <-ctx.Done():
@@ -364,36 +365,44 @@ func (p *Poller) passCaptures(ctx context.Context, c *Counts) error {
 func (p *Poller) passTrack(ctx context.Context, c *Counts) error {
 	track := cmp.Or(p.Track, workflows.DefaultTrack)
 	for _, typ := range []string{store.EventCaptureReady, store.EventManifestRequested} {
-		var after store.Cursor
-		for {
-			page, err := p.Store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ, After: after,
-				Limit: p.batch()})
-			if err != nil {
-				return fmt.Errorf("list pending %s events: %w", typ, err)
-			}
-			for _, pe := range page {
-				after = store.Cursor{CreatedAt: pe.CreatedAt, ID: pe.EventID}
-				if pe.HandedOver && !pe.CreatedAt.Before(p.now().Add(-p.LeaseTTL)) {
-					c.Skipped++
-					continue
-				}
-				if _, err := p.Starter.Enqueue(ctx, track, pe.Event); err != nil {
-					if ctx.Err() != nil {
-						return err
-					}
-					c.Failed++
-					p.Log.Warn("poller could not hand an event to the track", "event_id", pe.EventID,
-						"track", track, "error", err)
-					continue
-				}
-				c.Enqueued++
-			}
-			if len(page) < p.batch() {
-				break
-			}
+		if err := p.passTrackEvents(ctx, c, track, typ); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// passTrackEvents pages through the unprocessed events of type typ, handing
+// each that needs it to track.
+func (p *Poller) passTrackEvents(ctx context.Context, c *Counts, track, typ string) error {
+	var after store.Cursor
+	for {
+		page, err := p.Store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ, After: after,
+			Limit: p.batch()})
+		if err != nil {
+			return fmt.Errorf("list pending %s events: %w", typ, err)
+		}
+		for _, pe := range page {
+			after = store.Cursor{CreatedAt: pe.CreatedAt, ID: pe.EventID}
+			if pe.HandedOver && !pe.CreatedAt.Before(p.now().Add(-p.LeaseTTL)) {
+				c.Skipped++
+				continue
+			}
+			if _, err := p.Starter.Enqueue(ctx, track, pe.Event); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				c.Failed++
+				p.Log.Warn("poller could not hand an event to the track", "event_id", pe.EventID,
+					"track", track, "error", err)
+				continue
+			}
+			c.Enqueued++
+		}
+		if len(page) < p.batch() {
+			return nil
+		}
+	}
 }
 
 // handEvent starts or wakes the lifecycle of an event's objective, holding
