@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"iter"
 	"slices"
 	"time"
 
@@ -65,48 +66,38 @@ const inboxPage = 500
 func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 	objectives := map[string]*store.Objective{}
 	var open []*store.Objective
-	for after := (store.Cursor{}); ; {
-		page, err := src.q.ListObjectivesPage(ctx, store.ObjectivesPageParams{After: after, Limit: inboxPage,
+	listOpen := func(after store.Cursor) ([]*store.Objective, error) {
+		return src.q.ListObjectivesPage(ctx, store.ObjectivesPageParams{After: after, Limit: inboxPage,
 			Statuses: []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked}})
+	}
+	for o, err := range pages(listOpen, objectiveCursor) {
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range page {
-			objectives[o.ObjectiveID] = o
-			open = append(open, o)
-		}
-		if len(page) < inboxPage {
-			break
-		}
-		last := page[len(page)-1]
-		after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
+		objectives[o.ObjectiveID] = o
+		open = append(open, o)
 	}
 	// The latest pause of each objective, of each triage and of manifests.
 	latest := map[string]*store.PauseState{}
 	var overdue, triage []*store.PauseState
 	var manifest *store.PauseState
-	for after := (store.Cursor{}); ; {
-		page, err := src.q.ListPauseStatesPage(ctx, store.ListPauseStatesParams{After: after, Limit: inboxPage})
+	listPauses := func(after store.Cursor) ([]*store.PauseState, error) {
+		return src.q.ListPauseStatesPage(ctx, store.ListPauseStatesParams{After: after, Limit: inboxPage})
+	}
+	for p, err := range pages(listPauses, pauseCursor) {
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range page {
-			switch {
-			case p.Reason == store.PauseOverdue:
-				overdue = append(overdue, p)
-			case p.Subject() == store.SubjectObjective:
-				latest[p.ObjectiveID] = p
-			case p.Subject() == store.SubjectTriage:
-				triage = append(triage, p)
-			case p.Subject() == store.SubjectManifest:
-				manifest = p
-			}
+		switch {
+		case p.Reason == store.PauseOverdue:
+			overdue = append(overdue, p)
+		case p.Subject() == store.SubjectObjective:
+			latest[p.ObjectiveID] = p
+		case p.Subject() == store.SubjectTriage:
+			triage = append(triage, p)
+		case p.Subject() == store.SubjectManifest:
+			manifest = p
 		}
-		if len(page) < inboxPage {
-			break
-		}
-		last := page[len(page)-1]
-		after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.PauseStateID}
 	}
 
 	var out []inboxItem
@@ -173,6 +164,39 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 			cmp.Compare(a.SubjectID, b.SubjectID))
 	})
 	return out, nil
+}
+
+// pages yields every row of a cursor-paged listing, reading inboxPage rows
+// at a time; cursor is the position after a row. A failed read is yielded
+// as the last pair.
+func pages[T any](list func(after store.Cursor) ([]T, error), cursor func(T) store.Cursor) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for after := (store.Cursor{}); ; {
+			page, err := list(after)
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			for _, row := range page {
+				if !yield(row, nil) {
+					return
+				}
+			}
+			if len(page) < inboxPage {
+				return
+			}
+			after = cursor(page[len(page)-1])
+		}
+	}
+}
+
+func objectiveCursor(o *store.Objective) store.Cursor {
+	return store.Cursor{CreatedAt: o.CreatedAt, ID: o.ObjectiveID}
+}
+
+func pauseCursor(p *store.PauseState) store.Cursor {
+	return store.Cursor{CreatedAt: p.CreatedAt, ID: p.PauseStateID}
 }
 
 // isRejected says whether o, whose latest pause of its own is ps (nil for

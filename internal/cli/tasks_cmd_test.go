@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -505,4 +506,51 @@ func TestTrackShow_EmptyStoreListsNothing(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Contains(t, res.stdout, "  unprocessed events in the store: 0\n")
 	require.NotContains(t, res.stdout, "recent workorders")
+}
+
+func TestPages_ReadsPastAFullPageAndEndsOnAnError(t *testing.T) {
+	t.Parallel()
+	// Rows are ints; a row's cursor is its value as ID, and list returns
+	// the rows after it, inboxPage at a time, up to n.
+	const n = inboxPage + 3
+	var afters []string
+	list := func(fail bool) func(store.Cursor) ([]int, error) {
+		return func(after store.Cursor) ([]int, error) {
+			afters = append(afters, after.ID)
+			if fail && after.ID != "" {
+				return nil, store.ErrNotFound
+			}
+			start := 0
+			if after.ID != "" {
+				start = len(afters[1:]) * inboxPage
+			}
+			var page []int
+			for i := start; i < min(start+inboxPage, n); i++ {
+				page = append(page, i)
+			}
+			return page, nil
+		}
+	}
+	cursor := func(i int) store.Cursor { return store.Cursor{ID: strconv.Itoa(i)} }
+
+	var got []int
+	for row, err := range pages(list(false), cursor) {
+		require.NoError(t, err)
+		got = append(got, row)
+	}
+	require.Len(t, got, n)
+	require.Equal(t, n-1, got[n-1])
+	require.Equal(t, []string{"", strconv.Itoa(inboxPage - 1)}, afters)
+
+	afters, got = nil, nil
+	var errs []error
+	for row, err := range pages(list(true), cursor) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		got = append(got, row)
+	}
+	require.Len(t, got, inboxPage)
+	require.Equal(t, []error{store.ErrNotFound}, errs)
 }
