@@ -3,17 +3,13 @@ package workflows_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/store"
@@ -28,8 +24,7 @@ var (
 // deadlineBundle is one DeadlineMonitorWorkflow under test; signalled lists
 // the lifecycles signalled Overdue.
 type deadlineBundle struct {
-	t         *testing.T
-	env       *testsuite.TestWorkflowEnvironment
+	harness
 	mu        sync.Mutex
 	signalled []string
 }
@@ -37,13 +32,9 @@ type deadlineBundle struct {
 func setupDeadline(t *testing.T) *deadlineBundle {
 	t.Helper()
 	t.Parallel()
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))))
-	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(workflows.DeadlineMonitorWorkflow, workflow.RegisterOptions{Name: workflows.DeadlineMonitorWorkflowName})
-	env.RegisterActivity(&activities.Lifecycle{})
-	env.SetStartTime(startedAt)
-	return &deadlineBundle{t: t, env: env}
+	b := &deadlineBundle{harness: newHarness(t, workflows.DeadlineMonitorWorkflow, workflows.DeadlineMonitorWorkflowName)}
+	b.env.SetStartTime(startedAt)
+	return b
 }
 
 // page expects the scan page starting after, as of asOf, answering res.

@@ -2,19 +2,13 @@ package workflows_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/store"
@@ -93,8 +87,7 @@ func invalidStatus() error {
 
 // testBundle is one workflow under test with mocked activities.
 type testBundle struct {
-	t   *testing.T
-	env *testsuite.TestWorkflowEnvironment
+	harness
 	// attrs is the last value upserted for each search attribute; statuses
 	// lists every AzollaStatus upserted, in order.
 	attrs    map[string]string
@@ -106,13 +99,9 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	t.Parallel()
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))))
-	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(workflows.ObjectiveWorkflow, workflow.RegisterOptions{Name: workflows.ObjectiveWorkflowName})
-	env.RegisterActivity(&activities.Lifecycle{})
-	b := &testBundle{t: t, env: env, attrs: map[string]string{}}
-	env.OnUpsertTypedSearchAttributes(mock.Anything).Return().Maybe().Run(func(args mock.Arguments) {
+	b := &testBundle{harness: newHarness(t, workflows.ObjectiveWorkflow, workflows.ObjectiveWorkflowName),
+		attrs: map[string]string{}}
+	b.env.OnUpsertTypedSearchAttributes(mock.Anything).Return().Maybe().Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
 		var keys []string
 		defer func() { b.upserts = append(b.upserts, keys) }()
@@ -174,11 +163,6 @@ func (b *testBundle) execute(in workflows.ObjectiveInput) {
 	env.AssertExpectations(b.t)
 }
 
-func (b *testBundle) unexpected(name string, in any) error {
-	b.t.Errorf("unexpected activity call %s(%+v)", name, in)
-	return temporal.NewNonRetryableApplicationError("unexpected activity call "+name, "Unexpected", nil)
-}
-
 // result is the workflow's State and error.
 func (b *testBundle) result() (workflows.State, error) {
 	b.t.Helper()
@@ -202,16 +186,8 @@ func (b *testBundle) done(want workflows.State) {
 
 // state queries the workflow's State.
 func (b *testBundle) state() workflows.State {
-	b.t.Helper()
-	v, err := b.env.QueryWorkflow(workflows.StateQuery)
-	require.NoError(b.t, err)
-	var s workflows.State
-	require.NoError(b.t, v.Get(&s))
-	return s
+	return query[workflows.State](b.harness, workflows.StateQuery)
 }
-
-// at runs fn when the workflow clock reaches d.
-func (b *testBundle) at(d time.Duration, fn func()) { b.env.RegisterDelayedCallback(fn, d) }
 
 // signalAt sends a decision signal at d.
 func (b *testBundle) signalAt(d time.Duration, name string, dec workflows.Decision) {
@@ -220,73 +196,20 @@ func (b *testBundle) signalAt(d time.Duration, name string, dec workflows.Decisi
 
 // queryAt captures the state at d.
 func (b *testBundle) queryAt(d time.Duration) *workflows.State {
-	s := new(workflows.State)
-	b.at(d, func() { *s = b.state() })
-	return s
+	return queryAt[workflows.State](b.harness, d, workflows.StateQuery)
 }
 
-// cancelAt cancels the workflow at d.
-func (b *testBundle) cancelAt(d time.Duration) { b.at(d, b.env.CancelWorkflow) }
-
-// update records what became of one update.
-type update struct {
-	accepted  bool
-	rejected  error
-	completed bool
-	result    workflows.DecisionResult
-	err       error
-}
+// update records what became of one decision update.
+type update = updateOutcome[workflows.DecisionResult]
 
 // updateAt sends a decision update at d.
 func (b *testBundle) updateAt(d time.Duration, name string, dec workflows.Decision) *update {
-	u := new(update)
-	b.at(d, func() {
-		b.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
-			OnAccept: func() { u.accepted = true },
-			OnReject: func(err error) { u.rejected = err },
-			OnComplete: func(res any, err error) {
-				u.completed, u.err = true, err
-				if err == nil {
-					r, ok := res.(workflows.DecisionResult)
-					require.True(b.t, ok, "update result is %T", res)
-					u.result = r
-				}
-			},
-		}, dec)
-	})
-	return u
+	return updateAt[workflows.DecisionResult](b.harness, d, name, dec)
 }
 
 // continuedAsNew requires the workflow to have continued as new and returns
 // the next round's input.
 func (b *testBundle) continuedAsNew() workflows.ObjectiveInput {
 	b.t.Helper()
-	err := b.env.GetWorkflowError()
-	var can *workflow.ContinueAsNewError
-	require.True(b.t, errors.As(err, &can), "want continue-as-new, got %v", err)
-	require.Equal(b.t, workflows.ObjectiveWorkflowName, can.WorkflowType.Name)
-	var next workflows.ObjectiveInput
-	require.NoError(b.t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
-	return next
-}
-
-// canceled requires the workflow to have ended by cancellation.
-func (b *testBundle) canceled() {
-	b.t.Helper()
-	err := b.env.GetWorkflowError()
-	var ce *temporal.CanceledError
-	require.True(b.t, errors.As(err, &ce), "want canceled, got %v", err)
-}
-
-func (u *update) String() string {
-	return fmt.Sprintf("accepted=%v rejected=%v completed=%v result=%+v err=%v", u.accepted, u.rejected,
-		u.completed, u.result, u.err)
-}
-
-// testWriter sends the workflow's log to the test's log, shown on failure.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(string(p))
-	return len(p), nil
+	return continuedAsNew[workflows.ObjectiveInput](b.harness, workflows.ObjectiveWorkflowName)
 }

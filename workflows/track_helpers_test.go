@@ -2,20 +2,13 @@ package workflows_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/store"
@@ -46,8 +39,7 @@ func trackWO(eventID string) activities.WorkOrderRef {
 // mocks record the order events are scheduled in and how many are active
 // (from ScheduleTrack until the gate, or a schedule without a workorder).
 type trackBundle struct {
-	t   *testing.T
-	env *testsuite.TestWorkflowEnvironment
+	harness
 
 	mu        sync.Mutex
 	scheduled []string
@@ -58,13 +50,9 @@ type trackBundle struct {
 
 func setupTrack(t *testing.T) *trackBundle {
 	t.Helper()
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))))
-	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(workflows.TrackWorkflow, workflow.RegisterOptions{Name: workflows.TrackWorkflowName})
-	env.RegisterActivity(&activities.Lifecycle{})
-	b := &trackBundle{t: t, env: env, attrs: map[string]string{}}
-	env.OnUpsertTypedSearchAttributes(mock.Anything).Return().Maybe().Run(func(args mock.Arguments) {
+	b := &trackBundle{harness: newHarness(t, workflows.TrackWorkflow, workflows.TrackWorkflowName),
+		attrs: map[string]string{}}
+	b.env.OnUpsertTypedSearchAttributes(mock.Anything).Return().Maybe().Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
 		if v, ok := sa.GetKeyword(workflows.AttrTrack); ok {
 			b.mu.Lock()
@@ -160,84 +148,26 @@ func (b *trackBundle) execute(in workflows.TrackInput) {
 	require.LessOrEqual(b.t, b.maxActive, 1, "a track never has two events active")
 }
 
-func (b *trackBundle) unexpected(name string, in any) error {
-	b.t.Errorf("unexpected activity call %s(%+v)", name, in)
-	return temporal.NewNonRetryableApplicationError("unexpected activity call "+name, "Unexpected", nil)
-}
-
-func (b *trackBundle) at(d time.Duration, fn func()) { b.env.RegisterDelayedCallback(fn, d) }
-
-// cancelAt cancels the track at d: a track never ends by itself.
-func (b *trackBundle) cancelAt(d time.Duration) { b.at(d, b.env.CancelWorkflow) }
-
-// canceled requires the track to have ended by cancellation.
-func (b *trackBundle) canceled() {
-	b.t.Helper()
-	var ce *temporal.CanceledError
-	err := b.env.GetWorkflowError()
-	require.True(b.t, errors.As(err, &ce), "want canceled, got %v", err)
-}
-
 func (b *trackBundle) state() workflows.TrackState {
-	b.t.Helper()
-	v, err := b.env.QueryWorkflow(workflows.TrackStateQuery)
-	require.NoError(b.t, err)
-	var s workflows.TrackState
-	require.NoError(b.t, v.Get(&s))
-	return s
+	return query[workflows.TrackState](b.harness, workflows.TrackStateQuery)
 }
 
 // queryAt captures the track's state at d.
 func (b *trackBundle) queryAt(d time.Duration) *workflows.TrackState {
-	s := new(workflows.TrackState)
-	b.at(d, func() { *s = b.state() })
-	return s
+	return queryAt[workflows.TrackState](b.harness, d, workflows.TrackStateQuery)
 }
 
 // enqueued records what became of one TrackEnqueue update.
-type enqueued struct {
-	accepted  bool
-	rejected  error
-	completed bool
-	result    workflows.EnqueueResult
-	err       error
-}
-
-func (u *enqueued) String() string {
-	return fmt.Sprintf("accepted=%v rejected=%v completed=%v result=%+v err=%v", u.accepted, u.rejected,
-		u.completed, u.result, u.err)
-}
+type enqueued = updateOutcome[workflows.EnqueueResult]
 
 // enqueueAt sends ev by the TrackEnqueue update at d.
 func (b *trackBundle) enqueueAt(d time.Duration, ev activities.TrackEvent) *enqueued {
-	u := new(enqueued)
-	b.at(d, func() {
-		b.env.UpdateWorkflow(workflows.TrackEnqueue, "", &testsuite.TestUpdateCallback{
-			OnAccept: func() { u.accepted = true },
-			OnReject: func(err error) { u.rejected = err },
-			OnComplete: func(res any, err error) {
-				u.completed, u.err = true, err
-				if err == nil {
-					r, ok := res.(workflows.EnqueueResult)
-					require.True(b.t, ok, "update result is %T", res)
-					u.result = r
-				}
-			},
-		}, ev)
-	})
-	return u
+	return updateAt[workflows.EnqueueResult](b.harness, d, workflows.TrackEnqueue, ev)
 }
 
 // continuedAsNew requires the track to have continued as new and returns
 // the next run's input.
 func (b *trackBundle) continuedAsNew() workflows.TrackInput {
 	b.t.Helper()
-	err := b.env.GetWorkflowError()
-	var can *workflow.ContinueAsNewError
-	require.True(b.t, workflow.IsContinueAsNewError(err), "want continue-as-new, got %v", err)
-	require.True(b.t, errors.As(err, &can))
-	require.Equal(b.t, workflows.TrackWorkflowName, can.WorkflowType.Name)
-	var next workflows.TrackInput
-	require.NoError(b.t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
-	return next
+	return continuedAsNew[workflows.TrackInput](b.harness, workflows.TrackWorkflowName)
 }
