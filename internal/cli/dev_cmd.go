@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	enumspb "go.temporal.io/api/enums/v1"
 	"log/slog"
 	"net"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
@@ -59,14 +59,16 @@ func (a *app) devCmd() *cobra.Command {
 		Long: `Run an embedded Temporal server (state in <data_dir>/temporal.db, or in
 memory with --ephemeral) with its Web UI, the SQLite store, the lifecycle
 workers and the poller, in one process. Ctrl-C stops it all.
-With --demo it also creates a demo objective that waits for approval.`,
+With --demo it also creates a demo objective that waits for approval, and
+the task-management demo: two captures for triage, a manifest request and
+an objective past its due date.`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
 	fl.Bool("ephemeral", false, "keep Temporal's state in memory (dev.ephemeral)")
 	fl.Int("grpc-port", 0, "Temporal frontend port (dev.grpc_port, default 7233)")
 	fl.Int("ui-port", 0, "Web UI port (dev.ui_port, default 8233)")
-	fl.BoolVar(&demo, "demo", false, "create a demo objective awaiting approval")
+	fl.BoolVar(&demo, "demo", false, "create a demo objective awaiting approval and the task-management demo")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if a.startDev == nil {
 			return configError(errors.New("this azolla binary is the lean build, without the embedded Temporal server " +
