@@ -10,16 +10,18 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 )
 
-// TestRepoFile holds docker-compose.yml to every rule of Validate.
-func TestRepoFile(t *testing.T) {
+// TestValidate_RepoFileKeepsEveryRule holds docker-compose.yml to every rule
+// of Validate.
+func TestValidate_RepoFileKeepsEveryRule(t *testing.T) {
 	for _, p := range Validate(context.Background(), RepoFile(), ExampleEnv()) {
 		t.Error(p)
 	}
 }
 
-// TestTopology pins what the rest of azolla relies on: the services, which
-// run once, and what each azolla process is told.
-func TestTopology(t *testing.T) {
+// TestLoad_ServicesAndWhatEachAzollaProcessIsTold pins what the rest of
+// azolla relies on: the services, which run once, and what each azolla
+// process is told.
+func TestLoad_ServicesAndWhatEachAzollaProcessIsTold(t *testing.T) {
 	ctx := context.Background()
 	p, err := Load(ctx, RepoFile(), ExampleEnv())
 	if err != nil {
@@ -83,9 +85,9 @@ func TestTopology(t *testing.T) {
 	}
 }
 
-// TestMissingSecret: compose refuses to start without a password rather
-// than starting with an empty one.
-func TestMissingSecret(t *testing.T) {
+// TestLoad_RefusesToStartWithoutAPassword: compose refuses to start without
+// a password rather than starting with an empty one.
+func TestLoad_RefusesToStartWithoutAPassword(t *testing.T) {
 	env := ExampleEnv()
 	delete(env, "STORE_DB_PASSWORD")
 	if _, err := Load(context.Background(), RepoFile(), env); err == nil || !strings.Contains(err.Error(), "STORE_DB_PASSWORD") {
@@ -93,9 +95,10 @@ func TestMissingSecret(t *testing.T) {
 	}
 }
 
-// TestValidatorCatches feeds broken copies of the file, next to copies of
-// its mounted files, and expects Validate to name each problem.
-func TestValidatorCatches(t *testing.T) {
+// TestValidate_NamesEachProblemOfABrokenCopy feeds broken copies of the
+// file, next to copies of its mounted files, and expects Validate to name
+// each problem.
+func TestValidate_NamesEachProblemOfABrokenCopy(t *testing.T) {
 	orig, err := os.ReadFile(RepoFile())
 	if err != nil {
 		t.Fatal(err)
@@ -169,9 +172,10 @@ func brokenCopy(t *testing.T, content string) string {
 	return path
 }
 
-// TestCopyPasses: the temporary project of TestValidatorCatches passes as
-// it is, so each case fails for its own change only.
-func TestCopyPasses(t *testing.T) {
+// TestValidate_AnUnchangedCopyPasses: the temporary project of
+// TestValidate_NamesEachProblemOfABrokenCopy passes as it is, so each case
+// fails for its own change only.
+func TestValidate_AnUnchangedCopyPasses(t *testing.T) {
 	orig, err := os.ReadFile(RepoFile())
 	if err != nil {
 		t.Fatal(err)
@@ -181,8 +185,10 @@ func TestCopyPasses(t *testing.T) {
 	}
 }
 
-// TestEnvKeys spot-checks the configuration keys against README's table.
-func TestEnvKeys(t *testing.T) {
+// TestEnvKeys_LeavesOutWhatOnlyTheFileSets spot-checks the keys derived from
+// the configuration struct: leaves of each section are there, maps and lists
+// of sections are not.
+func TestEnvKeys_LeavesOutWhatOnlyTheFileSets(t *testing.T) {
 	keys := EnvKeys()
 	for _, k := range []string{"AZOLLA_STORE_DSN", "AZOLLA_TEMPORAL_TLS_CA_FILE", "AZOLLA_CONTROL_PLANE_REDIS_URL",
 		"AZOLLA_CONTROL_PLANE_REMOTE_DIAZOTROPHS", "AZOLLA_DEADLINES_SLA_CRITICAL", "AZOLLA_DATA_DIR"} {
@@ -197,10 +203,11 @@ func TestEnvKeys(t *testing.T) {
 	}
 }
 
-// TestDockerfile holds the image docker-compose.yml builds to the same
-// rules: base images pinned, the lean binary (no devserver tag), git in
-// the runtime, a non-root user, azolla as the entrypoint.
-func TestDockerfile(t *testing.T) {
+// TestDockerfile_PinnedLeanAndNonRoot holds the image docker-compose.yml
+// builds to the same rules: base images pinned, the lean binary (no
+// devserver tag), git in the runtime, a non-root user, azolla as the
+// entrypoint.
+func TestDockerfile_PinnedLeanAndNonRoot(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(filepath.Dir(RepoFile()), "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
