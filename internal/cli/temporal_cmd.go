@@ -141,17 +141,16 @@ func setupTemporal(ctx context.Context, ws workflowservice.WorkflowServiceClient
 		return r, err
 	}
 	gaps := findGaps(have)
-	if len(gaps.conflicts) > 0 {
-		return r, configError(fmt.Errorf("namespace %s: %s; azolla cannot use them: remove them or use another namespace",
-			req.Namespace, gaps.conflictText()))
+	if err := gaps.conflictError(req.Namespace); err != nil {
+		return r, err
 	}
 	r.present = gaps.present
 	if len(gaps.missing) == 0 {
 		return r, nil
 	}
-	add := map[string]enumspb.IndexedValueType{}
+	want, add := wantedSearchAttributes(), map[string]enumspb.IndexedValueType{}
 	for _, name := range gaps.missing {
-		add[name] = wantedSearchAttributes()[name]
+		add[name] = want[name]
 	}
 	if _, err := ops.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace: req.Namespace, SearchAttributes: add}); err != nil {
@@ -258,13 +257,19 @@ func findGaps(have map[string]enumspb.IndexedValueType) attributeGaps {
 	return g
 }
 
-func (g attributeGaps) conflictText() string {
+// conflictError is the configuration error of a namespace with
+// conflicting attributes, nil when there are none.
+func (g attributeGaps) conflictError(namespace string) error {
+	if len(g.conflicts) == 0 {
+		return nil
+	}
 	want := wantedSearchAttributes()
 	parts := make([]string, len(g.conflicts))
 	for i, name := range g.conflicts {
 		parts[i] = fmt.Sprintf("search attribute %s is a %s, azolla sets a %s", name, typeName(g.have[name]), typeName(want[name]))
 	}
-	return strings.Join(parts, "; ")
+	return configError(fmt.Errorf("namespace %s: %s; azolla cannot use them: remove them or use another namespace",
+		namespace, strings.Join(parts, "; ")))
 }
 
 // typeName is a search attribute type as the temporal CLI spells it
@@ -285,9 +290,8 @@ func checkSearchAttributes(ctx context.Context, ops operatorservice.OperatorServ
 		return nil
 	}
 	g := findGaps(have)
-	if len(g.conflicts) > 0 {
-		return configError(fmt.Errorf("namespace %s: %s; azolla cannot use them: remove them or use another namespace",
-			namespace, g.conflictText()))
+	if err := g.conflictError(namespace); err != nil {
+		return err
 	}
 	if len(g.missing) > 0 {
 		return configError(fmt.Errorf("namespace %s lacks azolla's search attributes %s: run `%s temporal setup --namespace %s`",

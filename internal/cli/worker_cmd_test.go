@@ -18,10 +18,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/enums/v1"
 
 	"github.com/azolla/azolla/deploy/devserver"
-	"github.com/azolla/azolla/workflows"
 )
 
 // helperEnv makes the test binary run the azolla command line after "--"
@@ -66,17 +64,13 @@ func freeAddr(t *testing.T) string {
 // attributes, stopped at cleanup.
 func startTemporal(t *testing.T) *devserver.Server {
 	t.Helper()
-	attrs := map[string]enums.IndexedValueType{}
-	for _, k := range workflows.SearchAttributes() {
-		attrs[k.GetName()] = k.GetValueType()
-	}
 	_, port, err := net.SplitHostPort(freeAddr(t))
 	require.NoError(t, err)
 	var p int
 	_, err = fmt.Sscan(port, &p)
 	require.NoError(t, err)
 	srv, err := devserver.Start(context.Background(), devserver.Options{GRPCPort: p, UIPort: devserver.UIDisabled,
-		Ephemeral: true, SearchAttributes: attrs, Logger: slog.New(slog.DiscardHandler)})
+		Ephemeral: true, SearchAttributes: wantedSearchAttributes(), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Stop() })
 	return srv
