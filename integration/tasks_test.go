@@ -99,19 +99,32 @@ func (b *bundle) holdClaim(t *testing.T, resourceType, resourceID string) (relea
 // `azolla capture add` does, without handing the event to the track.
 func (b *bundle) addCapture(t *testing.T, content string) (captureID, eventID string) {
 	t.Helper()
-	ctx := context.Background()
-	now := time.Now().UTC()
-	c := &store.CaptureBuffer{CaptureBufferID: "cap-it-" + randomHex(6), Source: "integration", Content: content,
+	id := "cap-it-" + randomHex(6)
+	ev, err := storeCapture(context.Background(), b.store, id, "integration", content)
+	require.NoError(t, err)
+	return id, ev.EventID
+}
+
+// storeCapture stores PENDING capture id with its CAPTURE_READY event in
+// one transaction, as `azolla capture add` does before it hands the event
+// to the track.
+func storeCapture(ctx context.Context, st store.Store, id, source, content string) (*store.Event, error) {
+	now := store.NowOr(time.Time{})
+	cb := &store.CaptureBuffer{CaptureBufferID: id, Source: source, Content: content,
 		Status: store.CapturePending, CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, b.store.InTx(ctx, func(q store.Querier) error {
-		if err := q.CreateCaptureBuffer(ctx, c); err != nil {
+	var ev *store.Event
+	err := st.InTx(ctx, func(q store.Querier) error {
+		if err := q.CreateCaptureBuffer(ctx, cb); err != nil {
 			return err
 		}
-		ev, _, err := store.EmitCaptureReady(ctx, q, c.CaptureBufferID, now)
-		eventID = ev.EventID
+		var err error
+		ev, _, err = store.EmitCaptureReady(ctx, q, cb.CaptureBufferID, now)
 		return err
-	}))
-	return c.CaptureBufferID, eventID
+	})
+	if err != nil {
+		return nil, fmt.Errorf("add capture %s: %w", id, err)
+	}
+	return ev, nil
 }
 
 // waitTrackEvents waits until every event is processed and every

@@ -56,21 +56,9 @@ func BenchmarkTrack(b *testing.B) {
 	// add stores a capture with its CAPTURE_READY event and hands the event
 	// to the track, as `azolla capture add` does.
 	add := func(id string) error {
-		now := store.NowOr(time.Time{})
-		cb := &store.CaptureBuffer{CaptureBufferID: id, Source: "bench",
-			Content: "Bench capture " + id + "\n- it becomes a proposed objective",
-			Status:  store.CapturePending, CreatedAt: now, UpdatedAt: now}
-		var ev *store.Event
-		err := d.store.InTx(ctx, func(q store.Querier) error {
-			if err := q.CreateCaptureBuffer(ctx, cb); err != nil {
-				return err
-			}
-			var err error
-			ev, _, err = store.EmitCaptureReady(ctx, q, cb.CaptureBufferID, now)
-			return err
-		})
+		ev, err := storeCapture(ctx, d.store, id, "bench", "Bench capture "+id+"\n- it becomes a proposed objective")
 		if err != nil {
-			return fmt.Errorf("add capture %s: %w", id, err)
+			return err
 		}
 		if _, err := s.Enqueue(ctx, track, ev); err != nil {
 			return fmt.Errorf("enqueue capture %s: %w", id, err)
