@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"errors"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,23 +8,17 @@ import (
 
 // `azolla temporal setup` prepares a namespace the server has never seen: a
 // worker refuses it before, a second setup changes nothing, and an
-// objective then runs to RUN_COMPLETE on a worker process there, setting
-// every search attribute on the way.
+// objective then runs to RUN_COMPLETE on a worker process there (a search
+// attribute upsert the namespace did not know would fail its workflow
+// task).
 func TestTemporalSetup_NewNamespaceRunsALifecycle(t *testing.T) {
 	t.Parallel()
 	namespace := "it-setup-" + randomHex(4)
 	b := setup(t, setupOptions{noWorker: true})
 	b.env = append(b.env, "AZOLLA_TEMPORAL_NAMESPACE="+namespace)
 	run := func(args ...string) (string, int) {
-		cmd := exec.Command(azollaBin, args...)
-		cmd.Env = b.workerEnv()
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return string(out), ee.ExitCode()
-		}
-		require.NoError(t, err)
-		return string(out), 0
+		out, errOut, code := b.azolla(t, args...)
+		return out + errOut, code
 	}
 
 	out, code := run("worker", "--no-poller")
