@@ -40,7 +40,7 @@ func scanObjective(r interface{ Scan(...any) error }) (manifest.ObjectiveRow, er
 
 // query runs one statement and scans up to RowCap+1 rows with scan.
 func query[T any](ctx context.Context, r *reader, name, q string, scan func(interface{ Scan(...any) error }) (T, error), args ...any) ([]T, error) {
-	rows, err := r.tx.QueryContext(ctx, r.s.rebind(q), args...)
+	rows, err := r.tx.QueryContext(ctx, r.s.dialect.Rebind(q), args...)
 	if err != nil {
 		return nil, r.s.unreachable("query "+name, err)
 	}
@@ -95,7 +95,7 @@ func (r *reader) objectivesByStatus(ctx context.Context) (manifest.QueryResult, 
 	since := r.since()
 	rows, err := query(ctx, r, manifest.QueryObjectivesByStatus, `SELECT `+objectiveCols+` FROM objectives
 		WHERE status IN (`+inList(activeStatuses)+`) OR (status = 'DONE' AND updated_at >= $1)
-		ORDER BY updated_at DESC, objective_id LIMIT $2`, scanObjective, r.s.timeArg(since), r.s.cfg.RowCap+1)
+		ORDER BY updated_at DESC, objective_id LIMIT $2`, scanObjective, r.s.dialect.EncodeTime(since), r.s.cfg.RowCap+1)
 	if err != nil {
 		return manifest.QueryResult{}, err
 	}
@@ -138,10 +138,10 @@ func (r *reader) overdueObjectives(ctx context.Context) (manifest.QueryResult, e
 		q := `SELECT ` + objectiveCols + ` FROM objectives
 			WHERE status IN (` + inList(activeStatuses) + `)
 			AND ((due_at IS NOT NULL AND due_at < $1) OR (due_at IS NULL AND created_at < $2))`
-		args := []any{r.s.timeArg(r.now), r.s.timeArg(r.now.Add(-shortest))}
+		args := []any{r.s.dialect.EncodeTime(r.now), r.s.dialect.EncodeTime(r.now.Add(-shortest))}
 		if !firstPage {
 			q += ` AND (created_at > $3 OR (created_at = $3 AND objective_id > $4))`
-			args = append(args, r.s.timeArg(afterAt), afterID)
+			args = append(args, r.s.dialect.EncodeTime(afterAt), afterID)
 		}
 		q += fmt.Sprintf(` ORDER BY created_at, objective_id LIMIT %d`, page)
 		rows, err := query(ctx, r, manifest.QueryOverdueObjectives, q, scanObjective, args...)
@@ -217,7 +217,7 @@ func (r *reader) recentRunRecords(ctx context.Context) (manifest.QueryResult, er
 	since := r.since()
 	rows, err := query(ctx, r, manifest.QueryRecentRunRecords, `SELECT work_order_id, objective_id, gate_result, gate_reason, created_at
 		FROM run_records WHERE created_at >= $1 ORDER BY created_at DESC, work_order_id LIMIT $2`,
-		scanRun, r.s.timeArg(since), r.s.cfg.RowCap+1)
+		scanRun, r.s.dialect.EncodeTime(since), r.s.cfg.RowCap+1)
 	if err != nil {
 		return manifest.QueryResult{}, err
 	}

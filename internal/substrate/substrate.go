@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -35,6 +34,9 @@ import (
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/store/postgres"
+	"github.com/azolla/azolla/internal/store/sqlite"
+	"github.com/azolla/azolla/internal/store/sqlstore"
 )
 
 // ErrUnreachable is wrapped by every error about a substrate that cannot be
@@ -82,6 +84,9 @@ type Config struct {
 type Substrate struct {
 	cfg Config
 	db  *sql.DB
+	// dialect is the azolla store's own for the driver: its placeholders
+	// and timestamp encoding are how the substrate's tables were written.
+	dialect *sqlstore.Dialect
 }
 
 // Open opens cfg's database read-only. It does not wait for the substrate
@@ -103,8 +108,9 @@ func Open(ctx context.Context, cfg Config) (*Substrate, error) {
 		cfg.Lookback = DefaultLookback
 	}
 	var (
-		db  *sql.DB
-		err error
+		db      *sql.DB
+		dialect *sqlstore.Dialect
+		err     error
 	)
 	switch cfg.Driver {
 	case DriverSQLite:
@@ -117,6 +123,7 @@ func Open(ctx context.Context, cfg Config) (*Substrate, error) {
 		q.Add("_pragma", "query_only(1)")
 		dsn := "file:" + (&url.URL{Path: cfg.Path}).EscapedPath() + "?" + q.Encode()
 		db, err = sql.Open("sqlite", dsn)
+		dialect = sqlite.Dialect
 		if err == nil {
 			db.SetMaxOpenConns(2)
 		}
@@ -128,6 +135,7 @@ func Open(ctx context.Context, cfg Config) (*Substrate, error) {
 			return nil, fmt.Errorf("open substrate %s: postgres: parse DSN: %w", cfg.Name, perr)
 		}
 		db, err = sql.Open("pgx", cfg.DSN)
+		dialect = postgres.Dialect
 		if err == nil {
 			db.SetMaxOpenConns(2)
 			db.SetMaxIdleConns(2)
@@ -138,7 +146,7 @@ func Open(ctx context.Context, cfg Config) (*Substrate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open substrate %s: %w", cfg.Name, err)
 	}
-	return &Substrate{cfg: cfg, db: db}, nil
+	return &Substrate{cfg: cfg, db: db, dialect: dialect}, nil
 }
 
 // Close closes the pool.
@@ -207,23 +215,3 @@ func (s *Substrate) readOnly(ctx context.Context, fn func(*sql.Tx) error) error 
 	}
 	return fn(tx)
 }
-
-// rebind turns $n placeholders into SQLite's ?n.
-func (s *Substrate) rebind(q string) string {
-	if s.cfg.Driver == DriverSQLite {
-		return strings.ReplaceAll(q, "$", "?")
-	}
-	return q
-}
-
-// timeArg is a timestamp as the substrate compares it: SQLite stores
-// fixed-width UTC text with microseconds, PostgreSQL timestamptz.
-func (s *Substrate) timeArg(t time.Time) any {
-	if s.cfg.Driver == DriverSQLite {
-		return t.UTC().Format(timeLayout)
-	}
-	return t.UTC()
-}
-
-// timeLayout is how an azolla SQLite store writes timestamps.
-const timeLayout = "2006-01-02T15:04:05.000000Z"
