@@ -146,7 +146,7 @@ func ids[T any](t *testing.T, q manifest.QueryResult, id func(T) string) []strin
 
 func objID(o manifest.ObjectiveRow) string { return o.ObjectiveID }
 
-func TestManifestQueries_ReadTheSubstrateStablyInOneReadOnlyTransaction(t *testing.T) {
+func TestManifestQueries_ReadTheSubstrateStably(t *testing.T) {
 	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
 		seed(t, s)
 		sub := open(t, cfg)
