@@ -12,7 +12,7 @@ import (
 )
 
 // The TRACK claim serializes a task-management track: the scheduler takes
-// it for one event (owner "track:<event_id>", the same whatever the
+// it for one event (owner store.TrackOwner(event_id), the same whatever the
 // attempt or worker), Run extends it, the gate releases it after its
 // durable write. It spans activities, so it is kept by its owner id, not by
 // a Lease: each step reads the row and acts by compare-and-swap on its
@@ -49,9 +49,6 @@ func (o TaskOptions) budget() time.Duration {
 	return DefaultTaskBudget
 }
 
-// TrackOwner is the owner id of the TRACK claim held for a track event.
-func TrackOwner(eventID string) string { return "track:" + eventID }
-
 func (a *Lifecycle) trackTTL() time.Duration {
 	lease := a.LeaseTTL
 	if lease <= 0 {
@@ -67,7 +64,7 @@ func claimNow() time.Time { return store.NowOr(time.Time{}) }
 // extends it when that owner holds it already. Another owner's live claim
 // is a (retryable) *Claimed.
 func (a *Lifecycle) holdTrack(ctx context.Context, track, eventID string) error {
-	res, owner, ttl := store.TrackResource(track), TrackOwner(eventID), a.trackTTL()
+	res, owner, ttl := store.TrackResource(track), store.TrackOwner(eventID), a.trackTTL()
 	now := claimNow()
 	cur, err := a.Store.GetClaim(ctx, store.ResourceTrack, res)
 	switch {
@@ -102,7 +99,7 @@ func (a *Lifecycle) holdTrack(ctx context.Context, track, eventID string) error 
 // the durable write. A failure is only logged: the lease lapses on its own.
 func (a *Lifecycle) releaseTrack(ctx context.Context, track, eventID string) {
 	ctx = context.WithoutCancel(ctx)
-	res, owner := store.TrackResource(track), TrackOwner(eventID)
+	res, owner := store.TrackResource(track), store.TrackOwner(eventID)
 	cur, err := a.Store.GetClaim(ctx, store.ResourceTrack, res)
 	if err == nil && (cur.OwnerID != owner || cur.ReleasedAt != nil) {
 		return

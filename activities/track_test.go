@@ -161,7 +161,7 @@ func TestScheduleTrack_TriageFreezesOldestFirstBoundedCapturesAndTakesThem(t *te
 
 		// The TRACK claim is the round's; another event waits its turn.
 		c := tb.trackClaim(t)
-		require.Equal(t, activities.TrackOwner(ev1.EventID), c.OwnerID)
+		require.Equal(t, store.TrackOwner(ev1.EventID), c.OwnerID)
 		require.True(t, c.Live(time.Now()))
 		_, err = tb.l.ScheduleTrack(t.Context(), activities.TrackScheduleInput{Track: testTrack, EventID: ev4.EventID})
 		var claimed *activities.Claimed
@@ -227,7 +227,7 @@ func TestTrack_TriageGateCreatesNewObjectivesProcessesCapturesAndPausesOnce(t *t
 		_, err := tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
 		require.NoError(t, err)
 		during := tb.trackClaim(t)
-		require.Equal(t, activities.TrackOwner(ev.EventID), during.OwnerID)
+		require.Equal(t, store.TrackOwner(ev.EventID), during.OwnerID)
 		require.Greater(t, during.ClaimVersion, before.ClaimVersion, "Run extends the track's claim")
 		require.Nil(t, during.ReleasedAt)
 
@@ -505,7 +505,7 @@ func TestScheduleTrack_ARetryAfterACrashExtendsItsOwnTrackClaim(t *testing.T) {
 	forEachTrackBackend(t, nil, func(t *testing.T, tb *testBundle) {
 		ev := tb.capture(t, "cap-1", "First", time.Second)
 		_, ok, err := tb.store.AcquireClaim(t.Context(), store.AcquireClaimParams{ResourceType: store.ResourceTrack,
-			ResourceID: store.TrackResource(testTrack), OwnerID: activities.TrackOwner(ev.EventID), TTL: time.Minute, Now: time.Now()})
+			ResourceID: store.TrackResource(testTrack), OwnerID: store.TrackOwner(ev.EventID), TTL: time.Minute, Now: time.Now()})
 		require.NoError(t, err)
 		require.True(t, ok)
 		before := tb.trackClaim(t)

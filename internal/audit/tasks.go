@@ -113,9 +113,10 @@ func (s *state) activeUntil(w *store.WorkOrder) time.Time {
 }
 
 // trackClaimFinished reports a live TRACK claim whose holder is done: the
-// claim of event E is held as "track:<E>" from its scheduling to its gate.
+// claim of an event is held by its store.TrackOwner from its scheduling to
+// its gate.
 func (s *state) trackClaimFinished(c *store.ClaimRecord) string {
-	eventID, ok := strings.CutPrefix(c.OwnerID, "track:")
+	eventID, ok := store.TrackOwnerEvent(c.OwnerID)
 	if !ok {
 		return ""
 	}

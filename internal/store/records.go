@@ -320,6 +320,19 @@ const (
 // TrackResource is the resource id of a track's TRACK claim.
 func TrackResource(track string) string { return "track-" + track }
 
+// trackOwnerPrefix begins the owner id of every TRACK claim.
+const trackOwnerPrefix = "track:"
+
+// TrackOwner is the owner id of the TRACK claim held for a track event: the
+// same whatever the attempt or worker that schedules, runs or gates it.
+func TrackOwner(eventID string) string { return trackOwnerPrefix + eventID }
+
+// TrackOwnerEvent is the event a TRACK claim's owner id names, ok false
+// when ownerID is not a TrackOwner.
+func TrackOwnerEvent(ownerID string) (eventID string, ok bool) {
+	return strings.CutPrefix(ownerID, trackOwnerPrefix)
+}
+
 // ControlPlaneReaperLeadership is the resource id of the reaper's
 // leadership claim.
 const ControlPlaneReaperLeadership = "control-plane-reaper"
