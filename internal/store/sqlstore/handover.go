@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/azolla/azolla/internal/store"
 )
@@ -17,20 +18,7 @@ import (
 // record (no schema field, updated_at unchanged): it records what Temporal
 // was told, not what the objective is.
 func (q *querier) MarkHandedOver(ctx context.Context, p store.MarkHandedOverParams) error {
-	res, err := q.exec(ctx, `UPDATE objectives SET handed_over_at = $1 WHERE objective_id = $2 AND handed_over_at IS NULL`,
-		q.t(store.NowOr(p.Now)), p.ObjectiveID)
-	if err != nil {
-		return fmt.Errorf("mark objective %q handed over: %w", p.ObjectiveID, err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n == 1 {
-		return nil
-	}
-	// Marked already, or unknown: only the latter is an error.
-	var one int
-	if err := q.queryRow(ctx, `SELECT 1 FROM objectives WHERE objective_id = $1`, p.ObjectiveID).Scan(&one); err != nil {
-		return fmt.Errorf("mark objective handed over: %w", notFound(err, "objective", p.ObjectiveID))
-	}
-	return nil
+	return q.markHandedOver(ctx, "objectives", "objective_id", "objective", p.ObjectiveID, p.Now)
 }
 
 // ListObjectivesToHandOver pages through the objectives not handed over.
@@ -48,18 +36,25 @@ func (q *querier) ListObjectivesToHandOver(ctx context.Context, p store.PagePara
 // MarkEventHandedOver sets events.handed_over_at once; like the objective's
 // mark it is not part of the event record.
 func (q *querier) MarkEventHandedOver(ctx context.Context, p store.MarkEventHandedOverParams) error {
-	res, err := q.exec(ctx, `UPDATE events SET handed_over_at = $1 WHERE event_id = $2 AND handed_over_at IS NULL`,
-		q.t(store.NowOr(p.Now)), p.EventID)
+	return q.markHandedOver(ctx, "events", "event_id", "event", p.EventID, p.Now)
+}
+
+// markHandedOver sets handed_over_at once on the row of table whose idCol is
+// id (table and idCol are constants, never input). A row marked already is
+// no error; a missing one is.
+func (q *querier) markHandedOver(ctx context.Context, table, idCol, kind, id string, now time.Time) error {
+	res, err := q.exec(ctx, `UPDATE `+table+` SET handed_over_at = $1 WHERE `+idCol+` = $2 AND handed_over_at IS NULL`,
+		q.t(store.NowOr(now)), id)
 	if err != nil {
-		return fmt.Errorf("mark event %q handed over: %w", p.EventID, err)
+		return fmt.Errorf("mark %s %q handed over: %w", kind, id, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 1 {
 		return nil
 	}
 	// Marked already, or unknown: only the latter is an error.
 	var one int
-	if err := q.queryRow(ctx, `SELECT 1 FROM events WHERE event_id = $1`, p.EventID).Scan(&one); err != nil {
-		return fmt.Errorf("mark event handed over: %w", notFound(err, "event", p.EventID))
+	if err := q.queryRow(ctx, `SELECT 1 FROM `+table+` WHERE `+idCol+` = $1`, id).Scan(&one); err != nil {
+		return fmt.Errorf("mark %s handed over: %w", kind, notFound(err, kind, id))
 	}
 	return nil
 }
