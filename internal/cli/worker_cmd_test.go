@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/deploy/devserver"
@@ -108,7 +109,7 @@ func TestWorker_ReadyServesMetricsAndSIGTERMExitsZero(t *testing.T) {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var stderr strings.Builder
+	var stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -127,24 +128,13 @@ func TestWorker_ReadyServesMetricsAndSIGTERMExitsZero(t *testing.T) {
 	// leadership claim among them): wait until every one is there.
 	want := []string{`azolla_objectives{status="NEW"} 0`, `azolla_jobs{status="QUEUED"} 0`,
 		`azolla_claim_acquisitions_total{outcome="acquired",resource_type="POLLER"}`, "temporal_worker_start_total"}
-	var metrics string
-	hasAll := func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, metrics, err := httpGet(base + "/metrics")
+		require.NoError(c, err)
 		for _, series := range want {
-			if !strings.Contains(metrics, series) {
-				return false
-			}
+			require.Contains(c, metrics, series)
 		}
-		return true
-	}
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		if _, metrics, err = httpGet(base + "/metrics"); err == nil && hasAll() {
-			break
-		}
-	}
-	require.NoError(t, err)
-	for _, series := range want {
-		require.True(t, strings.Contains(metrics, series), "metrics lack %s", series)
-	}
+	}, 60*time.Second, 500*time.Millisecond, "metrics lack a series")
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
