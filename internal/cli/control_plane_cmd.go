@@ -42,7 +42,7 @@ signal exits at once.`,
 		}
 		defer s.close()
 		ctx := cmd.Context()
-		defer exitOnSecondSignal(ctx, s.log)()
+		defer exitOnSecondSignal(s.log)()
 		p, err := newProcessOps(s)
 		if err != nil {
 			return err

@@ -66,7 +66,7 @@ one of azolla's search attributes: 'azolla temporal setup' creates them.`,
 			return err
 		}
 		ctx := cmd.Context()
-		defer exitOnSecondSignal(ctx, s.log)()
+		defer exitOnSecondSignal(s.log)()
 		p, err := newProcessOps(s)
 		if err != nil {
 			return err
@@ -168,25 +168,27 @@ func serveOps(ctx context.Context, addr string, h http.Handler, log *slog.Logger
 // while it was stopping gracefully.
 const forceExitCode = 130
 
-// exitOnSecondSignal: once ctx is done (the first SIGINT or SIGTERM), a
-// second one exits at once, without waiting for the grace period. The
+// exitOnSecondSignal: the first SIGINT or SIGTERM stops the process
+// gracefully (it ends the command's context, see main); a second exits at
+// once, without waiting for the grace period. Signals are watched from the
+// call on, so a second one close behind the first is not lost. The
 // returned stop ends the watch.
-func exitOnSecondSignal(ctx context.Context, log *slog.Logger) (stop func()) {
+func exitOnSecondSignal(log *slog.Logger) (stop func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-		}
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 		defer signal.Stop(ch)
-		select {
-		case <-done:
-		case sig := <-ch:
-			log.Warn("second signal: exiting now, without waiting for running work", "signal", sig.String())
-			os.Exit(forceExitCode)
+		for seen := 0; ; {
+			select {
+			case <-done:
+				return
+			case sig := <-ch:
+				if seen++; seen == 2 {
+					log.Warn("second signal: exiting now, without waiting for running work", "signal", sig.String())
+					os.Exit(forceExitCode)
+				}
+			}
 		}
 	}()
 	return func() { close(done) }

@@ -42,7 +42,7 @@ func TestHelperProcess(t *testing.T) {
 	if len(args) == 1 && args[0] == "stuck-stopping" {
 		// A process whose graceful stop never ends: only a second signal
 		// ends it.
-		defer exitOnSecondSignal(ctx, slog.New(slog.NewTextHandler(os.Stderr, nil)))()
+		defer exitOnSecondSignal(slog.New(slog.NewTextHandler(os.Stderr, nil)))()
 		fmt.Fprintln(os.Stderr, "waiting for a signal")
 		<-ctx.Done()
 		fmt.Fprintln(os.Stderr, "stopping")
@@ -167,6 +167,8 @@ func TestSecondSignal_ExitsAtOnceWhileStopping(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "stopping") },
 		10*time.Second, 20*time.Millisecond)
+	// Not a wait for readiness (the watch is armed before "waiting for a
+	// signal"): a window in which an exit on the first signal would show.
 	select {
 	case err := <-exited:
 		t.Fatalf("exited on the first signal: %v", err)
