@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -14,8 +15,30 @@ import (
 
 // Receive returns one message for consumer from streams, in priority
 // order, waiting up to wait (capped at MaxBlock and by ctx's deadline).
-// Nil and no error when nothing came.
+// Nil and no error when nothing came, also when ctx's deadline passed
+// before a reply did: an entry Redis delivered into that lost reply stays
+// pending for consumer and is reclaimed after MinIdle.
 func (t *Transport) Receive(ctx context.Context, consumer string, streams []string, wait time.Duration) (*controlplane.Message, error) {
+	m, err := t.receive(ctx, consumer, streams, wait)
+	if err != nil && deadlinePassed(ctx, err) {
+		return nil, nil
+	}
+	return m, err
+}
+
+// deadlinePassed reports err as ctx's deadline cutting a command short: a
+// socket read that timed out at the deadline (go-redis sets the read
+// deadline to ctx's, ContextTimeoutEnabled) or the context's own error.
+func deadlinePassed(ctx context.Context, err error) bool {
+	dl, ok := ctx.Deadline()
+	if !ok || time.Now().Before(dl) {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+func (t *Transport) receive(ctx context.Context, consumer string, streams []string, wait time.Duration) (*controlplane.Message, error) {
 	if consumer == "" {
 		return nil, errors.New("redis transport: receive: consumer is required")
 	}

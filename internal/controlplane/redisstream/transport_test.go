@@ -3,6 +3,11 @@ package redisstream_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,6 +120,102 @@ func TestReceive_ContextDeadlineShortensBlock(t *testing.T) {
 	m, err := b.tr.Receive(ctx, "instance-a", []string{"patch"}, 10*time.Second)
 	require.NoError(t, err, "the BLOCK must end before the caller's deadline closes the socket")
 	require.Nil(t, m)
+}
+
+// A reply that arrives after the caller's deadline (a loaded machine, a
+// slow network) is nothing received, not an error: the proxy holds every
+// reply once the transport is connected, so the first command's read
+// times out at the deadline.
+func TestReceive_ReplyAfterDeadlineIsEmpty(t *testing.T) {
+	t.Parallel()
+	direct := redistest.URL(t)
+	p := newStallingProxy(t, direct)
+	b := setup(t, redisstream.Options{URL: p.url, Prefix: redistest.Prefix(t, direct)})
+	p.stall()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	m, err := b.tr.Receive(ctx, "instance-a", []string{"patch"}, 10*time.Second)
+	require.NoError(t, err)
+	require.Nil(t, m)
+	require.GreaterOrEqual(t, p.held.Load(), int64(1), "no reply was held: the test proved nothing")
+
+	// A caller that cancels, rather than runs out its deadline, gets its
+	// error: only a passed deadline means that nothing came.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	_, err = b.tr.Receive(ctx2, "instance-a", []string{"patch"}, 0)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// stallingProxy forwards TCP to Redis; after stall, replies are held
+// until the test ends.
+type stallingProxy struct {
+	url     string
+	stalled atomic.Bool
+	held    atomic.Int64
+	done    chan struct{}
+}
+
+func newStallingProxy(t *testing.T, redisURL string) *stallingProxy {
+	t.Helper()
+	u, err := url.Parse(redisURL)
+	require.NoError(t, err)
+	target := u.Host
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	u.Host = ln.Addr().String()
+	p := &stallingProxy{url: u.String(), done: make(chan struct{})}
+	var conns sync.WaitGroup
+	t.Cleanup(func() {
+		close(p.done)
+		_ = ln.Close()
+		conns.Wait()
+	})
+	conns.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			conns.Go(func() {
+				<-p.done
+				_ = c.Close()
+				_ = s.Close()
+			})
+			conns.Go(func() { _, _ = io.Copy(s, c) })
+			conns.Go(func() { p.replies(c, s) })
+		}
+	})
+	return p
+}
+
+func (p *stallingProxy) stall() { p.stalled.Store(true) }
+
+// replies copies the server's bytes to the client unless stalled.
+func (p *stallingProxy) replies(client, server net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := server.Read(buf)
+		if n > 0 && p.stalled.Load() {
+			p.held.Add(1)
+			<-p.done
+			return
+		}
+		if n > 0 {
+			if _, werr := client.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // A flushed (or restarted) Redis loses the streams and their consumer
