@@ -123,7 +123,8 @@ func (t *Transport) Enqueue(ctx context.Context, stream, jobID, enqueueID string
 
 // Receive returns one message for consumer from streams, in priority
 // order, waiting up to wait (capped at controlplane.MaxClaimWait and by
-// ctx's deadline). Nil and no error when nothing came.
+// ctx's deadline). Nil and no error when nothing came, also when ctx's
+// deadline passed during a look.
 func (t *Transport) Receive(ctx context.Context, consumer string, streams []string, wait time.Duration) (*controlplane.Message, error) {
 	if consumer == "" {
 		return nil, errors.New("database transport: receive: consumer is required")
@@ -153,6 +154,11 @@ func (t *Transport) Receive(ctx context.Context, consumer string, streams []stri
 			Streams: streams, Consumer: consumer, MinIdle: t.opts.MinIdle, Now: t.opts.Now(),
 		})
 		if err != nil {
+			if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+				// The deadline cut the look short: nothing came in time.
+				// A message it did take stays pending until MinIdle.
+				return nil, nil
+			}
 			return nil, fmt.Errorf("database transport: receive from %v: %w", streams, err)
 		}
 		if m != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,6 +129,33 @@ func TestReceive_ContextEndsWait(t *testing.T) {
 	m, err = tr.Receive(ctx, "instance-a", []string{"patch"}, 20*time.Second)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Nil(t, m)
+}
+
+// A look still running at the caller's deadline (a loaded database) is
+// nothing received, not an error.
+func TestReceive_LookCutByDeadlineIsEmpty(t *testing.T) {
+	t.Parallel()
+	slow := &slowReceive{JobStore: storetest.NewSQLite(t)}
+	tr := newTransport(t, slow, dbqueue.Options{PollInterval: time.Hour})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	m, err := tr.Receive(ctx, "instance-a", []string{"patch"}, 20*time.Second)
+	require.NoError(t, err)
+	require.Nil(t, m)
+	require.Equal(t, int32(1), slow.cut.Load(), "the look was not cut by the deadline: the test proved nothing")
+}
+
+// slowReceive's look lasts until its context ends.
+type slowReceive struct {
+	store.JobStore
+	cut atomic.Int32
+}
+
+func (s *slowReceive) ReceiveJobMessage(ctx context.Context, _ store.ReceiveJobMessageParams) (*store.JobMessage, error) {
+	<-ctx.Done()
+	s.cut.Add(1)
+	return nil, ctx.Err()
 }
 
 func newUUID() string {
