@@ -149,16 +149,18 @@ type Overdue struct {
 
 // DeadlineScanResult is one page of the scan.
 type DeadlineScanResult struct {
+	// Scanned counts the objectives read: those past their deadline (the
+	// store filters the others out).
 	Scanned int
 	Overdue []Overdue
 	// Next is where the next page starts; nil when the scan is done.
 	Next *store.Cursor
 }
 
-// ScanDeadlines reads one page of non-DONE objectives and, for each past
-// its deadline at in.AsOf (due_at, else created_at plus its urgency's SLA),
-// writes its one OVERDUE pause state for that deadline (a deterministic id:
-// a second scan writes nothing). It takes no claim: the pause's key is the
+// ScanDeadlines reads one page of the non-DONE objectives past their
+// deadline at in.AsOf (due_at, else created_at plus its urgency's SLA) and,
+// for each, writes its one OVERDUE pause state for that deadline (a
+// deterministic id: a second scan writes nothing). It takes no claim: the pause's key is the
 // guard.
 func (a *Lifecycle) ScanDeadlines(ctx context.Context, in DeadlineScanInput) (DeadlineScanResult, error) {
 	defer alive(ctx)()

@@ -453,7 +453,7 @@ func TestScanDeadlines_OneOverduePausePerObjectiveAndDeadline(t *testing.T) {
 
 		res, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf})
 		require.NoError(t, err)
-		require.Equal(t, 2, res.Scanned, "DONE is not read")
+		require.Equal(t, 1, res.Scanned, "only objectives past their deadline are read: not DONE, not o-due")
 		require.Nil(t, res.Next)
 		require.Len(t, res.Overdue, 1)
 		od := res.Overdue[0]
@@ -486,7 +486,8 @@ func TestScanDeadlines_OneOverduePausePerObjectiveAndDeadline(t *testing.T) {
 		require.NotNil(t, page.Next)
 		rest, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf, After: *page.Next, Limit: 1})
 		require.NoError(t, err)
-		require.Equal(t, 1, rest.Scanned)
+		require.Zero(t, rest.Scanned)
+		require.Nil(t, rest.Next)
 
 		// A rejected objective stays NEW but waits for nobody: not overdue.
 		rej := tb.newObjective(t, "o-rejected", func(o *store.Objective) { o.Urgency = "CRITICAL" })

@@ -196,8 +196,20 @@ type PendingEventsParams struct {
 // ObjectivesPageParams asks for one page of objectives.
 type ObjectivesPageParams struct {
 	Statuses []string
-	After    Cursor
-	Limit    int // zero means no limit
+	// PastDeadline, when set, keeps only the objectives whose deadline is
+	// before it, so that a scan for overdue ones reads those alone.
+	PastDeadline *DeadlineFilter
+	After        Cursor
+	Limit        int // zero means no limit
+}
+
+// DeadlineFilter keeps the objectives whose deadline is strictly before
+// Before: due_at when set, else created_at plus SLA[urgency]. SLA must name
+// every urgency the caller counts a deadline for; an objective without
+// due_at whose urgency it does not name is left out.
+type DeadlineFilter struct {
+	Before time.Time
+	SLA    map[string]time.Duration
 }
 
 // ListPauseStatesParams filters ListPauseStatesPage. Zero values mean no

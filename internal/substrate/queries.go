@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,49 +117,22 @@ func (r *reader) blockedObjectives(ctx context.Context) (manifest.QueryResult, e
 
 // overdueObjectives: objectives not DONE past their deadline at now
 // (package deadline), each with its deadline; earliest deadline first. SQL
-// keeps the candidates (due_at passed, or no due_at and older than the
-// shortest SLA); Go judges each, a page at a time, until RowCap+1 are
-// found.
+// keeps exactly those (sqlstore's PastDeadline, on the SLAs resolved as
+// package deadline resolves them), the first RowCap+1 by created_at.
 func (r *reader) overdueObjectives(ctx context.Context) (manifest.QueryResult, error) {
-	sla := r.s.cfg.SLA
-	shortest := deadline.SLA(deadline.Normal, sla)
-	for _, u := range []string{deadline.Critical, deadline.High, deadline.Low} {
-		shortest = min(shortest, deadline.SLA(u, sla))
+	sla := deadline.Resolved(r.s.cfg.SLA)
+	past, args := r.s.dialect.PastDeadline(store.DeadlineFilter{Before: r.now, SLA: sla}, 1)
+	rows, err := query(ctx, r, manifest.QueryOverdueObjectives, `SELECT `+objectiveCols+` FROM objectives
+		WHERE status IN (`+inList(activeStatuses)+`) AND `+past+`
+		ORDER BY created_at, objective_id LIMIT `+strconv.Itoa(r.s.cfg.RowCap+1), scanObjective, args...)
+	if err != nil {
+		return manifest.QueryResult{}, err
 	}
-	page := r.s.cfg.RowCap + 1
-	var (
-		found     []manifest.ObjectiveRow
-		afterAt   = time.Time{}
-		afterID   = ""
-		firstPage = true
-	)
-	for len(found) <= r.s.cfg.RowCap {
-		q := `SELECT ` + objectiveCols + ` FROM objectives
-			WHERE status IN (` + inList(activeStatuses) + `)
-			AND ((due_at IS NOT NULL AND due_at < $1) OR (due_at IS NULL AND created_at < $2))`
-		args := []any{r.s.dialect.EncodeTime(r.now), r.s.dialect.EncodeTime(r.now.Add(-shortest))}
-		if !firstPage {
-			q += ` AND (created_at > $3 OR (created_at = $3 AND objective_id > $4))`
-			args = append(args, r.s.dialect.EncodeTime(afterAt), afterID)
-		}
-		q += fmt.Sprintf(` ORDER BY created_at, objective_id LIMIT %d`, page)
-		rows, err := query(ctx, r, manifest.QueryOverdueObjectives, q, scanObjective, args...)
-		if err != nil {
-			return manifest.QueryResult{}, err
-		}
-		for _, o := range rows {
-			obj := &store.Objective{ObjectiveID: o.ObjectiveID, Status: o.Status, Urgency: o.Urgency, DueAt: o.DueAt, CreatedAt: o.CreatedAt}
-			if deadline.Overdue(obj, sla, r.now) {
-				d := deadline.Deadline(obj, sla)
-				o.Deadline = &d
-				found = append(found, o)
-			}
-		}
-		if len(rows) < page {
-			break
-		}
-		last := rows[len(rows)-1]
-		afterAt, afterID, firstPage = last.CreatedAt, last.ObjectiveID, false
+	found := make([]manifest.ObjectiveRow, 0, len(rows))
+	for _, o := range rows {
+		d := deadline.Deadline(&store.Objective{Urgency: o.Urgency, DueAt: o.DueAt, CreatedAt: o.CreatedAt}, sla)
+		o.Deadline = &d
+		found = append(found, o)
 	}
 	slices.SortFunc(found, func(a, b manifest.ObjectiveRow) int {
 		return cmp.Or(a.Deadline.Compare(*b.Deadline), strings.Compare(a.ObjectiveID, b.ObjectiveID))

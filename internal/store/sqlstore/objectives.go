@@ -136,8 +136,14 @@ func (q *querier) ListObjectivesPage(ctx context.Context, p store.ObjectivesPage
 			args = append(args, s)
 		}
 	}
+	pastDeadline := "TRUE"
+	if p.PastDeadline != nil {
+		var more []any
+		pastDeadline, more = q.d.PastDeadline(*p.PastDeadline, len(args)+1)
+		args = append(args, more...)
+	}
 	rows, err := q.query(ctx, `SELECT `+objectiveCols+` FROM objectives
-		WHERE `+statuses+` AND (created_at, objective_id) > ($1, $2)
+		WHERE `+statuses+` AND `+pastDeadline+` AND (created_at, objective_id) > ($1, $2)
 		ORDER BY created_at, objective_id LIMIT $3`, args...)
 	out, err := collect(rows, err, scanObjective)
 	if err != nil {

@@ -48,6 +48,7 @@ func exerciseTracks(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("PauseState_PagesByReasonAndSubject", func(t *testing.T) { testPausePages(t, open(t)) })
 	t.Run("Event_HandedOverOnceAndSeenPending", func(t *testing.T) { testEventHandOver(t, open(t)) })
 	t.Run("Objective_PagesByStatuses", func(t *testing.T) { testObjectivesPage(t, open(t)) })
+	t.Run("Objective_PagesPastTheirDeadline", func(t *testing.T) { testObjectivesPastDeadline(t, open(t)) })
 	t.Run("Migrate_RecordsBeforeTracksReadable", func(t *testing.T) { testRecordsBeforeTracksReadable(t, open(t)) })
 }
 
@@ -370,6 +371,51 @@ func testObjectivesPage(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Len(t, page, 1)
 	require.Equal(t, written["obj-c"], page[0], "the record comes back as written")
+}
+
+// testObjectivesPastDeadline: the deadline filter keeps exactly the
+// objectives whose deadline (due_at, else created_at plus their urgency's
+// SLA) is strictly before Before, to the microsecond the store keeps.
+func testObjectivesPastDeadline(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	before := T0.Add(1000 * time.Hour)
+	sla := map[string]time.Duration{"CRITICAL": 4 * time.Hour, "NORMAL": 72 * time.Hour, "LOW": 168 * time.Hour}
+	for _, c := range []struct {
+		id      string
+		urgency string
+		created time.Time
+		due     time.Time // zero: none
+	}{
+		{"due-passed", "LOW", before.Add(-time.Minute), before.Add(-time.Microsecond)},
+		{"due-now", "LOW", T0, before},
+		{"due-later-created-long-ago", "CRITICAL", T0, before.Add(time.Hour)},
+		{"critical-past-sla", "CRITICAL", before.Add(-4*time.Hour - time.Microsecond), time.Time{}},
+		{"critical-at-sla", "CRITICAL", before.Add(-4 * time.Hour), time.Time{}},
+		{"normal-within-sla", "NORMAL", before.Add(-71 * time.Hour), time.Time{}},
+		{"low-past-sla", "LOW", before.Add(-169 * time.Hour), time.Time{}},
+		{"high-without-sla", "HIGH", T0, time.Time{}},
+	} {
+		o := Objective(c.id)
+		o.Urgency, o.CreatedAt = c.urgency, c.created
+		if !c.due.IsZero() {
+			o.DueAt = &c.due
+		}
+		require.NoError(t, s.CreateObjective(ctx, o))
+	}
+	page, err := s.ListObjectivesPage(ctx, store.ObjectivesPageParams{
+		PastDeadline: &store.DeadlineFilter{Before: before, SLA: sla}})
+	require.NoError(t, err)
+	var ids []string
+	for _, o := range page {
+		ids = append(ids, o.ObjectiveID)
+	}
+	require.ElementsMatch(t, []string{"due-passed", "critical-past-sla", "low-past-sla"}, ids)
+
+	none, err := s.ListObjectivesPage(ctx, store.ObjectivesPageParams{
+		PastDeadline: &store.DeadlineFilter{Before: before}})
+	require.NoError(t, err)
+	require.Len(t, none, 1, "without SLAs only due_at counts")
+	require.Equal(t, "due-passed", none[0].ObjectiveID)
 }
 
 // testRecordsBeforeTracksReadable: rows written before migration 7 (its
