@@ -18,17 +18,17 @@ func (a *Lifecycle) scanDeadlines(ctx context.Context, in DeadlineScanInput) (De
 	}
 	asOf = store.NowOr(asOf)
 	limit := cmp.Or(in.Limit, DefaultDeadlineScanLimit)
+	// Only the objectives already past their deadline are read, so a scan
+	// costs what is overdue, not what waits (issue 10's idle cost).
 	objs, err := a.Store.ListObjectivesPage(ctx, store.ObjectivesPageParams{
-		Statuses: []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked},
-		After:    in.After, Limit: limit})
+		Statuses:     []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked},
+		PastDeadline: &store.DeadlineFilter{Before: asOf, SLA: deadline.Resolved(a.Tasks.SLA)},
+		After:        in.After, Limit: limit})
 	if err != nil {
 		return DeadlineScanResult{}, fmt.Errorf("scan deadlines: %w", err)
 	}
 	res := DeadlineScanResult{Scanned: len(objs)}
 	for _, o := range objs {
-		if !deadline.Overdue(o, a.Tasks.SLA, asOf) {
-			continue
-		}
 		if o.Status == store.StatusNew {
 			// A rejected objective stays NEW, its lifecycle ended: it waits
 			// for nobody, so it is not overdue.
@@ -56,12 +56,8 @@ func (a *Lifecycle) scanDeadlines(ctx context.Context, in DeadlineScanInput) (De
 	return res, nil
 }
 
-// rejected reports whether the objective's latest pause state is its
-// rejection.
+// rejected reports whether the objective was rejected (pause.WasRejected).
 func (a *Lifecycle) rejected(ctx context.Context, objectiveID string) (bool, error) {
 	ps, err := a.Store.ListPauseStates(ctx, objectiveID)
-	if err != nil || len(ps) == 0 {
-		return false, err
-	}
-	return ps[len(ps)-1].Reason == store.PauseRejected, nil
+	return err == nil && pause.WasRejected(ps), err
 }

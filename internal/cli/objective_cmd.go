@@ -20,6 +20,7 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/deadline"
 	"github.com/azolla/azolla/internal/gitops"
+	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/schemas"
@@ -288,16 +289,14 @@ func (a *app) objectiveListCmd() *cobra.Command {
 			return err
 		}
 		defer s.close()
-		list, err := s.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: status})
+		var list []*store.Objective
+		if overdue {
+			list, err = overdueObjectives(cmd.Context(), s.store, status, s.cfg.Deadlines.SLA.Map())
+		} else {
+			list, err = s.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: status})
+		}
 		if err != nil {
 			return err
-		}
-		if overdue {
-			sla, now := s.cfg.Deadlines.SLA.Map(), store.NowOr(time.Time{})
-			list = slices.DeleteFunc(list, func(o *store.Objective) bool { return !deadline.Overdue(o, sla, now) })
-			if list, err = dropRejected(cmd.Context(), s.store, list); err != nil {
-				return err
-			}
 		}
 		if asJSON {
 			if list == nil {
@@ -318,6 +317,33 @@ func (a *app) objectiveListCmd() *cobra.Command {
 	return cmd
 }
 
+// overdueObjectives lists the objectives past their deadline now, oldest
+// first, as the deadline monitor finds them (the store's deadline filter on
+// the SLAs package deadline resolves), of status when set; a DONE or a
+// rejected objective is never overdue.
+func overdueObjectives(ctx context.Context, q store.Querier, status string, sla map[string]time.Duration) ([]*store.Objective, error) {
+	statuses := []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked}
+	if status != "" {
+		statuses = slices.DeleteFunc(statuses, func(s string) bool { return s != status })
+		if len(statuses) == 0 {
+			return nil, nil
+		}
+	}
+	past := &store.DeadlineFilter{Before: store.NowOr(time.Time{}), SLA: deadline.Resolved(sla)}
+	list := func(after store.Cursor) ([]*store.Objective, error) {
+		return q.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: statuses, PastDeadline: past,
+			After: after, Limit: inboxPage})
+	}
+	var out []*store.Objective
+	for o, err := range pages(list, objectiveCursor) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return dropRejected(ctx, q, out)
+}
+
 // dropRejected removes the rejected objectives from list: a rejected
 // objective stays NEW, its latest pause of its own REJECTED, and is due
 // nothing. Only NEW objectives are looked up.
@@ -329,13 +355,7 @@ func dropRejected(ctx context.Context, q store.Querier, list []*store.Objective)
 			if err != nil {
 				return nil, err
 			}
-			var latest *store.PauseState
-			for _, p := range pauses {
-				if p.Reason != store.PauseOverdue {
-					latest = p
-				}
-			}
-			if isRejected(o, latest) {
+			if pause.WasRejected(pauses) {
 				continue
 			}
 		}

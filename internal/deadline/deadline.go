@@ -51,6 +51,16 @@ func SLA(urgency string, sla map[string]time.Duration) time.Duration {
 	return defaultSLA[Normal]
 }
 
+// Resolved is sla with SLA's answer for each urgency of the schema, for a
+// store query that must not fall back on its own.
+func Resolved(sla map[string]time.Duration) map[string]time.Duration {
+	out := make(map[string]time.Duration, len(defaultSLA))
+	for u := range defaultSLA {
+		out[u] = SLA(u, sla)
+	}
+	return out
+}
+
 // Deadline is when o is due: its due_at when set, else its created_at plus
 // the SLA of its urgency (sla, falling back to DefaultSLA for an urgency it
 // does not name; nil means the defaults). The answer is UTC.
@@ -59,15 +69,6 @@ func Deadline(o *store.Objective, sla map[string]time.Duration) time.Time {
 		return o.DueAt.UTC()
 	}
 	return o.CreatedAt.Add(SLA(o.Urgency, sla)).UTC()
-}
-
-// Overdue says whether o is past its deadline at now: not DONE and now
-// strictly after the deadline.
-func Overdue(o *store.Objective, sla map[string]time.Duration, now time.Time) bool {
-	if o.Status == store.StatusDone {
-		return false
-	}
-	return now.After(Deadline(o, sla))
 }
 
 // pauseTimeLayout renders a deadline inside a pause id: only characters the

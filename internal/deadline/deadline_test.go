@@ -1,6 +1,7 @@
 package deadline
 
 import (
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -62,23 +63,11 @@ func TestDeadlineDueAtWins(t *testing.T) {
 	}
 }
 
-func TestOverdue(t *testing.T) {
-	sla := DefaultSLA()
-	d := created.Add(4 * time.Hour)
-	for _, tc := range []struct {
-		status string
-		now    time.Time
-		want   bool
-	}{
-		{store.StatusNew, d.Add(time.Second), true},
-		{store.StatusBlocked, d.Add(time.Second), true},
-		{store.StatusInProgress, d, false}, // at the deadline: not yet past it
-		{store.StatusTodo, d.Add(-time.Second), false},
-		{store.StatusDone, d.Add(time.Hour), false},
-	} {
-		if got := Overdue(obj("CRITICAL", tc.status, nil), sla, tc.now); got != tc.want {
-			t.Errorf("Overdue(%s, %v) = %v, want %v", tc.status, tc.now, got, tc.want)
-		}
+func TestResolved(t *testing.T) {
+	got := Resolved(map[string]time.Duration{"LOW": time.Hour, "UNKNOWN": time.Minute})
+	want := map[string]time.Duration{"CRITICAL": 4 * time.Hour, "HIGH": 24 * time.Hour, "NORMAL": 72 * time.Hour, "LOW": time.Hour}
+	if !maps.Equal(got, want) {
+		t.Fatalf("Resolved = %v, want %v (each urgency of the schema, the defaults where unset, no other key)", got, want)
 	}
 }
 

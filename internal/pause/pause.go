@@ -11,6 +11,7 @@ package pause
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -167,4 +168,17 @@ func firstLine(s string) string {
 		return "(no reason given)"
 	}
 	return l
+}
+
+// WasRejected reports whether the objective whose pause states are pauses,
+// oldest first, was rejected: its latest pause of its own (an OVERDUE pause
+// is the monitor's, not its own) is REJECTED. A rejected objective stays
+// NEW and waits for nobody.
+func WasRejected(pauses []*store.PauseState) bool {
+	for _, p := range slices.Backward(pauses) {
+		if p.Reason != store.PauseOverdue {
+			return p.Reason == store.PauseRejected
+		}
+	}
+	return false
 }

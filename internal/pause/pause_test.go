@@ -90,3 +90,20 @@ func TestDuration_ReadsAsAPersonWouldSayIt(t *testing.T) {
 		require.Equal(t, want, pause.Duration(d))
 	}
 }
+
+func TestWasRejected_ReadsTheLatestPauseOfItsOwn(t *testing.T) {
+	p := func(reason string) *store.PauseState { return &store.PauseState{Reason: reason} }
+	for _, c := range []struct {
+		name   string
+		pauses []*store.PauseState
+		want   bool
+	}{
+		{"none", nil, false},
+		{"rejected", []*store.PauseState{p(store.PauseRejected)}, true},
+		{"rejected, then overdue", []*store.PauseState{p(store.PauseRejected), p(store.PauseOverdue)}, true},
+		{"rejected, then paused again", []*store.PauseState{p(store.PauseRejected), p(store.PauseGateFailed)}, false},
+		{"only overdue", []*store.PauseState{p(store.PauseOverdue)}, false},
+	} {
+		require.Equal(t, c.want, pause.WasRejected(c.pauses), c.name)
+	}
+}
