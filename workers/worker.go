@@ -161,7 +161,8 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	// Process-wide, and read when the first worker of the process starts.
+	// Process-wide, and read when the first worker of the process starts
+	// (azolla dev sets it before its server's own workers start).
 	worker.SetStickyWorkflowCacheSize(WorkflowCacheSize)
 	w := worker.New(o.Client, o.Config.Temporal.TaskQueue, worker.Options{
 		Identity:          o.Identity,
