@@ -1,11 +1,9 @@
 package activities_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,19 +11,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/proc/proctest"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
 
 // Inside an activity, the steps' log lines carry the objective and the
 // workorder they work on.
@@ -33,7 +21,7 @@ func TestRun_LogsCarryTheIDs(t *testing.T) {
 	t.Parallel()
 	tb := setup(t, storetest.Backends()[0])
 	wo := tb.scheduled(t, "obj-1")
-	var sink syncBuffer
+	var sink proctest.Buffer
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewJSONHandler(&sink, nil))))
 	env := suite.NewTestActivityEnvironment()
@@ -44,9 +32,7 @@ func TestRun_LogsCarryTheIDs(t *testing.T) {
 	require.NoError(t, err)
 
 	found := map[string]bool{}
-	sink.mu.Lock()
-	defer sink.mu.Unlock()
-	for _, line := range strings.Split(strings.TrimSpace(sink.b.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(sink.String()), "\n") {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &m))
 		msg, _ := m["msg"].(string)
@@ -56,5 +42,5 @@ func TestRun_LogsCarryTheIDs(t *testing.T) {
 			found[msg] = true
 		}
 	}
-	require.Len(t, found, 3, "lines seen: %s", sink.b.String())
+	require.Len(t, found, 3, "lines seen: %s", sink.String())
 }

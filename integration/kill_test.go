@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/proc/proctest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
@@ -33,7 +33,7 @@ func TestKill_WorkerKilledMidRunIsTakenOver(t *testing.T) {
 	command := fmt.Sprintf(`echo "$AZOLLA_WORK_ORDER_ID" >> %q; echo $$ >> %q; sleep 4; echo "finished $AZOLLA_WORK_ORDER_ID"`,
 		starts, pgids)
 	b := setup(t, setupOptions{command: command, leaseTTL: lease, noWorker: true})
-	t.Cleanup(func() { killGroups(pgids) })
+	t.Cleanup(func() { proctest.KillGroups(pgids) })
 
 	first := b.workerProcess(t, "first")
 	ctx := context.Background()
@@ -41,16 +41,16 @@ func TestKill_WorkerKilledMidRunIsTakenOver(t *testing.T) {
 	_, err := b.starter.Decide(ctx, idKilled, workflows.Approve, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
 
-	require.Eventually(t, func() bool { return countLines(starts) == 1 }, 60*time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { return proctest.CountLines(starts) == 1 }, 60*time.Second, 50*time.Millisecond,
 		"the first worker starts the run")
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
-	killGroups(pgids) // its orphaned command, so only the takeover can finish
+	proctest.KillGroups(pgids) // its orphaned command, so only the takeover can finish
 
 	second := b.workerProcess(t, "second")
 	st := b.waitStep(t, idKilled, workflows.StepDone)
 	require.Equal(t, store.GatePass, st.GateResult)
-	require.Equal(t, 2, countLines(starts), "the workorder ran again on the second worker")
+	require.Equal(t, 2, proctest.CountLines(starts), "the workorder ran again on the second worker")
 
 	wos, bundles, records := b.counts(t, idKilled)
 	require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "one workorder, one output bundle, one run record")
@@ -95,22 +95,4 @@ func (b *bundle) workerProcess(t *testing.T, name string) *exec.Cmd {
 		_ = cmd.Wait()
 	})
 	return cmd
-}
-
-func countLines(path string) int {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	return strings.Count(string(raw), "\n")
-}
-
-// killGroups kills the process groups listed in path.
-func killGroups(path string) {
-	raw, _ := os.ReadFile(path)
-	for _, f := range strings.Fields(string(raw)) {
-		if pgid, err := strconv.Atoi(f); err == nil && pgid > 1 {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-	}
 }

@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/azolla/azolla/internal/audit"
 	"github.com/azolla/azolla/internal/controlplane/redisstream/redistest"
+	"github.com/azolla/azolla/internal/proc/proctest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
@@ -44,7 +43,7 @@ func (d *devProc) remoteWorker(t *testing.T, name string, env ...string) *exec.C
 	cmd := exec.Command(azollaBin, "remote-worker", "--control-plane", "http://"+d.controlPlane,
 		"--worker-id", name, "--max-wait", "2s")
 	cmd.Env = append(append(os.Environ(), "AZOLLA_DATA_DIR="+dir, "AZOLLA_LOG_LEVEL=warn"), env...)
-	out := &lockedBuffer{}
+	out := &proctest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -55,24 +54,6 @@ func (d *devProc) remoteWorker(t *testing.T, name string, env ...string) *exec.C
 		}
 	})
 	return cmd
-}
-
-// lockedBuffer collects a process's output safely.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // approve creates objective id through d's store and lifecycle and
@@ -157,18 +138,18 @@ func TestRemote_WorkerKilledMidJobIsRequeuedAndCompletedByAnother(t *testing.T) 
 	d := startDev(t, remoteEnv("COMMAND_DIAZOTROPH")...)
 	dir := t.TempDir()
 	starts, pgids := filepath.Join(dir, "starts"), filepath.Join(dir, "pgids")
-	t.Cleanup(func() { killGroups(pgids) })
+	t.Cleanup(func() { proctest.KillGroups(pgids) })
 	// The first worker's command notes that it started and hangs; the
 	// second's finishes at once.
 	hang := fmt.Sprintf(`echo "$AZOLLA_WORK_ORDER_ID" >> %q; echo $$ >> %q; sleep 600`, starts, pgids)
 	first := d.remoteWorker(t, "remote-first", "AZOLLA_DIAZOTROPH_COMMAND_RUN="+hang)
 	id := uniqueID("remotekill")
 	d.approve(t, id)
-	require.Eventually(t, func() bool { return countLines(starts) == 1 }, time.Minute, 50*time.Millisecond,
+	require.Eventually(t, func() bool { return proctest.CountLines(starts) == 1 }, time.Minute, 50*time.Millisecond,
 		"the first remote worker starts the job")
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
-	killGroups(pgids)
+	proctest.KillGroups(pgids)
 
 	d.remoteWorker(t, "remote-second", `AZOLLA_DIAZOTROPH_COMMAND_RUN=echo "finished $AZOLLA_WORK_ORDER_ID"`)
 	st := d.waitStep(t, id, workflows.StepDone)

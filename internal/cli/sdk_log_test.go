@@ -16,6 +16,8 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/grpc"
+
+	"github.com/azolla/azolla/internal/proc/proctest"
 )
 
 // The long-running commands hand the Temporal SDK the configured logger:
@@ -79,7 +81,7 @@ func runUntilPolled(t *testing.T, command, level string) string {
 		args = append(args, "--no-poller")
 	}
 	var stdout bytes.Buffer
-	stderr := &lockedBuffer{}
+	stderr := &proctest.Buffer{}
 	code := Run(ctx, args, &stdout, stderr, func(k string) string { return env[k] },
 		WithDevServer(func(context.Context, DevServerOptions) (DevServer, error) { return fakeDevServer{fe.addr}, nil }))
 	require.Equal(t, exitOK, code, "stderr:\n%s", stderr.String())
@@ -167,21 +169,3 @@ type fakeDevServer struct{ addr string }
 func (s fakeDevServer) FrontendAddress() string { return s.addr }
 func (fakeDevServer) UIURL() string             { return "http://ui.invalid" }
 func (fakeDevServer) Stop() error               { return nil }
-
-// lockedBuffer is a buffer the command's goroutines may write at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/deploy/devserver"
+	"github.com/azolla/azolla/internal/proc/proctest"
 )
 
 // helperEnv makes the test binary run the azolla command line after "--"
@@ -109,7 +109,7 @@ func TestWorker_ReadyServesMetricsAndSIGTERMExitsZero(t *testing.T) {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var stderr syncBuffer
+	var stderr proctest.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -154,7 +154,7 @@ func TestSecondSignal_ExitsAtOnceWhileStopping(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--", "stuck-stopping")
 	cmd.Env = []string{helperEnv + "=1"}
-	var stderr syncBuffer
+	var stderr proctest.Buffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
@@ -184,22 +184,4 @@ func TestSecondSignal_ExitsAtOnceWhileStopping(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("still running 10s after the second signal")
 	}
-}
-
-// syncBuffer is a strings.Builder safe to read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

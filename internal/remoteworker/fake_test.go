@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/proc/proctest"
 	"github.com/azolla/azolla/internal/remoteworker"
 )
 
@@ -176,30 +177,11 @@ func tokenFile(t *testing.T, content string, mode os.FileMode) string {
 	return p
 }
 
-// syncBuffer is a log destination the worker's goroutines and the test
-// share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // harness is a worker against a fake control plane, its log kept.
 type harness struct {
 	cp   *fakeCP
 	w    *remoteworker.Worker
-	log  *syncBuffer
+	log  *proctest.Buffer
 	stop context.CancelFunc
 	done chan error
 }
@@ -208,7 +190,7 @@ type harness struct {
 // stops it or ends.
 func start(t *testing.T, cp *fakeCP, exec remoteworker.Executor, o remoteworker.Options) *harness {
 	t.Helper()
-	h := &harness{cp: cp, log: &syncBuffer{}, done: make(chan error, 1)}
+	h := &harness{cp: cp, log: &proctest.Buffer{}, done: make(chan error, 1)}
 	o.ControlPlaneURL = cp.srv.URL
 	if o.TokenFile == "" {
 		o.TokenFile = tokenFile(t, testToken+"\n", 0o600)
