@@ -6,16 +6,15 @@ package starter
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/tlsfiles"
 )
 
 // DialTimeout bounds how long Dial waits for the frontend to answer.
@@ -32,7 +31,7 @@ func Dial(ctx context.Context, cfg config.TemporalConfig, log *slog.Logger) (cli
 	defer cancel()
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", cfg.Address, cfg.Namespace, err)
+		return nil, dialError(cfg, err)
 	}
 	return c, nil
 }
@@ -43,19 +42,24 @@ func ClientOptions(cfg config.TemporalConfig, log *slog.Logger) (client.Options,
 	if log != nil {
 		opts.Logger = sdklog.NewStructuredLogger(log)
 	}
-	if cfg.TLS.On() {
+	switch {
+	case cfg.UsesTLS():
+		// An API key alone turns TLS on with the system's roots, as the SDK
+		// would on its own, but with azolla's minimum version.
 		t, err := tlsConfig(cfg.TLS)
 		if err != nil {
 			return opts, err
 		}
 		opts.ConnectionOptions.TLS = t
+	case cfg.TLS.Disabled:
+		// Said explicitly, because the SDK turns TLS on for an API key.
+		opts.ConnectionOptions.TLSDisabled = true
+		if cfg.APIKey != "" && log != nil {
+			log.Warn("temporal.tls.disabled: the API key is sent to Temporal in plaintext", "address", cfg.Address)
+		}
 	}
 	if cfg.APIKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
-		if opts.ConnectionOptions.TLS == nil {
-			// API keys travel only over TLS (Temporal Cloud requires it).
-			opts.ConnectionOptions.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
-		}
 	}
 	return opts, nil
 }
@@ -70,13 +74,9 @@ func tlsConfig(c config.TLSConfig) (*tls.Config, error) {
 		t.Certificates = []tls.Certificate{cert}
 	}
 	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
+		pool, err := tlsfiles.CAPool(c.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("temporal.tls: read CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("temporal.tls: %s holds no PEM certificate", c.CAFile)
+			return nil, fmt.Errorf("temporal.tls.ca_file: %w", err)
 		}
 		t.RootCAs = pool
 	}

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	"github.com/azolla/azolla/internal/metrics"
 	"github.com/azolla/azolla/internal/ops"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/tlsfiles"
 )
 
 // OpenTransport opens the control plane's transport: Redis Streams when
@@ -90,7 +92,8 @@ type ControlPlaneOptions struct {
 const shutdownGrace = config.MaxControlPlaneWait + 5*time.Second
 
 // RunControlPlane serves seed 004's worker API over HTTP (HTTPS with
-// control_plane.cert_file/key_file) and runs the reaper until ctx is done.
+// control_plane.cert_file/key_file, requiring client certificates with
+// control_plane.client_ca_file) and runs the reaper until ctx is done.
 func RunControlPlane(ctx context.Context, o ControlPlaneOptions) error {
 	cp := o.Config.ControlPlane
 	auth := controlplane.Authenticator(controlplane.TokenAuthenticator{Tokens: o.Store})
@@ -123,6 +126,13 @@ func RunControlPlane(ctx context.Context, o ControlPlaneOptions) error {
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(o.Log.Handler(), slog.LevelWarn)}
+	if cp.ClientCAFile != "" {
+		pool, err := tlsfiles.CAPool(cp.ClientCAFile)
+		if err != nil {
+			return fmt.Errorf("control plane: control_plane.client_ca_file: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	}
 	reaper := controlplane.NewReaper(o.Service)
 	reaper.Start(ctx)
 	defer reaper.Stop()

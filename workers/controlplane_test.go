@@ -23,7 +23,9 @@ import (
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/remoteworker"
 	"github.com/azolla/azolla/internal/store/storetest"
+	"github.com/azolla/azolla/internal/testca"
 	"github.com/azolla/azolla/workers"
 )
 
@@ -121,4 +123,41 @@ func TestRunControlPlane_WithoutTokensOnlyOnLoopback(t *testing.T) {
 	err = workers.RunControlPlane(context.Background(), workers.ControlPlaneOptions{Config: config.Default(),
 		Unauthenticated: true, Listener: ln, Log: slog.New(slog.DiscardHandler)})
 	require.ErrorContains(t, err, "loopback only")
+}
+
+// With control_plane.client_ca_file the control plane serves only clients
+// whose certificate its CA signed: a remote worker showing one gets as far
+// as its token (unknown here, so 401); one showing none, or one from
+// another CA, is refused at the handshake with an error naming the flags
+// that fix it, at once rather than retried.
+func TestRunControlPlane_MTLSServesOnlyClientsWithATrustedCertificate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca, other := testca.New(t, dir, "control-plane"), testca.New(t, dir, "other")
+	cfg := config.Default()
+	cfg.ControlPlane.CertFile, cfg.ControlPlane.KeyFile = ca.Issue(t, "server", "127.0.0.1")
+	cfg.ControlPlane.ClientCAFile = ca.File
+	addr := startControlPlane(t, cfg)
+	workerCert, workerKey := ca.Issue(t, "worker")
+	strangerCert, strangerKey := other.Issue(t, "stranger")
+
+	heartbeat := func(certFile, keyFile string) error {
+		c, err := remoteworker.NewClient(remoteworker.ClientOptions{BaseURL: "https://" + addr, Token: "unknown-token",
+			CAFile: ca.File, CertFile: certFile, KeyFile: keyFile})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err = c.Heartbeat(ctx, controlplane.HeartbeatRequest{WorkerID: "w", JobID: "j", LeaseToken: "t"})
+		require.NoError(t, ctx.Err(), "a refused certificate is not retried until the context ends")
+		return err
+	}
+
+	var apiErr *remoteworker.APIError
+	require.ErrorAs(t, heartbeat(workerCert, workerKey), &apiErr)
+	require.Equal(t, http.StatusUnauthorized, apiErr.Status, "past TLS, the token decides")
+	for name, pair := range map[string][2]string{"no certificate": {}, "another CA's": {strangerCert, strangerKey}} {
+		err := heartbeat(pair[0], pair[1])
+		require.ErrorContains(t, err, "requires a client certificate signed by a CA it trusts (mTLS)", name)
+		require.ErrorContains(t, err, "--control-plane-cert and --control-plane-key", name)
+	}
 }

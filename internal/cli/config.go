@@ -38,7 +38,7 @@ var configFlags = []struct{ flag, key, usage string }{
 	{"tls-cert", "temporal.tls.cert_file", "client certificate for mTLS to Temporal (turns TLS on)"},
 	{"tls-key", "temporal.tls.key_file", "client key for mTLS to Temporal"},
 	{"tls-ca", "temporal.tls.ca_file", "CA bundle to verify Temporal's certificate (turns TLS on)"},
-	{"tls-server-name", "temporal.tls.server_name", "server name to verify Temporal's certificate against"},
+	{"tls-server-name", "temporal.tls.server_name", "server name to verify Temporal's certificate against (turns TLS on)"},
 }
 
 func addConfigFlags(fs *pflag.FlagSet) {

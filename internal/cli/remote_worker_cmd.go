@@ -47,6 +47,8 @@ the grace it is killed and failed, to be retried elsewhere.`,
 	f.DurationVar(&o.ShutdownGrace, "shutdown-grace", remoteworker.DefaultShutdownGrace, "how long a running job may finish once the worker is stopped")
 	f.StringVar(&o.CAFile, "control-plane-ca", "", "CA bundle to verify an https control plane's certificate")
 	f.StringVar(&o.ServerName, "control-plane-server-name", "", "server name to verify the control plane's certificate against")
+	f.StringVar(&o.CertFile, "control-plane-cert", "", "client certificate for a control plane that requires one (mTLS), with --control-plane-key")
+	f.StringVar(&o.KeyFile, "control-plane-key", "", "the key of --control-plane-cert")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		switch {

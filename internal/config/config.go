@@ -70,6 +70,9 @@ type ControlPlaneConfig struct {
 	// CertFile and KeyFile, set together, serve HTTPS.
 	CertFile string `mapstructure:"cert_file" json:"cert_file" yaml:"cert_file"`
 	KeyFile  string `mapstructure:"key_file" json:"key_file" yaml:"key_file"`
+	// ClientCAFile, with CertFile, requires every remote worker to present
+	// a client certificate signed by a CA in it (mTLS), on top of its token.
+	ClientCAFile string `mapstructure:"client_ca_file" json:"client_ca_file" yaml:"client_ca_file"`
 	// RedisURL (redis://[user:password@]host:port/db) selects the Redis
 	// Streams transport; "" uses the database transport. Secret: print it
 	// only via Masked.
@@ -112,18 +115,30 @@ type TemporalConfig struct {
 }
 
 // TLSConfig enables TLS to the frontend, with an optional client certificate
-// (mTLS) and CA. Setting any file turns TLS on.
+// (mTLS) and CA. Setting a file or ServerName turns TLS on, and so does an
+// API key unless Disabled says otherwise.
 type TLSConfig struct {
-	Enabled    bool   `mapstructure:"enabled" json:"enabled" yaml:"enabled"`
+	Enabled bool `mapstructure:"enabled" json:"enabled" yaml:"enabled"`
+	// Disabled keeps the connection plaintext even with an API key, which
+	// then travels in clear: for a frontend behind a TLS-terminating proxy
+	// on the same host, never across a network.
+	Disabled   bool   `mapstructure:"disabled" json:"disabled" yaml:"disabled"`
 	CertFile   string `mapstructure:"cert_file" json:"cert_file" yaml:"cert_file"`
 	KeyFile    string `mapstructure:"key_file" json:"key_file" yaml:"key_file"`
 	CAFile     string `mapstructure:"ca_file" json:"ca_file" yaml:"ca_file"`
 	ServerName string `mapstructure:"server_name" json:"server_name" yaml:"server_name"`
 }
 
-// On reports whether TLS is to be used.
+// On reports whether TLS is configured explicitly (an API key turns it on
+// too; see TemporalConfig.UsesTLS).
 func (t TLSConfig) On() bool {
-	return t.Enabled || t.CertFile != "" || t.KeyFile != "" || t.CAFile != ""
+	return t.Enabled || t.CertFile != "" || t.KeyFile != "" || t.CAFile != "" || t.ServerName != ""
+}
+
+// UsesTLS reports whether the connection to the frontend is TLS: when
+// configured, or when an API key is set and TLS is not disabled.
+func (t TemporalConfig) UsesTLS() bool {
+	return !t.TLS.Disabled && (t.TLS.On() || t.APIKey != "")
 }
 
 // DevConfig shapes the embedded Temporal server of `azolla dev`.

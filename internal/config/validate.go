@@ -79,6 +79,9 @@ func (c Config) Validate() error {
 	if (c.Temporal.TLS.CertFile == "") != (c.Temporal.TLS.KeyFile == "") {
 		add("temporal.tls", "cert_file and key_file must be set together")
 	}
+	if c.Temporal.TLS.Disabled && c.Temporal.TLS.On() {
+		add("temporal.tls.disabled", "cannot be combined with temporal.tls.enabled, cert_file, key_file, ca_file or server_name: unset one side")
+	}
 	for _, p := range []struct {
 		key  string
 		port int
@@ -206,6 +209,9 @@ func (c ControlPlaneConfig) validate(add func(key, format string, args ...any)) 
 	}
 	if (c.CertFile == "") != (c.KeyFile == "") {
 		add("control_plane.cert_file", "cert_file and key_file must be set together")
+	}
+	if c.ClientCAFile != "" && c.CertFile == "" {
+		add("control_plane.client_ca_file", "requires client certificates over HTTPS: set cert_file and key_file too")
 	}
 	if c.RedisURL != "" {
 		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {

@@ -38,6 +38,11 @@ func TestValidateNamesTheKeyOfEachProblem(t *testing.T) {
 			[]string{`claim.lease_ttl: must be a duration between 1s and 10m0s`, `got 500ms`}},
 		{"lease too long", func(c *config.Config) { c.Claim.LeaseTTL = 11 * time.Minute },
 			[]string{`claim.lease_ttl:`, `got 11m0s`}},
+		{"temporal TLS disabled and a CA", func(c *config.Config) {
+			c.Temporal.TLS.Disabled, c.Temporal.TLS.CAFile = true, "/ca.pem"
+		}, []string{`temporal.tls.disabled: cannot be combined with temporal.tls.enabled, cert_file`}},
+		{"temporal client certificate without its key", func(c *config.Config) { c.Temporal.TLS.CertFile = "/c.pem" },
+			[]string{`temporal.tls: cert_file and key_file must be set together`}},
 		{"bad level", func(c *config.Config) { c.Log.Level = "verbose" },
 			[]string{`log.level: must be one of debug, info, warn, error, got "verbose"`}},
 		{"bad format", func(c *config.Config) { c.Log.Format = "xml" },
@@ -153,6 +158,8 @@ func TestValidateControlPlane(t *testing.T) {
 	}{
 		{"address without port", func(c *config.ControlPlaneConfig) { c.Address = "localhost" }, `control_plane.address: must be host:port`},
 		{"cert without key", func(c *config.ControlPlaneConfig) { c.CertFile = "/c.pem" }, `control_plane.cert_file: cert_file and key_file must be set together`},
+		{"client CA without HTTPS", func(c *config.ControlPlaneConfig) { c.ClientCAFile = "/ca.pem" },
+			`control_plane.client_ca_file: requires client certificates over HTTPS: set cert_file and key_file too`},
 		{"redis url scheme", func(c *config.ControlPlaneConfig) { c.RedisURL = "http://h:6379" }, `control_plane.redis_url: must be a redis:// or rediss:// URL`},
 		{"heartbeat over half the lease", func(c *config.ControlPlaneConfig) { c.HeartbeatInterval = 31 * time.Second }, `control_plane.heartbeat_interval: must be positive and at most half`},
 		{"no attempts", func(c *config.ControlPlaneConfig) { c.MaxAttempts = 0 }, `control_plane.max_attempts: must be at least 1, got 0`},

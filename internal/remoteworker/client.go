@@ -22,6 +22,7 @@ import (
 	"github.com/azolla/azolla/internal/proc"
 	"github.com/azolla/azolla/internal/strictjson"
 	"github.com/azolla/azolla/internal/textsafe"
+	"github.com/azolla/azolla/internal/tlsfiles"
 )
 
 // Client defaults.
@@ -124,6 +125,9 @@ type ClientOptions struct {
 	// CAFile is a PEM bundle that verifies an https control plane instead
 	// of the system's roots; ServerName overrides the name verified.
 	CAFile, ServerName string
+	// CertFile and KeyFile, set together, are the client certificate a
+	// control plane that requires one (mTLS) is shown.
+	CertFile, KeyFile string
 	// RequestTimeout bounds one try of heartbeat, complete and fail;
 	// default DefaultRequestTimeout.
 	RequestTimeout time.Duration
@@ -163,19 +167,25 @@ func NewClient(o ClientOptions) (*Client, error) {
 		return nil, errors.New("control plane client: no token (only a control plane on loopback, as azolla dev runs it, may take none)")
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if o.CAFile != "" || o.ServerName != "" {
+	if (o.CertFile == "") != (o.KeyFile == "") {
+		return nil, errors.New("control plane client certificate: the certificate and key files must be given together")
+	}
+	if o.CAFile != "" || o.ServerName != "" || o.CertFile != "" {
 		if base.Scheme != "https" {
-			return nil, fmt.Errorf("control plane URL %q: a CA file or server name needs https", o.BaseURL)
+			return nil, fmt.Errorf("control plane URL %q: a CA file, server name or client certificate needs https", o.BaseURL)
 		}
 		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName}
+		if o.CertFile != "" {
+			cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("control plane client certificate: %w", err)
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
 		if o.CAFile != "" {
-			pem, err := os.ReadFile(o.CAFile)
+			pool, err := tlsfiles.CAPool(o.CAFile)
 			if err != nil {
 				return nil, fmt.Errorf("control plane CA file: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("control plane CA file %s: no PEM certificate in it", o.CAFile)
 			}
 			tc.RootCAs = pool
 		}
@@ -308,6 +318,10 @@ func (c *Client) try(ctx context.Context, path string, timeout time.Duration, bo
 	req.Header.Set("User-Agent", "azolla-remote-worker")
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if refusedClientCertificate(err) {
+			return fmt.Errorf("the control plane requires a client certificate signed by a CA it trusts (mTLS); "+
+				"give one with --control-plane-cert and --control-plane-key: %w", err)
+		}
 		if untrusted(err) {
 			return err // the same certificate will be refused again
 		}
@@ -336,6 +350,23 @@ func untrusted(err error) bool {
 	var ierr x509.CertificateInvalidError
 	return errors.As(err, &verr) || errors.As(err, &rerr) || errors.As(err, &uerr) || errors.As(err, &herr) ||
 		errors.As(err, &ierr)
+}
+
+// refusedClientCertificate reports whether the server ended the handshake
+// over the client's certificate: none given, or none it trusts (Go's client
+// sends no certificate the server's CA list rules out). crypto/tls reports
+// a received alert as a net.OpError "remote error" around an unexported
+// value, so the alert is known by its text (RFC 8446 6.2's names).
+func refusedClientCertificate(err error) bool {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "remote error" || op.Err == nil {
+		return false
+	}
+	switch strings.TrimPrefix(op.Err.Error(), "tls: ") {
+	case "bad certificate", "certificate unknown", "unknown certificate authority", "certificate required":
+		return true
+	}
+	return false
 }
 
 // apiError reads a non-200 answer.

@@ -34,9 +34,10 @@ type Options struct {
 	// TokenFile holds the worker's bearer token (see ReadTokenFile). Only
 	// an http control plane on loopback (azolla dev's) may do without.
 	TokenFile string
-	// CAFile and ServerName verify an https control plane (see
+	// CAFile and ServerName verify an https control plane; CertFile and
+	// KeyFile are the client certificate one requiring mTLS is shown (see
 	// ClientOptions).
-	CAFile, ServerName string
+	CAFile, ServerName, CertFile, KeyFile string
 	// WorkerID is the name the token was created for: the control plane
 	// refuses a request whose worker_id is not the token's.
 	WorkerID string
@@ -109,7 +110,7 @@ func New(o Options) (*Worker, error) {
 		}
 	}
 	client, err := NewClient(ClientOptions{BaseURL: o.ControlPlaneURL, Token: token, CAFile: o.CAFile,
-		ServerName: o.ServerName, RequestTimeout: o.RequestTimeout, Retry: o.Retry, Log: log})
+		ServerName: o.ServerName, CertFile: o.CertFile, KeyFile: o.KeyFile, RequestTimeout: o.RequestTimeout, Retry: o.Retry, Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,76 @@
+package starter
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/azolla/azolla/internal/config"
+)
+
+// dialError says what failed when connecting to the frontend of cfg and,
+// for a failure a setting fixes, which setting. gRPC reports handshake
+// failures as text inside an Unavailable status, so the cases are told
+// apart by the text Go's TLS stack and HTTP/2 put there.
+func dialError(cfg config.TemporalConfig, err error) error {
+	where := fmt.Sprintf("connect to Temporal at %s (namespace %s)", cfg.Address, cfg.Namespace)
+	if hint := dialHint(cfg, err); hint != "" {
+		return fmt.Errorf("%s: %s: %w", where, hint, err)
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}
+
+func dialHint(cfg config.TemporalConfig, err error) string {
+	msg := err.Error()
+	has := func(parts ...string) bool {
+		for _, p := range parts {
+			if strings.Contains(msg, p) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("certificate signed by unknown authority"):
+		if cfg.TLS.CAFile != "" {
+			return "the server's certificate is not signed by the CA in temporal.tls.ca_file (" + cfg.TLS.CAFile + ")"
+		}
+		return "the server's certificate is not signed by a CA this host trusts: set temporal.tls.ca_file to the CA that signed it"
+	case has("certificate is valid for", "certificate is not valid for"):
+		return "the server's certificate does not name the address dialled: set temporal.tls.server_name to a name it holds"
+	case has("tls: certificate required", "tls: unknown certificate authority", "tls: bad certificate", "tls: certificate unknown"):
+		// Go's client sends no certificate the server's CA list rules out,
+		// so a certificate from another CA shows as none at all.
+		return mtlsHint(cfg)
+	case cfg.UsesTLS() && has("broken pipe", "connection reset by peer"):
+		// The same refusal when the server's alert loses the race with the
+		// client's first write.
+		return "the server closed the connection after the TLS handshake, as one that refuses a client certificate does; " + mtlsHint(cfg)
+	case has("first record does not look like a TLS handshake"):
+		if cfg.APIKey != "" && !cfg.TLS.On() {
+			return "the server does not speak TLS, and an API key turns TLS on: use a TLS endpoint, or set temporal.tls.disabled=true if the key may travel in plaintext"
+		}
+		return "the server does not speak TLS: unset temporal.tls.* or use its TLS endpoint"
+	case !cfg.UsesTLS() && has("server preface", "http2: frame too large", "connection reset by peer"):
+		if cfg.TLS.Disabled {
+			return "the server did not answer plaintext gRPC; if it requires TLS, unset temporal.tls.disabled"
+		}
+		return "the server did not answer plaintext gRPC; if it requires TLS, set temporal.tls.enabled=true (and temporal.tls.ca_file for a private CA)"
+	case status.Code(err) == codes.Unauthenticated, status.Code(err) == codes.PermissionDenied:
+		if cfg.APIKey != "" {
+			return "the server refused the credentials: check temporal.api_key"
+		}
+		return "the server refused an unauthenticated client: set temporal.api_key or a client certificate"
+	}
+	return ""
+}
+
+func mtlsHint(cfg config.TemporalConfig) string {
+	if cfg.TLS.CertFile == "" {
+		return "the server requires a client certificate (mTLS): set temporal.tls.cert_file and temporal.tls.key_file"
+	}
+	return "the server requires a client certificate (mTLS) signed by a CA it trusts, and temporal.tls.cert_file (" +
+		cfg.TLS.CertFile + ") is not one"
+}
