@@ -13,9 +13,12 @@
 //
 // The tests: the server alone answers CheckHealth on its fresh schemas;
 // twenty objectives, local and remote, reach DONE through a worker and the
-// control plane SIGKILLed mid-run, and azolla verify is clean; and
-// lifecycles per second on this topology against azolla dev, on the same
-// workload in the same run (reported, not held to a bar).
+// control plane SIGKILLed mid-run, and azolla verify is clean; lifecycles
+// per second on this topology against azolla dev, on the same workload in
+// the same run (reported, not held to a bar); and the same processes
+// against the server's frontend on TLS, then mTLS, then plaintext, behind
+// an API-key check, with the control plane on mTLS, each wrong setting
+// refused with an error naming the setting that fixes it.
 //
 // The tests run only when AZOLLA_TEST_TOPOLOGY=1 (make test-topology sets
 // it); they then fail under CI=true when PostgreSQL or Redis is down, and

@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/azolla/azolla/internal/proc/proctest"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
 
@@ -153,7 +154,7 @@ type proc struct {
 	args []string
 	env  []string
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *proctest.Buffer
 	done chan struct{}
 }
 
@@ -162,7 +163,7 @@ type proc struct {
 // failed.
 func startProc(t *testing.T, name, bin string, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, bin: bin, args: args, env: env, out: &lockedBuffer{}}
+	p := &proc{name: name, bin: bin, args: args, env: env, out: &proctest.Buffer{}}
 	p.start(t)
 	t.Cleanup(func() {
 		p.stop()
@@ -230,32 +231,15 @@ func run(t *testing.T, bin string, env []string, args ...string) string {
 	return string(out)
 }
 
-// lockedBuffer collects a process's output safely.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitHealthy dials the Temporal frontend at addr until its CheckHealth
+// waitHealthy dials the Temporal frontend with opts until its CheckHealth
 // answers, or the server process ends, or a minute has passed.
-func waitHealthy(t *testing.T, addr, namespace string, server *proc) client.Client {
+func waitHealthy(t *testing.T, opts client.Options, server *proc) client.Client {
 	t.Helper()
+	opts.Logger = quietSDKLogger{}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		c, err := client.DialContext(ctx, client.Options{HostPort: addr, Namespace: namespace, Logger: quietSDKLogger{}})
+		c, err := client.DialContext(ctx, opts)
 		if err == nil {
 			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
 			if err == nil {
@@ -270,7 +254,7 @@ func waitHealthy(t *testing.T, addr, namespace string, server *proc) client.Clie
 			t.Fatalf("the Temporal server exited:\n%s", server.out.String())
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the Temporal server at %s did not answer CheckHealth: %v", addr, err)
+			t.Fatalf("the Temporal server at %s did not answer CheckHealth: %v", opts.HostPort, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -37,6 +37,15 @@ type cluster struct {
 // service, and returns once the frontend answers CheckHealth.
 func startCluster(t *testing.T, remoteDiazotrophs string) *cluster {
 	t.Helper()
+	return startClusterWith(t, remoteDiazotrophs, nil, client.ConnectionOptions{}, nil)
+}
+
+// startClusterWith is startCluster with serverEnv added to the temporal
+// service's environment, and the connection options and credentials
+// CheckHealth needs to reach a frontend so configured.
+func startClusterWith(t *testing.T, remoteDiazotrophs string, serverEnv map[string]string,
+	conn client.ConnectionOptions, creds client.Credentials) *cluster {
+	t.Helper()
 	pg := openPostgres(t)
 	redisURL := redistest.URLWithDB(t, redisDB)
 	opts, err := redis.ParseURL(redisURL)
@@ -52,9 +61,29 @@ func startCluster(t *testing.T, remoteDiazotrophs string) *cluster {
 
 	start := time.Now()
 	run(t, serverBin, l.env(t, "temporal-schema", "", nil), "schema")
-	server := startProc(t, "temporal", serverBin, l.env(t, "temporal", "", nil), "start")
-	c := waitHealthy(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(l.temporalPort)), "", server)
-	return &cluster{pg: pg, local: l, server: server, client: c, azolla: azollaBin, started: time.Since(start)}
+	c := &cluster{pg: pg, local: l, azolla: azollaBin}
+	c.startServer(t, serverEnv, conn, creds)
+	c.started = time.Since(start)
+	return c
+}
+
+// startServer starts the server, stopping the one running first, as the
+// temporal service with serverEnv added, and waits for its CheckHealth
+// through conn and creds.
+func (c *cluster) startServer(t *testing.T, serverEnv map[string]string, conn client.ConnectionOptions, creds client.Credentials) {
+	t.Helper()
+	if c.server != nil {
+		c.server.stop()
+		c.client.Close()
+	}
+	serverBin, _ := build(t)
+	c.server = startProc(t, "temporal", serverBin, c.local.env(t, "temporal", "", serverEnv), "start")
+	c.client = waitHealthy(t, client.Options{HostPort: c.frontend(), ConnectionOptions: conn, Credentials: creds}, c.server)
+}
+
+// frontend is the Temporal frontend's host:port.
+func (c *cluster) frontend() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.local.temporalPort))
 }
 
 // schemaVersion is the schema version recorded in database db.

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/azolla/azolla/deploy/compose"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/proc/proctest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/starter"
@@ -65,7 +65,7 @@ func TestTopology_TwentyObjectivesSurviveAWorkerAndTheControlPlaneKilled(t *test
 	// override): leases short enough that a killed process's work is taken
 	// over within seconds.
 	starts, pgids := filepath.Join(dir, "starts"), filepath.Join(dir, "pgids")
-	t.Cleanup(func() { killGroups(pgids) })
+	t.Cleanup(func() { proctest.KillGroups(pgids) })
 	tuning := map[string]string{
 		"AZOLLA_LOG_LEVEL":                        "warn",
 		"AZOLLA_CLAIM_LEASE_TTL":                  "3s",
@@ -139,9 +139,11 @@ func TestTopology_TwentyObjectivesSurviveAWorkerAndTheControlPlaneKilled(t *test
 	all := append(append([]string{}, local...), remoteIDs...)
 
 	// A lifecycle worker dies while lifecycles wait on remote jobs.
-	waitFor(t, 2*time.Minute, "remote commands start", func() bool { return countLines(starts) >= 1 }, everyone...)
+	waitFor(t, 2*time.Minute, "remote commands start", func() bool { return proctest.CountLines(starts) >= 1 }, everyone...)
 	workers[0].kill(t)
-	t.Logf("worker-1 SIGKILLed with %d remote commands started, %d objectives done", countLines(starts), done(st, all))
+	doneAtKill := done(st, all)
+	t.Logf("worker-1 SIGKILLed with %d remote commands started, %d objectives done", proctest.CountLines(starts), doneAtKill)
+	require.Less(t, doneAtKill, objectives, "the worker died mid-run, with lifecycles still to finish")
 	workers[0].start(t)
 	waitReady(t, envValue(workers[0].env, opsAddress), workers[0])
 
@@ -149,7 +151,9 @@ func TestTopology_TwentyObjectivesSurviveAWorkerAndTheControlPlaneKilled(t *test
 	waitFor(t, 2*time.Minute, "a remote job runs", func() bool { return remoteJobs(st, remoteIDs, store.JobRunning) > 0 },
 		everyone...)
 	controlPlane.kill(t)
-	t.Logf("control plane SIGKILLed with %d remote jobs succeeded", remoteJobs(st, remoteIDs, store.JobSucceeded))
+	succeededAtKill := remoteJobs(st, remoteIDs, store.JobSucceeded)
+	t.Logf("control plane SIGKILLed with %d remote jobs succeeded", succeededAtKill)
+	require.Less(t, succeededAtKill, len(remoteIDs), "the control plane died with remote jobs still to finish")
 	controlPlane.start(t)
 	waitReady(t, c.local.controlPlane, controlPlane)
 	waitFor(t, 5*time.Minute, fmt.Sprintf("all %d objectives DONE", objectives),
@@ -184,7 +188,7 @@ func TestTopology_TwentyObjectivesSurviveAWorkerAndTheControlPlaneKilled(t *test
 	verify := run(t, c.azolla, c.local.env(t, "control-plane", dataDir("verify"), nil), "verify")
 	t.Logf("azolla verify:\n%s", verify)
 	t.Logf("%d lifecycles DONE in %s on the PostgreSQL-backed server, through a worker and a control-plane kill: %.2f lifecycles/s; %d remote command starts for %d remote objectives; whole topology run %s",
-		objectives, elapsed.Round(time.Millisecond), float64(objectives)/elapsed.Seconds(), countLines(starts), len(remoteIDs),
+		objectives, elapsed.Round(time.Millisecond), float64(objectives)/elapsed.Seconds(), proctest.CountLines(starts), len(remoteIDs),
 		time.Since(begin).Round(time.Millisecond))
 }
 
@@ -268,25 +272,6 @@ func withoutKeys(env []string, prefixes ...string) []string {
 		}
 	}
 	return out
-}
-
-func countLines(path string) int {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	return strings.Count(string(raw), "\n")
-}
-
-// killGroups kills the process groups listed in path: the commands of a
-// killed worker outlive it.
-func killGroups(path string) {
-	raw, _ := os.ReadFile(path)
-	for _, f := range strings.Fields(string(raw)) {
-		if pgid, err := strconv.Atoi(f); err == nil && pgid > 1 {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-	}
 }
 
 // sampleRepo is a git repository with one commit on main: hello.txt.
@@ -375,7 +360,7 @@ func TestTopology_LifecyclesPerSecondAgainstAzollaDev(t *testing.T) {
 		}
 		p := startProc(t, "azolla dev", bin, env, "dev", "--ephemeral", "--grpc-port", strconv.Itoa(grpc),
 			"--ui-port", strconv.Itoa(freePort(t)))
-		tc := waitHealthy(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(grpc)), "azolla", p)
+		tc := waitHealthy(t, client.Options{HostPort: net.JoinHostPort("127.0.0.1", strconv.Itoa(grpc)), Namespace: "azolla"}, p)
 		st, err := dial.Open(context.Background(), dial.Config{Driver: config.DriverSQLite, SQLitePath: filepath.Join(dir, "azolla.db")})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })

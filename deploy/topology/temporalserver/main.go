@@ -16,11 +16,14 @@
 //	                        POSTGRES_SEEDS, POSTGRES_USER, POSTGRES_PWD,
 //	                        DBNAME, VISIBILITY_DBNAME, NUM_HISTORY_SHARDS,
 //	                        BIND_ON_IP, FRONTEND_GRPC_PORT and
-//	                        DYNAMIC_CONFIG_FILE_PATH.
+//	                        DYNAMIC_CONFIG_FILE_PATH; and the frontend TLS
+//	                        variables (see frontendTLS).
 //
 // Only the defaults of the image's configuration template that azolla's
 // compose file relies on are mirrored: one node, one cluster named active,
-// archival off, no TLS.
+// archival off, frontend TLS only. TEMPORALSERVER_API_KEY, not a variable of
+// the image, puts an API-key check in front of the frontend for the TLS
+// tests (see apiKeyInterceptor).
 package main
 
 import (
@@ -207,6 +210,9 @@ func serverConfig() (*config.Config, map[primitives.ServiceName]static.Hosts, er
 	if err != nil {
 		return nil, nil, err
 	}
+	if conf.Global.TLS, err = frontendTLS(); err != nil {
+		return nil, nil, err
+	}
 	if path := os.Getenv("DYNAMIC_CONFIG_FILE_PATH"); path != "" {
 		conf.DynamicConfigClient = &dynamicconfig.FileBasedClientConfig{Filepath: path, PollInterval: 10 * time.Second}
 	}
@@ -221,19 +227,24 @@ func run(logger *slog.Logger) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	s, err := temporal.NewServer(
+	opts := []temporal.ServerOption{
 		temporal.WithConfig(conf),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(hosts),
 		temporal.WithLogger(devserver.NewServerLogger(logger)),
-	)
+	}
+	if key := os.Getenv("TEMPORALSERVER_API_KEY"); key != "" {
+		opts = append(opts, temporal.WithChainedFrontendGrpcInterceptors(apiKeyInterceptor(key)))
+	}
+	s, err := temporal.NewServer(opts...)
 	if err != nil {
 		return fmt.Errorf("create server: %w", err)
 	}
 	if err := s.Start(); err != nil {
 		return fmt.Errorf("start server: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "temporalserver: frontend on %s\n", conf.PublicClient.HostPort)
+	fmt.Fprintf(os.Stderr, "temporalserver: frontend on %s (TLS %t, client certificates required %t)\n",
+		conf.PublicClient.HostPort, conf.Global.TLS.Frontend.Server.CertFile != "", conf.Global.TLS.Frontend.Server.RequireClientAuth)
 	<-ctx.Done()
 	if err := s.Stop(); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("stop server: %w", err)
