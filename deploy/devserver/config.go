@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
@@ -126,6 +127,14 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// The default mutable-state cache (128k entries) is sized for
 		// production hosts, not a laptop.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8192,
+		// Each of the four services re-reads every namespace on this
+		// interval (2 s by default): a fifth of the idle process's CPU. A
+		// namespace it has not seen is read through on first use, so a new
+		// one works at once; a changed one shows within the interval.
+		dynamicconfig.NamespaceCacheRefreshInterval.Key(): 10 * time.Second,
+		// Matching checks its Nexus endpoints against the database every 10
+		// s; on one node every change goes through it anyway.
+		dynamicconfig.MatchingNexusEndpointsRefreshInterval.Key(): time.Minute,
 		// The server's Stop does not stop the SDK workers of the scanners and
 		// of the parent-close-policy processor (v1.32 has TODOs saying so).
 		// They would outlive Stop and keep polling the frontend address,
