@@ -18,6 +18,10 @@ import (
 // ScheduleInput names the readiness event to schedule.
 type ScheduleInput struct {
 	EventID string
+	// Local says the caller runs Schedule as a local activity, which must
+	// stay short: an event whose objective's repository would be read is
+	// handed back (NeedsRepository) with nothing written.
+	Local bool
 }
 
 // ScheduleResult is the event's terminal outcome.
@@ -32,7 +36,14 @@ type ScheduleResult struct {
 	WorkOrder *WorkOrderRef
 	// Pause is set when Reason is BLOCKED.
 	Pause *store.PauseState
+	// NeedsRepository answers a Local call that would have read the
+	// objective's repository: nothing was written, and the other fields are
+	// empty. Schedule it as an activity.
+	NeedsRepository bool
 }
+
+// errNeedsRepository stops a Local Schedule before it reads a repository.
+var errNeedsRepository = errors.New("scheduling reads the objective's repository")
 
 // Schedule is the scheduler worker (seed 003 steps 2-9): it claims the event
 // and, in one transaction fenced by the claim, writes the event's terminal
@@ -58,8 +69,12 @@ func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleRes
 	// alive: a first clone can take longer than a lease.
 	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
 		OnError: func(err error) { logger(ctx, ev.SubjectID, "").Warn("renew event claim", "error", err) }})
-	target, err := a.target(kctx, ev)
+	target, err := a.target(kctx, ev, in.Local)
 	stop()
+	if errors.Is(err, errNeedsRepository) {
+		a.release(ctx, lease)
+		return ScheduleResult{NeedsRepository: true}, nil
+	}
 	if err != nil {
 		a.release(ctx, lease)
 		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
@@ -103,8 +118,9 @@ type resolved struct {
 }
 
 // target resolves the repository of the event's objective when it will be
-// scheduled; nil when it names none or will not be scheduled.
-func (a *Lifecycle) target(ctx context.Context, ev *store.Event) (*resolved, error) {
+// scheduled; nil when it names none or will not be scheduled. With local
+// set it returns errNeedsRepository instead of reading the repository.
+func (a *Lifecycle) target(ctx context.Context, ev *store.Event, local bool) (*resolved, error) {
 	o, err := a.Store.GetObjective(ctx, ev.SubjectID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -118,6 +134,9 @@ func (a *Lifecycle) target(ctx context.Context, ev *store.Event) (*resolved, err
 	if a.Targets == nil {
 		return nil, fmt.Errorf("objective %s names a repository but this worker resolves none: %w",
 			o.ObjectiveID, diazotroph.ErrMisconfigured)
+	}
+	if local {
+		return nil, errNeedsRepository
 	}
 	t, err := a.Targets.Resolve(ctx, o.Repository, o.BaseBranch)
 	if errors.Is(err, diazotroph.ErrBadTarget) {

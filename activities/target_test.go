@@ -94,6 +94,46 @@ func TestSchedule_ObjectiveWithoutRepositoryKeepsTheConfiguredDiazotroph(t *test
 	})
 }
 
+// A local Schedule never reads a repository: it hands the event back,
+// writing nothing and releasing its claim, and the activity then schedules
+// it. One without a repository it schedules itself.
+func TestSchedule_LocalHandsBackARepositoryObjective(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		targets := &fakeTargets{resolve: resolvedAt(testSHA, "go.mod")}
+		tb.l.Targets = targets
+		tb.newObjective(t, "obj-1", func(o *store.Objective) { o.Repository = "/srv/app" })
+		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
+
+		res, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID, Local: true})
+		require.NoError(t, err)
+		require.Equal(t, activities.ScheduleResult{NeedsRepository: true}, res)
+		require.Zero(t, targets.calls)
+		require.False(t, tb.events(t, "obj-1")[0].Processed)
+		require.Equal(t, store.StatusTodo, tb.objective(t, "obj-1").Status)
+		require.Empty(t, tb.workOrders(t, "obj-1"))
+		tb.requireReleased(t, store.ResourceEvent, ev.EventID)
+
+		res, err = tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+		require.NoError(t, err)
+		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, 1, targets.calls)
+
+		// Once processed, a local call returns the stored outcome.
+		again, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID, Local: true})
+		require.NoError(t, err)
+		require.Equal(t, res, again)
+
+		tb.newObjective(t, "obj-2", nil)
+		ev2 := tb.ready(t, "obj-2", activities.ReadyApprove)
+		res, err = tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev2.EventID, Local: true})
+		require.NoError(t, err)
+		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.False(t, res.NeedsRepository)
+		require.Equal(t, 1, targets.calls)
+	})
+}
+
 func TestSchedule_BadTargetBlocksTheObjectiveUntilUnblocked(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()

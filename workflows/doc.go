@@ -18,8 +18,11 @@
 //   - A change that alters the commands a workflow emits (activities
 //     scheduled, timers, signals, search attribute upserts, child
 //     workflows, completion) goes behind workflow.GetVersion with its own
-//     change id, declared in versions.go with what it changed. The old path
-//     stays, reached by DefaultVersion, until no history that needs it can
+//     change id, declared in versions.go with what it changed. A change that
+//     carries an earlier one further may instead be that id's next version
+//     (its maxSupported raised by one): every id costs each run a marker
+//     and a search attribute upsert at its start. The old path stays,
+//     reached by the versions before it, until no history that needs it can
 //     still be running (its runs have completed and their retention has
 //     passed); only then may it go, with its change id kept.
 //   - Changes that emit the same commands (logging, queries, an activity's

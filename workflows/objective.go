@@ -91,8 +91,9 @@ type objective struct {
 	wake   workflow.ReceiveChannel
 	ending bool
 
-	// held are search attribute updates waiting for the next upsert.
-	held []temporal.SearchAttributeUpdate
+	// statusHeld says the objective's status has changed since its last
+	// upsert: it goes in the next one.
+	statusHeld bool
 
 	// decision is the accepted, not yet handled human decision.
 	decision *pendingDecision
@@ -438,15 +439,34 @@ func (w *objective) ready(ctx workflow.Context, mode string, d *pendingDecision)
 	}
 	var r activities.ReadyResult
 	err := w.storeStep(ctx, act.Ready, in).Get(ctx, &r)
-	if err == nil {
+	switch {
+	case err != nil:
+	case w.v.localSchedule:
+		// Schedule follows in this workflow task: one upsert for both.
+		w.holdStatus(r.Status)
+	default:
 		w.setStatus(ctx, r.Status)
 	}
 	return r, err
 }
 
+// schedule runs Schedule on the event. Runs on version 2 of
+// local-store-steps try it as a local activity first, which schedules
+// objectives that name no repository (a few store statements) and hands
+// back the others untouched: reading a repository can take longer than a
+// workflow task should wait, so they are scheduled by the activity, which
+// heartbeats.
 func (w *objective) schedule(ctx workflow.Context, eventID string) (activities.ScheduleResult, error) {
 	w.state.Step = StepScheduling
 	var res activities.ScheduleResult
+	if w.v.localSchedule {
+		err := workflow.ExecuteLocalActivity(withLocalOptions(ctx), act.Schedule,
+			activities.ScheduleInput{EventID: eventID, Local: true}).Get(ctx, &res)
+		if err != nil || !res.NeedsRepository {
+			return res, err
+		}
+		res = activities.ScheduleResult{}
+	}
 	err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), act.Schedule, activities.ScheduleInput{EventID: eventID}).Get(ctx, &res)
 	return res, err
 }
@@ -467,7 +487,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 			attrs = append(attrs, AttrBranch.ValueSet(wo.BranchName))
 		}
 	}
-	attrs, w.held = append(attrs, w.held...), nil
+	attrs = w.withHeldStatus(attrs)
 	_ = workflow.UpsertTypedSearchAttributes(ctx, attrs...)
 	log.Info("running workorder", "diazotroph", wo.DiazotrophType)
 
@@ -495,20 +515,25 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 // holdStatus records the objective's status and keeps its search
 // attribute for the next upsert.
 func (w *objective) holdStatus(status string) {
-	if status != w.state.Status {
-		w.state.Status = status
-		w.held = append(w.held, AttrStatus.ValueSet(status))
+	if status != "" && status != w.state.Status {
+		w.state.Status, w.statusHeld = status, true
 	}
 }
 
-// setStatus records the objective's status and upserts it (and attrs) as
-// search attributes, so the Web UI filters by it.
-func (w *objective) setStatus(ctx workflow.Context, status string, attrs ...temporal.SearchAttributeUpdate) {
-	if status != "" && status != w.state.Status {
-		w.state.Status = status
-		attrs = append(attrs, AttrStatus.ValueSet(status))
+// withHeldStatus adds the status to attrs if it has not been upserted yet.
+func (w *objective) withHeldStatus(attrs []temporal.SearchAttributeUpdate) []temporal.SearchAttributeUpdate {
+	if w.statusHeld {
+		attrs, w.statusHeld = append(attrs, AttrStatus.ValueSet(w.state.Status)), false
 	}
-	if len(attrs) == 0 {
+	return attrs
+}
+
+// setStatus records the objective's status and upserts it (and attrs, and a
+// held status) as search attributes, so the Web UI filters by it. With no
+// status and no attrs it upserts a held status, if any.
+func (w *objective) setStatus(ctx workflow.Context, status string, attrs ...temporal.SearchAttributeUpdate) {
+	w.holdStatus(status)
+	if attrs = w.withHeldStatus(attrs); len(attrs) == 0 {
 		return
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, attrs...); err != nil {
@@ -518,6 +543,7 @@ func (w *objective) setStatus(ctx workflow.Context, status string, attrs ...temp
 
 // continueAsNew starts the next round once every update has been answered.
 func (w *objective) continueAsNew(ctx workflow.Context, in ObjectiveInput) error {
+	w.setStatus(ctx, "")
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
 	}
@@ -532,6 +558,7 @@ func (w *objective) continueAsNew(ctx workflow.Context, in ObjectiveInput) error
 // complete ends the run with its state as the result, once every handler
 // has finished.
 func (w *objective) complete(ctx workflow.Context) (State, error) {
+	w.setStatus(ctx, "")
 	if err := w.finish(ctx, nil); err != nil {
 		return w.snapshot(), err
 	}
@@ -542,6 +569,7 @@ func (w *objective) complete(ctx workflow.Context) (State, error) {
 // every handler has finished.
 func (w *objective) fail(ctx workflow.Context, err error) (State, error) {
 	w.state.Error = rootMessage(err)
+	w.setStatus(ctx, "")
 	if ferr := w.finish(ctx, err); ferr != nil && !isCancel(ferr) {
 		w.log.Warn("waiting for handlers before failing", "error", ferr)
 	}

@@ -46,6 +46,12 @@ func view(status string) activities.ObjectiveView {
 		StatusSeq: 1, LeaseTTL: 45 * time.Second}
 }
 
+// scheduleIn is Schedule's input for eventID as the lifecycle first sends
+// it: as a local activity, which hands back objectives naming a repository.
+func scheduleIn(eventID string) activities.ScheduleInput {
+	return activities.ScheduleInput{EventID: eventID, Local: true}
+}
+
 func scheduled(wo activities.WorkOrderRef) activities.ScheduleResult {
 	return activities.ScheduleResult{Reason: store.ReasonScheduled, ObjectiveID: objID,
 		Status: store.StatusInProgress, WorkOrder: &wo}

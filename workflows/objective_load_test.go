@@ -51,7 +51,7 @@ func TestObjective_PendingEventIsScheduledFirst(t *testing.T) {
 			v := view(tc.status)
 			v.PendingEventID = eventA
 			b.env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
-			b.env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(tc.schedule, nil).Once()
+			b.env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(tc.schedule, nil).Once()
 
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -67,7 +67,7 @@ func TestObjective_TodoWithoutEventResumesThenSchedules(t *testing.T) {
 	env := b.env
 	env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusTodo), nil).Once()
 	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyResume)).Return(readied(eventA), nil).Once()
-	env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
@@ -100,7 +100,7 @@ func TestObjective_InProgressWithOpenWorkOrderRunsAndGates(t *testing.T) {
 			v.OpenWorkOrder, v.PendingEventID = &woB, tc.pending
 			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 			if tc.pending != "" {
-				env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: tc.pending}).Return(
+				env.OnActivity(a.Schedule, mock.Anything, scheduleIn(tc.pending)).Return(
 					activities.ScheduleResult{Reason: store.ReasonNonExecutableStatus, ObjectiveID: objID,
 						Status: store.StatusInProgress}, nil).Once()
 			}
@@ -203,7 +203,7 @@ func TestObjective_StepFailureFailsTheLifecycle(t *testing.T) {
 		}, "", "objective obj-1 is IN_PROGRESS without an open workorder", workflows.StepLoading},
 		{"schedule", func(b *testBundle) {
 			b.env.OnActivity(a.Load, mock.Anything, objID).Return(pending, nil).Once()
-			b.env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).
+			b.env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).
 				Return(activities.ScheduleResult{}, boom("event vanished")).Once()
 		}, "", "event vanished", workflows.StepScheduling},
 		{"gate", func(b *testBundle) {

@@ -40,18 +40,52 @@ func watchSteps(b *testBundle) *stepKinds {
 	return k
 }
 
-// approveToDone runs an approved objective to DONE, with the changes named
-// at their DefaultVersion (as in runs started before them), and returns how
-// each step ran.
-func approveToDone(t *testing.T, before ...string) (*testBundle, *stepKinds) {
+// pin holds a change at a version, as in runs started before its later
+// versions existed.
+type pin struct {
+	change string
+	v      workflow.Version
+}
+
+// before pins change at its DefaultVersion: runs started before it.
+func before(change string) pin { return pin{change, workflow.DefaultVersion} }
+
+// maxVersions are the changes past version 1.
+var maxVersions = map[string]workflow.Version{"local-store-steps": 2}
+
+// approveToDone runs an approved objective to DONE, with the changes
+// pinned, and returns how each step ran. Schedule names the repository
+// when repo is set.
+func approveToDone(t *testing.T, pins ...pin) (*testBundle, *stepKinds) {
+	return approveToDoneRepo(t, false, pins...)
+}
+
+func approveToDoneRepo(t *testing.T, repo bool, pins ...pin) (*testBundle, *stepKinds) {
 	b := setup(t)
-	for _, change := range before {
-		b.env.OnGetVersion(change, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	localSchedule := true
+	for _, p := range pins {
+		max, ok := maxVersions[p.change]
+		if !ok {
+			max = 1
+		}
+		b.env.OnGetVersion(p.change, workflow.DefaultVersion, max).Return(p.v)
+		if p.change == "local-store-steps" && p.v < 2 {
+			localSchedule = false
+		}
 	}
 	k := watchSteps(b)
 	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
 	b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
-	b.env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+	if localSchedule {
+		res := scheduled(woA)
+		if repo {
+			res = activities.ScheduleResult{NeedsRepository: true}
+		}
+		b.env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(res, nil).Once()
+	}
+	if !localSchedule || repo {
+		b.env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+	}
 	b.env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 	b.env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 	u := b.updateAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
@@ -64,21 +98,37 @@ func approveToDone(t *testing.T, before ...string) (*testBundle, *stepKinds) {
 	return b, k
 }
 
-// The store steps run inside the workflow task as local activities; the
-// steps that hold a claim for long (Schedule, Run, Gate) stay activities,
-// heartbeating.
+// The store steps run inside the workflow task as local activities,
+// Schedule included when it reads no repository; Run and Gate, which hold
+// a claim for long, stay activities, heartbeating.
 func TestObjective_StoreStepsRunAsLocalActivities(t *testing.T) {
 	_, k := approveToDone(t)
-	require.Equal(t, []string{"Load", "Ready"}, k.local)
+	require.Equal(t, []string{"Load", "Ready", "Schedule"}, k.local)
+	require.Equal(t, []string{"Run", "Gate"}, k.remote)
+}
+
+// An objective naming a repository is handed back by the local Schedule
+// and scheduled by the activity, which may read the repository for long.
+func TestObjective_ScheduleReadingARepositoryRunsAsActivity(t *testing.T) {
+	_, k := approveToDoneRepo(t, true)
+	require.Equal(t, []string{"Load", "Ready", "Schedule"}, k.local)
 	require.Equal(t, []string{"Schedule", "Run", "Gate"}, k.remote)
 }
 
-// Runs started before local-store-steps keep scheduling every step as an
-// activity, as their recorded histories say.
+// Runs started on version 1 of local-store-steps keep Schedule an
+// activity; runs started before it schedule every step as an activity, as
+// their recorded histories say.
 func TestObjective_RunsBeforeLocalStoreStepsScheduleActivities(t *testing.T) {
-	_, k := approveToDone(t, "local-store-steps")
-	require.Empty(t, k.local)
-	require.Equal(t, []string{"Load", "Ready", "Schedule", "Run", "Gate"}, k.remote)
+	t.Run("version 1", func(t *testing.T) {
+		_, k := approveToDone(t, pin{"local-store-steps", 1})
+		require.Equal(t, []string{"Load", "Ready"}, k.local)
+		require.Equal(t, []string{"Schedule", "Run", "Gate"}, k.remote)
+	})
+	t.Run("before", func(t *testing.T) {
+		_, k := approveToDone(t, before("local-store-steps"))
+		require.Empty(t, k.local)
+		require.Equal(t, []string{"Load", "Ready", "Schedule", "Run", "Gate"}, k.remote)
+	})
 }
 
 // A rejection is a store step too.
@@ -103,29 +153,39 @@ func upsertWith(b *testBundle, key string) []string {
 	return nil
 }
 
-// The IN_PROGRESS status rides on the upsert of the workorder about to run:
-// one upsert, one visibility write, where there were two.
+// After approval the lifecycle upserts twice: the workorder about to run
+// with the status Ready and Schedule set (IN_PROGRESS; the TODO between
+// them lasts one workflow task and is never upserted), and the gate's
+// verdict. Runs on earlier versions upserted TODO on its own and, before
+// one-upsert-per-run, IN_PROGRESS on its own too.
 func TestObjective_RunStatusAndWorkOrderShareOneUpsert(t *testing.T) {
 	t.Parallel()
-	var now, before *testBundle
+	var now, v1, before1 *testBundle
 	t.Run("now", func(t *testing.T) {
 		now, _ = approveToDone(t)
 		run := upsertWith(now, "AzollaDiazotroph")
 		require.Contains(t, run, "AzollaStatus", "upserts: %v", now.upserts)
 	})
+	t.Run("runs on local-store-steps 1", func(t *testing.T) {
+		v1, _ = approveToDone(t, pin{"local-store-steps", 1})
+		run := upsertWith(v1, "AzollaDiazotroph")
+		require.Contains(t, run, "AzollaStatus", "upserts: %v", v1.upserts)
+	})
 	t.Run("runs before one-upsert-per-run", func(t *testing.T) {
-		before, _ = approveToDone(t, "one-upsert-per-run")
-		run := upsertWith(before, "AzollaDiazotroph")
-		require.NotContains(t, run, "AzollaStatus", "upserts: %v", before.upserts)
+		before1, _ = approveToDone(t, before("one-upsert-per-run"), pin{"local-store-steps", 1})
+		run := upsertWith(before1, "AzollaDiazotroph")
+		require.NotContains(t, run, "AzollaStatus", "upserts: %v", before1.upserts)
 	})
 	// Subtests that call t.Parallel run after this function returns.
 	t.Cleanup(func() {
-		if now == nil || before == nil {
+		if now == nil || v1 == nil || before1 == nil {
 			return
 		}
+		require.Equal(t, []string{store.StatusNew, store.StatusInProgress, store.StatusDone}, now.statuses)
 		want := []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone}
-		require.Equal(t, want, now.statuses)
-		require.Equal(t, want, before.statuses)
-		require.Len(t, before.upserts, len(now.upserts)+1)
+		require.Equal(t, want, v1.statuses)
+		require.Equal(t, want, before1.statuses)
+		require.Len(t, v1.upserts, len(now.upserts)+1)
+		require.Len(t, before1.upserts, len(now.upserts)+2)
 	})
 }

@@ -58,7 +58,7 @@ func TestObjective_LogsCarryTheObjectiveAndWorkOrderIDs(t *testing.T) {
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Return().Maybe()
 	env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
 	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
-	env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.Approve, workflows.Decision{By: "ana"}) }, time.Minute)

@@ -35,7 +35,7 @@ func TestObjective_BlockedAwaitsUnblockThenContinuesAsNew(t *testing.T) {
 			v := view(store.StatusTodo)
 			v.PendingEventID = eventA
 			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
-			env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(
+			env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(
 				activities.ScheduleResult{Reason: store.ReasonBlocked, ObjectiveID: objID, Status: store.StatusBlocked,
 					Pause: &blockedPause}, nil).Once()
 			env.OnActivity(a.Ready, mock.Anything, readyIn(tc.mode, workflows.Decision{By: "ana", Comment: "resolved"})).Return(readied(eventB), nil).Once()

@@ -26,7 +26,7 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 			env := b.env
 			env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
 			env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana", Comment: "go"})).Return(readied(eventA), nil).Once()
-			env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+			env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 			env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
@@ -62,7 +62,9 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 				"AzollaBranch":        "azolla/" + objID,
 				"AzollaCommitSha":     commitSHA,
 			}, b.attrs, "the Web UI finds the lifecycle by its workorder, branch and commit")
-			require.Equal(t, []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone}, b.statuses)
+			// TODO lasts from Ready to Schedule, one workflow task: it is
+			// never upserted on its own.
+			require.Equal(t, []string{store.StatusNew, store.StatusInProgress, store.StatusDone}, b.statuses)
 		})
 	}
 }
@@ -177,7 +179,7 @@ func TestObjective_ApproveRefusedOnceApproved(t *testing.T) {
 	env := b.env
 	env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
 	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).After(time.Minute).Return(readied(eventA), nil).Once()
-	env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).After(time.Hour).Return(ran(woA), nil).Once()
 	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
@@ -264,7 +266,7 @@ func TestObjective_ApproveSignalDuringLoadIsKept(t *testing.T) {
 	env := b.env
 	env.OnActivity(a.Load, mock.Anything, objID).After(time.Minute).Return(view(store.StatusNew), nil).Once()
 	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
-	env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 

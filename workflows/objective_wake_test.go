@@ -23,7 +23,7 @@ func TestObjective_WakeWhileWaitingReloadsAndSchedulesTheStoredEvent(t *testing.
 	approvedInTheStore := view(store.StatusTodo)
 	approvedInTheStore.PendingEventID = eventA
 	env.OnActivity(a.Load, mock.Anything, objID).Return(approvedInTheStore, nil).Once()
-	env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 

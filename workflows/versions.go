@@ -16,9 +16,13 @@ const (
 	// changeProvenanceAttrs: the lifecycle upserts AzollaWorkOrderId,
 	// AzollaBranch and AzollaCommitSha.
 	changeProvenanceAttrs = "provenance-attributes"
-	// changeLocalStoreSteps: Load, Ready and Reject run as local activities,
-	// inside the workflow task that asks for them (before: activities, each
-	// a round trip through the server and one more workflow task).
+	// changeLocalStoreSteps, version 1: Load, Ready and Reject run as
+	// local activities, inside the workflow task that asks for them
+	// (before: activities, each a round trip through the server and one
+	// more workflow task). Version 2: Schedule too, for an objective that
+	// names no repository (one that does is handed back and scheduled by
+	// the activity), and the status Ready sets goes in the next upsert
+	// instead of one of its own.
 	changeLocalStoreSteps = "local-store-steps"
 	// changeOneUpsertPerRun: the IN_PROGRESS status Schedule sets and the
 	// attributes of the workorder about to run go in one upsert (before:
@@ -33,17 +37,24 @@ const (
 // versions is what the run's history says of each change.
 type versions struct {
 	wakeReloads, finishHandlers, provenanceAttrs, localStoreSteps, oneUpsertPerRun, overdueAttribute bool
+	// localSchedule is version 2 of changeLocalStoreSteps.
+	localSchedule bool
 }
 
 func getVersions(ctx workflow.Context) versions {
 	on := func(change string) bool {
 		return workflow.GetVersion(ctx, change, workflow.DefaultVersion, 1) == 1
 	}
+	wakeReloads, finishHandlers, provenanceAttrs := on(changeWakeReloads), on(changeFinishHandlers), on(changeProvenanceAttrs)
+	// The next version of an existing change id, not a new id: every id
+	// costs each run a marker and a search attribute upsert at its start.
+	local := workflow.GetVersion(ctx, changeLocalStoreSteps, workflow.DefaultVersion, 2)
 	return versions{
-		wakeReloads:      on(changeWakeReloads),
-		finishHandlers:   on(changeFinishHandlers),
-		provenanceAttrs:  on(changeProvenanceAttrs),
-		localStoreSteps:  on(changeLocalStoreSteps),
+		wakeReloads:      wakeReloads,
+		finishHandlers:   finishHandlers,
+		provenanceAttrs:  provenanceAttrs,
+		localStoreSteps:  local >= 1,
+		localSchedule:    local >= 2,
 		oneUpsertPerRun:  on(changeOneUpsertPerRun),
 		overdueAttribute: on(changeOverdueAttribute),
 	}
