@@ -80,13 +80,14 @@ func NewRegistry(cfg config.Config) (*diazotroph.Registry, *patch.Patch, error) 
 // WorkflowCacheSize bounds the lifecycles a worker process keeps in memory
 // between their workflow tasks (the SDK's sticky cache, 10,000 by default).
 // A lifecycle waiting for a human costs nothing while it waits except its
-// place in the cache: five parked goroutines and about 30 KiB of heap. At
-// 10,000 waiting objectives that was 300 MiB of live heap, which the Go
-// runtime's forced collection every two minutes marks in full: about 2 s
-// of CPU, 1.6% of a core on average, in an otherwise idle `azolla dev`. A
-// lifecycle evicted from the cache replays its history on its next task (a
-// decision, a query), a few milliseconds for a waiting one.
-const WorkflowCacheSize = 1000
+// place in the cache: five parked goroutines and about 30 KiB of heap,
+// which the Go runtime's forced collection, every two minutes, marks in
+// full even in an otherwise idle process. A lifecycle evicted from the
+// cache replays its history on its next workflow task, a few milliseconds
+// for one of about 40 events: with 1,000 lifecycles running at once, a
+// cache of 4,000 took them to DONE no faster than one of 1,000
+// (BenchmarkScale), so the cache is kept small.
+const WorkflowCacheSize = 256
 
 // Register puts ObjectiveWorkflow, TrackWorkflow and the lifecycle
 // activities on w (the lifecycle task queue).

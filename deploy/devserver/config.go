@@ -124,9 +124,13 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.HistoryPersistenceMaxQPS.Key():  45000,
 		// The Web UI polls visibility; the default of 10 rps throttles it.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
-		// The default mutable-state cache (128k entries) is sized for
-		// production hosts, not a laptop.
-		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8192,
+		// The mutable-state cache (128k entries by default) holds every
+		// lifecycle touched, waiting ones too, and the forced collection
+		// every two minutes marks it all: 8,192 entries were 60% of an idle
+		// heap at 10,000 waiting objectives. Below the number of lifecycles
+		// running at once it thrashes: at 1,024, a thousand approved at
+		// once reached DONE at half the rate (BenchmarkScale).
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 2048,
 		// Each of the four services re-reads every namespace on this
 		// interval (2 s by default): a fifth of the idle process's CPU. A
 		// namespace it has not seen is read through on first use, so a new
