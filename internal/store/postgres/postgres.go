@@ -33,6 +33,8 @@ var Dialect = &sqlstore.Dialect{
 	},
 	Migrations:     sqlstore.MustSub(migrations, "migrations"),
 	LockMigrations: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLockKey),
+	// pgx prepares each statement once per connection and keeps it by text.
+	DriverCachesStatements: true,
 }
 
 // Open connects to the database at dsn (a postgres:// URL or key=value
