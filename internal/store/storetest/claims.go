@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -155,22 +157,7 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 	})
 
 	t.Run("Fence_SameOwnerOlderVersionIsRefused", func(t *testing.T) {
-		// A worker restarted under the same identity re-acquires after its old
-		// lease lapsed: only the version tells the two holds apart.
-		s, ctx := open(t), context.Background()
-		old, _, err := s.AcquireClaim(ctx, acquire("ev-1", "w1", T0))
-		require.NoError(t, err)
-		cur, ok, err := s.AcquireClaim(ctx, acquire("ev-1", "w1", T0.Add(2*time.Minute)))
-		require.NoError(t, err)
-		require.True(t, ok)
-		err = s.InTx(ctx, func(q store.Querier) error { return q.CheckFence(ctx, fenceOf(old)) })
-		require.ErrorIs(t, err, store.ErrLeaseLost)
-		require.NoError(t, s.InTx(ctx, func(q store.Querier) error { return q.CheckFence(ctx, fenceOf(cur)) }))
-		_, err = s.RenewClaim(ctx, renew(old, T0.Add(2*time.Minute)))
-		require.ErrorIs(t, err, store.ErrLeaseLost)
-		_, err = s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: old.ResourceType, ResourceID: old.ResourceID,
-			OwnerID: old.OwnerID, ClaimVersion: old.ClaimVersion, Now: T0.Add(2 * time.Minute)})
-		require.ErrorIs(t, err, store.ErrNotHolder)
+		require.NoError(t, OlderVersionRefused(context.Background(), open(t)))
 	})
 
 	t.Run("InvalidLeaseFields_RefusedAndNothingWritten", func(t *testing.T) {
@@ -276,6 +263,37 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		require.Positive(t, r.Takeovers)
 		require.Positive(t, r.Released)
 	})
+}
+
+// OlderVersionRefused checks the version fence on a fresh store: a worker
+// restarted under the same identity re-acquires after its old lease lapsed,
+// and only the claim version tells the two holds apart, so the old one's
+// fenced write, renewal and release must all be refused. It returns what went
+// wrong, so that the mutation tests can require it to notice a broken guard.
+func OlderVersionRefused(ctx context.Context, s store.Store) error {
+	old, _, err := s.AcquireClaim(ctx, acquire("ev-1", "w1", T0))
+	if err != nil {
+		return err
+	}
+	cur, ok, err := s.AcquireClaim(ctx, acquire("ev-1", "w1", T0.Add(2*time.Minute)))
+	if err != nil || !ok {
+		return fmt.Errorf("re-acquire after the lease lapsed: acquired=%v, %w", ok, err)
+	}
+	if err := s.InTx(ctx, func(q store.Querier) error { return q.CheckFence(ctx, fenceOf(old)) }); !errors.Is(err, store.ErrLeaseLost) {
+		return fmt.Errorf("fence of the older version: want a lost lease, got %v", err)
+	}
+	if err := s.InTx(ctx, func(q store.Querier) error { return q.CheckFence(ctx, fenceOf(cur)) }); err != nil {
+		return fmt.Errorf("fence of the current version: %w", err)
+	}
+	if _, err := s.RenewClaim(ctx, renew(old, T0.Add(2*time.Minute))); !errors.Is(err, store.ErrLeaseLost) {
+		return fmt.Errorf("renewal of the older version: want a lost lease, got %v", err)
+	}
+	_, err = s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: old.ResourceType, ResourceID: old.ResourceID,
+		OwnerID: old.OwnerID, ClaimVersion: old.ClaimVersion, Now: T0.Add(2 * time.Minute)})
+	if !errors.Is(err, store.ErrNotHolder) {
+		return fmt.Errorf("release of the older version: want not-holder, got %v", err)
+	}
+	return nil
 }
 
 func acquire(id, owner string, now time.Time) store.AcquireClaimParams {

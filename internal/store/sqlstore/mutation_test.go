@@ -1,0 +1,59 @@
+package sqlstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/store/sqlstore"
+	"github.com/azolla/azolla/internal/store/storetest"
+)
+
+// The claim tests are only worth their guarantees if they fail when a guard
+// is gone. Each case breaks one guard in a claim statement of a fresh store
+// and requires the conformance check that stands for it to notice.
+func TestMutation_ClaimChecksCatchABrokenGuard(t *testing.T) {
+	t.Parallel()
+	type mutation struct {
+		stmt     sqlstore.StmtID
+		old, new map[string]string // by dialect; $n form
+	}
+	cases := []struct {
+		name   string
+		mutate mutation
+		caught func(t *testing.T, s *sqlstore.Store)
+	}{
+		{
+			// Without the expiry guard an acquisition takes over a live lease.
+			name: "ExpiryGuardRemoved_ContentionFindsDoubleGrants",
+			mutate: mutation{stmt: sqlstore.StmtAcquire,
+				old: map[string]string{"sqlite": "WHERE claims.lease_expires_at <= excluded.heartbeat_at", "postgres": "AND lease_expires_at <= $5"},
+				new: map[string]string{"sqlite": "", "postgres": ""}},
+			caught: func(t *testing.T, s *sqlstore.Store) {
+				r := storetest.RunContention(t, s, storetest.ContentionParams{Workers: 32, Resources: 8, Iterations: 40})
+				require.Positive(t, r.DoubleGrants, "the contention check missed acquisitions of live leases: %+v", r)
+			},
+		},
+		{
+			// Without the version match a holder's older hold renews the newer.
+			name: "RenewIgnoresVersion_OlderVersionCheckFails",
+			mutate: mutation{stmt: sqlstore.StmtRenew,
+				old: map[string]string{"sqlite": "AND claim_version = $6", "postgres": "AND claim_version = $6"},
+				new: map[string]string{"sqlite": "AND CAST($6 AS BIGINT) IS NOT NULL", "postgres": "AND CAST($6 AS BIGINT) IS NOT NULL"}},
+			caught: func(t *testing.T, s *sqlstore.Store) {
+				require.Error(t, storetest.OlderVersionRefused(context.Background(), s), "the version fence check passed with the version ignored")
+			},
+		},
+	}
+	for _, be := range storetest.Backends() {
+		for _, tc := range cases {
+			t.Run(be.Name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				s := be.Open(t)
+				require.NoError(t, sqlstore.MutateStatement(s, tc.mutate.stmt, tc.mutate.old[be.Name], tc.mutate.new[be.Name]))
+				tc.caught(t, s)
+			})
+		}
+	}
+}
