@@ -302,7 +302,7 @@ func ticksToSeconds(t int64) float64 { return float64(t) / clockTicks }
 func cpuTicks(b *testing.B, pid int) int64 {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		b.Fatalf("read the dev process's CPU times: %v", err)
+		b.Fatalf("read the CPU times of process %d: %v", pid, err)
 	}
 	// The command name (field 2) is in parentheses and may hold spaces:
 	// the fields counted from 3 start after its closing parenthesis.

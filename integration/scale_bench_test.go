@@ -40,6 +40,11 @@ type scalePoint struct {
 	bytesPerObjective float64
 	eventsPerLife     float64
 	createWall        time.Duration
+	// devCores and clientCores are the CPU the dev process and this test
+	// process (the client approving and waiting) used from the approvals to
+	// the last DONE, in cores: on a machine of C cores, devCores+clientCores
+	// near C says the run was bound by CPU.
+	devCores, clientCores float64
 }
 
 // BenchmarkScale is a fixed-size load test, not a b.N benchmark: run it with
@@ -57,13 +62,13 @@ func BenchmarkScale(b *testing.B) {
 		points = append(points, scaleRun(b, n))
 	}
 	fmt.Printf("\nscale curve: approve -> DONE through one azolla dev (SQLite store, one history shard)\n")
-	fmt.Printf("  %8s %10s %8s %8s %10s %12s %14s %12s %10s\n", "objects", "per second", "p50", "p95",
-		"RSS MiB", "MiB / 1,000", "store B / obj", "events/life", "create")
+	fmt.Printf("  %8s %10s %8s %8s %10s %12s %14s %12s %10s %10s %12s\n", "objects", "per second", "p50", "p95",
+		"RSS MiB", "MiB / 1,000", "store B / obj", "events/life", "create", "dev cores", "client cores")
 	for _, p := range points {
-		fmt.Printf("  %8d %10.1f %8s %8s %10.0f %12.1f %14.0f %12.1f %10s\n", p.n, p.lifecycles.throughput(),
+		fmt.Printf("  %8d %10.1f %8s %8s %10.0f %12.1f %14.0f %12.1f %10s %10.2f %12.2f\n", p.n, p.lifecycles.throughput(),
 			p.lifecycles.p(50).Round(time.Millisecond), p.lifecycles.p(95).Round(time.Millisecond),
 			float64(p.peakRSS)/(1<<20), p.rssPerThousand(), p.bytesPerObjective, p.eventsPerLife,
-			p.createWall.Round(100*time.Millisecond))
+			p.createWall.Round(100*time.Millisecond), p.devCores, p.clientCores)
 		b.ReportMetric(p.lifecycles.throughput(), fmt.Sprintf("lifecycles/s@%d", p.n))
 	}
 	small, large := points[0], points[len(points)-1]
@@ -104,6 +109,7 @@ func scaleRun(b *testing.B, n int) scalePoint {
 		b.FailNow()
 	}
 
+	devTicks, clientTicks := cpuTicks(b, d.pid()), cpuTicks(b, os.Getpid())
 	p.lifecycles = measure(n, func(i int) (time.Duration, error) {
 		start := time.Now()
 		if _, err := d.starter.Decide(ctx, ids[i], workflows.Approve, workflows.Decision{By: "bench"}); err != nil {
@@ -119,6 +125,8 @@ func scaleRun(b *testing.B, n int) scalePoint {
 	if p.lifecycles.err != nil {
 		b.Fatalf("%d lifecycles: %v\n%s", n, p.lifecycles.err, d.out.String())
 	}
+	p.devCores = ticksToSeconds(cpuTicks(b, d.pid())-devTicks) / p.lifecycles.wall.Seconds()
+	p.clientCores = ticksToSeconds(cpuTicks(b, os.Getpid())-clientTicks) / p.lifecycles.wall.Seconds()
 	p.peakRSS = peakRSS(d.pid())
 	p.bytesPerObjective = float64(d.storeBytes(b)) / float64(n)
 

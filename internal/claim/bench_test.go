@@ -24,7 +24,7 @@ import (
 const (
 	benchWorkers   = 32
 	benchResources = 8
-	benchOps       = 150
+	benchOps       = 600
 	benchTTL       = 40 * time.Millisecond
 )
 
@@ -105,7 +105,7 @@ type op func(worker int, rng *rand.Rand) error
 // benchRounds splits each side's calls into rounds that alternate with the
 // other side's, our code first in even rounds and the baseline first in odd
 // ones, so a change in the machine's load falls on both sides alike.
-const benchRounds = 4
+const benchRounds = 8
 
 // compare runs azolla's workload and its baseline for benchOps calls per
 // worker each, in alternating rounds, and returns their operations per
