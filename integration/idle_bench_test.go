@@ -43,9 +43,16 @@ const idleWindow = 24 * idlePollInterval
 // leaves work behind for a minute after the last lifecycle waits.
 const idleSettle = 70 * time.Second
 
-// idleQuietMargin is how far above the empty process's CPU a 5 s window may
-// be and still count as quiet, in points of a core.
+// idleQuietMargin is how far above the empty process's CPU an
+// idleQuietWindow may be and still count as quiet, in points of a core.
 const idleQuietMargin = 0.5
+
+// idleQuietWindow is the window quiet is judged on: four poller passes. An
+// idle process has work of its own every 10 s to a minute (the server's
+// namespace refresh, the deadline monitor's scan), which the two-minute
+// baseline averages in; a 5 s window that caught one read as busy, so no
+// size ever counted as quiet, however long it waited.
+const idleQuietWindow = 4 * idlePollInterval
 
 // BenchmarkIdleCost is a fixed-size load test, not a b.N benchmark: b.N is
 // ignored (run it with -benchtime 1x). It starts one `azolla dev` process
@@ -229,14 +236,14 @@ func (d *idleDev) allAwaitApproval(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// quiet waits, for up to ten minutes, until no 5 s window has been more than
-// idleQuietMargin above the baseline for idleSettle.
+// quiet waits, for up to ten minutes, until no idleQuietWindow has been
+// more than idleQuietMargin above the baseline for idleSettle.
 func (d *idleDev) quiet(b *testing.B) bool {
 	calm := time.Now()
 	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); {
 		t0 := cpuTicks(b, d.pid)
-		time.Sleep(5 * time.Second)
-		if 100*ticksToSeconds(cpuTicks(b, d.pid)-t0)/5 > d.baseline+idleQuietMargin {
+		time.Sleep(idleQuietWindow)
+		if 100*ticksToSeconds(cpuTicks(b, d.pid)-t0)/idleQuietWindow.Seconds() > d.baseline+idleQuietMargin {
 			calm = time.Now()
 		}
 		if time.Since(calm) >= idleSettle {
