@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +33,16 @@ type devProc struct {
 	starter *starter.Starter
 	// controlPlane is host:port of its embedded control plane.
 	controlPlane string
+	stopOnce     sync.Once
+}
+
+// stop ends the process (SIGTERM) and waits for it; the test's cleanup
+// calls it too.
+func (d *devProc) stop() {
+	d.stopOnce.Do(func() {
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		_ = d.cmd.Wait()
+	})
 }
 
 // startDev starts `azolla dev --ephemeral` with env added to this process's
@@ -49,10 +60,7 @@ func startDev(tb testing.TB, env ...string) *devProc {
 	if err := d.cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		_ = d.cmd.Process.Signal(syscall.SIGTERM)
-		_ = d.cmd.Wait()
-	})
+	tb.Cleanup(d.stop)
 	addr := fmt.Sprintf("127.0.0.1:%d", grpc)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
