@@ -61,7 +61,7 @@ bench: ## Benchmarks, each next to a baseline measured in the same run, then eve
 	@$(GO) run ./cmd/benchreport < $(BENCH_OUT)
 
 .PHONY: bench-idle
-bench-idle: ## azolla dev's idle CPU with 100, 1,000 and 10,000 objectives waiting (about 40 minutes)
+bench-idle: ## azolla dev's idle CPU with 100, 1,000 and 10,000 objectives waiting (about 20 minutes)
 	AZOLLA_BENCH_IDLE_SIZES=$${AZOLLA_BENCH_IDLE_SIZES:-100,1000,10000} $(GO) test -count=1 -run '^$$' -bench IdleCost -benchtime 1x -timeout 60m ./integration/
 
 .PHONY: lint
