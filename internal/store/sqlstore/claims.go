@@ -122,7 +122,7 @@ func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) 
 	if err := validateAcquire(&c); err != nil {
 		return nil, false, err
 	}
-	st, err := q.prepared(ctx, stmtAcquire)
+	st, err := q.statement(ctx, stmtAcquire)
 	if err == nil {
 		err = st.QueryRowContext(ctx, p.ResourceType, p.ResourceID, p.OwnerID, q.t(c.LeaseExpiresAt), q.t(now)).Scan(&c.ClaimVersion)
 	}
@@ -146,7 +146,7 @@ func (q *querier) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*st
 	if err := validateSwap("renew", &c); err != nil {
 		return nil, err
 	}
-	st, err := q.prepared(ctx, stmtRenew)
+	st, err := q.statement(ctx, stmtRenew)
 	var res sql.Result
 	if err == nil {
 		res, err = st.ExecContext(ctx, q.t(c.LeaseExpiresAt), q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion)
@@ -178,7 +178,7 @@ func (q *querier) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) 
 	if err := validateSwap("release", &c); err != nil {
 		return nil, err
 	}
-	st, err := q.prepared(ctx, stmtRelease)
+	st, err := q.statement(ctx, stmtRelease)
 	if err == nil {
 		err = st.QueryRowContext(ctx, q.t(now), p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion).Scan(timeCol(&c.HeartbeatAt))
 	}
@@ -197,7 +197,7 @@ func (q *querier) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) 
 
 // GetClaim loads one claim row.
 func (q *querier) GetClaim(ctx context.Context, resourceType, resourceID string) (*store.ClaimRecord, error) {
-	st, err := q.prepared(ctx, stmtGetClaim)
+	st, err := q.statement(ctx, stmtGetClaim)
 	var c *store.ClaimRecord
 	if err == nil {
 		c, err = scanClaim(st.QueryRowContext(ctx, resourceType, resourceID))
@@ -228,7 +228,7 @@ func (q *querier) ListClaims(ctx context.Context, p store.ListClaimsParams) ([]*
 // transactions already hold the write lock) so no takeover can slip in before
 // the caller's transaction commits, then checks the fence still holds.
 func (q *querier) CheckFence(ctx context.Context, f store.Fence) error {
-	st, err := q.prepared(ctx, stmtFence)
+	st, err := q.statement(ctx, stmtFence)
 	var c store.ClaimRecord
 	if err == nil {
 		err = st.QueryRowContext(ctx, f.ResourceType, f.ResourceID).Scan(&c.OwnerID, &c.ClaimVersion, nullTimeCol(&c.ReleasedAt))

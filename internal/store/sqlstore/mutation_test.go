@@ -15,21 +15,21 @@ import (
 // and requires the conformance check that stands for it to notice.
 func TestMutation_ClaimChecksCatchABrokenGuard(t *testing.T) {
 	t.Parallel()
-	type mutation struct {
-		stmt     sqlstore.StmtID
-		old, new map[string]string // by dialect; $n form
-	}
+	const versionMatch = "AND claim_version = $6" // the renewal's fence, alike on both backends
 	cases := []struct {
-		name   string
-		mutate mutation
+		name string
+		stmt sqlstore.StmtID
+		// old is the guard's text by dialect, new what replaces it; $n form.
+		old    map[string]string
+		new    string
 		caught func(t *testing.T, s *sqlstore.Store)
 	}{
 		{
 			// Without the expiry guard an acquisition takes over a live lease.
 			name: "ExpiryGuardRemoved_ContentionFindsDoubleGrants",
-			mutate: mutation{stmt: sqlstore.StmtAcquire,
-				old: map[string]string{"sqlite": "WHERE claims.lease_expires_at <= excluded.heartbeat_at", "postgres": "AND lease_expires_at <= $5"},
-				new: map[string]string{"sqlite": "", "postgres": ""}},
+			stmt: sqlstore.StmtAcquire,
+			old:  map[string]string{"sqlite": "WHERE claims.lease_expires_at <= excluded.heartbeat_at", "postgres": "AND lease_expires_at <= $5"},
+			new:  "",
 			caught: func(t *testing.T, s *sqlstore.Store) {
 				r := storetest.RunContention(t, s, storetest.ContentionParams{Workers: 32, Resources: 8, Iterations: 40})
 				require.Positive(t, r.DoubleGrants, "the contention check missed acquisitions of live leases: %+v", r)
@@ -38,9 +38,9 @@ func TestMutation_ClaimChecksCatchABrokenGuard(t *testing.T) {
 		{
 			// Without the version match a holder's older hold renews the newer.
 			name: "RenewIgnoresVersion_OlderVersionCheckFails",
-			mutate: mutation{stmt: sqlstore.StmtRenew,
-				old: map[string]string{"sqlite": "AND claim_version = $6", "postgres": "AND claim_version = $6"},
-				new: map[string]string{"sqlite": "AND CAST($6 AS BIGINT) IS NOT NULL", "postgres": "AND CAST($6 AS BIGINT) IS NOT NULL"}},
+			stmt: sqlstore.StmtRenew,
+			old:  map[string]string{"sqlite": versionMatch, "postgres": versionMatch},
+			new:  "AND CAST($6 AS BIGINT) IS NOT NULL",
 			caught: func(t *testing.T, s *sqlstore.Store) {
 				require.Error(t, storetest.OlderVersionRefused(context.Background(), s), "the version fence check passed with the version ignored")
 			},
@@ -51,7 +51,7 @@ func TestMutation_ClaimChecksCatchABrokenGuard(t *testing.T) {
 			t.Run(be.Name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				s := be.Open(t)
-				require.NoError(t, sqlstore.MutateStatement(s, tc.mutate.stmt, tc.mutate.old[be.Name], tc.mutate.new[be.Name]))
+				require.NoError(t, sqlstore.MutateStatement(s, tc.stmt, tc.old[be.Name], tc.new))
 				tc.caught(t, s)
 			})
 		}
