@@ -26,6 +26,7 @@ import (
 // dir and ports, with a client and the store it writes.
 type devProc struct {
 	cmd     *exec.Cmd
+	exited  chan struct{} // closed once cmd has exited
 	dir     string
 	out     *strings.Builder
 	client  client.Client
@@ -40,39 +41,31 @@ type devProc struct {
 // calls it too.
 func (d *devProc) stop() {
 	d.stopOnce.Do(func() {
+		if d.cmd == nil || d.cmd.Process == nil {
+			return
+		}
 		_ = d.cmd.Process.Signal(syscall.SIGTERM)
-		_ = d.cmd.Wait()
+		<-d.exited
 	})
 }
+
+// devStartTries bounds how often startDev starts the process again when a
+// port freePort picked was taken by someone else before the process bound
+// it: another test process on a loaded machine can take it in between.
+const devStartTries = 3
 
 // startDev starts `azolla dev --ephemeral` with env added to this process's
 // environment, and waits until its server answers. It stops with the test.
 func startDev(tb testing.TB, env ...string) *devProc {
 	tb.Helper()
 	ctx := context.Background()
-	d := &devProc{dir: tb.TempDir(), out: &strings.Builder{}}
-	grpc, ui := freePort(), freePort()
-	d.controlPlane = fmt.Sprintf("127.0.0.1:%d", freePort())
-	d.cmd = exec.Command(azollaBin, "dev", "--ephemeral", "--grpc-port", strconv.Itoa(grpc), "--ui-port", strconv.Itoa(ui))
-	d.cmd.Env = append(append(os.Environ(), "AZOLLA_DATA_DIR="+d.dir, "AZOLLA_LOG_LEVEL=error",
-		"AZOLLA_CONTROL_PLANE_ADDRESS="+d.controlPlane), env...)
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-	if err := d.cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
+	d := &devProc{}
 	tb.Cleanup(d.stop)
-	addr := fmt.Sprintf("127.0.0.1:%d", grpc)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietSDKLogger{}})
-		if err == nil {
-			d.client = c
-			break
-		}
-		if time.Now().After(deadline) {
+	for try := 1; d.client == nil; try++ {
+		err := d.launch(tb, env)
+		if err != nil && (try == devStartTries || !strings.Contains(d.out.String(), "address already in use")) {
 			tb.Fatalf("azolla dev did not come up: %v\n%s", err, d.out.String())
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
 	tb.Cleanup(d.client.Close)
 	st, err := dial.Open(ctx, dial.Config{Driver: config.DriverSQLite, SQLitePath: filepath.Join(d.dir, "azolla.db")})
@@ -86,6 +79,44 @@ func startDev(tb testing.TB, env ...string) *devProc {
 	d.store = st
 	d.starter = &starter.Starter{Client: d.client, Store: st, TaskQueue: config.DefaultTaskQueue}
 	return d
+}
+
+// launch starts the process on a fresh data dir and ports and waits until
+// its server answers (d.client is set), the process exits, or two minutes
+// pass.
+func (d *devProc) launch(tb testing.TB, env []string) error {
+	d.dir, d.out = tb.TempDir(), &strings.Builder{}
+	grpc, ui := freePort(), freePort()
+	d.controlPlane = fmt.Sprintf("127.0.0.1:%d", freePort())
+	d.cmd = exec.Command(azollaBin, "dev", "--ephemeral", "--grpc-port", strconv.Itoa(grpc), "--ui-port", strconv.Itoa(ui))
+	d.cmd.Env = append(append(os.Environ(), "AZOLLA_DATA_DIR="+d.dir, "AZOLLA_LOG_LEVEL=error",
+		"AZOLLA_CONTROL_PLANE_ADDRESS="+d.controlPlane), env...)
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	if err := d.cmd.Start(); err != nil {
+		return err
+	}
+	d.exited = make(chan struct{})
+	go func() {
+		_ = d.cmd.Wait()
+		close(d.exited)
+	}()
+	addr := fmt.Sprintf("127.0.0.1:%d", grpc)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietSDKLogger{}})
+		if err == nil {
+			d.client = c
+			return nil
+		}
+		select {
+		case <-d.exited:
+			return fmt.Errorf("it exited before answering: %w", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+	}
 }
 
 // pid is the dev process's id.
