@@ -3,6 +3,7 @@ package claim_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,12 +52,27 @@ func TestKeeper_RenewsUntilStopped(t *testing.T) {
 		l, _, err := tb.a.Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w1", 600*time.Millisecond)
 		require.NoError(t, err)
 		var renewals atomic.Int32
+		renewed := make(chan struct{}, 1)
 		// Ask for a slow interval: the keeper clamps it to TTL/3.
-		kctx, stop := l.Keep(ctx, claim.KeepOptions{Interval: time.Hour, OnRenew: func() { renewals.Add(1) }})
-		time.Sleep(1500 * time.Millisecond)
-		require.NoError(t, kctx.Err(), "a kept lease is not lost")
+		kctx, stop := l.Keep(ctx, claim.KeepOptions{Interval: time.Hour, OnRenew: func() {
+			renewals.Add(1)
+			select {
+			case renewed <- struct{}{}:
+			default:
+			}
+		}})
+		// Four renewals at TTL/3 take the lease well past its first 600ms.
+		for renewals.Load() < 4 {
+			select {
+			case <-renewed:
+			case <-kctx.Done():
+				t.Fatalf("a kept lease was lost: %v", context.Cause(kctx))
+			case <-time.After(5 * time.Second):
+				t.Fatalf("the keeper stopped renewing after %d renewals", renewals.Load())
+			}
+		}
 		stop()
-		require.GreaterOrEqual(t, renewals.Load(), int32(2), "renewed at TTL/3, well past the 600ms TTL")
+		require.Equal(t, context.Canceled, context.Cause(kctx), "stopped, not lost")
 		rec := l.Record()
 		require.Equal(t, int64(1+renewals.Load()), rec.ClaimVersion)
 		_, ok, err := tb.a.Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w2", time.Minute)
@@ -172,5 +188,86 @@ func TestRelease_AfterUnnoticedTakeoverIsRefusedAsNotHolder(t *testing.T) {
 		rec, err := tb.store.GetClaim(ctx, store.ResourceEvent, "ev-1")
 		require.NoError(t, err)
 		require.Equal(t, taker.Record(), *rec, "the refused release changed nothing")
+	})
+}
+
+// hangingStore is a database that takes renewals and never answers them.
+type hangingStore struct {
+	store.Store
+	renewals atomic.Int32
+}
+
+func (h *hangingStore) RenewClaim(ctx context.Context, _ store.RenewClaimParams) (*store.ClaimRecord, error) {
+	h.renewals.Add(1)
+	<-ctx.Done()
+	return nil, fmt.Errorf("renew claim: %w", ctx.Err())
+}
+
+func TestKeeper_RenewalNeverAnsweredEndsWhenTheLeaseLapses(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb testBundle) {
+		ctx := context.Background()
+		hs := &hangingStore{Store: tb.store}
+		l, _, err := claim.NewBridge(hs).Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w1", 300*time.Millisecond)
+		require.NoError(t, err)
+		kctx, stop := l.Keep(ctx, claim.KeepOptions{})
+		select {
+		case <-kctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the holder was not told its lease lapsed behind a renewal that never came back")
+		}
+		require.ErrorIs(t, context.Cause(kctx), claim.ErrLeaseLost)
+		require.ErrorContains(t, context.Cause(kctx), "WORKORDER wo-1 lapsed at")
+
+		stopped := make(chan struct{})
+		go func() { stop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(5 * time.Second):
+			t.Fatal("stop waited on a renewal past the lapse")
+		}
+		require.EqualValues(t, 1, hs.renewals.Load(), "one renewal, cut off at the lapse")
+		require.ErrorIs(t, l.Renew(ctx), claim.ErrLeaseLost)
+		require.EqualValues(t, 1, hs.renewals.Load(), "a lapsed lease is not renewed")
+	})
+}
+
+// countingStore counts the renewals that reach the database.
+type countingStore struct {
+	store.Store
+	renewals atomic.Int32
+}
+
+func (c *countingStore) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*store.ClaimRecord, error) {
+	c.renewals.Add(1)
+	return c.Store.RenewClaim(ctx, p)
+}
+
+func TestRenew_LeaseLapsedByTheClockIsLostForGood(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb testBundle) {
+		ctx := context.Background()
+		var at atomic.Int64
+		at.Store(time.Now().UnixMicro())
+		now := func() time.Time { return time.UnixMicro(at.Load()).UTC() }
+		cs := &countingStore{Store: tb.store}
+		br := claim.NewBridge(cs, claim.WithClock(now))
+		wo := storetest.Scheduled(t, tb.store, "obj-1")
+		l, _, err := br.Acquire(ctx, store.ResourceEvent, wo.EventID, "w1", time.Minute)
+		require.NoError(t, err)
+		require.NoError(t, l.Renew(ctx))
+
+		at.Add((2 * time.Minute).Microseconds())
+		require.ErrorIs(t, l.Renew(ctx), claim.ErrLeaseLost)
+		require.EqualValues(t, 1, cs.renewals.Load(), "the lapse is seen before the database is asked")
+		ran := false
+		err = l.Fenced(ctx, func(q store.Querier) error { ran = true; return nil })
+		require.ErrorIs(t, err, claim.ErrLeaseLost)
+		require.False(t, ran, "no write under a lapsed lease")
+
+		// Nobody took it meanwhile: the holder acquires it again, as a new hold.
+		again, ok, err := br.Acquire(ctx, store.ResourceEvent, wo.EventID, "w1", time.Minute)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Greater(t, again.Record().ClaimVersion, l.Record().ClaimVersion)
+		require.NoError(t, again.Release(ctx))
 	})
 }

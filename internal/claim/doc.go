@@ -15,7 +15,9 @@
 //     lease and bumps the version. A failed swap is a *LeaseLostError: the
 //     holder must stop mutating shared state. A Lease's keeper renews every
 //     TTL/3 at most and cancels the holder's context the moment the lease is
-//     lost, or when the lease lapses without a successful renewal.
+//     lost, or the moment it lapses (lease_expires_at passes by the bridge's
+//     clock) without a successful renewal. A lapsed lease is lost for good:
+//     it is never renewed, even if nobody took the claim meanwhile.
 //   - Fenced write: a terminal write runs in a transaction that first locks
 //     the claim row and checks owner and version are still the holder's; if
 //     the claim moved on, the write is refused and nothing is written.
@@ -26,7 +28,9 @@
 // database applied it) leaves the lease fail-closed: its next renewal or
 // fenced write reports the lease lost, the holder stops, and the claim lapses
 // after its TTL. Cancelling a renewal's context does not cause this; a
-// started renewal always finishes and records the version it produced.
+// started renewal finishes and records the version it produced, unless the
+// lease lapses first: a renewal the database has not answered by then is cut
+// off, and the lease is lost.
 //
 // # States of one resource's claim row
 //

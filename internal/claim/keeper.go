@@ -3,7 +3,6 @@ package claim
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -21,13 +20,20 @@ type KeepOptions struct {
 
 // Keep renews the lease in the background until stop is called. The returned
 // context is cancelled, with the *LeaseLostError as its cause, the moment a
-// renewal finds the lease taken, or when the lease lapses because renewals
-// kept failing: the holder must then stop mutating shared state.
+// renewal finds the lease taken; and, with an error that wraps ErrLeaseLost,
+// the moment the lease lapses because renewals kept failing or never came
+// back: the holder must then stop mutating shared state. stop returns once
+// no renewal is running; one in flight ends at the latest when the lease
+// lapses.
 func (l *Lease) Keep(parent context.Context, o KeepOptions) (ctx context.Context, stop func()) {
 	if o.Interval <= 0 || o.Interval > l.ttl/3 {
 		o.Interval = l.ttl / 3
 	}
+	l.mu.Lock()
+	w := l.watchLocked()
+	l.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(parent)
+	unlink := context.AfterFunc(w.ctx, func() { cancel(context.Cause(w.ctx)) })
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -50,20 +56,13 @@ func (l *Lease) Keep(parent context.Context, o KeepOptions) (ctx context.Context
 				return
 			case ctx.Err() != nil:
 				return
-			default:
-				if o.OnError != nil {
-					o.OnError(err)
-				}
-				if l.expired() {
-					rec := l.Record()
-					cancel(fmt.Errorf("%w: %s %s lapsed at %s while renewals failed: %v", ErrLeaseLost,
-						rec.ResourceType, rec.ResourceID, rec.LeaseExpiresAt.Format(time.RFC3339Nano), err))
-					return
-				}
+			case o.OnError != nil:
+				o.OnError(err)
 			}
 		}
 	}()
 	return ctx, func() {
+		unlink()
 		cancel(context.Canceled)
 		<-done
 	}

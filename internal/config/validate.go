@@ -101,6 +101,9 @@ func (c Config) Validate() error {
 	}
 	if p := c.Lifecycle.PollInterval; p < 100*time.Millisecond {
 		add("lifecycle.poll_interval", "must be at least 100ms, got %s", p)
+	} else if p >= c.Claim.LeaseTTL {
+		add("lifecycle.poll_interval", "must be shorter than claim.lease_ttl (%s), the poller's leadership lease that each pass renews, got %s",
+			c.Claim.LeaseTTL, p)
 	}
 	if strings.TrimSpace(c.Diazotroph.Command.Run) == "" {
 		add("diazotroph.command.run", "must be a command line")

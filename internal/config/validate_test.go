@@ -38,6 +38,8 @@ func TestValidateNamesTheKeyOfEachProblem(t *testing.T) {
 			[]string{`claim.lease_ttl: must be a duration between 1s and 10m0s`, `got 500ms`}},
 		{"lease too long", func(c *config.Config) { c.Claim.LeaseTTL = 11 * time.Minute },
 			[]string{`claim.lease_ttl:`, `got 11m0s`}},
+		{"poll interval not under the lease", func(c *config.Config) { c.Claim.LeaseTTL = 5 * time.Second },
+			[]string{`lifecycle.poll_interval: must be shorter than claim.lease_ttl (5s), the poller's leadership lease that each pass renews, got 5s`}},
 		{"temporal TLS disabled and a CA", func(c *config.Config) {
 			c.Temporal.TLS.Disabled, c.Temporal.TLS.CAFile = true, "/ca.pem"
 		}, []string{`temporal.tls.disabled: cannot be combined with temporal.tls.enabled, cert_file`}},
@@ -107,7 +109,7 @@ func TestValidateAcceptsBoundariesAndPostgresForms(t *testing.T) {
 		name   string
 		mutate func(*config.Config)
 	}{
-		{"lease 1s", func(c *config.Config) { c.Claim.LeaseTTL = time.Second }},
+		{"lease 1s", func(c *config.Config) { c.Claim.LeaseTTL, c.Lifecycle.PollInterval = time.Second, 999*time.Millisecond }},
 		{"lease 10m", func(c *config.Config) { c.Claim.LeaseTTL = 10 * time.Minute }},
 		{"postgres url", func(c *config.Config) {
 			c.Store.Driver, c.Store.DSN = "postgres", "postgres://u:p@db:5432/azolla?sslmode=disable"
