@@ -4,22 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
-	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/store"
-	"github.com/azolla/azolla/internal/store/dial"
-	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -127,42 +119,13 @@ func idleSizes(spec string) ([]int, error) {
 
 // idleDev is the azolla dev process under measure.
 type idleDev struct {
-	pid      int
-	out      *strings.Builder
-	store    store.Store
-	starter  *starter.Starter
+	*devProc
 	created  int     // objectives created so far
 	baseline float64 // CPU of the empty process
 }
 
 func startIdleDev(b *testing.B) *idleDev {
-	ctx := context.Background()
-	dir := b.TempDir()
-	grpc, ui := freePort(), freePort()
-	dev := exec.Command(azollaBin, "dev", "--ephemeral", "--grpc-port", strconv.Itoa(grpc), "--ui-port", strconv.Itoa(ui))
-	dev.Env = append(os.Environ(), "AZOLLA_DATA_DIR="+dir, "AZOLLA_LOG_LEVEL=error",
-		"AZOLLA_LIFECYCLE_POLL_INTERVAL="+idlePollInterval.String())
-	out := &strings.Builder{}
-	dev.Stdout, dev.Stderr = out, out
-	if err := dev.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = dev.Process.Signal(syscall.SIGTERM)
-		_ = dev.Wait()
-	})
-	c := idleDial(b, fmt.Sprintf("127.0.0.1:%d", grpc), out)
-	b.Cleanup(c.Close)
-	st, err := dial.Open(ctx, dial.Config{Driver: config.DriverSQLite, SQLitePath: filepath.Join(dir, "azolla.db")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	return &idleDev{pid: dev.Process.Pid, out: out, store: st,
-		starter: &starter.Starter{Client: c, Store: st, TaskQueue: config.DefaultTaskQueue}}
+	return &idleDev{devProc: startDev(b, "AZOLLA_LIFECYCLE_POLL_INTERVAL="+idlePollInterval.String())}
 }
 
 // measure brings the waiting objectives up to n, waits for quiet and
@@ -200,9 +163,9 @@ func (d *idleDev) measure(b *testing.B, n int) idleRow {
 	row.quiet = time.Since(start)
 
 	v0 := d.pollerVersion(b)
-	t0, w0 := cpuTicks(b, d.pid), time.Now()
+	t0, w0 := cpuTicks(b, d.pid()), time.Now()
 	time.Sleep(idleWindow)
-	t1, w1 := cpuTicks(b, d.pid), time.Now()
+	t1, w1 := cpuTicks(b, d.pid()), time.Now()
 	row.passes = d.pollerVersion(b) - v0
 	row.cpuPercent = 100 * ticksToSeconds(t1-t0) / w1.Sub(w0).Seconds()
 	if n == 0 {
@@ -241,9 +204,9 @@ func (d *idleDev) allAwaitApproval(ctx context.Context, ids []string) error {
 func (d *idleDev) quiet(b *testing.B) bool {
 	calm := time.Now()
 	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); {
-		t0 := cpuTicks(b, d.pid)
+		t0 := cpuTicks(b, d.pid())
 		time.Sleep(idleQuietWindow)
-		if 100*ticksToSeconds(cpuTicks(b, d.pid)-t0)/idleQuietWindow.Seconds() > d.baseline+idleQuietMargin {
+		if 100*ticksToSeconds(cpuTicks(b, d.pid())-t0)/idleQuietWindow.Seconds() > d.baseline+idleQuietMargin {
 			calm = time.Now()
 		}
 		if time.Since(calm) >= idleSettle {
@@ -261,20 +224,6 @@ func (d *idleDev) pollerVersion(b *testing.B) int64 {
 		b.Fatalf("the poller's leadership claim: %v", err)
 	}
 	return c.ClaimVersion
-}
-
-func idleDial(b *testing.B, addr string, devOut *strings.Builder) client.Client {
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietSDKLogger{}})
-		if err == nil {
-			return c
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("azolla dev did not come up: %v\n%s", err, devOut.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // inParallel runs op on every id, 32 at a time, and returns the first error.
