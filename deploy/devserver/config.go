@@ -126,10 +126,10 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 		// The mutable-state cache (128k entries by default) holds every
 		// lifecycle touched, waiting ones too, and the forced collection
-		// every two minutes marks it all: 8,192 entries were 60% of an idle
-		// heap at 10,000 waiting objectives. Below the number of lifecycles
-		// running at once it thrashes: at 1,024, a thousand approved at
-		// once reached DONE at half the rate (BenchmarkScale).
+		// every two minutes marks it all, so its size is idle CPU when many
+		// objectives wait. Below the number of lifecycles running at once it
+		// thrashes, reloading each from the database: 2,048 holds the
+		// thousand that BenchmarkScale approves at once.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 2048,
 		// Each of the four services re-reads every namespace on this
 		// interval (2 s by default): a fifth of the idle process's CPU. A
