@@ -149,17 +149,33 @@ func TestFenced_StaleHolderIsRefusedWithoutAKeeper(t *testing.T) {
 	})
 }
 
-// flakyStore fails every renewal as a database outage would.
-type flakyStore struct{ store.Store }
+// renewSpy counts the renewals that reach the store and answers them as
+// told: fail answers each with that error, as a database outage would; hang
+// takes them and never answers, as a database that stopped would; neither
+// passes them on.
+type renewSpy struct {
+	store.Store
+	fail     error
+	hang     bool
+	renewals atomic.Int32
+}
 
-func (flakyStore) RenewClaim(context.Context, store.RenewClaimParams) (*store.ClaimRecord, error) {
-	return nil, errors.New("connection refused")
+func (s *renewSpy) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*store.ClaimRecord, error) {
+	s.renewals.Add(1)
+	switch {
+	case s.fail != nil:
+		return nil, s.fail
+	case s.hang:
+		<-ctx.Done()
+		return nil, fmt.Errorf("renew claim: %w", ctx.Err())
+	}
+	return s.Store.RenewClaim(ctx, p)
 }
 
 func TestKeeper_LapsedLeaseCancelsHolderWhenRenewalsFail(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
-		br := claim.NewBridge(flakyStore{tb.store})
+		br := claim.NewBridge(&renewSpy{Store: tb.store, fail: errors.New("connection refused")})
 		l, _, err := br.Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w1", 300*time.Millisecond)
 		require.NoError(t, err)
 		var failures atomic.Int32
@@ -191,22 +207,10 @@ func TestRelease_AfterUnnoticedTakeoverIsRefusedAsNotHolder(t *testing.T) {
 	})
 }
 
-// hangingStore is a database that takes renewals and never answers them.
-type hangingStore struct {
-	store.Store
-	renewals atomic.Int32
-}
-
-func (h *hangingStore) RenewClaim(ctx context.Context, _ store.RenewClaimParams) (*store.ClaimRecord, error) {
-	h.renewals.Add(1)
-	<-ctx.Done()
-	return nil, fmt.Errorf("renew claim: %w", ctx.Err())
-}
-
 func TestKeeper_RenewalNeverAnsweredEndsWhenTheLeaseLapses(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
-		hs := &hangingStore{Store: tb.store}
+		hs := &renewSpy{Store: tb.store, hang: true}
 		l, _, err := claim.NewBridge(hs).Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w1", 300*time.Millisecond)
 		require.NoError(t, err)
 		kctx, stop := l.Keep(ctx, claim.KeepOptions{})
@@ -231,27 +235,15 @@ func TestKeeper_RenewalNeverAnsweredEndsWhenTheLeaseLapses(t *testing.T) {
 	})
 }
 
-// countingStore counts the renewals that reach the database.
-type countingStore struct {
-	store.Store
-	renewals atomic.Int32
-}
-
-func (c *countingStore) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*store.ClaimRecord, error) {
-	c.renewals.Add(1)
-	return c.Store.RenewClaim(ctx, p)
-}
-
 func TestRenew_LeaseLapsedByTheClockIsLostForGood(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
 		var at atomic.Int64
 		at.Store(time.Now().UnixMicro())
 		now := func() time.Time { return time.UnixMicro(at.Load()).UTC() }
-		cs := &countingStore{Store: tb.store}
+		cs := &renewSpy{Store: tb.store}
 		br := claim.NewBridge(cs, claim.WithClock(now))
-		wo := storetest.Scheduled(t, tb.store, "obj-1")
-		l, _, err := br.Acquire(ctx, store.ResourceEvent, wo.EventID, "w1", time.Minute)
+		l, _, err := br.Acquire(ctx, store.ResourceEvent, "ev-1", "w1", time.Minute)
 		require.NoError(t, err)
 		require.NoError(t, l.Renew(ctx))
 
@@ -264,7 +256,7 @@ func TestRenew_LeaseLapsedByTheClockIsLostForGood(t *testing.T) {
 		require.False(t, ran, "no write under a lapsed lease")
 
 		// Nobody took it meanwhile: the holder acquires it again, as a new hold.
-		again, ok, err := br.Acquire(ctx, store.ResourceEvent, wo.EventID, "w1", time.Minute)
+		again, ok, err := br.Acquire(ctx, store.ResourceEvent, "ev-1", "w1", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Greater(t, again.Record().ClaimVersion, l.Record().ClaimVersion)
