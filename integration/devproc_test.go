@@ -83,7 +83,7 @@ func startDev(tb testing.TB, env ...string) *devProc {
 
 // launch starts the process on a fresh data dir and ports and waits until
 // its server answers (d.client is set), the process exits, or two minutes
-// pass.
+// pass; then it kills the process, so a next try never runs beside it.
 func (d *devProc) launch(tb testing.TB, env []string) error {
 	d.dir, d.out = tb.TempDir(), &strings.Builder{}
 	grpc, ui := freePort(), freePort()
@@ -114,6 +114,8 @@ func (d *devProc) launch(tb testing.TB, env []string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
+			_ = d.cmd.Process.Kill()
+			<-d.exited
 			return err
 		}
 	}
