@@ -15,6 +15,7 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workers"
 	"github.com/azolla/azolla/workflows"
@@ -121,7 +122,9 @@ func TestPatch_ApprovedObjectiveYieldsABranchCommitAndDiff(t *testing.T) {
 	require.Equal(t, base, gitIn(t, repo, "rev-parse", "main"), "the user's repository is not changed")
 
 	// Running the EXECUTED workorder again changes nothing.
-	l, err := workers.NewLifecycle(b.cfg, b.store, "rerun")
+	ex, err := workers.NewExecutors(b.cfg, sandboxtest.Host(t), nil)
+	require.NoError(t, err)
+	l, err := workers.NewLifecycle(b.cfg, b.store, "rerun", ex)
 	require.NoError(t, err)
 	res, err := l.Run(ctx, activities.RunInput{WorkOrderID: wos[0].WorkOrderID})
 	require.NoError(t, err)

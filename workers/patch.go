@@ -11,15 +11,15 @@ import (
 
 // NewPatch builds PATCH_DIAZOTROPH from cfg.Patch: every generator that is
 // configured (static always), the author and patch policy, and each
-// repository's gate commands and push remote.
-func NewPatch(cfg config.Config) (*patch.Patch, error) {
+// repository's gate commands and push remote, its commands run by ex.
+func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 	pc := cfg.Patch
 	git := gitops.Git{}
 	gens := map[string]patchgen.Generator{config.GeneratorStatic: patchgen.NewStatic()}
 	unconfigured := map[string]string{}
 	if pc.Command.Run != "" {
 		gens[config.GeneratorCommand] = patchgen.NewCommand(patchgen.CommandOptions{Run: pc.Command.Run,
-			WorktreeDiff: git.WorktreeDiff})
+			Executor: ex.PatchCommand, WorktreeDiff: git.WorktreeDiff})
 	} else {
 		unconfigured[config.GeneratorCommand] = "set patch.command.run to the coding agent's command line"
 	}
@@ -36,9 +36,10 @@ func NewPatch(cfg config.Config) (*patch.Patch, error) {
 	return patch.New(patch.Options{Git: git, Dir: cfg.GitDir(), Generators: gens, Default: pc.Generator,
 		Unconfigured: unconfigured, Author: gitops.Author{Name: pc.Author.Name, Email: pc.Author.Email},
 		Policy:        gitops.PatchPolicy{AllowBinary: pc.AllowBinary, MaxBytes: pc.MaxPatchBytes},
-		FileListLimit: pc.FileListLimit,
+		FileListLimit: pc.FileListLimit, Secrets: ex.Secrets,
 		Settings: func(repo string) patch.Settings {
 			r := pc.Repository(repo)
-			return patch.Settings{GateCommands: r.GateCommands, GateBudget: r.GateBudget, PushRemote: r.PushRemote}
+			return patch.Settings{GateCommands: r.GateCommands, GateBudget: r.GateBudget, PushRemote: r.PushRemote,
+				Gate: ex.Gate(repo)}
 		}}), nil
 }

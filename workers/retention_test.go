@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store/storetest"
 	"github.com/azolla/azolla/workers"
 )
@@ -34,7 +35,9 @@ func TestNewLifecycle_TellsTheGateHowLongWorkspacesAreKept(t *testing.T) {
 	home := t.TempDir()
 	cfg := config.DefaultFor(func(k string) string { return map[string]string{"HOME": home}[k] })
 	cfg.Patch.Retention = 72 * time.Hour
-	l, err := workers.NewLifecycle(cfg, storetest.NewSQLite(t), "tester")
+	ex, err := workers.NewExecutors(cfg, sandboxtest.Host(t), nil)
+	require.NoError(t, err)
+	l, err := workers.NewLifecycle(cfg, storetest.NewSQLite(t), "tester", ex)
 	require.NoError(t, err)
 	require.Equal(t, 72*time.Hour, l.Retention)
 }

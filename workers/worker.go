@@ -22,6 +22,7 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph/patch"
 	"github.com/azolla/azolla/internal/diazotroph/triage"
 	"github.com/azolla/azolla/internal/metrics"
+	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/substrate"
 	"github.com/azolla/azolla/starter"
@@ -29,10 +30,10 @@ import (
 )
 
 // NewLifecycle builds the lifecycle activities' receiver from cfg: the
-// claim bridge on st and the built-in diazotrophs, PATCH_DIAZOTROPH also
-// resolving repositories for the scheduler.
-func NewLifecycle(cfg config.Config, st store.Store, identity string) (*activities.Lifecycle, error) {
-	reg, p, err := NewRegistry(cfg)
+// claim bridge on st and the built-in diazotrophs, their commands run by
+// ex, PATCH_DIAZOTROPH also resolving repositories for the scheduler.
+func NewLifecycle(cfg config.Config, st store.Store, identity string, ex *Executors) (*activities.Lifecycle, error) {
+	reg, p, err := NewRegistry(cfg, ex)
 	if err != nil {
 		return nil, err
 	}
@@ -67,14 +68,21 @@ func SubstrateConfig(cfg config.Config) substrate.Config {
 // NewRegistry builds the built-in diazotrophs from cfg alone (no store, so
 // a remote worker runs the same ones): PATCH_DIAZOTROPH, also returned for
 // the repository resolution it offers the scheduler, and
-// COMMAND_DIAZOTROPH, TRIAGE_DIAZOTROPH and MANIFEST_DIAZOTROPH.
-func NewRegistry(cfg config.Config) (*diazotroph.Registry, *patch.Patch, error) {
-	p, err := NewPatch(cfg)
+// COMMAND_DIAZOTROPH, TRIAGE_DIAZOTROPH and MANIFEST_DIAZOTROPH. Their
+// commands run by ex, and what they return is redacted of ex.Secrets.
+func NewRegistry(cfg config.Config, ex *Executors) (*diazotroph.Registry, *patch.Patch, error) {
+	p, err := NewPatch(cfg, ex)
 	if err != nil {
 		return nil, nil, err
 	}
-	return diazotroph.NewRegistry(p, diazotroph.NewCommand(diazotroph.CommandOptions{
-		Run: cfg.Diazotroph.Command.Run, Dir: cfg.CommandDir()}), triage.Diazotroph{}, manifest.Diazotroph{}), p, nil
+	ds := []diazotroph.Diazotroph{p, diazotroph.NewCommand(diazotroph.CommandOptions{
+		Run: cfg.Diazotroph.Command.Run, Dir: cfg.CommandDir(), Executor: ex.Command}),
+		triage.Diazotroph{}, manifest.Diazotroph{}}
+	reg := diazotroph.NewRegistry()
+	for _, d := range ds {
+		reg.Register(diazotroph.Redacted(d, ex.Secrets))
+	}
+	return reg, p, nil
 }
 
 // WorkflowCacheSize bounds the lifecycles a worker process keeps in memory
@@ -131,13 +139,28 @@ type Options struct {
 	// OnStopping, when set, is called when ctx is done, before the workers
 	// stop.
 	OnStopping func()
+	// Sandbox confines the runs of executors. Nil: Run builds one from
+	// Config (NewSandbox) and closes it when it returns.
+	Sandbox *sandbox.Host
 }
 
 // Run runs a lifecycle worker, the workspace retention pass over this
 // machine's git dir, and the poller unless o.NoPoller, until ctx is done;
 // then it stops them all, letting running activities end.
 func Run(ctx context.Context, o Options) error {
-	l, err := NewLifecycle(o.Config, o.Store, o.Identity)
+	if o.Sandbox == nil {
+		h, err := NewSandbox(o.Config, o.Log)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		o.Sandbox = h
+	}
+	ex, err := NewExecutors(o.Config, o.Sandbox, o.Log)
+	if err != nil {
+		return err
+	}
+	l, err := NewLifecycle(o.Config, o.Store, o.Identity, ex)
 	if err != nil {
 		return err
 	}

@@ -85,6 +85,7 @@ func (a *app) readConfig(flags *pflag.FlagSet) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, err
 	}
+	a.configFile = path
 	if path != "" {
 		v.SetConfigFile(path)
 		v.SetConfigType("yaml") // whatever the extension; JSON is YAML too
@@ -212,12 +213,16 @@ func flatten(cfg config.Config) map[string]any {
 		t := v.Type()
 		for i := range t.NumField() {
 			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+			name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+			fv := v.Field(i)
+			if opts == "squash" {
+				walk(prefix, fv)
+				continue
+			}
 			if name == "" || name == "-" {
 				continue
 			}
 			key := prefix + name
-			fv := v.Field(i)
 			if fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeFor[time.Time]() {
 				walk(key+".", fv)
 				continue

@@ -91,6 +91,13 @@ an objective past its due date.`,
 		}
 		log := cfg.Logger(a.stderr)
 		ctx := cmd.Context()
+		// Before the server starts: a sandbox that cannot be had stops
+		// azolla dev at once.
+		box, err := workers.NewSandbox(cfg, log, a.configFile)
+		if err != nil {
+			return configError(err)
+		}
+		defer box.Close()
 
 		srv, err := a.startDev(ctx, DevServerOptions{Host: cfg.Dev.Host, GRPCPort: cfg.Dev.GRPCPort,
 			UIPort: cfg.Dev.UIPort, DBPath: cfg.TemporalDBPath(), Ephemeral: cfg.Dev.Ephemeral,
@@ -132,7 +139,7 @@ an objective past its due date.`,
 			a.announceTaskDemo(cmd, s)
 		}
 		return workers.Run(ctx, workers.Options{Config: cfg, Client: s.client, Store: s.store, Log: log,
-			Identity: identity, ControlPlane: cp.svc})
+			Identity: identity, ControlPlane: cp.svc, Sandbox: box})
 	}
 	return cmd
 }

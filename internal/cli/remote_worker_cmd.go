@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"slices"
@@ -13,7 +14,9 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/remoteworker"
+	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/workers"
 )
 
@@ -71,7 +74,22 @@ the grace it is killed and failed, to be retried elsewhere.`,
 		if o.ShutdownGrace <= 0 {
 			return usageError(fmt.Errorf("--shutdown-grace %v: want more than 0", o.ShutdownGrace))
 		}
-		exec, err := remoteExecutor(cfg)
+		o.Logger = cfg.Logger(a.stderr)
+		// The token and the client key are this worker's, never a job's.
+		box, err := workers.NewSandbox(cfg, o.Logger, a.configFile, o.TokenFile, o.KeyFile)
+		if err != nil {
+			return configError(err)
+		}
+		defer box.Close()
+		var secrets []redact.Secret
+		if o.TokenFile != "" {
+			token, err := remoteworker.ReadTokenFile(o.TokenFile, o.Logger)
+			if err != nil {
+				return configError(err)
+			}
+			secrets = append(secrets, redact.Secret{Name: "remote worker token", Value: token})
+		}
+		exec, err := remoteExecutor(cfg, box, o.Logger, secrets...)
 		if err != nil {
 			return configError(err)
 		}
@@ -79,7 +97,6 @@ the grace it is killed and failed, to be retried elsewhere.`,
 			return usageError(err)
 		}
 		o.Executor = exec
-		o.Logger = cfg.Logger(a.stderr)
 		w, err := remoteworker.New(o)
 		if err != nil {
 			return configError(err)
@@ -92,9 +109,14 @@ the grace it is killed and failed, to be retried elsewhere.`,
 }
 
 // remoteExecutor runs jobs on the diazotrophs `azolla worker` runs, built
-// from cfg alone: a remote worker has no store.
-func remoteExecutor(cfg config.Config) (*remoteworker.Diazotrophs, error) {
-	reg, _, err := workers.NewRegistry(cfg)
+// from cfg alone (a remote worker has no store), confined by box and
+// redacting secrets besides cfg's own.
+func remoteExecutor(cfg config.Config, box *sandbox.Host, log *slog.Logger, secrets ...redact.Secret) (*remoteworker.Diazotrophs, error) {
+	ex, err := workers.NewExecutors(cfg, box, log, secrets...)
+	if err != nil {
+		return nil, err
+	}
+	reg, _, err := workers.NewRegistry(cfg, ex)
 	if err != nil {
 		return nil, err
 	}

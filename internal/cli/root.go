@@ -18,6 +18,9 @@ type app struct {
 	startDev StartDevServer
 	// name is how the user invoked azolla, for the commands it prints.
 	name string
+	// configFile is the configuration file loadConfig read, "" for none:
+	// executors never see it.
+	configFile string
 }
 
 // self is the command to print in hints, as the user invoked it.

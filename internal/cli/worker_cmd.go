@@ -62,6 +62,11 @@ one of azolla's search attributes: 'azolla temporal setup' creates them.`,
 			return err
 		}
 		defer s.close()
+		box, err := workers.NewSandbox(s.cfg, s.log, a.configFile)
+		if err != nil {
+			return configError(err)
+		}
+		defer box.Close()
 		if err := checkSearchAttributes(cmd.Context(), s.client.OperatorService(), s.cfg.Temporal.Namespace, a.self(), s.log); err != nil {
 			return err
 		}
@@ -83,7 +88,7 @@ one of azolla's search attributes: 'azolla temporal setup' creates them.`,
 			"task_queue", s.cfg.Temporal.TaskQueue, "store", s.cfg.Store.Driver, "identity", identity)
 		return workers.Run(ctx, workers.Options{Config: s.cfg, Client: p.client, Store: s.store,
 			Log: s.log, Identity: identity, NoPoller: noPoller, Metrics: p.metrics,
-			OnStarted: started.Set, OnStopping: started.Stop})
+			OnStarted: started.Set, OnStopping: started.Stop, Sandbox: box})
 	}
 	return cmd
 }

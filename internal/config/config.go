@@ -46,6 +46,9 @@ type Config struct {
 	// Ops configures `azolla worker`'s operations listener; the control
 	// plane serves the same endpoints on control_plane.address.
 	Ops OpsConfig `mapstructure:"ops" json:"ops" yaml:"ops"`
+	// Executor says how processes run for work (agents, commands, gate
+	// commands) are confined and limited.
+	Executor ExecutorConfig `mapstructure:"executor" json:"executor" yaml:"executor"`
 }
 
 // OpsConfig configures the operations listener of `azolla worker`:
@@ -177,7 +180,8 @@ type CommandConfig struct {
 	// prompt on stdin; its stdout becomes the output bundle's content.
 	Run string `mapstructure:"run" json:"run" yaml:"run"`
 	// Dir is its working directory; "" means <data_dir>/work.
-	Dir string `mapstructure:"dir" json:"dir" yaml:"dir"`
+	Dir       string `mapstructure:"dir" json:"dir" yaml:"dir"`
+	RunConfig `mapstructure:",squash" yaml:",inline"`
 }
 
 // PatchConfig configures PATCH_DIAZOTROPH: where it keeps its git state,
@@ -258,7 +262,8 @@ type AuthorConfig struct {
 // agent run in the workspace with the generation input on stdin and in the
 // file $AZOLLA_INPUT_FILE.
 type PatchCommandConfig struct {
-	Run string `mapstructure:"run" json:"run" yaml:"run"`
+	Run       string `mapstructure:"run" json:"run" yaml:"run"`
+	RunConfig `mapstructure:",squash" yaml:",inline"`
 }
 
 // OpenAIConfig configures the openai generator: any OpenAI-compatible
@@ -283,6 +288,20 @@ type RepositoryConfig struct {
 	// PushRemote, when set, is where each patch branch is force-pushed (a
 	// URL or an absolute path). Off by default.
 	PushRemote string `mapstructure:"push_remote" json:"push_remote" yaml:"push_remote"`
+	// GatePassEnv, GateEnv, GateSecretEnv, GateNetwork and GateBinds are
+	// the gate commands' run settings (see RunConfig). Their network is
+	// none unless GateNetwork is "host": tests run code an agent wrote.
+	GatePassEnv   []string          `mapstructure:"gate_pass_env" json:"gate_pass_env" yaml:"gate_pass_env"`
+	GateEnv       map[string]string `mapstructure:"gate_env" json:"gate_env" yaml:"gate_env"`
+	GateSecretEnv []string          `mapstructure:"gate_secret_env" json:"gate_secret_env" yaml:"gate_secret_env"`
+	GateNetwork   string            `mapstructure:"gate_network" json:"gate_network" yaml:"gate_network"`
+	GateBinds     []BindConfig      `mapstructure:"gate_binds" json:"gate_binds" yaml:"gate_binds"`
+}
+
+// Gate returns the gate commands' run settings.
+func (r RepositoryConfig) Gate() RunConfig {
+	return RunConfig{PassEnv: r.GatePassEnv, Env: r.GateEnv, SecretEnv: r.GateSecretEnv, Network: r.GateNetwork,
+		Binds: r.GateBinds}
 }
 
 // Patch generators.
@@ -384,10 +403,12 @@ func DefaultFor(getenv func(string) string) Config {
 		Dev: DevConfig{Host: "127.0.0.1", GRPCPort: 7233, UIPort: 8233},
 		Lifecycle: LifecycleConfig{Diazotroph: "COMMAND_DIAZOTROPH", Budget: 10 * time.Minute,
 			PollInterval: 5 * time.Second},
-		Diazotroph: DiazotrophConfig{Command: CommandConfig{Run: DefaultCommand}},
+		Diazotroph: DiazotrophConfig{Command: CommandConfig{Run: DefaultCommand,
+			RunConfig: RunConfig{Network: NetworkHost}}},
 		Patch: PatchConfig{Generator: GeneratorStatic,
 			Author:        AuthorConfig{Name: "azolla", Email: "azolla@localhost"},
 			MaxPatchBytes: 4 << 20, FileListLimit: 200,
+			Command:   PatchCommandConfig{RunConfig: RunConfig{Network: NetworkHost}},
 			Retention: DefaultRetention, GCInterval: DefaultGCInterval,
 			OpenAI: OpenAIConfig{BaseURL: "https://api.openai.com/v1", APIKey: getenv("OPENAI_API_KEY")}},
 		// The control plane's own defaults: one home for each.
@@ -397,6 +418,7 @@ func DefaultFor(getenv func(string) string) Config {
 		Tasks:     defaultTasks(),
 		Deadlines: defaultDeadlines(),
 		Ops:       OpsConfig{Address: DefaultOpsAddress},
+		Executor:  defaultExecutor(),
 	}
 }
 

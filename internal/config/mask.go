@@ -3,7 +3,10 @@ package config
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/azolla/azolla/internal/redact"
 )
 
 // maskURL hides the password of a URL with user info; anything else is
@@ -48,11 +51,30 @@ func (c Config) Masked() Config {
 		repos := make([]RepositoryConfig, len(c.Patch.Repositories))
 		for i, r := range c.Patch.Repositories {
 			r.Repository, r.PushRemote = maskURL(r.Repository), maskURL(r.PushRemote)
+			r.GateEnv = maskEnv(r.GateEnv, r.GateSecretEnv)
 			repos[i] = r
 		}
 		c.Patch.Repositories = repos
 	}
+	c.Diazotroph.Command.Env = maskEnv(c.Diazotroph.Command.Env, c.Diazotroph.Command.SecretEnv)
+	c.Patch.Command.Env = maskEnv(c.Patch.Command.Env, c.Patch.Command.SecretEnv)
 	return c
+}
+
+// maskEnv masks the values of env whose names say they are secret or are
+// listed in secretNames.
+func maskEnv(env map[string]string, secretNames []string) map[string]string {
+	if len(env) == 0 {
+		return env
+	}
+	out := make(map[string]string, len(env))
+	for k, v := range env {
+		if redact.SecretName(k) || slices.Contains(secretNames, k) {
+			v = SecretMask
+		}
+		out[k] = maskURL(v)
+	}
+	return out
 }
 
 // kvSecret matches password and sslpassword values in libpq key=value form,

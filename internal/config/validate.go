@@ -116,6 +116,7 @@ func (c Config) Validate() error {
 		}
 	}
 	c.validateTasks(add)
+	c.validateExecutors(add)
 	if !slices.Contains(logLevels, c.Log.Level) {
 		add("log.level", "must be one of %s, got %q", strings.Join(logLevels, ", "), c.Log.Level)
 	}

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/azolla/azolla/internal/proc"
+	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -22,37 +22,39 @@ type CommandOptions struct {
 	// Run is a shell command line, run by /bin/sh -c.
 	Run string
 	// Dir is the working directory, created (0o755) if missing; "" runs the
-	// command in the worker's own working directory.
+	// command in a directory private to each run.
 	Dir string
-	// Env holds extra KEY=VALUE entries on top of the worker's environment.
-	// The AZOLLA_* variables Execute sets win over them.
-	Env []string
+	// Executor runs the command: its environment, sandbox and limits
+	// (package sandbox). The AZOLLA_* variables Execute sets win over
+	// anything it configures.
+	Executor *sandbox.Executor
 }
 
 // Command is COMMAND_DIAZOTROPH: it runs a configured shell command with the
 // snapshot's prompt on stdin and the workorder's identity in AZOLLA_*
 // variables, and its stdout becomes the bundle's content.
 //
-// The command runs in its own process group, and Execute kills the whole
-// group (SIGKILL) when it returns, however it returns: nothing the command
-// started outlives the run unless it left the group itself (see package
-// proc, which does the process handling). Only a run that
+// The command runs through its executor (package sandbox: an allowlisted
+// environment, a sandbox where the host has one, resource limits) in its
+// own process group, and Execute kills the whole group (SIGKILL) when it
+// returns, however it returns: nothing the command started outlives the
+// run (see package proc, which does the process handling). Only a run that
 // cannot be attributed to the command is an error: a misconfiguration, a
 // failure to start, or ctx ending first. A non-zero exit is a RunnerOK result
 // whose notes give the status; the gate judges it.
 //
 // A Command is immutable and safe for concurrent Execute calls.
 type Command struct {
-	run string
-	dir string
-	env []string
+	run  string
+	dir  string
+	exec *sandbox.Executor
 }
 
 var _ Diazotroph = (*Command)(nil)
 
 // NewCommand returns a Command running o.Run.
 func NewCommand(o CommandOptions) *Command {
-	return &Command{run: o.Run, dir: o.Dir, env: slices.Clone(o.Env)}
+	return &Command{run: o.Run, dir: o.Dir, exec: o.Executor}
 }
 
 // Type returns CommandType.
@@ -71,6 +73,9 @@ func (c *Command) Execute(ctx context.Context, req Request) (Result, error) {
 	if req.Budget <= 0 {
 		return Result{}, fmt.Errorf("%s: workorder %s: no budget (%v)", CommandType, wo, req.Budget)
 	}
+	if c.exec == nil {
+		return Result{}, fmt.Errorf("%s: workorder %s: no executor configured", CommandType, wo)
+	}
 	if err := context.Cause(ctx); err != nil {
 		return Result{}, fmt.Errorf("%s: workorder %s: not started: %w", CommandType, wo, err)
 	}
@@ -80,17 +85,23 @@ func (c *Command) Execute(ctx context.Context, req Request) (Result, error) {
 		}
 	}
 
+	run, err := c.exec.Begin()
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: workorder %s: %w", CommandType, wo, err)
+	}
+	defer run.End() // best effort: a leftover run directory harms nothing
+
 	budgetCtx, cancel := context.WithTimeoutCause(ctx, req.Budget, errBudgetExhausted)
 	defer cancel()
 	stdout := &proc.HeadBuffer{Max: MaxContentBytes}
 	stderr := &proc.TailBuffer{Max: stderrTailBytes}
-	ran, err := proc.Run(budgetCtx, proc.Spec{
-		Command: c.run,
-		Dir:     c.dir,
-		Env:     c.environ(req),
-		Stdin:   strings.NewReader(req.Snapshot.FullPromptText),
-		Stdout:  stdout,
-		Stderr:  stderr,
+	ran, err := run.Exec(budgetCtx, sandbox.Command{
+		Line:   c.run,
+		Dir:    c.dir,
+		Vars:   vars(req),
+		Stdin:  strings.NewReader(req.Snapshot.FullPromptText),
+		Stdout: stdout,
+		Stderr: stderr,
 	})
 	// Once the lease is lost no result may be persisted, even one that raced
 	// the cancellation to completion.
@@ -107,22 +118,22 @@ func (c *Command) Execute(ctx context.Context, req Request) (Result, error) {
 	case errors.Is(err, errBudgetExhausted):
 		res.RunnerStatus = store.RunnerBudgetExhausted
 		res.Notes = fmt.Sprintf("budget %v exhausted after %v: process group killed, partial output discarded (%d bytes)",
-			req.Budget, roundMS(ran.Duration), stdout.Total()) + stderrNote(stderr)
+			req.Budget, roundMS(ran.Duration), stdout.Total()) + limitNote(ran) + stderrNote(stderr)
 		return res, nil
 	case err != nil:
 		return Result{}, fmt.Errorf("%s: workorder %s: run %q: %w", CommandType, wo, c.run, err)
 	}
 	content, contentNote := stdoutContent(stdout)
 	res.Content = content
-	res.Notes = fmt.Sprintf("command %s after %v", ran.Status(), roundMS(ran.Duration)) + contentNote + stderrNote(stderr)
+	res.Notes = fmt.Sprintf("command %s after %v", ran.Status(), roundMS(ran.Duration)) + limitNote(ran) + contentNote +
+		stderrNote(stderr)
 	return res, nil
 }
 
-// environ is Env, then the AZOLLA_* variables, to go on top of the worker's
-// environment; the last value of a duplicated key wins.
-func (c *Command) environ(req Request) []string {
+// vars are the AZOLLA_* variables describing the work.
+func vars(req Request) []string {
 	wo, meta := req.WorkOrder, req.Snapshot.Metadata
-	return slices.Concat(c.env, []string{
+	return []string{
 		"AZOLLA_OBJECTIVE_ID=" + wo.ObjectiveID,
 		"AZOLLA_WORK_ORDER_ID=" + wo.WorkOrderID,
 		"AZOLLA_EVENT_ID=" + wo.EventID,
@@ -131,7 +142,7 @@ func (c *Command) environ(req Request) []string {
 		"AZOLLA_BUDGET_MS=" + strconv.FormatInt(req.Budget.Milliseconds(), 10),
 		"AZOLLA_BASE_BRANCH=" + meta.BaseBranch,
 		"AZOLLA_COMMIT_SHA=" + meta.CommitSHA,
-	})
+	}
 }
 
 func roundMS(d time.Duration) time.Duration { return d.Round(time.Millisecond) }

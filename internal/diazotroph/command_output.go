@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/azolla/azolla/internal/proc"
+	"github.com/azolla/azolla/internal/sandbox"
 )
 
 // MaxContentBytes caps a Command's content. The output bundle schema sets no
@@ -48,6 +49,14 @@ func stderrNote(b *proc.TailBuffer) string {
 		header = fmt.Sprintf("stderr (last %d of %d bytes):", len(b.Bytes()), b.Total())
 	}
 	return "\n" + header + "\n" + strings.TrimRight(b.Text(), "\n")
+}
+
+// limitNote names the resource limit a run hit, or returns "".
+func limitNote(o sandbox.Outcome) string {
+	if o.Limit == "" {
+		return ""
+	}
+	return "; the run hit its " + o.Limit
 }
 
 // title is "COMMAND_DIAZOTROPH: <objective title>" on one line, bounded.

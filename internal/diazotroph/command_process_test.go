@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -69,7 +71,7 @@ func killOnCleanup(t *testing.T, pid int) {
 func TestCommand_BudgetExhaustionKillsTheProcessGroup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	c := diazotroph.NewCommand(diazotroph.CommandOptions{
+	c := diazotroph.NewCommand(diazotroph.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}),
 		Dir: dir,
 		Run: `echo $$ > shell.pid; sleep 60 & echo $! > grandchild.pid; echo partial; wait`,
 	})
@@ -93,7 +95,7 @@ func TestCommand_BackgroundProcessesDoNotOutliveARun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	// The shell exits at once, leaving a child that holds stdout open.
-	c := diazotroph.NewCommand(diazotroph.CommandOptions{
+	c := diazotroph.NewCommand(diazotroph.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}),
 		Dir: dir, Run: `sleep 60 & echo $! > child.pid; echo done`,
 	})
 	start := time.Now()
@@ -133,7 +135,7 @@ func TestCommand_ProcessThatLeftTheGroupDoesNotHoldExecute(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			c := diazotroph.NewCommand(diazotroph.CommandOptions{Dir: dir, Run: tt.run})
+			c := diazotroph.NewCommand(diazotroph.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Dir: dir, Run: tt.run})
 			start := time.Now()
 			res, err := c.Execute(t.Context(), newRequest("", tt.budget))
 			killOnCleanup(t, readPID(t, dir, "escaped.pid"))
@@ -153,7 +155,7 @@ func TestCommand_CancelledContextKillsTheGroupAndReturnsTheCause(t *testing.T) {
 	// The pid file appears by a rename once it holds the pid: the redirection
 	// alone creates it empty, and a kill before echo has written it would
 	// leave it so.
-	c := diazotroph.NewCommand(diazotroph.CommandOptions{
+	c := diazotroph.NewCommand(diazotroph.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}),
 		Dir: dir, Run: `sleep 60 & echo $! > grandchild.tmp; mv grandchild.tmp grandchild.pid; echo partial; wait`,
 	})
 	errLeaseLost := errors.New("lease lost")
@@ -178,7 +180,7 @@ func TestCommand_CancelledContextKillsTheGroupAndReturnsTheCause(t *testing.T) {
 func TestCommand_CancelledContextStartsNothing(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "work")
-	c := diazotroph.NewCommand(diazotroph.CommandOptions{Dir: dir, Run: "touch started"})
+	c := diazotroph.NewCommand(diazotroph.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Dir: dir, Run: "touch started"})
 	ctx, cancel := context.WithCancelCause(t.Context())
 	errStopping := errors.New("worker stopping")
 	cancel(errStopping)

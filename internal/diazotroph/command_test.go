@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -38,7 +40,7 @@ func newRequest(prompt string, budget time.Duration) diazotroph.Request {
 // checks that the result is a valid output bundle.
 func execute(t *testing.T, run, prompt string) diazotroph.Result {
 	t.Helper()
-	c := diazotroph.NewCommand(diazotroph.CommandOptions{Run: run, Dir: t.TempDir()})
+	c := diazotroph.NewCommand(diazotroph.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Run: run, Dir: t.TempDir()})
 	res, err := c.Execute(t.Context(), newRequest(prompt, 30*time.Second))
 	require.NoError(t, err)
 	requireValidBundle(t, res)
@@ -91,10 +93,11 @@ func TestCommand_SetsAzollaEnvironment(t *testing.T) {
 	for _, v := range vars {
 		fmt.Fprintf(&run, `echo "%s=$%s"; `, v, v)
 	}
+	// Configuration cannot name an AZOLLA_* variable (sandbox.CheckName):
+	// the workorder's are azolla's alone.
 	c := diazotroph.NewCommand(diazotroph.CommandOptions{
-		Run: run.String(), Dir: t.TempDir(),
-		// A configured AZOLLA_* variable must not override the workorder's.
-		Env: []string{"EXTRA=from options", "AZOLLA_WORK_ORDER_ID=spoofed"},
+		Executor: sandboxtest.Unconfined(t, sandbox.Policy{Env: map[string]string{"EXTRA": "from options"}}),
+		Run:      run.String(), Dir: t.TempDir(),
 	})
 	res, err := c.Execute(t.Context(), newRequest("", 1500*time.Millisecond))
 	require.NoError(t, err)
@@ -108,14 +111,14 @@ func TestCommand_SetsAzollaEnvironment(t *testing.T) {
 		"AZOLLA_BASE_BRANCH=main",
 		"AZOLLA_COMMIT_SHA=" + strings.Repeat("ab", 20),
 		"EXTRA=from options",
-		"PATH=" + os.Getenv("PATH"), // the worker's environment is inherited
+		"PATH=" + os.Getenv("PATH"), // a base variable, from the worker's environment
 	}, "\n")+"\n", res.Content)
 }
 
 func TestCommand_CreatesMissingWorkingDirectory(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data", "work")
-	c := diazotroph.NewCommand(diazotroph.CommandOptions{Run: "pwd -P", Dir: dir})
+	c := diazotroph.NewCommand(diazotroph.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Run: "pwd -P", Dir: dir})
 	res, err := c.Execute(t.Context(), newRequest("", 30*time.Second))
 	require.NoError(t, err)
 	st, err := os.Stat(dir)
@@ -211,7 +214,7 @@ func TestCommand_TitleAndMetadata(t *testing.T) {
 		{"no title names the workorder", "", "COMMAND_DIAZOTROPH: workorder wo-1"},
 		{"long title bounded", strings.Repeat("é", 500), "COMMAND_DIAZOTROPH: " + strings.Repeat("é", 199) + "…"},
 	}
-	c := diazotroph.NewCommand(diazotroph.CommandOptions{Run: "true", Dir: t.TempDir()})
+	c := diazotroph.NewCommand(diazotroph.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Run: "true", Dir: t.TempDir()})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -239,7 +242,7 @@ func TestCommand_MisconfigurationIsAnError(t *testing.T) {
 		{"no command", diazotroph.CommandOptions{Run: "  "}, time.Second, "no command configured"},
 		{"zero budget", diazotroph.CommandOptions{Run: "true"}, 0, "no budget"},
 		{"negative budget", diazotroph.CommandOptions{Run: "true"}, -time.Second, "no budget"},
-		{"working directory under a file", diazotroph.CommandOptions{Run: "true", Dir: filepath.Join(file, "work")}, time.Second, "create working directory"},
+		{"working directory under a file", diazotroph.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Run: "true", Dir: filepath.Join(file, "work")}, time.Second, "create working directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,7 +257,7 @@ func TestCommand_MisconfigurationIsAnError(t *testing.T) {
 
 func TestCommand_ConcurrentExecutesKeepTheirOwnOutput(t *testing.T) {
 	t.Parallel()
-	c := diazotroph.NewCommand(diazotroph.CommandOptions{
+	c := diazotroph.NewCommand(diazotroph.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}),
 		Run: `cat; echo "$AZOLLA_WORK_ORDER_ID" >&2`, Dir: t.TempDir(),
 	})
 	const n = 16

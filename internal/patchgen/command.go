@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/azolla/azolla/internal/proc"
+	"github.com/azolla/azolla/internal/sandbox"
 )
 
 // DefaultMaxOutput is how much of a command's stdout is kept when
@@ -27,9 +27,10 @@ const inputFileName = "azolla-input.md"
 type CommandOptions struct {
 	// Run is a shell command line, run by /bin/sh -c in the worktree.
 	Run string
-	// Env holds extra KEY=VALUE entries on top of the worker's environment.
-	// The AZOLLA_* variables Generate sets win over them.
-	Env []string
+	// Executor runs the command: its environment, sandbox and limits
+	// (package sandbox). The AZOLLA_* variables Generate sets win over
+	// anything it configures.
+	Executor *sandbox.Executor
 	// WorktreeDiff returns the changes made in the worktree at dir as a
 	// unified diff, "" if there are none. It is required: an agent that
 	// edits files instead of printing a diff would otherwise lose its work.
@@ -39,12 +40,14 @@ type CommandOptions struct {
 	MaxOutput int
 }
 
-// Command runs a shell command, typically a coding agent, in the worktree.
-// The generation input (GenerationInput, plus a paragraph allowing the agent
+// Command runs a shell command, typically a coding agent, in the worktree,
+// through its executor (an allowlisted environment, a sandbox in which the
+// worktree is the one writable place of the host's, resource limits). The
+// generation input (GenerationInput, plus a paragraph allowing the agent
 // to edit the worktree) is on its stdin and in the file named by
-// $AZOLLA_INPUT_FILE, which lies outside the worktree so that it never
-// becomes part of the patch, and is removed afterwards. The objective's
-// identity is in AZOLLA_* variables.
+// $AZOLLA_INPUT_FILE, which lies in the run's private directory outside
+// the worktree, so that it never becomes part of the patch, and is removed
+// afterwards. The objective's identity is in AZOLLA_* variables.
 //
 // The candidate patch is what the command changed in the worktree, or if it
 // changed nothing, the diff it printed on stdout. Its exit status goes in the
@@ -54,7 +57,7 @@ type CommandOptions struct {
 // A Command is immutable and safe for concurrent use on distinct worktrees.
 type Command struct {
 	run          string
-	env          []string
+	exec         *sandbox.Executor
 	worktreeDiff func(ctx context.Context, dir string) (string, error)
 	maxOutput    int
 }
@@ -68,7 +71,7 @@ func NewCommand(o CommandOptions) *Command {
 	if maxOutput <= 0 {
 		maxOutput = DefaultMaxOutput
 	}
-	return &Command{run: o.Run, env: slices.Clone(o.Env), worktreeDiff: o.WorktreeDiff, maxOutput: maxOutput}
+	return &Command{run: o.Run, exec: o.Executor, worktreeDiff: o.WorktreeDiff, maxOutput: maxOutput}
 }
 
 // Name returns CommandName.
@@ -86,36 +89,38 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		return fail("no WorktreeDiff configured")
 	case in.Worktree == "":
 		return fail("no worktree")
+	case c.exec == nil:
+		return fail("no executor configured")
 	}
 	if err := context.Cause(ctx); err != nil {
 		return fail("not started: %w", err)
 	}
 
 	input := commandInput(in)
-	tmp, err := os.MkdirTemp("", "azolla-patchgen-")
+	run, err := c.exec.Begin()
 	if err != nil {
-		return fail("create input directory: %w", err)
+		return fail("%w", err)
 	}
-	defer os.RemoveAll(tmp) // best effort: a leftover temp dir harms nothing
-	if inside(in.Worktree, tmp) {
+	defer run.End() // best effort: a leftover run directory harms nothing
+	inputFile := run.Path(inputFileName)
+	if inside(in.Worktree, inputFile) {
 		// The input, or whatever the agent puts beside it, would become
 		// part of the patch.
-		return fail("temporary directory %s is inside the worktree; point TMPDIR elsewhere", tmp)
+		return fail("the run's directory %s is inside the worktree; set executor.runs_dir elsewhere", filepath.Dir(inputFile))
 	}
-	inputFile := filepath.Join(tmp, inputFileName)
 	if err := os.WriteFile(inputFile, []byte(input), 0o600); err != nil {
 		return fail("write input file: %w", err)
 	}
 
 	stdout := &proc.HeadBuffer{Max: c.maxOutput}
 	stderr := &proc.TailBuffer{Max: stderrTailBytes}
-	ran, err := proc.Run(ctx, proc.Spec{
-		Command: c.run,
-		Dir:     in.Worktree,
-		Env:     c.environ(in, inputFile),
-		Stdin:   strings.NewReader(input),
-		Stdout:  stdout,
-		Stderr:  stderr,
+	ran, err := run.Exec(ctx, sandbox.Command{
+		Line:   c.run,
+		Dir:    in.Worktree,
+		Vars:   vars(in, inputFile),
+		Stdin:  strings.NewReader(input),
+		Stdout: stdout,
+		Stderr: stderr,
 	})
 	if cause := context.Cause(ctx); cause != nil {
 		// Whatever the command left is not to be proposed once the budget
@@ -131,6 +136,9 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		return fail("%w", err)
 	}
 	notes := fmt.Sprintf("command %s after %v; %s", ran.Status(), roundMS(ran.Duration), source)
+	if ran.Limit != "" {
+		notes += "; the run hit its " + ran.Limit
+	}
 	if stderr.Total() > 0 {
 		header := "stderr:"
 		if stderr.Truncated() {
@@ -165,10 +173,9 @@ func (c *Command) patch(ctx context.Context, worktree string, stdout *proc.HeadB
 	return "", fmt.Sprintf("no patch: worktree unchanged and stdout (%d bytes%s) holds no unified diff", stdout.Total(), cut), nil
 }
 
-// environ is Env, then the AZOLLA_* variables, to go on top of the worker's
-// environment; the last value of a duplicated key wins.
-func (c *Command) environ(in Input, inputFile string) []string {
-	return slices.Concat(c.env, []string{
+// vars are the AZOLLA_* variables describing the work.
+func vars(in Input, inputFile string) []string {
+	return []string{
 		"AZOLLA_INPUT_FILE=" + inputFile,
 		"AZOLLA_OBJECTIVE_ID=" + in.ObjectiveID,
 		"AZOLLA_WORK_ORDER_ID=" + in.WorkOrderID,
@@ -176,7 +183,7 @@ func (c *Command) environ(in Input, inputFile string) []string {
 		"AZOLLA_BASE_BRANCH=" + in.BaseBranch,
 		"AZOLLA_COMMIT_SHA=" + in.CommitSHA,
 		"AZOLLA_WORKTREE=" + in.Worktree,
-	})
+	}
 }
 
 // inside reports whether path lies within dir; both are cleaned first.

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/patchgen"
+	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 )
 
 // git runs git in dir and returns its stdout.
@@ -66,7 +68,7 @@ func worktreeDiff(ctx context.Context, dir string) (string, error) {
 func generate(t *testing.T, run string) (patchgen.Output, string) {
 	t.Helper()
 	dir := newRepo(t)
-	g := patchgen.NewCommand(patchgen.CommandOptions{Run: run, WorktreeDiff: worktreeDiff})
+	g := patchgen.NewCommand(patchgen.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Run: run, WorktreeDiff: worktreeDiff})
 	out, err := g.Generate(t.Context(), newInput(dir))
 	require.NoError(t, err)
 	return out, dir
@@ -103,11 +105,12 @@ func TestCommand_PatchFromStdout(t *testing.T) {
 func TestCommand_InputOnStdinAndInAFileOutsideTheWorktree(t *testing.T) {
 	t.Parallel()
 	dir, rec := newRepo(t), t.TempDir()
+	// Configuration cannot name an AZOLLA_* variable (sandbox.CheckName):
+	// the objective's are azolla's alone.
 	g := patchgen.NewCommand(patchgen.CommandOptions{
+		Executor: sandboxtest.Unconfined(t, sandbox.Policy{Env: map[string]string{"REC": rec}}),
 		Run: `cat > "$REC/stdin"; cp "$AZOLLA_INPUT_FILE" "$REC/file"; echo "$AZOLLA_INPUT_FILE" > "$REC/path"; ` +
 			`env | grep '^AZOLLA_' | grep -v '^AZOLLA_INPUT_FILE=' | sort > "$REC/env"`,
-		// A configured AZOLLA_* variable must not override the objective's.
-		Env:          []string{"REC=" + rec, "AZOLLA_OBJECTIVE_ID=spoofed"},
 		WorktreeDiff: worktreeDiff,
 	})
 	in := newInput(dir)
@@ -189,8 +192,8 @@ func TestCommand_DeadlineKillsTheProcessGroup(t *testing.T) {
 	dir, rec := newRepo(t), t.TempDir()
 	// The pid file appears by a rename once it holds the pid.
 	g := patchgen.NewCommand(patchgen.CommandOptions{
+		Executor:     sandboxtest.Unconfined(t, sandbox.Policy{Env: map[string]string{"REC": rec}}),
 		Run:          `sleep 60 & echo $! > "$REC/child.tmp"; mv "$REC/child.tmp" "$REC/child.pid"; wait`,
-		Env:          []string{"REC=" + rec},
 		WorktreeDiff: worktreeDiff,
 	})
 	// The deadline passes once the child runs, whatever the machine's load:
@@ -247,7 +250,7 @@ func TestCommand_MisconfigurationIsAnError(t *testing.T) {
 		{"no command", patchgen.CommandOptions{Run: " ", WorktreeDiff: worktreeDiff}, dir, "no command configured"},
 		{"no worktree diff", patchgen.CommandOptions{Run: "true"}, dir, "no WorktreeDiff configured"},
 		{"no worktree", patchgen.CommandOptions{Run: "true", WorktreeDiff: worktreeDiff}, "", "no worktree"},
-		{"missing worktree", patchgen.CommandOptions{Run: "true", WorktreeDiff: worktreeDiff}, filepath.Join(dir, "missing"), "start /bin/sh"},
+		{"missing worktree", patchgen.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Run: "true", WorktreeDiff: worktreeDiff}, filepath.Join(dir, "missing"), "working directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,7 +266,7 @@ func TestCommand_MisconfigurationIsAnError(t *testing.T) {
 func TestCommand_WorktreeDiffFailureIsAnError(t *testing.T) {
 	t.Parallel()
 	errBroken := errors.New("index locked")
-	g := patchgen.NewCommand(patchgen.CommandOptions{
+	g := patchgen.NewCommand(patchgen.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}),
 		Run:          "true",
 		WorktreeDiff: func(context.Context, string) (string, error) { return "", errBroken },
 	})

@@ -1,11 +1,16 @@
 // Package proc runs shell commands so that nothing they start outlives them.
 //
-// Run gives the command its own process group and, when it returns however
-// it returns, sends SIGKILL to the whole group: to the shell, to whatever it
+// Run gives the command a session and process group of its own (so it has no
+// controlling terminal to write into either) and, when it returns however it
+// returns, sends SIGKILL to the whole group: to the shell, to whatever it
 // left running in the background, and to grandchildren. Only a process that
 // left the group on purpose (setsid) escapes the kill; Run then waits at most
 // drainTimeout for the pipes such a process still holds, and returns without
-// what it would have written.
+// what it would have written. A sandbox (package sandbox) closes that gap:
+// its processes die with it.
+//
+// The command's environment is exactly Spec.Env: nothing of the calling
+// process's own environment is inherited.
 //
 // Run owns the pipes rather than letting exec.Cmd copy them, so that it learns
 // the moment the shell exits, not the moment the last holder of a pipe closes
@@ -37,9 +42,19 @@ type Spec struct {
 	Command string
 	// Dir is the working directory; "" is the current one. It must exist.
 	Dir string
-	// Env holds extra KEY=VALUE entries on top of os.Environ(); later
-	// entries win.
+	// Env is the command's whole environment, KEY=VALUE entries of which
+	// the later wins. Nothing is inherited: a command run for work gets
+	// what its caller chose for it, never the worker's own variables.
 	Env []string
+	// Wrap, when set, runs the shell: the shell's argv ("/bin/sh", "-c",
+	// Command) is appended to it, as to a sandbox launcher ending in "--".
+	Wrap []string
+	// Setup, when set, is called with the pid of the started process
+	// before that process runs anything of Wrap's or Command's: it waits
+	// at a gate until Setup returns, so whatever Setup applies to the pid
+	// (resource limits, a cgroup) holds for everything it starts. An error
+	// from Setup kills the process, and Run returns it.
+	Setup func(pid int) error
 	// Stdin is fed to the command; nil is empty. A command that exits
 	// without reading it all is no failure.
 	Stdin io.Reader
@@ -93,10 +108,17 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	p, err := start(s)
 	if err != nil {
-		return Result{}, fmt.Errorf("start /bin/sh -c: %w", err)
+		return Result{}, fmt.Errorf("start %s: %w", p.cmd.Path, err)
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- p.cmd.Wait() }()
+	if err := p.open(s.Setup); err != nil {
+		p.killGroup()
+		p.closeGate()
+		<-waited
+		p.drain()
+		return Result{}, fmt.Errorf("set up %s before it ran: %w", p.cmd.Path, err)
+	}
 
 	var waitErr error
 	stopped := false
@@ -130,16 +152,38 @@ type process struct {
 	// copying counts the goroutines feeding stdin and reading the output.
 	copying sync.WaitGroup
 	ends    []*os.File
+	// gate is the parent's end of the pipe the command waits on before it
+	// runs anything, when Spec.Setup is set.
+	gate *os.File
+}
+
+// gateScript holds the started process until the parent closes its end of
+// the pipe on fd 3, then runs the real argv in its place (same pid), with
+// the pipe closed.
+const gateScript = `read _ <&3; exec "$@" 3<&-`
+
+// argv is the command line that runs s: the shell, run by Wrap when set,
+// behind the gate when Setup is set.
+func argv(s Spec) []string {
+	args := slices.Concat(s.Wrap, []string{"/bin/sh", "-c", s.Command})
+	if s.Setup != nil {
+		args = slices.Concat([]string{"/bin/sh", "-c", gateScript, "azolla-gate"}, args)
+	}
+	return args
 }
 
 // start launches the command with pipes for the streams s wants; a nil
 // stream is left to exec.Cmd, which connects it to the null device without
-// a goroutine.
+// a goroutine. The returned process is never nil: its cmd names what was
+// started.
 func start(s Spec) (_ *process, err error) {
-	cmd := exec.Command("/bin/sh", "-c", s.Command)
+	args := argv(s)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = s.Dir
-	cmd.Env = slices.Concat(os.Environ(), s.Env) // exec keeps the last of a duplicated key
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Never nil, which exec.Cmd reads as "inherit"; exec keeps the last of
+	// a duplicated key.
+	cmd.Env = append(make([]string, 0, len(s.Env)), s.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	p := &process{cmd: cmd}
 
 	// childEnds are closed once the child has its copies (or failed to start).
@@ -148,6 +192,7 @@ func start(s Spec) (_ *process, err error) {
 		closeAll(childEnds...)
 		if err != nil {
 			closeAll(p.ends...)
+			p.closeGate()
 		}
 	}()
 	pipe := func(name string) (r, w *os.File, err error) {
@@ -158,11 +203,19 @@ func start(s Spec) (_ *process, err error) {
 		return r, w, nil
 	}
 
+	if s.Setup != nil {
+		r, w, perr := pipe("gate")
+		if perr != nil {
+			return p, perr
+		}
+		cmd.ExtraFiles = []*os.File{r}
+		childEnds, p.gate = append(childEnds, r), w
+	}
 	var feeds []func()
 	if s.Stdin != nil {
 		r, w, err := pipe("stdin")
 		if err != nil {
-			return nil, err
+			return p, err
 		}
 		cmd.Stdin = r
 		childEnds, p.ends = append(childEnds, r), append(p.ends, w)
@@ -184,7 +237,7 @@ func start(s Spec) (_ *process, err error) {
 	}
 	if s.Stdout != nil {
 		if cmd.Stdout, err = output("stdout", s.Stdout); err != nil {
-			return nil, err
+			return p, err
 		}
 	}
 	switch {
@@ -193,7 +246,7 @@ func start(s Spec) (_ *process, err error) {
 		cmd.Stderr = cmd.Stdout
 	default:
 		if cmd.Stderr, err = output("stderr", s.Stderr); err != nil {
-			return nil, err
+			return p, err
 		}
 	}
 
@@ -201,7 +254,7 @@ func start(s Spec) (_ *process, err error) {
 	// what a caller's budget, set before Run, has to cover.
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return p, err
 	}
 	p.copying.Add(len(feeds))
 	for _, f := range feeds {
@@ -211,6 +264,26 @@ func start(s Spec) (_ *process, err error) {
 		}()
 	}
 	return p, nil
+}
+
+// open runs setup, if any, while the process waits at its gate, then lets
+// it go on. When setup fails the gate stays shut: the caller kills the
+// process before closing it (closeGate).
+func (p *process) open(setup func(pid int) error) error {
+	if p.gate == nil {
+		return nil
+	}
+	if err := setup(p.cmd.Process.Pid); err != nil {
+		return err
+	}
+	p.closeGate() // the end of the pipe is what opens the gate
+	return nil
+}
+
+func (p *process) closeGate() {
+	if p.gate != nil {
+		_ = p.gate.Close()
+	}
 }
 
 // sameWriter reports whether a and b are the same writer. Comparing two

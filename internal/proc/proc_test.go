@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -136,7 +137,7 @@ func TestRun_EnvironmentAndDirectory(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
 	_, err := proc.Run(t.Context(), proc.Spec{
-		Command: `echo "A=$A"; echo "B=$B"; echo "PATH=$PATH"; pwd -P`,
+		Command: `echo "A=$A"; echo "B=$B"; echo "HOME=$HOME"; pwd -P`,
 		Dir:     dir,
 		Env:     []string{"A=first", "B=kept", "A=second"},
 		Stdout:  &out,
@@ -144,14 +145,77 @@ func TestRun_EnvironmentAndDirectory(t *testing.T) {
 	require.NoError(t, err)
 	real, err := filepath.EvalSymlinks(dir)
 	require.NoError(t, err)
-	require.Equal(t, "A=second\nB=kept\nPATH="+os.Getenv("PATH")+"\n"+real+"\n", out.String(),
-		"later entries win and the environment is inherited")
+	require.NotEmpty(t, os.Getenv("HOME"), "the test needs a variable of its own to not pass on")
+	require.Equal(t, "A=second\nB=kept\nHOME=\n"+real+"\n", out.String(),
+		"later entries win, and nothing of this process's environment is inherited")
+}
+
+func TestRun_EmptyEnvironmentInheritsNothing(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	_, err := proc.Run(t.Context(), proc.Spec{Command: "env", Stdout: &out})
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		// dash exports PWD itself.
+		require.True(t, line == "" || strings.HasPrefix(line, "PWD="), "inherited %q", line)
+	}
+}
+
+func TestRun_SetupRunsBeforeTheCommandDoesAnything(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	var seen []string
+	var out bytes.Buffer
+	res, err := proc.Run(t.Context(), proc.Spec{
+		Command: "touch ran; echo $$",
+		Dir:     dir,
+		Stdout:  &out,
+		Setup: func(pid int) error {
+			if _, err := os.Stat(marker); err == nil {
+				seen = append(seen, "command ran before setup")
+			}
+			seen = append(seen, strconv.Itoa(pid))
+			return nil
+		},
+	})
+	require.NoError(t, err)
+	require.Zero(t, res.ExitCode)
+	require.Equal(t, []string{strings.TrimSpace(out.String())}, seen,
+		"setup ran first, with the pid that then became the shell")
+	require.FileExists(t, marker)
+}
+
+func TestRun_FailedSetupKillsTheCommandBeforeItRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var pid int
+	_, err := proc.Run(t.Context(), proc.Spec{
+		Command: "touch ran",
+		Dir:     dir,
+		Setup: func(p int) error {
+			pid = p
+			return errors.New("no cgroup")
+		},
+	})
+	require.ErrorContains(t, err, "no cgroup")
+	require.NoFileExists(t, filepath.Join(dir, "ran"))
+	requireGone(t, pid)
+}
+
+func TestRun_WrapRunsTheShell(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	_, err := proc.Run(t.Context(), proc.Spec{Command: "echo $0 $FROM_WRAP", Wrap: []string{"env", "FROM_WRAP=yes"},
+		Stdout: &out})
+	require.NoError(t, err)
+	require.Equal(t, "/bin/sh yes\n", out.String())
 }
 
 func TestRun_FailureToStartIsAnError(t *testing.T) {
 	t.Parallel()
 	res, err := proc.Run(t.Context(), proc.Spec{Command: "true", Dir: filepath.Join(t.TempDir(), "missing")})
-	require.ErrorContains(t, err, "start /bin/sh -c")
+	require.ErrorContains(t, err, "start /bin/sh")
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.Zero(t, res)
 }

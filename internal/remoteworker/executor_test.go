@@ -17,12 +17,14 @@ import (
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/remoteworker"
+	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
 )
 
 func commandExecutor(t *testing.T, run string) *remoteworker.Diazotrophs {
 	t.Helper()
-	return &remoteworker.Diazotrophs{Registry: diazotroph.NewRegistry(diazotroph.NewCommand(diazotroph.CommandOptions{
+	return &remoteworker.Diazotrophs{Registry: diazotroph.NewRegistry(diazotroph.NewCommand(diazotroph.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}),
 		Run: run, Dir: filepath.Join(t.TempDir(), "command")}))}
 }
 

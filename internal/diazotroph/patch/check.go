@@ -11,6 +11,7 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/proc"
+	"github.com/azolla/azolla/internal/sandbox"
 )
 
 // gateTail is how much of a failing gate command's output the gate reason
@@ -57,23 +58,31 @@ func (p *Patch) gate(ctx context.Context, c diazotroph.Check) (diazotroph.Verdic
 	if err != nil || failed != "" {
 		return diazotroph.Verdict{Reason: failed}, err
 	}
+	if s.Gate == nil {
+		return diazotroph.Verdict{}, fmt.Errorf("repository %s: no executor for its gate commands", c.Objective.Repository)
+	}
+	run, err := s.Gate.Begin()
+	if err != nil {
+		return diazotroph.Verdict{}, err
+	}
+	defer run.End() // best effort: a leftover run directory harms nothing
 	budget := s.GateBudget
 	bctx, cancel := context.WithTimeoutCause(ctx, budget, errGateBudget)
 	defer cancel()
-	env := []string{"AZOLLA_OBJECTIVE_ID=" + c.Objective.ObjectiveID, "AZOLLA_WORK_ORDER_ID=" + c.WorkOrder.WorkOrderID,
+	vars := []string{"AZOLLA_OBJECTIVE_ID=" + c.Objective.ObjectiveID, "AZOLLA_WORK_ORDER_ID=" + c.WorkOrder.WorkOrderID,
 		"AZOLLA_BRANCH_NAME=" + c.WorkOrder.BranchName, "AZOLLA_COMMIT_SHA=" + c.Bundle.Metadata.CommitSHA}
 	for _, cmd := range s.GateCommands {
 		out := &proc.TailBuffer{Max: gateTail}
-		res, err := proc.Run(bctx, proc.Spec{Command: cmd, Dir: dir, Env: env, Stdout: out, Stderr: out})
+		res, err := run.Exec(bctx, sandbox.Command{Line: cmd, Dir: dir, Vars: vars, Stdout: out, Stderr: out})
 		switch {
 		case err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), errGateBudget):
-			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q did not finish within the gate budget of %s\noutput tail:\n%s",
-				cmd, budget, tail(out))}, nil
+			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q did not finish within the gate budget of %s%s\noutput tail:\n%s",
+				cmd, budget, limitNote(res), tail(out))}, nil
 		case err != nil:
 			return diazotroph.Verdict{}, fmt.Errorf("gate command %q: %w", cmd, err)
 		case res.ExitCode != 0 || res.Signal != 0:
-			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q %s after %s\noutput tail:\n%s",
-				cmd, res.Status(), res.Duration.Round(time.Millisecond), tail(out))}, nil
+			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q %s after %s%s\noutput tail:\n%s",
+				cmd, res.Status(), res.Duration.Round(time.Millisecond), limitNote(res), tail(out))}, nil
 		}
 	}
 	quoted := make([]string, len(s.GateCommands))
@@ -113,6 +122,14 @@ func (p *Patch) gateWorkspace(ctx context.Context, c diazotroph.Check) (dir, fai
 		return "", "", err
 	}
 	return gws, "", nil
+}
+
+// limitNote names the resource limit a gate command hit, or returns "".
+func limitNote(o sandbox.Outcome) string {
+	if o.Limit == "" {
+		return ""
+	}
+	return " (it hit its " + o.Limit + ")"
 }
 
 func tail(b *proc.TailBuffer) string {

@@ -15,6 +15,9 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph/patch"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
+	"github.com/azolla/azolla/internal/redact"
+	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -44,14 +47,18 @@ type testBundle struct {
 	outside  string // a directory beside the repository, never to be written
 	gitDir   string
 	settings patch.Settings
-	p        *patch.Patch
+	// gate runs the gate commands of tb.repo when settings names none.
+	gate *sandbox.Executor
+	// secrets are the values no patch may carry.
+	secrets *redact.Redactor
+	p       *patch.Patch
 }
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	root := t.TempDir()
 	tb := &testBundle{root: root, repo: filepath.Join(root, "upstream"), outside: filepath.Join(root, "outside"),
-		gitDir: filepath.Join(root, "git")}
+		gitDir: filepath.Join(root, "git"), gate: sandboxtest.Unconfined(t, sandbox.Policy{})}
 	require.NoError(t, os.MkdirAll(tb.outside, 0o755))
 	require.NoError(t, os.MkdirAll(tb.repo, 0o755))
 	git(t, tb.repo, "init", "-q", "-b", "main")
@@ -73,12 +80,16 @@ func (tb *testBundle) newPatch(extra map[string]patchgen.Generator) *patch.Patch
 	}
 	return patch.New(patch.Options{Dir: tb.gitDir, Generators: gens, Default: "static",
 		Unconfigured: map[string]string{"openai": "set patch.openai.model"}, Author: author,
-		Policy: gitops.PatchPolicy{MaxBytes: 1 << 20}, FileListLimit: 2,
+		Policy: gitops.PatchPolicy{MaxBytes: 1 << 20}, FileListLimit: 2, Secrets: tb.secrets,
 		Settings: func(repo string) patch.Settings {
-			if repo == tb.repo {
-				return tb.settings
+			if repo != tb.repo {
+				return patch.Settings{}
 			}
-			return patch.Settings{}
+			s := tb.settings
+			if s.Gate == nil {
+				s.Gate = tb.gate
+			}
+			return s
 		}})
 }
 

@@ -22,6 +22,8 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
+	"github.com/azolla/azolla/internal/redact"
+	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -31,6 +33,9 @@ type Settings struct {
 	GateCommands []string
 	// GateBudget bounds all gate commands together.
 	GateBudget time.Duration
+	// Gate runs the gate commands (package sandbox); required when there
+	// are any.
+	Gate *sandbox.Executor
 	// PushRemote, when set, receives each patch branch (force-pushed).
 	PushRemote string
 }
@@ -52,6 +57,10 @@ type Options struct {
 	FileListLimit int
 	// Settings returns a repository's settings; nil means none anywhere.
 	Settings func(repository string) Settings
+	// Secrets are the values no patch may carry: a candidate patch holding
+	// one is refused before anything is written, since redacting it would
+	// change what it does.
+	Secrets *redact.Redactor
 }
 
 // Patch is PATCH_DIAZOTROPH. It is safe for concurrent use: workorders have
@@ -204,6 +213,11 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 		if err := g.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
 			return diazotroph.Result{}, fmt.Errorf("reset workspace %s: %w", r.ws, err)
 		}
+	}
+	if name, found := r.p.o.Secrets.Find(out.Patch); found {
+		out.Patch = r.p.o.Secrets.String(out.Patch)
+		return r.applyFailed(out, fmt.Sprintf("The patch was refused before anything was written: it holds the value of "+
+			"%s, a secret of this worker's, which would have been committed and pushed with the branch.", name)), nil
 	}
 	if _, err := gitops.CheckPatch(r.ws, out.Patch, r.p.o.Policy); err != nil {
 		return r.applyFailed(out, "The patch was refused before anything was written: "+err.Error()), nil

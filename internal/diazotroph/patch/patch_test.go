@@ -17,6 +17,9 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
+	"github.com/azolla/azolla/internal/redact"
+	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -113,6 +116,24 @@ func TestExecute_PatchThatChangesNothingIsApplyFailed(t *testing.T) {
 	require.Equal(t, req.Snapshot.Metadata.CommitSHA, headOf(t, ws, "azolla/noop"), "nothing was committed")
 }
 
+func TestExecute_PatchHoldingASecretIsRefusedNotRedacted(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	tb.secrets = redact.New(redact.Secret{Name: "OPENAI_API_KEY", Value: "sk-canary-0451"})
+	tb.p = tb.newPatch(nil)
+	leaky := strings.Replace(goodPatch, "+Run src/greet.sh NAME", "+Set OPENAI_API_KEY=sk-canary-0451, then run src/greet.sh NAME", 1)
+	req := tb.request(t, "leaky", leaky)
+	res := execute(t, tb, req)
+	require.Equal(t, store.RunnerApplyFailed, res.RunnerStatus)
+	require.Contains(t, res.Notes, "it holds the value of OPENAI_API_KEY, a secret of this worker's")
+	require.NotContains(t, res.Content+res.Notes, "sk-canary-0451")
+	require.Contains(t, res.Content, "[redacted:OPENAI_API_KEY]", "the human sees what was refused, without the secret")
+	require.Empty(t, res.Metadata.CommitSHA)
+	ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
+	require.Equal(t, req.Snapshot.Metadata.CommitSHA, headOf(t, ws, "azolla/leaky"), "nothing was committed")
+	require.Empty(t, strings.TrimSpace(git(t, ws, "status", "--porcelain")), "the workspace is unchanged")
+}
+
 func TestExecute_HostilePatchesAreRefusedBeforeAnythingIsWritten(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
@@ -180,7 +201,7 @@ func TestExecute_BudgetExpiryKillsTheGeneratorAndKeepsNoPatch(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
 	pidFile := filepath.Join(tb.root, "child.pid")
-	tb.p = tb.newPatch(map[string]patchgen.Generator{"command": patchgen.NewCommand(patchgen.CommandOptions{
+	tb.p = tb.newPatch(map[string]patchgen.Generator{"command": patchgen.NewCommand(patchgen.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}),
 		Run:          "sleep 30 & echo $! > " + pidFile + "; echo 'partial' > README.md; sleep 30",
 		WorktreeDiff: gitops.Git{}.WorktreeDiff})})
 	req := tb.request(t, "slow", "")
@@ -209,7 +230,7 @@ func TestExecute_BudgetExpiryKillsTheGeneratorAndKeepsNoPatch(t *testing.T) {
 func TestExecute_CommandGeneratorEditsTheWorkspace(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
-	tb.p = tb.newPatch(map[string]patchgen.Generator{"command": patchgen.NewCommand(patchgen.CommandOptions{
+	tb.p = tb.newPatch(map[string]patchgen.Generator{"command": patchgen.NewCommand(patchgen.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}),
 		Run:          `test -f "$AZOLLA_INPUT_FILE" && printf 'echo "hello, $1"\n' >> src/greet.sh && echo 'notes' > NOTES.md`,
 		WorktreeDiff: gitops.Git{}.WorktreeDiff})})
 	req := tb.request(t, "agent", "")
