@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/controlplane/dbqueue"
 	"github.com/azolla/azolla/internal/controlplane/redisstream"
@@ -59,7 +61,9 @@ func NewObservedControlPlane(cfg config.Config, st store.Store, tr controlplane.
 	hooks := activities.RemoteHooks{}
 	ccfg := controlplane.Config{
 		LeaseTTL: cp.LeaseTTL, HeartbeatInterval: cp.HeartbeatInterval, MaxWait: cp.MaxWait,
-		MaxAttempts: cp.MaxAttempts, ReaperInterval: cp.ReaperInterval, InstanceID: instanceID, Log: log}
+		MaxAttempts: cp.MaxAttempts, ReaperInterval: cp.ReaperInterval, InstanceID: instanceID, Log: log,
+		// A remote worker redacts its own secrets; these are this side's.
+		Redact: redact.New(append(cfg.Secrets(), redact.FromEnviron(os.Environ())...)...)}
 	if m != nil {
 		hooks.Observer, ccfg.Observer, ccfg.Claims = m, m, m
 	}
@@ -85,6 +89,9 @@ type ControlPlaneOptions struct {
 	Metrics prometheus.Gatherer
 	// Ready, when set, are GET /readyz's checks (with Metrics).
 	Ready []ops.Check
+	// Limits, when set, replace the server's defaults (ops.DefaultLimits,
+	// with room for the long poll).
+	Limits *ops.Limits
 }
 
 // shutdownGrace bounds how long in-flight requests (a long poll at most
@@ -124,8 +131,12 @@ func RunControlPlane(ctx context.Context, o ControlPlaneOptions) error {
 		ops.Register(mux, o.Metrics, o.Ready, false)
 		handler = mux
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(o.Log.Handler(), slog.LevelWarn)}
+	limits := ops.DefaultLimits
+	limits.Write += config.MaxControlPlaneWait // a claim's long poll
+	if o.Limits != nil {
+		limits = *o.Limits
+	}
+	srv := ops.NewServer(handler, o.Log, limits)
 	if cp.ClientCAFile != "" {
 		pool, err := tlsfiles.CAPool(cp.ClientCAFile)
 		if err != nil {

@@ -154,8 +154,7 @@ func serveOps(ctx context.Context, addr string, h http.Handler, log *slog.Logger
 		}
 		return nil, fmt.Errorf("ops: listen on %s (ops.address): %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := ops.NewServer(h, log, ops.DefaultLimits)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("ops endpoints stopped", "error", err)

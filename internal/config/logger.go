@@ -3,9 +3,12 @@ package config
 import (
 	"io"
 	"log/slog"
+
+	"github.com/azolla/azolla/internal/redact"
 )
 
-// Logger returns a logger writing to w at log.level in log.format. Values
+// Logger returns a logger writing to w at log.level in log.format, with
+// the configuration's secrets (Secrets) redacted from every line. Values
 // Validate would refuse fall back to info and text rather than failing,
 // so a logger is always available to report the config error itself.
 func (c Config) Logger(w io.Writer) *slog.Logger {
@@ -28,6 +31,7 @@ func (c Config) level() slog.Level {
 }
 
 func (c Config) logger(w io.Writer, level slog.Level) *slog.Logger {
+	w = redact.New(c.Secrets()...).Writer(w)
 	opts := &slog.HandlerOptions{Level: level}
 	if c.Log.Format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))

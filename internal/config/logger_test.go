@@ -50,3 +50,15 @@ func TestLoggerAtLeast_RaisesALowerLevelAndKeepsTheFormat(t *testing.T) {
 		})
 	}
 }
+
+func TestLogger_RedactsTheConfigurationsSecrets(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"text", "json"} {
+		var buf bytes.Buffer
+		c := config.Config{Log: config.LogConfig{Level: "info", Format: format},
+			Store: config.StoreConfig{DSN: "postgres://app:pw-canary-31@db/azolla"}}
+		c.Logger(&buf).Info("connect", "dsn", c.Store.DSN, "password", "pw-canary-31")
+		require.NotContains(t, buf.String(), "pw-canary-31", format)
+		require.Contains(t, buf.String(), "[redacted:store.dsn", format)
+	}
+}

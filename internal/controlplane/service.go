@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -75,6 +76,9 @@ type Config struct {
 	Observer Observer
 	// Claims, when set, observes the reaper's leadership claim.
 	Claims claim.Observer
+	// Redact hides this process's secrets in the results and errors
+	// workers send, before they are written; nil redacts nothing.
+	Redact *redact.Redactor
 }
 
 // Observer is told what the control plane did, for metrics. It must not

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -560,4 +561,28 @@ func TestDefaultBackoff_DoublesAndCaps(t *testing.T) {
 		3: 20 * time.Second, 7: 5 * time.Minute, 100: 5 * time.Minute} {
 		require.Equal(t, want, DefaultBackoff(attempt), fmt.Sprint(attempt))
 	}
+}
+
+func TestSettle_ResultsAndErrorsAreRedactedBeforeTheyAreWritten(t *testing.T) {
+	t.Parallel()
+	r := redact.New(redact.Secret{Name: "store.dsn", Value: "pw-canary-2024"})
+	forEachBackend(t, Config{Redact: r}, func(t *testing.T, tb *testBundle) {
+		j := tb.enqueue(t, "wo-1")
+		c := tb.mustClaim(t, workerA)
+		_, err := tb.svc.Complete(tb.ctx, completeOf(c, workerA, `{"content":"dsn pw-canary-2024","exit":0}`))
+		require.NoError(t, err)
+		require.JSONEq(t, `{"content":"dsn [redacted:store.dsn]","exit":0}`, string(tb.job(t, j.JobID).Result))
+
+		j2 := tb.enqueue(t, "wo-2")
+		c2 := tb.mustClaim(t, workerA)
+		f := failOf(c2, workerA, false)
+		f.Error.Message = "connect to postgres://u:pw-canary-2024@db failed"
+		_, err = tb.svc.Fail(tb.ctx, f)
+		require.NoError(t, err)
+		for _, a := range tb.attempts(t, j2.JobID) {
+			require.NotNil(t, a.Error)
+			require.NotContains(t, a.Error.Message, "pw-canary-2024")
+			require.Contains(t, a.Error.Message, "[redacted:store.dsn]")
+		}
+	})
 }

@@ -33,6 +33,11 @@ func (s *Service) Complete(ctx context.Context, req CompleteRequest) (CompleteRe
 	if _, err := s.authorize(ctx, req.JobID, req.AttemptID, req.WorkerID, ""); err != nil {
 		return CompleteResponse{}, err
 	}
+	result, err := s.cfg.Redact.JSON(req.Result)
+	if err != nil {
+		return CompleteResponse{}, errInvalid("complete: result: %v", err)
+	}
+	req.Result = result
 	res, err := s.st.SettleJobAttempt(ctx, store.SettleJobAttemptParams{
 		JobID:      req.JobID,
 		AttemptID:  req.AttemptID,
@@ -88,6 +93,7 @@ func (s *Service) Fail(ctx context.Context, req FailRequest) (FailResponse, erro
 			AvailableAt: now.Add(s.cfg.Backoff(j.AttemptCount))}
 	}
 	jerr := req.Error
+	jerr.Message, jerr.Stack = s.cfg.Redact.String(jerr.Message), s.cfg.Redact.String(jerr.Stack)
 	res, err := s.st.SettleJobAttempt(ctx, store.SettleJobAttemptParams{
 		JobID:      req.JobID,
 		AttemptID:  req.AttemptID,

@@ -11,8 +11,10 @@
 package redact
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/url"
 	"slices"
@@ -172,4 +174,41 @@ func (w writer) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// JSON returns the JSON document doc with secrets redacted in its strings
+// (keys included), as valid JSON. A document without secrets is returned
+// unchanged, byte for byte.
+func (r *Redactor) JSON(doc []byte) ([]byte, error) {
+	if _, found := r.Find(string(doc)); !found {
+		return doc, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("redact: decode JSON: %w", err)
+	}
+	return json.Marshal(r.value(v))
+}
+
+// value redacts the strings of a decoded JSON value.
+func (r *Redactor) value(v any) any {
+	switch x := v.(type) {
+	case string:
+		return r.String(x)
+	case []any:
+		for i := range x {
+			x[i] = r.value(x[i])
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[r.String(k)] = r.value(e)
+		}
+		return out
+	default:
+		return v
+	}
 }

@@ -108,3 +108,16 @@ func TestFromEnviron(t *testing.T) {
 	got := redact.FromEnviron([]string{"PATH=/bin", "GITHUB_TOKEN=ghp_canary", "EMPTY_TOKEN=", "broken"})
 	require.Equal(t, []redact.Secret{{Name: "GITHUB_TOKEN", Value: "ghp_canary"}}, got)
 }
+
+func TestJSON_RedactsStringsAndStaysValid(t *testing.T) {
+	t.Parallel()
+	r := redact.New(redact.Secret{Name: "tok", Value: "123456789"})
+	out, err := r.JSON([]byte(`{"content":"token 123456789","n":123456789,"list":["123456789"]}`))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"content":"token [redacted:tok]","n":123456789,"list":["[redacted:tok]"]}`, string(out),
+		"strings are redacted; a number is left as it is rather than made invalid")
+	clean := []byte(`{"b":1,  "a":"x"}`)
+	out, err = r.JSON(clean)
+	require.NoError(t, err)
+	require.Equal(t, string(clean), string(out), "a document without secrets is untouched")
+}
