@@ -30,6 +30,7 @@ if grep -q 'undefined: FROB42' "$AZOLLA_INPUT_FILE"; then echo 'FROB42 = 1' > fr
 	gate := `grep -q FROB42 frob.txt || { echo "frob.txt:1: undefined: FROB42"; exit 1; }`
 	b := setup(t, setupOptions{patch: func(p *config.PatchConfig) {
 		p.Command.Run = agent
+		p.Command.Binds = []config.BindConfig{{Path: inputs, Mode: config.BindReadWrite}}
 		p.Repositories = []config.RepositoryConfig{{Repository: repo, GateCommands: []string{gate}}}
 	}})
 	id := uniqueID("feedback")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/proc/proctest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
@@ -32,7 +33,10 @@ func TestKill_WorkerKilledMidRunIsTakenOver(t *testing.T) {
 	// a while, longer than the lease.
 	command := fmt.Sprintf(`echo "$AZOLLA_WORK_ORDER_ID" >> %q; echo $$ >> %q; sleep 4; echo "finished $AZOLLA_WORK_ORDER_ID"`,
 		starts, pgids)
-	b := setup(t, setupOptions{command: command, leaseTTL: lease, noWorker: true})
+	// Unconfined: the test kills the orphaned command by the process group
+	// it noted, a pid a sandbox's own PID namespace would not show.
+	b := setup(t, setupOptions{command: command, leaseTTL: lease, noWorker: true,
+		configure: func(c *config.Config) { c.Executor.Sandbox = config.SandboxNone }})
 	t.Cleanup(func() { proctest.KillGroups(pgids) })
 
 	first := b.workerProcess(t, "first")
@@ -79,6 +83,7 @@ func (b *bundle) workerEnv() []string {
 		"AZOLLA_CLAIM_LEASE_TTL="+b.cfg.Claim.LeaseTTL.String(),
 		"AZOLLA_LIFECYCLE_POLL_INTERVAL=200ms",
 		"AZOLLA_DIAZOTROPH_COMMAND_RUN="+b.cfg.Diazotroph.Command.Run,
+		"AZOLLA_EXECUTOR_SANDBOX="+b.cfg.Executor.Sandbox,
 		"AZOLLA_LOG_LEVEL=warn")
 	return append(env, b.env...)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
@@ -79,7 +80,10 @@ func TestLifecycle_GateFailThenRetry(t *testing.T) {
 	idRetry := uniqueID("retry")
 	mark := filepath.Join(t.TempDir(), "ran-once")
 	// The first run prints nothing (the gate fails), the second prints.
-	b := setup(t, setupOptions{command: fmt.Sprintf(`if [ -e %[1]q ]; then echo second run; else touch %[1]q; fi`, mark)})
+	b := setup(t, setupOptions{command: fmt.Sprintf(`if [ -e %[1]q ]; then echo second run; else touch %[1]q; fi`, mark),
+		configure: func(c *config.Config) {
+			c.Diazotroph.Command.Binds = []config.BindConfig{{Path: filepath.Dir(mark), Mode: config.BindReadWrite}}
+		}})
 	ctx := context.Background()
 	b.create(t, idRetry)
 	_, err := b.starter.Decide(ctx, idRetry, workflows.Approve, workflows.Decision{By: "tester"})

@@ -142,7 +142,8 @@ func TestPatch_GateFailureThenRetryResetsTheBranchOnANewWorkOrder(t *testing.T) 
 	marker := filepath.Join(t.TempDir(), "tests-fixed")
 	gate := "echo checking; test -f " + marker
 	b := setup(t, setupOptions{patch: func(p *config.PatchConfig) {
-		p.Repositories = []config.RepositoryConfig{{Repository: repo, GateCommands: []string{gate}, PushRemote: remote}}
+		p.Repositories = []config.RepositoryConfig{{Repository: repo, GateCommands: []string{gate}, PushRemote: remote,
+			GateBinds: []config.BindConfig{{Path: filepath.Dir(marker)}}}}
 	}})
 	id := uniqueID("patch-retry")
 	b.create(t, id, patchObjective(repo))

@@ -80,9 +80,16 @@ const (
 	BindReadWrite = "rw"
 )
 
+// Sandbox modes, as executor.sandbox spells them.
+const (
+	SandboxAuto  = string(sandbox.ModeAuto)
+	SandboxBwrap = string(sandbox.ModeBwrap)
+	SandboxNone  = string(sandbox.ModeNone)
+)
+
 // Executor defaults.
 const (
-	DefaultSandbox       = string(sandbox.ModeAuto)
+	DefaultSandbox       = SandboxAuto
 	DefaultMaxProcesses  = 1024
 	DefaultMaxFileSizeMB = 4096
 	DefaultMaxMemoryMB   = 8192

@@ -72,6 +72,10 @@ func (l Limits) hitBy(res proc.Result) string {
 	return ""
 }
 
+// ProcessesByCgroup reports whether runs' processes are counted in a pids
+// cgroup of their own, which binds root too.
+func (h *Host) ProcessesByCgroup() bool { return h.cgroups.has(controllerPids) }
+
 // logLimits says at start which limits hold, and how.
 func (h *Host) logLimits(log *slog.Logger) {
 	l := h.limits

@@ -340,7 +340,7 @@ func TestLimits_FileSizeStopsTheWriterAndIsNamed(t *testing.T) {
 func TestLimits_ForkBombIsContainedAndNamed(t *testing.T) {
 	t.Parallel()
 	b := setup(t, sandbox.ModeBwrap, sandbox.Limits{Processes: 64})
-	if os.Geteuid() == 0 && !sandbox.HasPidsCgroup(b.host) {
+	if os.Geteuid() == 0 && !b.host.ProcessesByCgroup() {
 		t.Skip("running as root without a pids cgroup: RLIMIT_NPROC does not bind root, so nothing would contain the bomb")
 	}
 	ctx, cancel := context.WithTimeoutCause(t.Context(), 3*time.Second, errors.New("budget"))

@@ -63,6 +63,17 @@ func NewPostgres(t testing.TB) *sqlstore.Store {
 	return s
 }
 
+// NewPostgresDSN is NewPostgres with the DSN scoped to its schema, for an
+// azolla process of the test's to open the same store.
+func NewPostgresDSN(t testing.TB) (*sqlstore.Store, string) {
+	t.Helper()
+	s, dsn := openPostgresSchema(t)
+	if _, err := s.Migrate(context.Background()); err != nil {
+		t.Fatalf("migrate postgres: %v", err)
+	}
+	return s, dsn
+}
+
 // NewPostgresUnmigrated is NewPostgres before migrations: an empty schema.
 func NewPostgresUnmigrated(t testing.TB) *sqlstore.Store {
 	t.Helper()
