@@ -23,8 +23,11 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 
 FROM alpine:${ALPINE_VERSION}
 # git and ssh for repositories, ca-certificates for HTTPS (Temporal Cloud,
-# generators, git remotes), tzdata for timestamps in local time.
-RUN apk add --no-cache ca-certificates git openssh-client tzdata \
+# generators, git remotes), tzdata for timestamps in local time, bubblewrap
+# for the executors' sandbox (it needs user namespaces, which Docker's
+# default seccomp profile refuses: executor.sandbox auto then runs them
+# unconfined and says so).
+RUN apk add --no-cache bubblewrap ca-certificates git openssh-client tzdata \
     && addgroup -S -g 10001 azolla \
     && adduser -S -D -u 10001 -G azolla -h /home/azolla azolla \
     && install -d -o azolla -g azolla -m 0750 /var/lib/azolla

@@ -49,12 +49,14 @@ type Spec struct {
 	// Wrap, when set, runs the shell: the shell's argv ("/bin/sh", "-c",
 	// Command) is appended to it, as to a sandbox launcher ending in "--".
 	Wrap []string
-	// Setup, when set, is called with the pid of the started process
-	// before that process runs anything of Wrap's or Command's: it waits
-	// at a gate until Setup returns, so whatever Setup applies to the pid
-	// (resource limits, a cgroup) holds for everything it starts. An error
-	// from Setup kills the process, and Run returns it.
-	Setup func(pid int) error
+	// ExtraFiles are the process's file descriptors 3, 4, …; Run closes
+	// them once the process has its copies.
+	ExtraFiles []*os.File
+	// Started, when set, is called with the pid of the started process
+	// before Run waits for it. A launcher that holds its command until
+	// told to go on (package sandbox) is set up and released from here.
+	// An error from Started kills the process group, and Run returns it.
+	Started func(pid int) error
 	// Stdin is fed to the command; nil is empty. A command that exits
 	// without reading it all is no failure.
 	Stdin io.Reader
@@ -112,12 +114,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- p.cmd.Wait() }()
-	if err := p.open(s.Setup); err != nil {
-		p.killGroup()
-		p.closeGate()
-		<-waited
-		p.drain()
-		return Result{}, fmt.Errorf("set up %s before it ran: %w", p.cmd.Path, err)
+	if s.Started != nil {
+		if err := s.Started(p.cmd.Process.Pid); err != nil {
+			p.killGroup()
+			<-waited
+			p.drain()
+			return Result{}, fmt.Errorf("%s started: %w", p.cmd.Path, err)
+		}
 	}
 
 	var waitErr error
@@ -152,24 +155,6 @@ type process struct {
 	// copying counts the goroutines feeding stdin and reading the output.
 	copying sync.WaitGroup
 	ends    []*os.File
-	// gate is the parent's end of the pipe the command waits on before it
-	// runs anything, when Spec.Setup is set.
-	gate *os.File
-}
-
-// gateScript holds the started process until the parent closes its end of
-// the pipe on fd 3, then runs the real argv in its place (same pid), with
-// the pipe closed.
-const gateScript = `read _ <&3; exec "$@" 3<&-`
-
-// argv is the command line that runs s: the shell, run by Wrap when set,
-// behind the gate when Setup is set.
-func argv(s Spec) []string {
-	args := slices.Concat(s.Wrap, []string{"/bin/sh", "-c", s.Command})
-	if s.Setup != nil {
-		args = slices.Concat([]string{"/bin/sh", "-c", gateScript, "azolla-gate"}, args)
-	}
-	return args
 }
 
 // start launches the command with pipes for the streams s wants; a nil
@@ -177,7 +162,7 @@ func argv(s Spec) []string {
 // a goroutine. The returned process is never nil: its cmd names what was
 // started.
 func start(s Spec) (_ *process, err error) {
-	args := argv(s)
+	args := slices.Concat(s.Wrap, []string{"/bin/sh", "-c", s.Command})
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = s.Dir
 	// Never nil, which exec.Cmd reads as "inherit"; exec keeps the last of
@@ -187,12 +172,12 @@ func start(s Spec) (_ *process, err error) {
 	p := &process{cmd: cmd}
 
 	// childEnds are closed once the child has its copies (or failed to start).
-	var childEnds []*os.File
+	childEnds := slices.Clone(s.ExtraFiles)
+	cmd.ExtraFiles = s.ExtraFiles
 	defer func() {
 		closeAll(childEnds...)
 		if err != nil {
 			closeAll(p.ends...)
-			p.closeGate()
 		}
 	}()
 	pipe := func(name string) (r, w *os.File, err error) {
@@ -203,14 +188,6 @@ func start(s Spec) (_ *process, err error) {
 		return r, w, nil
 	}
 
-	if s.Setup != nil {
-		r, w, perr := pipe("gate")
-		if perr != nil {
-			return p, perr
-		}
-		cmd.ExtraFiles = []*os.File{r}
-		childEnds, p.gate = append(childEnds, r), w
-	}
 	var feeds []func()
 	if s.Stdin != nil {
 		r, w, err := pipe("stdin")
@@ -264,26 +241,6 @@ func start(s Spec) (_ *process, err error) {
 		}()
 	}
 	return p, nil
-}
-
-// open runs setup, if any, while the process waits at its gate, then lets
-// it go on. When setup fails the gate stays shut: the caller kills the
-// process before closing it (closeGate).
-func (p *process) open(setup func(pid int) error) error {
-	if p.gate == nil {
-		return nil
-	}
-	if err := setup(p.cmd.Process.Pid); err != nil {
-		return err
-	}
-	p.closeGate() // the end of the pipe is what opens the gate
-	return nil
-}
-
-func (p *process) closeGate() {
-	if p.gate != nil {
-		_ = p.gate.Close()
-	}
 }
 
 // sameWriter reports whether a and b are the same writer. Comparing two

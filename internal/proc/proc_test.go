@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -161,45 +162,40 @@ func TestRun_EmptyEnvironmentInheritsNothing(t *testing.T) {
 	}
 }
 
-func TestRun_SetupRunsBeforeTheCommandDoesAnything(t *testing.T) {
+func TestRun_StartedGetsThePidAndExtraFiles(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	marker := filepath.Join(dir, "ran")
-	var seen []string
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
 	var out bytes.Buffer
+	var started int
 	res, err := proc.Run(t.Context(), proc.Spec{
-		Command: "touch ran; echo $$",
-		Dir:     dir,
-		Stdout:  &out,
-		Setup: func(pid int) error {
-			if _, err := os.Stat(marker); err == nil {
-				seen = append(seen, "command ran before setup")
-			}
-			seen = append(seen, strconv.Itoa(pid))
-			return nil
-		},
+		Command:    "echo $$; echo from-fd-3 >&3",
+		ExtraFiles: []*os.File{w},
+		Stdout:     &out,
+		Started:    func(pid int) error { started = pid; return nil },
 	})
 	require.NoError(t, err)
 	require.Zero(t, res.ExitCode)
-	require.Equal(t, []string{strings.TrimSpace(out.String())}, seen,
-		"setup ran first, with the pid that then became the shell")
-	require.FileExists(t, marker)
+	require.Equal(t, strconv.Itoa(started)+"\n", out.String(), "Started got the shell's pid")
+	got, err := io.ReadAll(r)
+	require.NoError(t, err, "Run closed its copy of the write end, so the read ends")
+	require.Equal(t, "from-fd-3\n", string(got))
 }
 
-func TestRun_FailedSetupKillsTheCommandBeforeItRuns(t *testing.T) {
+func TestRun_FailedStartedKillsTheProcessGroup(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
 	var pid int
+	start := time.Now()
 	_, err := proc.Run(t.Context(), proc.Spec{
-		Command: "touch ran",
-		Dir:     dir,
-		Setup: func(p int) error {
+		Command: "sleep 60",
+		Started: func(p int) error {
 			pid = p
 			return errors.New("no cgroup")
 		},
 	})
 	require.ErrorContains(t, err, "no cgroup")
-	require.NoFileExists(t, filepath.Join(dir, "ran"))
+	require.Less(t, time.Since(start), promptly)
 	requireGone(t, pid)
 }
 

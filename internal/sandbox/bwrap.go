@@ -69,8 +69,8 @@ func namespaceArgs(n Network) []string {
 // workspace in the data dir, a run under /tmp) is seen again, and a hidden
 // path inside a bind (a data dir under a command's working directory)
 // stays hidden.
-func (h *Host) bwrapArgs(p Policy, dir, runDir string) []string {
-	args := append([]string{h.bwrap}, namespaceArgs(p.network())...)
+func (h *Host) bwrapArgs(p Policy, dir, runDir string, holdArgs []string) []string {
+	args := slices.Concat([]string{h.bwrap}, holdArgs, namespaceArgs(p.network()))
 	args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 	var mounts []mountArg
 	for _, d := range emptied {

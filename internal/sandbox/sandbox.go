@@ -282,20 +282,34 @@ func (r *Run) Exec(ctx context.Context, c Command) (Outcome, error) {
 		// It would be writable, and with it the whole file system.
 		return Outcome{}, fmt.Errorf("%s: the working directory cannot be /", e.p.Name)
 	}
+	h, err := newHold(e.h.mode)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%s: %w", e.p.Name, err)
+	}
+	defer h.close()
 	spec := proc.Spec{Command: c.Line, Dir: dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr,
-		Env: slices.Concat(baseEnv(e.h.environ, r.home, r.tmp), e.vars, c.Vars)}
+		Env: slices.Concat(baseEnv(e.h.environ, r.home, r.tmp), e.vars, c.Vars), ExtraFiles: h.files}
+	spec.Wrap = h.wrap
 	if e.h.mode == ModeBwrap {
-		spec.Wrap = e.h.bwrapArgs(e.p, dir, r.dir)
+		spec.Wrap = e.h.bwrapArgs(e.p, dir, r.dir, h.bwrapArgs)
 	}
 	cg, err := e.h.cgroups.forRun(e.h.limits)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w", e.p.Name, err)
 	}
-	spec.Setup = func(pid int) error {
+	spec.Started = func(started int) error {
+		pid, err := h.target(started)
+		if err != nil {
+			return err
+		}
 		if err := e.h.limits.apply(pid); err != nil {
 			return err
 		}
-		return cg.add(pid)
+		if err := cg.add(pid); err != nil {
+			return err
+		}
+		h.release()
+		return nil
 	}
 	res, err := proc.Run(ctx, spec)
 	out := Outcome{Result: res, Limit: cg.finish()}

@@ -1,0 +1,78 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// A run's first process waits, before it runs anything, until its limits
+// and cgroup are set (see doc.go): a hold is how.
+//
+//	unconfined  the gate: /bin/sh reads fd 3 until the worker closes the
+//	            pipe's other end, then execs the command in its place
+//	bubblewrap  bwrap's own: it writes the sandbox's first process's pid
+//	            on --info-fd and blocks that process on --block-fd; every
+//	            process of the run descends from it
+type hold struct {
+	// wrap goes before the bubblewrap arguments or the shell; files are
+	// the process's fds 3 and up.
+	wrap, bwrapArgs []string
+	files           []*os.File
+	// target returns the pid whose limits and cgroup the run inherits.
+	target func(started int) (int, error)
+	// release lets the run go on; close frees what is left, and after a
+	// failed set-up, once the process is killed, lets nothing run.
+	release, close func()
+}
+
+// gateScript holds the started shell until fd 3 reaches its end, then runs
+// the real command line in its place, with fd 3 closed.
+const gateScript = `read _ <&3; exec "$@" 3<&-`
+
+// infoTimeout bounds the wait for bubblewrap's report of its first
+// process; it writes it as soon as the namespaces exist.
+const infoTimeout = 30 * time.Second
+
+// newHold makes the hold of a run in mode.
+func newHold(mode Mode) (*hold, error) {
+	if mode != ModeBwrap {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("gate pipe: %w", err)
+		}
+		return &hold{wrap: []string{"/bin/sh", "-c", gateScript, "azolla-gate"}, files: []*os.File{r},
+			target:  func(started int) (int, error) { return started, nil },
+			release: func() { _ = w.Close() }, close: func() { _ = w.Close() }}, nil
+	}
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("bwrap info pipe: %w", err)
+	}
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		_, _ = infoR.Close(), infoW.Close()
+		return nil, fmt.Errorf("bwrap block pipe: %w", err)
+	}
+	return &hold{bwrapArgs: []string{"--info-fd", "3", "--block-fd", "4"}, files: []*os.File{infoW, blockR},
+		target:  func(int) (int, error) { return readChildPid(infoR) },
+		release: func() { _ = blockW.Close() },
+		close:   func() { _, _ = infoR.Close(), blockW.Close() }}, nil
+}
+
+// readChildPid reads bubblewrap's --info-fd report.
+func readChildPid(r *os.File) (int, error) {
+	_ = r.SetReadDeadline(time.Now().Add(infoTimeout))
+	var info struct {
+		ChildPid int `json:"child-pid"`
+	}
+	if err := json.NewDecoder(r).Decode(&info); err != nil {
+		return 0, fmt.Errorf("read bwrap's report of the sandbox (it may have failed to start): %w", err)
+	}
+	if info.ChildPid <= 0 {
+		return 0, errors.New("bwrap reported no sandbox process")
+	}
+	return info.ChildPid, nil
+}
