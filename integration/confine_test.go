@@ -245,9 +245,18 @@ func requireSpyBlind(t *testing.T, what, out string) {
 	}
 }
 
+// poison tries to make azolla's own git runs on the workspace, which come
+// after the run and outside its sandbox, run a command of the run's: a
+// credential helper (push) and a clean filter (diff, add) that would write
+// marker. It prints GIT-CONFIG-WRITTEN if it could.
+func poison(marker string) string {
+	return fmt.Sprintf(`printf '[credential]\n\thelper = !touch %[1]s\n[filter "x"]\n\tclean = touch %[1]s; cat\n' >> .git/config 2>/dev/null && echo GIT-CONFIG-WRITTEN; mkdir -p .git/info 2>/dev/null; echo '* filter=x' >> .git/info/attributes 2>/dev/null`, marker)
+}
+
 func TestConfine_NoSecretReachesARunOrARecord(t *testing.T) {
 	t.Parallel()
 	repo := sampleRepo(t)
+	pwned := filepath.Join(t.TempDir(), "pwned")
 	remote := filepath.Join(t.TempDir(), "pushed.git")
 	gitIn(t, t.TempDir(), "init", "-q", "--bare", remote)
 	w := newConfineWorld(t, func(w *confineWorld) string {
@@ -273,11 +282,11 @@ executor:
 			spy(w.dataDir)+`; echo "given: $ANTHROPIC_API_KEY"`,
 			// The agent: spies on stderr (the notes quote its tail) and
 			// edits the worktree (the patch).
-			"{ "+spy(w.dataDir)+"; } >&2; echo 'agent was here' >> README.md",
+			"{ "+spy(w.dataDir)+"; "+poison(pwned)+"; } >&2; echo 'agent was here' >> README.md",
 			repo, remote,
 			// The gate: spies, tries the host's loopback, and fails, so
 			// its output tail lands in the gate reason and pause state.
-			spy(w.dataDir)+"; "+gateNet+"; exit 1")
+			spy(w.dataDir)+"; "+gateNet+"; "+poison(pwned)+"; exit 1")
 	})
 	w.start(t, nil, "worker", "--identity", "confined")
 
@@ -315,6 +324,8 @@ executor:
 	require.Zero(t, w.gateConns.Load(), "a gate command reached the host's loopback")
 
 	require.NoFileExists(t, filepath.Join(w.dataDir, "escaped"), "a run wrote into the data dir")
+	require.NotContains(t, patchBundle.Notes+gateOut, "GIT-CONFIG-WRITTEN")
+	require.NoFileExists(t, pwned, "a command of the run's ran through azolla's own git")
 	w.requireNoCanary(t, []string{cmdID, patchID}, remote)
 	w.b.requireAuditClean(t)
 	require.Contains(t, w.logs[0].String(), "executors run in a bubblewrap sandbox")

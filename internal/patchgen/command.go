@@ -115,12 +115,16 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 	stdout := &proc.HeadBuffer{Max: c.maxOutput}
 	stderr := &proc.TailBuffer{Max: stderrTailBytes}
 	ran, err := run.Exec(ctx, sandbox.Command{
-		Line:   c.run,
-		Dir:    in.Worktree,
-		Vars:   vars(in, inputFile),
-		Stdin:  strings.NewReader(input),
-		Stdout: stdout,
-		Stderr: stderr,
+		Line: c.run,
+		Dir:  in.Worktree,
+		// git's configuration and hooks are read by azolla's own git runs
+		// on this worktree, outside the sandbox: a credential helper or a
+		// filter written there would run with azolla's privileges.
+		ReadOnly: []string{filepath.Join(in.Worktree, ".git")},
+		Vars:     vars(in, inputFile),
+		Stdin:    strings.NewReader(input),
+		Stdout:   stdout,
+		Stderr:   stderr,
 	})
 	if cause := context.Cause(ctx); cause != nil {
 		// Whatever the command left is not to be proposed once the budget

@@ -69,7 +69,7 @@ func namespaceArgs(n Network) []string {
 // workspace in the data dir, a run under /tmp) is seen again, and a hidden
 // path inside a bind (a data dir under a command's working directory)
 // stays hidden.
-func (h *Host) bwrapArgs(p Policy, dir, runDir string, holdArgs []string) []string {
+func (h *Host) bwrapArgs(p Policy, dir, runDir string, readOnly, holdArgs []string) []string {
 	args := slices.Concat([]string{h.bwrap}, holdArgs, namespaceArgs(p.network()))
 	args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 	var mounts []mountArg
@@ -99,6 +99,13 @@ func (h *Host) bwrapArgs(p Policy, dir, runDir string, holdArgs []string) []stri
 	}
 	mounts = append(mounts, mountArg{runDir, []string{"--bind", runDir, runDir}},
 		mountArg{dir, []string{"--bind", dir, dir}})
+	for _, p := range readOnly {
+		// The path must exist, or bwrap would create it in a read-only
+		// place; a missing .git is nothing to protect.
+		if real, err := filepath.EvalSymlinks(p); err == nil && within(dir, real) {
+			mounts = append(mounts, mountArg{real, []string{"--ro-bind", real, real}})
+		}
+	}
 	slices.SortStableFunc(mounts, func(a, b mountArg) int { return cmp.Compare(depth(a.path), depth(b.path)) })
 	for _, m := range mounts {
 		args = append(args, m.args...)

@@ -248,6 +248,11 @@ type Command struct {
 	// besides the run's own; it must exist. "" is a directory private to
 	// the run.
 	Dir string
+	// ReadOnly are paths inside Dir the command may read but not change:
+	// a repository's .git, whose configuration and hooks azolla's own git
+	// runs read after the command, outside the sandbox. Without a sandbox
+	// they are writable like the rest.
+	ReadOnly []string
 	// Vars are the run's AZOLLA_* descriptors; they win over everything.
 	Vars           []string
 	Stdin          io.Reader
@@ -291,7 +296,7 @@ func (r *Run) Exec(ctx context.Context, c Command) (Outcome, error) {
 		Env: slices.Concat(baseEnv(e.h.environ, r.home, r.tmp), e.vars, c.Vars), ExtraFiles: h.files}
 	spec.Wrap = h.wrap
 	if e.h.mode == ModeBwrap {
-		spec.Wrap = e.h.bwrapArgs(e.p, dir, r.dir, h.bwrapArgs)
+		spec.Wrap = e.h.bwrapArgs(e.p, dir, r.dir, c.ReadOnly, h.bwrapArgs)
 	}
 	cg, err := e.h.cgroups.forRun(e.h.limits)
 	if err != nil {

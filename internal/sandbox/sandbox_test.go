@@ -356,3 +356,28 @@ func TestLimits_ForkBombIsContainedAndNamed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "after\n", out)
 }
+
+func TestBwrap_ReadOnlyPathsInsideTheWorkingDirectory(t *testing.T) {
+	t.Parallel()
+	b := setup(t, sandbox.ModeBwrap, sandbox.Limits{})
+	gitDir := filepath.Join(b.work, ".git")
+	require.NoError(t, os.MkdirAll(gitDir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(gitDir, "config"), []byte("[core]\n"), 0o644))
+	e, err := b.host.Executor(sandbox.Policy{Name: "test"}, nil)
+	require.NoError(t, err)
+	r, err := e.Begin()
+	require.NoError(t, err)
+	defer r.End()
+	var out bytes.Buffer
+	_, err = r.Exec(t.Context(), sandbox.Command{Dir: b.work, ReadOnly: []string{gitDir},
+		Line: `printf '[credential]\n\thelper = !touch /tmp/pwned\n' >> .git/config || echo GIT-READ-ONLY
+			touch .git/hooks-new || echo GIT-READ-ONLY
+			echo edit > file.txt && echo WORKTREE-WRITABLE`, Stdout: &out, Stderr: &out})
+	require.NoError(t, err)
+	require.Contains(t, out.String(), "GIT-READ-ONLY")
+	require.Contains(t, out.String(), "WORKTREE-WRITABLE")
+	cfg, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	require.NoError(t, err)
+	require.Equal(t, "[core]\n", string(cfg))
+	require.NoFileExists(t, filepath.Join(gitDir, "hooks-new"))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -73,7 +74,10 @@ func (p *Patch) gate(ctx context.Context, c diazotroph.Check) (diazotroph.Verdic
 		"AZOLLA_BRANCH_NAME=" + c.WorkOrder.BranchName, "AZOLLA_COMMIT_SHA=" + c.Bundle.Metadata.CommitSHA}
 	for _, cmd := range s.GateCommands {
 		out := &proc.TailBuffer{Max: gateTail}
-		res, err := run.Exec(bctx, sandbox.Command{Line: cmd, Dir: dir, Vars: vars, Stdout: out, Stderr: out})
+		// The tests may not change the repository's .git (see the command
+		// generator): azolla's git runs on this workspace again.
+		res, err := run.Exec(bctx, sandbox.Command{Line: cmd, Dir: dir, ReadOnly: []string{filepath.Join(dir, ".git")},
+			Vars: vars, Stdout: out, Stderr: out})
 		switch {
 		case err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), errGateBudget):
 			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q did not finish within the gate budget of %s%s\noutput tail:\n%s",
