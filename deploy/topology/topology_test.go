@@ -87,10 +87,13 @@ func TestTopology_TwentyObjectivesSurviveAWorkerAndTheControlPlaneKilled(t *test
 	// A remote worker runs on another host, outside compose: it knows only
 	// the control plane's URL (the port compose publishes) and its token.
 	// Its command notes that it started and its process group, then takes
-	// long enough for the kills below to land while jobs run.
+	// long enough for the kills below to land while jobs run. It runs
+	// unconfined: the test kills the commands a killed worker orphaned by
+	// the process groups they noted, pids a sandbox's own PID namespace
+	// would not show (the workers' executors are sandboxed as configured).
 	remoteEnv := c.local.env(t, "worker", dataDir("remote-1"), nil)
 	remoteEnv = withoutKeys(remoteEnv, "AZOLLA_STORE_", "PGPASSWORD", "AZOLLA_TEMPORAL_", "AZOLLA_CONTROL_PLANE_REDIS_URL")
-	remoteEnv = append(remoteEnv, "AZOLLA_LOG_LEVEL=warn", "AZOLLA_DIAZOTROPH_COMMAND_RUN="+
+	remoteEnv = append(remoteEnv, "AZOLLA_LOG_LEVEL=warn", "AZOLLA_EXECUTOR_SANDBOX=none", "AZOLLA_DIAZOTROPH_COMMAND_RUN="+
 		fmt.Sprintf(`echo "$AZOLLA_WORK_ORDER_ID" >> %q; echo $$ >> %q; sleep 3; echo "finished $AZOLLA_WORK_ORDER_ID"`, starts, pgids))
 	remote := startProc(t, "remote-1", c.azolla, remoteEnv, "remote-worker",
 		"--control-plane", "http://"+c.local.controlPlane, "--token-file", tokenFile, "--worker-id", "remote-1", "--max-wait", "2s")

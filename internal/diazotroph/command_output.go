@@ -51,12 +51,13 @@ func stderrNote(b *proc.TailBuffer) string {
 	return "\n" + header + "\n" + strings.TrimRight(b.Text(), "\n")
 }
 
-// limitNote names the resource limit a run hit, or returns "".
+// limitNote says what a run's limits and sandbox had to do with how it
+// ended, or returns "".
 func limitNote(o sandbox.Outcome) string {
-	if o.Limit == "" {
-		return ""
+	if s := o.Explain(); s != "" {
+		return "; " + s
 	}
-	return "; the run hit its " + o.Limit
+	return ""
 }
 
 // title is "COMMAND_DIAZOTROPH: <objective title>" on one line, bounded.

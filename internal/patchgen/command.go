@@ -140,8 +140,8 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		return fail("%w", err)
 	}
 	notes := fmt.Sprintf("command %s after %v; %s", ran.Status(), roundMS(ran.Duration), source)
-	if ran.Limit != "" {
-		notes += "; the run hit its " + ran.Limit
+	if s := ran.Explain(); s != "" {
+		notes += "; " + s
 	}
 	if stderr.Total() > 0 {
 		header := "stderr:"

@@ -74,6 +74,7 @@ func findCgroups(log *slog.Logger) *cgroups {
 		if !ok {
 			continue
 		}
+		removeStale(base)
 		parent := filepath.Join(base, "azolla-"+suffix)
 		if err := os.Mkdir(parent, 0o755); err != nil {
 			log.Info("no cgroup for runs", "controller", ctl, "error", err)
@@ -83,6 +84,7 @@ func findCgroups(log *slog.Logger) *cgroups {
 	}
 	if len(c.parents) == 0 && mounts.v2 != nil {
 		if base, ok := mounts.v2.dirOf(selfPaths.v2); ok {
+			removeStale(base)
 			c.v2 = true
 			if err := c.setUpV2(base, suffix); err != nil {
 				log.Info("no cgroup v2 for runs", "cgroup", base, "error", err)
@@ -135,6 +137,32 @@ func (c *cgroups) setUpV2(base, suffix string) error {
 		c.parents[ctl] = parent
 	}
 	return nil
+}
+
+// removeStale removes the runs' cgroups that workers which are gone left
+// under base (azolla-<pid>-<random>), killing what is left in them.
+func removeStale(base string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pidText, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), "azolla-"), "-")
+		pid, err := strconv.Atoi(pidText)
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "azolla-") || !ok || err != nil || pid == os.Getpid() ||
+			!errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			continue
+		}
+		parent := filepath.Join(base, e.Name())
+		runs, _ := os.ReadDir(parent)
+		for _, r := range runs {
+			if r.IsDir() && strings.HasPrefix(r.Name(), "run-") {
+				killAll(filepath.Join(parent, r.Name()))
+				_ = os.Remove(filepath.Join(parent, r.Name()))
+			}
+		}
+		_ = os.Remove(parent)
+	}
 }
 
 // enable turns ctls on for dir's children (cgroup v2).

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/azolla/azolla/internal/proc"
 	"github.com/azolla/azolla/internal/redact"
@@ -92,6 +93,7 @@ func New(o Options) (*Host, error) {
 	if err := os.MkdirAll(o.RunsDir, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: create runs directory: %w", err)
 	}
+	removeStaleRuns(o.RunsDir, time.Now())
 	h.hide = slices.Clone(o.Hide)
 	if home, err := os.UserHomeDir(); err == nil {
 		h.hide = append(h.hide, home)
@@ -141,6 +143,24 @@ func (h *Host) Close() error {
 		return h.cgroups.close()
 	}
 	return nil
+}
+
+// staleRunAge is when a run's directory is surely a crashed worker's: no
+// run lasts longer than the longest budget, 24 hours.
+const staleRunAge = 48 * time.Hour
+
+// removeStaleRuns removes run directories a crashed worker left in dir.
+func removeStaleRuns(dir string, now time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && e.IsDir() && strings.HasPrefix(e.Name(), "run-") &&
+			now.Sub(info.ModTime()) > staleRunAge {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // hidden cleans paths, drops those that do not exist or lie inside another
@@ -264,7 +284,27 @@ type Outcome struct {
 	proc.Result
 	// Limit names the resource limit the run hit, "" if none did.
 	Limit string
+	// Hint says what a sandbox may have to do with how the command ended
+	// (a command not found where the worker would have found it), "".
+	Hint string
 }
+
+// Explain is the sentence a run's notes add about its limits and its
+// sandbox, "" when there is nothing to say.
+func (o Outcome) Explain() string {
+	var parts []string
+	if o.Limit != "" {
+		parts = append(parts, "the run hit its "+o.Limit)
+	}
+	if o.Hint != "" {
+		parts = append(parts, o.Hint)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// notFoundHint explains exit status 127 in a sandbox.
+const notFoundHint = "exit status 127 is the shell's \"command not found\": in the sandbox the worker's HOME, " +
+	"the data dir and /tmp are hidden, so a tool installed there needs a bind (binds: [{path: ...}])"
 
 // Exec runs c within the run's confinement and limits; see proc.Run for
 // what is an error.
@@ -320,6 +360,9 @@ func (r *Run) Exec(ctx context.Context, c Command) (Outcome, error) {
 	out := Outcome{Result: res, Limit: cg.finish()}
 	if out.Limit == "" {
 		out.Limit = e.h.limits.hitBy(res)
+	}
+	if e.h.mode == ModeBwrap && res.ExitCode == 127 {
+		out.Hint = notFoundHint
 	}
 	return out, err
 }

@@ -381,3 +381,12 @@ func TestBwrap_ReadOnlyPathsInsideTheWorkingDirectory(t *testing.T) {
 	require.Equal(t, "[core]\n", string(cfg))
 	require.NoFileExists(t, filepath.Join(gitDir, "hooks-new"))
 }
+
+func TestBwrap_CommandNotFoundSaysWhy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, sandbox.ModeBwrap, sandbox.Limits{})
+	o, _, err := b.run(t, t.Context(), sandbox.Policy{}, `no-such-agent-here --version`)
+	require.NoError(t, err)
+	require.Equal(t, 127, o.ExitCode)
+	require.Contains(t, o.Explain(), "needs a bind")
+}

@@ -128,12 +128,13 @@ func (p *Patch) gateWorkspace(ctx context.Context, c diazotroph.Check) (dir, fai
 	return gws, "", nil
 }
 
-// limitNote names the resource limit a gate command hit, or returns "".
+// limitNote says what a gate command's limits and sandbox had to do with
+// how it ended, or returns "".
 func limitNote(o sandbox.Outcome) string {
-	if o.Limit == "" {
-		return ""
+	if s := o.Explain(); s != "" {
+		return " (" + s + ")"
 	}
-	return " (it hit its " + o.Limit + ")"
+	return ""
 }
 
 func tail(b *proc.TailBuffer) string {
