@@ -17,7 +17,7 @@ func NewSandbox(cfg config.Config, log *slog.Logger, hide ...string) (*sandbox.H
 	h, err := sandbox.New(sandbox.Options{Mode: sandbox.Mode(cfg.Executor.Sandbox), Bwrap: cfg.Executor.Bwrap,
 		Limits: cfg.Executor.Limits(), Hide: append(cfg.HiddenPaths(), hide...), RunsDir: cfg.RunsDir(), Log: log})
 	if err != nil {
-		return nil, fmt.Errorf("executor: %w", err)
+		return nil, fmt.Errorf("executor.sandbox %s: %w", cfg.Executor.Sandbox, err)
 	}
 	return h, nil
 }

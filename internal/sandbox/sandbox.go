@@ -115,7 +115,7 @@ func New(o Options) (*Host, error) {
 			h.mode, h.bwrap = ModeBwrap, path
 			log.Info("executors run in a bubblewrap sandbox", "bwrap", path, "hidden", hidden(h.hide))
 		case mode == ModeBwrap:
-			return nil, fmt.Errorf("sandbox: executor.sandbox is bwrap but bubblewrap does not work here: %w", err)
+			return nil, fmt.Errorf("sandbox: bwrap is required and does not work here: %w", err)
 		default:
 			h.mode = ModeNone
 			log.Warn("executors run without a sandbox: executor.sandbox is auto and bubblewrap does not work here; "+

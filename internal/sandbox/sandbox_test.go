@@ -188,7 +188,7 @@ func TestNew_Modes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	_, err := sandbox.New(sandbox.Options{Mode: sandbox.ModeBwrap, Bwrap: "/nonexistent/bwrap", RunsDir: dir})
-	require.ErrorContains(t, err, "executor.sandbox is bwrap but bubblewrap does not work here")
+	require.ErrorContains(t, err, "bwrap is required and does not work here: /nonexistent/bwrap not found")
 	var log bytes.Buffer
 	h, err := sandbox.New(sandbox.Options{Mode: sandbox.ModeAuto, Bwrap: "/nonexistent/bwrap", RunsDir: dir,
 		Log: slog.New(slog.NewTextHandler(&log, nil))})
