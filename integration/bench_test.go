@@ -20,6 +20,12 @@ import (
 	"github.com/azolla/azolla/workflows"
 )
 
+// unconfined runs the benchmarks' commands outside the sandbox: the
+// lifecycle, track and scale benchmarks measure orchestration, as they did
+// before executors were sandboxed, and what the sandbox adds to a
+// workorder is BenchmarkSandbox's (X1).
+const unconfined = "AZOLLA_EXECUTOR_SANDBOX=none"
+
 // The lifecycle benchmark's workload: benchRounds rounds, each starting
 // benchPerRound lifecycles and benchPerRound bare workflows, the two sides
 // one after the other, alternating which goes first, so drift in the
@@ -41,7 +47,7 @@ const (
 // DONE; `printf ok` costs the same fork and exec.
 func BenchmarkLifecycle(b *testing.B) {
 	ctx := context.Background()
-	d := startDev(b, "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok")
+	d := startDev(b, "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok", unconfined)
 	c, s := d.client, d.starter
 
 	// Baseline: a bare workflow with three no-op activities, on a worker in

@@ -120,7 +120,7 @@ func (p scalePoint) rssPerThousand() float64 {
 // scaleRun takes n lifecycles from creation to DONE on a fresh dev process.
 func scaleRun(b *testing.B, n int) scalePoint {
 	ctx := context.Background()
-	d := startDev(b, "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok")
+	d := startDev(b, "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok", unconfined)
 	p := scalePoint{n: n, runs: 1, idleRSS: rss(d.pid())}
 	ids := make([]string, n)
 	for i := range ids {

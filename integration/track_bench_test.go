@@ -50,7 +50,7 @@ const (
 // round starts, so the hand-over falls on no measured window. It also reports how many triage rounds the batches took.
 func BenchmarkTrack(b *testing.B) {
 	ctx := context.Background()
-	d := startDev(b, "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok")
+	d := startDev(b, "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok", unconfined)
 	c, s := d.client, d.starter
 	track := config.DefaultTrack
 
