@@ -54,8 +54,8 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 }
 
 // startControlPlane runs workers.RunControlPlane on a loopback port until
-// the test ends and returns its address.
-func startControlPlane(t *testing.T, cfg config.Config) string {
+// the test ends and returns its address; tune changes its options.
+func startControlPlane(t *testing.T, cfg config.Config, tune ...func(*workers.ControlPlaneOptions)) string {
 	t.Helper()
 	st := storetest.NewSQLite(t)
 	tr, err := workers.OpenTransport(context.Background(), cfg.ControlPlane, st)
@@ -65,10 +65,12 @@ func startControlPlane(t *testing.T, cfg config.Config) string {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- workers.RunControlPlane(ctx, workers.ControlPlaneOptions{Config: cfg, Store: st, Listener: ln,
-			Service: workers.NewControlPlane(cfg, st, tr, nil, slog.New(slog.DiscardHandler), "test"), Log: slog.New(slog.DiscardHandler)})
-	}()
+	o := workers.ControlPlaneOptions{Config: cfg, Store: st, Listener: ln,
+		Service: workers.NewControlPlane(cfg, st, tr, nil, slog.New(slog.DiscardHandler), "test"), Log: slog.New(slog.DiscardHandler)}
+	for _, f := range tune {
+		f(&o)
+	}
+	go func() { done <- workers.RunControlPlane(ctx, o) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)

@@ -2,11 +2,9 @@ package workers_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -18,7 +16,6 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/ops"
-	"github.com/azolla/azolla/internal/store/storetest"
 	"github.com/azolla/azolla/workers"
 )
 
@@ -31,29 +28,12 @@ var testLimits = ops.Limits{ReadHeader: time.Second, Read: 2 * time.Second, Writ
 // loopback) within testLimits until the test ends.
 func startLimitedControlPlane(t *testing.T) string {
 	t.Helper()
-	cfg := config.Default()
-	st := storetest.NewSQLite(t)
-	tr, err := workers.OpenTransport(context.Background(), cfg.ControlPlane, st)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = tr.Close() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	log := slog.New(slog.DiscardHandler)
-	go func() {
-		done <- workers.RunControlPlane(ctx, workers.ControlPlaneOptions{Config: cfg, Store: st, Listener: ln,
-			Unauthenticated: true, Limits: &testLimits,
-			Service: workers.NewControlPlane(cfg, st, tr, nil, log, "test"), Log: log})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
+	return startControlPlane(t, config.Default(), func(o *workers.ControlPlaneOptions) {
+		o.Unauthenticated, o.Limits = true, &testLimits
 	})
-	return ln.Addr().String()
 }
 
-// claim posts a valid claim that waits briefly, and returns its status.
+// postClaim posts a valid claim that waits briefly, and returns its status.
 func postClaim(t *testing.T, addr string) int {
 	t.Helper()
 	body := fmt.Sprintf(`{"worker_id":"w-1","streams":["command"],"max_wait_ms":%d}`, 50)
