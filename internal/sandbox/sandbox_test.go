@@ -51,8 +51,8 @@ func setup(t *testing.T, mode sandbox.Mode, limits sandbox.Limits) *testBundle {
 	return &testBundle{host: h, data: data, work: work, environ: environ}
 }
 
-// run runs line once for policy p in the workspace and returns its output.
-func (b *testBundle) run(t *testing.T, ctx context.Context, p sandbox.Policy, line string) (sandbox.Outcome, string, error) {
+// begin starts a run of policy p; the caller ends it.
+func (b *testBundle) begin(t *testing.T, p sandbox.Policy) *sandbox.Run {
 	t.Helper()
 	if p.Name == "" {
 		p.Name = "test"
@@ -61,6 +61,13 @@ func (b *testBundle) run(t *testing.T, ctx context.Context, p sandbox.Policy, li
 	require.NoError(t, err)
 	r, err := e.Begin()
 	require.NoError(t, err)
+	return r
+}
+
+// run runs line once for policy p in the workspace and returns its output.
+func (b *testBundle) run(t *testing.T, ctx context.Context, p sandbox.Policy, line string) (sandbox.Outcome, string, error) {
+	t.Helper()
+	r := b.begin(t, p)
 	defer func() { require.NoError(t, r.End()) }()
 	var out bytes.Buffer
 	o, err := r.Exec(ctx, sandbox.Command{Line: line, Dir: b.work, Vars: []string{"AZOLLA_OBJECTIVE_ID=obj-1"},
@@ -111,13 +118,10 @@ func TestExecutor_SecretsAreWhatItPasses(t *testing.T) {
 func TestExec_RunDirectoriesAreRemovedAtEnd(t *testing.T) {
 	t.Parallel()
 	b := setup(t, sandbox.ModeNone, sandbox.Limits{})
-	e, err := b.host.Executor(sandbox.Policy{Name: "test"}, nil)
-	require.NoError(t, err)
-	r, err := e.Begin()
-	require.NoError(t, err)
+	r := b.begin(t, sandbox.Policy{})
 	require.NoError(t, os.WriteFile(r.Path("input.md"), []byte("the input"), 0o600))
 	var out bytes.Buffer
-	_, err = r.Exec(t.Context(), sandbox.Command{Line: `cat "$AZOLLA_INPUT_FILE"; echo home > "$HOME/h"`, Dir: b.work,
+	_, err := r.Exec(t.Context(), sandbox.Command{Line: `cat "$AZOLLA_INPUT_FILE"; echo home > "$HOME/h"`, Dir: b.work,
 		Vars: []string{"AZOLLA_INPUT_FILE=" + r.Path("input.md")}, Stdout: &out})
 	require.NoError(t, err)
 	require.Equal(t, "the input", out.String())
@@ -129,12 +133,9 @@ func TestExec_RunDirectoriesAreRemovedAtEnd(t *testing.T) {
 func TestExec_RefusesDescriptorsThatAreNotAzollaVariables(t *testing.T) {
 	t.Parallel()
 	b := setup(t, sandbox.ModeNone, sandbox.Limits{})
-	e, err := b.host.Executor(sandbox.Policy{Name: "test"}, nil)
-	require.NoError(t, err)
-	r, err := e.Begin()
-	require.NoError(t, err)
+	r := b.begin(t, sandbox.Policy{})
 	defer r.End()
-	_, err = r.Exec(t.Context(), sandbox.Command{Line: "true", Dir: b.work, Vars: []string{"LD_PRELOAD=/x.so"}})
+	_, err := r.Exec(t.Context(), sandbox.Command{Line: "true", Dir: b.work, Vars: []string{"LD_PRELOAD=/x.so"}})
 	require.ErrorContains(t, err, "not an AZOLLA_* assignment")
 	_, err = r.Exec(t.Context(), sandbox.Command{Line: "true", Dir: "/"})
 	require.ErrorContains(t, err, "cannot be /")
@@ -363,13 +364,10 @@ func TestBwrap_ReadOnlyPathsInsideTheWorkingDirectory(t *testing.T) {
 	gitDir := filepath.Join(b.work, ".git")
 	require.NoError(t, os.MkdirAll(gitDir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(gitDir, "config"), []byte("[core]\n"), 0o644))
-	e, err := b.host.Executor(sandbox.Policy{Name: "test"}, nil)
-	require.NoError(t, err)
-	r, err := e.Begin()
-	require.NoError(t, err)
+	r := b.begin(t, sandbox.Policy{})
 	defer r.End()
 	var out bytes.Buffer
-	_, err = r.Exec(t.Context(), sandbox.Command{Dir: b.work, ReadOnly: []string{gitDir},
+	_, err := r.Exec(t.Context(), sandbox.Command{Dir: b.work, ReadOnly: []string{gitDir},
 		Line: `printf '[credential]\n\thelper = !touch /tmp/pwned\n' >> .git/config || echo GIT-READ-ONLY
 			touch .git/hooks-new || echo GIT-READ-ONLY
 			echo edit > file.txt && echo WORKTREE-WRITABLE`, Stdout: &out, Stderr: &out})
