@@ -46,9 +46,12 @@ type Spec struct {
 	// the later wins. Nothing is inherited: a command run for work gets
 	// what its caller chose for it, never the worker's own variables.
 	Env []string
-	// Wrap, when set, runs the shell: the shell's argv ("/bin/sh", "-c",
-	// Command) is appended to it, as to a sandbox launcher ending in "--".
+	// Wrap, when set, runs the shell: the shell's argv is appended to it,
+	// as to a sandbox launcher ending in "--".
 	Wrap []string
+	// Shell is the argv Command is appended to; nil means /bin/sh -c. A
+	// replacement must run its last argument as sh -c would.
+	Shell []string
 	// ExtraFiles are the process's file descriptors 3, 4, …; Run closes
 	// them once the process has its copies.
 	ExtraFiles []*os.File
@@ -162,7 +165,11 @@ type process struct {
 // a goroutine. The returned process is never nil: its cmd names what was
 // started.
 func start(s Spec) (_ *process, err error) {
-	args := slices.Concat(s.Wrap, []string{"/bin/sh", "-c", s.Command})
+	shell := s.Shell
+	if shell == nil {
+		shell = []string{"/bin/sh", "-c"}
+	}
+	args := slices.Concat(s.Wrap, shell, []string{s.Command})
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = s.Dir
 	// Never nil, which exec.Cmd reads as "inherit"; exec keeps the last of

@@ -17,10 +17,10 @@ import (
 //	            on --info-fd and blocks that process on --block-fd; every
 //	            process of the run descends from it
 type hold struct {
-	// wrap goes before the bubblewrap arguments or the shell; files are
-	// the process's fds 3 and up.
-	wrap, bwrapArgs []string
-	files           []*os.File
+	// shell runs the command line in place of /bin/sh -c; bwrapArgs go
+	// on bubblewrap's command line; files are the process's fds 3 and up.
+	shell, bwrapArgs []string
+	files            []*os.File
 	// target returns the pid whose limits and cgroup the run inherits.
 	target func(started int) (int, error)
 	// release lets the run go on; close frees what is left, and after a
@@ -29,8 +29,10 @@ type hold struct {
 }
 
 // gateScript holds the started shell until fd 3 reaches its end, then runs
-// the real command line in its place, with fd 3 closed.
-const gateScript = `read _ <&3; exec "$@" 3<&-`
+// the command line, its one argument, in the same shell with fd 3 closed
+// and no positional parameters, as sh -c would: evaluating it rather than
+// starting a second shell saves an exec per run.
+const gateScript = `read _ <&3; exec 3<&-; azolla_command=$1; shift; eval "$azolla_command"`
 
 // infoTimeout bounds the wait for bubblewrap's report of its first
 // process; it writes it as soon as the namespaces exist.
@@ -43,7 +45,7 @@ func newHold(mode Mode) (*hold, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gate pipe: %w", err)
 		}
-		return &hold{wrap: []string{"/bin/sh", "-c", gateScript, "azolla-gate"}, files: []*os.File{r},
+		return &hold{shell: []string{"/bin/sh", "-c", gateScript, "sh"}, files: []*os.File{r},
 			target:  func(started int) (int, error) { return started, nil },
 			release: func() { _ = w.Close() }, close: func() { _ = w.Close() }}, nil
 	}

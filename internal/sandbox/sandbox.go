@@ -9,8 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/azolla/azolla/internal/proc"
 	"github.com/azolla/azolla/internal/redact"
@@ -94,6 +97,9 @@ func New(o Options) (*Host, error) {
 		return nil, fmt.Errorf("sandbox: create runs directory: %w", err)
 	}
 	removeStaleRuns(o.RunsDir, time.Now())
+	if err := closeInheritedOnExec(); err != nil {
+		log.Warn("descriptors this process inherited may reach runs", "error", err)
+	}
 	h.hide = slices.Clone(o.Hide)
 	if home, err := os.UserHomeDir(); err == nil {
 		h.hide = append(h.hide, home)
@@ -141,6 +147,27 @@ func (h *Host) Secrets() *redact.Redactor { return h.secrets }
 func (h *Host) Close() error {
 	if h.cgroups != nil {
 		return h.cgroups.close()
+	}
+	return nil
+}
+
+// closeInheritedOnExec marks every descriptor of this process from 3 up
+// close-on-exec. Go opens its own so; one inherited from whatever started
+// the worker (a supervisor's pipe or socket) would otherwise be open in
+// every run.
+func closeInheritedOnExec() error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	entries, rerr := os.ReadDir("/proc/self/fd")
+	if rerr != nil {
+		return fmt.Errorf("close_range: %w; /proc/self/fd: %w", err, rerr)
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
 	}
 	return nil
 }
@@ -334,7 +361,7 @@ func (r *Run) Exec(ctx context.Context, c Command) (Outcome, error) {
 	defer h.close()
 	spec := proc.Spec{Command: c.Line, Dir: dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr,
 		Env: slices.Concat(baseEnv(e.h.environ, r.home, r.tmp), e.vars, c.Vars), ExtraFiles: h.files}
-	spec.Wrap = h.wrap
+	spec.Shell = h.shell
 	if e.h.mode == ModeBwrap {
 		spec.Wrap = e.h.bwrapArgs(e.p, dir, r.dir, c.ReadOnly, h.bwrapArgs)
 	}

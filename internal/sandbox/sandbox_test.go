@@ -388,3 +388,21 @@ func TestBwrap_CommandNotFoundSaysWhy(t *testing.T) {
 	require.Equal(t, 127, o.ExitCode)
 	require.Contains(t, o.Explain(), "needs a bind")
 }
+
+func TestExec_TheCommandLineRunsAsShDashCWouldRunIt(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []sandbox.Mode{sandbox.ModeNone, sandbox.ModeBwrap} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, mode, sandbox.Limits{Processes: 512})
+			o, out, err := b.run(t, t.Context(), sandbox.Policy{},
+				`echo "args [$#][$1]"; printf 'fds ['; ls /proc/self/fd | tr '\n' ' '; echo ']'; read line; echo "stdin [$line]"; exit 7`)
+			require.NoError(t, err)
+			require.Equal(t, 7, o.ExitCode)
+			require.Contains(t, out, "args [0][]\n")
+			require.Contains(t, out, "stdin []\n")
+			// 0, 1, 2 and ls's own: nothing of the hold is left open.
+			require.Regexp(t, `fds \[0 1 2 3 \]`, out)
+		})
+	}
+}
