@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -110,6 +111,22 @@ func checkPath(p string) error {
 		return fmt.Errorf("holds a NUL or newline: %q", p)
 	}
 	return nil
+}
+
+// absentBinds are the bound paths (home included) that do not exist: a
+// sandbox skips them.
+func (p Policy) absentBinds() []string {
+	binds := slices.Clone(p.Binds)
+	if p.Home != nil {
+		binds = append(binds, *p.Home)
+	}
+	var out []string
+	for _, b := range binds {
+		if _, err := os.Stat(b.Path); err != nil {
+			out = append(out, b.Path)
+		}
+	}
+	return out
 }
 
 // network is p's network, NetworkHost when unset.

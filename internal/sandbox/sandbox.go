@@ -198,6 +198,10 @@ func (h *Host) Executor(p Policy, log *slog.Logger) (*Executor, error) {
 	if p.network() == NetworkNone && h.mode == ModeNone && log != nil {
 		log.Warn("network: none needs the sandbox; without it runs reach the host's network", "executor", p.Name)
 	}
+	if absent := p.absentBinds(); len(absent) > 0 && h.mode == ModeBwrap && log != nil {
+		log.Warn("binds name paths that do not exist; runs go without them until they do", "executor", p.Name,
+			"paths", absent)
+	}
 	return &Executor{h: h, p: p, vars: vars, secrets: redact.New(secrets...)}, nil
 }
 

@@ -278,6 +278,18 @@ func TestBwrap_NetworkPerPolicy(t *testing.T) {
 	}
 }
 
+func TestExecutor_SaysWhichBindsDoNotExist(t *testing.T) {
+	t.Parallel()
+	b := setup(t, sandbox.ModeBwrap, sandbox.Limits{})
+	var log bytes.Buffer
+	_, err := b.host.Executor(sandbox.Policy{Name: "patch.command", Binds: []sandbox.Bind{{Path: "/nonexistent/gomodcache"},
+		{Path: b.work}}}, slog.New(slog.NewTextHandler(&log, nil)))
+	require.NoError(t, err)
+	require.Contains(t, log.String(), "binds name paths that do not exist")
+	require.Contains(t, log.String(), "/nonexistent/gomodcache")
+	require.NotContains(t, log.String(), b.work)
+}
+
 func TestBwrap_BindsAndHome(t *testing.T) {
 	t.Parallel()
 	b := setup(t, sandbox.ModeBwrap, sandbox.Limits{})
