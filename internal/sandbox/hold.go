@@ -23,9 +23,18 @@ type hold struct {
 	files            []*os.File
 	// target returns the pid whose limits and cgroup the run inherits.
 	target func(started int) (int, error)
-	// release lets the run go on; close frees what is left, and after a
-	// failed set-up, once the process is killed, lets nothing run.
-	release, close func()
+	// release lets the run go on; end frees the parent's side, and after
+	// a failed set-up, once the process is killed, lets nothing run.
+	release, end func()
+}
+
+// close frees everything of h: proc.Run closes the child's side when it
+// starts the process, and a run that never got that far leaves it here.
+func (h *hold) close() {
+	h.end()
+	for _, f := range h.files {
+		_ = f.Close() // already closed once the process was started
+	}
 }
 
 // gateScript holds the started shell until fd 3 reaches its end, then runs
@@ -47,7 +56,7 @@ func newHold(mode Mode) (*hold, error) {
 		}
 		return &hold{shell: []string{"/bin/sh", "-c", gateScript, "sh"}, files: []*os.File{r},
 			target:  func(started int) (int, error) { return started, nil },
-			release: func() { _ = w.Close() }, close: func() { _ = w.Close() }}, nil
+			release: func() { _ = w.Close() }, end: func() { _ = w.Close() }}, nil
 	}
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
@@ -61,7 +70,7 @@ func newHold(mode Mode) (*hold, error) {
 	return &hold{bwrapArgs: []string{"--info-fd", "3", "--block-fd", "4"}, files: []*os.File{infoW, blockR},
 		target:  func(int) (int, error) { return readChildPid(infoR) },
 		release: func() { _ = blockW.Close() },
-		close:   func() { _, _ = infoR.Close(), blockW.Close() }}, nil
+		end:     func() { _, _ = infoR.Close(), blockW.Close() }}, nil
 }
 
 // readChildPid reads bubblewrap's --info-fd report.
