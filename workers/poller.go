@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/azolla/azolla/internal/background"
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/starter"
@@ -86,13 +87,8 @@ type Poller struct {
 	// The leases take their time from Claims.
 	Now func() time.Time
 
-	mu      sync.Mutex
-	lease   *claim.Lease // the leadership, while this instance holds it
-	standby bool         // told the log that another instance leads
-
-	stop func()
-	done chan struct{}
-	once sync.Once
+	loopOnce sync.Once
+	loop     *background.Loop[Counts]
 }
 
 // Counts says what one pass did.
@@ -112,139 +108,57 @@ type Counts struct {
 	Enqueued int
 }
 
+// background is the poller as a background service, led through the
+// POLLER claim.
+func (p *Poller) background() *background.Loop[Counts] {
+	p.loopOnce.Do(func() {
+		p.loop = &background.Loop[Counts]{Name: "poller", Interval: p.Interval, Pass: p.pass, Log: p.Log,
+			Leadership: &background.Leadership{Name: "poller", Claims: p.Claims, ResourceType: store.ResourcePoller,
+				ResourceID: store.PollerLeadership, Owner: p.OwnerID, TTL: p.LeaseTTL, Log: p.Log},
+			Passed: func(c Counts, led bool, err error) {
+				if led && err == nil {
+					p.Log.Debug("poller pass", "batches", c.Batches, "started", c.Started, "woken", c.Woken,
+						"marked", c.Marked, "skipped", c.Skipped, "claimed", c.Claimed, "failed", c.Failed,
+						"captures", c.Captures, "enqueued", c.Enqueued)
+				}
+			}}
+	})
+	return p.loop
+}
+
 // Start runs a pass now and then every Interval in the background, until
 // Stop or ctx is done.
-func (p *Poller) Start(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	p.stop, p.done = cancel, make(chan struct{})
-	go func() {
-		defer close(p.done)
-		t := time.NewTicker(p.Interval)
-		defer t.Stop()
-		for {
-			c, err := p.RunOnce(ctx)
-			switch {
-			case err != nil && ctx.Err() == nil:
-				p.Log.Warn("poller pass failed", "error", err)
-			case c.Leader:
-				p.Log.Debug("poller pass", "batches", c.Batches, "started", c.Started, "woken", c.Woken,
-					"marked", c.Marked, "skipped", c.Skipped, "claimed", c.Claimed, "failed", c.Failed,
-					"captures", c.Captures, "enqueued", c.Enqueued)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
+func (p *Poller) Start(ctx context.Context) { p.background().Start(ctx) }
 
 // Stop ends polling, waits for the pass in flight and gives the leadership
 // up, so a standby takes over at its next pass instead of a lease later.
-func (p *Poller) Stop() {
-	p.once.Do(func() {
-		if p.stop != nil {
-			p.stop()
-			<-p.done
-		}
-		p.resign()
-	})
+func (p *Poller) Stop() { p.background().Stop() }
+
+// RunOnce is one pass, if this instance leads; see pass. Only a failed
+// store read, or the leadership lost mid-pass, ends a pass early with an
+// error.
+func (p *Poller) RunOnce(ctx context.Context) (Counts, error) {
+	c, led, err := p.background().RunOnce(ctx)
+	c.Leader = led
+	return c, err
 }
 
-// RunOnce is one pass: if this instance leads, events first (oldest first),
-// then the objectives not handed over, then the captures without their
-// CAPTURE_READY event. Only a failed store read, or the
-// leadership lost mid-pass, ends a pass early with an error.
-func (p *Poller) RunOnce(ctx context.Context) (Counts, error) {
+// pass is one pass of the leader: events first (oldest first), then the
+// objectives not handed over, then the captures without their
+// CAPTURE_READY event, then the track's events.
+func (p *Poller) pass(ctx context.Context) (Counts, error) {
 	var c Counts
-	lease, err := p.lead(ctx)
-	if err != nil || lease == nil {
-		return c, err
-	}
-	c.Leader = true
-	// The pass stops the moment the leadership is lost: another instance
-	// may be passing already.
-	ctx, keep := lease.Keep(ctx, claim.KeepOptions{OnError: func(err error) {
-		p.Log.Warn("renew the poller's leadership", "error", err)
-	}})
-	defer keep()
 	seen := map[string]bool{}
 	if err := p.passEvents(ctx, &c, seen); err != nil {
-		return c, p.passEnded(ctx, err)
+		return c, err
 	}
 	if err := p.passObjectives(ctx, &c, seen); err != nil {
-		return c, p.passEnded(ctx, err)
+		return c, err
 	}
 	if err := p.passCaptures(ctx, &c); err != nil {
-		return c, p.passEnded(ctx, err)
+		return c, err
 	}
-	if err := p.passTrack(ctx, &c); err != nil {
-		return c, p.passEnded(ctx, err)
-	}
-	return c, nil
-}
-
-// passEnded says why a pass ended early, dropping a leadership found lost.
-func (p *Poller) passEnded(ctx context.Context, err error) error {
-	if cause := context.Cause(ctx); errors.Is(cause, claim.ErrLeaseLost) {
-		p.mu.Lock()
-		p.lease = nil
-		p.mu.Unlock()
-		p.Log.Warn("poller lost its leadership mid-pass", "owner", p.OwnerID, "error", cause)
-		return fmt.Errorf("poller pass: %w", cause)
-	}
-	return err
-}
-
-// lead renews this instance's leadership, or tries to take it; a nil lease
-// means another instance leads.
-func (p *Poller) lead(ctx context.Context) (*claim.Lease, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.lease != nil {
-		err := p.lease.Renew(ctx)
-		switch {
-		case err == nil:
-			return p.lease, nil
-		case errors.Is(err, claim.ErrLeaseLost), errors.Is(err, claim.ErrReleased):
-			p.Log.Warn("poller lost its leadership", "owner", p.OwnerID, "error", err)
-			p.lease = nil
-		default:
-			return nil, fmt.Errorf("renew the poller's leadership: %w", err)
-		}
-	}
-	lease, ok, err := p.Claims.Acquire(ctx, store.ResourcePoller, store.PollerLeadership, p.OwnerID, p.LeaseTTL)
-	if err != nil {
-		return nil, fmt.Errorf("acquire the poller's leadership: %w", err)
-	}
-	if !ok {
-		if !p.standby {
-			p.Log.Info("poller stands by: another instance leads", "owner", p.OwnerID)
-			p.standby = true
-		}
-		return nil, nil
-	}
-	p.lease, p.standby = lease, false
-	p.Log.Info("poller leads", "owner", p.OwnerID)
-	return lease, nil
-}
-
-// resign releases the leadership if this instance holds it.
-func (p *Poller) resign() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.lease == nil {
-		return
-	}
-	// The service's context is done by now; a release that cannot finish
-	// soon only means the standby waits for the lease to lapse.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := p.lease.Release(ctx); err != nil {
-		p.Log.Warn("release the poller's leadership", "owner", p.OwnerID, "error", err)
-	}
-	p.lease = nil
+	return c, p.passTrack(ctx, &c)
 }
 
 func (p *Poller) batch() int {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/azolla/azolla/internal/background"
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -43,17 +43,8 @@ const CodeLeaseExpired = "LEASE_EXPIRED"
 //
 // A failure on one item is logged and counted, and the pass goes on.
 type Reaper struct {
-	svc      *Service
-	claims   *claim.Bridge
-	leaseTTL time.Duration
-
-	mu      sync.Mutex
-	lease   *claim.Lease
-	standby bool
-
-	stop func()
-	done chan struct{}
-	once sync.Once
+	svc  *Service
+	loop *background.Loop[ReaperCounts]
 }
 
 // ReaperCounts says what one pass did.
@@ -73,136 +64,54 @@ type ReaperCounts struct {
 // NewReaper returns the reaper of s. Its leadership lease lasts three
 // ReaperIntervals, renewed at every pass.
 func NewReaper(s *Service) *Reaper {
-	return &Reaper{svc: s, claims: claim.NewBridge(s.st, claim.WithClock(s.cfg.Now), claim.WithObserver(s.cfg.Claims)),
-		leaseTTL: 3 * s.cfg.ReaperInterval}
-}
-
-// Start runs a pass now and then every ReaperInterval in the background,
-// until Stop or ctx is done.
-func (r *Reaper) Start(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	r.stop, r.done = cancel, make(chan struct{})
-	log := r.svc.log
-	go func() {
-		defer close(r.done)
-		t := time.NewTicker(r.svc.cfg.ReaperInterval)
-		defer t.Stop()
-		for {
-			c, err := r.RunOnce(ctx)
-			switch {
-			case err != nil && ctx.Err() == nil:
-				log.Warn("reaper pass failed", "error", err)
-			case c.Leader:
+	r := &Reaper{svc: s}
+	log := s.log
+	r.loop = &background.Loop[ReaperCounts]{Name: "reaper", Interval: s.cfg.ReaperInterval, Pass: r.pass, Log: log,
+		Leadership: &background.Leadership{Name: "reaper",
+			Claims:       claim.NewBridge(s.st, claim.WithClock(s.cfg.Now), claim.WithObserver(s.cfg.Claims)),
+			ResourceType: store.ResourceControlPlaneReaper, ResourceID: store.ControlPlaneReaperLeadership,
+			Owner: s.cfg.InstanceID, TTL: 3 * s.cfg.ReaperInterval, Log: log},
+		Passed: func(c ReaperCounts, led bool, err error) {
+			c.Leader = led
+			s.observer.ReaperPass(c)
+			if led && err == nil {
 				log.Debug("reaper pass", "batches", c.Batches, "expired", c.Expired, "requeued", c.Requeued,
 					"dead_lettered", c.DeadLettered, "republished", c.Republished, "notified", c.Notified,
 					"heartbeats", c.Heartbeats, "skipped", c.Skipped, "failed", c.Failed)
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
+		}}
+	return r
 }
+
+// Start runs a pass now and then every ReaperInterval in the background,
+// until Stop or ctx is done.
+func (r *Reaper) Start(ctx context.Context) { r.loop.Start(ctx) }
 
 // Stop ends the passes, waits for the one in flight and gives the
 // leadership up, so a standby takes over at its next pass.
-func (r *Reaper) Stop() {
-	r.once.Do(func() {
-		if r.stop != nil {
-			r.stop()
-			<-r.done
-		}
-		r.resign()
-	})
-}
+func (r *Reaper) Stop() { r.loop.Stop() }
 
 // RunOnce is one pass, if this instance leads: expired leases, then QUEUED
 // jobs, then settled jobs not notified. Only a failed store read, or the
 // leadership lost mid-pass, ends it early with an error.
-func (r *Reaper) RunOnce(ctx context.Context) (c ReaperCounts, err error) {
-	defer func() { r.svc.observer.ReaperPass(c) }()
-	lease, err := r.lead(ctx)
-	if err != nil || lease == nil {
-		return c, err
-	}
-	c.Leader = true
-	ctx, keep := lease.Keep(ctx, claim.KeepOptions{OnError: func(err error) {
-		r.svc.log.Warn("renew the reaper's leadership", "error", err)
-	}})
-	defer keep()
+func (r *Reaper) RunOnce(ctx context.Context) (ReaperCounts, error) {
+	c, led, err := r.loop.RunOnce(ctx)
+	c.Leader = led
+	return c, err
+}
+
+// pass is one pass of the leader.
+func (r *Reaper) pass(ctx context.Context) (ReaperCounts, error) {
+	var c ReaperCounts
 	now := r.svc.now()
 	for _, pass := range []func(context.Context, time.Time, *ReaperCounts) error{
 		r.passExpired, r.passQueued, r.passUnnotified,
 	} {
 		if err := pass(ctx, now, &c); err != nil {
-			return c, r.passEnded(ctx, err)
+			return c, err
 		}
 	}
 	return c, nil
-}
-
-// passEnded says why a pass ended early, dropping a leadership found lost.
-func (r *Reaper) passEnded(ctx context.Context, err error) error {
-	if cause := context.Cause(ctx); errors.Is(cause, claim.ErrLeaseLost) {
-		r.mu.Lock()
-		r.lease = nil
-		r.mu.Unlock()
-		r.svc.log.Warn("reaper lost its leadership mid-pass", "owner", r.svc.cfg.InstanceID, "error", cause)
-		return fmt.Errorf("reaper pass: %w", cause)
-	}
-	return err
-}
-
-// lead renews this instance's leadership or tries to take it; nil means
-// another instance leads.
-func (r *Reaper) lead(ctx context.Context) (*claim.Lease, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	owner := r.svc.cfg.InstanceID
-	if r.lease != nil {
-		err := r.lease.Renew(ctx)
-		switch {
-		case err == nil:
-			return r.lease, nil
-		case errors.Is(err, claim.ErrLeaseLost), errors.Is(err, claim.ErrReleased):
-			r.svc.log.Warn("reaper lost its leadership", "owner", owner, "error", err)
-			r.lease = nil
-		default:
-			return nil, fmt.Errorf("renew the reaper's leadership: %w", err)
-		}
-	}
-	lease, ok, err := r.claims.Acquire(ctx, store.ResourceControlPlaneReaper, store.ControlPlaneReaperLeadership,
-		owner, r.leaseTTL)
-	if err != nil {
-		return nil, fmt.Errorf("acquire the reaper's leadership: %w", err)
-	}
-	if !ok {
-		if !r.standby {
-			r.svc.log.Info("reaper stands by: another instance leads", "owner", owner)
-			r.standby = true
-		}
-		return nil, nil
-	}
-	r.lease, r.standby = lease, false
-	r.svc.log.Info("reaper leads", "owner", owner)
-	return lease, nil
-}
-
-// resign releases the leadership if this instance holds it.
-func (r *Reaper) resign() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.lease == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := r.lease.Release(ctx); err != nil {
-		r.svc.log.Warn("release the reaper's leadership", "owner", r.svc.cfg.InstanceID, "error", err)
-	}
-	r.lease = nil
 }
 
 // passExpired closes the attempts whose lease expired. Each one handled

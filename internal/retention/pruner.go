@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/azolla/azolla/internal/background"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/store"
@@ -34,46 +35,29 @@ type Pruner struct {
 	// Log gets one line per pruned entry, orphan and error (default: none).
 	Log *slog.Logger
 
-	stop func()
-	done chan struct{}
-	once sync.Once
+	loopOnce sync.Once
+	loop     *background.Loop[Report]
+}
+
+// background is the pruner as a background service: every worker prunes
+// its own git dir, so it needs no leadership.
+func (p *Pruner) background() *background.Loop[Report] {
+	p.loopOnce.Do(func() {
+		interval := p.Interval
+		if interval <= 0 {
+			interval = time.Hour
+		}
+		p.loop = &background.Loop[Report]{Name: "workspace retention", Interval: interval, Pass: p.RunOnce, Log: p.log()}
+	})
+	return p.loop
 }
 
 // Start runs a pass at once and then every Interval, in the background,
 // until Stop or ctx is done.
-func (p *Pruner) Start(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	p.stop, p.done = cancel, make(chan struct{})
-	interval := p.Interval
-	if interval <= 0 {
-		interval = time.Hour
-	}
-	go func() {
-		defer close(p.done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			if _, err := p.RunOnce(ctx); err != nil && ctx.Err() == nil {
-				p.log().Warn("workspace retention pass failed", "error", err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
+func (p *Pruner) Start(ctx context.Context) { p.background().Start(ctx) }
 
 // Stop ends the service and waits for the pass in flight.
-func (p *Pruner) Stop() {
-	p.once.Do(func() {
-		if p.stop != nil {
-			p.stop()
-			<-p.done
-		}
-	})
-}
+func (p *Pruner) Stop() { p.background().Stop() }
 
 // RunOnce is one pass: every workspace entry decided and, if it may go,
 // removed; then every mirror gc'd. Per-item errors are in the report; the
