@@ -29,7 +29,7 @@ type GateResult struct {
 	CommitSHA  string
 	// Status and BlockerRef are the objective's afterwards: a FAIL leaves
 	// it TODO with a blocker_ref, waiting for a human's retry.
-	Status     string
+	Status     store.Status
 	BlockerRef store.BlockerRef
 	Pause      store.PauseState
 }

@@ -170,7 +170,7 @@ func TestGate_RefusedTransitionWritesNothing(t *testing.T) {
 		ctx := context.Background()
 		wo := tb.runWith(t, okResult)
 		_, err := tb.store.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
-			From: []string{store.StatusInProgress}, To: store.StatusBlocked})
+			From: []store.Status{store.StatusInProgress}, To: store.StatusBlocked})
 		require.NoError(t, err)
 		before := tb.objective(t, "obj-1")
 
@@ -184,7 +184,7 @@ func TestGate_RefusedTransitionWritesNothing(t *testing.T) {
 
 		// Once the human puts it back, the gate runs at once.
 		_, err = tb.store.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
-			From: []string{store.StatusBlocked}, To: store.StatusInProgress})
+			From: []store.Status{store.StatusBlocked}, To: store.StatusInProgress})
 		require.NoError(t, err)
 		res, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)

@@ -19,7 +19,7 @@ type ObjectiveView struct {
 	Found         bool
 	ObjectiveID   string
 	ObjectiveType string
-	Status        string
+	Status        store.Status
 	StatusSeq     int64
 	BlockerRef    store.BlockerRef
 	// PendingEventID is the oldest unprocessed TICKET_READY event about the
@@ -125,7 +125,7 @@ type ReadyInput struct {
 // ReadyResult names the event that now stands for the objective's readiness.
 type ReadyResult struct {
 	EventID   string
-	Status    string
+	Status    store.Status
 	StatusSeq int64
 }
 
@@ -164,8 +164,8 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 			}
 		case ReadyResume:
 			if o.Status != store.StatusTodo || o.BlockerRef != "" {
-				return &store.TransitionError{ObjectiveID: o.ObjectiveID, Current: o.Status,
-					From: []string{store.StatusTodo}, To: store.StatusTodo}
+				return store.ObjectiveTransitionError(o.ObjectiveID, o.Status, []store.Status{store.StatusTodo},
+					string(store.StatusTodo))
 			}
 		default:
 			return fmt.Errorf("readiness: unknown mode %q", in.Mode)

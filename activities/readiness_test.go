@@ -44,8 +44,8 @@ func TestReady_RetriedApproveReturnsSameEventAndEmitsNothing(t *testing.T) {
 }
 
 func TestReady_ApproveRefusesObjectiveThatIsNotNew(t *testing.T) {
-	for _, status := range []string{store.StatusTodo, store.StatusInProgress, store.StatusDone, store.StatusBlocked} {
-		t.Run(status, func(t *testing.T) {
+	for _, status := range []store.Status{store.StatusTodo, store.StatusInProgress, store.StatusDone, store.StatusBlocked} {
+		t.Run(string(status), func(t *testing.T) {
 			forEachBackend(t, func(t *testing.T, tb *testBundle) {
 				before := tb.newObjective(t, "obj-1", func(o *store.Objective) { o.Status, o.StatusSeq = status, 2 })
 				_, err := tb.l.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "obj-1",

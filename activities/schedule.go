@@ -31,7 +31,7 @@ type ScheduleResult struct {
 	// ObjectiveID is the event's subject.
 	ObjectiveID string
 	// Status is the objective's status afterwards ("" if it does not exist).
-	Status string
+	Status store.Status
 	// WorkOrder is set when Reason is SCHEDULED.
 	WorkOrder *WorkOrderRef
 	// Pause is set when Reason is BLOCKED.

@@ -62,7 +62,7 @@ func TestSchedule_TerminalPaths(t *testing.T) {
 			tb.newObjective(t, "obj-1", nil)
 			ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 			_, err := tb.store.TransitionObjective(context.Background(), store.TransitionObjectiveParams{
-				ObjectiveID: "obj-1", From: []string{store.StatusTodo}, To: store.StatusBlocked})
+				ObjectiveID: "obj-1", From: []store.Status{store.StatusTodo}, To: store.StatusBlocked})
 			require.NoError(t, err)
 			return ev.EventID
 		},
@@ -136,7 +136,7 @@ func TestSchedule_TerminalPaths(t *testing.T) {
 	}
 }
 
-func nonExecutable(status string) func(t *testing.T, tb *testBundle, _ string, res activities.ScheduleResult) {
+func nonExecutable(status store.Status) func(t *testing.T, tb *testBundle, _ string, res activities.ScheduleResult) {
 	return func(t *testing.T, tb *testBundle, _ string, res activities.ScheduleResult) {
 		require.Equal(t, activities.ScheduleResult{Reason: store.ReasonNonExecutableStatus, ObjectiveID: "obj-1",
 			Status: status}, res)

@@ -21,7 +21,7 @@ func (a *Lifecycle) scanDeadlines(ctx context.Context, in DeadlineScanInput) (De
 	// Only the objectives already past their deadline are read, so a scan
 	// costs what is overdue, not what waits (issue 10's idle cost).
 	objs, err := a.Store.ListObjectivesPage(ctx, store.ObjectivesPageParams{
-		Statuses:     []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked},
+		Statuses:     store.OpenStatuses(),
 		PastDeadline: &store.DeadlineFilter{Before: asOf, SLA: deadline.Resolved(a.Tasks.SLA)},
 		After:        in.After, Limit: limit})
 	if err != nil {

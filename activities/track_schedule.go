@@ -27,7 +27,7 @@ func trackWorkOrderID(eventID string) string { return "wo-" + eventID }
 func (a *Lifecycle) pendingTrackEvents(ctx context.Context, in PendingTrackEventsInput) ([]TrackEvent, error) {
 	limit := cmp.Or(in.Limit, DefaultTrackEventsLimit)
 	var out []TrackEvent
-	for _, typ := range []string{store.EventCaptureReady, store.EventManifestRequested} {
+	for _, typ := range store.TrackEventTypes() {
 		evs, err := a.Store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ, Limit: limit})
 		if err != nil {
 			return nil, fmt.Errorf("pending %s events: %w", typ, err)

@@ -83,7 +83,7 @@ func TestPoller_NeverTwoLifecyclesWhenPollersAndTheStarterRace(t *testing.T) {
 	for i := range n {
 		w, a := uniqueID(fmt.Sprintf("race-new-%d", i)), uniqueID(fmt.Sprintf("race-todo-%d", i))
 		waiting, approved = append(waiting, w), append(approved, a)
-		for id, status := range map[string]string{w: store.StatusNew, a: store.StatusTodo} {
+		for id, status := range map[string]store.Status{w: store.StatusNew, a: store.StatusTodo} {
 			require.NoError(t, b.store.CreateObjective(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET",
 				Title: "race " + id, Status: status, Urgency: "NORMAL"}))
 		}

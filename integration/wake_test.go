@@ -18,7 +18,7 @@ func approveInTheStore(t *testing.T, b *bundle, id string) string {
 	t.Helper()
 	ctx := context.Background()
 	o, err := b.store.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id,
-		From: []string{store.StatusNew}, To: store.StatusTodo})
+		From: []store.Status{store.StatusNew}, To: store.StatusTodo})
 	require.NoError(t, err)
 	ev, created, err := b.store.EmitEvent(ctx, &store.Event{EventID: "ev-" + id + "-by-hand",
 		EventType: store.EventTicketReady, SubjectID: id, TransitionSeq: o.StatusSeq})

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
@@ -91,7 +92,7 @@ func (s *Starter) start(ctx context.Context, o *store.Objective, reuse enumspb.W
 		attrs = append(attrs, workflows.AttrObjectiveType.ValueSet(o.ObjectiveType))
 	}
 	if o.Status != "" {
-		attrs = append(attrs, workflows.AttrStatus.ValueSet(o.Status))
+		attrs = append(attrs, workflows.AttrStatus.ValueSet(string(o.Status)))
 	}
 	opts := client.StartWorkflowOptions{
 		ID:                    workflows.ObjectiveWorkflowID(o.ObjectiveID),
@@ -202,8 +203,7 @@ func (s *Starter) explain(ctx context.Context, o *store.Objective, kind string, 
 		if o.Status == store.StatusDone {
 			return fmt.Errorf("%s: %w: objective %s is DONE; its lifecycle has ended", kind, ErrRefused, o.ObjectiveID)
 		}
-		if pauses, perr := s.Store.ListPauseStates(ctx, o.ObjectiveID); perr == nil && len(pauses) > 0 &&
-			pauses[len(pauses)-1].Reason == store.PauseRejected {
+		if pauses, perr := s.Store.ListPauseStates(ctx, o.ObjectiveID); perr == nil && pause.WasRejected(pauses) {
 			return fmt.Errorf("%s: %w: objective %s was rejected; its lifecycle has ended", kind, ErrRefused, o.ObjectiveID)
 		}
 		return fmt.Errorf("%s %s (%s): %w; start it with: azolla objective resume %s", kind, o.ObjectiveID, o.Status,

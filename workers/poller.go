@@ -15,6 +15,7 @@ import (
 
 	"github.com/azolla/azolla/internal/background"
 	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
@@ -278,7 +279,7 @@ func (p *Poller) passCaptures(ctx context.Context, c *Counts) error {
 // for good.
 func (p *Poller) passTrack(ctx context.Context, c *Counts) error {
 	track := cmp.Or(p.Track, workflows.DefaultTrack)
-	for _, typ := range []string{store.EventCaptureReady, store.EventManifestRequested} {
+	for _, typ := range store.TrackEventTypes() {
 		if err := p.passTrackEvents(ctx, c, track, typ); err != nil {
 			return err
 		}
@@ -503,5 +504,5 @@ func (p *Poller) finished(ctx context.Context, o *store.Objective) (bool, error)
 	if err != nil {
 		return false, fmt.Errorf("list pause states of %s: %w", o.ObjectiveID, err)
 	}
-	return len(pauses) > 0 && pauses[len(pauses)-1].Reason == store.PauseRejected, nil
+	return pause.WasRejected(pauses), nil
 }

@@ -60,7 +60,7 @@ func (b *pollerBundle) poller(t *testing.T, owner string, batch int, skew time.D
 
 // stored writes an objective straight into the store, as a script (or an
 // azolla that could not reach Temporal) does: not handed over.
-func (b *pollerBundle) stored(t *testing.T, id, status string) {
+func (b *pollerBundle) stored(t *testing.T, id string, status store.Status) {
 	t.Helper()
 	o := storetest.Objective(id)
 	o.Status = status

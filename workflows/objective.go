@@ -13,7 +13,6 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/store"
-	"github.com/azolla/azolla/internal/transition"
 )
 
 // ObjectiveInput starts (or continues) one objective's lifecycle.
@@ -45,7 +44,7 @@ type DecisionResult struct {
 type State struct {
 	ObjectiveID string
 	// Status is the objective's status as last written by the lifecycle.
-	Status string
+	Status store.Status
 	// Step is what the lifecycle is doing or waiting for (Step* constants).
 	Step  string
 	Round int
@@ -127,7 +126,7 @@ func (w *objective) setup(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return w.snapshot(), nil }); err != nil {
 		return err
 	}
-	for _, kind := range []string{Approve, Reject, Unblock, Retry} {
+	for _, kind := range []string{Approve, Reject, Unblock, Retry} { // the keys of decisions, in a fixed order
 		err := workflow.SetUpdateHandlerWithOptions(ctx, kind, w.handleDecision(kind),
 			workflow.UpdateHandlerOptions{Validator: w.validateDecision(kind)})
 		if err != nil {
@@ -228,7 +227,7 @@ func (w *objective) valid(kind string) error {
 	case !slices.Contains([]string{StepAwaitingApproval, StepAwaitingRetry, StepAwaitingUnblock}, w.state.Step):
 		return fmt.Errorf("objective %s is %s (%s): decisions are taken only while it waits for one", id, w.state.Status, w.state.Step)
 	}
-	t := transition.Name(kind)
+	t := decisions[kind]
 	if !t.Allows(w.state.Status) {
 		return fmt.Errorf("objective %s is %s (%s): %s is only possible while it is %v",
 			id, w.state.Status, w.state.Step, kind, t.Rule().From)

@@ -3,13 +3,14 @@ package workflows
 import (
 	"fmt"
 
+	"github.com/azolla/azolla/internal/store"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
 // holdStatus records the objective's status and keeps its search
 // attribute for the next upsert.
-func (w *objective) holdStatus(status string) {
+func (w *objective) holdStatus(status store.Status) {
 	if status != "" && status != w.state.Status {
 		w.state.Status, w.statusHeld = status, true
 	}
@@ -18,7 +19,7 @@ func (w *objective) holdStatus(status string) {
 // withHeldStatus adds the status to attrs if it has not been upserted yet.
 func (w *objective) withHeldStatus(attrs []temporal.SearchAttributeUpdate) []temporal.SearchAttributeUpdate {
 	if w.statusHeld {
-		attrs, w.statusHeld = append(attrs, AttrStatus.ValueSet(w.state.Status)), false
+		attrs, w.statusHeld = append(attrs, AttrStatus.ValueSet(string(w.state.Status))), false
 	}
 	return attrs
 }
@@ -26,7 +27,7 @@ func (w *objective) withHeldStatus(attrs []temporal.SearchAttributeUpdate) []tem
 // setStatus records the objective's status and upserts it (and attrs, and a
 // held status) as search attributes, so the Web UI filters by it. With no
 // status and no attrs it upserts a held status, if any.
-func (w *objective) setStatus(ctx workflow.Context, status string, attrs ...temporal.SearchAttributeUpdate) {
+func (w *objective) setStatus(ctx workflow.Context, status store.Status, attrs ...temporal.SearchAttributeUpdate) {
 	w.holdStatus(status)
 	if attrs = w.withHeldStatus(attrs); len(attrs) == 0 {
 		return

@@ -41,7 +41,7 @@ var (
 )
 
 // view is a stored objective as Load returns it.
-func view(status string) activities.ObjectiveView {
+func view(status store.Status) activities.ObjectiveView {
 	return activities.ObjectiveView{Found: true, ObjectiveID: objID, ObjectiveType: "TICKET", Status: status,
 		StatusSeq: 1, LeaseTTL: 45 * time.Second}
 }

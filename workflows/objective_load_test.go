@@ -31,7 +31,7 @@ func TestObjective_PendingEventIsScheduledFirst(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name     string
-		status   string // at load
+		status   store.Status // at load
 		schedule activities.ScheduleResult
 		want     workflows.State
 	}{

@@ -181,8 +181,9 @@ func TestObjective_RunStatusAndWorkOrderShareOneUpsert(t *testing.T) {
 		if now == nil || v1 == nil || before1 == nil {
 			return
 		}
-		require.Equal(t, []string{store.StatusNew, store.StatusInProgress, store.StatusDone}, now.statuses)
-		want := []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone}
+		require.Equal(t, store.StatusStrings([]store.Status{store.StatusNew, store.StatusInProgress, store.StatusDone}),
+			now.statuses)
+		want := store.StatusStrings([]store.Status{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone})
 		require.Equal(t, want, v1.statuses)
 		require.Equal(t, want, before1.statuses)
 		require.Len(t, v1.upserts, len(now.upserts)+1)

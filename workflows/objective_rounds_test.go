@@ -60,7 +60,7 @@ func TestObjective_BlockedAwaitsUnblockThenContinuesAsNew(t *testing.T) {
 				require.NoError(t, u.err)
 				require.Equal(t, workflows.DecisionResult{EventID: eventB}, u.result)
 			}
-			require.Equal(t, []string{store.StatusTodo, store.StatusBlocked, store.StatusTodo}, b.statuses)
+			require.Equal(t, store.StatusStrings([]store.Status{store.StatusTodo, store.StatusBlocked, store.StatusTodo}), b.statuses)
 		})
 	}
 }
@@ -90,7 +90,7 @@ func TestObjective_GateFailAwaitsRetryThenContinuesAsNew(t *testing.T) {
 		WorkOrderIDs: []string{woA.WorkOrderID}, GateResult: store.GateFail, GateReason: "output bundle content is empty",
 		LastPause: &p}, *waiting)
 	require.Equal(t, store.GateFail, attrs["AzollaGateResult"])
-	require.Equal(t, store.StatusTodo, attrs["AzollaStatus"])
+	require.Equal(t, string(store.StatusTodo), attrs["AzollaStatus"])
 	require.True(t, u.accepted, u)
 	require.NoError(t, u.err)
 	require.Equal(t, workflows.DecisionResult{EventID: eventB}, u.result)

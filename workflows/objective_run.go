@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/transition"
 	"go.temporal.io/sdk/temporal"
@@ -147,7 +148,7 @@ func (w *objective) runRound(ctx workflow.Context) (next, error) {
 // awaitApproval waits for a NEW objective's approval or rejection; an
 // objective already rejected has nothing to wait for.
 func (w *objective) awaitApproval(ctx workflow.Context) (next, error) {
-	if w.state.LastPause != nil && w.state.LastPause.Reason == store.PauseRejected {
+	if pause.WasRejected([]*store.PauseState{w.state.LastPause}) {
 		w.state.Step = StepRejected
 		return complete, nil
 	}

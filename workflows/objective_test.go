@@ -55,7 +55,7 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 			require.Equal(t, map[string]string{
 				"AzollaObjectiveId":   objID,
 				"AzollaObjectiveType": "TICKET",
-				"AzollaStatus":        store.StatusDone,
+				"AzollaStatus":        string(store.StatusDone),
 				"AzollaDiazotroph":    "PATCH_DIAZOTROPH",
 				"AzollaGateResult":    store.GatePass,
 				"AzollaWorkOrderId":   woA.WorkOrderID,
@@ -64,7 +64,7 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 			}, b.attrs, "the Web UI finds the lifecycle by its workorder, branch and commit")
 			// TODO lasts from Ready to Schedule, one workflow task: it is
 			// never upserted on its own.
-			require.Equal(t, []string{store.StatusNew, store.StatusInProgress, store.StatusDone}, b.statuses)
+			require.Equal(t, store.StatusStrings([]store.Status{store.StatusNew, store.StatusInProgress, store.StatusDone}), b.statuses)
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"github.com/azolla/azolla/internal/transition"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -27,6 +28,14 @@ const (
 	// status written straight into the database). No payload.
 	Wake = "wake"
 )
+
+// decisions maps each decision to the objective's transition it asks for.
+var decisions = map[string]transition.Name{
+	Approve: transition.Approve,
+	Reject:  transition.Reject,
+	Unblock: transition.Unblock,
+	Retry:   transition.Retry,
+}
 
 // StateQuery is the query returning the lifecycle's State.
 const StateQuery = "state"

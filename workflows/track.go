@@ -77,9 +77,8 @@ func validTrackEvent(ev TrackItem) error {
 	if ev.EventID == "" {
 		return errors.New("track event without an event id")
 	}
-	if ev.EventType != store.EventCaptureReady && ev.EventType != store.EventManifestRequested {
-		return fmt.Errorf("track event %s: type %q is neither %s nor %s", ev.EventID, ev.EventType,
-			store.EventCaptureReady, store.EventManifestRequested)
+	if !slices.Contains(store.TrackEventTypes(), ev.EventType) {
+		return fmt.Errorf("track event %s: type %q is none of %v", ev.EventID, ev.EventType, store.TrackEventTypes())
 	}
 	return nil
 }
@@ -100,7 +99,7 @@ func (t *track) add(ev activities.TrackEvent) bool {
 // goes first), else the oldest MANIFEST_REQUESTED. Oldest is by CreatedAt,
 // then by arrival.
 func (t *track) next() (activities.TrackEvent, bool) {
-	for _, kind := range []string{store.EventCaptureReady, store.EventManifestRequested} {
+	for _, kind := range store.TrackEventTypes() {
 		pick := -1
 		for i, ev := range t.waiting {
 			if ev.EventType == kind && (pick < 0 || ev.CreatedAt.Before(t.waiting[pick].CreatedAt)) {

@@ -53,10 +53,10 @@ func requireReported(t *testing.T, rep *audit.Report, rule, resource string) {
 	require.Failf(t, "violation not reported", "want %s on %q; got %+v", rule, resource, rep.Violations)
 }
 
-func move(t *testing.T, s store.Querier, id, from, to string, at time.Time) {
+func move(t *testing.T, s store.Querier, id string, from, to store.Status, at time.Time) {
 	t.Helper()
 	_, err := s.TransitionObjective(context.Background(), store.TransitionObjectiveParams{ObjectiveID: id,
-		From: []string{from}, To: to, Now: at})
+		From: []store.Status{from}, To: to, Now: at})
 	require.NoError(t, err)
 }
 

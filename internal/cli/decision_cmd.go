@@ -86,7 +86,7 @@ terminated one waits for this command.`,
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), o)
 		}
-		_, err = fmt.Fprintf(cmd.OutOrStdout(), "lifecycle of %s running (status %s)\n", textsafe.Line(o.ObjectiveID), textsafe.Line(o.Status))
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "lifecycle of %s running (status %s)\n", textsafe.Line(o.ObjectiveID), textsafe.Line(string(o.Status)))
 		return err
 	}
 	return cmd

@@ -68,7 +68,7 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 	var open []*store.Objective
 	listOpen := func(after store.Cursor) ([]*store.Objective, error) {
 		return src.q.ListObjectivesPage(ctx, store.ObjectivesPageParams{After: after, Limit: inboxPage,
-			Statuses: []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked}})
+			Statuses: store.OpenStatuses()})
 	}
 	for o, err := range pages(listOpen, objectiveCursor) {
 		if err != nil {
@@ -200,9 +200,9 @@ func pauseCursor(p *store.PauseState) store.Cursor {
 }
 
 // isRejected says whether o, whose latest pause of its own is ps (nil for
-// none), was rejected: a rejected objective stays NEW with a REJECTED pause.
+// none), was rejected: a rejected objective stays NEW.
 func isRejected(o *store.Objective, ps *store.PauseState) bool {
-	return o.Status == store.StatusNew && ps != nil && ps.Reason == store.PauseRejected
+	return o.Status == store.StatusNew && pause.WasRejected([]*store.PauseState{ps})
 }
 
 func rankOf(urgency string) int {

@@ -280,8 +280,7 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if err := checkStatusFlag(status, store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone,
-			store.StatusBlocked); err != nil {
+		if err := checkStatusFlag(status, store.StatusStrings(store.Statuses())...); err != nil {
 			return err
 		}
 		s, err := a.openSession(cmd, false)
@@ -293,7 +292,7 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		if overdue {
 			list, err = overdueObjectives(cmd.Context(), s.store, status, s.cfg.Deadlines.SLA.Map())
 		} else {
-			list, err = s.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: status})
+			list, err = s.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: store.Status(status)})
 		}
 		if err != nil {
 			return err
@@ -309,7 +308,7 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		for _, o := range list {
 			// Rows may have been written straight into the database, past the
 			// schema: every stored field is rendered safe, not only the title.
-			fmt.Fprintf(out, "%-32s  %-11s  %-8s  %-8s  %s\n", textsafe.Line(o.ObjectiveID), textsafe.Line(o.Status),
+			fmt.Fprintf(out, "%-32s  %-11s  %-8s  %-8s  %s\n", textsafe.Line(o.ObjectiveID), textsafe.Line(string(o.Status)),
 				textsafe.Line(o.ObjectiveType), textsafe.Line(o.Urgency), textsafe.Line(o.Title))
 		}
 		return nil
@@ -322,9 +321,9 @@ func (a *app) objectiveListCmd() *cobra.Command {
 // the SLAs package deadline resolves), of status when set; a DONE or a
 // rejected objective is never overdue.
 func overdueObjectives(ctx context.Context, q store.Querier, status string, sla map[string]time.Duration) ([]*store.Objective, error) {
-	statuses := []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked}
+	statuses := store.OpenStatuses()
 	if status != "" {
-		statuses = slices.DeleteFunc(statuses, func(s string) bool { return s != status })
+		statuses = slices.DeleteFunc(statuses, func(s store.Status) bool { return string(s) != status })
 		if len(statuses) == 0 {
 			return nil, nil
 		}

@@ -170,7 +170,7 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 	o := d.Objective
 	p := func(format string, args ...any) { fmt.Fprintf(out, format, args...) }
 	line, block := textsafe.Line, textsafe.Block
-	p("objective   %s  %s  (%s, urgency %s)\n", line(o.ObjectiveID), line(o.Status), line(o.ObjectiveType), line(o.Urgency))
+	p("objective   %s  %s  (%s, urgency %s)\n", line(o.ObjectiveID), line(string(o.Status)), line(o.ObjectiveType), line(o.Urgency))
 	p("title       %s\n", line(o.Title))
 	for _, c := range o.AcceptanceCriteria {
 		p("criterion   %s\n", line(c))

@@ -181,7 +181,7 @@ func (a *app) trackShowCmd() *cobra.Command {
 		defer s.close()
 		ctx := cmd.Context()
 		v := trackView{Track: s.cfg.Tasks.Track}
-		for _, typ := range []string{store.EventCaptureReady, store.EventManifestRequested} {
+		for _, typ := range store.TrackEventTypes() {
 			pe, err := s.store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ})
 			if err != nil {
 				return classify(err)

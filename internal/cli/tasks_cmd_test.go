@@ -32,7 +32,7 @@ func newObjective(t *testing.T, s store.Store, id, urgency string, at time.Time,
 }
 
 // moveTo transitions objective id to status and returns it.
-func moveTo(t *testing.T, s store.Store, id, status string) *store.Objective {
+func moveTo(t *testing.T, s store.Store, id string, status store.Status) *store.Objective {
 	t.Helper()
 	o, err := s.TransitionObjective(context.Background(), store.TransitionObjectiveParams{ObjectiveID: id, To: status,
 		Now: storetest.T0})

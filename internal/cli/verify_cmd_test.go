@@ -52,7 +52,7 @@ func executed(t *testing.T, s store.Store, id string, b store.OutputBundle) *sto
 	t.Helper()
 	ctx, at := context.Background(), executedAt
 	wo := storetest.Scheduled(t, s, id)
-	for _, to := range []string{store.StatusTodo, store.StatusInProgress} {
+	for _, to := range []store.Status{store.StatusTodo, store.StatusInProgress} {
 		_, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: to, Now: at})
 		require.NoError(t, err)
 	}

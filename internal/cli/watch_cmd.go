@@ -63,12 +63,12 @@ blocked, rejected), 1 on --timeout.`,
 				return classify(err)
 			}
 			if err == nil {
-				if step := st.Step + "/" + st.Status; step != last {
+				if step := st.Step + "/" + string(st.Status); step != last {
 					last = step
 					if !asJSON {
 						// The state comes from whatever answers the query on that
 						// workflow id: printed safe like any stored text.
-						fmt.Fprintf(out, "%s  %-17s %s\n", time.Now().Format("15:04:05"), textsafe.Line(st.Step), textsafe.Line(st.Status))
+						fmt.Fprintf(out, "%s  %-17s %s\n", time.Now().Format("15:04:05"), textsafe.Line(st.Step), textsafe.Line(string(st.Status)))
 					}
 				}
 				if slices.Contains(restingSteps, st.Step) {

@@ -12,7 +12,7 @@ import (
 
 var created = time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
 
-func obj(urgency, status string, due *time.Time) *store.Objective {
+func obj(urgency string, status store.Status, due *time.Time) *store.Objective {
 	return &store.Objective{ObjectiveID: "obj-1", Urgency: urgency, Status: status, DueAt: due, CreatedAt: created}
 }
 

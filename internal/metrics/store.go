@@ -106,7 +106,7 @@ func (c *StoreCollector) load() (map[string]map[string]float64, error) {
 
 // knownStatuses are the statuses each counted table's series always has.
 var knownStatuses = map[string][]string{
-	"objectives": {store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone, store.StatusBlocked},
+	"objectives": store.StatusStrings(store.Statuses()),
 	"jobs":       {store.JobQueued, store.JobRunning, store.JobSucceeded, store.JobFailed, store.JobDeadLettered},
 }
 

@@ -173,10 +173,11 @@ func firstLine(s string) string {
 // WasRejected reports whether the objective whose pause states are pauses,
 // oldest first, was rejected: its latest pause of its own (an OVERDUE pause
 // is the monitor's, not its own) is REJECTED. A rejected objective stays
-// NEW and waits for nobody.
+// NEW and waits for nobody. It is the one rule every part of azolla asks,
+// the lifecycle with the one pause it knows (nil entries are skipped).
 func WasRejected(pauses []*store.PauseState) bool {
 	for _, p := range slices.Backward(pauses) {
-		if p.Reason != store.PauseOverdue {
+		if p != nil && p.Reason != store.PauseOverdue {
 			return p.Reason == store.PauseRejected
 		}
 	}

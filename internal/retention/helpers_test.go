@@ -116,7 +116,7 @@ func (tb *testBundle) objective(t *testing.T, id string) {
 	tb.transition(t, id, store.StatusTodo, t0)
 }
 
-func (tb *testBundle) transition(t *testing.T, id, to string, at time.Time) {
+func (tb *testBundle) transition(t *testing.T, id string, to store.Status, at time.Time) {
 	t.Helper()
 	_, err := tb.st.TransitionObjective(context.Background(), store.TransitionObjectiveParams{ObjectiveID: id, To: to,
 		Now: at})

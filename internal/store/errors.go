@@ -83,6 +83,16 @@ func (e *TransitionError) Error() string {
 		kind, e.ObjectiveID, e.Current, e.To, strings.Join(e.From, ", "))
 }
 
+// ObjectiveTransitionError is the refusal of an objective in current to move
+// from one of from to to.
+func ObjectiveTransitionError(objectiveID string, current Status, from []Status, to string) *TransitionError {
+	names := make([]string, len(from))
+	for i, f := range from {
+		names[i] = string(f)
+	}
+	return &TransitionError{ObjectiveID: objectiveID, Current: string(current), From: names, To: to}
+}
+
 // Is makes errors.Is(err, ErrInvalidTransition) true.
 func (e *TransitionError) Is(target error) bool { return target == ErrInvalidTransition }
 

@@ -9,14 +9,37 @@ import (
 // schemas/*.schema.json describe, and every write validates it first. Timestamps
 // are UTC with microsecond precision (what both backends store exactly).
 
-// Objective statuses (seed 001: NEW -> TODO -> IN_PROGRESS -> DONE | BLOCKED).
+// Status is an objective's status: NEW -> TODO -> IN_PROGRESS -> DONE |
+// BLOCKED (package transition has the whole machine).
+type Status string
+
+// Objective statuses.
 const (
-	StatusNew        = "NEW"
-	StatusTodo       = "TODO"
-	StatusInProgress = "IN_PROGRESS"
-	StatusDone       = "DONE"
-	StatusBlocked    = "BLOCKED"
+	StatusNew        Status = "NEW"
+	StatusTodo       Status = "TODO"
+	StatusInProgress Status = "IN_PROGRESS"
+	StatusDone       Status = "DONE"
+	StatusBlocked    Status = "BLOCKED"
 )
+
+// Statuses returns all of them, in the lifecycle's order (a new slice
+// each time, the caller's to change).
+func Statuses() []Status {
+	return []Status{StatusNew, StatusTodo, StatusInProgress, StatusDone, StatusBlocked}
+}
+
+// StatusStrings returns ss as strings, for SQL and messages.
+func StatusStrings(ss []Status) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// OpenStatuses returns the statuses of objectives not yet DONE, the work
+// that waits or runs (a new slice each time).
+func OpenStatuses() []Status { return []Status{StatusNew, StatusTodo, StatusInProgress, StatusBlocked} }
 
 // Objective is the unit of intent a human approves.
 type Objective struct {
@@ -24,7 +47,7 @@ type Objective struct {
 	ObjectiveType      string   `json:"objective_type"`
 	Title              string   `json:"title"`
 	AcceptanceCriteria []string `json:"acceptance_criteria"`
-	Status             string   `json:"status"`
+	Status             Status   `json:"status"`
 	// StatusSeq counts status transitions; a readiness event is keyed by it so
 	// one transition can never emit two events.
 	StatusSeq  int64      `json:"status_seq"`
@@ -79,6 +102,10 @@ const (
 	EventCaptureReady      = "CAPTURE_READY"
 	EventManifestRequested = "MANIFEST_REQUESTED"
 )
+
+// TrackEventTypes are the event types of the task-management track, in the
+// order it takes them: triage first (a new slice each time).
+func TrackEventTypes() []string { return []string{EventCaptureReady, EventManifestRequested} }
 
 // Terminal processed reasons of an event (seed 003 step 3, 4 and 8).
 const (

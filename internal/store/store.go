@@ -157,15 +157,15 @@ type Store interface {
 
 // ListObjectivesParams filters ListObjectives. Zero values mean no filter.
 type ListObjectivesParams struct {
-	Status string
+	Status Status
 	Limit  int
 }
 
 // TransitionObjectiveParams describes one status transition.
 type TransitionObjectiveParams struct {
 	ObjectiveID string
-	From        []string
-	To          string
+	From        []Status
+	To          Status
 	// BlockerRef, when non-nil, replaces blocker_ref ("" clears it).
 	BlockerRef *BlockerRef
 	// Blockers, when non-nil, replaces the blockers list (empty clears it).
@@ -195,7 +195,7 @@ type PendingEventsParams struct {
 
 // ObjectivesPageParams asks for one page of objectives.
 type ObjectivesPageParams struct {
-	Statuses []string
+	Statuses []Status
 	// PastDeadline, when set, keeps only the objectives whose deadline is
 	// before it, so that a scan for overdue ones reads those alone.
 	PastDeadline *DeadlineFilter

@@ -73,15 +73,15 @@ func result[T any](r *reader, name string, params map[string]string, rows []T) (
 }
 
 var (
-	allStatuses    = []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked, store.StatusDone}
-	activeStatuses = []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked}
+	allStatuses    = []store.Status{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked, store.StatusDone}
+	activeStatuses = store.OpenStatuses()
 )
 
 // inList is "'A', 'B'": the statuses are this package's constants.
-func inList(ss []string) string {
+func inList(ss []store.Status) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
-		q[i] = "'" + s + "'"
+		q[i] = "'" + string(s) + "'"
 	}
 	return strings.Join(q, ", ")
 }
@@ -99,7 +99,7 @@ func (r *reader) objectivesByStatus(ctx context.Context) (manifest.QueryResult, 
 		return manifest.QueryResult{}, err
 	}
 	return result(r, manifest.QueryObjectivesByStatus, map[string]string{
-		"statuses":   strings.Join(allStatuses, ","),
+		"statuses":   strings.Join(store.StatusStrings(allStatuses), ","),
 		"done_since": stamp(since),
 	}, rows)
 }
@@ -112,7 +112,7 @@ func (r *reader) blockedObjectives(ctx context.Context) (manifest.QueryResult, e
 	if err != nil {
 		return manifest.QueryResult{}, err
 	}
-	return result(r, manifest.QueryBlockedObjectives, map[string]string{"status": store.StatusBlocked}, rows)
+	return result(r, manifest.QueryBlockedObjectives, map[string]string{"status": string(store.StatusBlocked)}, rows)
 }
 
 // overdueObjectives: objectives not DONE past their deadline at now
@@ -169,7 +169,7 @@ func (r *reader) humanPauseStates(ctx context.Context) (manifest.QueryResult, er
 	if err != nil {
 		return manifest.QueryResult{}, err
 	}
-	return result(r, manifest.QueryHumanPauseStates, map[string]string{"latest_per_objective": "true", "objective_status_not": store.StatusDone}, rows)
+	return result(r, manifest.QueryHumanPauseStates, map[string]string{"latest_per_objective": "true", "objective_status_not": string(store.StatusDone)}, rows)
 }
 
 func scanRun(r interface{ Scan(...any) error }) (manifest.RunRow, error) {

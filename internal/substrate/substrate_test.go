@@ -90,7 +90,7 @@ func open(t *testing.T, cfg substrate.Config) *substrate.Substrate {
 	return sub
 }
 
-func objective(t *testing.T, s store.Store, id, status, urgency string, created time.Time, edit func(o *store.Objective)) {
+func objective(t *testing.T, s store.Store, id string, status store.Status, urgency string, created time.Time, edit func(o *store.Objective)) {
 	t.Helper()
 	o := storetest.Objective(id)
 	o.Status, o.Urgency, o.CreatedAt, o.UpdatedAt = status, urgency, created, created

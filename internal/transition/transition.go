@@ -51,22 +51,22 @@ const (
 
 // Rule is one row of the table.
 type Rule struct {
-	From []string
+	From []store.Status
 	// To is the status afterwards; "" leaves it unchanged (Reject).
-	To string
+	To store.Status
 	// ClearBlockerRef and ClearBlockers say what the transition clears.
 	ClearBlockerRef, ClearBlockers bool
 }
 
 var table = map[Name]Rule{
-	Approve:  {From: []string{store.StatusNew}, To: store.StatusTodo},
-	Reject:   {From: []string{store.StatusNew}},
-	Retry:    {From: []string{store.StatusTodo, store.StatusBlocked}, To: store.StatusTodo, ClearBlockerRef: true},
-	Unblock:  {From: []string{store.StatusTodo, store.StatusBlocked}, To: store.StatusTodo, ClearBlockerRef: true, ClearBlockers: true},
-	Schedule: {From: []string{store.StatusTodo}, To: store.StatusInProgress},
-	Block:    {From: []string{store.StatusTodo}, To: store.StatusBlocked},
-	Pass:     {From: []string{store.StatusInProgress}, To: store.StatusDone, ClearBlockerRef: true},
-	Fail:     {From: []string{store.StatusInProgress}, To: store.StatusTodo},
+	Approve:  {From: []store.Status{store.StatusNew}, To: store.StatusTodo},
+	Reject:   {From: []store.Status{store.StatusNew}},
+	Retry:    {From: []store.Status{store.StatusTodo, store.StatusBlocked}, To: store.StatusTodo, ClearBlockerRef: true},
+	Unblock:  {From: []store.Status{store.StatusTodo, store.StatusBlocked}, To: store.StatusTodo, ClearBlockerRef: true, ClearBlockers: true},
+	Schedule: {From: []store.Status{store.StatusTodo}, To: store.StatusInProgress},
+	Block:    {From: []store.Status{store.StatusTodo}, To: store.StatusBlocked},
+	Pass:     {From: []store.Status{store.StatusInProgress}, To: store.StatusDone, ClearBlockerRef: true},
+	Fail:     {From: []store.Status{store.StatusInProgress}, To: store.StatusTodo},
 }
 
 // Rule returns n's row of the table; it panics on a name not in it, which
@@ -80,12 +80,12 @@ func (n Name) Rule() Rule {
 }
 
 // Allows reports whether an objective in status may take n.
-func (n Name) Allows(status string) bool { return slices.Contains(n.Rule().From, status) }
+func (n Name) Allows(status store.Status) bool { return slices.Contains(n.Rule().From, status) }
 
 // Refusal is the error for an objective in status that may not take n.
-func (n Name) Refusal(objectiveID, status string) error {
+func (n Name) Refusal(objectiveID string, status store.Status) error {
 	r := n.Rule()
-	return &store.TransitionError{ObjectiveID: objectiveID, Current: status, From: r.From, To: cmp.Or(r.To, string(n))}
+	return store.ObjectiveTransitionError(objectiveID, status, r.From, cmp.Or(string(r.To), string(n)))
 }
 
 // Params are the store parameters of n for one objective at now. The
@@ -112,7 +112,7 @@ func (n Name) Params(objectiveID string, now time.Time) store.TransitionObjectiv
 // Executable reports whether the scheduler may give an objective in status
 // a workorder (seed 003 step 3): only TODO; NEW awaits approval, DONE and
 // BLOCKED are settled, IN_PROGRESS has its workorder.
-func Executable(status string) bool { return Schedule.Allows(status) }
+func Executable(status store.Status) bool { return Schedule.Allows(status) }
 
 // Settled reports the state in which a retry or an unblock of the objective
 // already took effect: TODO with no blocker_ref and, for Unblock, no

@@ -10,14 +10,14 @@ import (
 	"github.com/azolla/azolla/internal/transition"
 )
 
-var statuses = []string{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone, store.StatusBlocked}
+var statuses = []store.Status{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone, store.StatusBlocked}
 
 // The table, read as the seeds state it: which status may take which
 // transition. Every (transition, status) pair is listed, so a changed rule
 // fails here.
 func TestAllows_TheSeedsStateMachine(t *testing.T) {
 	t.Parallel()
-	allowed := map[transition.Name][]string{
+	allowed := map[transition.Name][]store.Status{
 		transition.Approve:  {store.StatusNew},
 		transition.Reject:   {store.StatusNew},
 		transition.Retry:    {store.StatusTodo, store.StatusBlocked},
@@ -37,7 +37,7 @@ func TestAllows_TheSeedsStateMachine(t *testing.T) {
 		}
 	}
 	require.True(t, transition.Executable(store.StatusTodo))
-	for _, s := range []string{store.StatusNew, store.StatusInProgress, store.StatusDone, store.StatusBlocked} {
+	for _, s := range []store.Status{store.StatusNew, store.StatusInProgress, store.StatusDone, store.StatusBlocked} {
 		require.False(t, transition.Executable(s), "seed 003 step 3: %s is not executable", s)
 	}
 }
@@ -47,7 +47,7 @@ func TestParams_SayWhatEachTransitionClears(t *testing.T) {
 	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 	cases := []struct {
 		name                   transition.Name
-		to                     string
+		to                     store.Status
 		clearsRef, clearsBlock bool
 	}{
 		{transition.Approve, store.StatusTodo, false, false},
@@ -97,8 +97,8 @@ func TestRefusal_NamesTheStatusAndWhatWasNeeded(t *testing.T) {
 	err := transition.Reject.Refusal("obj-1", store.StatusDone)
 	var te *store.TransitionError
 	require.ErrorAs(t, err, &te)
-	require.Equal(t, store.StatusDone, te.Current)
-	require.Equal(t, []string{store.StatusNew}, te.From)
+	require.Equal(t, string(store.StatusDone), te.Current)
+	require.Equal(t, []string{string(store.StatusNew)}, te.From)
 }
 
 func TestBlockerRef_KindAndID(t *testing.T) {

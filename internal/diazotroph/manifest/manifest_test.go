@@ -27,7 +27,7 @@ var (
 
 func at(d time.Duration) time.Time { return now.Add(d) }
 
-func obj(id, title, status, urgency string, updated time.Time) store.Objective {
+func obj(id, title string, status store.Status, urgency string, updated time.Time) store.Objective {
 	return store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: title, Status: status, Urgency: urgency,
 		CreatedAt: updated.Add(-time.Hour), UpdatedAt: updated}
 }

@@ -88,7 +88,7 @@ func (q *querier) TransitionObjective(ctx context.Context, p store.TransitionObj
 		return nil, fmt.Errorf("transition objective: %w", err)
 	}
 	if len(p.From) > 0 && !slices.Contains(p.From, cur.Status) {
-		return nil, &store.TransitionError{ObjectiveID: cur.ObjectiveID, Current: cur.Status, From: p.From, To: p.To}
+		return nil, store.ObjectiveTransitionError(cur.ObjectiveID, cur.Status, p.From, string(p.To))
 	}
 	next := *cur
 	next.Status = p.To
@@ -120,7 +120,7 @@ func (q *querier) TransitionObjective(ctx context.Context, p store.TransitionObj
 		if gerr != nil {
 			return nil, fmt.Errorf("transition objective: %w", gerr)
 		}
-		return nil, &store.TransitionError{ObjectiveID: now.ObjectiveID, Current: now.Status, From: p.From, To: p.To}
+		return nil, store.ObjectiveTransitionError(now.ObjectiveID, now.Status, p.From, string(p.To))
 	}
 	return &next, nil
 }

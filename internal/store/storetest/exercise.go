@@ -87,16 +87,16 @@ func testObjectives(t *testing.T, s store.Store) {
 	require.ErrorIs(t, err, store.ErrNotFound)
 
 	moved, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
-		From: []string{store.StatusNew}, To: store.StatusTodo, Now: T0.Add(time.Second)})
+		From: []store.Status{store.StatusNew}, To: store.StatusTodo, Now: T0.Add(time.Second)})
 	require.NoError(t, err)
 	require.Equal(t, int64(1), moved.StatusSeq)
 	require.Equal(t, T0.Add(time.Second), moved.UpdatedAt)
 
 	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
-		From: []string{store.StatusNew}, To: store.StatusTodo})
+		From: []store.Status{store.StatusNew}, To: store.StatusTodo})
 	var te *store.TransitionError
 	require.ErrorAs(t, err, &te)
-	require.Equal(t, store.StatusTodo, te.Current)
+	require.Equal(t, string(store.StatusTodo), te.Current)
 
 	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1", To: "FINISHED"})
 	requireViolation(t, err, "/status")
@@ -115,7 +115,7 @@ func testObjectives(t *testing.T, s store.Store) {
 	require.Equal(t, ref, got.BlockerRef)
 	cleared, none := store.BlockerRef(""), []string{}
 	moved, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
-		From: []string{store.StatusBlocked}, To: store.StatusTodo, BlockerRef: &cleared, Blockers: &none})
+		From: []store.Status{store.StatusBlocked}, To: store.StatusTodo, BlockerRef: &cleared, Blockers: &none})
 	require.NoError(t, err)
 	got, err = s.GetObjective(ctx, "obj-1")
 	require.NoError(t, err)

@@ -35,7 +35,7 @@ func testRepairSingleLineFields(t *testing.T, s store.Store) {
 	exec(`DELETE FROM schema_migrations WHERE version = 4`)
 
 	_, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
-		From: []string{store.StatusNew}, To: store.StatusTodo})
+		From: []store.Status{store.StatusNew}, To: store.StatusTodo})
 	requireViolation(t, err, "/title")
 
 	applied, err := s.Migrate(ctx)
@@ -48,7 +48,7 @@ func testRepairSingleLineFields(t *testing.T, s store.Store) {
 	require.Equal(t, []string{`fatal: no such ref\x0ahint: fetch first`}, o.Blockers)
 	require.Equal(t, store.BlockersOf("obj-1"), o.BlockerRef, "what was valid is kept")
 	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
-		From: []string{store.StatusNew}, To: store.StatusTodo})
+		From: []store.Status{store.StatusNew}, To: store.StatusTodo})
 	require.NoError(t, err, "the repaired objective moves on")
 
 	untouched, err := s.GetObjective(ctx, "obj-2")

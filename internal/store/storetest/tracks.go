@@ -335,7 +335,7 @@ func testObjectivesPage(t *testing.T, s store.Store) {
 	for _, c := range []struct {
 		id     string
 		at     time.Duration
-		status string
+		status store.Status
 	}{{"obj-c", time.Second, store.StatusTodo}, {"obj-a", 0, store.StatusNew}, {"obj-e", 3 * time.Second, store.StatusBlocked},
 		{"obj-b", time.Second, store.StatusTodo}, {"obj-d", 2 * time.Second, store.StatusDone}} {
 		o := Objective(c.id)
@@ -343,7 +343,7 @@ func testObjectivesPage(t *testing.T, s store.Store) {
 		require.NoError(t, s.CreateObjective(ctx, o))
 		written[c.id] = o
 	}
-	all := func(statuses ...string) []string {
+	all := func(statuses ...store.Status) []string {
 		var ids []string
 		var after store.Cursor
 		for pages := 0; ; pages++ {
@@ -366,7 +366,7 @@ func testObjectivesPage(t *testing.T, s store.Store) {
 	require.Equal(t, []string{"obj-a", "obj-b", "obj-c", "obj-e"}, all(store.StatusNew, store.StatusTodo, store.StatusBlocked))
 	require.Empty(t, all("NO_SUCH_STATUS"))
 
-	page, err := s.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: []string{store.StatusTodo},
+	page, err := s.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: []store.Status{store.StatusTodo},
 		After: store.Cursor{CreatedAt: T0.Add(time.Second), ID: "obj-b"}})
 	require.NoError(t, err)
 	require.Len(t, page, 1)
