@@ -78,7 +78,7 @@ func TestStart_AFailedPassDoesNotStopTheLoop(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int64
 	l := &background.Loop[int64]{Name: "test loop", Interval: 10 * time.Millisecond,
-		Pass: func(context.Context) (int64, error) { return 0, errors.New("store down") },
+		Pass:   func(context.Context) (int64, error) { return 0, errors.New("store down") },
 		Passed: func(int64, bool, error) { n.Add(1) }}
 	l.Start(t.Context())
 	defer l.Stop()
