@@ -65,8 +65,9 @@ bench-idle: ## azolla dev's idle CPU with 100, 1,000 and 10,000 objectives waiti
 	AZOLLA_BENCH_IDLE_SIZES=$${AZOLLA_BENCH_IDLE_SIZES:-100,1000,10000} $(GO) test -count=1 -run '^$$' -bench IdleCost -benchtime 1x -timeout 60m ./integration/
 
 .PHONY: lint
-lint: $(STATICCHECK) $(WORKFLOWCHECK) ## gofmt, go vet, staticcheck and workflowcheck
+lint: $(STATICCHECK) $(WORKFLOWCHECK) ## gofmt, go vet, staticcheck, workflowcheck and the Markdown's relative links
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) run ./cmd/doclinks $$(git ls-files '*.md' ':!:*/testdata/*')
 	$(GO) vet ./...
 	$(GO) vet -tags devserver ./cmd/azolla
 	$(STATICCHECK) ./...
