@@ -67,7 +67,7 @@ bench-idle: ## azolla dev's idle CPU with 100, 1,000 and 10,000 objectives waiti
 .PHONY: lint
 lint: $(STATICCHECK) $(WORKFLOWCHECK) ## gofmt, go vet, staticcheck, workflowcheck and the Markdown's relative links
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) run ./cmd/doclinks $$(git ls-files '*.md' ':!:*/testdata/*')
+	$(GO) run ./cmd/doclinks $$(git ls-files '*.md' '*.go' ':!:*/testdata/*' ':!:cmd/doclinks/*')
 	$(GO) vet ./...
 	$(GO) vet -tags devserver ./cmd/azolla
 	$(STATICCHECK) ./...

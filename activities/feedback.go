@@ -19,7 +19,7 @@ const (
 	maxYieldOutput = 8192
 )
 
-// relatedYields is what the next run of o draws on (seed 003 step 5's
+// relatedYields is what the next run of o draws on (docs/protocol/patch-flow.md#the-snapshot's
 // related_yield_refs): the newest gated attempt, when it failed, with its
 // gate reason and the tail of its output, and the comment of the human
 // decision that emitted ev. Without them a retry runs the same generator on

@@ -34,7 +34,7 @@ type GateResult struct {
 	Pause      store.PauseState
 }
 
-// Gate is the gate worker (seed 003 steps 11-14). Holding the workorder's
+// Gate is the gate (docs/protocol/lifecycle.md#gating). Holding the workorder's
 // claim, it judges the output bundle and writes, in one transaction, the run
 // record (upserted by work_order_id), the objective's transition (DONE on
 // PASS; TODO with a blocker_ref on FAIL) and the pause state (RUN_COMPLETE or
@@ -85,7 +85,7 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 	return res, nil
 }
 
-// verdict judges a bundle (seed 003 step 11).
+// verdict judges a bundle (docs/protocol/patch-flow.md#checking-the-bundle).
 func verdict(b *store.OutputBundle, runFailure string) (result, reason string) {
 	switch {
 	case b == nil && runFailure != "":
@@ -96,7 +96,7 @@ func verdict(b *store.OutputBundle, runFailure string) (result, reason string) {
 	if err := schemas.Validate(schemas.OutputBundle, b); err != nil {
 		return store.GateFail, "output bundle is invalid: " + err.Error()
 	}
-	// The seed waives the non-empty check for an exhausted budget: the empty
+	// The non-empty check does not apply to an exhausted budget: the empty
 	// content is expected there. The run still did not do the work, so the
 	// verdict is FAIL, for the budget rather than for the empty content.
 	switch b.RunnerStatus {

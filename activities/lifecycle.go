@@ -1,9 +1,9 @@
 // Package activities holds every I/O step of the objective lifecycle: the
-// seeds' readiness, scheduler, runner and gate workers, as methods on one
+// lifecycle's readiness, scheduler, runner and gate steps (docs/protocol/lifecycle.md), as methods on one
 // Lifecycle struct that carries their dependencies. Workflows call them by
 // method value; nothing here imports the workflow SDK.
 //
-// Each step follows seed 000's order: claim the resource, write the terminal
+// Each step follows the claims' order (docs/protocol/claims.md): claim the resource, write the terminal
 // state in one transaction fenced by the claim, then release. Each is
 // idempotent: run again after a partial failure or on a retry it finds the
 // stored outcome and returns it, writing nothing.
@@ -187,5 +187,5 @@ func workOrderID(objectiveID string, seq int64) string {
 	return fmt.Sprintf("wo-%s-%d", objectiveID, seq)
 }
 
-// BranchName is the work branch of an objective (seed 003 step 6).
+// BranchName is the work branch of an objective (docs/protocol/patch-flow.md#the-workorder).
 func BranchName(objectiveID string) string { return "azolla/" + objectiveID }

@@ -21,7 +21,7 @@ type Enqueuer interface {
 }
 
 // Remote routes diazotroph types to remote workers through the control
-// plane (seed 004).
+// plane (docs/protocol/control-plane.md).
 type Remote struct {
 	Enqueuer Enqueuer
 	// Diazotrophs lists the diazotroph types that run remotely.

@@ -29,7 +29,7 @@ type RunResult struct {
 	AlreadyExecuted bool
 }
 
-// Run is the runner worker (seed 003 step 10): it claims the workorder with
+// Run is the runner (docs/protocol/lifecycle.md#running): it claims the workorder with
 // a lease as long as the activity's heartbeat timeout, renews it with every
 // heartbeat, dispatches to the workorder's diazotroph and, fenced by the
 // claim, persists the one output bundle and sets EXECUTED. If a renewal

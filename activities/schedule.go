@@ -45,7 +45,7 @@ type ScheduleResult struct {
 // errNeedsRepository stops a Local Schedule before it reads a repository.
 var errNeedsRepository = errors.New("scheduling reads the objective's repository")
 
-// Schedule is the scheduler worker (seed 003 steps 2-9): it claims the event
+// Schedule is the scheduler (docs/protocol/lifecycle.md#scheduling): it claims the event
 // and, in one transaction fenced by the claim, writes the event's terminal
 // outcome: MISSING_TICKET, NON_EXECUTABLE_STATUS, BLOCKED (pause state,
 // objective BLOCKED) or SCHEDULED (context snapshot, workorder, objective
@@ -210,7 +210,7 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Eve
 	return mark(store.ReasonScheduled)
 }
 
-// block is seed 003 step 4: the objective becomes BLOCKED with its blockers
+// block is the scheduler's answer to blockers (docs/protocol/patch-flow.md#blockers): the objective becomes BLOCKED with its blockers
 // and a pause state that says how to go on.
 func (a *Lifecycle) block(ctx context.Context, q store.Querier, o *store.Objective, blockers []string, now time.Time) error {
 	p := transition.Block.Params(o.ObjectiveID, now)

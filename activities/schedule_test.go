@@ -24,7 +24,7 @@ func (tb *testBundle) emit(t *testing.T, subject string, seq int64) string {
 	return ev.EventID
 }
 
-// TestSchedule_TerminalPaths runs every terminal path of seed 003 steps 3-9
+// TestSchedule_TerminalPaths runs every terminal path of scheduling (docs/protocol/lifecycle.md#scheduling)
 // and checks what they share: the event processed exactly once with its
 // reason, the claim released, and a re-run that changes nothing.
 func TestSchedule_TerminalPaths(t *testing.T) {

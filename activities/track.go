@@ -10,7 +10,7 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// The task-management activities (seed 002): the track's scheduler (track A,
+// The task-management activities (docs/protocol/tasks.md): the track's scheduler (track A,
 // triage; track B, manifest) and gate, and the deadline monitor's scan
 // (track C). Run is the lifecycle's own: it runs a track workorder as any
 // other, its diazotroph reading nothing but the snapshot.

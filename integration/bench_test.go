@@ -43,7 +43,7 @@ const (
 // peak RSS.
 //
 // `true` would be the cheapest command, but it prints nothing and the gate
-// (seed 003 step 11) fails empty content, so the lifecycle would never reach
+// (docs/protocol/patch-flow.md#checking-the-bundle) fails empty content, so the lifecycle would never reach
 // DONE; `printf ok` costs the same fork and exec.
 func BenchmarkLifecycle(b *testing.B) {
 	ctx := context.Background()

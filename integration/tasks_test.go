@@ -31,7 +31,7 @@ import (
 	"github.com/azolla/azolla/workflows"
 )
 
-// The task-management tests (seed 002). Each test has its own track (the
+// The task-management tests (docs/protocol/tasks.md). Each test has its own track (the
 // TrackWorkflow id is track-<name>, shared by the whole namespace) and its
 // own deadlines task queue, so no other test's worker runs its monitor.
 

@@ -98,7 +98,7 @@ type ControlPlaneOptions struct {
 // MaxControlPlaneWait) may finish once the control plane stops.
 const shutdownGrace = config.MaxControlPlaneWait + 5*time.Second
 
-// RunControlPlane serves seed 004's worker API over HTTP (HTTPS with
+// RunControlPlane serves the control plane's worker API (docs/protocol/control-plane.md) over HTTP (HTTPS with
 // control_plane.cert_file/key_file, requiring client certificates with
 // control_plane.client_ca_file) and runs the reaper until ctx is done.
 func RunControlPlane(ctx context.Context, o ControlPlaneOptions) error {

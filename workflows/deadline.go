@@ -19,7 +19,7 @@ const deadlinePage = 500
 // the past.
 var scheduledStartTime = temporal.NewSearchAttributeKeyTime("TemporalScheduledStartTime")
 
-// DeadlineMonitorWorkflow is one pass of the deadline monitor (seed 002,
+// DeadlineMonitorWorkflow is one pass of the deadline monitor (docs/protocol/tasks.md,
 // track C), started by the Schedule DeadlineScheduleID on its own task
 // queue: it scans every non-DONE objective as of the run's scheduled time
 // (so a backfill judges as the scheduled run would have), writing each

@@ -65,7 +65,7 @@ const maxCarried = 20
 // act is the nil receiver the lifecycle's activities are named through.
 var act *activities.Lifecycle
 
-// ObjectiveWorkflow is one objective's lifecycle (seeds 001 and 003): it
+// ObjectiveWorkflow is one objective's lifecycle (docs/protocol/lifecycle.md): it
 // waits for human approval, makes the objective ready, and drives the
 // scheduler, runner and gate activities until a pause state hands it back.
 // After a block or a failed gate it waits for unblock or retry and continues

@@ -26,7 +26,7 @@ const maxDone = 500
 // track has no objective to read the store's lease from.
 const trackRunLease = time.Minute
 
-// TrackWorkflow is one task-management track (seed 002): it serializes
+// TrackWorkflow is one task-management track (docs/protocol/tasks.md): it serializes
 // track A (triage of captures) and track B (manifest), at most one
 // workorder active, the oldest waiting triage before any manifest. Events
 // arrive by the TrackEnqueue update (update-with-start); the first run also

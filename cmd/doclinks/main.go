@@ -1,8 +1,9 @@
 // Command doclinks checks the relative links of Markdown files: every link
 // to a file must name one that exists, and every #fragment a heading of
-// the file it points into (as GitHub makes heading anchors). It prints each
-// broken link and exits 1 if there is any; `make lint` runs it on the
-// repository's Markdown.
+// the file it points into (as GitHub makes heading anchors). Given Go
+// files, it checks the docs/… pages their comments cite, from the
+// repository's root. It prints each broken link and exits 1 if there is
+// any; `make lint` runs it on the repository's Markdown and Go.
 package main
 
 import (
@@ -46,8 +47,13 @@ func check(files []string, out io.Writer) (broken int, err error) {
 		if err != nil {
 			return broken, err
 		}
-		for _, l := range links(string(text)) {
-			if why := l.problem(f, anchorsOf); why != "" {
+		found, from := links(string(text)), f
+		if strings.HasSuffix(f, ".go") {
+			// Citations in code are paths from the repository's root.
+			found, from = citations(string(text)), "."+string(filepath.Separator)+"cited"
+		}
+		for _, l := range found {
+			if why := l.problem(from, anchorsOf); why != "" {
 				fmt.Fprintf(out, "%s:%d: %s: %s\n", f, l.line, l.target, why)
 				broken++
 			}
@@ -79,6 +85,19 @@ func links(text string) []link {
 		}
 		for _, m := range linkPattern.FindAllStringSubmatch(withoutCodeSpans(line), -1) {
 			out = append(out, link{target: m[1], line: i + 1})
+		}
+	}
+	return out
+}
+
+var citation = regexp.MustCompile(`docs/[A-Za-z0-9_./-]+\.md(#[a-z0-9_-]+)?`)
+
+// citations returns the docs/… pages a Go file's text cites.
+func citations(text string) []link {
+	var out []link
+	for i, line := range strings.Split(text, "\n") {
+		for _, m := range citation.FindAllString(line, -1) {
+			out = append(out, link{target: m, line: i + 1})
 		}
 	}
 	return out

@@ -50,3 +50,18 @@ func TestSlugify_AsGitHubDoes(t *testing.T) {
 		require.Equal(t, want, slugify(title), title)
 	}
 }
+
+func TestCheck_CitationsInCodeAreFromTheRoot(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "docs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "docs", "claims.md"), []byte("# Claims\n\n## Releasing\n"), 0o644))
+	src := filepath.Join(dir, "pkg", "x.go")
+	require.NoError(t, os.MkdirAll(filepath.Dir(src), 0o755))
+	require.NoError(t, os.WriteFile(src, []byte("// see docs/claims.md#releasing and docs/claims.md#renewing\n"), 0o644))
+	t.Chdir(dir)
+	var out strings.Builder
+	broken, err := check([]string{"pkg/x.go"}, &out)
+	require.NoError(t, err)
+	require.Equal(t, 1, broken, out.String())
+	require.Contains(t, out.String(), "pkg/x.go:1: docs/claims.md#renewing: no heading")
+}

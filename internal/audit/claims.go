@@ -10,8 +10,8 @@ import (
 // timeLayout prints timestamps in messages.
 const timeLayout = time.RFC3339Nano
 
-// claimSchema: seed 000, claim metadata "must validate each record against
-// claim_record.schema.json".
+// claimSchema: every claim row is a valid claim_record
+// (docs/protocol/claims.md#the-claim-record).
 func claimSchema(s *state, r recorder) {
 	for _, c := range s.claims {
 		r.checked(1)
@@ -21,8 +21,8 @@ func claimSchema(s *state, r recorder) {
 	}
 }
 
-// noLiveClaimOnFinished: seed 000, "worker releases claim after durable
-// write success". A live claim on a finished resource is a release that never
+// noLiveClaimOnFinished: a step releases its claim once its write is
+// durable (docs/protocol/claims.md#releasing). A live claim on a finished resource is a release that never
 // happened (or, on a busy system, one about to happen: see WithGrace).
 func noLiveClaimOnFinished(s *state, r recorder) {
 	cutoff := s.now.Add(-s.grace)

@@ -1,5 +1,5 @@
 // Package audit checks, from the database alone, that the state the lifecycle
-// left behind honours the guarantees of seeds 000 (claims), 002 (task
+// left behind honours the guarantees of the protocol (docs/protocol/README.md): claims, task
 // management: captures and the track), 003 (patch execution flow) and 004
 // (remote workers' jobs; one rule also asks the control plane's
 // transport). It reads through store.Querier only, plus, when
@@ -31,20 +31,20 @@
 //	                                processed without a workorder)
 //	objective-status                an objective's status is one of the schema's; a DONE one
 //	                                has a PASS run_record for one of its workorders
-//	terminal-pause-state            every verdict is handed back explicitly (seed 003 steps
+//	terminal-pause-state            every verdict is handed back explicitly (docs/protocol/lifecycle.md#pause-states,
 //	                                4, 13, 14): a run_record PASS has a RUN_COMPLETE
 //	                                pause_state for its workorder, FAIL a GATE_FAILED one, and
 //	                                each TICKET_READY event processed BLOCKED a BLOCKED
 //	                                pause_state for its objective; a track workorder's PASS
 //	                                has its PROPOSALS_REVIEW (triage) or MANIFEST_READY pause
-//	capture-ready-once              seed 002: a capture has at most one CAPTURE_READY event,
+//	capture-ready-once              a capture has at most one CAPTURE_READY event,
 //	                                and a PENDING one older than the grace period has one
 //	capture-processed-by-its-triage a capture taken by a triage workorder is PROCESSED exactly
 //	                                when that workorder passed its gate, and every objective
 //	                                it became exists
 //	track-one-active                a track's triage and manifest workorders were never
 //	                                active together (created to run_record, or to now)
-//	job-one-open-attempt            seed 004: a job has at most one RUNNING attempt; a RUNNING
+//	job-one-open-attempt            a job has at most one RUNNING attempt; a RUNNING
 //	                                job exactly one, a job in another status none
 //	job-succeeded-once              a SUCCEEDED job has exactly one SUCCEEDED attempt, a job
 //	                                in another status none
@@ -60,7 +60,7 @@
 //
 // # A quiet system
 //
-// The lifecycle writes in the seeds' order: terminal state first, then the
+// The lifecycle writes in the protocol's order: terminal state first, then the
 // claim release; bundle, then EXECUTED; run_record, then status, then
 // pause_state. Between two such writes the state is legitimately half-way, so
 // an audit taken while workers run can report what a moment later would be

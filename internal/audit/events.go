@@ -7,13 +7,13 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// terminalReasons are the processed reasons of seed 003 steps 3, 4 and 8,
-// and seed 002's no-op for a capture an earlier triage took.
+// terminalReasons are the processed reasons of scheduling (docs/protocol/lifecycle.md#scheduling),
+// and the track's no-op for a capture an earlier triage took.
 var terminalReasons = []string{store.ReasonScheduled, store.ReasonMissingTicket, store.ReasonNonExecutableStatus,
 	store.ReasonBlocked, store.ReasonAlreadyTaken}
 
-// eventProcessedOnce: seed 003, "every event terminal path sets
-// event.processed=true exactly once". The store makes the second mark a
+// eventProcessedOnce: every event ends processed exactly once, with its
+// terminal reason (docs/protocol/lifecycle.md#scheduling). The store makes the second mark a
 // no-op; this checks the marks it left are consistent with what followed.
 func eventProcessedOnce(s *state, r recorder) {
 	for _, e := range s.events {

@@ -77,7 +77,7 @@ func release(t *testing.T, s store.Querier, c *store.ClaimRecord, at time.Time) 
 	require.NoError(t, err)
 }
 
-// schedule is seed 003 steps 1-9 for a new objective id: workorder
+// schedule is scheduling (docs/protocol/lifecycle.md#scheduling) for a new objective id: workorder
 // wo-<id> CREATED, event ev-<id> processed SCHEDULED, objective IN_PROGRESS.
 func schedule(t *testing.T, s store.Querier, id string) *store.WorkOrder {
 	t.Helper()

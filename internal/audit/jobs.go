@@ -145,8 +145,8 @@ func (s *state) loadMessages(ctx context.Context, jr jobReader, m MessageStates)
 	return nil
 }
 
-// jobOneOpenAttempt: seed 004, "a duplicated or redelivered stream message
-// never creates a second attempt for a job that is RUNNING or settled". A
+// jobOneOpenAttempt: a message delivered twice never opens a second attempt
+// of a job that runs or is settled (docs/protocol/control-plane.md). A
 // job has at most one RUNNING attempt; a RUNNING job has exactly one, and a
 // job in any other status none (an attempt closes in the transaction that
 // moves its job on).
@@ -170,8 +170,8 @@ func jobOneOpenAttempt(s *state, r recorder) {
 	}
 }
 
-// jobSucceededOnce: seed 004, completion "is idempotent by (job_id,
-// attempt_id)": a SUCCEEDED job has exactly one SUCCEEDED attempt, and a job
+// jobSucceededOnce: completing an attempt twice writes nothing the second
+// time (docs/protocol/control-plane.md#rules): a SUCCEEDED job has exactly one SUCCEEDED attempt, and a job
 // in another status none.
 func jobSucceededOnce(s *state, r recorder) {
 	for _, j := range s.jobs {
@@ -191,8 +191,8 @@ func jobSucceededOnce(s *state, r recorder) {
 	}
 }
 
-// jobNoLiveLeaseWhenSettled: seed 004, complete "releases lease" in the
-// transaction that settles the job. No live lease on a settled job, at most
+// jobNoLiveLeaseWhenSettled: the lease is released in the transaction that
+// settles the job (docs/protocol/control-plane.md#a-jobs-life). No live lease on a settled job, at most
 // one live lease per job, and a live lease belongs to a RUNNING attempt.
 func jobNoLiveLeaseWhenSettled(s *state, r recorder) {
 	for _, j := range s.jobs {
@@ -220,8 +220,9 @@ func jobNoLiveLeaseWhenSettled(s *state, r recorder) {
 	}
 }
 
-// jobMessagePending: seed 004, "a stream message is ACKed only after DB
-// transaction commits final state OR is safely requeued/DLQed". The message
+// jobMessagePending: a message is acknowledged only after the database has
+// committed the job's outcome, requeue or dead letter
+// (docs/protocol/control-plane.md#rules). The message
 // a RUNNING attempt was claimed from is still pending in the transport.
 func jobMessagePending(s *state, r recorder) {
 	if !s.messagesRead {

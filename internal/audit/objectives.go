@@ -14,7 +14,7 @@ import (
 )
 
 // objectiveStatus: an objective's status is one the schema names, and DONE
-// is reached only through a PASS (seed 003 step 13).
+// is reached only through a PASS (docs/protocol/patch-flow.md#pass).
 func objectiveStatus(s *state, r recorder) {
 	for _, o := range s.objectives {
 		r.checked(1)
@@ -53,16 +53,16 @@ func (s *state) passed(objectiveID string) bool {
 	return false
 }
 
-// pauseFor is the pause reason seed 003 steps 13 and 14 write for a verdict.
+// pauseFor is the pause reason the gate writes (docs/protocol/lifecycle.md#pause-states) for a verdict.
 var pauseFor = map[string]string{store.GatePass: store.PauseRunComplete, store.GateFail: store.PauseGateFailed}
 
-// trackPassPause is the pause a track workorder's PASS writes (seed 002's
+// trackPassPause is the pause a track workorder's PASS writes (docs/protocol/tasks.md's
 // gates).
 var trackPassPause = map[string]string{triage.Type: store.PauseProposalsReview, manifest.Type: store.PauseManifestReady}
 
-// terminalPauseState: seed 003, "every terminal outcome writes explicit
-// state, not implicit logs": a verdict and a BLOCKED event each hand the
-// objective back with a pause_state.
+// terminalPauseState: every outcome is written down, not only logged
+// (docs/protocol/patch-flow.md#guarantees): a verdict and a BLOCKED event
+// each hand the objective back with a pause_state.
 func terminalPauseState(s *state, r recorder) {
 	byWorkOrder := map[string][]string{} // work_order_id -> pause reasons
 	blockedPauses := map[string]int{}    // objective_id -> BLOCKED pause states

@@ -11,8 +11,8 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// captureReadyOnce: seed 002, "must avoid duplicate event emissions for the
-// same capture_buffer": each capture has at most one CAPTURE_READY event
+// captureReadyOnce: no capture gets a second CAPTURE_READY event
+// (docs/protocol/tasks.md#captures): each capture has at most one CAPTURE_READY event
 // and, once the grace period has passed (the poller emits it for captures
 // written straight into the database), exactly one.
 func captureReadyOnce(s *state, r recorder) {
@@ -35,7 +35,7 @@ func captureReadyOnce(s *state, r recorder) {
 	}
 }
 
-// captureProcessedByItsTriage: seed 002's gate creates the proposals, marks
+// captureProcessedByItsTriage: the triage gate creates the proposals, marks
 // the captures PROCESSED and writes the run record in one transaction. So
 // a capture taken by a triage workorder that has its PASS run record is
 // PROCESSED, a PROCESSED capture's workorder is a triage run with a PASS
@@ -72,8 +72,8 @@ func captureProcessedByItsTriage(s *state, r recorder) {
 	}
 }
 
-// trackOneActive: seed 002, "tracks A (triage) and B (manifest) are
-// serialized: only one workorder is active at a time". A track workorder is
+// trackOneActive: a track has one active workorder at a time, triage or
+// manifest (docs/protocol/tasks.md#the-track). A track workorder is
 // active from its creation to its run record (or now, while it has none);
 // no two of one track's intervals overlap.
 func trackOneActive(s *state, r recorder) {

@@ -9,8 +9,8 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// workOrderPerEvent: seed 003, "one processed TICKET_READY event results in
-// at most one created workorder", created only on the SCHEDULED path.
+// workOrderPerEvent: a processed TICKET_READY event has at most one
+// workorder, made only on the SCHEDULED path (docs/protocol/lifecycle.md#guarantees).
 func workOrderPerEvent(s *state, r recorder) {
 	for _, w := range s.workOrders {
 		r.checked(1)
@@ -32,8 +32,8 @@ func workOrderPerEvent(s *state, r recorder) {
 	}
 }
 
-// bundlePerExecutedWorkOrder: seed 003, "one claimed workorder invocation
-// emits exactly one output_bundle", and only an executed one has it.
+// bundlePerExecutedWorkOrder: a run writes exactly one output bundle, and
+// only an executed workorder has one (docs/protocol/lifecycle.md#running).
 func bundlePerExecutedWorkOrder(s *state, r recorder) {
 	for _, w := range s.workOrders {
 		r.checked(1)
@@ -58,8 +58,9 @@ func bundlePerExecutedWorkOrder(s *state, r recorder) {
 	}
 }
 
-// runRecordPerGatedWorkOrder: seeds 000 and 003, "one workorder maps to one
-// terminal run_record", the verdict of an executed run. A Run that failed for
+// runRecordPerGatedWorkOrder: a gated workorder has exactly one run record
+// (the gate upserts it, docs/protocol/lifecycle.md#gating), the verdict of an
+// executed run. A Run that failed for
 // good is recorded as FAIL on a workorder that never became EXECUTED.
 func runRecordPerGatedWorkOrder(s *state, r recorder) {
 	gated := map[string]string{} // work_order_id -> why it counts as gated

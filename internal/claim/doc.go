@@ -1,4 +1,4 @@
-// Package claim is azolla's claim bridge: the claim/lease protocol of seed 000
+// Package claim is azolla's claim bridge: the claim/lease protocol (docs/protocol/claims.md)
 // over the store's claims table, so every step that processes an EVENT or a
 // WORKORDER holds an exclusive, expiring, auditable claim on it.
 //

@@ -13,7 +13,7 @@ func (a *app) controlPlaneCmd() *cobra.Command {
 	var identity string
 	cmd := &cobra.Command{
 		Use:   "control-plane",
-		Short: "Serve remote workers: the job API of seed 004 and its reaper",
+		Short: "Serve remote workers: the worker API and its reaper",
 		Long: `Serve the worker API remote workers pull jobs from (POST
 /internal/worker/claim, heartbeat, complete, fail) on control_plane.address,
 over HTTPS when control_plane.cert_file and key_file are set. Every request

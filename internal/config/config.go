@@ -31,11 +31,11 @@ type Config struct {
 	// Patch configures PATCH_DIAZOTROPH, which runs every objective that
 	// names a repository.
 	Patch PatchConfig `mapstructure:"patch" json:"patch" yaml:"patch"`
-	// ControlPlane configures seed 004's control plane: the HTTP server
+	// ControlPlane configures the control plane (docs/protocol/control-plane.md): the HTTP server
 	// remote workers pull jobs from, its transport and its policy, and which
 	// diazotrophs run remotely.
 	ControlPlane ControlPlaneConfig `mapstructure:"control_plane" json:"control_plane" yaml:"control_plane"`
-	// Tasks configures the task-management azolla (seed 002): its track
+	// Tasks configures the task-management azolla (docs/protocol/tasks.md): its track
 	// and what its manifests read.
 	Tasks TasksConfig `mapstructure:"tasks" json:"tasks" yaml:"tasks"`
 	// Substrates are other azollas' stores the manifest may read, by name

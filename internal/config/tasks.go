@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// TasksConfig configures the task-management azolla (seed 002): its track
+// TasksConfig configures the task-management azolla (docs/protocol/tasks.md): its track
 // of triage and manifest runs, and the substrate its manifests read.
 type TasksConfig struct {
 	// Track names the track (its TrackWorkflow is track-<name>).

@@ -9,7 +9,7 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// The wire form of seed 004's four endpoints. Field names are the seed's;
+// The wire form of the four endpoints (docs/protocol/control-plane.md#the-endpoints);
 // every request and response kind has a schema in schemas/ and is validated
 // on both sides.
 

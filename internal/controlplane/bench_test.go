@@ -30,7 +30,7 @@ const (
 )
 
 // BenchmarkRemoteJobs (B5) is a fixed-size load test, not a b.N benchmark:
-// run it with -benchtime 1x. It takes jobs through seed 004's worker path
+// run it with -benchtime 1x. It takes jobs through the control plane's worker path
 // over real HTTP (an httptest server on the Service's Router, the remote
 // worker's Client) with the Redis Streams transport, and the same path with
 // the database transport, both on one PostgreSQL store (the production

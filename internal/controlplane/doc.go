@@ -1,4 +1,4 @@
-// Package controlplane is seed 004's control plane: remote workers with no
+// Package controlplane is the control plane (docs/protocol/control-plane.md): remote workers with no
 // inbound ports, no database and no Temporal access pull jobs over
 // outbound HTTP (claim, heartbeat, complete, fail); jobs, attempts and
 // leases live in the database, which is the truth; a Transport (Redis
@@ -48,9 +48,9 @@
 //
 // A message is acknowledged only after the database transaction that
 // settles its attempt (or expires it and requeues or dead-letters the job)
-// has committed. Workers hold no Redis credentials, so the seed's "ack=true
-// means the worker should ACK the message" is read here as: ack=true means
-// the control plane has acknowledged the message on the worker's behalf.
+// has committed. Workers hold no Redis credentials, so an answer's ack=true
+// means the control plane has acknowledged the message on the worker's
+// behalf.
 // If that acknowledgement itself fails, the message stays pending, comes
 // back after the transport's min-idle, and is acknowledged then as stale.
 //

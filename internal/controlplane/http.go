@@ -22,7 +22,7 @@ const PathHealth = "/healthz"
 // maxMessageLen bounds an error message sent to a worker.
 const maxMessageLen = 300
 
-// Router serves seed 004's four endpoints and GET /healthz. Every request
+// Router serves the four endpoints (docs/protocol/control-plane.md#the-endpoints) and GET /healthz. Every request
 // is authenticated by auth, size-limited, decoded strictly (one JSON
 // value, no unknown field) and validated against its schema before the
 // Service sees it; every answer is validated against its own. A refusal

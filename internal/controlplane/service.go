@@ -13,7 +13,7 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// Defaults of Config; seed 004 asks for short leases extended by heartbeat.
+// Defaults of Config: short leases, extended by heartbeats.
 const (
 	DefaultLeaseTTL          = 60 * time.Second
 	DefaultHeartbeatInterval = 20 * time.Second
@@ -184,7 +184,7 @@ func (nopActivities) Heartbeat(context.Context, store.ActivityRef) error { retur
 func (nopActivities) Complete(context.Context, *store.Job) error         { return nil }
 func (nopActivities) Fail(context.Context, *store.Job) error             { return nil }
 
-// Service is the control plane: seed 004's four operations over the store
+// Service is the control plane: the four operations (docs/protocol/control-plane.md) over the store
 // (the truth) and a Transport (the messages). Its methods are what the
 // HTTP handlers call; they are safe for concurrent use.
 type Service struct {

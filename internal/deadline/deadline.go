@@ -1,5 +1,5 @@
 // Package deadline says when an objective is due and whether it is overdue
-// (seed 002, track C: the deadline monitor). An objective's deadline is its
+// (docs/protocol/tasks.md#the-deadline-monitor). An objective's deadline is its
 // due_at when set, else its created_at plus the SLA of its urgency.
 package deadline
 

@@ -8,11 +8,11 @@ import (
 )
 
 // PatchType is the diazotroph_type of every objective that names a
-// repository (seed 003 step 6).
+// repository (docs/protocol/patch-flow.md#the-workorder).
 const PatchType = "PATCH_DIAZOTROPH"
 
 // Target is the repository state a run starts from, frozen into the context
-// snapshot at scheduling time (seed 003 step 5).
+// snapshot at scheduling time (docs/protocol/patch-flow.md#the-snapshot).
 type Target struct {
 	Repository string
 	// BaseBranch is the objective's base branch, or the repository's
@@ -43,7 +43,7 @@ var ErrBadTarget = errors.New("bad target")
 var ErrMisconfigured = errors.New("misconfigured")
 
 // Check is what a gate check may read: an output bundle the built-in gate
-// checks (seed 003 step 11) have passed.
+// checks (docs/protocol/patch-flow.md#checking-the-bundle) have passed.
 type Check struct {
 	WorkOrder store.WorkOrder
 	Objective store.Objective

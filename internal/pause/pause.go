@@ -4,7 +4,7 @@
 //
 // Activities name actions by kind and give the facts (a branch, a failure's
 // first line); New renders the words stored in prioritized_actions, which
-// follow the seeds' examples, and stores the kinds beside them. The command
+// follow the protocol (docs/protocol/lifecycle.md#pause-states), and stores the kinds beside them. The command
 // that carries an action out is not stored: a client renders it from the
 // kind at the edge (Command), as the user invoked azolla.
 package pause
@@ -23,7 +23,7 @@ import (
 const (
 	// ReviewOutput asks for a look at a run's output (no branch to review).
 	ReviewOutput = "REVIEW_OUTPUT"
-	// ReviewBranch asks for a review of the work branch (seed 003 step 13).
+	// ReviewBranch asks for a review of the work branch (docs/protocol/patch-flow.md#pass).
 	ReviewBranch = "REVIEW_BRANCH"
 	// ConfirmCompletion asks the human to confirm the objective is done.
 	ConfirmCompletion = "CONFIRM_COMPLETION"
@@ -79,7 +79,7 @@ func New(s Spec) store.PauseState {
 	return ps
 }
 
-// RunComplete is seed 003 step 13: review the branch (or, without one, the
+// RunComplete is a PASS (docs/protocol/patch-flow.md#pass): review the branch (or, without one, the
 // output) and confirm. keep, when set, warns that the branch was not pushed.
 func RunComplete(objectiveID string, seq int64, workOrderID, branch string, keep *Action, now time.Time) store.PauseState {
 	review := Action{ReviewOutput, "Review the output of " + workOrderID}
@@ -95,7 +95,7 @@ func RunComplete(objectiveID string, seq int64, workOrderID, branch string, keep
 		Actions: actions, Now: now})
 }
 
-// GateFailed is seed 003 step 14: review the failure, then refine and retry.
+// GateFailed is a FAIL (docs/protocol/patch-flow.md#fail): review the failure, then refine and retry.
 func GateFailed(objectiveID string, seq int64, workOrderID, failure string, keep *Action, now time.Time) store.PauseState {
 	actions := []Action{{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)},
 		{Retry, "Refine objective and retry"}}
@@ -106,7 +106,7 @@ func GateFailed(objectiveID string, seq int64, workOrderID, failure string, keep
 		Actions: actions, Now: now})
 }
 
-// Blocked is seed 003 step 4: resolve the blockers, then re-emit.
+// Blocked is the scheduler's (docs/protocol/patch-flow.md#blockers): resolve the blockers, then re-emit.
 func Blocked(objectiveID string, seq int64, blockers []string, now time.Time) store.PauseState {
 	return New(Spec{ObjectiveID: objectiveID, Seq: seq, Reason: store.PauseBlocked, Now: now, Actions: []Action{
 		{ResolveBlockers, fmt.Sprintf("Resolve blockers for %s: %s", objectiveID, strings.Join(blockers, "; "))},

@@ -50,9 +50,9 @@ func TestConstructors_MakeValidRecordsWithOneKindPerAction(t *testing.T) {
 	require.Equal(t, "ps-obj-1-3-GATE_FAILED", failed.PauseStateID)
 	require.Equal(t, "wo-obj-1-2", failed.WorkOrderID)
 	require.NotContains(t, failed.PrioritizedActions[0], "second line", "only the failure's first line is quoted")
-	require.Equal(t, "Refine objective and retry", failed.PrioritizedActions[1], "the seed's words")
+	require.Equal(t, "Refine objective and retry", failed.PrioritizedActions[1], "the words of the patch flow")
 	require.Equal(t, []string{"Review PR on azolla/obj-1", "Confirm completion"},
-		cases["run complete on a branch"].ps.PrioritizedActions, "the seed's words")
+		cases["run complete on a branch"].ps.PrioritizedActions, "the words of the patch flow")
 	require.Equal(t, "Re-emit TICKET_READY after resolution", cases["blocked"].ps.PrioritizedActions[1])
 }
 

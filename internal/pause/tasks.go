@@ -10,7 +10,7 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// Kinds of action of the task-management pauses (seed 002).
+// Kinds of action of the task-management pauses (docs/protocol/tasks.md).
 const (
 	// ReviewProposals asks for a look at a triage round's proposals.
 	ReviewProposals = "REVIEW_PROPOSALS"

@@ -41,7 +41,7 @@ const (
 )
 
 // APIError is a control plane's refusal: the HTTP status and the stable code
-// of seed 004's error body (controlplane.Code*). Code is "" when the body
+// of the control plane's error body (controlplane.Code*). Code is "" when the body
 // was not an ErrorResponse (a proxy's 502 page, say).
 type APIError struct {
 	Status  int
@@ -137,7 +137,7 @@ type ClientOptions struct {
 	Log *slog.Logger
 }
 
-// Client speaks seed 004's worker API to one control plane. It retries
+// Client speaks the control plane's worker API to one control plane. It retries
 // transient failures (no answer, 5xx, 408, 429) until the call's context
 // ends and never retries any other 4xx. It is safe for concurrent use.
 type Client struct {

@@ -1,4 +1,4 @@
-// Package remoteworker is the worker side of seed 004's worker ↔ control
+// Package remoteworker is the worker side of the worker ↔ control
 // plane contract: `azolla remote-worker` pulls diazotroph jobs over
 // outbound HTTP and needs no inbound port, no store and no Temporal.
 //

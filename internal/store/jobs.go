@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The records below are seed 004's: the control plane's jobs, their
+// The records below are the control plane's (docs/protocol/control-plane.md): the control plane's jobs, their
 // attempts and leases, the messages of the database transport and the
 // tokens remote workers present. The database is the truth of a job; a
 // stream message only says "look at job X".
@@ -151,7 +151,7 @@ type WorkerToken struct {
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 }
 
-// JobStore is seed 004's side of the store. Every method is one
+// JobStore is the control plane's side of the store. Every method is one
 // transaction (or one statement) of its own; the On* callbacks run inside
 // that transaction, so a caller's own writes (an output bundle, a
 // WORKORDER claim's renewal) commit or roll back with the job's.
@@ -184,7 +184,7 @@ type JobStore interface {
 	StartJobAttempt(ctx context.Context, p StartJobAttemptParams) (*StartedJobAttempt, error)
 	// RenewJobLease extends the live lease of p.AttemptID's RUNNING attempt
 	// presenting p.LeaseToken; p.AttemptID "" means the job's RUNNING
-	// attempt, whichever it is (seed 004's heartbeat names no attempt), and
+	// attempt, whichever it is (a heartbeat names no attempt), and
 	// a job without one is a *JobLeaseError. An attempt of another job, or
 	// none, is a *NotFoundError.
 	RenewJobLease(ctx context.Context, p RenewJobLeaseParams) (*JobLease, error)
@@ -295,7 +295,7 @@ type StartedJobAttempt struct {
 }
 
 // RenewJobLeaseParams extends one attempt's lease. AttemptID "" means the
-// job's RUNNING attempt (seed 004's heartbeat carries no attempt_id); the
+// job's RUNNING attempt (a heartbeat carries no attempt_id); the
 // token still has to be that attempt's. WorkerID, when set, must be the
 // lease holder's.
 type RenewJobLeaseParams struct {

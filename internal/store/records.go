@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The records below are the artifacts of seeds 000-003. Their JSON form is what
+// The records below are the lifecycle's artifacts (docs/protocol/lifecycle.md). Their JSON form is what
 // schemas/*.schema.json describe, and every write validates it first. Timestamps
 // are UTC with microsecond precision (what both backends store exactly).
 
@@ -107,7 +107,7 @@ const (
 // order it takes them: triage first (a new slice each time).
 func TrackEventTypes() []string { return []string{EventCaptureReady, EventManifestRequested} }
 
-// Terminal processed reasons of an event (seed 003 step 3, 4 and 8).
+// Terminal processed reasons of an event (docs/protocol/lifecycle.md#scheduling).
 const (
 	ReasonScheduled           = "SCHEDULED"
 	ReasonMissingTicket       = "MISSING_TICKET"
@@ -367,7 +367,7 @@ const ControlPlaneReaperLeadership = "control-plane-reaper"
 // PollerLeadership is the resource id of the poller's leadership claim.
 const PollerLeadership = "lifecycle-poller"
 
-// ClaimRecord is one row of the claim/lease protocol (seed 000). A released
+// ClaimRecord is one row of the claim/lease protocol (docs/protocol/claims.md). A released
 // claim keeps its row, expired and with a higher version, so claim_version
 // stays monotonic for the resource's whole life.
 type ClaimRecord struct {
@@ -391,7 +391,7 @@ const (
 	CaptureProcessed = "PROCESSED"
 )
 
-// CaptureBuffer is a raw capture waiting for triage (seed 002). A triage
+// CaptureBuffer is a raw capture waiting for triage (docs/protocol/tasks.md). A triage
 // workorder takes it (WorkOrderID set, still PENDING); that run's gate
 // processes it (PROCESSED, with the ObjectiveIDs it became, none if it
 // yielded no proposal).

@@ -1,4 +1,4 @@
-// Package transition is the objective's state machine (seeds 001 and 003):
+// Package transition is the objective's state machine (docs/protocol/lifecycle.md#statuses-and-transitions):
 // one table of the status transitions the lifecycle makes. Readiness, the
 // scheduler, the gate and the workflow all ask it, so no step spells a
 // status rule of its own.
@@ -110,7 +110,7 @@ func (n Name) Params(objectiveID string, now time.Time) store.TransitionObjectiv
 }
 
 // Executable reports whether the scheduler may give an objective in status
-// a workorder (seed 003 step 3): only TODO; NEW awaits approval, DONE and
+// a workorder (docs/protocol/lifecycle.md#scheduling): only TODO; NEW awaits approval, DONE and
 // BLOCKED are settled, IN_PROGRESS has its workorder.
 func Executable(status store.Status) bool { return Schedule.Allows(status) }
 

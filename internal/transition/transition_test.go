@@ -12,7 +12,7 @@ import (
 
 var statuses = []store.Status{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone, store.StatusBlocked}
 
-// The table, read as the seeds state it: which status may take which
+// The table, read as the protocol states it (docs/protocol/lifecycle.md): which status may take which
 // transition. Every (transition, status) pair is listed, so a changed rule
 // fails here.
 func TestAllows_TheSeedsStateMachine(t *testing.T) {
@@ -38,7 +38,7 @@ func TestAllows_TheSeedsStateMachine(t *testing.T) {
 	}
 	require.True(t, transition.Executable(store.StatusTodo))
 	for _, s := range []store.Status{store.StatusNew, store.StatusInProgress, store.StatusDone, store.StatusBlocked} {
-		require.False(t, transition.Executable(s), "seed 003 step 3: %s is not executable", s)
+		require.False(t, transition.Executable(s), "scheduling: %s is not executable", s)
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package manifest is MANIFEST_DIAZOTROPH, the built-in, deterministic
-// manifest writer of the task-management azolla (seed 002). It writes a
+// manifest writer of the task-management azolla (docs/protocol/tasks.md). It writes a
 // Markdown report from the snapshot alone: what is DONE since the last
 // manifest, IN_PROGRESS, BLOCKED (with reasons), overdue, failed at the gate,
 // and the top prioritized actions.

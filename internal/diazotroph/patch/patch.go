@@ -1,4 +1,4 @@
-// Package patch is PATCH_DIAZOTROPH, seed 003's patch execution flow on real
+// Package patch is PATCH_DIAZOTROPH, the patch flow (docs/protocol/patch-flow.md) on real
 // git repositories. For each workorder it keeps a workspace (a clone of the
 // repository's mirror, see gitops) checked out at the snapshot's commit on
 // the work branch, asks a generator (patchgen) for a candidate patch within
@@ -95,7 +95,7 @@ func (p *Patch) Workspace(workOrderID string) string {
 // errBudget is the cause of a run's context when its budget expires.
 var errBudget = errors.New("workorder budget exhausted")
 
-// Execute runs seed 003 step 10 for one workorder.
+// Execute is the run of one workorder (docs/protocol/patch-flow.md#the-run).
 func (p *Patch) Execute(ctx context.Context, req diazotroph.Request) (diazotroph.Result, error) {
 	r, err := p.newRun(req)
 	if err != nil {

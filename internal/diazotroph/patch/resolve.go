@@ -13,7 +13,7 @@ import (
 )
 
 // Resolve reads repository's baseBranch head ("" means the default branch)
-// through its mirror and lists the first files there (seed 003 step 5).
+// through its mirror and lists the first files there (docs/protocol/patch-flow.md#the-snapshot).
 // Targets a human must fix wrap diazotroph.ErrBadTarget: an invalid
 // repository or branch name, a local repository that is not there, a remote
 // that refuses us, a branch the repository lacks. Anything else (a network

@@ -1,5 +1,5 @@
 // Package triage is TRIAGE_DIAZOTROPH, the built-in, deterministic triage of
-// the task-management azolla (seed 002): it turns the captures frozen in a
+// the task-management azolla (docs/protocol/tasks.md): it turns the captures frozen in a
 // context snapshot into proposed objectives, one per capture. The gate (not
 // this package) validates the proposals and creates them as NEW objectives.
 //

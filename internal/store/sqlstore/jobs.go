@@ -11,7 +11,7 @@ import (
 	"github.com/azolla/azolla/schemas"
 )
 
-// The job records of seed 004. Every JobStore method is one transaction of
+// The control plane's job records (docs/protocol/control-plane.md). Every JobStore method is one transaction of
 // its own (or one statement); see job_attempts.go for the claim, heartbeat
 // and settle transactions.
 

@@ -16,7 +16,7 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// The conformance suite of seed 004's job protocol: claims, heartbeats,
+// The conformance suite of the control plane's job protocol: claims, heartbeats,
 // settles and the reaper's expiry. Messages and worker tokens are in
 // jobmessages.go.
 
