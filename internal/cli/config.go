@@ -16,6 +16,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/azolla/azolla/internal/config"
 )
@@ -114,7 +115,77 @@ func (a *app) readConfig(flags *pflag.FlagSet) (config.Config, error) {
 		}
 		return config.Config{}, fmt.Errorf("decode configuration: %w", err)
 	}
+	if path != "" {
+		if err := restoreKeyCase(path, &cfg); err != nil {
+			return config.Config{}, err
+		}
+	}
 	return cfg, nil
+}
+
+// restoreKeyCase gives the keys of the file's maps (an env section's
+// variable names, substrate names) back the case viper folded away: viper
+// keys are case-insensitive, so GOFLAGS would reach the sandbox as goflags.
+func restoreKeyCase(path string, cfg *config.Config) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read config file %s: %w", path, err)
+	}
+	var doc any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("read config file %s: %w", path, err)
+	}
+	restoreKeys(reflect.ValueOf(cfg).Elem(), doc)
+	return nil
+}
+
+// restoreKeys walks v, a settable value, alongside doc, the file's
+// document for it, renaming each map key to the spelling the file used.
+func restoreKeys(v reflect.Value, doc any) {
+	switch v.Kind() {
+	case reflect.Struct:
+		fields, _ := doc.(map[string]any)
+		for i := range v.NumField() {
+			name, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("mapstructure"), ",")
+			if opts == "squash" {
+				restoreKeys(v.Field(i), doc)
+			} else if name != "" && name != "-" {
+				restoreKeys(v.Field(i), lookupFold(fields, name))
+			}
+		}
+	case reflect.Slice:
+		items, _ := doc.([]any)
+		for i := range min(v.Len(), len(items)) {
+			restoreKeys(v.Index(i), items[i])
+		}
+	case reflect.Map:
+		entries, _ := doc.(map[string]any)
+		if v.Type().Key().Kind() != reflect.String || v.IsNil() {
+			return
+		}
+		for spelled, child := range entries {
+			folded := reflect.ValueOf(strings.ToLower(spelled))
+			val := v.MapIndex(folded)
+			if !val.IsValid() {
+				continue
+			}
+			elem := reflect.New(val.Type()).Elem()
+			elem.Set(val)
+			restoreKeys(elem, child)
+			v.SetMapIndex(folded, reflect.Value{})
+			v.SetMapIndex(reflect.ValueOf(spelled).Convert(v.Type().Key()), elem)
+		}
+	}
+}
+
+// lookupFold is m[key] ignoring case, as viper reads the file.
+func lookupFold(m map[string]any, key string) any {
+	for k, child := range m {
+		if strings.EqualFold(k, key) {
+			return child
+		}
+	}
+	return nil
 }
 
 // findConfigFile returns the config file to read, "" for none. An explicit

@@ -3,10 +3,13 @@ package cli
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/azolla/azolla/internal/config"
 )
@@ -297,4 +300,79 @@ func TestConfigRefusesBadTasksKeys(t *testing.T) {
 			require.Contains(t, res.stderr, tt.want)
 		})
 	}
+}
+
+// TestConfigShowWritesEveryKeyInBothFormats guards against the two outputs
+// drifting apart: each names the same keys, among them every key the
+// configuration file takes, down to a repository's gate settings.
+func TestConfigShowWritesEveryKeyInBothFormats(t *testing.T) {
+	t.Parallel()
+	repo := t.TempDir()
+	file := writeFile(t, t.TempDir(), "azolla.yaml", `
+patch:
+  repositories:
+    - repository: `+repo+`
+      gate_commands: ["go test ./..."]
+      gate_budget: 2m
+      gate_pass_env: [GOFLAGS]
+      gate_env: {CGO_ENABLED: "0"}
+      gate_network: none
+`)
+	keys := map[string][]string{}
+	for _, format := range []string{"yaml", "json"} {
+		res := azolla(t, nil, "config", "show", "--config", file, "--output", format)
+		require.Equal(t, 0, res.code, res.stderr)
+		var doc any
+		require.NoError(t, yaml.Unmarshal([]byte(res.stdout), &doc), res.stdout) // JSON is YAML
+		keys[format] = keyPaths("", doc)
+	}
+	require.Equal(t, keys["yaml"], keys["json"])
+	for key := range flatten(config.Default()) {
+		require.True(t, slices.ContainsFunc(keys["json"], func(k string) bool {
+			return k == key || strings.HasPrefix(k, key+".") || strings.HasPrefix(k, key+"[]")
+		}), "config show leaves out %s", key)
+	}
+	for _, key := range []string{"control_plane.client_ca_file", "patch.repositories[].gate_budget",
+		"patch.repositories[].gate_env.CGO_ENABLED", "patch.repositories[].gate_secret_env", "patch.repositories[].gate_binds"} {
+		require.Contains(t, keys["json"], key)
+	}
+}
+
+// keyPaths lists the dotted paths of a decoded document's leaves and empty
+// collections, sorted; list elements share the path "name[]".
+func keyPaths(prefix string, doc any) []string {
+	var out []string
+	switch v := doc.(type) {
+	case map[string]any:
+		for k, child := range v {
+			out = append(out, keyPaths(prefix+k+".", child)...)
+		}
+	case []any:
+		for _, child := range v {
+			out = append(out, keyPaths(strings.TrimSuffix(prefix, ".")+"[].", child)...)
+		}
+	}
+	if len(out) == 0 {
+		return []string{strings.TrimSuffix(prefix, ".")}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func TestConfigFileKeepsTheCaseOfEnvNames(t *testing.T) {
+	t.Parallel()
+	file := writeFile(t, t.TempDir(), "azolla.yaml", `
+diazotroph:
+  command:
+    env: {GOFLAGS: -mod=mod, lower_case: "1"}
+`)
+	cfg := showJSON(t, nil, "--config", file)
+	require.Equal(t, map[string]string{"GOFLAGS": "-mod=mod", "lower_case": "1"}, cfg.Diazotroph.Command.Env)
+
+	// Substrate names are lower case; one spelled otherwise is refused by
+	// name rather than folded into another.
+	file = writeFile(t, t.TempDir(), "azolla.yaml", "substrates:\n  Tickets: {driver: sqlite, sqlite_path: /srv/t.db}\n")
+	res := azolla(t, nil, "config", "show", "--config", file)
+	require.Equal(t, 2, res.code)
+	require.Contains(t, res.stderr, `substrates: name "Tickets"`)
 }

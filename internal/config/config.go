@@ -4,8 +4,6 @@
 package config
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -213,43 +211,6 @@ type PatchConfig struct {
 	// GCInterval is how often each worker prunes workspaces and gc's
 	// mirrors in its own git dir.
 	GCInterval time.Duration `mapstructure:"gc_interval" json:"gc_interval" yaml:"gc_interval"`
-}
-
-// patchJSON is PatchConfig without its methods, so MarshalJSON can embed it.
-type patchJSON PatchConfig
-
-// patchDurations are PatchConfig's durations as strings, the form the
-// config file and environment take, so `config show --output json` can be
-// read back as configuration.
-type patchDurations struct {
-	patchJSON
-	Retention  string `json:"retention"`
-	GCInterval string `json:"gc_interval"`
-}
-
-// MarshalJSON writes retention and gc_interval as duration strings.
-func (p PatchConfig) MarshalJSON() ([]byte, error) {
-	return json.Marshal(patchDurations{patchJSON: patchJSON(p), Retention: p.Retention.String(),
-		GCInterval: p.GCInterval.String()})
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (p *PatchConfig) UnmarshalJSON(data []byte) error {
-	var j patchDurations
-	if err := json.Unmarshal(data, &j); err != nil {
-		return err
-	}
-	retention, err := time.ParseDuration(j.Retention)
-	if err != nil {
-		return fmt.Errorf("patch.retention: %w", err)
-	}
-	interval, err := time.ParseDuration(j.GCInterval)
-	if err != nil {
-		return fmt.Errorf("patch.gc_interval: %w", err)
-	}
-	*p = PatchConfig(j.patchJSON)
-	p.Retention, p.GCInterval = retention, interval
-	return nil
 }
 
 // AuthorConfig is the author and committer of patch commits.

@@ -54,35 +54,34 @@ func TestSQLitePathDefaultsIntoDataDirUnlessSet(t *testing.T) {
 	require.Equal(t, "/elsewhere/x.db", c.SQLitePath())
 }
 
-func TestClaimConfigJSONUsesDurationStrings(t *testing.T) {
+func TestConfigJSONUsesDurationStringsAndReadsBack(t *testing.T) {
 	t.Parallel()
-	data, err := json.Marshal(config.ClaimConfig{LeaseTTL: 90 * time.Second})
+	c := config.Default()
+	require.Equal(t, 168*time.Hour, c.Patch.Retention, "a week by default")
+	require.Equal(t, time.Hour, c.Patch.GCInterval)
+	c.Claim.LeaseTTL = 90 * time.Second
+	c.Patch.Retention, c.Patch.GCInterval = 36*time.Hour, 90*time.Minute
+	data, err := json.Marshal(c)
 	require.NoError(t, err)
-	require.JSONEq(t, `{"lease_ttl":"1m30s"}`, string(data))
-
-	var back config.ClaimConfig
-	require.NoError(t, json.Unmarshal(data, &back))
-	require.Equal(t, 90*time.Second, back.LeaseTTL)
-}
-
-func TestPatchConfigJSONUsesDurationStrings(t *testing.T) {
-	t.Parallel()
-	p := config.Default().Patch
-	require.Equal(t, 168*time.Hour, p.Retention, "a week by default")
-	require.Equal(t, time.Hour, p.GCInterval)
-	p.Retention, p.GCInterval = 36*time.Hour, 90*time.Minute
-	data, err := json.Marshal(p)
-	require.NoError(t, err)
-	var fields map[string]any
+	var fields struct {
+		Claim map[string]any `json:"claim"`
+		Patch map[string]any `json:"patch"`
+	}
 	require.NoError(t, json.Unmarshal(data, &fields))
-	require.Equal(t, "36h0m0s", fields["retention"])
-	require.Equal(t, "1h30m0s", fields["gc_interval"])
-	require.Equal(t, "static", fields["generator"], "the other keys are still there")
+	require.Equal(t, "1m30s", fields.Claim["lease_ttl"])
+	require.Equal(t, "36h0m0s", fields.Patch["retention"])
+	require.Equal(t, "1h30m0s", fields.Patch["gc_interval"])
+	require.Equal(t, "static", fields.Patch["generator"], "the other keys are still there")
 
-	var back config.PatchConfig
+	var back config.Config
 	require.NoError(t, json.Unmarshal(data, &back))
-	require.Equal(t, p, back)
-	require.ErrorContains(t, json.Unmarshal([]byte(`{"retention":"a week","gc_interval":"1h"}`), &back), "patch.retention")
+	require.Equal(t, c.Claim, back.Claim)
+	require.Equal(t, c.Patch.Retention, back.Patch.Retention)
+	again, err := json.Marshal(back)
+	require.NoError(t, err)
+	require.JSONEq(t, string(data), string(again), "what was written reads back to the same configuration")
+	err = json.Unmarshal([]byte(`{"patch":{"retention":"a week","gc_interval":"1h"}}`), &back)
+	require.ErrorContains(t, err, "a week", "the bad value is named")
 }
 
 func TestLoggerHonoursLevelAndFormat(t *testing.T) {

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/json"
 	"regexp"
 	"slices"
 	"sort"
@@ -160,67 +159,3 @@ func (c Config) substrateNames() []string {
 	return slices.Clip(names)
 }
 
-// tasksJSON and deadlinesJSON carry the durations as strings, for the same
-// reason as claimJSON.
-type tasksJSON struct {
-	Track             string `json:"track"`
-	TriageMaxCaptures int    `json:"triage_max_captures"`
-	TriageMaxBytes    int    `json:"triage_max_bytes"`
-	Budget            string `json:"budget"`
-	Substrate         string `json:"substrate"`
-	StatementTimeout  string `json:"statement_timeout"`
-	RowCap            int    `json:"row_cap"`
-}
-
-// MarshalJSON writes the durations as strings.
-func (t TasksConfig) MarshalJSON() ([]byte, error) {
-	return json.Marshal(tasksJSON{Track: t.Track, TriageMaxCaptures: t.TriageMaxCaptures, TriageMaxBytes: t.TriageMaxBytes,
-		Budget: t.Budget.String(), Substrate: t.Substrate, StatementTimeout: t.StatementTimeout.String(), RowCap: t.RowCap})
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (t *TasksConfig) UnmarshalJSON(data []byte) error {
-	var j tasksJSON
-	if err := json.Unmarshal(data, &j); err != nil {
-		return err
-	}
-	out := TasksConfig{Track: j.Track, TriageMaxCaptures: j.TriageMaxCaptures, TriageMaxBytes: j.TriageMaxBytes,
-		Substrate: j.Substrate, RowCap: j.RowCap}
-	if err := parseDurations("tasks", durationField{"budget", j.Budget, &out.Budget},
-		durationField{"statement_timeout", j.StatementTimeout, &out.StatementTimeout}); err != nil {
-		return err
-	}
-	*t = out
-	return nil
-}
-
-type deadlinesJSON struct {
-	Interval  string            `json:"interval"`
-	TaskQueue string            `json:"task_queue"`
-	SLA       map[string]string `json:"sla"`
-}
-
-// MarshalJSON writes the durations as strings.
-func (d DeadlinesConfig) MarshalJSON() ([]byte, error) {
-	return json.Marshal(deadlinesJSON{Interval: d.Interval.String(), TaskQueue: d.TaskQueue,
-		SLA: map[string]string{"critical": d.SLA.Critical.String(), "high": d.SLA.High.String(),
-			"normal": d.SLA.Normal.String(), "low": d.SLA.Low.String()}})
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (d *DeadlinesConfig) UnmarshalJSON(data []byte) error {
-	var j deadlinesJSON
-	if err := json.Unmarshal(data, &j); err != nil {
-		return err
-	}
-	out := DeadlinesConfig{TaskQueue: j.TaskQueue}
-	if err := parseDurations("deadlines", durationField{"interval", j.Interval, &out.Interval},
-		durationField{"sla.critical", j.SLA["critical"], &out.SLA.Critical},
-		durationField{"sla.high", j.SLA["high"], &out.SLA.High},
-		durationField{"sla.normal", j.SLA["normal"], &out.SLA.Normal},
-		durationField{"sla.low", j.SLA["low"], &out.SLA.Low}); err != nil {
-		return err
-	}
-	*d = out
-	return nil
-}
