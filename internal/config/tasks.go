@@ -158,4 +158,3 @@ func (c Config) substrateNames() []string {
 	sort.Strings(names)
 	return slices.Clip(names)
 }
-
