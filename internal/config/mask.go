@@ -13,17 +13,17 @@ import (
 // returned as it is.
 func maskURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	if err != nil {
 		return s
 	}
 	if _, ok := u.User.Password(); !ok {
 		return s
 	}
-	u.User = url.UserPassword(u.User.Username(), SecretMask)
-	return u.String()
+	return u.Redacted()
 }
 
-// SecretMask is what replaces a secret in Masked output.
+// SecretMask is what replaces a secret in Masked output: the mask
+// url.URL.Redacted writes, so that every masked secret reads alike.
 const SecretMask = "xxxxx"
 
 // Masked returns a copy safe to print or log: the DSN's password, the

@@ -2,12 +2,11 @@ package dbqueue_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/controlplane"
@@ -158,11 +157,4 @@ func (s *slowReceive) ReceiveJobMessage(ctx context.Context, _ store.ReceiveJobM
 	return nil, ctx.Err()
 }
 
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+func newUUID() string { return uuid.NewString() }

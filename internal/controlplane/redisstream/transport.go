@@ -190,11 +190,8 @@ func isNoGroup(err error) bool {
 }
 
 func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
-		return u.String()
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
 	}
 	return raw
 }

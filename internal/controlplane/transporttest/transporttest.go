@@ -4,11 +4,10 @@ package transporttest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -259,14 +258,7 @@ func testHostileNames(t *testing.T, newTransport NewFunc) {
 
 // newUUID returns a random (version 4) UUID, the form of job and enqueue
 // ids.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+func newUUID() string { return uuid.NewString() }
 
 // receive returns the message a non-blocking Receive must find.
 func receive(t *testing.T, tr controlplane.Transport, consumer string, streams ...string) *controlplane.Message {
