@@ -28,12 +28,13 @@ type devProc struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once cmd has exited
 	dir     string
-	out     *strings.Builder
+	out     *lockedBuffer
 	client  client.Client
 	store   store.Store
 	starter *starter.Starter
-	// controlPlane is host:port of its embedded control plane.
-	controlPlane string
+	// controlPlane is host:port of its embedded control plane, ops of its
+	// /metrics and /readyz.
+	controlPlane, ops string
 	stopOnce     sync.Once
 }
 
@@ -85,12 +86,13 @@ func startDev(tb testing.TB, env ...string) *devProc {
 // its server answers (d.client is set), the process exits, or two minutes
 // pass; then it kills the process, so a next try never runs beside it.
 func (d *devProc) launch(tb testing.TB, env []string) error {
-	d.dir, d.out = tb.TempDir(), &strings.Builder{}
+	d.dir, d.out = tb.TempDir(), &lockedBuffer{}
 	grpc, ui := freePort(), freePort()
 	d.controlPlane = fmt.Sprintf("127.0.0.1:%d", freePort())
+	d.ops = fmt.Sprintf("127.0.0.1:%d", freePort())
 	d.cmd = exec.Command(azollaBin, "dev", "--ephemeral", "--grpc-port", strconv.Itoa(grpc), "--ui-port", strconv.Itoa(ui))
 	d.cmd.Env = append(append(os.Environ(), "AZOLLA_DATA_DIR="+d.dir, "AZOLLA_LOG_LEVEL=error",
-		"AZOLLA_CONTROL_PLANE_ADDRESS="+d.controlPlane), env...)
+		"AZOLLA_CONTROL_PLANE_ADDRESS="+d.controlPlane, "AZOLLA_OPS_ADDRESS="+d.ops), env...)
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
 	if err := d.cmd.Start(); err != nil {
 		return err
@@ -156,4 +158,22 @@ func procStatusKB(pid int, field string) int64 {
 		}
 	}
 	return 0
+}
+
+// lockedBuffer is the process's output, read by tests while it is written.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

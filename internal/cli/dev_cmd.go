@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/ops"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workers"
 	"github.com/azolla/azolla/workflows"
@@ -52,7 +56,7 @@ type StartDevServer func(ctx context.Context, o DevServerOptions) (DevServer, er
 const demoObjectiveID = "demo"
 
 func (a *app) devCmd() *cobra.Command {
-	var demo bool
+	var demo, verbose bool
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run everything in one process: Temporal dev server, Web UI, store and workers",
@@ -61,7 +65,12 @@ memory with --ephemeral) with its Web UI, the SQLite store, the lifecycle
 workers and the poller, in one process. Ctrl-C stops it all.
 With --demo it also creates a demo objective that waits for approval, and
 the task-management demo: two captures for triage, a manifest request and
-an objective past its due date.`,
+an objective past its due date.
+
+The terminal shows the banner, warnings and errors; the whole log (at
+log.level) goes to <data_dir>/dev.log, and --verbose prints it here too.
+On ops.address (default 127.0.0.1:7360) it serves /healthz, /readyz and
+/metrics as 'azolla worker' does.`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
@@ -69,6 +78,7 @@ an objective past its due date.`,
 	fl.Int("grpc-port", 0, "Temporal frontend port (dev.grpc_port, default 7233)")
 	fl.Int("ui-port", 0, "Web UI port (dev.ui_port, default 8233)")
 	fl.BoolVar(&demo, "demo", false, "create a demo objective awaiting approval and the task-management demo")
+	fl.BoolVarP(&verbose, "verbose", "v", false, "print the whole log (log.level) to the terminal, not only warnings and errors")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if a.startDev == nil {
 			return configError(errors.New("this azolla binary is the lean build, without the embedded Temporal server " +
@@ -89,7 +99,11 @@ an objective past its due date.`,
 		if err := cfg.Validate(); err != nil {
 			return configError(fmt.Errorf("invalid configuration: %w", err))
 		}
-		log := cfg.Logger(a.stderr)
+		log, closeLog, err := devLogger(cfg, a.stderr, verbose)
+		if err != nil {
+			return err
+		}
+		defer closeLog()
 		ctx := cmd.Context()
 		// Before the server starts: a sandbox that cannot be had stops
 		// azolla dev at once.
@@ -116,19 +130,32 @@ an objective past its due date.`,
 			return err
 		}
 		defer s.close()
+		s.log = log
 		// The workers log through the SDK: it gets the process's logger.
 		if err := a.dialTemporalLogging(cmd, s, log); err != nil {
 			return err
 		}
+		p, err := newProcessOps(s)
+		if err != nil {
+			return err
+		}
+		defer p.close()
+		started := ops.NewFlag("workers", "workers not started")
+		opsAddr, stopOps, err := serveOps(ctx, cfg.Ops.Address, ops.Handler(p.reg, []ops.Check{
+			ops.StoreCheck(s.store), ops.TemporalCheck(p.client), started.Check()}), log)
+		if err != nil {
+			return err
+		}
+		defer stopOps()
 
 		identity := activities.DefaultIdentity()
-		cp, err := a.startDevControlPlane(ctx, s, identity)
+		cp, err := a.startDevControlPlane(ctx, s, p, identity)
 		if err != nil {
 			return err
 		}
 		defer cp.stop()
 
-		a.printDevBanner(cmd, cfg, srv, cp)
+		a.printDevBanner(cmd, cfg, srv, cp, opsAddr, verbose)
 		if demo {
 			if err := a.createDemo(cmd, s); err != nil {
 				return err
@@ -138,8 +165,9 @@ an objective past its due date.`,
 			}
 			a.announceTaskDemo(cmd, s)
 		}
-		return workers.Run(ctx, workers.Options{Config: cfg, Client: s.client, Store: s.store, Log: log,
-			Identity: identity, ControlPlane: cp.svc, Sandbox: box})
+		return workers.Run(ctx, workers.Options{Config: cfg, Client: p.client, Store: s.store, Log: log,
+			Identity: identity, ControlPlane: cp.svc, Sandbox: box, Metrics: p.metrics,
+			OnStarted: started.Set, OnStopping: started.Stop})
 	}
 	return cmd
 }
@@ -157,7 +185,7 @@ type devControlPlane struct {
 // beside the workers, sharing their transport so an enqueue wakes a
 // waiting claim at once. On a loopback address it needs no worker tokens;
 // on any other it asks for them like `azolla control-plane`.
-func (a *app) startDevControlPlane(ctx context.Context, s *session, identity string) (*devControlPlane, error) {
+func (a *app) startDevControlPlane(ctx context.Context, s *session, p *processOps, identity string) (*devControlPlane, error) {
 	cfg := s.cfg
 	tr, err := workers.OpenTransport(ctx, cfg.ControlPlane, s.store)
 	if err != nil {
@@ -168,7 +196,7 @@ func (a *app) startDevControlPlane(ctx context.Context, s *session, identity str
 		_ = tr.Close()
 		return nil, fmt.Errorf("control plane: listen on %s (set control_plane.address): %w", cfg.ControlPlane.Address, err)
 	}
-	cp := &devControlPlane{svc: workers.NewControlPlane(cfg, s.store, tr, s.client, s.log, identity),
+	cp := &devControlPlane{svc: workers.NewObservedControlPlane(cfg, s.store, tr, p.client, s.log, identity, p.metrics),
 		addr: ln.Addr().String(), open: controlplane.LoopbackOnly(cfg.ControlPlane.Address) == nil}
 	if cp.open {
 		s.log.Warn("the embedded control plane accepts remote workers without tokens: it listens on loopback only",
@@ -192,7 +220,8 @@ func (a *app) startDevControlPlane(ctx context.Context, s *session, identity str
 	return cp, nil
 }
 
-func (a *app) printDevBanner(cmd *cobra.Command, cfg config.Config, srv DevServer, cp *devControlPlane) {
+func (a *app) printDevBanner(cmd *cobra.Command, cfg config.Config, srv DevServer, cp *devControlPlane,
+	opsAddr string, verbose bool) {
 	out := cmd.OutOrStdout()
 	state := cfg.TemporalDBPath()
 	if cfg.Dev.Ephemeral {
@@ -205,6 +234,12 @@ func (a *app) printDevBanner(cmd *cobra.Command, cfg config.Config, srv DevServe
   control plane http://%s (remote workers; transport %s)
 `, srv.FrontendAddress(), cfg.Temporal.Namespace, state, srv.UIURL(), storeLabel(cfg), cp.addr,
 		transportLabel(cfg.Masked().ControlPlane.RedisURL))
+	if opsAddr != "" {
+		fmt.Fprintf(out, "  metrics   http://%s%s (readiness %s)\n", opsAddr, ops.PathMetrics, ops.PathReady)
+	}
+	if !verbose {
+		fmt.Fprintf(out, "  log       %s (warnings and errors show here too; --verbose prints all of it)\n", devLogPath(cfg))
+	}
 	if _, port, _ := net.SplitHostPort(srv.FrontendAddress()); port != "7233" {
 		fmt.Fprintf(out, "  other azolla commands need: export AZOLLA_TEMPORAL_ADDRESS=%s\n", srv.FrontendAddress())
 	}
@@ -298,4 +333,35 @@ then follow it with '%[1]s objective watch %[2]s' or in the Web UI, and see
 the branch, commit and diff with '%[1]s objective show %[2]s'.
 `, a.self(), o.ObjectiveID, o.Repository)
 	return err
+}
+
+// devLogRotateBytes is the size past which `azolla dev` moves dev.log to
+// dev.log.1 when it starts, so the file does not grow without end.
+const devLogRotateBytes = 64 << 20
+
+func devLogPath(cfg config.Config) string { return filepath.Join(cfg.DataDir, "dev.log") }
+
+// devLogger is the log of `azolla dev`: everything at log.level to
+// <data_dir>/dev.log, and to the terminal warnings and errors only unless
+// verbose. The terminal stays for the banner and what the user asked for.
+func devLogger(cfg config.Config, terminal io.Writer, verbose bool) (*slog.Logger, func(), error) {
+	path := devLogPath(cfg)
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("data dir: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Size() > devLogRotateBytes {
+		if err := os.Rename(path, path+".1"); err != nil {
+			return nil, nil, fmt.Errorf("rotate the log: %w", err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the log: %w", err)
+	}
+	term := cfg.LoggerAtLeast(terminal, slog.LevelWarn)
+	if verbose {
+		term = cfg.Logger(terminal)
+	}
+	log := slog.New(slog.NewMultiHandler(cfg.Logger(f).Handler(), term.Handler()))
+	return log, func() { _ = f.Close() }, nil
 }

@@ -78,7 +78,7 @@ one of azolla's search attributes: 'azolla temporal setup' creates them.`,
 		}
 		defer p.close()
 		started := ops.NewFlag("workers", "workers not started")
-		stopOps, err := serveOps(ctx, s.cfg.Ops.Address, ops.Handler(p.reg, []ops.Check{
+		_, stopOps, err := serveOps(ctx, s.cfg.Ops.Address, ops.Handler(p.reg, []ops.Check{
 			ops.StoreCheck(s.store), ops.TemporalCheck(p.client), started.Check()}), s.log)
 		if err != nil {
 			return err
@@ -138,21 +138,22 @@ func (p *processOps) close() {
 	}
 }
 
-// serveOps serves h on addr until ctx is done. On the default address a
-// port already taken (a second worker on the host) is logged and skipped;
-// on one set explicitly it is an error.
-func serveOps(ctx context.Context, addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
+// serveOps serves h on addr until ctx is done and says where it listens
+// ("" for nowhere). On the default address a port already taken (a second
+// worker on the host) is logged and skipped; on one set explicitly it is an
+// error.
+func serveOps(ctx context.Context, addr string, h http.Handler, log *slog.Logger) (bound string, stop func(), err error) {
 	if addr == "" {
-		return func() {}, nil
+		return "", func() {}, nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		if addr == config.DefaultOpsAddress {
 			log.Warn("ops endpoints not served: the default ops.address is taken; set ops.address per worker",
 				"address", addr, "error", err)
-			return func() {}, nil
+			return "", func() {}, nil
 		}
-		return nil, fmt.Errorf("ops: listen on %s (ops.address): %w", addr, err)
+		return "", nil, fmt.Errorf("ops: listen on %s (ops.address): %w", addr, err)
 	}
 	srv := ops.NewServer(h, log, ops.DefaultLimits)
 	go func() {
@@ -161,7 +162,7 @@ func serveOps(ctx context.Context, addr string, h http.Handler, log *slog.Logger
 		}
 	}()
 	log.Info("ops endpoints serving", "address", ln.Addr().String(), "paths", []string{ops.PathHealth, ops.PathReady, ops.PathMetrics})
-	return func() {
+	return ln.Addr().String(), func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)

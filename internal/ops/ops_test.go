@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -105,6 +106,7 @@ func TestMetrics_ExposesAzollaSeriesAfterAClaim(t *testing.T) {
 	handler, closer := metrics.TemporalHandler(reg)
 	defer closer.Close()
 	handler.Counter("temporal_request").Inc(1)
+	handler.Timer("temporal_request_latency").Record(30 * time.Millisecond)
 	require.NoError(t, closer.Close()) // flushes tally's report to the collectors
 
 	code, body := get(t, ops.Handler(reg, nil), ops.PathMetrics)
@@ -112,4 +114,8 @@ func TestMetrics_ExposesAzollaSeriesAfterAClaim(t *testing.T) {
 	require.Contains(t, body, `azolla_claim_acquisitions_total{outcome="acquired",resource_type="WORKORDER"} 1`)
 	require.Contains(t, body, `azolla_objectives{status="NEW"} 1`)
 	require.Contains(t, body, `temporal_request`)
+	// Latencies are histograms, which Temporal's dashboards expect and
+	// which add up across replicas, not summaries.
+	require.Regexp(t, `(?m)^temporal_request_latency_seconds_bucket\{.*le="0\.05".*\} 1$`, body)
+	require.NotContains(t, body, `quantile=`)
 }
