@@ -35,7 +35,7 @@ type devProc struct {
 	// controlPlane is host:port of its embedded control plane, ops of its
 	// /metrics and /readyz.
 	controlPlane, ops string
-	stopOnce     sync.Once
+	stopOnce          sync.Once
 }
 
 // stop ends the process (SIGTERM) and waits for it; the test's cleanup
