@@ -1,15 +1,22 @@
 package integration
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
 )
 
 // azolla dev serves the worker's ops endpoints, with the SDK's latencies as
@@ -33,6 +40,34 @@ func TestDev_ServesOpsEndpointsAndLogsToItsFile(t *testing.T) {
 	require.Contains(t, d.out.String(), "azolla dev is running.")
 	require.Contains(t, d.out.String(), "/metrics")
 	require.NotContains(t, d.out.String(), "level=INFO", "info lines stay in dev.log")
+}
+
+// The deadline monitor's first pass runs when its Schedule is created, and
+// the Web UI query azolla dev prints leaves its passes out of the list.
+func TestDev_WorkListQueryLeavesTheDeadlineMonitorOut(t *testing.T) {
+	t.Parallel()
+	d := startDev(t)
+	ctx := context.Background()
+	list := func(query string) []string {
+		resp, err := d.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		require.NoError(t, err)
+		var types []string
+		for _, e := range resp.GetExecutions() {
+			types = append(types, e.GetType().GetName())
+		}
+		return types
+	}
+	monitor := fmt.Sprintf("WorkflowType = %q", workflows.DeadlineMonitorWorkflowName)
+	require.Eventually(t, func() bool { return len(list(monitor)) > 0 }, time.Minute, 200*time.Millisecond,
+		"the deadline monitor's first pass never ran")
+	id := uniqueID("worklist")
+	_, err := d.starter.Create(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Listed",
+		AcceptanceCriteria: []string{"it is in the list"}, Status: store.StatusNew, Urgency: "NORMAL"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return slices.Contains(list(workflows.WorkListQuery), workflows.ObjectiveWorkflowName) },
+		time.Minute, 200*time.Millisecond, "the objective's lifecycle is not in the list")
+	require.NotContains(t, list(workflows.WorkListQuery), workflows.DeadlineMonitorWorkflowName)
+	require.Contains(t, d.out.String(), "?query="+url.QueryEscape(workflows.WorkListQuery))
 }
 
 func httpGet(t *testing.T, url string) (int, string) {

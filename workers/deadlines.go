@@ -50,6 +50,8 @@ func ApplyDeadlineSchedule(ctx context.Context, c client.Client, cfg config.Conf
 	spec, action, policy := deadlineSchedule(cfg)
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{ID: workflows.DeadlineScheduleID, Spec: spec,
 		Action: action, Overlap: policy.Overlap, CatchupWindow: policy.CatchupWindow,
+		// The first pass at once, not an interval after the first start.
+		TriggerImmediately: true,
 		Note: "azolla deadline monitor: writes one OVERDUE pause per objective and deadline"})
 	if err == nil {
 		return ScheduleCreated, nil

@@ -88,6 +88,11 @@ type TrackState struct {
 // DeadlineMonitorWorkflow.
 const DeadlineMonitorWorkflowName = "DeadlineMonitorWorkflow"
 
+// WorkListQuery is the Web UI's list query that shows the objectives' and
+// the tracks' workflows without the deadline monitor's passes, one per
+// deadlines.interval.
+const WorkListQuery = `WorkflowType != "` + DeadlineMonitorWorkflowName + `"`
+
 // DeadlineScheduleID is the fixed id of the Temporal Schedule that runs the
 // deadline monitor.
 const DeadlineScheduleID = "azolla-deadline-monitor"

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -249,10 +250,12 @@ Next, in another terminal:
   %[1]s objective approve <id>
   %[1]s objective watch <id>
   %[1]s inbox                    everything waiting for you, with the command for each
-In the Web UI, filter objectives with: AzollaStatus="DONE" (overdue ones: AzollaOverdue=true);
-the task-management track is the workflow track-%[2]s, the deadline monitor the schedule %[3]s.
+In the Web UI, the objectives and the track (track-%[2]s) without the
+deadline monitor's passes (schedule %[3]s, every %[4]s):
+  %[5]s
+filter further with e.g. AzollaStatus="DONE" or AzollaOverdue=true.
 Ctrl-C stops everything.
-`, a.self(), cfg.Tasks.Track, workflows.DeadlineScheduleID)
+`, a.self(), cfg.Tasks.Track, workflows.DeadlineScheduleID, cfg.Deadlines.Interval, workListURL(srv.UIURL()))
 	remote := "none yet: set control_plane.remote_diazotrophs (e.g. AZOLLA_CONTROL_PLANE_REMOTE_DIAZOTROPHS=PATCH_DIAZOTROPH)"
 	if len(cfg.ControlPlane.RemoteDiazotrophs) > 0 {
 		remote = strings.Join(cfg.ControlPlane.RemoteDiazotrophs, ", ")
@@ -267,6 +270,12 @@ Remote workers run %s. Start one with:
 	fmt.Fprintf(out, `  %[1]s worker-token create NAME > worker.token && chmod 600 worker.token
   %[1]s remote-worker --control-plane http://%[2]s --worker-id NAME --token-file worker.token
 `, a.self(), cp.addr)
+}
+
+// workListURL is the Web UI's workflow list (list, the namespace's) filtered
+// by workflows.WorkListQuery.
+func workListURL(list string) string {
+	return list + "?query=" + url.QueryEscape(workflows.WorkListQuery)
 }
 
 func storeLabel(cfg config.Config) string {

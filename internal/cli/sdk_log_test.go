@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,16 +24,25 @@ import (
 
 // The long-running commands hand the Temporal SDK the configured logger:
 // its info lines (here the worker's own "Started Worker" and "Stopped
-// Worker") come out at log.level in log.format, like azolla's own.
+// Worker") come out at log.level in log.format, like azolla's own: on
+// stderr for the worker, in dev.log for azolla dev, whose terminal only
+// shows warnings and errors.
 func TestWorkerAndDev_SDKLogsFollowLogLevelAndFormat(t *testing.T) {
 	t.Parallel()
 	for _, command := range []string{"worker", "dev"} {
 		for _, level := range []string{"info", "warn"} {
 			t.Run(command+"/"+level, func(t *testing.T) {
 				t.Parallel()
-				stderr := runUntilPolled(t, command, level)
+				stderr, devLog := runUntilPolled(t, command, level)
+				logged := stderr
+				if command == "dev" {
+					for _, r := range jsonRecords(t, stderr) {
+						require.NotEqual(t, "INFO", r["level"], "an info line on azolla dev's terminal:\n%s", stderr)
+					}
+					logged = devLog
+				}
 
-				records := jsonRecords(t, stderr)
+				records := jsonRecords(t, logged)
 				sdk := map[string]map[string]any{}
 				for _, r := range records {
 					// One worker per task queue: the lifecycle's and the
@@ -41,12 +52,12 @@ func TestWorkerAndDev_SDKLogsFollowLogLevelAndFormat(t *testing.T) {
 					}
 				}
 				if level == "warn" {
-					require.Empty(t, sdk, "SDK info lines at log.level=warn:\n%s", stderr)
+					require.Empty(t, sdk, "SDK info lines at log.level=warn:\n%s", logged)
 					return
 				}
 				for _, msg := range []string{"Started Worker", "Stopped Worker"} {
 					r, ok := sdk[msg+" azolla-sdk-log-test"]
-					require.True(t, ok, "no %q line from the SDK with its TaskQueue attribute:\n%s", msg, stderr)
+					require.True(t, ok, "no %q line from the SDK with its TaskQueue attribute:\n%s", msg, logged)
 					require.Equal(t, "INFO", r["level"])
 				}
 			})
@@ -56,10 +67,10 @@ func TestWorkerAndDev_SDKLogsFollowLogLevelAndFormat(t *testing.T) {
 
 // runUntilPolled runs `azolla <command>` with log.format=json at level
 // against a fake frontend, stops it once the worker polls (it then has
-// started), and returns what the command wrote to stderr. Once Run has
-// returned the worker has both started and stopped, so what was not
-// written by then never will be.
-func runUntilPolled(t *testing.T, command, level string) string {
+// started), and returns what the command wrote to stderr and to
+// <data_dir>/dev.log. Once Run has returned the worker has both started and
+// stopped, so what was not written by then never will be.
+func runUntilPolled(t *testing.T, command, level string) (stderr, devLog string) {
 	t.Helper()
 	fe := startFakeFrontend(t)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -72,25 +83,30 @@ func runUntilPolled(t *testing.T, command, level string) string {
 		}
 	}()
 
-	env := map[string]string{"HOME": t.TempDir(), "AZOLLA_LOG_FORMAT": "json", "AZOLLA_LOG_LEVEL": level,
+	dataDir := t.TempDir()
+	env := map[string]string{"AZOLLA_DATA_DIR": dataDir, "AZOLLA_LOG_FORMAT": "json", "AZOLLA_LOG_LEVEL": level,
 		"AZOLLA_TEMPORAL_ADDRESS": fe.addr, "AZOLLA_TEMPORAL_TASK_QUEUE": "azolla-sdk-log-test",
 		// Any free port: another azolla dev may hold the default one.
-		"AZOLLA_CONTROL_PLANE_ADDRESS": "127.0.0.1:0"}
+		"AZOLLA_CONTROL_PLANE_ADDRESS": "127.0.0.1:0", "AZOLLA_OPS_ADDRESS": "127.0.0.1:0"}
 	args := []string{command}
 	if command == "worker" {
 		args = append(args, "--no-poller")
 	}
 	var stdout bytes.Buffer
-	stderr := &proctest.Buffer{}
-	code := Run(ctx, args, &stdout, stderr, func(k string) string { return env[k] },
+	errOut := &proctest.Buffer{}
+	code := Run(ctx, args, &stdout, errOut, func(k string) string { return env[k] },
 		WithDevServer(func(context.Context, DevServerOptions) (DevServer, error) { return fakeDevServer{fe.addr}, nil }))
-	require.Equal(t, exitOK, code, "stderr:\n%s", stderr.String())
+	require.Equal(t, exitOK, code, "stderr:\n%s", errOut.String())
 	select {
 	case <-fe.polled:
 	default:
-		t.Fatalf("the worker never polled; stderr:\n%s", stderr.String())
+		t.Fatalf("the worker never polled; stderr:\n%s", errOut.String())
 	}
-	return stderr.String()
+	log, err := os.ReadFile(filepath.Join(dataDir, "dev.log"))
+	if command == "dev" {
+		require.NoError(t, err, "azolla dev wrote no dev.log")
+	}
+	return errOut.String(), string(log)
 }
 
 // jsonRecords parses every line of out as one JSON log record.

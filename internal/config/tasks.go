@@ -68,13 +68,18 @@ const (
 	DefaultDeadlineTaskQueue = "azolla-deadlines"
 )
 
+// DefaultDeadlineInterval is how often the deadline monitor runs by
+// default: fine against the shortest default SLA (an hour), and 288 passes
+// a day in the Web UI's list rather than a minute's 1,440.
+const DefaultDeadlineInterval = 5 * time.Minute
+
 func defaultTasks() TasksConfig {
 	return TasksConfig{Track: DefaultTrack, TriageMaxCaptures: 50, TriageMaxBytes: 256 << 10, Budget: time.Minute,
 		Substrate: LocalSubstrate, StatementTimeout: 5 * time.Second, RowCap: 500}
 }
 
 func defaultDeadlines() DeadlinesConfig {
-	return DeadlinesConfig{Interval: time.Minute, TaskQueue: DefaultDeadlineTaskQueue,
+	return DeadlinesConfig{Interval: DefaultDeadlineInterval, TaskQueue: DefaultDeadlineTaskQueue,
 		SLA: SLAConfig{Critical: 4 * time.Hour, High: 24 * time.Hour, Normal: 72 * time.Hour, Low: 168 * time.Hour}}
 }
 

@@ -17,7 +17,7 @@ func TestDefaultTasksAndDeadlines(t *testing.T) {
 	require.Equal(t, "default", c.Tasks.Track)
 	require.Equal(t, config.LocalSubstrate, c.Tasks.Substrate, "the manifest reads this azolla's own store")
 	require.Empty(t, c.Substrates)
-	require.Equal(t, time.Minute, c.Deadlines.Interval)
+	require.Equal(t, 5*time.Minute, c.Deadlines.Interval)
 	require.Equal(t, "azolla-deadlines", c.Deadlines.TaskQueue)
 	require.NotEqual(t, c.Temporal.TaskQueue, c.Deadlines.TaskQueue)
 	require.Equal(t, map[string]time.Duration{"CRITICAL": 4 * time.Hour, "HIGH": 24 * time.Hour,
