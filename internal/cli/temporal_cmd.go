@@ -16,9 +16,12 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
@@ -27,21 +30,36 @@ import (
 // namespace is not usable yet.
 const setupPollInterval = 250 * time.Millisecond
 
+// How `temporal setup` waits for a cluster that is not healthy yet: each
+// probe (a dial and a health check) is bounded by healthProbeTimeout, the
+// pause between probes doubles from healthFirstPause up to healthMaxPause,
+// and a wait that keeps failing the same way is reported again every
+// healthReportEvery.
+const (
+	healthProbeTimeout = 5 * time.Second
+	healthFirstPause   = 250 * time.Millisecond
+	healthMaxPause     = 5 * time.Second
+	healthReportEvery  = 15 * time.Second
+)
+
 func (a *app) temporalCmd() *cobra.Command {
 	return groupCmd("temporal", "Prepare a Temporal cluster for azolla", a.temporalSetupCmd())
 }
 
 func (a *app) temporalSetupCmd() *cobra.Command {
-	var retention, wait time.Duration
+	var retention, wait, healthTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "setup",
 		Short: "Create the namespace and register azolla's search attributes",
-		Long: `Create the namespace temporal.namespace on the cluster at temporal.address
-when it does not exist (with --retention; an existing namespace is left as
-it is), wait until it is usable, then register every search attribute
-azolla's workflows set that the namespace lacks, through Temporal's
-Operator API. Running it again changes nothing. An attribute registered
-with another type is an error: azolla cannot use it.
+		Long: `Wait until the cluster at temporal.address answers its health check
+SERVING (a cluster still starting is asked again, with backoff, for up to
+--health-timeout; each wait is reported on stderr). Then create the
+namespace temporal.namespace when it does not exist (with --retention; an
+existing namespace is left as it is), wait until it is usable, and
+register every search attribute azolla's workflows set that the namespace
+lacks, through Temporal's Operator API. Running it again changes nothing.
+An attribute registered with another type is an error: azolla cannot use
+it.
 
 azolla dev does this for its embedded server; azolla worker refuses to
 start on a namespace without the attributes.`,
@@ -49,17 +67,22 @@ start on a namespace without the attributes.`,
 	}
 	cmd.Flags().DurationVar(&retention, "retention", 72*time.Hour, "how long a new namespace keeps closed workflows")
 	cmd.Flags().DurationVar(&wait, "wait", time.Minute, "how long to wait for a new namespace to be usable")
+	cmd.Flags().DurationVar(&healthTimeout, "health-timeout", 2*time.Minute,
+		"how long to wait for the cluster to answer its health check SERVING")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if retention <= 0 {
 			return usageError(fmt.Errorf("--retention must be positive, got %s", retention))
+		}
+		if healthTimeout <= 0 {
+			return usageError(fmt.Errorf("--health-timeout must be positive, got %s", healthTimeout))
 		}
 		cfg, err := a.loadConfig(cmd.Flags())
 		if err != nil {
 			return err
 		}
-		c, err := starter.Dial(cmd.Context(), cfg.Temporal, cfg.LoggerAtLeast(a.stderr, slog.LevelWarn))
+		c, err := awaitHealthy(cmd.Context(), cfg.Temporal, cfg.LoggerAtLeast(a.stderr, slog.LevelWarn), healthTimeout, a.stderr)
 		if err != nil {
-			return unavailableError(err)
+			return err
 		}
 		defer c.Close()
 		r, err := setupTemporal(cmd.Context(), c.WorkflowService(), c.OperatorService(), setupRequest{
@@ -71,6 +94,85 @@ start on a namespace without the attributes.`,
 		return nil
 	}
 	return cmd
+}
+
+// awaitHealthy dials the frontend at cfg.Address and asks its gRPC health
+// check until it answers SERVING, for up to timeout, and returns the
+// client. A cluster on its first start accepts connections a while before
+// its frontend serves (it waits for cluster membership), so an open port,
+// all the compose healthcheck sees, is not enough (docs/compose.md). A
+// refusal of the credentials ends the wait at once; every other failure is
+// retried, as a cluster still starting fails in all the other ways, so a
+// misconfigured TLS shows as a wait until the timeout, with the reason
+// reported on w while waiting and in the error.
+func awaitHealthy(ctx context.Context, cfg config.TemporalConfig, log *slog.Logger, timeout time.Duration,
+	w io.Writer) (client.Client, error) {
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	pause := healthFirstPause
+	var reported string
+	var reportedAt time.Time
+	for {
+		c, err := probeHealth(wctx, cfg, log)
+		if err == nil {
+			if reported != "" {
+				fmt.Fprintf(w, "Temporal at %s is healthy (after %s)\n", cfg.Address, time.Since(start).Round(time.Second))
+			}
+			return c, nil
+		}
+		if refused(err) {
+			return nil, unavailableError(err)
+		}
+		if wctx.Err() == nil {
+			if msg := err.Error(); msg != reported || time.Since(reportedAt) >= healthReportEvery {
+				fmt.Fprintf(w, "waiting for Temporal at %s to be healthy (%s of --health-timeout %s): %v\n",
+					cfg.Address, time.Since(start).Round(time.Second), timeout, err)
+				reported, reportedAt = msg, time.Now()
+			}
+			t := time.NewTimer(pause)
+			select {
+			case <-wctx.Done():
+				t.Stop()
+			case <-t.C:
+				pause = min(2*pause, healthMaxPause)
+				continue
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, unavailableError(fmt.Errorf("wait for Temporal at %s to be healthy: gave up after %s (--health-timeout): %w",
+			cfg.Address, timeout, err))
+	}
+}
+
+// probeHealth dials the frontend once and asks its health check; it
+// returns the client only when the frontend answers SERVING.
+func probeHealth(ctx context.Context, cfg config.TemporalConfig, log *slog.Logger) (client.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, healthProbeTimeout)
+	defer cancel()
+	c, err := starter.Dial(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
+	if err == nil || serviceerror.ToStatus(err).Code() == codes.Unimplemented {
+		// Without the health service (a proxy that does not forward it),
+		// the frontend's answer to the dial is all there is to go by.
+		return c, nil
+	}
+	c.Close()
+	return nil, fmt.Errorf("health check of Temporal at %s: %w", cfg.Address, err)
+}
+
+// refused says whether err is the frontend refusing the credentials, which
+// a cluster that is starting never answers.
+func refused(err error) bool {
+	// The SDK turns statuses into serviceerrors, except Unauthenticated,
+	// which it leaves a status; ToStatus reads either.
+	code := serviceerror.ToStatus(err).Code()
+	return code == codes.Unauthenticated || code == codes.PermissionDenied
 }
 
 // setupRequest is what `temporal setup` makes sure of.

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,18 +15,24 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // fakeCluster is as much of a Temporal frontend as `temporal setup` and the
-// worker's check need: namespaces with their retention and custom search
-// attributes. A namespace it creates stays unknown to the Operator API for
-// lag answers, as a real frontend's namespace cache makes it.
+// worker's check need: a gRPC health service, SERVING unless a test says
+// otherwise; namespaces with their retention and custom search attributes.
+// A namespace it creates stays unknown to the Operator API for lag
+// answers, as a real frontend's namespace cache makes it.
 type fakeCluster struct {
 	workflowservice.UnimplementedWorkflowServiceServer
 	operatorservice.UnimplementedOperatorServiceServer
-	addr string
+	addr   string
+	health *probedHealth
 
 	mu         sync.Mutex
 	retention  map[string]time.Duration
@@ -38,16 +45,45 @@ type fakeCluster struct {
 
 func startFakeCluster(t *testing.T, lag int) *fakeCluster {
 	t.Helper()
+	return newFakeCluster(t, lag, true)
+}
+
+// newFakeCluster starts a fake cluster, with the gRPC health service or
+// without it.
+func newFakeCluster(t *testing.T, lag int, withHealth bool) *fakeCluster {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	fc := &fakeCluster{addr: l.Addr().String(), lag: lag, retention: map[string]time.Duration{},
-		attrs: map[string]map[string]enumspb.IndexedValueType{}, lagLeft: map[string]int{}}
+		attrs: map[string]map[string]enumspb.IndexedValueType{}, lagLeft: map[string]int{},
+		health: &probedHealth{Server: health.NewServer(), probed: make(chan struct{})}}
+	fc.health.SetServingStatus(workflowServiceName, healthpb.HealthCheckResponse_SERVING)
 	srv := grpc.NewServer()
 	workflowservice.RegisterWorkflowServiceServer(srv, fc)
 	operatorservice.RegisterOperatorServiceServer(srv, fc)
+	if withHealth {
+		healthpb.RegisterHealthServer(srv, fc.health)
+	}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(srv.Stop)
 	return fc
+}
+
+// workflowServiceName is the service the SDK's CheckHealth asks about.
+var workflowServiceName = workflowservice.WorkflowService_ServiceDesc.ServiceName
+
+// probedHealth is a gRPC health service that closes probed once it has
+// answered a first check.
+type probedHealth struct {
+	*health.Server
+	once   sync.Once
+	probed chan struct{}
+}
+
+func (h *probedHealth) Check(ctx context.Context, r *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	resp, err := h.Server.Check(ctx, r)
+	h.once.Do(func() { close(h.probed) })
+	return resp, err
 }
 
 // addNamespace gives the cluster a namespace with attrs, usable at once.
@@ -194,6 +230,107 @@ func TestTemporalSetup_AttributeOfAnotherTypeIsAnError(t *testing.T) {
 	require.Equal(t, exitUsage, r.code, "stdout: %s", r.stdout)
 	require.Contains(t, r.stderr, "search attribute AzollaStatus is a Text, azolla sets a Keyword")
 	require.Len(t, fc.namespaceAttrs("default"), 1)
+}
+
+// Setup waits while the frontend answers its health check NOT_SERVING, as
+// one still starting does, says so on stderr, and goes on once it answers
+// SERVING.
+func TestTemporalSetup_WaitsUntilTheClusterIsHealthy(t *testing.T) {
+	t.Parallel()
+	fc := startFakeCluster(t, 0)
+	fc.health.SetServingStatus(workflowServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
+
+	done := make(chan result, 1)
+	go func() { done <- azolla(t, clusterEnv(fc), "temporal", "setup", "--health-timeout", "1m") }()
+	select {
+	case <-fc.health.probed:
+	case r := <-done:
+		t.Fatalf("setup ended before asking the cluster's health: %+v", r)
+	}
+	fc.mu.Lock()
+	require.Zero(t, fc.registered, "setup went on while the cluster was NOT_SERVING")
+	fc.mu.Unlock()
+	fc.health.SetServingStatus(workflowServiceName, healthpb.HealthCheckResponse_SERVING)
+
+	r := <-done
+	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
+	require.Contains(t, r.stderr, "waiting for Temporal at "+fc.addr+" to be healthy")
+	require.Contains(t, r.stderr, "NOT_SERVING")
+	require.Contains(t, r.stderr, "Temporal at "+fc.addr+" is healthy")
+	require.Contains(t, r.stdout, "namespace default created")
+}
+
+// Setup gives up after --health-timeout on a cluster that never answers,
+// naming its address and the flag, and creates nothing; one that stays
+// NOT_SERVING is refused the same way.
+func TestTemporalSetup_GivesUpOnAClusterThatIsNotHealthy(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := l.Addr().String()
+	require.NoError(t, l.Close())
+	sick := startFakeCluster(t, 0)
+	sick.health.SetServingStatus(workflowServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
+
+	for _, tc := range []struct {
+		name, addr, why string
+	}{
+		{"closed port", closed, "connect to Temporal at " + closed},
+		{"NOT_SERVING", sick.addr, "NOT_SERVING"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := azolla(t, map[string]string{"AZOLLA_TEMPORAL_ADDRESS": tc.addr, "AZOLLA_LOG_LEVEL": "error"},
+				"temporal", "setup", "--health-timeout", "600ms")
+			require.Equal(t, exitUnavailable, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			last := r.stderr[strings.LastIndex(strings.TrimSuffix(r.stderr, "\n"), "\n")+1:]
+			require.Contains(t, last, "wait for Temporal at "+tc.addr+" to be healthy: gave up after 600ms (--health-timeout)")
+			require.Contains(t, last, tc.why)
+			require.Empty(t, r.stdout)
+		})
+	}
+	sick.mu.Lock()
+	defer sick.mu.Unlock()
+	require.Zero(t, sick.registered)
+}
+
+// A frontend that refuses the credentials will not change its mind: setup
+// says so at once instead of waiting out --health-timeout.
+func TestTemporalSetup_CredentialsRefusedEndTheWaitAtOnce(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := grpc.NewServer()
+	workflowservice.RegisterWorkflowServiceServer(srv, refusingFrontend{})
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+
+	r := azolla(t, map[string]string{"AZOLLA_TEMPORAL_ADDRESS": l.Addr().String(), "AZOLLA_LOG_LEVEL": "error"},
+		"temporal", "setup", "--health-timeout", "30s")
+	require.Equal(t, exitUnavailable, r.code, "stderr: %s", r.stderr)
+	require.Contains(t, r.stderr, "the server refused an unauthenticated client")
+	require.NotContains(t, r.stderr, "waiting for Temporal")
+}
+
+// refusingFrontend refuses every client's credentials.
+type refusingFrontend struct {
+	workflowservice.UnimplementedWorkflowServiceServer
+}
+
+func (refusingFrontend) GetSystemInfo(context.Context, *workflowservice.GetSystemInfoRequest) (*workflowservice.GetSystemInfoResponse, error) {
+	return nil, status.Error(codes.Unauthenticated, "no credentials")
+}
+
+// A frontend without the gRPC health service (behind a proxy that does not
+// forward it) answers Unimplemented: setup takes its answer to the dial as
+// all there is to go by, and goes on.
+func TestTemporalSetup_UsesAClusterWithoutHealthService(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCluster(t, 0, false)
+
+	r := azolla(t, clusterEnv(fc), "temporal", "setup", "--health-timeout", "1m")
+	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
+	require.NotContains(t, r.stderr, "waiting for Temporal")
+	require.Contains(t, r.stdout, "namespace default created")
 }
 
 // A worker refuses a namespace without azolla's attributes, naming the
