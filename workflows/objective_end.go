@@ -52,9 +52,13 @@ func (w *objective) continueAsNew(ctx workflow.Context, in ObjectiveInput) error
 }
 
 // complete ends the run with its state as the result, once every handler
-// has finished.
+// has finished. The lifecycle is over: it is overdue no more.
 func (w *objective) complete(ctx workflow.Context) (State, error) {
-	w.setStatus(ctx, "")
+	var attrs []temporal.SearchAttributeUpdate
+	if overdue, _ := workflow.GetTypedSearchAttributes(ctx).GetBool(AttrOverdue); overdue && w.v.overdueCleared {
+		attrs = append(attrs, AttrOverdue.ValueSet(false))
+	}
+	w.setStatus(ctx, "", attrs...)
 	if err := w.finish(ctx, nil); err != nil {
 		return w.snapshot(), err
 	}

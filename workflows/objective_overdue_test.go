@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
@@ -47,7 +48,7 @@ func TestObjective_OverdueSignalSetsTheAttributeOnce(t *testing.T) {
 // history has no such upsert to replay.
 func TestObjective_OverdueSignalUnreadBeforeTheChange(t *testing.T) {
 	b := setup(t)
-	b.env.OnGetVersion("overdue-attribute", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	b.env.OnGetVersion("overdue-attribute", workflow.DefaultVersion, 2).Return(workflow.DefaultVersion)
 	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
 
 	b.at(time.Minute, func() { b.env.SignalWorkflow(workflows.Overdue, nil) })
@@ -56,4 +57,55 @@ func TestObjective_OverdueSignalUnreadBeforeTheChange(t *testing.T) {
 
 	b.canceled()
 	require.Zero(t, b.overdueUpserts())
+}
+
+// A lifecycle that ends while overdue, approved to DONE or rejected, sets
+// AzollaOverdue back to false: the filter AzollaOverdue = true lists what is
+// overdue now.
+func TestObjective_OverdueClearedWhenTheLifecycleEnds(t *testing.T) {
+	for _, end := range []string{"done", "rejected"} {
+		t.Run(end, func(t *testing.T) {
+			b := setup(t)
+			env := b.env
+			env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+			b.at(time.Minute, func() { env.SignalWorkflow(workflows.Overdue, nil) })
+			overdue := b.queryAt(90 * time.Second)
+			yes := workflows.Decision{By: "ana"}
+			if end == "done" {
+				env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, yes)).Return(readied(eventA), nil).Once()
+				env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+				env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+				env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+				b.signalAt(2*time.Minute, workflows.Approve, yes)
+			} else {
+				env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
+					Return(rejectedPause, nil).Once()
+				b.signalAt(2*time.Minute, workflows.Reject, yes)
+			}
+			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+			_, err := b.result()
+			require.NoError(t, err)
+			require.Equal(t, workflows.StepAwaitingApproval, overdue.Step)
+			require.Equal(t, 2, b.overdueUpserts(), "set when overdue, cleared at the end")
+			require.Equal(t, "false", b.attrs[workflows.AttrOverdue.GetName()])
+		})
+	}
+}
+
+// A run recorded at version 1 of the change keeps AzollaOverdue at the end.
+func TestObjective_OverdueKeptAtTheEndBeforeTheChange(t *testing.T) {
+	b := setup(t)
+	b.env.OnGetVersion("overdue-attribute", workflow.DefaultVersion, 2).Return(workflow.Version(1))
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	b.env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
+		Return(rejectedPause, nil).Once()
+	b.at(time.Minute, func() { b.env.SignalWorkflow(workflows.Overdue, nil) })
+	b.signalAt(2*time.Minute, workflows.Reject, workflows.Decision{By: "ana"})
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+	_, err := b.result()
+	require.NoError(t, err)
+	require.Equal(t, 1, b.overdueUpserts())
+	require.Equal(t, "true", b.attrs[workflows.AttrOverdue.GetName()])
 }

@@ -28,9 +28,11 @@ const (
 	// attributes of the workorder about to run go in one upsert (before:
 	// two, in the same workflow task).
 	changeOneUpsertPerRun = "one-upsert-per-run"
-	// changeOverdueAttribute: the Overdue signal (from the deadline
-	// monitor) makes the lifecycle upsert AzollaOverdue=true (before: the
-	// signal was left unread).
+	// changeOverdueAttribute, version 1: the Overdue signal (from the
+	// deadline monitor) makes the lifecycle upsert AzollaOverdue=true
+	// (before: the signal was left unread). Version 2: a lifecycle that
+	// ends (DONE or rejected) while overdue sets it back to false, so that
+	// AzollaOverdue = true lists what is overdue now.
 	changeOverdueAttribute = "overdue-attribute"
 )
 
@@ -39,6 +41,8 @@ type versions struct {
 	wakeReloads, finishHandlers, provenanceAttrs, localStoreSteps, oneUpsertPerRun, overdueAttribute bool
 	// localSchedule is version 2 of changeLocalStoreSteps.
 	localSchedule bool
+	// overdueCleared is version 2 of changeOverdueAttribute.
+	overdueCleared bool
 }
 
 func getVersions(ctx workflow.Context) versions {
@@ -49,13 +53,16 @@ func getVersions(ctx workflow.Context) versions {
 	// The next version of an existing change id, not a new id: every id
 	// costs each run a marker and a search attribute upsert at its start.
 	local := workflow.GetVersion(ctx, changeLocalStoreSteps, workflow.DefaultVersion, 2)
+	oneUpsert := on(changeOneUpsertPerRun)
+	overdue := workflow.GetVersion(ctx, changeOverdueAttribute, workflow.DefaultVersion, 2)
 	return versions{
 		wakeReloads:      wakeReloads,
 		finishHandlers:   finishHandlers,
 		provenanceAttrs:  provenanceAttrs,
 		localStoreSteps:  local >= 1,
 		localSchedule:    local >= 2,
-		oneUpsertPerRun:  on(changeOneUpsertPerRun),
-		overdueAttribute: on(changeOverdueAttribute),
+		oneUpsertPerRun:  oneUpsert,
+		overdueAttribute: overdue >= 1,
+		overdueCleared:   overdue >= 2,
 	}
 }
