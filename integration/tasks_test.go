@@ -381,7 +381,7 @@ func lifecycleRunsWhenStarted(t *testing.T, b *bundle, id string) int {
 
 // The deadline monitor run twice over an objective past its due date
 // writes its OVERDUE pause once, and the objective's lifecycle, waiting for
-// approval, carries AzollaOverdue=true.
+// approval, carries AzollaOverdue=true until it ends (rejected here).
 func TestDeadline_MonitorRunTwiceWritesOneOverduePause(t *testing.T) {
 	t.Parallel()
 	b := setupTasks(t, setupOptions{})
@@ -424,6 +424,14 @@ func TestDeadline_MonitorRunTwiceWritesOneOverduePause(t *testing.T) {
 	b.waitStep(t, id, workflows.StepAwaitingApproval)
 	b.requireAuditClean(t)
 	b.recordHistory(t, "deadline_run1", runs[0].GetID(), runs[0].GetRunID())
+
+	_, err = b.starter.Decide(ctx, id, workflows.Reject, workflows.Decision{By: "tester", Comment: "too late"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		resp, err := b.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf(`WorkflowId = %q AND %s = false`, wid, workflows.AttrOverdue.GetName())})
+		return err == nil && len(resp.GetExecutions()) == 1
+	}, 60*time.Second, 200*time.Millisecond, "the rejected lifecycle still shows %s = true", workflows.AttrOverdue.GetName())
 }
 
 // A manifest whose substrate (a PostgreSQL server, from the worker's

@@ -36,6 +36,11 @@ const (
 //     objective it became exists NEW, pooled over trackBatches batches;
 //     against lifecycles/s, approve -> DONE, measured as
 //     BenchmarkLifecycle measures it (rounds of benchPerRound at once).
+//   - triage share (T2): the batches' triage rounds, each from its context
+//     snapshot to its run record, per capture they took; against the wall
+//     time per lifecycle of those rounds of lifecycles (1 / lifecycles/s).
+//     Unlike captures/s, it leaves out how fast captures are added and
+//     handed over, which moves with the machine's load.
 //   - track latency: one capture added on an idle track, timed until it is
 //     PROCESSED (its triage workorder scheduled, run and gated); against one
 //     lifecycle approved alone, approve -> DONE (its workorder scheduled, run
@@ -139,6 +144,24 @@ func BenchmarkTrack(b *testing.B) {
 			return time.Since(start), err
 		})
 	}
+	// roundTime is how long the triage workorder woID took, from its
+	// context snapshot (the round's start) to the gate's run record.
+	roundTime := func(woID string) (time.Duration, error) {
+		wo, err := d.store.GetWorkOrder(ctx, woID)
+		if err != nil {
+			return 0, err
+		}
+		snap, err := d.store.GetContextSnapshot(ctx, wo.ContextSnapshotID)
+		if err != nil {
+			return 0, err
+		}
+		rr, err := d.store.GetRunRecord(ctx, woID)
+		if err != nil {
+			return 0, err
+		}
+		return rr.CreatedAt.Sub(snap.CreatedAt), nil
+	}
+	var triageTime time.Duration // the batches' triage rounds, summed
 	batch := func(k int) (series, int) {
 		ids := make([]string, trackBatch)
 		for i := range ids {
@@ -160,6 +183,13 @@ func BenchmarkTrack(b *testing.B) {
 			if cb, gerr := d.store.GetCaptureBuffer(ctx, id); gerr == nil {
 				rounds[cb.WorkOrderID] = true
 				proposed = append(proposed, cb.ObjectiveIDs...)
+			}
+		}
+		for woID := range rounds {
+			if err == nil {
+				var took time.Duration
+				took, err = roundTime(woID)
+				triageTime += took
 			}
 		}
 		// The poller hands the proposals over after the batch: wait for it,
@@ -202,10 +232,19 @@ func BenchmarkTrack(b *testing.B) {
 
 	capturesPerS := float64(len(captures.lat)*trackBatch) / captures.wall.Seconds() // one latency per batch
 	latRatio := float64(trackLat.p(50)) / float64(lifeSolo.p(50))
+	// T2: a capture's share of its triage round against a lifecycle's share
+	// of the lifecycles' wall time at benchPerRound at once. Under 1, the
+	// one serial track proposes objectives faster than the workers finish
+	// lifecycles, so triage is not what holds them back.
+	triagePerCapture := triageTime / time.Duration(len(captures.lat)*trackBatch)
+	perLifecycle := time.Duration(float64(time.Second) / lifecycle.throughput())
+	t2 := float64(triagePerCapture) / float64(perLifecycle)
 	b.ReportMetric(capturesPerS, "captures/s")
 	b.ReportMetric(lifecycle.throughput(), "lifecycles/s")
 	b.ReportMetric(capturesPerS/lifecycle.throughput(), "captures-per-s-ratio")
 	b.ReportMetric(float64(batchRounds), "batch-triage-rounds")
+	b.ReportMetric(float64(triagePerCapture.Microseconds())/1000, "triage-ms-per-capture")
+	b.ReportMetric(t2, "triage-share-ratio")
 	b.ReportMetric(float64(trackLat.p(50).Milliseconds()), "track-p50-ms")
 	b.ReportMetric(float64(trackLat.p(95).Milliseconds()), "track-p95-ms")
 	b.ReportMetric(float64(lifeSolo.p(50).Milliseconds()), "lifecycle-alone-p50-ms")
@@ -220,6 +259,7 @@ task-management track vs objective lifecycle, same azolla dev server
   %-44s %10s %10s %10s
   %-44s %10s %10s %10s
   ratio: captures/s / lifecycles/s %.2f; track p50 / lifecycle alone p50 %.2f (/ %d at once p50 %.2f)
+  triage %s per capture within its round / %s per lifecycle at %d at once: %.2f
 `, "", "per second", "p50", "p95",
 		fmt.Sprintf("%d x %d captures, add -> PROCESSED, %d at once", trackBatches, trackBatch, benchPerRound), capturesPerS, "", "", batchRounds,
 		fmt.Sprintf("lifecycles approve -> DONE, %d at once", benchPerRound), lifecycle.throughput(),
@@ -229,5 +269,6 @@ task-management track vs objective lifecycle, same azolla dev server
 		fmt.Sprintf("one lifecycle alone (%d)", len(lifeSolo.lat)), "",
 		lifeSolo.p(50).Round(time.Millisecond), lifeSolo.p(95).Round(time.Millisecond),
 		capturesPerS/lifecycle.throughput(), latRatio, benchPerRound,
-		float64(trackLat.p(50))/float64(lifecycle.p(50)))
+		float64(trackLat.p(50))/float64(lifecycle.p(50)),
+		triagePerCapture.Round(10*time.Microsecond), perLifecycle.Round(10*time.Microsecond), benchPerRound, t2)
 }
