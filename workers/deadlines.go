@@ -52,7 +52,7 @@ func ApplyDeadlineSchedule(ctx context.Context, c client.Client, cfg config.Conf
 		Action: action, Overlap: policy.Overlap, CatchupWindow: policy.CatchupWindow,
 		// The first pass at once, not an interval after the first start.
 		TriggerImmediately: true,
-		Note: "azolla deadline monitor: writes one OVERDUE pause per objective and deadline"})
+		Note:               "azolla deadline monitor: writes one OVERDUE pause per objective and deadline"})
 	if err == nil {
 		return ScheduleCreated, nil
 	}
