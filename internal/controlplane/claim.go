@@ -65,11 +65,16 @@ func (s *Service) start(ctx context.Context, workerID string, m *Message) (Claim
 		TTL:        s.cfg.LeaseTTL,
 		Now:        s.now(),
 		OnStart: func(q store.Querier, st *store.StartedJobAttempt) error {
+			if err := runGone(ctx, q, st.Job); err != nil {
+				return err
+			}
 			return s.hooks.OnStart(ctx, q, st)
 		},
 	}
 	st, err := s.st.StartJobAttempt(ctx, p)
-	if errors.Is(err, store.ErrJobStale) || errors.Is(err, store.ErrNotFound) {
+	// A job whose Run activity is gone is not started: the attempt rolls
+	// back, the message goes, and the reaper dead-letters the job.
+	if errors.Is(err, store.ErrJobStale) || errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrRunGone) {
 		return ClaimResponse{}, s.skip(ctx, m, err)
 	}
 	if err != nil {
@@ -131,7 +136,9 @@ func (s *Service) skip(ctx context.Context, m *Message, cause error) error {
 // reaper requeues or dead-letters it by attempt count, and a Run activity
 // that enqueues the work order again takes the job over with its own ids.
 // Temporal merely unreachable is logged and the heartbeat answered: the
-// lease in the database is what fences the worker.
+// lease in the database is what fences the worker. A job whose workorder
+// the gate has judged (ErrRunGone) is refused the same way, whatever
+// Temporal says, and the lease is not extended.
 func (s *Service) Heartbeat(ctx context.Context, req HeartbeatRequest) (HeartbeatResponse, error) {
 	if err := validateRequest(schemas.WorkerHeartbeatRequest, req); err != nil {
 		return HeartbeatResponse{}, err
@@ -148,6 +155,9 @@ func (s *Service) Heartbeat(ctx context.Context, req HeartbeatRequest) (Heartbea
 		Now:        s.now(),
 		OnRenew: func(q store.Querier, j *store.Job, l *store.JobLease) error {
 			job = j
+			if err := runGone(ctx, q, j); err != nil {
+				return err
+			}
 			return s.hooks.OnRenew(ctx, q, j, l)
 		},
 	})

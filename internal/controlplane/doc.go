@@ -17,7 +17,8 @@
 //	   └── attempts < max (new enqueue, available now) ───────┘ │ SUCCEEDED
 //	                                                            │
 //	      fail not retryable, or the last attempt failed or     ▼
-//	      expired ─────────────────────────────────────▶ DEAD_LETTERED
+//	      expired, or the Run activity is gone ─────────▶ DEAD_LETTERED
+//	      (QUEUED too, through an attempt of the reaper's own)
 //
 //	attempt: RUNNING ──▶ SUCCEEDED | FAILED  (complete / fail, under its lease)
 //	                 └─▶ EXPIRED             (the reaper, once the lease lapsed)
@@ -62,13 +63,25 @@
 // reported after the commit and then marked notified; Temporal being
 // unreachable does not change the answer to the worker.
 //
+// Whether the Run activity is gone for good is read from the store, not
+// from Temporal: once the job's workorder has its gate's verdict (a run
+// record) no outcome of the job may be written (ErrRunGone). Claims do not
+// start it, heartbeats and completes are refused with 409
+// activity_cancelled in the transaction that would have written, a fail
+// dead-letters instead of requeueing, and the reaper dead-letters the job,
+// QUEUED or expired, with code RUN_ACTIVITY_GONE. Temporal's "not found"
+// is no such proof: it is also the answer between two attempts of a Run
+// activity that is about to come back for the job.
+//
 // # What the reaper repairs
 //
 // One reaper leads (a CONTROL_PLANE_REAPER claim). Each pass:
 //
 //   - expired leases of RUNNING attempts: the attempt EXPIRED, the job
 //     requeued with a new enqueue and message, or dead-lettered on its
-//     last attempt; the old message acknowledged after the commit;
+//     last attempt or when its Run activity is gone; the old message
+//     acknowledged after the commit;
+//   - QUEUED jobs whose Run activity is gone: dead-lettered;
 //   - QUEUED, available jobs whose message was never written (the enqueuer
 //     died after the row) or is gone (Redis flushed or restarted): written
 //     again for the same enqueue, which is also how a requeue deferred by

@@ -78,6 +78,9 @@ func asError(doing string, err error) *Error {
 		out = errNotFound("%s: %v", doing, err)
 	case errors.As(err, &ve), errors.Is(err, ErrInvalidStream):
 		out = errInvalid("%s: %v", doing, err)
+	case errors.Is(err, ErrRunGone):
+		out = newError(http.StatusConflict, CodeCancelled, "%s: the lifecycle no longer waits for this job: %v; nothing was written",
+			doing, runGoneCause(err))
 	case errors.Is(err, ErrActivityGone):
 		out = newError(http.StatusConflict, CodeCancelled, "%s: the lifecycle no longer waits for this job", doing)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -87,4 +90,14 @@ func asError(doing string, err error) *Error {
 	}
 	out.Err = err
 	return out
+}
+
+// runGoneCause is the runGoneError in err's chain, which says which
+// verdict, or err itself.
+func runGoneCause(err error) error {
+	var g *runGoneError
+	if errors.As(err, &g) {
+		return g
+	}
+	return err
 }

@@ -20,9 +20,12 @@ const CodeLeaseExpired = "LEASE_EXPIRED"
 //
 //   - RUNNING attempts whose lease expired are closed as EXPIRED; the job
 //     is requeued at once (a new enqueue and message) or, on its last
-//     attempt, dead-lettered with Hooks.OnDeadLetter in the transaction
-//     and its activity failed after it. The expired attempt's message is
+//     attempt or when its Run activity is gone (ErrRunGone),
+//     dead-lettered with Hooks.OnDeadLetter in the transaction and its
+//     activity failed after it. The expired attempt's message is
 //     acknowledged after the commit.
+//   - QUEUED jobs whose Run activity is gone are dead-lettered (see
+//     Service.deadLetterQueued) rather than left for a worker to run.
 //   - QUEUED, available jobs whose message is missing (never written, or
 //     gone from the transport: Redis flushed or restarted) get one again,
 //     for the same enqueue. A requeue waiting out its backoff gets its
@@ -53,7 +56,8 @@ type ReaperCounts struct {
 	Batches      int  // pages read from the store
 	Expired      int  // attempts closed as EXPIRED
 	Requeued     int  // jobs requeued after an expired attempt
-	DeadLettered int  // jobs dead-lettered after their last attempt expired
+	DeadLettered int  // jobs dead-lettered: their last attempt expired, or their Run activity is gone
+	RunGone      int  // of those, the jobs whose Run activity is gone (ErrRunGone)
 	Republished  int  // QUEUED jobs whose missing message was written again
 	Notified     int  // settled jobs whose outcome reached their activity
 	Heartbeats   int  // waiting activities of QUEUED jobs kept alive
@@ -76,7 +80,7 @@ func NewReaper(s *Service) *Reaper {
 			s.observer.ReaperPass(c)
 			if led && err == nil {
 				log.Debug("reaper pass", "batches", c.Batches, "expired", c.Expired, "requeued", c.Requeued,
-					"dead_lettered", c.DeadLettered, "republished", c.Republished, "notified", c.Notified,
+					"dead_lettered", c.DeadLettered, "run_gone", c.RunGone, "republished", c.Republished, "notified", c.Notified,
 					"heartbeats", c.Heartbeats, "skipped", c.Skipped, "failed", c.Failed)
 			}
 		}}
@@ -92,7 +96,8 @@ func (r *Reaper) Start(ctx context.Context) { r.loop.Start(ctx) }
 func (r *Reaper) Stop() { r.loop.Stop() }
 
 // RunOnce is one pass, if this instance leads: expired leases, then QUEUED
-// jobs, then settled jobs not notified. Only a failed store read, or the
+// jobs (dead-lettering those whose Run activity is gone), then settled
+// jobs not notified. Only a failed store read, or the
 // leadership lost mid-pass, ends it early with an error.
 func (r *Reaper) RunOnce(ctx context.Context) (ReaperCounts, error) {
 	c, led, err := r.loop.RunOnce(ctx)
@@ -154,19 +159,26 @@ func (r *Reaper) expire(ctx context.Context, l *store.JobLease, now time.Time, c
 	if err != nil {
 		return fmt.Errorf("read job: %w", err)
 	}
+	expired := fmt.Sprintf("attempt %s: lease expired at %s without a heartbeat",
+		l.AttemptID, l.LeaseExpiresAt.UTC().Format(time.RFC3339))
 	// No backoff: the worker died, the job did not fail.
 	next := store.JobNext{Status: store.JobDeadLettered}
-	if j.AttemptCount < j.MaxAttempts {
+	jerr := &store.JobError{Code: CodeLeaseExpired, Retryable: true, Message: expired}
+	gone := runGone(ctx, s.st, j)
+	switch {
+	case errors.Is(gone, ErrRunGone):
+		jerr = goneError(gone, expired)
+	case gone != nil:
+		return gone
+	case j.AttemptCount < j.MaxAttempts:
 		next = store.JobNext{Status: store.JobQueued, EnqueueID: newUUID(), AvailableAt: now}
 	}
 	ej, err := s.st.ExpireJobAttempt(ctx, store.ExpireJobAttemptParams{
 		JobID:     l.JobID,
 		AttemptID: l.AttemptID,
-		Error: &store.JobError{Code: CodeLeaseExpired, Retryable: true,
-			Message: fmt.Sprintf("attempt %s: lease expired at %s without a heartbeat",
-				l.AttemptID, l.LeaseExpiresAt.UTC().Format(time.RFC3339))},
-		Next: next,
-		Now:  now,
+		Error:     jerr,
+		Next:      next,
+		Now:       now,
 		OnExpire: func(q store.Querier, j *store.Job) error {
 			if j.Status == store.JobDeadLettered {
 				return s.hooks.OnDeadLetter(ctx, q, j)
@@ -187,6 +199,11 @@ func (r *Reaper) expire(ctx context.Context, l *store.JobLease, now time.Time, c
 	}
 	if ej.Status == store.JobDeadLettered {
 		c.DeadLettered++
+		if gone != nil {
+			c.RunGone++
+			s.log.Info("expired job dead-lettered: its Run activity is gone", "job_id", ej.JobID,
+				"work_order_id", ej.WorkOrderID, "reason", gone)
+		}
 		s.observer.JobDeadLettered()
 		if err := s.notify(ctx, ej); err != nil {
 			// The unnotified pass below, or the next pass, tries again.
@@ -217,8 +234,9 @@ func (r *Reaper) ackAttempt(ctx context.Context, l *store.JobLease) error {
 	return nil
 }
 
-// passQueued keeps the activities of QUEUED jobs alive and writes the
-// messages that are missing.
+// passQueued dead-letters the QUEUED jobs whose Run activity is gone,
+// keeps the activities of the others alive and writes the messages that
+// are missing.
 func (r *Reaper) passQueued(ctx context.Context, now time.Time, c *ReaperCounts) error {
 	s := r.svc
 	var after store.Cursor
@@ -246,6 +264,12 @@ func (r *Reaper) passQueued(ctx context.Context, now time.Time, c *ReaperCounts)
 
 func (r *Reaper) queued(ctx context.Context, j *store.Job, now time.Time, c *ReaperCounts) error {
 	s := r.svc
+	switch gone := runGone(ctx, s.st, j); {
+	case errors.Is(gone, ErrRunGone):
+		return r.deadLetterGone(ctx, j, now, gone, c)
+	case gone != nil:
+		return gone
+	}
 	var errs []error
 	if j.Activity != nil {
 		switch err := s.acts.Heartbeat(ctx, *j.Activity); {
@@ -272,6 +296,34 @@ func (r *Reaper) queued(ctx context.Context, j *store.Job, now time.Time, c *Rea
 		s.log.Info("queued job's message was missing; written again", "job_id", j.JobID, "enqueue_id", j.EnqueueID)
 	}
 	return errors.Join(errs...)
+}
+
+// deadLetterGone dead-letters a QUEUED job whose Run activity is gone. One
+// waiting out a requeue's backoff cannot be taken yet and is left to a
+// later pass; one a worker claimed meanwhile is its attempt's, which the
+// heartbeat then refuses, and the expiry dead-letters.
+func (r *Reaper) deadLetterGone(ctx context.Context, j *store.Job, now time.Time, gone error, c *ReaperCounts) error {
+	s := r.svc
+	if j.AvailableAt.After(now) {
+		return nil
+	}
+	dj, err := s.deadLetterQueued(ctx, j, gone)
+	if errors.Is(err, store.ErrJobStale) {
+		c.Skipped++
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c.DeadLettered++
+	c.RunGone++
+	s.observer.JobDeadLettered()
+	s.log.Info("queued job dead-lettered: its Run activity is gone", "job_id", dj.JobID,
+		"work_order_id", dj.WorkOrderID, "reason", gone)
+	if err := s.notify(ctx, dj); err != nil {
+		s.log.Warn("dead-lettered job not yet notified", "job_id", dj.JobID, "error", err)
+	}
+	return nil
 }
 
 // messageMissing reports whether an available QUEUED job lacks its

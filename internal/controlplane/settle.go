@@ -26,6 +26,13 @@ const afterCommitTimeout = 15 * time.Second
 // answer and writes nothing. If the activity cannot be reached, the answer
 // is still ok: the outcome is durable and the reaper notifies settled,
 // unnotified jobs.
+//
+// A complete that comes after the gate's verdict on the job's workorder
+// (the Run activity is gone, see ErrRunGone) is refused with 409
+// activity_cancelled: the verdict is looked up in the settle's own
+// transaction, which rolls back, so neither the result nor an output
+// bundle is written. The job stays as it was; once the lease lapses the
+// reaper dead-letters it.
 func (s *Service) Complete(ctx context.Context, req CompleteRequest) (CompleteResponse, error) {
 	if err := validateRequest(schemas.WorkerCompleteRequest, req); err != nil {
 		return CompleteResponse{}, err
@@ -48,6 +55,9 @@ func (s *Service) Complete(ctx context.Context, req CompleteRequest) (CompleteRe
 		Next:       store.JobNext{Status: store.JobSucceeded},
 		Now:        s.now(),
 		OnSettle: func(q store.Querier, j *store.Job) error {
+			if err := runGone(ctx, q, j); err != nil {
+				return err
+			}
 			return s.hooks.OnSucceed(ctx, q, j)
 		},
 	})
@@ -76,6 +86,9 @@ func (s *Service) Complete(ctx context.Context, req CompleteRequest) (CompleteRe
 // requeue available at once gets its message now; one that waits for its
 // backoff gets it from the reaper when it is due.
 //
+// A job whose Run activity is gone (ErrRunGone) is never requeued: its
+// failure is recorded and it is dead-lettered.
+//
 // A repeat for an attempt already settled as failed gets the same answer
 // and writes nothing.
 func (s *Service) Fail(ctx context.Context, req FailRequest) (FailResponse, error) {
@@ -86,14 +99,23 @@ func (s *Service) Fail(ctx context.Context, req FailRequest) (FailResponse, erro
 	if err != nil {
 		return FailResponse{}, err
 	}
+	gone := runGone(ctx, s.st, j)
+	if gone != nil && !errors.Is(gone, ErrRunGone) {
+		return FailResponse{}, asError("fail", gone)
+	}
 	now := s.now()
 	next := store.JobNext{Status: store.JobDeadLettered}
-	if req.Error.Retryable && j.AttemptCount < j.MaxAttempts {
+	if gone == nil && req.Error.Retryable && j.AttemptCount < j.MaxAttempts {
 		next = store.JobNext{Status: store.JobQueued, EnqueueID: newUUID(),
 			AvailableAt: now.Add(s.cfg.Backoff(j.AttemptCount))}
 	}
 	jerr := req.Error
 	jerr.Message, jerr.Stack = s.cfg.Redact.String(jerr.Message), s.cfg.Redact.String(jerr.Stack)
+	if gone != nil {
+		je := goneError(gone, fmt.Sprintf("attempt failed with %s: %s", jerr.Code, jerr.Message))
+		je.Stack = jerr.Stack
+		jerr = *je
+	}
 	res, err := s.st.SettleJobAttempt(ctx, store.SettleJobAttemptParams{
 		JobID:      req.JobID,
 		AttemptID:  req.AttemptID,

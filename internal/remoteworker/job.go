@@ -169,6 +169,9 @@ func (w *Worker) complete(ctx context.Context, log *slog.Logger, job *controlpla
 		AttemptID: job.AttemptID, LeaseToken: job.LeaseToken, Stream: job.Stream.Name,
 		MessageID: job.Stream.MessageID, Result: result})
 	switch {
+	case ErrorCode(err) == controlplane.CodeCancelled:
+		log.Warn("job done but its result refused: the lifecycle no longer waits for it; nothing was written "+
+			"and the control plane dead-letters the job", "code", ErrorCode(err), "error", err)
 	case err != nil:
 		log.Warn("job done but not completed: the control plane will requeue it when its lease expires",
 			"code", ErrorCode(err), "error", err)
