@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/remoteworker"
 	"github.com/azolla/azolla/internal/sandbox"
@@ -38,7 +40,11 @@ job's lease. When the control plane refuses a heartbeat (the lease was
 lost, the job moved on, its activity was cancelled) the job's processes are
 killed and nothing is written. Ctrl-C or SIGTERM stops claiming and lets
 the running job finish within --shutdown-grace, then completes it; past
-the grace it is killed and failed, to be retried elsewhere.`,
+the grace it is killed and failed, to be retried elsewhere.
+
+Every patch.gc_interval it prunes the workspaces of its finished jobs
+once patch.retention has passed, only those whose branch was pushed or
+holds no work, and gc's its mirrors.`,
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
@@ -96,6 +102,11 @@ the grace it is killed and failed, to be retried elsewhere.`,
 		if err := checkStreams(o.Streams, exec.Registry); err != nil {
 			return usageError(err)
 		}
+		pruner, err := remotePruner(cfg, o.Logger)
+		if err != nil {
+			return configError(err)
+		}
+		exec.Workspaces = pruner.Workspaces
 		o.Executor = exec
 		w, err := remoteworker.New(o)
 		if err != nil {
@@ -103,6 +114,8 @@ the grace it is killed and failed, to be retried elsewhere.`,
 		}
 		fmt.Fprintf(a.stdout, "remote worker %s: control plane %s, streams %s\n", w.ID(), w.URL(),
 			strings.Join(w.Streams(), ","))
+		pruner.Start(cmd.Context())
+		defer pruner.Stop()
 		return w.Run(cmd.Context())
 	}
 	return cmd
@@ -121,6 +134,19 @@ func remoteExecutor(cfg config.Config, box *sandbox.Host, log *slog.Logger, secr
 		return nil, err
 	}
 	return &remoteworker.Diazotrophs{Registry: reg}, nil
+}
+
+// remotePruner is the retention pass over this machine's git dir
+// (patch.git_dir), every patch.gc_interval, keeping finished workspaces
+// patch.retention: the rule of `azolla worker`'s, with what a worker
+// without a store knows (docs/remote-workers.md#workspaces).
+func remotePruner(cfg config.Config, log *slog.Logger) (*remoteworker.Pruner, error) {
+	dir, err := filepath.Abs(cfg.GitDir())
+	if err != nil {
+		return nil, fmt.Errorf("patch.git_dir: %w", err)
+	}
+	return &remoteworker.Pruner{Workspaces: &remoteworker.Workspaces{Dir: dir, Log: log}, Git: gitops.Git{},
+		Retention: cfg.Patch.Retention, Interval: cfg.Patch.GCInterval, Log: log}, nil
 }
 
 // checkStreams refuses a stream whose diazotroph this worker does not run:

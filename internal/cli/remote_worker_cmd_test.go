@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/store"
@@ -122,4 +125,17 @@ func TestRemoteWorker_RefusesWhatItCannotRun(t *testing.T) {
 		require.Equal(t, exitUsage, r.code, url)
 		require.Contains(t, r.stderr, "--token-file is required", url)
 	}
+}
+
+func TestRemoteWorker_PrunesItsGitDirByThePatchSettings(t *testing.T) {
+	t.Parallel()
+	cfg := config.DefaultFor(func(string) string { return "" })
+	cfg.Patch.GitDir, cfg.Patch.Retention, cfg.Patch.GCInterval = "git", 48*time.Hour, 2*time.Hour
+	p, err := remotePruner(cfg, nil)
+	require.NoError(t, err)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(wd, "git"), p.Workspaces.Dir, "an absolute git dir")
+	require.Equal(t, 48*time.Hour, p.Retention)
+	require.Equal(t, 2*time.Hour, p.Interval)
 }

@@ -25,6 +25,14 @@
 // job may finish within the shutdown grace and is completed, past it it is
 // cancelled and failed with CodeWorkerShutdown, retryable.
 //
+// A complete refused with 409 activity_cancelled came after the gate's
+// verdict on the workorder: the control plane wrote nothing and
+// dead-letters the job; the worker does not retry it.
+//
 // A worker holds no stream credentials: ack=true in an answer means the
 // control plane has acknowledged the stream message on its behalf.
+//
+// Workspaces: a worker records the PATCH_DIAZOTROPH workspaces it runs
+// jobs in (Workspaces) and prunes those of finished jobs (Pruner) by age
+// and push marker, without a store (docs/remote-workers.md#workspaces).
 package remoteworker

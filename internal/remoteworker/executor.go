@@ -37,6 +37,9 @@ func (f ExecutorFunc) Execute(ctx context.Context, payload json.RawMessage) (jso
 // SIGKILL the group on return.
 type Diazotrophs struct {
 	Registry *diazotroph.Registry
+	// Workspaces, when set, records each PATCH_DIAZOTROPH run's workspace
+	// and keeps it in use while the run lasts, for the Pruner.
+	Workspaces *Workspaces
 }
 
 var _ Executor = (*Diazotrophs)(nil)
@@ -75,6 +78,10 @@ func (e *Diazotrophs) Execute(ctx context.Context, payload json.RawMessage) (jso
 	}
 	if err != nil {
 		return nil, err
+	}
+	if e.Workspaces != nil && wo.DiazotrophType == diazotroph.PatchType {
+		end := e.Workspaces.Begin(wo.WorkOrderID, wo.BranchName, p.ContextSnapshot.Metadata.CommitSHA)
+		defer end()
 	}
 	out, err := d.Execute(ctx, p.Request())
 	if err != nil {
