@@ -11,12 +11,14 @@ ARG ALPINE_VERSION=3.24.1
 
 FROM golang:${GO_VERSION}-alpine AS build
 WORKDIR /src
-# Modules first, so a source change does not download them again.
-COPY go.mod go.sum ./
-RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 # Extra build tags; none for production.
 ARG GO_TAGS=""
+# No `go mod download` first: it fetches the whole module graph, with the
+# Temporal server and the cloud SDKs only the devserver build links. go
+# build fetches the modules of the packages it compiles, and no others,
+# into the module cache mount, which keeps them across source changes as a
+# download layer would (a cache mount is never part of a layer anyway).
 # modernc.org/sqlite is pure Go: a static binary, no C toolchain.
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 go build -trimpath -tags "${GO_TAGS}" -ldflags "-s -w" -o /azolla ./cmd/azolla

@@ -45,9 +45,14 @@ func ExampleEnv() map[string]string {
 	}
 }
 
+// AllProfiles enables every service, whatever its profiles.
+const AllProfiles = "*"
+
 // Load parses the compose file at path, interpolated from env only (never
-// from the process environment), as `docker compose` would.
-func Load(ctx context.Context, path string, env map[string]string) (*types.Project, error) {
+// from the process environment), as `docker compose` would with profiles
+// enabled (`--profile`): a service under none of them is in the project's
+// DisabledServices, not its Services.
+func Load(ctx context.Context, path string, env map[string]string, profiles ...string) (*types.Project, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -64,6 +69,7 @@ func Load(ctx context.Context, path string, env map[string]string) (*types.Proje
 	return loader.LoadWithContext(ctx, details, func(o *loader.Options) {
 		o.SetProjectName(ProjectName, true)
 		o.ResolvePaths = true
+		o.Profiles = profiles
 	})
 }
 
@@ -91,16 +97,17 @@ func ServiceEnv(ctx context.Context, service string, env map[string]string) (map
 	return out, nil
 }
 
-// Validate loads the compose file at path with env and returns every
-// problem found, each naming its service and what is wrong; none means the
-// file passes. See the checks below for the rules.
+// Validate loads the compose file at path with env, every profile
+// enabled, and returns every problem found, each naming its service and
+// what is wrong; none means the file passes. See the checks below and in
+// monitoring.go for the rules.
 func Validate(ctx context.Context, path string, env map[string]string) []string {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return []string{err.Error()}
 	}
 	problems := checkInterpolation(string(raw))
-	p, err := Load(ctx, path, env)
+	p, err := Load(ctx, path, env, AllProfiles)
 	if err != nil {
 		return append(problems, "load: "+err.Error())
 	}
@@ -128,6 +135,8 @@ func OneShot(s types.ServiceConfig) bool {
 func checkService(p *types.Project, s types.ServiceConfig) []string {
 	var out []string
 	out = append(out, checkImage(s)...)
+	out = append(out, checkOps(s)...)
+	out = append(out, checkPrometheus(p, s)...)
 	if !OneShot(s) {
 		if s.HealthCheck == nil || s.HealthCheck.Disable || len(s.HealthCheck.Test) == 0 {
 			out = append(out, "a long-running service needs a healthcheck")
@@ -154,6 +163,10 @@ func checkService(p *types.Project, s types.ServiceConfig) []string {
 			out = append(out, fmt.Sprintf("depends on %q with condition %q, want %q", dep, cond, types.ServiceConditionHealthy))
 		case !OneShot(target) && (target.HealthCheck == nil || target.HealthCheck.Disable):
 			out = append(out, fmt.Sprintf("waits for %q to be healthy, but it has no healthcheck", dep))
+		}
+		if len(target.Profiles) > 0 && len(s.Profiles) == 0 {
+			out = append(out, fmt.Sprintf("depends on %q, which is optional (profiles %v): a service that always starts cannot need it",
+				dep, target.Profiles))
 		}
 	}
 	out = append(out, checkEnv(p, s)...)
@@ -190,8 +203,9 @@ func checkService(p *types.Project, s types.ServiceConfig) []string {
 }
 
 // checkImage requires an image pinned by version: a tag other than latest,
-// and for a pulled image a tag that starts with a version number, or a
-// digest. An image compose builds here only needs a tag.
+// and for a pulled image a tag that starts with a version number (with or
+// without a v), or a digest. An image compose builds here only needs a
+// tag.
 func checkImage(s types.ServiceConfig) []string {
 	if s.Image == "" {
 		return []string{"no image"}
@@ -206,7 +220,7 @@ func checkImage(s types.ServiceConfig) []string {
 		return []string{fmt.Sprintf("image %s is not pinned: no tag", s.Image)}
 	case tag == "latest":
 		return []string{fmt.Sprintf("image %s is not pinned: latest", s.Image)}
-	case s.Build == nil && (tag[0] < '0' || tag[0] > '9'):
+	case s.Build == nil && !startsWithDigit(strings.TrimPrefix(tag, "v")):
 		return []string{fmt.Sprintf("image %s is not pinned: tag %q is not a version", s.Image, tag)}
 	}
 	return nil
@@ -369,6 +383,8 @@ func checkInterpolation(raw string) []string {
 	}
 	return out
 }
+
+func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
 
 func relTo(base, p string) string {
 	if r, err := filepath.Rel(base, p); err == nil {

@@ -40,9 +40,9 @@ import (
 //   - DYNAMIC_CONFIG_FILE_PATH, a path inside the container → the file the
 //     service mounts there (deploy/compose/dynamicconfig.yaml);
 //   - the ops listener of an azolla process (its /healthz, /readyz and
-//     /metrics), on each container's own loopback at the default
-//     127.0.0.1:7360 → 127.0.0.1 and a free port per process, set as
-//     AZOLLA_OPS_ADDRESS;
+//     /metrics), 0.0.0.0:7360 in each worker container (or the default
+//     where the file sets none) → 127.0.0.1 and a free port per process,
+//     set as AZOLLA_OPS_ADDRESS;
 //   - AZOLLA_DATA_DIR (/var/lib/azolla in each container) → a directory of
 //     the process's own, as each replica has its own container.
 //
