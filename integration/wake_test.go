@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -66,4 +67,32 @@ func TestWake_ResumeWakesAWaitingLifecycle(t *testing.T) {
 	require.NoError(t, b.starter.Start(context.Background(), o), "what objective resume does")
 	b.waitStep(t, id, workflows.StepDone)
 	b.requireAuditClean(t)
+}
+
+// An objective that triage proposed a moment ago has no lifecycle yet: the
+// poller hands it over on its next pass. Approving it in that window starts
+// its lifecycle and hands it the decision, rather than telling the human
+// that nothing runs. A rejected objective gets no lifecycle that way.
+func TestWake_ApproveBeforeThePollerHandsTheObjectiveOver(t *testing.T) {
+	t.Parallel()
+	b := setupWithoutPoller(t)
+	ctx := context.Background()
+	id := uniqueID("fresh")
+	require.NoError(t, b.store.CreateObjective(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET",
+		Title: "Proposed by triage " + id, AcceptanceCriteria: []string{"it runs"},
+		Status: store.StatusNew, Urgency: "NORMAL"}))
+	_, err := b.starter.State(ctx, id)
+	require.ErrorIs(t, err, starter.ErrNoLifecycle, "nothing has handed the objective over")
+
+	res, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.EventID)
+	st := b.waitStep(t, id, workflows.StepDone)
+	require.Equal(t, store.StatusDone, st.Status)
+	require.Equal(t, 1, lifecycleRuns(t, b, id))
+
+	// Once DONE, a second approval is refused and starts nothing.
+	_, err = b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
+	require.ErrorIs(t, err, starter.ErrRefused)
+	require.Equal(t, 1, lifecycleRuns(t, b, id))
 }

@@ -176,13 +176,28 @@ func attributesUnknown(err error) bool {
 // cannot take now wraps ErrRefused with its reason; an unknown objective
 // wraps store.ErrNotFound; an objective whose lifecycle is not running
 // wraps ErrNoLifecycle, or ErrRefused when it has ended for good (DONE or
-// rejected).
+// rejected). An objective that never had a lifecycle (a proposal from
+// triage the poller has not handed over yet) gets its first one, which then
+// takes the decision.
 func (s *Starter) Decide(ctx context.Context, objectiveID, kind string, d workflows.Decision) (workflows.DecisionResult, error) {
-	var res workflows.DecisionResult
 	o, err := s.Store.GetObjective(ctx, objectiveID)
 	if err != nil {
-		return res, err
+		return workflows.DecisionResult{}, err
 	}
+	res, err := s.update(ctx, objectiveID, kind, d)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) && s.neverStarted(ctx, o) {
+		res, err = s.update(ctx, objectiveID, kind, d)
+	}
+	if err != nil {
+		return res, s.explain(ctx, o, kind, err)
+	}
+	return res, nil
+}
+
+// update sends the decision and waits for the lifecycle's answer.
+func (s *Starter) update(ctx context.Context, objectiveID, kind string, d workflows.Decision) (workflows.DecisionResult, error) {
+	var res workflows.DecisionResult
 	h, err := s.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: workflows.ObjectiveWorkflowID(objectiveID), UpdateName: kind, Args: []any{d},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
@@ -190,10 +205,21 @@ func (s *Starter) Decide(ctx context.Context, objectiveID, kind string, d workfl
 	if err == nil {
 		err = h.Get(ctx, &res)
 	}
-	if err != nil {
-		return res, s.explain(ctx, o, kind, err)
+	return res, err
+}
+
+// neverStarted starts the first lifecycle of an objective that has none
+// and never had one, and says whether it did. A DONE or rejected objective
+// gets none, nor does one whose lifecycle ran and closed (StartFirst
+// refuses): those are explained, not restarted.
+func (s *Starter) neverStarted(ctx context.Context, o *store.Objective) bool {
+	if o.Status == store.StatusDone {
+		return false
 	}
-	return res, nil
+	if pauses, err := s.Store.ListPauseStates(ctx, o.ObjectiveID); err != nil || pause.WasRejected(pauses) {
+		return false
+	}
+	return s.StartFirst(ctx, o) == nil
 }
 
 // explain turns an update failure into what the user can act on.
