@@ -21,14 +21,14 @@ const (
 	RuleObjectiveStatus       = "objective-status"
 	RuleTerminalPauseState    = "terminal-pause-state"
 
-	// Seed 004's jobs (see jobs.go).
+	// Control-plane jobs (see jobs.go; docs/protocol/control-plane.md).
 	RuleJobOneOpenAttempt         = "job-one-open-attempt"
 	RuleJobSucceededOnce          = "job-succeeded-once"
 	RuleJobNoLiveLeaseWhenSettled = "job-no-live-lease-when-settled"
 	RuleJobMessagePending         = "job-message-pending-while-running"
 	RuleJobSchema                 = "job-schema"
 
-	// Seed 002's task management (see tasks.go).
+	// Task management (see tasks.go; docs/protocol/tasks.md).
 	RuleCaptureReadyOnce         = "capture-ready-once"
 	RuleCaptureProcessedByTriage = "capture-processed-by-its-triage"
 	RuleTrackOneActive           = "track-one-active"

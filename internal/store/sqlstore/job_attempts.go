@@ -86,7 +86,7 @@ func (s *Store) RenewJobLease(ctx context.Context, p store.RenewJobLeaseParams) 
 		}
 		attemptID := p.AttemptID
 		if attemptID == "" {
-			// Seed 004's heartbeat names no attempt: the job's running one.
+			// A heartbeat names no attempt (docs/protocol/control-plane.md): the job's running one.
 			a, err := q.runningAttempt(ctx, j.JobID)
 			if err != nil {
 				return err
