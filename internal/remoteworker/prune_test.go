@@ -107,7 +107,7 @@ func TestPruner_RemovesOldFinishedWorkspacesWithNothingToLose(t *testing.T) {
 	pb := setupPrune(t)
 	_, head := pb.run(t, "wo-pushed", branch, true)
 	pb.pushed(t, "wo-pushed", head)
-	_, head = pb.run(t, "wo-unpushed", branch, true)
+	pb.run(t, "wo-unpushed", branch, true)
 	_, stale := pb.run(t, "wo-pushed-then-moved", branch, true)
 	pb.pushed(t, "wo-pushed-then-moved", stale+"0") // names another commit than the branch's
 	pb.run(t, "wo-no-work", branch, false)
