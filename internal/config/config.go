@@ -257,6 +257,9 @@ type RepositoryConfig struct {
 	GateSecretEnv []string          `mapstructure:"gate_secret_env" json:"gate_secret_env" yaml:"gate_secret_env"`
 	GateNetwork   string            `mapstructure:"gate_network" json:"gate_network" yaml:"gate_network"`
 	GateBinds     []BindConfig      `mapstructure:"gate_binds" json:"gate_binds" yaml:"gate_binds"`
+	// Forge, when its kind is set, gets a pull request for each objective
+	// whose gate passes (docs/pull-requests.md).
+	Forge ForgeConfig `mapstructure:"forge" json:"forge" yaml:"forge"`
 }
 
 // Gate returns the gate commands' run settings.

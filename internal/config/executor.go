@@ -188,6 +188,9 @@ func DefaultGatePolicy() sandbox.Policy {
 func (c Config) HiddenPaths() []string {
 	paths := []string{c.DataDir, c.SQLitePath(), c.TemporalDBPath(), c.GitDir(), c.RunsDir(), c.Temporal.TLS.KeyFile,
 		c.ControlPlane.KeyFile}
+	for _, r := range c.Patch.Repositories {
+		paths = append(paths, r.Forge.TokenFile)
+	}
 	for _, n := range slices.Sorted(maps.Keys(c.Substrates)) {
 		paths = append(paths, c.Substrates[n].SQLitePath)
 	}

@@ -23,8 +23,9 @@ func (c Config) Secrets() []redact.Secret {
 		if value == "" {
 			return
 		}
-		// A *_file key names where a secret is, which is no secret.
-		if redact.SecretName(name) && !strings.HasSuffix(name, "_file") {
+		// A *_file or *_env key names where a secret is, which is no
+		// secret.
+		if redact.SecretName(name) && !strings.HasSuffix(name, "_file") && !strings.HasSuffix(name, "_env") {
 			out = append(out, redact.Secret{Name: key, Value: value})
 		}
 		if pw := password(value); pw != "" {

@@ -117,6 +117,7 @@ func (c Config) Validate() error {
 	}
 	c.validateTasks(add)
 	c.validateExecutors(add)
+	c.validateForgeTokensStayHome(add)
 	if !slices.Contains(logLevels, c.Log.Level) {
 		add("log.level", "must be one of %s, got %q", strings.Join(logLevels, ", "), c.Log.Level)
 	}
@@ -204,6 +205,7 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 		if strings.HasPrefix(r.PushRemote, "-") {
 			add(key+".push_remote", "must be a URL or an absolute path")
 		}
+		r.Forge.validate(key+".forge", add)
 	}
 }
 

@@ -1,0 +1,200 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/azolla/azolla/internal/redact"
+	"github.com/azolla/azolla/internal/sandbox"
+)
+
+// ForgeConfig is where a repository's pull requests go
+// (docs/pull-requests.md). Its token is used by azolla's own calls only:
+// the forge's API and azolla's git push. No executor may be passed the
+// variable that holds it, and its value is redacted everywhere.
+type ForgeConfig struct {
+	// Kind is gitea (Gitea and Forgejo), github or gitlab; "" for no forge.
+	Kind string `mapstructure:"kind" json:"kind" yaml:"kind"`
+	// URL is the forge's web address: https://github.com (or a GitHub
+	// Enterprise host), https://gitlab.com, https://gitea.example.com.
+	URL string `mapstructure:"url" json:"url" yaml:"url"`
+	// Repository is owner/name (GitLab: group/…/name) on the forge.
+	Repository string `mapstructure:"repository" json:"repository" yaml:"repository"`
+	// TokenEnv names the worker's variable that holds the token, or
+	// TokenFile the file that does; exactly one.
+	TokenEnv  string `mapstructure:"token_env" json:"token_env" yaml:"token_env"`
+	TokenFile string `mapstructure:"token_file" json:"token_file" yaml:"token_file"`
+	// Draft opens pull requests as drafts.
+	Draft bool `mapstructure:"draft" json:"draft" yaml:"draft"`
+	// Labels and Reviewers are set on a pull request azolla opens.
+	Labels    []string `mapstructure:"labels" json:"labels" yaml:"labels"`
+	Reviewers []string `mapstructure:"reviewers" json:"reviewers" yaml:"reviewers"`
+	// AutoRevise starts the next round on requested changes or a failed
+	// check without waiting for `objective retry`, up to MaxRounds.
+	AutoRevise bool `mapstructure:"auto_revise" json:"auto_revise" yaml:"auto_revise"`
+	// MaxRounds bounds the rounds on one pull request; 0 means
+	// DefaultForgeMaxRounds.
+	MaxRounds int `mapstructure:"max_rounds" json:"max_rounds" yaml:"max_rounds"`
+	// PollInterval is how often an open pull request is read; 0 means
+	// DefaultForgePollInterval.
+	PollInterval time.Duration `mapstructure:"poll_interval" json:"poll_interval" yaml:"poll_interval"`
+}
+
+// Forge defaults and bounds.
+const (
+	DefaultForgeMaxRounds    = 3
+	DefaultForgePollInterval = time.Minute
+	MinForgePollInterval     = 5 * time.Second
+)
+
+// forgeKinds are the forges azolla speaks to.
+var forgeKinds = []string{"gitea", "github", "gitlab"}
+
+// Enabled says whether the repository has a forge.
+func (f ForgeConfig) Enabled() bool { return f.Kind != "" }
+
+// Rounds is MaxRounds, or its default.
+func (f ForgeConfig) Rounds() int {
+	if f.MaxRounds > 0 {
+		return f.MaxRounds
+	}
+	return DefaultForgeMaxRounds
+}
+
+// Interval is PollInterval, or its default.
+func (f ForgeConfig) Interval() time.Duration {
+	if f.PollInterval > 0 {
+		return f.PollInterval
+	}
+	return DefaultForgePollInterval
+}
+
+// ErrNoForgeToken: the forge's token variable is unset or its file empty.
+var ErrNoForgeToken = errors.New("no forge token")
+
+// Token reads the forge's token from the worker's environment (getenv) or
+// its file. The error names where it looked, never a value.
+func (f ForgeConfig) Token(getenv func(string) string) (string, error) {
+	switch {
+	case f.TokenEnv != "":
+		if v := strings.TrimSpace(getenv(f.TokenEnv)); v != "" {
+			return v, nil
+		}
+		return "", fmt.Errorf("%w: $%s is not set in the worker's environment", ErrNoForgeToken, f.TokenEnv)
+	case f.TokenFile != "":
+		b, err := os.ReadFile(f.TokenFile)
+		if err != nil {
+			return "", fmt.Errorf("%w: read token_file: %v", ErrNoForgeToken, err)
+		}
+		if v := strings.TrimSpace(string(b)); v != "" {
+			return v, nil
+		}
+		return "", fmt.Errorf("%w: token_file %s is empty", ErrNoForgeToken, f.TokenFile)
+	}
+	return "", fmt.Errorf("%w: set forge.token_env or forge.token_file", ErrNoForgeToken)
+}
+
+// CloneURL is the repository's HTTPS address on the forge, where azolla
+// pushes the work branch when the repository sets no push_remote.
+func (f ForgeConfig) CloneURL() string {
+	return strings.TrimSuffix(f.URL, "/") + "/" + f.Repository + ".git"
+}
+
+// ForgeTokens are the tokens of every configured forge, named by key, for
+// redaction. A token that cannot be read is left out: the forge's calls
+// fail on it and say so.
+func (c Config) ForgeTokens(getenv func(string) string) []redact.Secret {
+	var out []redact.Secret
+	for i, r := range c.Patch.Repositories {
+		if !r.Forge.Enabled() {
+			continue
+		}
+		if tok, err := r.Forge.Token(getenv); err == nil {
+			out = append(out, redact.Secret{Name: fmt.Sprintf("patch.repositories[%d].forge.token", i), Value: tok})
+		}
+	}
+	return out
+}
+
+// forgeTokenEnvs are the variables that hold forge tokens.
+func (c Config) forgeTokenEnvs() []string {
+	var out []string
+	for _, r := range c.Patch.Repositories {
+		if r.Forge.TokenEnv != "" {
+			out = append(out, r.Forge.TokenEnv)
+		}
+	}
+	return out
+}
+
+// validateForge checks the forge of repository key.
+func (f ForgeConfig) validate(key string, add func(key, format string, args ...any)) {
+	if !f.Enabled() {
+		if f.URL != "" || f.Repository != "" || f.TokenEnv != "" || f.TokenFile != "" {
+			add(key+".kind", "must be set (one of %v) when the forge has other settings", forgeKinds)
+		}
+		return
+	}
+	if !slices.Contains(forgeKinds, f.Kind) {
+		add(key+".kind", "must be one of %v, got %q", forgeKinds, f.Kind)
+	}
+	if u, err := url.Parse(f.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		add(key+".url", "must be the forge's http(s) address, e.g. https://github.com")
+	} else if u.User != nil || u.RawQuery != "" {
+		add(key+".url", "must hold no credentials or query: the token goes in token_env or token_file")
+	}
+	parts := strings.Split(f.Repository, "/")
+	if len(parts) < 2 || slices.Contains(parts, "") || slices.ContainsFunc(parts, func(p string) bool {
+		return p == "." || p == ".." || strings.ContainsAny(p, " \t\n?#%\\")
+	}) {
+		add(key+".repository", "must be owner/name on the forge, got %q", f.Repository)
+	}
+	switch {
+	case (f.TokenEnv == "") == (f.TokenFile == ""):
+		add(key+".token_env", "set exactly one of token_env and token_file")
+	case f.TokenEnv != "":
+		if err := sandbox.CheckName(f.TokenEnv); err != nil {
+			add(key+".token_env", "%v", err)
+		}
+	case !strings.HasPrefix(f.TokenFile, "/"):
+		add(key+".token_file", "must be an absolute path")
+	}
+	if f.MaxRounds < 0 {
+		add(key+".max_rounds", "must be at least 1 (0 means %d), got %d", DefaultForgeMaxRounds, f.MaxRounds)
+	}
+	if f.PollInterval != 0 && f.PollInterval < MinForgePollInterval {
+		add(key+".poll_interval", "must be at least %s, got %s", MinForgePollInterval, f.PollInterval)
+	}
+	for i, l := range f.Labels {
+		if strings.TrimSpace(l) == "" || strings.Contains(l, ",") {
+			add(fmt.Sprintf("%s.labels[%d]", key, i), "must be a label name without commas")
+		}
+	}
+	for i, r := range f.Reviewers {
+		if strings.TrimSpace(r) == "" || strings.ContainsAny(r, " /\t\n") {
+			add(fmt.Sprintf("%s.reviewers[%d]", key, i), "must be a user name")
+		}
+	}
+}
+
+// validateForgeTokensStayHome refuses an executor that would be passed a
+// forge's token variable.
+func (c Config) validateForgeTokensStayHome(add func(key, format string, args ...any)) {
+	tokens := c.forgeTokenEnvs()
+	if len(tokens) == 0 {
+		return
+	}
+	for _, p := range c.Executors() {
+		for i, n := range p.PassEnv {
+			if slices.Contains(tokens, n) {
+				add(strings.Replace(fmt.Sprintf("%s.pass_env[%d]", p.Name, i), gateKey+".", gateKey+"_", 1),
+					"%s holds a forge token (forge.token_env): azolla's own, it never reaches a run", n)
+			}
+		}
+	}
+}
