@@ -3,6 +3,7 @@ package workers
 import (
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/redact"
@@ -47,7 +48,10 @@ func NewExecutors(cfg config.Config, h *sandbox.Host, log *slog.Logger, extra ..
 		log = slog.New(slog.DiscardHandler)
 	}
 	e := &Executors{Gates: map[string]*sandbox.Executor{}}
-	reds := []*redact.Redactor{redact.New(append(cfg.Secrets(), extra...)...), h.Secrets()}
+	// A forge token is read from the environment or its file; it is
+	// redacted like the secrets written in the configuration.
+	secrets := append(append(cfg.Secrets(), cfg.ForgeTokens(os.Getenv)...), extra...)
+	reds := []*redact.Redactor{redact.New(secrets...), h.Secrets()}
 	build := func(p sandbox.Policy) (*sandbox.Executor, error) {
 		x, err := h.Executor(p, log)
 		if err != nil {

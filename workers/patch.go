@@ -2,6 +2,7 @@ package workers
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
@@ -39,7 +40,18 @@ func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 		FileListLimit: pc.FileListLimit, Secrets: ex.Secrets,
 		Settings: func(repo string) patch.Settings {
 			r := pc.Repository(repo)
-			return patch.Settings{GateCommands: r.GateCommands, GateBudget: r.GateBudget, PushRemote: r.PushRemote,
+			s := patch.Settings{GateCommands: r.GateCommands, GateBudget: r.GateBudget, PushRemote: r.PushRemote,
 				Gate: ex.Gate(repo)}
+			if r.Forge.Enabled() && s.PushRemote == "" {
+				// The branch goes where its pull request will be, with the
+				// forge's token, which only azolla's git sees.
+				s.PushRemote = r.Forge.CloneURL()
+				if tok, err := r.Forge.Token(os.Getenv); err != nil {
+					s.PushProblem = err.Error()
+				} else {
+					s.PushAuth = &gitops.HTTPAuth{User: r.Forge.PushUser(), Token: tok}
+				}
+			}
+			return s
 		}}), nil
 }

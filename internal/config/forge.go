@@ -105,6 +105,18 @@ func (f ForgeConfig) CloneURL() string {
 	return strings.TrimSuffix(f.URL, "/") + "/" + f.Repository + ".git"
 }
 
+// PushUser is the user name azolla's push gives with the token, as each
+// forge expects a token to come over HTTPS.
+func (f ForgeConfig) PushUser() string {
+	switch f.Kind {
+	case "github":
+		return "x-access-token"
+	case "gitlab":
+		return "oauth2"
+	}
+	return "azolla"
+}
+
 // ForgeTokens are the tokens of every configured forge, named by key, for
 // redaction. A token that cannot be read is left out: the forge's calls
 // fail on it and say so.

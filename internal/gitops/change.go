@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -119,6 +120,32 @@ func (g Git) commitIndex(ctx context.Context, dir string, a Author, message stri
 // URL or absolute path; see ValidateRepository). The push is forced because
 // a rerun resets the branch to its base and commits anew.
 func (g Git) Push(ctx context.Context, dir, remote, branch string) error {
+	return g.PushWith(ctx, dir, remote, branch, nil)
+}
+
+// HTTPAuth is a credential that azolla's own push sends to an HTTPS
+// remote (a forge's token). git gets it through its configuration
+// environment as a header, so it is in no URL, argument, file or error.
+type HTTPAuth struct {
+	User, Token string
+}
+
+// env is the git configuration, as environment entries, that sends a as
+// a Basic authorization header with every HTTP request.
+func (a *HTTPAuth) env() []string {
+	if a == nil {
+		return nil
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte(a.User + ":" + a.Token))
+	return []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader",
+		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic}
+}
+
+// PushWith is Push with auth sent to an HTTPS remote; nil auth is Push.
+func (g Git) PushWith(ctx context.Context, dir, remote, branch string, auth *HTTPAuth) error {
+	if auth != nil && !strings.HasPrefix(remote, "https://") && !strings.HasPrefix(remote, "http://") {
+		return fmt.Errorf("push %s: a credential is only sent to an http(s) remote", branch)
+	}
 	if err := ValidateRepository(remote); err != nil {
 		return err
 	}
@@ -126,7 +153,7 @@ func (g Git) Push(ctx context.Context, dir, remote, branch string) error {
 		return err
 	}
 	ref := "refs/heads/" + branch
-	if _, err := g.run(ctx, call{dir: dir}, "push", "--force", "--quiet", "--no-verify", "--no-signed",
+	if _, err := g.run(ctx, call{dir: dir, env: auth.env()}, "push", "--force", "--quiet", "--no-verify", "--no-signed",
 		"--no-follow-tags", "--recurse-submodules=no", "--", remote, ref+":"+ref); err != nil {
 		return fmt.Errorf("push %s to %s: %w", branch, redactArgs([]string{remote})[0], err)
 	}

@@ -38,6 +38,11 @@ type Settings struct {
 	Gate *sandbox.Executor
 	// PushRemote, when set, receives each patch branch (force-pushed).
 	PushRemote string
+	// PushAuth, when set, is sent to an HTTPS PushRemote (a forge's
+	// token); PushProblem, when set, says why the push cannot be made
+	// (the forge's token is missing) and the branch is not pushed.
+	PushAuth    *gitops.HTTPAuth
+	PushProblem string
 }
 
 // Options configures a Patch.
@@ -244,8 +249,11 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 		return diazotroph.Result{}, fmt.Errorf("diff %s..%s: %w", r.base, head, err)
 	}
 	notes := r.notes(diff, out.Notes)
-	if remote := r.p.o.Settings(r.req.Objective.Repository).PushRemote; remote != "" {
-		if err := g.Push(ctx, r.ws, remote, r.branch); err != nil {
+	set := r.p.o.Settings(r.req.Objective.Repository)
+	if remote := set.PushRemote; remote != "" && set.PushProblem != "" {
+		notes += fmt.Sprintf("\nPush of %s to %s skipped: %s\n", r.branch, remote, set.PushProblem)
+	} else if remote != "" {
+		if err := g.PushWith(ctx, r.ws, remote, r.branch, set.PushAuth); err != nil {
 			notes += fmt.Sprintf("\nPush of %s to %s failed: %v\n", r.branch, remote, err)
 		} else {
 			notes += fmt.Sprintf("\nPushed %s to %s.\n", r.branch, remote)
