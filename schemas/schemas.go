@@ -37,6 +37,7 @@ const (
 	JobLease                Kind = "job_lease"
 	JobMessage              Kind = "job_message"
 	WorkerToken             Kind = "worker_token"
+	PullRequest             Kind = "pull_request"
 	WorkerClaimRequest      Kind = "worker_claim_request"
 	WorkerClaimResponse     Kind = "worker_claim_response"
 	WorkerHeartbeatRequest  Kind = "worker_heartbeat_request"
@@ -62,7 +63,7 @@ var files embed.FS
 var allKinds = []Kind{
 	Objective, Event, ContextSnapshot, WorkOrder, OutputBundle, RunRecord,
 	PauseState, ClaimRecord, CaptureBuffer, Job, JobAttempt, JobLease,
-	JobMessage, WorkerToken, WorkerClaimRequest, WorkerClaimResponse, WorkerHeartbeatRequest, WorkerHeartbeatResponse, WorkerCompleteRequest, WorkerCompleteResponse, WorkerFailRequest, WorkerFailResponse, WorkerErrorResponse,
+	JobMessage, WorkerToken, PullRequest, WorkerClaimRequest, WorkerClaimResponse, WorkerHeartbeatRequest, WorkerHeartbeatResponse, WorkerCompleteRequest, WorkerCompleteResponse, WorkerFailRequest, WorkerFailResponse, WorkerErrorResponse,
 	TriageProposal,
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -74,7 +75,7 @@ func requireViolation(t *testing.T, err error, kind schemas.Kind, pointer string
 func TestEveryKindHasSchemaAndFixtures(t *testing.T) {
 	t.Parallel()
 	kinds := schemas.Kinds()
-	require.Len(t, kinds, 24)
+	require.Len(t, kinds, 25)
 	require.True(t, slices.IsSorted(kinds))
 
 	for _, kind := range kinds {
@@ -239,6 +240,17 @@ func records() map[string]struct {
 			ResourceType: store.ResourceWorkOrder, ResourceID: "wo-1", OwnerID: "12345@host:azolla/objective-abc/3",
 			LeaseExpiresAt: now, HeartbeatAt: now, ClaimVersion: 7, ReleasedAt: ptr(now),
 		}},
+		"pull_request": {schemas.PullRequest, store.PullRequest{
+			ObjectiveID: "objective-abc_1", WorkOrderID: "wo-1", Forge: forge.KindGitHub, Repository: "azolla/azolla",
+			Number: 12, URL: "https://github.com/azolla/azolla/pull/12", HeadBranch: "azolla/objective-abc_1",
+			BaseBranch: "main", HeadSHA: sha, State: store.PullRequestOpen, Rounds: 1, CreatedAt: now, UpdatedAt: now,
+		}},
+		"pull_request_merged": {schemas.PullRequest, store.PullRequest{
+			ObjectiveID: "objective-abc_1", WorkOrderID: "wo-2", Forge: forge.KindGitLab, Repository: "group/sub/azolla",
+			Number: 3, URL: "https://gitlab.example.org/group/sub/azolla/-/merge_requests/3", HeadBranch: "azolla/objective-abc_1",
+			BaseBranch: "main", HeadSHA: sha, State: store.PullRequestMerged, Adopted: true, ReviewCursor: "n:1093",
+			ChecksSHA: sha, Rounds: 2, CreatedAt: now, UpdatedAt: later, MergedAt: ptr(later),
+		}},
 		"capture_buffer": {schemas.CaptureBuffer, store.CaptureBuffer{
 			CaptureBufferID: "cap-1", Source: "cli", Content: "the fetcher should retry",
 			Status: store.CapturePending, CreatedAt: now, UpdatedAt: now,
@@ -331,6 +343,31 @@ func TestStoreRecordsMutatedInvalid(t *testing.T) {
 			c.OwnerID = ""
 			return c
 		}, "/owner_id"},
+		{"pull request merged without time", "pull_request_merged", func(v any) any {
+			p := v.(store.PullRequest)
+			p.MergedAt = nil
+			return p
+		}, "/merged_at"},
+		{"pull request open with merge time", "pull_request", func(v any) any {
+			p := v.(store.PullRequest)
+			p.MergedAt = ptr(p.CreatedAt)
+			return p
+		}, "/merged_at"},
+		{"pull request number zero", "pull_request", func(v any) any {
+			p := v.(store.PullRequest)
+			p.Number = 0
+			return p
+		}, "/number"},
+		{"pull request no rounds", "pull_request", func(v any) any {
+			p := v.(store.PullRequest)
+			p.Rounds = 0
+			return p
+		}, "/rounds"},
+		{"pull request unknown forge", "pull_request", func(v any) any {
+			p := v.(store.PullRequest)
+			p.Forge = "bitbucket"
+			return p
+		}, "/forge"},
 		{"capture bad status", "capture_buffer", func(v any) any {
 			c := v.(store.CaptureBuffer)
 			c.Status = "DONE"
@@ -457,4 +494,38 @@ func TestValidateMarshalError(t *testing.T) {
 	require.Error(t, err)
 	var ve *schemas.ValidationError
 	require.False(t, errors.As(err, &ve))
+}
+
+// TestPullRequestForgesAreTheForgeKinds holds the schema's forge enum to
+// package forge's kinds, the one home of the list.
+func TestPullRequestForgesAreTheForgeKinds(t *testing.T) {
+	t.Parallel()
+	src, err := schemas.Source(schemas.PullRequest)
+	require.NoError(t, err)
+	var doc struct {
+		Properties struct {
+			Forge struct {
+				Enum []string `json:"enum"`
+			} `json:"forge"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(src, &doc))
+	require.ElementsMatch(t, []string{forge.KindGitea, forge.KindGitHub, forge.KindGitLab}, doc.Properties.Forge.Enum)
+}
+
+// TestPullRequestStatesAreTheSchemas holds store.PullRequestStates to the
+// schema's state enum.
+func TestPullRequestStatesAreTheSchemas(t *testing.T) {
+	t.Parallel()
+	src, err := schemas.Source(schemas.PullRequest)
+	require.NoError(t, err)
+	var doc struct {
+		Properties struct {
+			State struct {
+				Enum []store.PullRequestState `json:"enum"`
+			} `json:"state"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(src, &doc))
+	require.ElementsMatch(t, store.PullRequestStates(), doc.Properties.State.Enum)
 }

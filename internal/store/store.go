@@ -7,7 +7,8 @@
 // invalid record is refused with an error naming the field and nothing is
 // written. Idempotency is enforced by unique keys in the database: one
 // workorder per event, one output bundle and one run record per workorder, one
-// readiness event per objective state transition.
+// readiness event per objective state transition, one pull request per
+// objective.
 //
 // Methods take params structs where time matters; their Now field makes the
 // clock injectable (zero means time.Now).
@@ -116,6 +117,7 @@ type Querier interface {
 	// taken, is a *TransitionError.
 	ProcessCapture(ctx context.Context, p ProcessCaptureParams) (*CaptureBuffer, error)
 
+	PullRequestQuerier
 	ClaimQuerier
 }
 

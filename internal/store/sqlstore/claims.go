@@ -82,15 +82,21 @@ const (
 		WHERE resource_type = $1 AND resource_id = $2`
 )
 
-// The statements stmtCache prepares.
+// The statements stmtCache holds. Those before numPrepared are the hot
+// claim queries, which it prepares; the rest it holds by their text only,
+// so that a mutation test can break their guard as it breaks a claim's.
 const (
 	stmtAcquire stmtID = iota
 	stmtRenew
 	stmtRelease
 	stmtGetClaim
 	stmtFence
+	stmtAdvanceReviewCursor // pullrequests.go
 	numStmts
 )
+
+// numPrepared counts the statements stmtCache prepares.
+const numPrepared = stmtAdvanceReviewCursor
 
 // cachedStatements returns the text, in $n form, of each cached statement on
 // dialect d.
@@ -107,6 +113,8 @@ func cachedStatements(d *Dialect) [numStmts]string {
 		stmtRelease:  releaseSQL,
 		stmtGetClaim: getClaimSQL,
 		stmtFence:    fenceSQL + d.ForUpdate,
+
+		stmtAdvanceReviewCursor: advanceReviewCursorSQL,
 	}
 }
 

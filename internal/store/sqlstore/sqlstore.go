@@ -135,7 +135,7 @@ func (t textStmt) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
 // would deadlock a small pool. Before the cache is filled a transaction
 // prepares the statement on its own connection, for this call only.
 func (q *querier) statement(ctx context.Context, id stmtID) (stmt, error) {
-	if q.d.DriverCachesStatements {
+	if q.d.DriverCachesStatements || id >= numPrepared {
 		return textStmt{conn: q.conn, query: q.stmts.text[id]}, nil
 	}
 	if q.tx == nil {
@@ -155,7 +155,8 @@ func (q *querier) statement(ctx context.Context, id stmtID) (stmt, error) {
 type stmtID int
 
 // stmtCache holds the prepared statements of the hot claim queries
-// (cachedStatements). They are prepared together the first time one is
+// (cachedStatements), and the text of a few others that run by their text
+// (those from numPrepared on). They are prepared together the first time one is
 // needed outside a transaction, not when the store opens, so a store that has
 // not been migrated yet still opens, and a failed preparation is tried again
 // on the next call. database/sql prepares each again on every pooled
@@ -169,7 +170,7 @@ type stmtID int
 type stmtCache struct {
 	db    *sql.DB
 	text  [numStmts]string // in the backend's placeholder syntax
-	ready atomic.Pointer[[numStmts]*sql.Stmt]
+	ready atomic.Pointer[[numPrepared]*sql.Stmt]
 
 	mu     sync.Mutex // serializes preparing and closing
 	closed bool
@@ -183,9 +184,10 @@ func newStmtCache(db *sql.DB, d *Dialect) *stmtCache {
 	return c
 }
 
-// loaded returns the cached statement, or nil before the cache is filled.
+// loaded returns the cached statement, or nil before the cache is filled
+// or for a statement it does not prepare.
 func (c *stmtCache) loaded(id stmtID) *sql.Stmt {
-	if all := c.ready.Load(); all != nil {
+	if all := c.ready.Load(); all != nil && id < numPrepared {
 		return all[id]
 	}
 	return nil
@@ -204,8 +206,8 @@ func (c *stmtCache) get(ctx context.Context, id stmtID) (*sql.Stmt, error) {
 	if all := c.ready.Load(); all != nil {
 		return all[id], nil
 	}
-	var all [numStmts]*sql.Stmt
-	for i, text := range c.text {
+	var all [numPrepared]*sql.Stmt
+	for i, text := range c.text[:numPrepared] {
 		// A statement outlives ctx: it serves every later call.
 		st, err := c.db.PrepareContext(context.WithoutCancel(ctx), text)
 		if err != nil {

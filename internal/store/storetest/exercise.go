@@ -41,6 +41,7 @@ func Exercise(t *testing.T, open func(t testing.TB) store.Store) {
 	exerciseCaptures(t, open)
 	exerciseCaptureTriage(t, open)
 	exerciseTracks(t, open)
+	exercisePullRequests(t, open)
 }
 
 // Objective returns a valid NEW ticket objective.
