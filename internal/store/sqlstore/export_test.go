@@ -11,8 +11,9 @@ type StmtID = stmtID
 
 // The cached statements the mutation tests break on purpose.
 const (
-	StmtAcquire = stmtAcquire
-	StmtRenew   = stmtRenew
+	StmtAcquire             = stmtAcquire
+	StmtRenew               = stmtRenew
+	StmtAdvanceReviewCursor = stmtAdvanceReviewCursor
 )
 
 // MutateStatement replaces the fragment old (in $n form) with new in the

@@ -57,3 +57,25 @@ func TestMutation_ClaimChecksCatchABrokenGuard(t *testing.T) {
 		}
 	}
 }
+
+// The review cursor's compare-and-swap and the advance's other guards are
+// all in its one UPDATE; each case removes one, keeping its placeholder
+// bound, and requires FeedbackTakenOnce to notice.
+func TestMutation_FeedbackChecksCatchABrokenGuard(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, old, new string }{
+		{"CursorNotCompared_SecondTakerWins", "AND review_cursor = $6", "AND CAST($6 AS TEXT) IS NOT NULL"},
+		{"ChecksNotCompared_SameHeadTakenTwice", "AND ($2 = '' OR checks_sha IS NULL OR checks_sha <> $2)", "AND CAST($2 AS TEXT) IS NOT NULL"},
+		{"StateIgnored_RoundOnAClosedPullRequest", "AND ($3 = 0 OR state = $7)", "AND CAST($7 AS TEXT) IS NOT NULL"},
+	}
+	for _, be := range storetest.Backends() {
+		for _, tc := range cases {
+			t.Run(be.Name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				s := be.Open(t)
+				require.NoError(t, sqlstore.MutateStatement(s, sqlstore.StmtAdvanceReviewCursor, tc.old, tc.new))
+				require.Error(t, storetest.FeedbackTakenOnce(context.Background(), s), "the feedback check passed with the guard gone")
+			})
+		}
+	}
+}
