@@ -1,0 +1,117 @@
+package gitlab_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/forge"
+	"github.com/azolla/azolla/internal/forge/forgetest"
+	"github.com/azolla/azolla/internal/forge/gitlab"
+	"github.com/azolla/azolla/internal/forge/gitlab/gitlabfake"
+)
+
+// testBundle is a fake GitLab and the forge that reaches it.
+type testBundle struct {
+	fake  *gitlabfake.Server
+	forge forge.Forge
+	sleep *sleeper
+}
+
+// setup starts a fake shaped by fo and a forge on it with pages of two,
+// a recording Sleep and the fake's clock; edit changes its options.
+func setup(t *testing.T, fo gitlabfake.Options, edit ...func(*gitlab.Options)) *testBundle {
+	t.Helper()
+	fake := gitlabfake.New(t, fo)
+	sl := &sleeper{}
+	o := gitlab.Options{
+		BaseURL:  fake.URL,
+		Project:  fake.Options().Project,
+		Token:    fake.Options().Token,
+		PageSize: 2,
+		Sleep:    sl.sleep,
+		Now:      fake.Now,
+	}
+	for _, e := range edit {
+		e(&o)
+	}
+	f, err := gitlab.New(o)
+	require.NoError(t, err)
+	return &testBundle{fake: fake, forge: f, sleep: sl}
+}
+
+// A condition the fake reaches after a read or two.
+const (
+	eventually = 5 * time.Second
+	tick       = 10 * time.Millisecond
+)
+
+// sleeper records the waits asked of Sleep and never waits.
+type sleeper struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (s *sleeper) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waits = append(s.waits, d)
+	return ctx.Err()
+}
+
+func (s *sleeper) slept() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.waits)
+}
+
+// statusWord is the commit status GitLab shows for a check state.
+var statusWord = map[forge.CheckState]string{
+	forge.ChecksSuccess: "success",
+	forge.ChecksPending: "running",
+	forge.ChecksFailure: "failed",
+	forge.ChecksNone:    "created",
+}
+
+func harness(t *testing.T, b *testBundle) *forgetest.Harness {
+	fake := b.fake
+	return &forgetest.Harness{
+		Forge: b.forge,
+		Base:  fake.Options().Base,
+		Push:  func(_ *testing.T, branch string) string { return fake.Push(branch) },
+		Open: func(t *testing.T, head, title string) int {
+			n, err := fake.Open(head, title, gitlabfake.Maintainer)
+			require.NoError(t, err)
+			return n
+		},
+		Review: func(t *testing.T, number int, state forge.ReviewState, body string, comments []forge.ReviewComment) {
+			require.NoError(t, fake.Review(number, gitlabfake.Reviewer, state, body, comments))
+		},
+		Status: func(t *testing.T, sha, name string, state forge.CheckState, description string) {
+			require.NoError(t, fake.Status(sha, name, statusWord[state], description, false))
+		},
+		Merge: func(t *testing.T, number int) { require.NoError(t, fake.Merge(number, gitlabfake.Maintainer)) },
+		Close: func(t *testing.T, number int) { require.NoError(t, fake.Close(number, gitlabfake.Maintainer)) },
+		Files: fake.Options().Files,
+	}
+}
+
+// The suite runs on a project in a subgroup, so that every request it
+// makes goes through the URL-encoded path.
+func TestConformance(t *testing.T) {
+	forgetest.Exercise(t, func(t *testing.T) *forgetest.Harness {
+		return harness(t, setup(t, gitlabfake.Options{Project: "azolla-org/platform/widgets"}))
+	})
+}
+
+func TestNew_RefusesMissingProjectOrToken(t *testing.T) {
+	t.Parallel()
+	_, err := gitlab.New(gitlab.Options{Token: "t"})
+	require.ErrorContains(t, err, "project")
+	_, err = gitlab.New(gitlab.Options{Project: "g/p"})
+	require.ErrorContains(t, err, "token")
+}
