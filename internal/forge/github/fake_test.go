@@ -1,0 +1,366 @@
+package github_test
+
+// fakeGitHub answers like GitHub's REST API (version 2022-11-28) for one
+// repository, keeping its state in memory. Every shape is the one GitHub's
+// REST API documentation gives, page by page:
+//
+//   - "Getting started with the REST API" and "Troubleshooting the REST
+//     API": error bodies {"message","documentation_url","status"}, 401 "Bad
+//     credentials" for a token GitHub does not know, 404 "Not Found" for a
+//     private repository asked without one, 403 for a token without the
+//     permission; 422 "Validation Failed" with errors[] of
+//     {resource,field,code[,message]}.
+//   - "Using pagination in the REST API": per_page (default 30, at most 100)
+//     and page, and the Link header with rel="prev", "next", "last" and
+//     "first", left out when everything fits on one page.
+//   - "Rate limits for the REST API": x-ratelimit-limit, -remaining,
+//     -used, -reset and -resource on every answer; a primary limit is a 403
+//     with x-ratelimit-remaining 0 and the reset time, a secondary one a 403
+//     whose message says "secondary rate limit", with Retry-After.
+//   - "REST API endpoints for pull requests": list (the "pull request simple"
+//     shape, without merged or mergeable, filtered by state, head=owner:ref
+//     and base), create (201; 422 "A pull request already exists for
+//     owner:branch."; 422 head invalid), get (the full shape; mergeable is
+//     null until GitHub has computed it), update, merge (200; 405 "Pull
+//     Request is not mergeable"; 409 when sha is not the head).
+//   - "... for review requests" (201; 422 for a reviewer who is not a
+//     collaborator), "... for pull request reviews" (list, create with
+//     event or pending, submit, dismiss; a pending review is visible to its
+//     author only), "... for pull request review comments" (the list on a
+//     pull request, with line, original_line, side and
+//     pull_request_review_id; the per-review list, which answers the
+//     "legacy review comment" without them, is not served, as the Forge
+//     does not ask it).
+//   - "REST API endpoints for issue comments" and "... for labels" (adding
+//     a label the repository lacks creates it, as GitHub does), "... for
+//     collaborators" (204 or 404).
+//   - "REST API endpoints for commit statuses" (create 201; the combined
+//     status, latest per context, state failure > pending > success) and
+//     "... for check runs" (list for a ref, filter=latest by default).
+//
+// Where the documentation gives no body for an error (a review comment on
+// a file outside the diff), the answer takes the documented 422 shape.
+// Pushing is git, not REST: push changes the state directly.
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Tokens of the fake's users. azollaToken is the one the Forge under test
+// holds; the others are the people around a pull request.
+const (
+	azollaToken     = "ghp_AzollaSecretTokenNeverPrinted0001"
+	maintainerToken = "ghp_MaintainerToken000000000000000002"
+	reviewerToken   = "ghp_ReviewerToken00000000000000000003"
+	readerToken     = "ghp_ReaderToken0000000000000000000004"
+
+	fakeOwner     = "acme"
+	fakeRepo      = "widgets"
+	fakeBase      = "main"
+	fakeRateLimit = 5000
+	apiVersion    = "2022-11-28"
+)
+
+// fakeFiles are the files pushes change, in the order of a branch's
+// commits.
+var fakeFiles = []string{"cmd/widget/main.go", "internal/widget/widget.go"}
+
+type fakeGitHub struct {
+	srv    *httptest.Server
+	prefix string // "" on github.com, "/api/v3" on GitHub Enterprise Server
+
+	mu            sync.Mutex
+	users         map[string]*fakeUser // by token
+	collaborators map[string]bool
+	labels        map[string]*fakeLabel // by lower-case name
+	branches      map[string]*fakeBranch
+	commits       map[string]bool
+	pulls         []*fakePull // number n at n-1
+	reviews       []*fakeReview
+	comments      []*fakeComment
+	issueComments map[int][]string
+	statuses      []*fakeStatus
+	checkRuns     []*fakeCheckRun
+	nextID        int64
+	used          map[string]int
+	resetAt       time.Time
+	faults        []fault
+	log           []string
+	beforeRequest func(r *http.Request)
+}
+
+// newFake starts a fake GitHub serving the REST API under prefix.
+func newFake(t *testing.T, prefix string) *fakeGitHub {
+	t.Helper()
+	f := &fakeGitHub{
+		prefix: prefix,
+		users: map[string]*fakeUser{
+			azollaToken:     {login: "azolla-bot", id: 1001, write: true},
+			maintainerToken: {login: "maintainer", id: 1002, write: true},
+			reviewerToken:   {login: "reviewer", id: 1003, write: true},
+			readerToken:     {login: "reader", id: 1004},
+		},
+		collaborators: map[string]bool{"azolla-bot": true, "maintainer": true, "reviewer": true, "reader": true},
+		labels:        map[string]*fakeLabel{},
+		branches:      map[string]*fakeBranch{},
+		commits:       map[string]bool{},
+		issueComments: map[int][]string{},
+		used:          map[string]int{},
+		resetAt:       time.Now().Add(time.Hour).Truncate(time.Second),
+		nextID:        5000,
+	}
+	for _, l := range []string{"azolla", "needs-review"} {
+		f.labels[l] = &fakeLabel{id: f.id(), name: l, color: "0e8a16"}
+	}
+	base := f.sha("main", 0)
+	f.branches[fakeBase] = &fakeBranch{sha: base}
+	f.commits[base] = true
+	f.srv = httptest.NewServer(f.routes())
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// baseURL is the REST API's root as Options.BaseURL takes it.
+func (f *fakeGitHub) baseURL() string { return f.srv.URL + f.prefix + "/" }
+
+func (f *fakeGitHub) id() int64 { f.nextID++; return f.nextID }
+
+func (f *fakeGitHub) sha(branch string, n int) string {
+	sum := sha1.Sum([]byte(fmt.Sprintf("%s/%d/%d", branch, n, f.id())))
+	return hex.EncodeToString(sum[:])
+}
+
+// failNext makes the next answers to azolla's token the faults, one each.
+func (f *fakeGitHub) failNext(faults ...fault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.faults = append(f.faults, faults...)
+}
+
+// onRequest runs hook before each request of azolla's is answered.
+func (f *fakeGitHub) onRequest(hook func(r *http.Request)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.beforeRequest = hook
+}
+
+// requests returns azolla's requests so far ("GET /repos/…?query") that
+// start with prefix (after the API's root).
+func (f *fakeGitHub) requests(prefix string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, l := range f.log {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+type userKey struct{}
+
+// routes is the fake's API: one pattern per documented endpoint, behind
+// authentication, rate-limit headers and faults.
+func (f *fakeGitHub) routes() http.Handler {
+	mux := http.NewServeMux()
+	repo := f.prefix + "/repos/{owner}/{repo}"
+	for pattern, h := range map[string]func(http.ResponseWriter, *http.Request, *fakeUser){
+		"GET " + repo + "/pulls":                                  f.listPulls,
+		"POST " + repo + "/pulls":                                 f.createPull,
+		"GET " + repo + "/pulls/{number}":                         f.getPull,
+		"PATCH " + repo + "/pulls/{number}":                       f.updatePull,
+		"PUT " + repo + "/pulls/{number}/merge":                   f.mergePull,
+		"POST " + repo + "/pulls/{number}/requested_reviewers":    f.requestReviewers,
+		"GET " + repo + "/pulls/{number}/reviews":                 f.listReviews,
+		"POST " + repo + "/pulls/{number}/reviews":                f.createReview,
+		"POST " + repo + "/pulls/{number}/reviews/{id}/events":    f.submitReview,
+		"PUT " + repo + "/pulls/{number}/reviews/{id}/dismissals": f.dismissReview,
+		"GET " + repo + "/pulls/{number}/comments":                f.listReviewComments,
+		"POST " + repo + "/issues/{number}/comments":              f.createIssueComment,
+		"POST " + repo + "/issues/{number}/labels":                f.addLabels,
+		"GET " + repo + "/labels/{name}":                          f.getLabel,
+		"GET " + repo + "/collaborators/{username}":               f.checkCollaborator,
+		"POST " + repo + "/statuses/{sha}":                        f.createStatus,
+		"GET " + repo + "/commits/{ref}/status":                   f.combinedStatus,
+		"GET " + repo + "/commits/{ref}/check-runs":               f.listCheckRuns,
+	} {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			u := r.Context().Value(userKey{}).(*fakeUser)
+			if r.PathValue("owner") != fakeOwner || r.PathValue("repo") != fakeRepo {
+				notFound(w, "https://docs.github.com/rest")
+				return
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			h(w, r, u)
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { notFound(w, "https://docs.github.com/rest") })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serve(w, r, mux) })
+}
+
+// serve authenticates, counts the request against its user's quota and
+// answers a queued fault or the endpoint.
+func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request, mux http.Handler) {
+	token := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), "token "))
+	f.mu.Lock()
+	u, known := f.users[token]
+	login := ""
+	if known {
+		login = u.login
+	}
+	f.used[login]++
+	limit := fakeRateLimit
+	if !known {
+		limit = 60
+	}
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(limit-f.used[login], 1)))
+	h.Set("X-RateLimit-Used", strconv.Itoa(f.used[login]))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(f.resetAt.Unix(), 10))
+	h.Set("X-RateLimit-Resource", "core")
+	h.Set("X-GitHub-Api-Version-Selected", apiVersion)
+	var fl *fault
+	var hook func(*http.Request)
+	if known && u.login == "azolla-bot" {
+		f.log = append(f.log, r.Method+" "+strings.TrimPrefix(r.URL.RequestURI(), f.prefix))
+		if len(f.faults) > 0 {
+			fl = &f.faults[0]
+			f.faults = f.faults[1:]
+		}
+		hook = f.beforeRequest
+	}
+	f.mu.Unlock()
+
+	switch {
+	case token == "":
+		// A private repository is not found by an anonymous caller.
+		notFound(w, "https://docs.github.com/rest")
+	case !known:
+		writeError(w, http.StatusUnauthorized, "Bad credentials", "https://docs.github.com/rest")
+	case fl != nil:
+		answerFault(w, *fl, limit)
+	default:
+		if hook != nil {
+			hook(r)
+		}
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+	}
+}
+
+func answerFault(w http.ResponseWriter, fl fault, limit int) {
+	h := w.Header()
+	if fl.primary {
+		h.Set("X-RateLimit-Remaining", "0")
+		h.Set("X-RateLimit-Used", strconv.Itoa(limit))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(fl.resetIn).Unix(), 10))
+	}
+	if fl.retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(fl.retryAfter/time.Second)))
+	}
+	writeError(w, fl.status, fl.message, fl.docURL)
+}
+
+// paginate answers page of items as GitHub does: per_page items from
+// page, and the Link header to the others.
+func paginate[T any](w http.ResponseWriter, r *http.Request, items []T) []T {
+	q := r.URL.Query()
+	per, err := strconv.Atoi(q.Get("per_page"))
+	if err != nil || per < 1 {
+		per = 30
+	}
+	per = min(per, 100)
+	page, err := strconv.Atoi(q.Get("page"))
+	if err != nil || page < 1 {
+		page = 1
+	}
+	last := max(1, (len(items)+per-1)/per)
+	if last > 1 || page > 1 {
+		at := func(p int) string {
+			q.Set("page", strconv.Itoa(p))
+			u := url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path, RawQuery: q.Encode()}
+			return "<" + u.String() + ">"
+		}
+		var rels []string
+		if page > 1 {
+			rels = append(rels, at(page-1)+`; rel="prev"`)
+		}
+		if page < last {
+			rels = append(rels, at(page+1)+`; rel="next"`, at(last)+`; rel="last"`)
+		}
+		if page > 1 {
+			rels = append(rels, at(1)+`; rel="first"`)
+		}
+		w.Header().Set("Link", strings.Join(rels, ", "))
+	}
+	lo := min((page-1)*per, len(items))
+	return items[lo:min(lo+per, len(items))]
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers GitHub's error body.
+func writeError(w http.ResponseWriter, status int, message, doc string, errs ...any) {
+	body := map[string]any{"message": message, "documentation_url": doc, "status": strconv.Itoa(status)}
+	if len(errs) > 0 {
+		body["errors"] = errs
+	}
+	writeJSON(w, status, body)
+}
+
+func notFound(w http.ResponseWriter, doc string) {
+	writeError(w, http.StatusNotFound, "Not Found", doc)
+}
+
+func validationFailed(w http.ResponseWriter, doc string, errs ...any) {
+	writeError(w, http.StatusUnprocessableEntity, "Validation Failed", doc, errs...)
+}
+
+// fieldError is one entry of a 422's errors.
+func fieldError(resource, field, code string) map[string]string {
+	return map[string]string{"resource": resource, "field": field, "code": code}
+}
+
+func customError(resource, message string) map[string]string {
+	return map[string]string{"resource": resource, "code": "custom", "message": message}
+}
+
+// forbidden is GitHub's answer to a token without the permission.
+func forbidden(w http.ResponseWriter, doc string) {
+	writeError(w, http.StatusForbidden, "Resource not accessible by personal access token", doc)
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "Problems parsing JSON", "https://docs.github.com/rest")
+		return false
+	}
+	return true
+}
+
+// stamp is GitHub's timestamp, or null.
+func stamp(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339)
+	return &s
+}

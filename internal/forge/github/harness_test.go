@@ -1,0 +1,146 @@
+package github_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	gh "github.com/google/go-github/v89/github"
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/forge"
+	"github.com/azolla/azolla/internal/forge/forgetest"
+	"github.com/azolla/azolla/internal/forge/github"
+)
+
+// testPageSize is small, so that every list of more than two takes pages.
+const testPageSize = 2
+
+type testBundle struct {
+	fake    *fakeGitHub
+	forge   forge.Forge
+	sleeper *sleeper
+}
+
+// setup starts a fake serving under prefix ("" or "/api/v3") and a Forge
+// on it holding azolla's token; opts adjust the Forge's options.
+func setup(t *testing.T, prefix string, opts ...func(*github.Options)) *testBundle {
+	t.Helper()
+	b := &testBundle{fake: newFake(t, prefix), sleeper: &sleeper{}}
+	o := github.Options{BaseURL: b.fake.baseURL(), Owner: fakeOwner, Repo: fakeRepo, Token: azollaToken,
+		PageSize: testPageSize, Sleep: b.sleeper.sleep}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	f, err := github.New(o)
+	require.NoError(t, err)
+	b.forge = f
+	return b
+}
+
+// client is a go-github client of another user of the fake.
+func (b *testBundle) client(t *testing.T, token string) *gh.Client {
+	t.Helper()
+	base := b.fake.baseURL()
+	c, err := gh.NewClient(gh.WithURLs(&base, nil), gh.WithAuthToken(token))
+	require.NoError(t, err)
+	return c
+}
+
+// postStatus posts a commit status as the maintainer's CI would.
+func (b *testBundle) postStatus(t *testing.T, sha, name string, state forge.CheckState, description string) {
+	t.Helper()
+	s := map[forge.CheckState]string{forge.ChecksSuccess: "success", forge.ChecksPending: "pending",
+		forge.ChecksFailure: "failure"}[state]
+	require.NotEmpty(t, s, "no commit status is %q", state)
+	target := "https://ci.example/" + name
+	_, _, err := b.client(t, maintainerToken).Repositories.CreateStatus(context.Background(), fakeOwner, fakeRepo, sha,
+		gh.RepoStatus{State: &s, Context: &name, Description: &description, TargetURL: &target})
+	require.NoError(t, err)
+}
+
+// sleeper records the waits asked of it and returns at once.
+type sleeper struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (s *sleeper) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waits = append(s.waits, d)
+	return ctx.Err()
+}
+
+func (s *sleeper) slept() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.waits...)
+}
+
+// newHarness is forgetest's Harness on a fake under prefix: the
+// maintainer opens, merges, closes and posts statuses, the reviewer
+// reviews, each through the REST API with their own token.
+func newHarness(prefix string) func(t *testing.T) *forgetest.Harness {
+	return func(t *testing.T) *forgetest.Harness {
+		b := setup(t, prefix)
+		ctx := context.Background()
+		maintainer, reviewer := b.client(t, maintainerToken), b.client(t, reviewerToken)
+		return &forgetest.Harness{
+			Forge: b.forge,
+			Base:  fakeBase,
+			Files: fakeFiles,
+			Push: func(t *testing.T, branch string) string {
+				return b.fake.push(branch)
+			},
+			Open: func(t *testing.T, head, title string) int {
+				base, body := fakeBase, "Opened by hand."
+				pr, _, err := maintainer.PullRequests.Create(ctx, fakeOwner, fakeRepo,
+					&gh.NewPullRequest{Title: &title, Head: &head, Base: &base, Body: &body})
+				require.NoError(t, err)
+				return pr.GetNumber()
+			},
+			Review: func(t *testing.T, number int, state forge.ReviewState, body string, comments []forge.ReviewComment) {
+				submitReview(t, maintainer, reviewer, number, state, body, comments)
+			},
+			Status: b.postStatus,
+			Merge: func(t *testing.T, number int) {
+				_, _, err := maintainer.PullRequests.Merge(ctx, fakeOwner, fakeRepo, number, "", nil)
+				require.NoError(t, err)
+			},
+			Close: func(t *testing.T, number int) {
+				closed := "closed"
+				_, _, err := maintainer.PullRequests.Edit(ctx, fakeOwner, fakeRepo, number, &gh.PullRequest{State: &closed})
+				require.NoError(t, err)
+			},
+		}
+	}
+}
+
+// submitReview has reviewer submit a review; a dismissed one is a request
+// for changes the maintainer then dismisses.
+func submitReview(t *testing.T, maintainer, reviewer *gh.Client, number int, state forge.ReviewState, body string,
+	comments []forge.ReviewComment) int64 {
+	t.Helper()
+	ctx := context.Background()
+	event := map[forge.ReviewState]string{forge.ReviewApproved: "APPROVE", forge.ReviewChangesRequested: "REQUEST_CHANGES",
+		forge.ReviewCommented: "COMMENT", forge.ReviewDismissed: "REQUEST_CHANGES"}[state]
+	req := &gh.PullRequestReviewRequest{Body: &body, Event: &event}
+	for _, c := range comments {
+		line, side := c.Line, "RIGHT"
+		if line == 0 {
+			line, side = c.OldLine, "LEFT"
+		}
+		req.Comments = append(req.Comments, &gh.DraftReviewComment{Path: &c.Path, Body: &c.Body, Line: &line, Side: &side})
+	}
+	rv, _, err := reviewer.PullRequests.CreateReview(ctx, fakeOwner, fakeRepo, number, req)
+	require.NoError(t, err)
+	if state == forge.ReviewDismissed {
+		why := "superseded"
+		_, _, err := maintainer.PullRequests.DismissReview(ctx, fakeOwner, fakeRepo, number, rv.GetID(),
+			&gh.PullRequestReviewDismissalRequest{Message: &why})
+		require.NoError(t, err)
+	}
+	return rv.GetID()
+}
