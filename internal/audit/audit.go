@@ -32,6 +32,10 @@ const (
 	RuleCaptureReadyOnce         = "capture-ready-once"
 	RuleCaptureProcessedByTriage = "capture-processed-by-its-triage"
 	RuleTrackOneActive           = "track-one-active"
+
+	// Pull requests (see pullrequests.go).
+	RulePullRequestSchema            = "pull-request-schema"
+	RulePullRequestOfPassedWorkOrder = "pull-request-of-passed-workorder"
 )
 
 // rules run in this order, which is also the order of the report.
@@ -50,6 +54,8 @@ var rules = []struct {
 	{RuleCaptureReadyOnce, captureReadyOnce},
 	{RuleCaptureProcessedByTriage, captureProcessedByItsTriage},
 	{RuleTrackOneActive, trackOneActive},
+	{RulePullRequestSchema, pullRequestSchema},
+	{RulePullRequestOfPassedWorkOrder, pullRequestOfPassedWorkOrder},
 	{RuleJobOneOpenAttempt, jobOneOpenAttempt},
 	{RuleJobSucceededOnce, jobSucceededOnce},
 	{RuleJobNoLiveLeaseWhenSettled, jobNoLiveLeaseWhenSettled},

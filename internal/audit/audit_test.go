@@ -18,7 +18,7 @@ import (
 func everyOutcome(t *testing.T, s store.Querier) {
 	t.Helper()
 	ctx := context.Background()
-	passed(t, s, "obj-pass")
+	openPullRequest(t, s, passed(t, s, "obj-pass"), 1) // and its pull request is open
 
 	failed := schedule(t, s, "obj-fail")
 	execute(t, s, failed)

@@ -44,6 +44,12 @@
 //	                                it became exists
 //	track-one-active                a track's triage and manifest workorders were never
 //	                                active together (created to run_record, or to now)
+//	pull-request-schema             every pull_request row is valid (a MERGED one has
+//	                                merged_at, a CLOSED one closed_at) and its head is
+//	                                its objective's branch
+//	pull-request-of-passed-workorder
+//	                                a pull_request's objective exists, and its workorder is
+//	                                one of that objective's with a PASS run_record
 //	job-one-open-attempt            a job has at most one RUNNING attempt; a RUNNING
 //	                                job exactly one, a job in another status none
 //	job-succeeded-once              a SUCCEEDED job has exactly one SUCCEEDED attempt, a job

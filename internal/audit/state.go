@@ -31,6 +31,8 @@ type state struct {
 	pauses    []*store.PauseState
 	claims    []*store.ClaimRecord
 	captures  []*store.CaptureBuffer
+	// pullRequests, in (created_at, objective_id) order.
+	pullRequests []*store.PullRequest
 
 	// bundleRows and runRecordRows count the rows each work_order_id has in
 	// its table, including rows whose workorder is gone. They are nil when
@@ -85,6 +87,9 @@ func load(ctx context.Context, q store.Querier) (*state, error) {
 		return nil, err
 	}
 	if s.captures, err = q.ListCaptureBuffers(ctx, store.ListCaptureBuffersParams{}); err != nil {
+		return nil, err
+	}
+	if err := s.loadPullRequests(ctx, q); err != nil {
 		return nil, err
 	}
 	if db, ok := q.(sqlDB); ok {

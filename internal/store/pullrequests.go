@@ -101,6 +101,18 @@ func (p *PullRequest) Same(forge, repository string, number int) bool {
 	return p.Forge == forge && p.Repository == repository && p.Number == number
 }
 
+// CheckHeadBranch refuses a head that is not the objective's own branch,
+// azolla/<objective_id> (the branch its workorders push), so that one pull
+// request per objective means one per branch. The schema cannot say it;
+// the error names /head_branch and wraps ErrInvalid.
+func (p *PullRequest) CheckHeadBranch() error {
+	if want := "azolla/" + p.ObjectiveID; p.HeadBranch != want {
+		return fmt.Errorf("invalid pull_request: /head_branch: %q is not the objective's branch %s: %w",
+			p.HeadBranch, want, ErrInvalid)
+	}
+	return nil
+}
+
 // Ref names the pull request as "<forge> <repository>#<number>".
 func (p *PullRequest) Ref() string {
 	return p.Forge + " " + p.Repository + "#" + strconv.Itoa(p.Number)

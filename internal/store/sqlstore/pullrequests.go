@@ -52,18 +52,12 @@ func (q *querier) pullRequestArgs(p *store.PullRequest) []any {
 }
 
 // validatePullRequest checks p against its schema, then what the schema
-// cannot say: the head is the objective's own branch (azolla/<objective_id>,
-// the branch its workorders push), so that one pull request per objective
-// means one per branch.
+// cannot say (store.PullRequest.CheckHeadBranch).
 func validatePullRequest(p *store.PullRequest) error {
 	if err := schemas.Validate(schemas.PullRequest, p); err != nil {
 		return err
 	}
-	if want := "azolla/" + p.ObjectiveID; p.HeadBranch != want {
-		return fmt.Errorf("invalid pull_request: /head_branch: %q is not the objective's branch %s: %w",
-			p.HeadBranch, want, store.ErrInvalid)
-	}
-	return nil
+	return p.CheckHeadBranch()
 }
 
 // RecordPullRequest inserts the objective's pull request, or reconciles the
