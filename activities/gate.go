@@ -32,6 +32,9 @@ type GateResult struct {
 	Status     store.Status
 	BlockerRef store.BlockerRef
 	Pause      store.PauseState
+	// PullRequest: the PASS is to get a pull request on the repository's
+	// forge (OpenPullRequest).
+	PullRequest bool `json:",omitempty"`
 }
 
 // Gate is the gate (docs/protocol/lifecycle.md#gating). Holding the workorder's
@@ -207,7 +210,7 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrde
 		return GateResult{}, err
 	}
 	return GateResult{GateResult: j.result, GateReason: j.reason, CommitSHA: rr.CommitSHA, Status: o.Status,
-		BlockerRef: o.BlockerRef, Pause: ps}, nil
+		BlockerRef: o.BlockerRef, Pause: ps, PullRequest: a.wantsPullRequest(rr, o)}, nil
 }
 
 // gated returns the stored verdict of a workorder gated before, done=false
@@ -225,7 +228,7 @@ func (a *Lifecycle) gated(ctx context.Context, q store.Querier, w *store.WorkOrd
 	if err != nil {
 		return res, true, err
 	}
-	res.Status, res.BlockerRef = o.Status, o.BlockerRef
+	res.Status, res.BlockerRef, res.PullRequest = o.Status, o.BlockerRef, a.wantsPullRequest(rr, o)
 	pauses, err := q.ListPauseStates(ctx, w.ObjectiveID)
 	if err != nil {
 		return res, true, err
@@ -244,4 +247,14 @@ func firstLine(s string) string {
 		return "(no notes)"
 	}
 	return line
+}
+
+// wantsPullRequest says whether a verdict gets a pull request: a PASS with
+// a commit, on a repository with a forge.
+func (a *Lifecycle) wantsPullRequest(rr *store.RunRecord, o *store.Objective) bool {
+	if rr.GateResult != store.GatePass || rr.CommitSHA == "" || a.Forges == nil || o.Repository == "" {
+		return false
+	}
+	t, err := a.Forges(o.Repository)
+	return err != nil || t != nil // a forge that cannot be built says why in OpenPullRequest
 }

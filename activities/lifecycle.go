@@ -56,6 +56,9 @@ type Lifecycle struct {
 	Now func() time.Time
 	// Observer, when set, is told what the steps wrote (metrics).
 	Observer Observer
+	// Forges gives each repository's forge, for the pull request of a
+	// PASS; nil when no repository has one.
+	Forges Forges
 }
 
 // Observer is told what the lifecycle's steps wrote, for metrics. It must

@@ -31,6 +31,9 @@ type ObjectiveView struct {
 	LastPause *store.PauseState
 	// LeaseTTL is the workers' lease, the Run activity's heartbeat timeout.
 	LeaseTTL time.Duration
+	// PullRequest is the URL of a DONE objective's open pull request,
+	// which the lifecycle follows; "" otherwise.
+	PullRequest string `json:",omitempty"`
 }
 
 // WorkOrderRef is what the workflow needs of a workorder to run it.
@@ -77,6 +80,15 @@ func (a *Lifecycle) Load(ctx context.Context, objectiveID string) (ObjectiveView
 	}
 	if n := len(pauses); n > 0 {
 		v.LastPause = pauses[n-1]
+	}
+	if o.Status == store.StatusDone && a.Forges != nil {
+		pr, err := a.Store.GetPullRequest(ctx, objectiveID)
+		switch {
+		case err == nil && pr.State == store.PullRequestOpen:
+			v.PullRequest = pr.URL
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return v, err
+		}
 	}
 	return v, nil
 }

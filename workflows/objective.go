@@ -57,6 +57,13 @@ type State struct {
 	LastPause          *store.PauseState
 	// Error is the last step failure the lifecycle gave up on.
 	Error string
+	// PullRequest is the URL of the objective's pull request, once open;
+	// PullRequestError why it could not be opened (the PASS stands).
+	PullRequest      string `json:",omitempty"`
+	PullRequestError string `json:",omitempty"`
+	// PullRequestWaiting summarises review feedback or failed checks not
+	// yet taken into a round: objective retry takes them.
+	PullRequestWaiting string `json:",omitempty"`
 }
 
 // maxCarried bounds the workorder ids carried into the next round.
@@ -100,6 +107,11 @@ type objective struct {
 	pending    string
 	open       *activities.WorkOrderRef
 	blockerRef store.BlockerRef
+
+	// prOpen says the objective's pull request is open and followed;
+	// prPoll is how often it is read.
+	prOpen bool
+	prPoll time.Duration
 
 	// decision is the accepted, not yet handled human decision.
 	decision *pendingDecision
@@ -224,6 +236,8 @@ func (w *objective) valid(kind string) error {
 		return fmt.Errorf("objective %s: the lifecycle has ended (%s)", id, w.state.Step)
 	case w.decision != nil:
 		return fmt.Errorf("objective %s: %s %s decision is already being handled", id, article(w.decision.kind), w.decision.kind)
+	case w.state.Step == StepAwaitingReview && kind == Retry:
+		return nil // the next round on the pull request (transition.Revise)
 	case !slices.Contains([]string{StepAwaitingApproval, StepAwaitingRetry, StepAwaitingUnblock}, w.state.Step):
 		return fmt.Errorf("objective %s is %s (%s): decisions are taken only while it waits for one", id, w.state.Status, w.state.Step)
 	}

@@ -38,7 +38,7 @@ func (w *objective) setStatus(ctx workflow.Context, status store.Status, attrs .
 }
 
 // continueAsNew starts the next round once every update has been answered.
-func (w *objective) continueAsNew(ctx workflow.Context, in ObjectiveInput) error {
+func (w *objective) continueAsNew(ctx workflow.Context, in ObjectiveInput, round int) error {
 	w.setStatus(ctx, "")
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
@@ -48,7 +48,7 @@ func (w *objective) continueAsNew(ctx workflow.Context, in ObjectiveInput) error
 		ids = ids[len(ids)-maxCarried:]
 	}
 	return workflow.NewContinueAsNewError(ctx, ObjectiveWorkflow, ObjectiveInput{ObjectiveID: in.ObjectiveID,
-		Round: in.Round + 1, WorkOrderIDs: ids, LastPause: w.state.LastPause})
+		Round: round, WorkOrderIDs: ids, LastPause: w.state.LastPause})
 }
 
 // complete ends the run with its state as the result, once every handler

@@ -18,6 +18,7 @@ const (
 	again    next = iota // look at the objective again
 	complete             // the lifecycle is over: complete the run
 	newRound             // a retry or unblock was taken: continue as new
+	refresh              // a long wait: continue as new in the same round
 )
 
 // run takes the objective through its phases until the lifecycle ends or
@@ -36,7 +37,9 @@ func (w *objective) run(ctx workflow.Context, in ObjectiveInput) (State, error) 
 		case n == complete:
 			return w.complete(ctx)
 		case n == newRound:
-			return w.snapshot(), w.continueAsNew(ctx, in)
+			return w.snapshot(), w.continueAsNew(ctx, in, in.Round+1)
+		case n == refresh:
+			return w.snapshot(), w.continueAsNew(ctx, in, in.Round)
 		}
 	}
 }
@@ -55,6 +58,9 @@ func (w *objective) begin(ctx workflow.Context, in ObjectiveInput) error {
 	}
 	w.setStatus(ctx, w.view.Status, attrs...)
 	w.pending, w.open, w.blockerRef = w.view.PendingEventID, w.view.OpenWorkOrder, w.view.BlockerRef
+	if w.view.PullRequest != "" {
+		w.state.PullRequest, w.prOpen = w.view.PullRequest, true
+	}
 	return nil
 }
 
@@ -71,6 +77,8 @@ func (w *objective) turn(ctx workflow.Context) (next, error) {
 		return w.runRound(ctx)
 	case status == store.StatusInProgress:
 		return again, fmt.Errorf("objective %s is IN_PROGRESS without an open workorder", w.state.ObjectiveID)
+	case status == store.StatusDone && w.prOpen:
+		return w.awaitReview(ctx)
 	case status == store.StatusDone:
 		w.state.Step = StepDone
 		return complete, nil
@@ -131,7 +139,8 @@ func (w *objective) scheduleEvent(ctx workflow.Context) (next, error) {
 
 // runRound runs the open workorder and gates it.
 func (w *objective) runRound(ctx workflow.Context) (next, error) {
-	g, err := w.runAndGate(ctx, *w.open)
+	wo := *w.open
+	g, err := w.runAndGate(ctx, wo)
 	if err != nil {
 		return again, err
 	}
@@ -142,6 +151,9 @@ func (w *objective) runRound(ctx workflow.Context) (next, error) {
 		attrs = append(attrs, AttrCommitSHA.ValueSet(g.CommitSHA))
 	}
 	w.setStatus(ctx, g.Status, attrs...)
+	if g.PullRequest {
+		w.openPullRequest(ctx, wo.WorkOrderID)
+	}
 	return again, nil
 }
 

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -91,4 +92,23 @@ const trackStepHeartbeat = 6 * activities.AliveInterval
 func withTrackOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: trackStepTimeout, HeartbeatTimeout: trackStepHeartbeat, RetryPolicy: storeStepRetry()})
+}
+
+// Pull request step bounds: a forge that is down is asked again, with
+// backoff, for a day; its rate limits set their own delay.
+const (
+	forgeStepTimeout  = 2 * time.Minute
+	forgeStepDeadline = 24 * time.Hour
+)
+
+// withForgeOptions suits OpenPullRequest: a few calls to the forge and one
+// store write. A forge that refuses (token, repository, branch) is not
+// asked again.
+func withForgeOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: forgeStepTimeout, ScheduleToCloseTimeout: forgeStepDeadline,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 5 * time.Second, BackoffCoefficient: 2,
+			MaximumInterval: 10 * time.Minute, NonRetryableErrorTypes: append(slices.Clone(nonRetryable),
+				activities.ErrTypeForgeRefused, activities.ErrTypeForgeMissing)},
+	})
 }

@@ -60,13 +60,15 @@ var (
 	// AttrCommitSHA is the commit the last gated run produced, so a
 	// lifecycle can be found from a commit.
 	AttrCommitSHA = temporal.NewSearchAttributeKeyKeyword("AzollaCommitSha")
+	// AttrPullRequest is the URL of the objective's pull request.
+	AttrPullRequest = temporal.NewSearchAttributeKeyKeyword("AzollaPullRequest")
 )
 
 // SearchAttributes lists every custom search attribute, for registration
 // (each with its own type: AttrOverdue is a bool, the others keywords).
 func SearchAttributes() []temporal.SearchAttributeKey {
 	return []temporal.SearchAttributeKey{AttrObjectiveID, AttrStatus, AttrObjectiveType, AttrDiazotroph, AttrGateResult,
-		AttrWorkOrderID, AttrBranch, AttrCommitSHA, AttrTrack, AttrOverdue}
+		AttrWorkOrderID, AttrBranch, AttrCommitSHA, AttrTrack, AttrOverdue, AttrPullRequest}
 }
 
 // Steps of the lifecycle, as reported by the state query.
@@ -77,6 +79,9 @@ const (
 	StepScheduling       = "scheduling"
 	StepRunning          = "running"
 	StepGating           = "gating"
+	StepPullRequest      = "opening_pull_request"
+	StepAwaitingReview   = "awaiting_review"
+	StepMerged           = "merged"
 	StepAwaitingRetry    = "awaiting_retry"
 	StepAwaitingUnblock  = "awaiting_unblock"
 	StepDone             = "done"

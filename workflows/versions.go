@@ -34,6 +34,13 @@ const (
 	// ends (DONE or rejected) while overdue sets it back to false, so that
 	// AzollaOverdue = true lists what is overdue now.
 	changeOverdueAttribute = "overdue-attribute"
+	// changePullRequest: a PASS on a repository with a forge gets its pull
+	// request (OpenPullRequest) and the lifecycle upserts
+	// AzollaPullRequest. Unlike the others it is asked where it applies,
+	// after such a PASS only: a run that never reaches one (every run of
+	// a repository without a forge, every run recorded before the change,
+	// whose gate could not ask for a pull request) carries no marker.
+	changePullRequest = "pull-request"
 )
 
 // versions is what the run's history says of each change.

@@ -26,8 +26,10 @@ type objectiveDetail struct {
 	PauseStates []*store.PauseState `json:"pause_states"`
 	// Jobs are the control plane's jobs of the workorders that ran on
 	// remote workers, in workorder order.
-	Jobs      []jobDetail      `json:"jobs"`
-	Lifecycle *workflows.State `json:"lifecycle,omitempty"`
+	Jobs []jobDetail `json:"jobs"`
+	// PullRequest is the objective's pull request on its forge, if any.
+	PullRequest *store.PullRequest `json:"pull_request,omitempty"`
+	Lifecycle   *workflows.State   `json:"lifecycle,omitempty"`
 	// LifecycleError says why the lifecycle could not be queried.
 	LifecycleError string `json:"lifecycle_error,omitempty"`
 }
@@ -67,6 +69,9 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 		return nil, err
 	}
 	if d.PauseStates, err = s.store.ListPauseStates(ctx, id); err != nil {
+		return nil, err
+	}
+	if d.PullRequest, err = optional(s.store.GetPullRequest(ctx, id)); err != nil {
 		return nil, err
 	}
 	wos, err := s.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
@@ -219,10 +224,34 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 		p("content of %s:\n  %s\n", line(d.WorkOrders[n-1].WorkOrder.WorkOrderID),
 			indent(block(strings.TrimRight(d.WorkOrders[n-1].OutputBundle.Content, "\n")), "  "))
 	}
+	printPullRequest(out, d)
 	if n := len(d.PauseStates); n > 0 {
 		printPause(out, d.PauseStates[n-1], self)
 	}
 	return nil
+}
+
+// printPullRequest writes the objective's pull request, or why the
+// lifecycle has none yet.
+func printPullRequest(out io.Writer, d *objectiveDetail) {
+	line := textsafe.Line
+	if pr := d.PullRequest; pr != nil {
+		how := "opened"
+		if pr.Adopted {
+			how = "adopted"
+		}
+		fmt.Fprintf(out, "pull req    %s  %s  #%d on %s %s (%s by azolla), head %s at %s, round %d\n", line(pr.URL),
+			line(string(pr.State)), pr.Number, line(pr.Forge), line(pr.Repository), how, line(pr.HeadBranch),
+			line(pr.HeadSHA), pr.Rounds)
+		return
+	}
+	switch l := d.Lifecycle; {
+	case l == nil:
+	case l.Step == workflows.StepPullRequest:
+		fmt.Fprintf(out, "pull req    pending: the forge is being asked (retried with backoff while it is down)\n")
+	case l.PullRequestError != "":
+		fmt.Fprintf(out, "pull req    none: %s\n", line(l.PullRequestError))
+	}
 }
 
 // job returns the job of workorder id, or nil.

@@ -60,11 +60,16 @@ type NewPullRequest struct {
 	// Draft opens it as a draft where the forge has drafts (GitLab and
 	// Gitea mark drafts by a title prefix, GitHub by a flag).
 	Draft bool
-	// Labels are added at creation, by name; a label the repository does
-	// not have is an error on GitHub and GitLab creates it, so
-	// implementations look labels up and report the missing ones.
+	// Labels are added at creation, by name. GitHub and GitLab would
+	// create a label the repository does not have, so implementations
+	// look labels up first and refuse the request, naming the missing
+	// ones, before anything is created.
 	Labels []string
-	// Reviewers are requested at creation, by user name.
+	// Reviewers are requested at creation, by user name; one who may not
+	// review is refused the same way. When labelling or requesting
+	// reviewers fails after the pull request was created, OpenOrAdopt
+	// returns it with created=true and the error: a retry adopts it
+	// without them.
 	Reviewers []string
 }
 

@@ -15,7 +15,7 @@ func Command(self string, ps *store.PauseState, i int) string {
 	}
 	id := ps.ObjectiveID
 	switch ps.ActionKinds[i] {
-	case ReviewOutput, ReviewGateFailure, ReviewOverdue:
+	case ReviewOutput, ReviewGateFailure, ReviewOverdue, ReviewPullRequest:
 		return self + " objective show " + id
 	case Retry:
 		return self + " objective retry " + id + ` --comment "what to do differently"`

@@ -42,6 +42,8 @@ const (
 	ReviewRejection = "REVIEW_REJECTION"
 	// CreateRefined suggests a refined objective if the work is still wanted.
 	CreateRefined = "CREATE_REFINED"
+	// ReviewPullRequest points at the objective's pull request.
+	ReviewPullRequest = "REVIEW_PULL_REQUEST"
 )
 
 // Action is one thing the human should do: its kind and the words for it.
@@ -182,4 +184,24 @@ func WasRejected(pauses []*store.PauseState) bool {
 		}
 	}
 	return false
+}
+
+// PullRequestClosed: the objective's pull request was closed without
+// merge (docs/pull-requests.md). The work stays on its branch; a human
+// retries it, or leaves the objective as it is.
+func PullRequestClosed(objectiveID string, seq int64, workOrderID, url string, now time.Time) store.PauseState {
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PausePullRequestClosed,
+		Now: now, Actions: []Action{
+			{ReviewPullRequest, "Pull request " + url + " was closed without merge"},
+			{Retry, "Refine objective and retry, or leave it closed"},
+		}})
+}
+
+// RevisionLimit: review or checks asked for changes again, but the pull
+// request has had forge.max_rounds rounds; a human decides.
+func RevisionLimit(objectiveID string, seq int64, url string, rounds int, waiting string, now time.Time) store.PauseState {
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, Reason: store.PauseRevisionLimit, Now: now, Actions: []Action{
+		{ReviewPullRequest, fmt.Sprintf("Review pull request %s: %d rounds, and still %s", url, rounds, waiting)},
+		{Retry, "Retry for one more round, or take it from here"},
+	}})
 }

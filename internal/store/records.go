@@ -279,6 +279,11 @@ const (
 	PauseBlocked     = "BLOCKED"
 	PauseOverdue     = "OVERDUE"
 	PauseRejected    = "REJECTED"
+	// PausePullRequestClosed: the objective's pull request was closed
+	// without merge; PauseRevisionLimit: it has had its rounds and still
+	// asks for changes.
+	PausePullRequestClosed = "PULL_REQUEST_CLOSED"
+	PauseRevisionLimit     = "REVISION_LIMIT"
 	// PauseProposalsReview hands a triage round's proposed objectives to
 	// the human ("Review N proposed objectives").
 	PauseProposalsReview = "PROPOSALS_REVIEW"

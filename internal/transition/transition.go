@@ -10,6 +10,9 @@
 //	  ▼          retry, │ BLOCKED              TODO ── retry ──▶ TODO
 //	(NEW, paused) unblock └──────┘
 //
+//	 DONE ── revise (its pull request open, review or checks asked for
+//	         changes) ──▶ TODO
+//
 // Reject is in the table too, though it leaves the status as it is: it is
 // the human's other answer to a NEW objective.
 package transition
@@ -47,6 +50,11 @@ const (
 	// Fail is the gate's FAIL: IN_PROGRESS -> TODO with a gate blocker_ref,
 	// waiting for a human's retry.
 	Fail Name = "fail"
+	// Revise takes a DONE objective back to work on its open pull request:
+	// DONE -> TODO, when a review asked for changes or a check failed
+	// (docs/pull-requests.md). The pull request being open is the
+	// caller's check, in the same transaction.
+	Revise Name = "revise"
 )
 
 // Rule is one row of the table.
@@ -67,6 +75,7 @@ var table = map[Name]Rule{
 	Block:    {From: []store.Status{store.StatusTodo}, To: store.StatusBlocked},
 	Pass:     {From: []store.Status{store.StatusInProgress}, To: store.StatusDone, ClearBlockerRef: true},
 	Fail:     {From: []store.Status{store.StatusInProgress}, To: store.StatusTodo},
+	Revise:   {From: []store.Status{store.StatusDone}, To: store.StatusTodo, ClearBlockerRef: true},
 }
 
 // Rule returns n's row of the table; it panics on a name not in it, which

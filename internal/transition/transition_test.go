@@ -26,6 +26,7 @@ func TestAllows_TheSeedsStateMachine(t *testing.T) {
 		transition.Block:    {store.StatusTodo},
 		transition.Pass:     {store.StatusInProgress},
 		transition.Fail:     {store.StatusInProgress},
+		transition.Revise:   {store.StatusDone},
 	}
 	for name, from := range allowed {
 		for _, status := range statuses {

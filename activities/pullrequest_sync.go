@@ -1,0 +1,319 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/azolla/azolla/internal/forge"
+	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/textsafe"
+	"github.com/azolla/azolla/internal/transition"
+)
+
+// SyncPullRequestInput asks for one look at an objective's pull request.
+type SyncPullRequestInput struct {
+	ObjectiveID string
+	// Revise: a human asked for the next round (objective retry); By and
+	// Comment are theirs.
+	Revise      bool
+	By, Comment string
+}
+
+// SyncPullRequestResult is what the look found and did.
+type SyncPullRequestResult struct {
+	State store.PullRequestState
+	URL   string
+	// Waiting summarises feedback that asks for changes and has not been
+	// taken into a round: a human confirms it with objective retry.
+	Waiting string
+	// Revised is the TICKET_READY event of the round it started; the
+	// objective is TODO.
+	Revised *ReadyResult
+	// Pause is a pause state it wrote (closed without merge, the round
+	// limit reached).
+	Pause *store.PauseState
+	// PollInterval is when to look again.
+	PollInterval time.Duration
+}
+
+// maxFeedback bounds the feedback an event carries: its comment's bound.
+const maxFeedback = maxComment
+
+// SyncPullRequest reads the objective's pull request on its forge and acts
+// on it (docs/pull-requests.md#after-the-pull-request): merged, it is
+// recorded MERGED; closed without merge, a pause state says so; reviews
+// asking for changes and failed checks on azolla's head are feedback,
+// taken into a new round at once with forge.auto_revise (up to
+// max_rounds) or when a human asks (in.Revise), else reported as waiting.
+// Feedback is taken once: the store's cursor moves by compare-and-swap in
+// the transaction that starts the round, so a retry of this step, or two
+// of them, start one round.
+func (a *Lifecycle) SyncPullRequest(ctx context.Context, in SyncPullRequestInput) (SyncPullRequestResult, error) {
+	pr, err := a.Store.GetPullRequest(ctx, in.ObjectiveID)
+	if err != nil {
+		return SyncPullRequestResult{}, permanent(fmt.Errorf("pull request of objective %q: %w", in.ObjectiveID, err))
+	}
+	res := SyncPullRequestResult{State: pr.State, URL: pr.URL, PollInterval: time.Minute}
+	if pr.State == store.PullRequestMerged {
+		return res, nil
+	}
+	o, err := a.Store.GetObjective(ctx, in.ObjectiveID)
+	if err != nil {
+		return res, permanent(err)
+	}
+	target, err := a.forgeOf(o)
+	if err != nil {
+		return res, err
+	}
+	res.PollInterval = target.PollInterval
+	fpr, err := target.Forge.PullRequest(ctx, pr.Number)
+	if err != nil {
+		return res, forgeError(fmt.Errorf("read %s: %w", pr.URL, err))
+	}
+	switch fpr.State {
+	case forge.StateMerged:
+		return a.pullRequestMerged(ctx, pr, fpr, res)
+	case forge.StateClosed:
+		return a.pullRequestClosed(ctx, o, pr, res)
+	}
+	fb, err := readFeedback(ctx, target.Forge, pr, fpr)
+	if err != nil {
+		return res, forgeError(fmt.Errorf("read the feedback on %s: %w", pr.URL, err))
+	}
+	res.Waiting = fb.summary()
+	switch {
+	case in.Revise:
+	case !fb.asksForChanges():
+		// Approvals and plain comments start nothing; they are read once.
+		if fb.cursor != forge.Cursor(pr.ReviewCursor) {
+			_, err := a.Store.AdvancePullRequestCursor(ctx, store.AdvancePullRequestCursorParams{
+				ObjectiveID: o.ObjectiveID, From: pr.ReviewCursor, To: string(fb.cursor), Now: a.now()})
+			if err != nil && !errors.Is(err, store.ErrPullRequestStale) {
+				return res, fmt.Errorf("move the review cursor of %s: %w", pr.URL, err)
+			}
+		}
+		return res, nil
+	case !target.AutoRevise:
+		return res, nil
+	case pr.Rounds >= target.MaxRounds:
+		ps := pause.RevisionLimit(o.ObjectiveID, o.StatusSeq, pr.URL, target.MaxRounds, res.Waiting, a.now())
+		if _, _, err := a.Store.CreatePauseStateOnce(ctx, &ps); err != nil {
+			return res, fmt.Errorf("pause at the round limit: %w", err)
+		}
+		res.Pause = &ps
+		return res, nil
+	}
+	return a.revise(ctx, o, pr, fb, in, res)
+}
+
+// forgeOf is the forge of o's repository, or a permanent error.
+func (a *Lifecycle) forgeOf(o *store.Objective) (*ForgeTarget, error) {
+	if a.Forges == nil {
+		return nil, forgeMissing(o.Repository, nil)
+	}
+	t, err := a.Forges(o.Repository)
+	if err != nil || t == nil {
+		return nil, forgeMissing(o.Repository, err)
+	}
+	return t, nil
+}
+
+// pullRequestMerged records the merge: the objective is confirmed.
+func (a *Lifecycle) pullRequestMerged(ctx context.Context, pr *store.PullRequest, fpr forge.PullRequest,
+	res SyncPullRequestResult) (SyncPullRequestResult, error) {
+	if _, _, err := a.Store.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{
+		ObjectiveID: pr.ObjectiveID, State: store.PullRequestMerged, HeadSHA: fpr.HeadSHA, Now: a.now()}); err != nil {
+		return res, fmt.Errorf("record the merge of %s: %w", pr.URL, err)
+	}
+	logger(ctx, pr.ObjectiveID, pr.WorkOrderID).Info("pull request merged: objective confirmed", "url", pr.URL)
+	res.State = store.PullRequestMerged
+	return res, nil
+}
+
+// pullRequestClosed records a close without merge and hands the objective
+// back to a human.
+func (a *Lifecycle) pullRequestClosed(ctx context.Context, o *store.Objective, pr *store.PullRequest,
+	res SyncPullRequestResult) (SyncPullRequestResult, error) {
+	if _, _, err := a.Store.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{
+		ObjectiveID: pr.ObjectiveID, State: store.PullRequestClosed, Now: a.now()}); err != nil {
+		return res, fmt.Errorf("record the close of %s: %w", pr.URL, err)
+	}
+	ps := pause.PullRequestClosed(o.ObjectiveID, o.StatusSeq, pr.WorkOrderID, pr.URL, a.now())
+	if _, _, err := a.Store.CreatePauseStateOnce(ctx, &ps); err != nil {
+		return res, fmt.Errorf("pause on the close of %s: %w", pr.URL, err)
+	}
+	res.State, res.Pause = store.PullRequestClosed, &ps
+	return res, nil
+}
+
+// revise starts the next round: in one transaction the feedback is taken
+// (the cursor moves from where it was read), the objective goes DONE ->
+// TODO and its TICKET_READY carries the feedback. A retry of a committed
+// revise finds its own event and returns it.
+func (a *Lifecycle) revise(ctx context.Context, o *store.Objective, pr *store.PullRequest, fb feedback,
+	in SyncPullRequestInput, res SyncPullRequestResult) (SyncPullRequestResult, error) {
+	comment := strings.TrimSpace(strings.TrimSpace(in.Comment) + "\n\n" + fb.text(pr))
+	by := in.By
+	if by == "" {
+		by = "forge review (auto_revise)"
+	}
+	err := a.Store.InTx(ctx, func(q store.Querier) error {
+		if _, err := q.AdvancePullRequestCursor(ctx, store.AdvancePullRequestCursorParams{
+			ObjectiveID: o.ObjectiveID, From: pr.ReviewCursor, To: string(fb.cursor), ChecksSHA: fb.checksSHA,
+			NewRound: true, Now: a.now()}); err != nil {
+			return err
+		}
+		cur, err := q.TransitionObjective(ctx, transition.Revise.Params(o.ObjectiveID, a.now()))
+		if err != nil {
+			return err
+		}
+		ev, _, err := q.EmitEvent(ctx, &store.Event{EventID: eventID(cur.ObjectiveID, cur.StatusSeq),
+			EventType: store.EventTicketReady, SubjectID: cur.ObjectiveID, TransitionSeq: cur.StatusSeq,
+			DecidedBy: truncate(textsafe.Line(by), maxDecidedBy), Comment: truncate(comment, maxFeedback),
+			CreatedAt: a.now()})
+		if err != nil {
+			return err
+		}
+		res.Revised = &ReadyResult{EventID: ev.EventID, Status: cur.Status, StatusSeq: cur.StatusSeq}
+		return nil
+	})
+	if errors.Is(err, store.ErrPullRequestStale) {
+		// Taken already: by this step's earlier attempt, or another.
+		return a.revisedAlready(ctx, o.ObjectiveID, res)
+	}
+	if err != nil {
+		return res, permanent(fmt.Errorf("start the next round on %s: %w", pr.URL, err))
+	}
+	res.Waiting = ""
+	logger(ctx, o.ObjectiveID, "").Info("pull request feedback taken: next round", "url", pr.URL,
+		"event_id", res.Revised.EventID, "by", by)
+	return res, nil
+}
+
+// revisedAlready returns the round a committed revise started, if the
+// objective is in it.
+func (a *Lifecycle) revisedAlready(ctx context.Context, objectiveID string, res SyncPullRequestResult) (SyncPullRequestResult, error) {
+	o, err := a.Store.GetObjective(ctx, objectiveID)
+	if err != nil {
+		return res, err
+	}
+	if o.Status != store.StatusTodo {
+		res.Waiting = ""
+		return res, nil
+	}
+	ev, err := pendingEvent(ctx, a.Store, o)
+	if err != nil || ev == nil {
+		return res, err
+	}
+	res.Waiting, res.Revised = "", &ReadyResult{EventID: ev.EventID, Status: o.Status, StatusSeq: o.StatusSeq}
+	return res, nil
+}
+
+// feedback is what the forge holds for azolla since the last round.
+type feedback struct {
+	reviews []forge.Review
+	cursor  forge.Cursor
+	// failed are the failed checks on checksSHA, azolla's head; empty
+	// checksSHA when there are none to take.
+	failed    []forge.Check
+	checksSHA string
+}
+
+// readFeedback reads the reviews after the stored cursor and, when the
+// pull request's head is still azolla's commit and its failures were not
+// taken yet, its failed checks.
+func readFeedback(ctx context.Context, f forge.Forge, pr *store.PullRequest, fpr forge.PullRequest) (feedback, error) {
+	reviews, cur, err := f.Reviews(ctx, pr.Number, forge.Cursor(pr.ReviewCursor))
+	if err != nil {
+		return feedback{}, err
+	}
+	fb := feedback{reviews: reviews, cursor: cur}
+	if fpr.HeadSHA == pr.HeadSHA && pr.ChecksSHA != pr.HeadSHA {
+		c, err := f.Checks(ctx, pr.HeadSHA)
+		if err != nil {
+			return feedback{}, err
+		}
+		if c.State == forge.ChecksFailure {
+			fb.failed, fb.checksSHA = c.Failed(), pr.HeadSHA
+		}
+	}
+	return fb, nil
+}
+
+// asksForChanges: a review requested changes or a check failed.
+func (fb feedback) asksForChanges() bool {
+	if len(fb.failed) > 0 {
+		return true
+	}
+	for _, r := range fb.reviews {
+		if r.State == forge.ReviewChangesRequested {
+			return true
+		}
+	}
+	return false
+}
+
+// summary is one line for the inbox; "" when nothing asks for changes.
+func (fb feedback) summary() string {
+	if !fb.asksForChanges() {
+		return ""
+	}
+	var parts []string
+	for _, r := range fb.reviews {
+		if r.State == forge.ReviewChangesRequested {
+			parts = append(parts, fmt.Sprintf("%s requested changes (%d comments)", r.Author, len(r.Comments)))
+		}
+	}
+	for _, c := range fb.failed {
+		parts = append(parts, "check "+c.Name+" failed")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// text is the feedback as the next run reads it: every review since the
+// last round with its line comments (file:line), then the failed checks.
+func (fb feedback) text(pr *store.PullRequest) string {
+	var s strings.Builder
+	if len(fb.reviews) > 0 {
+		fmt.Fprintf(&s, "Review of pull request %s (round %d):\n", pr.URL, pr.Rounds)
+	}
+	for _, r := range fb.reviews {
+		fmt.Fprintf(&s, "- %s %s", r.Author, strings.ReplaceAll(string(r.State), "_", " "))
+		if b := strings.TrimSpace(r.Body); b != "" {
+			fmt.Fprintf(&s, ": %s", b)
+		}
+		s.WriteString("\n")
+		for _, c := range r.Comments {
+			line := c.Line
+			if line == 0 {
+				line = c.OldLine
+			}
+			fmt.Fprintf(&s, "  - %s:%d: %s\n", c.Path, line, strings.TrimSpace(c.Body))
+		}
+	}
+	if len(fb.failed) > 0 {
+		fmt.Fprintf(&s, "Failed checks on %s:\n", fb.checksSHA)
+		for _, c := range fb.failed {
+			fmt.Fprintf(&s, "- %s: %s", c.Name, strings.TrimSpace(c.Description))
+			if c.URL != "" {
+				fmt.Fprintf(&s, " (%s)", c.URL)
+			}
+			s.WriteString("\n")
+		}
+	}
+	return s.String()
+}
+
+// forgeMissing is the permanent error of a repository without a usable
+// forge.
+func forgeMissing(repository string, err error) error {
+	msg := "no forge is configured for " + repository
+	if err != nil {
+		msg = fmt.Sprintf("forge of %s: %v", repository, err)
+	}
+	return permanentForge(msg, err)
+}
