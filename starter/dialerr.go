@@ -74,3 +74,20 @@ func mtlsHint(cfg config.TemporalConfig) string {
 	return "the server requires a client certificate (mTLS) signed by a CA it trusts, and temporal.tls.cert_file (" +
 		cfg.TLS.CertFile + ") is not one"
 }
+
+// Misconfigured reports whether err, from Dial, is a TLS handshake that
+// failed on a certificate or on TLS itself: the server's certificate is
+// not trusted or does not name the address, a client certificate is
+// required or refused, or one side does not speak TLS. A cluster still
+// starting never answers so; only a setting fixes it.
+func Misconfigured(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"certificate signed by unknown authority", "certificate is valid for",
+		"certificate is not valid for", "tls: certificate required", "tls: unknown certificate authority",
+		"tls: bad certificate", "tls: certificate unknown", "first record does not look like a TLS handshake"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -101,10 +101,10 @@ start on a namespace without the attributes.`,
 // client. A cluster on its first start accepts connections a while before
 // its frontend serves (it waits for cluster membership), so an open port,
 // all the compose healthcheck sees, is not enough (docs/compose.md). A
-// refusal of the credentials ends the wait at once; every other failure is
-// retried, as a cluster still starting fails in all the other ways, so a
-// misconfigured TLS shows as a wait until the timeout, with the reason
-// reported on w while waiting and in the error.
+// refusal of the credentials or a TLS handshake that fails on a
+// certificate (starter.Misconfigured) ends the wait at once; every other
+// failure is retried, as a cluster still starting fails in all the other
+// ways, with the reason reported on w while waiting and in the error.
 func awaitHealthy(ctx context.Context, cfg config.TemporalConfig, log *slog.Logger, timeout time.Duration,
 	w io.Writer) (client.Client, error) {
 	start := time.Now()
@@ -123,6 +123,9 @@ func awaitHealthy(ctx context.Context, cfg config.TemporalConfig, log *slog.Logg
 		}
 		if refused(err) {
 			return nil, unavailableError(err)
+		}
+		if starter.Misconfigured(err) {
+			return nil, configError(err)
 		}
 		if wctx.Err() == nil {
 			if msg := err.Error(); msg != reported || time.Since(reportedAt) >= healthReportEvery {
@@ -256,6 +259,12 @@ func setupTemporal(ctx context.Context, ws workflowservice.WorkflowServiceClient
 	}
 	if _, err := ops.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace: req.Namespace, SearchAttributes: add}); err != nil {
+		if noSlotLeft(err) {
+			return r, configError(fmt.Errorf("register search attributes %s in namespace %s: the namespace has no "+
+				"free slot of their type left (a SQL visibility store offers 10 Keyword attributes per namespace, "+
+				"and azolla uses %d of them): remove an attribute nothing uses, or give azolla a namespace of its own: %w",
+				strings.Join(gaps.missing, ", "), req.Namespace, keywordCount(), err))
+		}
 		return r, fmt.Errorf("register search attributes %s in namespace %s: %w",
 			strings.Join(gaps.missing, ", "), req.Namespace, err)
 	}
@@ -400,4 +409,24 @@ func checkSearchAttributes(ctx context.Context, ops operatorservice.OperatorServ
 			namespace, strings.Join(g.missing, ", "), self, namespace))
 	}
 	return nil
+}
+
+// noSlotLeft says whether the server refused to add search attributes
+// because the namespace has as many of that type as its visibility store
+// allows (its message: "cannot have more than N search attribute of type
+// Keyword").
+func noSlotLeft(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "more than") && strings.Contains(msg, "search attribute")
+}
+
+// keywordCount is how many Keyword attributes azolla registers.
+func keywordCount() int {
+	n := 0
+	for _, t := range wantedSearchAttributes() {
+		if t == enumspb.INDEXED_VALUE_TYPE_KEYWORD {
+			n++
+		}
+	}
+	return n
 }

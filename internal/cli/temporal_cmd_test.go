@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -159,6 +160,22 @@ func (f *fakeCluster) AddSearchAttributes(_ context.Context, r *operatorservice.
 	if err := f.known(r.GetNamespace()); err != nil {
 		return nil, err
 	}
+	// A SQL visibility store's bound, answered as the server words it.
+	keywords := 0
+	for _, v := range f.attrs[r.GetNamespace()] {
+		if v == enumspb.INDEXED_VALUE_TYPE_KEYWORD {
+			keywords++
+		}
+	}
+	for _, v := range r.GetSearchAttributes() {
+		if v == enumspb.INDEXED_VALUE_TYPE_KEYWORD {
+			keywords++
+		}
+	}
+	if keywords > sqlKeywordSlots {
+		return nil, asStatus(serviceerror.NewInvalidArgument(fmt.Sprintf(
+			"Unable to create search attributes: cannot have more than %d search attribute of type Keyword.", sqlKeywordSlots)))
+	}
 	for k, v := range r.GetSearchAttributes() {
 		if _, ok := f.attrs[r.GetNamespace()][k]; ok {
 			return nil, asStatus(serviceerror.NewAlreadyExists("search attribute " + k + " already exists"))
@@ -188,17 +205,44 @@ func TestTemporalSetup_CreatesNamespaceAndAttributesThenIsIdempotent(t *testing.
 	r := azolla(t, env, "temporal", "setup", "--namespace", "azolla-prod", "--retention", "240h")
 	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
 	require.Contains(t, r.stdout, "namespace azolla-prod created (retention 240h0m0s)")
-	require.Contains(t, r.stdout, "10 search attributes added: AzollaBranch, ")
+	require.Contains(t, r.stdout, "11 search attributes added: AzollaBranch, ")
 	require.Equal(t, wantedSearchAttributes(), fc.namespaceAttrs("azolla-prod"))
 	require.Equal(t, enumspb.INDEXED_VALUE_TYPE_BOOL, fc.namespaceAttrs("azolla-prod")["AzollaOverdue"])
 
 	r = azolla(t, env, "temporal", "setup", "--namespace", "azolla-prod")
 	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
-	require.Equal(t, "namespace azolla-prod exists (retention 240h0m0s)\n10 search attributes present\n", r.stdout)
+	require.Equal(t, "namespace azolla-prod exists (retention 240h0m0s)\n11 search attributes present\n", r.stdout)
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	require.Equal(t, 1, fc.registered, "the second run registered the namespace again")
 	require.Equal(t, 1, fc.addCalls, "the second run added attributes again")
+}
+
+// sqlKeywordSlots is how many Keyword attributes a namespace may have on a
+// SQL visibility store.
+const sqlKeywordSlots = 10
+
+// A namespace whose Keyword slots are taken gets a clear answer: which
+// attributes could not be added, why, and what to do; nothing is added.
+func TestTemporalSetup_SaysWhenTheNamespaceHasNoSlotLeft(t *testing.T) {
+	t.Parallel()
+	fc := startFakeCluster(t, 0)
+	fc.addNamespace("default", 24*time.Hour, map[string]enumspb.IndexedValueType{
+		"CustomerId": enumspb.INDEXED_VALUE_TYPE_KEYWORD, "AzollaObjectiveId": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"AzollaStatus": enumspb.INDEXED_VALUE_TYPE_KEYWORD, "AzollaObjectiveType": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"AzollaDiazotroph": enumspb.INDEXED_VALUE_TYPE_KEYWORD, "AzollaGateResult": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"AzollaWorkOrderId": enumspb.INDEXED_VALUE_TYPE_KEYWORD, "AzollaBranch": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"AzollaCommitSha": enumspb.INDEXED_VALUE_TYPE_KEYWORD, "AzollaTrack": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"AzollaOverdue": enumspb.INDEXED_VALUE_TYPE_BOOL})
+
+	r := azolla(t, clusterEnv(fc), "temporal", "setup")
+	require.Equal(t, exitUsage, r.code, "stdout: %s", r.stdout)
+	require.Contains(t, r.stderr, "register search attributes AzollaPullRequest in namespace default: the namespace has no free slot")
+	require.Contains(t, r.stderr, "azolla uses 10 of them")
+	require.Contains(t, r.stderr, "give azolla a namespace of its own")
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	require.NotContains(t, fc.attrs["default"], "AzollaPullRequest")
 }
 
 // On a namespace that has some of the attributes, setup adds only the
@@ -212,10 +256,10 @@ func TestTemporalSetup_AddsOnlyTheMissingAttributes(t *testing.T) {
 
 	r := azolla(t, clusterEnv(fc), "temporal", "setup")
 	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
-	require.Contains(t, r.stdout, "namespace default exists (retention 24h0m0s)\n8 search attributes added: ")
+	require.Contains(t, r.stdout, "namespace default exists (retention 24h0m0s)\n9 search attributes added: ")
 	require.Contains(t, r.stdout, "2 search attributes present")
 	require.NotContains(t, r.stdout, "AzollaObjectiveId")
-	require.Len(t, fc.namespaceAttrs("default"), 11)
+	require.Len(t, fc.namespaceAttrs("default"), 12)
 }
 
 // An attribute registered with another type is an error that names it, and
