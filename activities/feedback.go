@@ -30,7 +30,11 @@ func relatedYields(ctx context.Context, q store.Querier, o *store.Objective, ev 
 	if err != nil {
 		return nil, err
 	}
-	if prev != nil && prev.record.GateResult == store.GateFail {
+	revising, err := revisingPullRequest(ctx, q, o.ObjectiveID, prev)
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil && (prev.record.GateResult == store.GateFail || revising) {
 		y := store.YieldRef{Kind: store.YieldPreviousAttempt, Ref: prev.workOrder.WorkOrderID,
 			GateResult: prev.record.GateResult, GateReason: tail(prev.record.GateReason, maxYieldReason)}
 		if prev.bundle != nil {
@@ -141,4 +145,21 @@ func cmpBy(by string) string {
 		return "a reviewer"
 	}
 	return by
+}
+
+// revisingPullRequest says whether the round follows a PASS whose pull
+// request is open: a review or a check asked for changes to it, so the
+// next run sees the patch it revises, not only what was said of it.
+func revisingPullRequest(ctx context.Context, q store.Querier, objectiveID string, prev *gatedAttempt) (bool, error) {
+	if prev == nil || prev.record.GateResult != store.GatePass {
+		return false, nil
+	}
+	pr, err := q.GetPullRequest(ctx, objectiveID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return pr.State == store.PullRequestOpen, nil
 }
