@@ -35,9 +35,21 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 			return err
 		}
 		defer s.close()
+		// A retry on a pull request's review takes its waiting feedback:
+		// say which, before it is taken.
+		var feedback string
+		if kind == workflows.Retry {
+			if st, err := s.starter.State(cmd.Context(), args[0]); err == nil && st.Step == workflows.StepAwaitingReview {
+				feedback = "the review and checks of " + st.PullRequest + ": " +
+					cmpOr(st.PullRequestWaiting, "nothing new beyond --comment")
+			}
+		}
 		res, err := s.starter.Decide(cmd.Context(), args[0], kind, d)
 		if err != nil {
 			return classify(err)
+		}
+		if feedback != "" && !asJSON {
+			fmt.Fprintf(cmd.OutOrStdout(), "next round on %s\n", textsafe.Line(feedback))
 		}
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), res)
@@ -90,4 +102,12 @@ terminated one waits for this command.`,
 		return err
 	}
 	return cmd
+}
+
+// cmpOr is s, or def when s is empty.
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"iter"
 	"slices"
 	"time"
@@ -17,13 +18,14 @@ const (
 	inboxOverdue   = "OVERDUE"
 	inboxBlocked   = "BLOCKED"
 	inboxGateFail  = "GATE_FAILED"
+	inboxPR        = "PULL_REQUEST"
 	inboxApproval  = "APPROVAL"
 	inboxProposals = "PROPOSALS"
 	inboxManifest  = "MANIFEST"
 )
 
-var inboxKindRank = map[string]int{inboxOverdue: 0, inboxBlocked: 1, inboxGateFail: 2, inboxApproval: 3,
-	inboxProposals: 4, inboxManifest: 5}
+var inboxKindRank = map[string]int{inboxOverdue: 0, inboxBlocked: 1, inboxGateFail: 2, inboxPR: 3, inboxApproval: 4,
+	inboxProposals: 5, inboxManifest: 6}
 
 var urgencyRank = map[string]int{"CRITICAL": 0, "HIGH": 1, "NORMAL": 2, "LOW": 3}
 
@@ -138,6 +140,11 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 			out = append(out, src.pauseItem(inboxGateFail, o, ps))
 		}
 	}
+	prs, err := src.pullRequests(ctx, latest)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, prs...)
 	proposed, err := src.proposedBy(ctx)
 	if err != nil {
 		return nil, err
@@ -254,4 +261,53 @@ func (src inboxSource) actions(ps *store.PauseState) []inboxAction {
 		out = append(out, inboxAction{Text: a, Command: pause.Command(src.self, ps, i)})
 	}
 	return out
+}
+
+// pullRequests are the open pull requests, each waiting for a review, and
+// the DONE objectives whose pull request was closed without merge or ran
+// out of rounds (their latest pause).
+func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*store.PauseState) ([]inboxItem, error) {
+	var out []inboxItem
+	list := func(after store.Cursor) ([]*store.PullRequest, error) {
+		return src.q.ListPullRequests(ctx, store.ListPullRequestsParams{After: after, Limit: inboxPage,
+			States: []store.PullRequestState{store.PullRequestOpen}})
+	}
+	cursor := func(p *store.PullRequest) store.Cursor { return store.Cursor{CreatedAt: p.CreatedAt, ID: p.ObjectiveID} }
+	for pr, err := range pages(list, cursor) {
+		if err != nil {
+			return nil, err
+		}
+		o, err := src.q.GetObjective(ctx, pr.ObjectiveID)
+		if err != nil {
+			return nil, err
+		}
+		if ps := latest[o.ObjectiveID]; ps != nil && ps.Reason == store.PauseRevisionLimit {
+			out = append(out, src.pauseItem(inboxPR, o, ps))
+			continue
+		}
+		if o.Status != store.StatusDone {
+			continue // its next round runs
+		}
+		id := o.ObjectiveID
+		out = append(out, inboxItem{Kind: inboxPR, Urgency: o.Urgency, SubjectType: store.SubjectObjective,
+			SubjectID: id, Title: o.Title, Reason: "review " + pr.URL, Since: pr.UpdatedAt, Actions: []inboxAction{
+				{Text: fmt.Sprintf("review pull request #%d (round %d)", pr.Number, pr.Rounds), Command: pr.URL},
+				{Text: "ask for another round with its review", Command: src.self + " objective retry " + id +
+					` --comment "what to change"`},
+				{Text: "read it now rather than at the next poll", Command: src.self + " pr sync " + id},
+			}})
+	}
+	for id, ps := range latest {
+		if ps.Reason != store.PausePullRequestClosed {
+			continue
+		}
+		o, err := src.q.GetObjective(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if o.Status == store.StatusDone {
+			out = append(out, src.pauseItem(inboxPR, o, ps))
+		}
+	}
+	return out, nil
 }
