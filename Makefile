@@ -48,6 +48,22 @@ test-topology: ## Prove docker-compose.yml's topology as processes: Temporal on 
 test-race: ## Run the test suite under the race detector
 	$(GO) test -count=1 -race ./...
 
+# The Gitea forge is tested against a real Gitea, built from its Go module
+# at the version internal/forge/giteatest pins and cached under
+# $(go env GOCACHE)/azolla-gitea: minutes the first time on a machine,
+# nothing after. The tests build it themselves when it is missing.
+.PHONY: gitea
+gitea: ## Build the Gitea the forge tests and forge-dev run (cached; minutes the first time)
+	$(GO) run ./deploy/forgedev -build
+
+.PHONY: test-forge
+test-forge: gitea ## Test the forges, Gitea's against a real Gitea on the local PostgreSQL (fails under CI=true when it is down)
+	$(GO) test -count=1 ./internal/forge/...
+
+.PHONY: forge-dev
+forge-dev: ## Run a Gitea on the local PostgreSQL with a repository azolla/demo, print its logins and tokens, until Ctrl-C
+	$(GO) run ./deploy/forgedev
+
 # Every benchmark is a fixed-size workload timed next to its baseline in the
 # same run (-benchtime 1x), one package at a time (-p 1) so no benchmark runs
 # beside another; the last table sets each ratio against its goal.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -47,6 +48,7 @@ func NewLifecycle(cfg config.Config, st store.Store, identity string, ex *Execut
 		Budget:      cfg.Lifecycle.Budget,
 		LeaseTTL:    cfg.Claim.LeaseTTL,
 		Retention:   cfg.Patch.Retention,
+		Forges:      NewForges(cfg, os.Getenv),
 		Tasks: activities.TaskOptions{TriageMaxCaptures: cfg.Tasks.TriageMaxCaptures,
 			TriageMaxBytes: cfg.Tasks.TriageMaxBytes, Budget: cfg.Tasks.Budget, SLA: cfg.Deadlines.SLA.Map()},
 	}, nil

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -41,7 +42,7 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 		if kind == workflows.Retry {
 			if st, err := s.starter.State(cmd.Context(), args[0]); err == nil && st.Step == workflows.StepAwaitingReview {
 				feedback = "the review and checks of " + st.PullRequest + ": " +
-					cmpOr(st.PullRequestWaiting, "nothing new beyond --comment")
+					cmp.Or(st.PullRequestWaiting, "nothing new beyond --comment")
 			}
 		}
 		res, err := s.starter.Decide(cmd.Context(), args[0], kind, d)
@@ -102,12 +103,4 @@ terminated one waits for this command.`,
 		return err
 	}
 	return cmd
-}
-
-// cmpOr is s, or def when s is empty.
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
