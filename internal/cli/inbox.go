@@ -272,7 +272,9 @@ func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*stor
 		return src.q.ListPullRequests(ctx, store.ListPullRequestsParams{After: after, Limit: inboxPage,
 			States: []store.PullRequestState{store.PullRequestOpen}})
 	}
-	cursor := func(p *store.PullRequest) store.Cursor { return store.Cursor{CreatedAt: p.CreatedAt, ID: p.ObjectiveID} }
+	cursor := func(p *store.PullRequest) store.Cursor {
+		return store.Cursor{CreatedAt: p.CreatedAt, ID: p.ObjectiveID}
+	}
 	for pr, err := range pages(list, cursor) {
 		if err != nil {
 			return nil, err
