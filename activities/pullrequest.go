@@ -70,9 +70,13 @@ func (a *Lifecycle) OpenPullRequest(ctx context.Context, in PullRequestInput) (P
 	if err != nil {
 		return PullRequestResult{}, err
 	}
-	if prev, err := a.Store.GetPullRequest(ctx, w.ObjectiveID); err == nil && prev.State == store.PullRequestMerged {
+	prev, err := a.Store.GetPullRequest(ctx, w.ObjectiveID)
+	switch {
+	case err == nil && prev.State == store.PullRequestMerged:
 		return PullRequestResult{Number: prev.Number, URL: prev.URL}, nil
-	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+	case errors.Is(err, store.ErrNotFound):
+		prev = nil
+	case err != nil:
 		return PullRequestResult{}, fmt.Errorf("pull request of objective %s: %w", w.ObjectiveID, err)
 	}
 	pr, created, err := req.target.Forge.OpenOrAdopt(ctx, req.open)
@@ -94,6 +98,14 @@ func (a *Lifecycle) OpenPullRequest(ctx context.Context, in PullRequestInput) (P
 		return PullRequestResult{}, permanent(fmt.Errorf("record pull request %s: %w", pr.URL, err))
 	}
 	log.Info("pull request recorded", "url", rec.URL, "number", rec.Number, "created", created)
+	if prev != nil && prev.State == store.PullRequestOpen && prev.Number == rec.Number && prev.WorkOrderID != w.WorkOrderID {
+		// A new round pushed to the same pull request: say so there, once
+		// (after the record, so a retry finds its workorder and says
+		// nothing; a failure here loses the note, never the round).
+		if err := req.target.Forge.Comment(ctx, rec.Number, roundComment(rec, w, req.commit)); err != nil {
+			log.Warn("round not announced on the pull request", "url", rec.URL, "error", err)
+		}
+	}
 	return PullRequestResult{Number: rec.Number, URL: rec.URL, Created: created}, nil
 }
 
@@ -186,4 +198,10 @@ func forgeError(err error) error {
 // permanentForge is a forge error no retry fixes: its configuration.
 func permanentForge(msg string, cause error) error {
 	return temporal.NewNonRetryableApplicationError(msg, ErrTypeForgeMissing, cause)
+}
+
+// roundComment announces a round's commit on the pull request.
+func roundComment(pr *store.PullRequest, w *store.WorkOrder, commit string) string {
+	return fmt.Sprintf("azolla: round %d pushed `%s` (workorder `%s`, gate PASS) to this pull request. "+
+		"`azolla objective show %s` has its run record.", pr.Rounds, commit, w.WorkOrderID, w.ObjectiveID)
 }

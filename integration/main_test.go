@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/azolla/azolla/deploy/devserver"
+	"github.com/azolla/azolla/internal/forge/giteatest"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -61,6 +62,9 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = server.Stop() }()
+	// The forge tests' Gitea: built before the tests run, stopped after.
+	giteatest.Prepare()
+	defer giteatest.StopShared()
 	return m.Run()
 }
 

@@ -1,0 +1,241 @@
+package integration
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/forge"
+	"github.com/azolla/azolla/internal/forge/gitea"
+	"github.com/azolla/azolla/internal/forge/giteatest"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// forgeWorld is one test's repository on a real Gitea, and an azolla
+// whose repository configuration points at it.
+type forgeWorld struct {
+	*bundle
+	gitea *giteatest.Server
+	repo  *giteatest.Repo
+	// clone is the repository's address, the objectives' repository.
+	clone string
+	// forge reads the repository as azolla does (admin's token).
+	forge forge.Forge
+}
+
+// taskAgent is the command generator's agent: it writes the task it was
+// given into task.txt, so the branch shows what each round was told.
+const taskAgent = `cp "$AZOLLA_INPUT_FILE" task.txt`
+
+func setupForge(t *testing.T, s *giteatest.Server, f func(*config.ForgeConfig)) *forgeWorld {
+	t.Helper()
+	r := giteatest.NewRepo(t, s)
+	// The token is in the worker's environment under a name of the
+	// test's: only azolla's own calls read it.
+	tokenEnv := "IT_FORGE_TOKEN_" + strings.ToUpper(randomHex(4))
+	require.NoError(t, os.Setenv(tokenEnv, s.Admin.Token))
+	t.Cleanup(func() { _ = os.Unsetenv(tokenEnv) })
+	w := &forgeWorld{gitea: s, repo: r, clone: s.URL + "/" + r.Owner + "/" + r.Name + ".git"}
+	fc := config.ForgeConfig{Kind: forge.KindGitea, URL: s.URL, Repository: r.Owner + "/" + r.Name,
+		TokenEnv: tokenEnv, PollInterval: time.Hour}
+	if f != nil {
+		f(&fc)
+	}
+	w.bundle = setup(t, setupOptions{configure: func(c *config.Config) {
+		c.Patch.Command.Run = taskAgent
+		c.Patch.Repositories = []config.RepositoryConfig{{Repository: w.clone, Forge: fc}}
+	}})
+	var err error
+	w.forge, err = gitea.New(gitea.Options{BaseURL: s.URL, Owner: r.Owner, Repo: r.Name, Token: s.Admin.Token})
+	require.NoError(t, err)
+	return w
+}
+
+// approve creates an objective on the repository and approves it.
+func (w *forgeWorld) approve(t *testing.T, id string) {
+	t.Helper()
+	w.create(t, id, func(o *store.Objective) {
+		o.Repository, o.BaseBranch, o.Generator = w.clone, "main", config.GeneratorCommand
+		o.AcceptanceCriteria = []string{"task.txt says what to do"}
+	})
+	w.waitStep(t, id, workflows.StepAwaitingApproval)
+	_, err := w.starter.Decide(context.Background(), id, workflows.Approve, workflows.Decision{By: "tester"})
+	require.NoError(t, err)
+}
+
+// sync wakes the lifecycle so that it reads its pull request now (azolla
+// pr sync), rather than at its next poll.
+func (w *forgeWorld) sync(t *testing.T, id string) {
+	t.Helper()
+	o, err := w.store.GetObjective(context.Background(), id)
+	require.NoError(t, err)
+	require.NoError(t, w.starter.Start(context.Background(), o))
+}
+
+// pullRequests lists every pull request of the repository, any state.
+func (w *forgeWorld) pullRequests(t *testing.T) []int {
+	t.Helper()
+	var prs []struct {
+		Number int `json:"number"`
+	}
+	require.NoError(t, w.gitea.API(context.Background(), w.gitea.Admin.Token, http.MethodGet,
+		w.repo.Path("/pulls?state=all&limit=50"), nil, &prs))
+	out := make([]int, 0, len(prs))
+	for _, p := range prs {
+		out = append(out, p.Number)
+	}
+	return out
+}
+
+// file reads path at ref on the forge.
+func (w *forgeWorld) file(t *testing.T, path, ref string) string {
+	t.Helper()
+	var c struct {
+		Content string `json:"content"`
+	}
+	require.NoError(t, w.gitea.API(context.Background(), w.gitea.Admin.Token, http.MethodGet,
+		w.repo.Path("/contents/"+path+"?ref="+ref), nil, &c))
+	raw, err := base64.StdEncoding.DecodeString(c.Content)
+	require.NoError(t, err)
+	return string(raw)
+}
+
+// comments are the bodies of the pull request's conversation comments.
+func (w *forgeWorld) comments(t *testing.T, number int) []string {
+	t.Helper()
+	var cs []struct {
+		Body string `json:"body"`
+	}
+	require.NoError(t, w.gitea.API(context.Background(), w.gitea.Admin.Token, http.MethodGet,
+		w.repo.Path(fmt.Sprintf("/issues/%d/comments", number)), nil, &cs))
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.Body)
+	}
+	return out
+}
+
+// waitRound waits until the objective's pull request is in round n and its
+// lifecycle follows it again.
+func (w *forgeWorld) waitRound(t *testing.T, id string, n int) *store.PullRequest {
+	t.Helper()
+	var pr *store.PullRequest
+	require.Eventually(t, func() bool {
+		var err error
+		pr, err = w.store.GetPullRequest(context.Background(), id)
+		if err != nil || pr.Rounds != n {
+			return false
+		}
+		st, err := w.starter.State(context.Background(), id)
+		return err == nil && st.Step == workflows.StepAwaitingReview && st.PullRequest == pr.URL &&
+			st.Status == store.StatusDone
+	}, 2*time.Minute, 100*time.Millisecond, "round %d never reached review (pull request %+v)", n, pr)
+	return pr
+}
+
+// The whole loop on a real Gitea: approve → PASS → one pull request with
+// the right head, base and body; a review requesting changes with two line
+// comments → objective retry → the next run's task holds both comments
+// with file and line, its commit lands on the same pull request, which
+// says so in a comment; an approval and a merge → the objective is
+// confirmed, its pull request MERGED, still one pull request.
+func TestForge_FullLoopOnGitea(t *testing.T) {
+	t.Parallel()
+	w := setupForge(t, giteatest.Shared(t), nil)
+	ctx := context.Background()
+	id := uniqueID("forge")
+	w.approve(t, id)
+
+	pr := w.waitRound(t, id, 1)
+	wos, err := w.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
+	require.NoError(t, err)
+	require.Len(t, wos, 1)
+	rr, err := w.store.GetRunRecord(ctx, wos[0].WorkOrderID)
+	require.NoError(t, err)
+	require.Equal(t, store.GatePass, rr.GateResult)
+	require.Equal(t, rr.CommitSHA, pr.HeadSHA, "the recorded head is the commit the gate passed")
+	require.False(t, pr.Adopted)
+	fpr, err := w.forge.PullRequest(ctx, pr.Number)
+	require.NoError(t, err)
+	require.Equal(t, "azolla/"+id, fpr.Head)
+	require.Equal(t, "main", fpr.Base)
+	require.Equal(t, rr.CommitSHA, fpr.HeadSHA, "the forge has the pushed commit")
+	require.Contains(t, fpr.Body, "task.txt says what to do", "the acceptance criteria")
+	require.Contains(t, fpr.Body, id, "the way back to the objective")
+	require.Contains(t, fpr.Body, wos[0].WorkOrderID)
+	require.Equal(t, []int{pr.Number}, w.pullRequests(t))
+	require.Equal(t, pr.URL, w.attr(t, id, workflows.AttrPullRequest.GetName()))
+
+	w.repo.Review(t, pr.Number, forge.ReviewChangesRequested, "Two things before this goes in.", []forge.ReviewComment{
+		{Path: "task.txt", Line: 1, Body: "Say which objective this is first."},
+		{Path: "task.txt", Line: 2, Body: "Keep the criteria on their own line."},
+	})
+	w.sync(t, id)
+	require.Eventually(t, func() bool {
+		st, err := w.starter.State(ctx, id)
+		return err == nil && strings.Contains(st.PullRequestWaiting, "requested changes (2 comments)")
+	}, time.Minute, 100*time.Millisecond, "the review is reported as waiting for a retry")
+	p, err := w.store.GetPullRequest(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Rounds, "without auto_revise a human starts the round")
+
+	res, err := w.starter.Decide(ctx, id, workflows.Retry, workflows.Decision{By: "ana", Comment: "as reviewed"})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.EventID)
+
+	pr2 := w.waitRound(t, id, 2)
+	require.Equal(t, pr.Number, pr2.Number, "the same pull request")
+	require.NotEqual(t, pr.HeadSHA, pr2.HeadSHA)
+	task := w.file(t, "task.txt", pr2.HeadSHA)
+	require.Contains(t, task, "task.txt:1: Say which objective this is first.")
+	require.Contains(t, task, "task.txt:2: Keep the criteria on their own line.")
+	require.Contains(t, task, "as reviewed")
+	require.Equal(t, []int{pr.Number}, w.pullRequests(t), "never a second pull request")
+	require.Eventually(t, func() bool {
+		for _, c := range w.comments(t, pr.Number) {
+			if strings.Contains(c, "round 2 pushed `"+pr2.HeadSHA+"`") {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 100*time.Millisecond, "the pull request links the new round")
+
+	w.repo.Review(t, pr.Number, forge.ReviewApproved, "Good now.", nil)
+	w.repo.Merge(t, pr.Number)
+	w.sync(t, id)
+	st := w.waitStep(t, id, workflows.StepMerged)
+	require.Equal(t, store.StatusDone, st.Status)
+	p, err = w.store.GetPullRequest(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, store.PullRequestMerged, p.State)
+	require.NotNil(t, p.MergedAt)
+	require.Equal(t, 2, p.Rounds)
+	nWO, bundles, records := w.counts(t, id)
+	require.Equal(t, []int{2, 2, 2}, []int{nWO, bundles, records}, "one bundle and one run record per workorder")
+	w.requireAuditClean(t)
+}
+
+// attr is the lifecycle's search attribute name as the visibility store
+// lists it.
+func (w *forgeWorld) attr(t *testing.T, id, name string) string {
+	t.Helper()
+	d, err := w.client.DescribeWorkflowExecution(context.Background(), workflows.ObjectiveWorkflowID(id), "")
+	require.NoError(t, err)
+	f := d.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[name]
+	if f == nil {
+		return ""
+	}
+	var v string
+	require.NoError(t, json.Unmarshal(f.GetData(), &v))
+	return v
+}
