@@ -6,18 +6,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/forge/gitea"
 	"github.com/azolla/azolla/internal/forge/giteatest"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workers"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -39,6 +47,13 @@ const taskAgent = `cp "$AZOLLA_INPUT_FILE" task.txt`
 
 func setupForge(t *testing.T, s *giteatest.Server, f func(*config.ForgeConfig)) *forgeWorld {
 	t.Helper()
+	return setupForgeWith(t, s, f, nil)
+}
+
+// setupForgeWith is setupForge with the repository's settings changed by
+// rc after the forge's.
+func setupForgeWith(t *testing.T, s *giteatest.Server, f func(*config.ForgeConfig), rc func(*config.RepositoryConfig)) *forgeWorld {
+	t.Helper()
 	r := giteatest.NewRepo(t, s)
 	// The token is in the worker's environment under a name of the
 	// test's: only azolla's own calls read it.
@@ -51,9 +66,13 @@ func setupForge(t *testing.T, s *giteatest.Server, f func(*config.ForgeConfig)) 
 	if f != nil {
 		f(&fc)
 	}
+	rcfg := config.RepositoryConfig{Repository: w.clone, Forge: fc}
+	if rc != nil {
+		rc(&rcfg)
+	}
 	w.bundle = setup(t, setupOptions{configure: func(c *config.Config) {
 		c.Patch.Command.Run = taskAgent
-		c.Patch.Repositories = []config.RepositoryConfig{{Repository: w.clone, Forge: fc}}
+		c.Patch.Repositories = []config.RepositoryConfig{rcfg}
 	}})
 	var err error
 	w.forge, err = gitea.New(gitea.Options{BaseURL: s.URL, Owner: r.Owner, Repo: r.Name, Token: s.Admin.Token})
@@ -238,4 +257,143 @@ func (w *forgeWorld) attr(t *testing.T, id, name string) string {
 	var v string
 	require.NoError(t, json.Unmarshal(f.GetData(), &v))
 	return v
+}
+
+// A pull request a human opened for the objective's branch before azolla
+// asked is adopted, not doubled; and the step run again and again, from
+// several workers at once, still leaves that one pull request: it is what
+// a worker killed between the forge's answer and the record finds on its
+// retry.
+func TestForge_OnePullRequestWhateverRunsTheStep(t *testing.T) {
+	t.Parallel()
+	w := setupForge(t, giteatest.Shared(t), nil)
+	ctx := context.Background()
+	id := uniqueID("adopt")
+	w.repo.Push(t, "azolla/"+id)
+	byHand := w.repo.Open(t, "azolla/"+id, "Opened by hand")
+	w.approve(t, id)
+
+	pr := w.waitRound(t, id, 1)
+	require.Equal(t, byHand, pr.Number)
+	require.True(t, pr.Adopted)
+	require.Equal(t, []int{byHand}, w.pullRequests(t))
+
+	wos, err := w.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
+	require.NoError(t, err)
+	// Other workers' steps, on the same store and forge.
+	lc := &activities.Lifecycle{Store: w.store, Forges: workers.NewForges(w.cfg, os.Getenv)}
+	results := make(chan activities.PullRequestResult, 4)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			res, err := lc.OpenPullRequest(ctx, activities.PullRequestInput{WorkOrderID: wos[0].WorkOrderID})
+			assert.NoError(t, err)
+			results <- res
+		})
+	}
+	wg.Wait()
+	close(results)
+	for res := range results {
+		require.Equal(t, byHand, res.Number)
+		require.False(t, res.Created)
+	}
+	require.Equal(t, []int{byHand}, w.pullRequests(t), "still one pull request")
+	again, err := w.store.GetPullRequest(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, pr.HeadSHA, again.HeadSHA)
+	require.Equal(t, 1, again.Rounds)
+}
+
+// With auto_revise a failed check on azolla's commit starts the next round
+// at once, its task naming the check; a success on the new commit starts
+// nothing; a close without merge ends the lifecycle with a pause state.
+func TestForge_FailedCheckRevisesThenACloseHandsBack(t *testing.T) {
+	t.Parallel()
+	w := setupForge(t, giteatest.Shared(t), func(f *config.ForgeConfig) { f.AutoRevise = true })
+	ctx := context.Background()
+	id := uniqueID("checks")
+	w.approve(t, id)
+	pr := w.waitRound(t, id, 1)
+
+	w.repo.Status(t, pr.HeadSHA, "ci/test", forge.ChecksFailure, "2 tests failed in login_test.go")
+	w.sync(t, id)
+	pr2 := w.waitRound(t, id, 2)
+	require.Equal(t, pr.Number, pr2.Number)
+	task := w.file(t, "task.txt", pr2.HeadSHA)
+	require.Contains(t, task, "Failed checks on "+pr.HeadSHA)
+	require.Contains(t, task, "ci/test: 2 tests failed in login_test.go")
+
+	w.repo.Status(t, pr2.HeadSHA, "ci/test", forge.ChecksSuccess, "all passed")
+	w.sync(t, id)
+	// The look after the wake finds the success: nothing waits.
+	require.Eventually(t, func() bool {
+		st, err := w.starter.State(ctx, id)
+		return err == nil && st.Step == workflows.StepAwaitingReview && st.PullRequestWaiting == ""
+	}, time.Minute, 100*time.Millisecond)
+	w.repo.Close(t, pr.Number)
+	w.sync(t, id)
+	st := w.waitStep(t, id, workflows.StepDone)
+	require.Equal(t, store.PausePullRequestClosed, st.LastPause.Reason)
+	p, err := w.store.GetPullRequest(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, store.PullRequestClosed, p.State)
+	require.Equal(t, 2, p.Rounds, "the success started no round")
+	require.Equal(t, []int{pr.Number}, w.pullRequests(t))
+	w.requireAuditClean(t)
+}
+
+// toggled answers 503 while down, as a forge behind a gateway does when
+// it is down, and passes every request through otherwise.
+type toggled struct {
+	down     atomic.Bool
+	refused  atomic.Int64
+	upstream http.Handler
+}
+
+func (p *toggled) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.down.Load() {
+		p.refused.Add(1)
+		http.Error(w, "forge down", http.StatusServiceUnavailable)
+		return
+	}
+	p.upstream.ServeHTTP(w, r)
+}
+
+// A forge down when the pull request is to be opened is asked again with
+// backoff; once it is back, one pull request opens. The push goes straight
+// to Gitea (push_remote), the API through a gateway the test turns off.
+func TestForge_DownDuringCreationThenOnePullRequest(t *testing.T) {
+	t.Parallel()
+	s := giteatest.Shared(t)
+	target, err := url.Parse(s.URL)
+	require.NoError(t, err)
+	gw := &toggled{upstream: httputil.NewSingleHostReverseProxy(target)}
+	proxy := httptest.NewServer(gw)
+	t.Cleanup(proxy.Close)
+	var push string
+	w := setupForgeWith(t, s, func(f *config.ForgeConfig) { f.URL = proxy.URL }, func(r *config.RepositoryConfig) {
+		u := *target
+		u.User = url.UserPassword(s.Admin.Name, s.Admin.Token)
+		u.Path = "/" + r.Forge.Repository + ".git"
+		push = u.String()
+		r.PushRemote = push
+	})
+	ctx := context.Background()
+	id := uniqueID("down")
+	gw.down.Store(true)
+	w.approve(t, id)
+	require.Eventually(t, func() bool {
+		st, err := w.starter.State(ctx, id)
+		return err == nil && st.Step == workflows.StepPullRequest && gw.refused.Load() >= 2
+	}, 2*time.Minute, 100*time.Millisecond, "the step is retried while the forge is down")
+	require.Empty(t, w.pullRequests(t))
+	gw.down.Store(false)
+
+	pr := w.waitRound(t, id, 1)
+	require.Equal(t, []int{pr.Number}, w.pullRequests(t))
+	rr, err := w.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
+	require.NoError(t, err)
+	b, err := w.store.GetOutputBundle(ctx, rr[0].WorkOrderID)
+	require.NoError(t, err)
+	require.NotContains(t, b.Notes, s.Admin.Token, "the push remote's token is redacted")
 }
