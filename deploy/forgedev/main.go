@@ -1,0 +1,62 @@
+// Command forgedev runs a Gitea for trying azolla's Gitea forge by hand
+// (make forge-dev): on the local PostgreSQL, in a fresh database, with a
+// repository azolla/demo, until Ctrl-C; it prints the URL, the logins and
+// their tokens. With -build it only builds Gitea into the cache the tests
+// use (make gitea) and prints the binary's path. See docs/forge-gitea.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/azolla/azolla/internal/forge/giteatest"
+)
+
+func main() {
+	buildOnly := flag.Bool("build", false, "only build Gitea "+giteatest.Version+" (cached) and print its path")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *buildOnly); err != nil {
+		fmt.Fprintln(os.Stderr, "forgedev:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, buildOnly bool) error {
+	if buildOnly {
+		begin := time.Now()
+		inst, err := giteatest.Build(ctx, os.Stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s (%s)\n", inst.Binary, time.Since(begin).Round(time.Second))
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "starting Gitea %s (the first run builds it: minutes)\n", giteatest.Version)
+	s, err := giteatest.Start(ctx, giteatest.Options{Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.API(ctx, s.Admin.Token, http.MethodPost, "/user/repos", map[string]any{
+		"name": "demo", "auto_init": true, "readme": "Default", "default_branch": "main",
+	}, nil); err != nil {
+		return fmt.Errorf("create azolla/demo: %w", err)
+	}
+	fmt.Printf(`Gitea %s is serving at %s
+  repository  %s/%s/demo
+  admin       %s / %s   token %s
+  reviewer    %s / %s   token %s
+Ctrl-C stops it and drops its database.
+`, giteatest.Version, s.URL, s.URL, s.Admin.Name, s.Admin.Name, s.Admin.Password, s.Admin.Token,
+		s.Reviewer.Name, s.Reviewer.Password, s.Reviewer.Token)
+	<-ctx.Done()
+	return nil
+}
