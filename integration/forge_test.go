@@ -242,6 +242,7 @@ func TestForge_FullLoopOnGitea(t *testing.T) {
 	nWO, bundles, records := w.counts(t, id)
 	require.Equal(t, []int{2, 2, 2}, []int{nWO, bundles, records}, "one bundle and one run record per workorder")
 	w.requireAuditClean(t)
+	recordHistories(t, w.bundle, "forge_review", id)
 }
 
 // attr is the lifecycle's search attribute name as the visibility store

@@ -49,6 +49,10 @@ func TestReplay_RecordedHistories(t *testing.T) {
 // and DeadlineMonitorWorkflow; it and every later one hold their scenarios.
 const firstTaskGeneration = "g005"
 
+// firstForgeGeneration is the first generation that recorded a pull
+// request's review loop (change pull-request).
+const firstForgeGeneration = "g007"
+
 // Every generation keeps the scenarios that cover the lifecycle's paths,
 // and histories live only inside generations (nothing to overwrite).
 func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
@@ -60,6 +64,9 @@ func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
 			"blocked_unblock_run1.json", "blocked_unblock_run2.json", "reject_run1.json"}
 		if filepath.Base(gen) >= firstTaskGeneration {
 			want = append(want, "track_run1.json", "deadline_run1.json")
+		}
+		if filepath.Base(gen) >= firstForgeGeneration {
+			want = append(want, "forge_review_run1.json", "forge_review_run2.json")
 		}
 		for _, w := range want {
 			require.FileExists(t, filepath.Join(gen, w), "generation %s lacks a scenario", gen)
@@ -73,7 +80,23 @@ func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
 func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 	gens := generations(t)
 	newest := gens[len(gens)-1]
-	f, err := os.Open(filepath.Join(newest, "pass_run1.json"))
+	recorded := versionMarkers(t, filepath.Join(newest, "pass_run1.json"))
+	// Each change id at its newest version.
+	want := map[string]int{changeWakeReloads: 1, changeFinishHandlers: 1, changeProvenanceAttrs: 1, changeLocalStoreSteps: 2,
+		changeOneUpsertPerRun: 1, changeOverdueAttribute: 2}
+	for change, v := range want {
+		require.Equal(t, v, recorded[change], "%s was recorded before version %d of change %q: run make record-histories", newest, v, change)
+	}
+	// Asked only where a pull request is opened or followed.
+	forge := versionMarkers(t, filepath.Join(newest, "forge_review_run1.json"))
+	require.Equal(t, 1, forge[changePullRequest], "%s was recorded before change %q", newest, changePullRequest)
+}
+
+// versionMarkers reads a recorded history's version markers: change id to
+// version.
+func versionMarkers(t *testing.T, file string) map[string]int {
+	t.Helper()
+	f, err := os.Open(file)
 	require.NoError(t, err)
 	defer f.Close()
 	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
@@ -90,10 +113,5 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 		require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["version"], &version))
 		recorded[change] = version
 	}
-	// Each change id at its newest version.
-	want := map[string]int{changeWakeReloads: 1, changeFinishHandlers: 1, changeProvenanceAttrs: 1, changeLocalStoreSteps: 2,
-		changeOneUpsertPerRun: 1, changeOverdueAttribute: 1}
-	for change, v := range want {
-		require.Equal(t, v, recorded[change], "%s was recorded before version %d of change %q: run make record-histories", newest, v, change)
-	}
+	return recorded
 }
