@@ -123,11 +123,18 @@ ENABLED = false
 RUN_AT_START = false
 `))
 
-// writeAppINI writes cfg, with fresh secrets, to path.
+// newINIConfig is the configuration of a server in workDir on database pg,
+// with fresh secrets; its port is chosen later.
+func newINIConfig(workDir, staticRoot string, pg *postgres) iniConfig {
+	return iniConfig{WorkDir: workDir, StaticRoot: staticRoot,
+		DBHost: pg.host, DBName: pg.name, DBUser: pg.user, DBPassword: pg.password,
+		InternalToken: hex.EncodeToString(randomBytes(32)),
+		JWTSecret:     base64.RawURLEncoding.EncodeToString(randomBytes(32)),
+		LFSJWTSecret:  base64.RawURLEncoding.EncodeToString(randomBytes(32))}
+}
+
+// writeAppINI writes cfg to path.
 func writeAppINI(path string, cfg iniConfig) error {
-	cfg.InternalToken = hex.EncodeToString(randomBytes(32))
-	cfg.JWTSecret = base64.RawURLEncoding.EncodeToString(randomBytes(32))
-	cfg.LFSJWTSecret = base64.RawURLEncoding.EncodeToString(randomBytes(32))
 	var b strings.Builder
 	if err := appINI.Execute(&b, cfg); err != nil {
 		return err

@@ -56,6 +56,7 @@ type Server struct {
 	install Install
 	workDir string
 	config  string
+	ini     iniConfig
 	env     []string
 	pg      *postgres
 	log     io.Writer
@@ -90,15 +91,10 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	if s.pg, err = createDatabase(ctx, opts.PostgresDSN); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	s.URL = "http://127.0.0.1:" + strconv.Itoa(port)
 	s.config = filepath.Join(s.workDir, "app.ini")
-	if err := writeAppINI(s.config, iniConfig{WorkDir: s.workDir, StaticRoot: install.StaticRoot, Port: port,
-		DBHost: s.pg.host, DBName: s.pg.name, DBUser: s.pg.user, DBPassword: s.pg.password}); err != nil {
-		return nil, fmt.Errorf("write app.ini: %w", err)
+	s.ini = newINIConfig(s.workDir, install.StaticRoot, s.pg)
+	if err := s.choosePort(); err != nil {
+		return nil, err
 	}
 	// Gitea and the git it runs see this environment only: no git
 	// configuration of the caller's leaks into its repositories.
@@ -123,12 +119,37 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 		return nil, err
 	}
 	users := time.Now()
-	if err := s.serve(ctx, opts.StartTimeout); err != nil {
-		return nil, err
+	// The port was free when chosen, but another process may bind it
+	// before Gitea does: a Gitea that exits at start gets another.
+	for attempt := 1; ; attempt++ {
+		err := s.serve(ctx, opts.StartTimeout)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errExited) || attempt == 3 {
+			return nil, err
+		}
+		if err := s.choosePort(); err != nil {
+			return nil, err
+		}
 	}
 	fmt.Fprintf(s.log, "giteatest: migrate %s, users %s, web ready %s\n", migrated.Sub(begin).Round(time.Millisecond),
 		users.Sub(migrated).Round(time.Millisecond), time.Since(users).Round(time.Millisecond))
 	return s, nil
+}
+
+// choosePort picks a free port for the server and writes its app.ini.
+func (s *Server) choosePort() error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	s.ini.Port = port
+	s.URL = "http://127.0.0.1:" + strconv.Itoa(port)
+	if err := writeAppINI(s.config, s.ini); err != nil {
+		return fmt.Errorf("write app.ini: %w", err)
+	}
+	return nil
 }
 
 // createUser creates u and an API token for it with Gitea's CLI.
@@ -171,6 +192,8 @@ func (s *Server) cli(ctx context.Context, args ...string) (string, error) {
 	return stdout.String(), nil
 }
 
+var errExited = errors.New("gitea web exited before answering")
+
 // serve starts `gitea web` and waits until its API answers, the process
 // ends, or timeout has passed.
 func (s *Server) serve(ctx context.Context, timeout time.Duration) error {
@@ -201,7 +224,7 @@ func (s *Server) serve(ctx context.Context, timeout time.Duration) error {
 		}
 		select {
 		case <-s.done:
-			return fmt.Errorf("gitea web exited before answering: %v", s.cmd.ProcessState)
+			return fmt.Errorf("%w: %v", errExited, s.cmd.ProcessState)
 		case <-ctx.Done():
 			return fmt.Errorf("gitea web did not answer on %s: %w", s.URL, ctx.Err())
 		case <-tick.C:
