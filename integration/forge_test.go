@@ -45,14 +45,14 @@ type forgeWorld struct {
 // given into task.txt, so the branch shows what each round was told.
 const taskAgent = `cp "$AZOLLA_INPUT_FILE" task.txt`
 
-func setupForge(t *testing.T, s *giteatest.Server, f func(*config.ForgeConfig)) *forgeWorld {
+func setupForge(t testing.TB, s *giteatest.Server, f func(*config.ForgeConfig)) *forgeWorld {
 	t.Helper()
 	return setupForgeWith(t, s, f, nil)
 }
 
 // setupForgeWith is setupForge with the repository's settings changed by
 // rc after the forge's.
-func setupForgeWith(t *testing.T, s *giteatest.Server, f func(*config.ForgeConfig), rc func(*config.RepositoryConfig)) *forgeWorld {
+func setupForgeWith(t testing.TB, s *giteatest.Server, f func(*config.ForgeConfig), rc func(*config.RepositoryConfig)) *forgeWorld {
 	t.Helper()
 	r := giteatest.NewRepo(t, s)
 	// The token is in the worker's environment under a name of the
@@ -81,7 +81,7 @@ func setupForgeWith(t *testing.T, s *giteatest.Server, f func(*config.ForgeConfi
 }
 
 // approve creates an objective on the repository and approves it.
-func (w *forgeWorld) approve(t *testing.T, id string) {
+func (w *forgeWorld) approve(t testing.TB, id string) {
 	t.Helper()
 	w.create(t, id, func(o *store.Objective) {
 		o.Repository, o.BaseBranch, o.Generator = w.clone, "main", config.GeneratorCommand
@@ -94,7 +94,7 @@ func (w *forgeWorld) approve(t *testing.T, id string) {
 
 // sync wakes the lifecycle so that it reads its pull request now (azolla
 // pr sync), rather than at its next poll.
-func (w *forgeWorld) sync(t *testing.T, id string) {
+func (w *forgeWorld) sync(t testing.TB, id string) {
 	t.Helper()
 	o, err := w.store.GetObjective(context.Background(), id)
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func (w *forgeWorld) sync(t *testing.T, id string) {
 }
 
 // pullRequests lists every pull request of the repository, any state.
-func (w *forgeWorld) pullRequests(t *testing.T) []int {
+func (w *forgeWorld) pullRequests(t testing.TB) []int {
 	t.Helper()
 	var prs []struct {
 		Number int `json:"number"`
@@ -117,7 +117,7 @@ func (w *forgeWorld) pullRequests(t *testing.T) []int {
 }
 
 // file reads path at ref on the forge.
-func (w *forgeWorld) file(t *testing.T, path, ref string) string {
+func (w *forgeWorld) file(t testing.TB, path, ref string) string {
 	t.Helper()
 	var c struct {
 		Content string `json:"content"`
@@ -130,7 +130,7 @@ func (w *forgeWorld) file(t *testing.T, path, ref string) string {
 }
 
 // comments are the bodies of the pull request's conversation comments.
-func (w *forgeWorld) comments(t *testing.T, number int) []string {
+func (w *forgeWorld) comments(t testing.TB, number int) []string {
 	t.Helper()
 	var cs []struct {
 		Body string `json:"body"`
@@ -146,7 +146,7 @@ func (w *forgeWorld) comments(t *testing.T, number int) []string {
 
 // waitRound waits until the objective's pull request is in round n and its
 // lifecycle follows it again.
-func (w *forgeWorld) waitRound(t *testing.T, id string, n int) *store.PullRequest {
+func (w *forgeWorld) waitRound(t testing.TB, id string, n int) *store.PullRequest {
 	t.Helper()
 	var pr *store.PullRequest
 	require.Eventually(t, func() bool {
@@ -247,7 +247,7 @@ func TestForge_FullLoopOnGitea(t *testing.T) {
 
 // attr is the lifecycle's search attribute name as the visibility store
 // lists it.
-func (w *forgeWorld) attr(t *testing.T, id, name string) string {
+func (w *forgeWorld) attr(t testing.TB, id, name string) string {
 	t.Helper()
 	d, err := w.client.DescribeWorkflowExecution(context.Background(), workflows.ObjectiveWorkflowID(id), "")
 	require.NoError(t, err)

@@ -43,7 +43,7 @@ type setupOptions struct {
 	configure func(*config.Config)
 }
 
-func setup(t *testing.T, o setupOptions) *bundle {
+func setup(t testing.TB, o setupOptions) *bundle {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := config.DefaultFor(func(string) string { return "" })
@@ -84,7 +84,7 @@ func setup(t *testing.T, o setupOptions) *bundle {
 
 // startWorker runs a lifecycle worker (with the polling bridge) in this
 // process until the test ends.
-func (b *bundle) startWorker(t *testing.T, identity string) {
+func (b *bundle) startWorker(t testing.TB, identity string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -99,7 +99,7 @@ func (b *bundle) startWorker(t *testing.T, identity string) {
 }
 
 // create stores an objective and starts its lifecycle.
-func (b *bundle) create(t *testing.T, id string, mutate ...func(*store.Objective)) *store.Objective {
+func (b *bundle) create(t testing.TB, id string, mutate ...func(*store.Objective)) *store.Objective {
 	t.Helper()
 	o := &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Integration objective " + id,
 		AcceptanceCriteria: []string{"it runs"}, Status: store.StatusNew, Urgency: "NORMAL"}
@@ -112,7 +112,7 @@ func (b *bundle) create(t *testing.T, id string, mutate ...func(*store.Objective
 }
 
 // waitStep polls the lifecycle until it reaches step.
-func (b *bundle) waitStep(t *testing.T, id, step string) workflows.State {
+func (b *bundle) waitStep(t testing.TB, id, step string) workflows.State {
 	t.Helper()
 	var st workflows.State
 	require.Eventually(t, func() bool {
@@ -124,7 +124,7 @@ func (b *bundle) waitStep(t *testing.T, id, step string) workflows.State {
 }
 
 // requireAuditClean runs azolla verify's audit on the store.
-func (b *bundle) requireAuditClean(t *testing.T) {
+func (b *bundle) requireAuditClean(t testing.TB) {
 	t.Helper()
 	rep, err := audit.Run(context.Background(), b.store, time.Now())
 	require.NoError(t, err)
@@ -132,7 +132,7 @@ func (b *bundle) requireAuditClean(t *testing.T) {
 }
 
 // counts returns how many bundles and run records the objective has.
-func (b *bundle) counts(t *testing.T, objectiveID string) (workOrders, bundles, runRecords int) {
+func (b *bundle) counts(t testing.TB, objectiveID string) (workOrders, bundles, runRecords int) {
 	t.Helper()
 	ctx := context.Background()
 	wos, err := b.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: objectiveID})

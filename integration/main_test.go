@@ -77,7 +77,7 @@ func freePort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func dialClient(t *testing.T) client.Client {
+func dialClient(t testing.TB) client.Client {
 	t.Helper()
 	c, err := client.Dial(client.Options{HostPort: server.FrontendAddress(), Namespace: "default",
 		Logger: quietSDKLogger{}})
