@@ -76,7 +76,7 @@ func (a *Lifecycle) SyncPullRequest(ctx context.Context, in SyncPullRequestInput
 	}
 	switch fpr.State {
 	case forge.StateMerged:
-		return a.pullRequestMerged(ctx, pr, fpr, res)
+		return a.pullRequestMerged(ctx, pr, res)
 	case forge.StateClosed:
 		return a.pullRequestClosed(ctx, o, pr, res)
 	}
@@ -122,11 +122,12 @@ func (a *Lifecycle) forgeOf(o *store.Objective) (*ForgeTarget, error) {
 	return t, nil
 }
 
-// pullRequestMerged records the merge: the objective is confirmed.
-func (a *Lifecycle) pullRequestMerged(ctx context.Context, pr *store.PullRequest, fpr forge.PullRequest,
+// pullRequestMerged records the merge: the objective is confirmed. The
+// head stays the commit azolla pushed, whatever else was pushed since.
+func (a *Lifecycle) pullRequestMerged(ctx context.Context, pr *store.PullRequest,
 	res SyncPullRequestResult) (SyncPullRequestResult, error) {
 	if _, _, err := a.Store.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{
-		ObjectiveID: pr.ObjectiveID, State: store.PullRequestMerged, HeadSHA: fpr.HeadSHA, Now: a.now()}); err != nil {
+		ObjectiveID: pr.ObjectiveID, State: store.PullRequestMerged, Now: a.now()}); err != nil {
 		return res, fmt.Errorf("record the merge of %s: %w", pr.URL, err)
 	}
 	logger(ctx, pr.ObjectiveID, pr.WorkOrderID).Info("pull request merged: objective confirmed", "url", pr.URL)

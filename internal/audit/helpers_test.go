@@ -114,8 +114,12 @@ func execute(t *testing.T, s store.Querier, wo *store.WorkOrder) {
 func gate(t *testing.T, s store.Querier, wo *store.WorkOrder, result string) {
 	t.Helper()
 	ctx, at := context.Background(), T0.Add(3*time.Minute)
-	_, err := s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: wo.ObjectiveID,
-		GateResult: result, GateReason: "checked", CreatedAt: at, UpdatedAt: at})
+	rr := &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: wo.ObjectiveID,
+		GateResult: result, GateReason: "checked", CreatedAt: at, UpdatedAt: at}
+	if result == store.GatePass {
+		rr.CommitSHA = storetest.SHA1 // the commit a pull request records as its head
+	}
+	_, err := s.UpsertRunRecord(ctx, rr)
 	require.NoError(t, err)
 	to, reason := store.StatusDone, store.PauseRunComplete
 	if result == store.GateFail {

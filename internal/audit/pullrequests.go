@@ -43,8 +43,9 @@ func pullRequestSchema(s *state, r recorder) {
 }
 
 // pullRequestOfPassedWorkOrder: a pull request is opened, adopted or
-// pushed to only after a gate PASS, so its objective exists and its
-// workorder is one of that objective's with a PASS run_record.
+// pushed to only after a gate PASS, so its objective exists, its
+// workorder is one of that objective's with a PASS run_record, and the
+// head recorded is the commit that PASS was for (what azolla pushed).
 func pullRequestOfPassedWorkOrder(s *state, r recorder) {
 	objectives := make(map[string]bool, len(s.objectives))
 	for _, o := range s.objectives {
@@ -64,6 +65,9 @@ func pullRequestOfPassedWorkOrder(s *state, r recorder) {
 			r.violation(res, "its workorder %s is of objective %q", w.WorkOrderID, w.ObjectiveID)
 		case s.runRecord[w.WorkOrderID] == nil || s.runRecord[w.WorkOrderID].GateResult != store.GatePass:
 			r.violation(res, "its workorder %s has no %s run_record", w.WorkOrderID, store.GatePass)
+		case s.runRecord[w.WorkOrderID].CommitSHA != p.HeadSHA:
+			r.violation(res, "its recorded head %s is not the commit its workorder %s passed with (%s)",
+				p.HeadSHA, w.WorkOrderID, s.runRecord[w.WorkOrderID].CommitSHA)
 		}
 	}
 }

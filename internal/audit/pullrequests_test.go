@@ -101,6 +101,9 @@ func TestRun_ReportsEachBrokenPullRequestGuarantee(t *testing.T) {
 			gate(t, s, wo, store.GateFail)
 			openPullRequest(t, s, wo, 2)
 		}, []want{{audit.RulePullRequestOfPassedWorkOrder, "pull_request obj-2"}}},
+		{"a head azolla did not push", func(t *testing.T, s *sqlstore.Store) {
+			raw(t, s, `UPDATE pull_requests SET head_sha = '`+storetest.SHA2+`' WHERE objective_id = 'obj-1'`)
+		}, []want{{audit.RulePullRequestOfPassedWorkOrder, "pull_request obj-1"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
