@@ -39,8 +39,14 @@ func run(ctx context.Context, buildOnly bool) error {
 		fmt.Printf("%s (%s)\n", inst.Binary, time.Since(begin).Round(time.Second))
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "starting Gitea %s (the first run builds it: minutes)\n", giteatest.Version)
-	s, err := giteatest.Start(ctx, giteatest.Options{Log: os.Stderr})
+	logFile, err := os.CreateTemp("", "azolla-forgedev-*.log")
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	fmt.Fprintf(os.Stderr, "starting Gitea %s (the first run builds it: minutes); its log: %s\n", giteatest.Version,
+		logFile.Name())
+	s, err := giteatest.Start(ctx, giteatest.Options{Log: logFile})
 	if err != nil {
 		return err
 	}

@@ -243,6 +243,13 @@ func printPullRequest(out io.Writer, d *objectiveDetail) {
 		fmt.Fprintf(out, "pull req    %s  %s  #%d on %s %s (%s by azolla), head %s at %s, round %d\n", line(pr.URL),
 			line(string(pr.State)), pr.Number, line(pr.Forge), line(pr.Repository), how, line(pr.HeadBranch),
 			line(pr.HeadSHA), pr.Rounds)
+		if l := d.Lifecycle; l != nil && l.PullRequestWaiting != "" {
+			fmt.Fprintf(out, "  feedback  %s: 'objective retry %s' takes it into the next round\n",
+				line(l.PullRequestWaiting), line(pr.ObjectiveID))
+		}
+		if l := d.Lifecycle; l != nil && l.PullRequestError != "" {
+			fmt.Fprintf(out, "  not read  %s\n", line(l.PullRequestError))
+		}
 		return
 	}
 	switch l := d.Lifecycle; {
