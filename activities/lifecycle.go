@@ -69,6 +69,25 @@ type Observer interface {
 	WorkOrderExecuted(runner string)
 	// GateVerdict: a gate ("workorder", "track") wrote its verdict.
 	GateVerdict(gate, result string)
+	// PullRequest: something happened to an objective's pull request
+	// (PullRequest* events), recorded in the store first.
+	PullRequest(event string)
+}
+
+// Pull request events, as Observer.PullRequest counts them.
+const (
+	PullRequestOpened  = "opened"
+	PullRequestAdopted = "adopted"
+	PullRequestRevised = "revised"
+	PullRequestMerged  = "merged"
+	PullRequestClosed  = "closed"
+)
+
+// observePullRequest tells the observer, if any.
+func (a *Lifecycle) observePullRequest(event string) {
+	if a.Observer != nil {
+		a.Observer.PullRequest(event)
+	}
 }
 
 // Runners and gates as Observer names them.

@@ -90,7 +90,7 @@ func (a *Lifecycle) OpenPullRequest(ctx context.Context, in PullRequestInput) (P
 		return PullRequestResult{}, forgeError(fmt.Errorf("open or adopt the pull request of %s on %s %s: %w",
 			req.open.Head, req.target.Kind, req.target.Repository, err))
 	}
-	rec, _, err := a.Store.RecordPullRequest(ctx, store.RecordPullRequestParams{
+	rec, fresh, err := a.Store.RecordPullRequest(ctx, store.RecordPullRequestParams{
 		ObjectiveID: w.ObjectiveID, WorkOrderID: w.WorkOrderID, Forge: req.target.Kind,
 		Repository: req.target.Repository, Number: pr.Number, URL: pr.URL, HeadBranch: req.open.Head,
 		BaseBranch: req.open.Base, HeadSHA: req.commit, Adopted: !created, Now: a.now()})
@@ -98,6 +98,12 @@ func (a *Lifecycle) OpenPullRequest(ctx context.Context, in PullRequestInput) (P
 		return PullRequestResult{}, permanent(fmt.Errorf("record pull request %s: %w", pr.URL, err))
 	}
 	log.Info("pull request recorded", "url", rec.URL, "number", rec.Number, "created", created)
+	switch {
+	case fresh && created:
+		a.observePullRequest(PullRequestOpened)
+	case fresh:
+		a.observePullRequest(PullRequestAdopted)
+	}
 	if prev != nil && prev.State == store.PullRequestOpen && prev.Number == rec.Number && prev.WorkOrderID != w.WorkOrderID {
 		// A new round pushed to the same pull request: say so there, once
 		// (after the record, so a retry finds its workorder and says

@@ -126,9 +126,13 @@ func (a *Lifecycle) forgeOf(o *store.Objective) (*ForgeTarget, error) {
 // head stays the commit azolla pushed, whatever else was pushed since.
 func (a *Lifecycle) pullRequestMerged(ctx context.Context, pr *store.PullRequest,
 	res SyncPullRequestResult) (SyncPullRequestResult, error) {
-	if _, _, err := a.Store.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{
-		ObjectiveID: pr.ObjectiveID, State: store.PullRequestMerged, Now: a.now()}); err != nil {
+	_, changed, err := a.Store.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{
+		ObjectiveID: pr.ObjectiveID, State: store.PullRequestMerged, Now: a.now()})
+	if err != nil {
 		return res, fmt.Errorf("record the merge of %s: %w", pr.URL, err)
+	}
+	if changed {
+		a.observePullRequest(PullRequestMerged)
 	}
 	logger(ctx, pr.ObjectiveID, pr.WorkOrderID).Info("pull request merged: objective confirmed", "url", pr.URL)
 	res.State = store.PullRequestMerged
@@ -139,9 +143,13 @@ func (a *Lifecycle) pullRequestMerged(ctx context.Context, pr *store.PullRequest
 // back to a human.
 func (a *Lifecycle) pullRequestClosed(ctx context.Context, o *store.Objective, pr *store.PullRequest,
 	res SyncPullRequestResult) (SyncPullRequestResult, error) {
-	if _, _, err := a.Store.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{
-		ObjectiveID: pr.ObjectiveID, State: store.PullRequestClosed, Now: a.now()}); err != nil {
+	_, changed, err := a.Store.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{
+		ObjectiveID: pr.ObjectiveID, State: store.PullRequestClosed, Now: a.now()})
+	if err != nil {
 		return res, fmt.Errorf("record the close of %s: %w", pr.URL, err)
+	}
+	if changed {
+		a.observePullRequest(PullRequestClosed)
 	}
 	ps := pause.PullRequestClosed(o.ObjectiveID, o.StatusSeq, pr.WorkOrderID, pr.URL, a.now())
 	if _, _, err := a.Store.CreatePauseStateOnce(ctx, &ps); err != nil {
@@ -190,6 +198,7 @@ func (a *Lifecycle) revise(ctx context.Context, o *store.Objective, pr *store.Pu
 		return res, permanent(fmt.Errorf("start the next round on %s: %w", pr.URL, err))
 	}
 	res.Waiting = ""
+	a.observePullRequest(PullRequestRevised)
 	logger(ctx, o.ObjectiveID, "").Info("pull request feedback taken: next round", "url", pr.URL,
 		"event_id", res.Revised.EventID, "by", by)
 	return res, nil

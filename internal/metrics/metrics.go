@@ -16,6 +16,7 @@ const (
 	NameClaimAcquisitions  = "azolla_claim_acquisitions_total"
 	NameWorkOrdersExecuted = "azolla_workorders_executed_total"
 	NameGateVerdicts       = "azolla_gate_verdicts_total"
+	NamePullRequests       = "azolla_pull_requests_total"
 	NameJobsDeadLettered   = "azolla_jobs_dead_lettered_total"
 	NameReaperActions      = "azolla_reaper_actions_total"
 	NameObjectives         = "azolla_objectives"
@@ -30,6 +31,7 @@ type Metrics struct {
 	claims      *prometheus.CounterVec
 	executed    *prometheus.CounterVec
 	gate        *prometheus.CounterVec
+	prs         *prometheus.CounterVec
 	deadLetters prometheus.Counter
 	reaper      *prometheus.CounterVec
 }
@@ -46,13 +48,16 @@ func New(reg prometheus.Registerer) *Metrics {
 		gate: prometheus.NewCounterVec(prometheus.CounterOpts{Name: NameGateVerdicts,
 			Help: "Gate verdicts written, by gate (workorder, track) and result (PASS, FAIL)."},
 			[]string{"gate", "result"}),
+		prs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: NamePullRequests,
+			Help: "Objectives' pull requests by event: opened, adopted (open before azolla asked), revised (a round started from review or checks), merged, closed (without merge)."},
+			[]string{"event"}),
 		deadLetters: prometheus.NewCounter(prometheus.CounterOpts{Name: NameJobsDeadLettered,
 			Help: "Control plane jobs dead-lettered, by a worker's fail or the reaper."}),
 		reaper: prometheus.NewCounterVec(prometheus.CounterOpts{Name: NameReaperActions,
 			Help: "What the control plane's reaper did, by action."},
 			[]string{"action"}),
 	}
-	reg.MustRegister(m.claims, m.executed, m.gate, m.deadLetters, m.reaper)
+	reg.MustRegister(m.claims, m.executed, m.gate, m.prs, m.deadLetters, m.reaper)
 	return m
 }
 
@@ -79,6 +84,14 @@ func (m *Metrics) GateVerdict(gate, result string) {
 		return
 	}
 	m.gate.WithLabelValues(gate, result).Inc()
+}
+
+// PullRequest counts an event of an objective's pull request.
+func (m *Metrics) PullRequest(event string) {
+	if m == nil {
+		return
+	}
+	m.prs.WithLabelValues(event).Inc()
 }
 
 // JobDeadLettered implements controlplane.Observer.

@@ -132,12 +132,17 @@ func TestCounters_ExecutedGateDeadLettersReaper(t *testing.T) {
 	tb.m.GateVerdict("workorder", store.GatePass)
 	tb.m.GateVerdict("track", store.GateFail)
 	tb.m.JobDeadLettered()
+	tb.m.PullRequest("opened")
+	tb.m.PullRequest("merged")
+	tb.m.PullRequest("merged")
 	tb.m.ReaperPass(controlplane.ReaperCounts{Leader: true, Expired: 2, Requeued: 1, DeadLettered: 1})
 	tb.m.ReaperPass(controlplane.ReaperCounts{Leader: false, Expired: 5}) // a standby did nothing
 	require.Equal(t, 1.0, metricVec(t, tb.reg, metrics.NameWorkOrdersExecuted, "runner", "local"))
 	require.Equal(t, 1.0, metricVec(t, tb.reg, metrics.NameGateVerdicts, "result", "PASS"))
 	require.Equal(t, 1.0, metricVec(t, tb.reg, metrics.NameGateVerdicts, "result", "FAIL"))
 	require.Equal(t, 1.0, metricVec(t, tb.reg, metrics.NameJobsDeadLettered, "", ""))
+	require.Equal(t, 2.0, metricVec(t, tb.reg, metrics.NamePullRequests, "event", "merged"))
+	require.Equal(t, 1.0, metricVec(t, tb.reg, metrics.NamePullRequests, "event", "opened"))
 	require.Equal(t, 2.0, metricVec(t, tb.reg, metrics.NameReaperActions, "action", "expired"))
 	require.Equal(t, 1.0, metricVec(t, tb.reg, metrics.NameReaperActions, "action", "requeued"))
 
