@@ -202,7 +202,14 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrde
 		if rr.CommitSHA != "" {
 			branch = w.BranchName
 		}
-		ps = pause.RunComplete(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, branch, keep, now)
+		// A later round on an open pull request: the review is there.
+		url := ""
+		if pr, err := q.GetPullRequest(ctx, o.ObjectiveID); err == nil && pr.State == store.PullRequestOpen {
+			url = pr.URL
+		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return GateResult{}, err
+		}
+		ps = pause.RunCompleteOn(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, branch, url, keep, now)
 	} else {
 		ps = pause.GateFailed(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, keep, now)
 	}

@@ -220,6 +220,10 @@ func TestForge_FullLoopOnGitea(t *testing.T) {
 	require.Contains(t, task, "task.txt:2: Keep the criteria on their own line.")
 	require.Contains(t, task, "as reviewed")
 	require.Equal(t, []int{pr.Number}, w.pullRequests(t), "never a second pull request")
+	pauses, err := w.store.ListPauseStates(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, "Review PR "+pr.URL, pauses[len(pauses)-1].PrioritizedActions[0],
+		"a later round's pause names its pull request")
 	require.Eventually(t, func() bool {
 		for _, c := range w.comments(t, pr.Number) {
 			if strings.Contains(c, "round 2 pushed `"+pr2.HeadSHA+"`") {

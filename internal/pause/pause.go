@@ -84,8 +84,17 @@ func New(s Spec) store.PauseState {
 // RunComplete is a PASS (docs/protocol/patch-flow.md#pass): review the branch (or, without one, the
 // output) and confirm. keep, when set, warns that the branch was not pushed.
 func RunComplete(objectiveID string, seq int64, workOrderID, branch string, keep *Action, now time.Time) store.PauseState {
+	return RunCompleteOn(objectiveID, seq, workOrderID, branch, "", keep, now)
+}
+
+// RunCompleteOn is RunComplete on a branch whose pull request is known:
+// the review action names it.
+func RunCompleteOn(objectiveID string, seq int64, workOrderID, branch, pullRequest string, keep *Action, now time.Time) store.PauseState {
 	review := Action{ReviewOutput, "Review the output of " + workOrderID}
-	if branch != "" {
+	switch {
+	case branch != "" && pullRequest != "":
+		review = Action{ReviewBranch, "Review PR " + pullRequest}
+	case branch != "":
 		review = Action{ReviewBranch, "Review PR on " + branch}
 	}
 	actions := []Action{review}
