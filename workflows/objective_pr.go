@@ -67,20 +67,7 @@ func (w *objective) awaitReview(ctx workflow.Context) (next, error) {
 	}
 	for w.wake.ReceiveAsync(nil) {
 	}
-	in := activities.SyncPullRequestInput{ObjectiveID: w.state.ObjectiveID}
-	d := w.decision
-	if d != nil {
-		in.Revise, in.By, in.Comment = true, d.By, d.Comment
-	}
-	var res activities.SyncPullRequestResult
-	err := workflow.ExecuteActivity(withForgeOptions(ctx), act.SyncPullRequest, in).Get(ctx, &res)
-	if d != nil {
-		var r DecisionResult
-		if res.Revised != nil {
-			r.EventID = res.Revised.EventID
-		}
-		w.resolve(r, err)
-	}
+	res, err := w.syncPullRequest(ctx)
 	if err != nil {
 		// The pull request stays followed: the next look may find the
 		// forge back, or its configuration fixed.
@@ -104,9 +91,30 @@ func (w *objective) awaitReview(ctx workflow.Context) (next, error) {
 		w.prOpen, w.state.Step = false, StepDone
 		return complete, nil
 	case res.Revised != nil:
-		w.log.Info("next round on the pull request", "event_id", res.Revised.EventID, "by", in.By)
+		w.log.Info("next round on the pull request", "event_id", res.Revised.EventID)
 		w.setStatus(ctx, res.Revised.Status)
 		return newRound, nil
 	}
 	return again, nil
+}
+
+// syncPullRequest reads the pull request once (SyncPullRequest), asking
+// for the next round when a human's retry is being handled, and answers
+// that retry with the round's event.
+func (w *objective) syncPullRequest(ctx workflow.Context) (activities.SyncPullRequestResult, error) {
+	in := activities.SyncPullRequestInput{ObjectiveID: w.state.ObjectiveID}
+	d := w.decision
+	if d != nil {
+		in.Revise, in.By, in.Comment = true, d.By, d.Comment
+	}
+	var res activities.SyncPullRequestResult
+	err := workflow.ExecuteActivity(withForgeOptions(ctx), act.SyncPullRequest, in).Get(ctx, &res)
+	if d != nil {
+		var r DecisionResult
+		if res.Revised != nil {
+			r.EventID = res.Revised.EventID
+		}
+		w.resolve(r, err)
+	}
+	return res, err
 }
