@@ -166,7 +166,7 @@ func (p *Pruner) consider(ctx context.Context, name string, c *PruneCounts) erro
 			rec.WorkOrderID, "detail", why)
 		return nil
 	}
-	size, _ := dirSize(ws)
+	size, _ := patch.DiskUsage(ws)
 	if err := os.RemoveAll(ws); err != nil {
 		return fmt.Errorf("remove %s: %w", ws, err)
 	}
@@ -254,26 +254,6 @@ func (p *Pruner) mirrors(ctx context.Context, c *PruneCounts) {
 		}
 		c.MirrorsGCd++
 	}
-}
-
-// dirSize is the total size of the regular files under path; symbolic
-// links are never followed.
-func dirSize(path string) (int64, error) {
-	var total int64
-	err := filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			total += info.Size()
-		}
-		return nil
-	})
-	return total, err
 }
 
 func (p *Pruner) log() *slog.Logger {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/azolla/azolla/internal/atomicfile"
 )
 
 // recordsDir holds, in a git dir, a record per workorder whose
@@ -106,26 +108,7 @@ func (w *Workspaces) write(rec WorkspaceRecord) error {
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("record workspace of %s: %w", rec.WorkOrderID, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("record workspace of %s: %w", rec.WorkOrderID, err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".record-*")
-	if err != nil {
-		return fmt.Errorf("record workspace of %s: %w", rec.WorkOrderID, err)
-	}
-	defer os.Remove(f.Name()) // a no-op once renamed
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
+	if err := atomicfile.WriteJSON(path, rec); err != nil {
 		return fmt.Errorf("record workspace of %s: %w", rec.WorkOrderID, err)
 	}
 	return nil

@@ -88,7 +88,7 @@ func (ps *pass) entry(ctx context.Context, de fs.DirEntry) (Entry, error) {
 		return e, nil
 	}
 	e.Reason, e.Branch = reason, branch
-	e.Bytes, err = size(path)
+	e.Bytes, err = patch.DiskUsage(path)
 	if err != nil {
 		return e, fmt.Errorf("measure %s: %w", path, err)
 	}

@@ -161,13 +161,13 @@ func (p *Pruner) mirrors(ctx context.Context, rep *Report) {
 			rep.Mirrors = append(rep.Mirrors, Mirror{Dir: dir})
 			continue
 		}
-		before, _ := size(dir)
+		before, _ := patch.DiskUsage(dir)
 		if err := m.Gc(ctx, dir); err != nil {
 			rep.Errors = append(rep.Errors, err.Error())
 			p.log().Warn("workspace retention: mirror gc failed", "mirror", dir, "error", err)
 			continue
 		}
-		after, _ := size(dir)
+		after, _ := patch.DiskUsage(dir)
 		freed := max(before-after, 0)
 		rep.Mirrors, rep.MirrorBytesFreed = append(rep.Mirrors, Mirror{Dir: dir, BytesFreed: freed}), rep.MirrorBytesFreed+freed
 	}

@@ -2,7 +2,6 @@ package retention
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,24 +39,4 @@ func (ps *pass) remove(e *Entry) error {
 		return fmt.Errorf("remove %s: %w", path, err)
 	}
 	return nil
-}
-
-// size is the total size of the regular files under path; symbolic links
-// are counted as themselves, never followed.
-func size(path string) (int64, error) {
-	var total int64
-	err := filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			total += info.Size()
-		}
-		return nil
-	})
-	return total, err
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/azolla/azolla/internal/atomicfile"
 )
 
 // Pushed is a push marker: the record, written by Execute once a push of
@@ -55,30 +57,31 @@ func ReadPushed(dir, workOrderID string) (p Pushed, ok bool, err error) {
 // writePushed records p, atomically: a reader sees the whole marker or
 // none.
 func writePushed(dir string, p Pushed) error {
-	path := PushMarker(dir, p.WorkOrderID)
-	b, err := json.Marshal(p)
-	if err != nil {
-		return fmt.Errorf("write push marker of %s: %w", p.WorkOrderID, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write push marker of %s: %w", p.WorkOrderID, err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".pushed-*")
-	if err != nil {
-		return fmt.Errorf("write push marker of %s: %w", p.WorkOrderID, err)
-	}
-	defer os.Remove(f.Name()) // a no-op once renamed
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
+	if err := atomicfile.WriteJSON(PushMarker(dir, p.WorkOrderID), p); err != nil {
 		return fmt.Errorf("write push marker of %s: %w", p.WorkOrderID, err)
 	}
 	return nil
+}
+
+// DiskUsage is the total size of the regular files under path (a
+// workspace, a mirror); symbolic links are counted as themselves, never
+// followed.
+func DiskUsage(path string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			total += info.Size()
+		}
+		return nil
+	})
+	return total, err
 }
 
 // ClearPushed removes a workorder's push marker, if any: before a run
