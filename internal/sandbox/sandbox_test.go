@@ -359,8 +359,9 @@ func TestLimits_ForkBombIsContainedAndNamed(t *testing.T) {
 	ctx, cancel := context.WithTimeoutCause(t.Context(), 3*time.Second, errors.New("budget"))
 	defer cancel()
 	// The sandbox dies with its first process: that one waits, and the
-	// budget ends the run.
-	o, out, err := b.run(t, ctx, sandbox.Policy{}, `bomb() { bomb | bomb & }; bomb; sleep 60`)
+	// budget ends the run. It waits by exec, which needs no fork: with the
+	// bomb at the limit, a forked sleep may fail and end the run early.
+	o, out, err := b.run(t, ctx, sandbox.Policy{}, `bomb() { bomb | bomb & }; bomb; exec sleep 60`)
 	require.ErrorContains(t, err, "budget")
 	require.Contains(t, o.Limit, "process limit (max_processes 64)", out)
 	// The machine still forks, and the worker with it.
