@@ -17,8 +17,9 @@
 // input: nothing here reads a clock.
 //
 // Rows are JSON objects whose field names are those of the store records
-// (objective, pause_state, run_record), so a store record marshals straight
-// into a row; fields the report does not use are ignored. The queries read
+// (objective, pause_state, run_record, pull_request), so a store record
+// marshals straight into a row; fields the report does not use are
+// ignored. The queries read
 // (Query* constants), and the row type each decodes into:
 //
 //   - objectives_by_status: ObjectiveRow, every status.
@@ -26,8 +27,17 @@
 //   - overdue_objectives: ObjectiveRow with deadline set.
 //   - human_pause_states: PauseRow, pause states waiting for a human.
 //   - recent_run_records: RunRow, gate verdicts.
+//   - pull_requests: PullRequestRow, the objectives' pull requests: every
+//     OPEN one, and those MERGED or CLOSED within the substrate's lookback.
 //
-// A query name the report does not know is ignored with a note.
+// A query name the report does not know is ignored with a note. A query it
+// reads that is missing is a note too (its sections are incomplete), so a
+// manifest recorded before the query existed still builds. A query whose
+// parameters say ParamTableAbsent ran against a substrate without its
+// table (a store older than it): its sections are empty, with a note. A
+// row that does not decode into its type is an error wrapping
+// ErrInvalidInput. Versions are recorded (Sources), not judged: every
+// query is at version 1.
 //
 // # Report
 //
@@ -36,9 +46,15 @@
 // after last_manifest_at, every DONE when there was none; newest first), In
 // progress and Blocked (most urgent first, then oldest), Overdue (earliest
 // deadline first), Failed at the gate (gate FAIL after last_manifest_at,
-// newest first), and Top actions: at most MaxTopActions, one per objective,
-// ordered by the objective's urgency, then by kind (overdue, gate failure,
-// blocked, waiting for a human), then oldest first, then id. TopActions
+// newest first), Pull requests waiting for review (every OPEN one, by the
+// objective's urgency, then longest untouched), Pull requests merged or
+// closed since the last manifest (newest first), and Top actions: at most
+// MaxTopActions, one per objective, ordered by the objective's urgency,
+// then by kind (overdue, gate failure, blocked, pull request to review,
+// waiting for a human), then oldest first, then id. An open pull request
+// ranks before a human pause of the same objective because it names what
+// to review; an objective not among the rows (DONE before the lookback)
+// counts as NORMAL. TopActions
 // returns them as lines, ready for the manifest gate's pause state.
 //
 // Text from records is made safe (textsafe.Line) and Markdown punctuation in

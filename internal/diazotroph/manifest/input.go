@@ -22,7 +22,18 @@ const (
 	QueryOverdueObjectives  = "overdue_objectives"
 	QueryHumanPauseStates   = "human_pause_states"
 	QueryRecentRunRecords   = "recent_run_records"
+	QueryPullRequests       = "pull_requests"
 )
+
+// queriesRead are the queries the report reads, in the order their notes
+// come.
+var queriesRead = []string{QueryObjectivesByStatus, QueryBlockedObjectives, QueryOverdueObjectives,
+	QueryHumanPauseStates, QueryRecentRunRecords, QueryPullRequests}
+
+// ParamTableAbsent is a query parameter: "true" says the substrate has no
+// table for the query (its store predates the table), so the query's
+// empty rows mean "not kept there", not "none".
+const ParamTableAbsent = "table_absent"
 
 // ErrInvalidInput is wrapped by every error about a snapshot whose
 // full_prompt_text is not a manifest input.
@@ -100,6 +111,21 @@ type RunRow struct {
 	GateResult  string    `json:"gate_result"`
 	GateReason  string    `json:"gate_reason"`
 	CreatedAt   time.Time `json:"created_at"`
+}
+
+// PullRequestRow is a row of pull_requests, an objective's pull request
+// record.
+type PullRequestRow struct {
+	ObjectiveID string `json:"objective_id"`
+	Number      int    `json:"number"`
+	URL         string `json:"url"`
+	// State is OPEN, MERGED or CLOSED (closed without merge).
+	State string `json:"state"`
+	// Rounds counts the revision rounds started on it, the first included.
+	Rounds    int        `json:"rounds"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	MergedAt  *time.Time `json:"merged_at,omitempty"`
+	ClosedAt  *time.Time `json:"closed_at,omitempty"`
 }
 
 // Rows returns a query result whose rows are the JSON of each of rows (store

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,22 @@ func at(d time.Duration) time.Time { return now.Add(d) }
 func obj(id, title string, status store.Status, urgency string, updated time.Time) store.Objective {
 	return store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: title, Status: status, Urgency: urgency,
 		CreatedAt: updated.Add(-time.Hour), UpdatedAt: updated}
+}
+
+// pr is objective id's pull request number, in state since settled (its
+// update time, and its merge or close time when it is not OPEN).
+func pr(id string, number int, state store.PullRequestState, rounds int, settled time.Time) store.PullRequest {
+	p := store.PullRequest{ObjectiveID: id, WorkOrderID: "wo-" + id + "-1", Forge: "gitea", Repository: "acme/app",
+		Number: number, URL: fmt.Sprintf("https://forge.example/acme/app/pulls/%d", number), HeadBranch: "azolla/" + id,
+		BaseBranch: "main", HeadSHA: strings.Repeat("a", 40), State: state, Rounds: rounds,
+		CreatedAt: settled.Add(-time.Hour), UpdatedAt: settled}
+	switch state {
+	case store.PullRequestMerged:
+		p.MergedAt = &settled
+	case store.PullRequestClosed:
+		p.ClosedAt = &settled
+	}
+	return p
 }
 
 // input is a substrate as the manifest scheduler will freeze it, its rows
@@ -67,6 +84,13 @@ func input(t *testing.T) manifest.Input {
 		{WorkOrderID: "wo-o-done-1-2", ObjectiveID: "o-done-1", GateResult: store.GatePass, GateReason: "ok", CreatedAt: at(-3 * time.Hour), UpdatedAt: at(-3 * time.Hour)},
 		{WorkOrderID: "wo-old-1", ObjectiveID: "o-done-old", GateResult: store.GateFail, GateReason: "before the last manifest", CreatedAt: at(-40 * time.Hour), UpdatedAt: at(-40 * time.Hour)},
 	}
+	prs := []store.PullRequest{
+		pr("o-done-2", 12, store.PullRequestOpen, 2, at(-1*time.Hour)),
+		pr("o-closed-1", 11, store.PullRequestClosed, 3, at(-6*time.Hour)),
+		pr("o-done-1", 10, store.PullRequestMerged, 1, at(-150*time.Minute)),
+		pr("o-review-old", 3, store.PullRequestOpen, 1, at(-50*time.Hour)),
+		pr("o-done-old", 5, store.PullRequestClosed, 1, at(-40*time.Hour)),
+	}
 	in := manifest.Input{Format: manifest.InputFormat, Scope: "ticket", Now: now, LastManifestAt: &last}
 	add := func(q manifest.QueryResult, err error) {
 		t.Helper()
@@ -78,6 +102,7 @@ func input(t *testing.T) manifest.Input {
 	add(manifest.Rows(manifest.QueryOverdueObjectives, 1, map[string]string{"now": now.Format(time.RFC3339)}, overdue))
 	add(manifest.Rows(manifest.QueryHumanPauseStates, 1, nil, pauses))
 	add(manifest.Rows(manifest.QueryRecentRunRecords, 1, map[string]string{"limit": "100"}, runs))
+	add(manifest.Rows(manifest.QueryPullRequests, 1, map[string]string{"limit": "100"}, prs))
 	return in
 }
 
@@ -111,7 +136,7 @@ func TestManifest_ExecuteWritesTheGoldenReportThroughTheRegistry(t *testing.T) {
 	res, err := d.Execute(t.Context(), request(prompt))
 	require.NoError(t, err)
 	require.Equal(t, store.RunnerOK, res.RunnerStatus)
-	require.Equal(t, "Manifest as of 2026-11-23T12:00:00Z: 6 top action(s)", res.Title)
+	require.Equal(t, "Manifest as of 2026-11-23T12:00:00Z: 7 top action(s)", res.Title)
 	golden(t, "manifest.golden.md", res.Content)
 	require.Equal(t, res.Content, textsafe.Block(res.Content), "nothing a terminal would obey")
 	require.True(t, strings.HasPrefix(res.Notes, "action: Finish or re-plan o-late-crit"), res.Notes)
@@ -123,8 +148,9 @@ func TestManifest_ExecuteWritesTheGoldenReportThroughTheRegistry(t *testing.T) {
 }
 
 // One action per objective, by urgency, then kind (overdue, gate failure,
-// blocked, waiting for a human), then age; a gate failure of an objective
-// DONE since is no action.
+// blocked, pull request to review, waiting for a human), then age; a gate
+// failure of an objective DONE since is no action, and an open pull request
+// names what to review better than the pause of the same objective.
 func TestManifest_TopActionsRankByUrgencyThenKindOnePerObjective(t *testing.T) {
 	t.Parallel()
 	rep, err := manifest.Build(input(t))
@@ -132,8 +158,9 @@ func TestManifest_TopActionsRankByUrgencyThenKindOnePerObjective(t *testing.T) {
 	require.Equal(t, []string{
 		"Finish or re-plan o-late-crit (Renew the TLS certificate): overdue by 1h 30m",
 		"Unblock o-blocked-a (Migrate the *billing* DB): waiting on DBA approval",
-		"o-done-2: Review PR on azolla/o-done-2",
+		"Review pull request https://forge.example/acme/app/pulls/12 of o-done-2",
 		"Finish or re-plan o-doing-1 (Write the manifest): overdue by 1d 2h 30m",
+		"Review pull request https://forge.example/acme/app/pulls/3 of o-review-old",
 		"o-new-1: Approve or reject o-new-1",
 		`Review the gate failure of wo-o-blocked-b-1 for o-blocked-b: tests failed:\x0a--- FAIL: TestRotate`,
 	}, rep.TopActions)
@@ -187,20 +214,24 @@ func TestManifest_EmptySubstrateWritesEmptySectionsAndNotesMissingQueries(t *tes
 	require.Contains(t, rep.Markdown, "## Blocked (0)\n\n_None._\n")
 	require.Contains(t, rep.Markdown, "- Since the last manifest: none was written before\n")
 	require.Empty(t, rep.TopActions)
-	require.Len(t, rep.Notes, 5)
+	require.Len(t, rep.Notes, 6)
+	require.Contains(t, rep.Notes, "query pull_requests is missing: its sections are incomplete")
+	require.Contains(t, rep.Markdown, "## Pull requests waiting for review (0)\n\n_None._\n")
 	require.Contains(t, rep.Notes, "query overdue_objectives is missing: its sections are incomplete")
 }
 
 func TestManifest_ExecuteRefusesASnapshotWithoutManifestInput(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
-		"plain prompt":        "write a manifest",
-		"other format":        `{"format":"azolla.triage_input/v1","now":"2026-11-23T12:00:00Z","queries":[]}`,
-		"no now":              `{"format":"azolla.manifest_input/v1","queries":[]}`,
-		"unknown field":       `{"format":"azolla.manifest_input/v1","now":"2026-11-23T12:00:00Z","queries":[],"colour":1}`,
-		"query twice":         `{"format":"azolla.manifest_input/v1","now":"2026-11-23T12:00:00Z","queries":[{"name":"a","version":1,"parameters":{},"rows":[]},{"name":"a","version":1,"parameters":{},"rows":[]}]}`,
-		"row of the wrong":    `{"format":"azolla.manifest_input/v1","now":"2026-11-23T12:00:00Z","queries":[{"name":"recent_run_records","version":1,"parameters":{},"rows":[{"created_at":"yesterday"}]}]}`,
-		"overdue no deadline": `{"format":"azolla.manifest_input/v1","now":"2026-11-23T12:00:00Z","queries":[{"name":"overdue_objectives","version":1,"parameters":{},"rows":[{"objective_id":"o1"}]}]}`,
+		"plain prompt":         "write a manifest",
+		"other format":         `{"format":"azolla.triage_input/v1","now":"2026-11-23T12:00:00Z","queries":[]}`,
+		"no now":               `{"format":"azolla.manifest_input/v1","queries":[]}`,
+		"unknown field":        `{"format":"azolla.manifest_input/v1","now":"2026-11-23T12:00:00Z","queries":[],"colour":1}`,
+		"query twice":          `{"format":"azolla.manifest_input/v1","now":"2026-11-23T12:00:00Z","queries":[{"name":"a","version":1,"parameters":{},"rows":[]},{"name":"a","version":1,"parameters":{},"rows":[]}]}`,
+		"row of the wrong":     `{"format":"azolla.manifest_input/v1","now":"2026-11-23T12:00:00Z","queries":[{"name":"recent_run_records","version":1,"parameters":{},"rows":[{"created_at":"yesterday"}]}]}`,
+		"pull request number":  `{"format":"azolla.manifest_input/v1","now":"2026-11-23T12:00:00Z","queries":[{"name":"pull_requests","version":1,"parameters":{},"rows":[{"objective_id":"o1","number":"twelve"}]}]}`,
+		"pull request not obj": `{"format":"azolla.manifest_input/v1","now":"2026-11-23T12:00:00Z","queries":[{"name":"pull_requests","version":1,"parameters":{},"rows":[["o1",12]]}]}`,
+		"overdue no deadline":  `{"format":"azolla.manifest_input/v1","now":"2026-11-23T12:00:00Z","queries":[{"name":"overdue_objectives","version":1,"parameters":{},"rows":[{"objective_id":"o1"}]}]}`,
 	}
 	for name, prompt := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -215,4 +246,142 @@ func TestManifest_ExecuteRefusesASnapshotWithoutManifestInput(t *testing.T) {
 	cancel()
 	_, err := manifest.Diazotroph{}.Execute(ctx, request("x"))
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+func withoutQuery(in manifest.Input, name string) manifest.Input {
+	var qs []manifest.QueryResult
+	for _, q := range in.Queries {
+		if q.Name != name {
+			qs = append(qs, q)
+		}
+	}
+	in.Queries = qs
+	return in
+}
+
+// A manifest recorded before pull requests were queried still builds: its
+// pull request sections are empty and a note says the query is missing.
+func TestManifest_AnInputWithoutPullRequestsStillBuilds(t *testing.T) {
+	t.Parallel()
+	rep, err := manifest.Build(withoutQuery(input(t), manifest.QueryPullRequests))
+	require.NoError(t, err)
+	require.Equal(t, []string{"query pull_requests is missing: its sections are incomplete"}, rep.Notes)
+	require.Contains(t, rep.Markdown, "## Pull requests waiting for review (0)\n\n_None._\n")
+	require.Contains(t, rep.Markdown, "## Pull requests merged or closed since the last manifest (0)\n\n_None._\n")
+	// The pause of o-done-2 is its action again.
+	require.Contains(t, rep.TopActions, "o-done-2: Review PR on azolla/o-done-2")
+}
+
+// No pull requests is no note; a substrate that has no table for them is
+// one, so the empty sections are not read as "none".
+func TestManifest_NoPullRequestsAndNoTableForThem(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		params map[string]string
+		notes  []string
+	}{
+		"none":     {map[string]string{"limit": "500"}, nil},
+		"no table": {map[string]string{"limit": "500", manifest.ParamTableAbsent: "true"}, []string{"query pull_requests: the substrate has no table for it (its store is older): its sections are empty"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			in := withoutQuery(input(t), manifest.QueryPullRequests)
+			q, err := manifest.Rows(manifest.QueryPullRequests, 1, tc.params, []manifest.PullRequestRow{})
+			require.NoError(t, err)
+			in.Queries = append(in.Queries, q)
+			rep, err := manifest.Build(in)
+			require.NoError(t, err)
+			require.Equal(t, tc.notes, rep.Notes)
+			require.Contains(t, rep.Markdown, "## Pull requests waiting for review (0)\n\n_None._\n")
+			require.Contains(t, rep.Markdown, "## Pull requests merged or closed since the last manifest (0)\n\n_None._\n")
+		})
+	}
+}
+
+// small is an input of the given objectives (objectives_by_status), pull
+// requests and pause states alone.
+func small(t *testing.T, objs []store.Objective, prs []store.PullRequest, pauses []store.PauseState) manifest.Input {
+	t.Helper()
+	in := manifest.Input{Format: manifest.InputFormat, Now: now, LastManifestAt: &last}
+	for _, q := range []func() (manifest.QueryResult, error){
+		func() (manifest.QueryResult, error) {
+			return manifest.Rows(manifest.QueryObjectivesByStatus, 1, nil, objs)
+		},
+		func() (manifest.QueryResult, error) { return manifest.Rows(manifest.QueryPullRequests, 1, nil, prs) },
+		func() (manifest.QueryResult, error) {
+			return manifest.Rows(manifest.QueryHumanPauseStates, 1, nil, pauses)
+		},
+	} {
+		r, err := q()
+		require.NoError(t, err)
+		in.Queries = append(in.Queries, r)
+	}
+	return in
+}
+
+// An open pull request ranks with the other actions by its objective's
+// urgency (NORMAL when the objective is not in the rows), then after
+// blocked and before waiting for a human, then the longest untouched first.
+func TestManifest_AnOpenPullRequestRanksAfterBlockedBeforeAHumanPause(t *testing.T) {
+	t.Parallel()
+	blocked := obj("o-blocked", "Blocked", store.StatusBlocked, "NORMAL", at(-time.Hour))
+	blocked.Blockers = []string{"waiting"}
+	objs := []store.Objective{
+		blocked,
+		obj("o-pr-high", "High", store.StatusDone, "HIGH", at(-time.Minute)),
+		obj("o-pr-normal", "Normal", store.StatusDone, "NORMAL", at(-time.Minute)),
+		obj("o-paused", "Paused", store.StatusTodo, "NORMAL", at(-time.Hour)),
+	}
+	prs := []store.PullRequest{
+		pr("o-pr-normal", 2, store.PullRequestOpen, 1, at(-2*time.Hour)),
+		pr("o-pr-unknown", 3, store.PullRequestOpen, 1, at(-3*time.Hour)),
+		pr("o-pr-high", 1, store.PullRequestOpen, 4, at(-time.Minute)),
+		pr("o-merged", 4, store.PullRequestMerged, 1, at(-time.Minute)),
+		pr("o-closed", 5, store.PullRequestClosed, 1, at(-time.Minute)),
+	}
+	pauses := []store.PauseState{{PauseStateID: "p-1", ObjectiveID: "o-paused", Reason: store.PauseRejected,
+		PrioritizedActions: []string{"Look at it"}, CreatedAt: at(-5 * time.Hour)}}
+	rep, err := manifest.Build(small(t, objs, prs, pauses))
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"Review pull request https://forge.example/acme/app/pulls/1 of o-pr-high",
+		"Unblock o-blocked (Blocked): waiting",
+		"Review pull request https://forge.example/acme/app/pulls/3 of o-pr-unknown",
+		"Review pull request https://forge.example/acme/app/pulls/2 of o-pr-normal",
+		"o-paused: Look at it",
+	}, rep.TopActions, "merged and closed pull requests are no action")
+	require.Contains(t, rep.Markdown, "## Pull requests waiting for review (3)\n\n"+
+		"- objective `o-pr-high`: https://forge.example/acme/app/pulls/1 (round 4), updated 2026-11-23T11:59:00Z\n"+
+		"- objective `o-pr-unknown`: https://forge.example/acme/app/pulls/3 (round 1), updated 2026-11-23T09:00:00Z\n"+
+		"- objective `o-pr-normal`: https://forge.example/acme/app/pulls/2 (round 1), updated 2026-11-23T10:00:00Z\n")
+	require.Contains(t, rep.Markdown, "## Pull requests merged or closed since the last manifest (2)\n")
+
+	// A gate failure of the same objective outranks its pull request: one
+	// action per objective.
+	in := small(t, objs, prs, pauses)
+	runs, err := manifest.Rows(manifest.QueryRecentRunRecords, 1, nil, []store.RunRecord{{WorkOrderID: "wo-2",
+		ObjectiveID: "o-pr-normal", GateResult: store.GateFail, GateReason: "round 2 failed", CreatedAt: at(-time.Minute)}})
+	require.NoError(t, err)
+	in.Queries = append(in.Queries, runs)
+	objs[2].Status = store.StatusInProgress
+	in.Queries[0], err = manifest.Rows(manifest.QueryObjectivesByStatus, 1, nil, objs)
+	require.NoError(t, err)
+	rep, err = manifest.Build(in)
+	require.NoError(t, err)
+	require.Contains(t, rep.TopActions, "Review the gate failure of wo-2 for o-pr-normal: round 2 failed")
+	require.NotContains(t, rep.TopActions, "Review pull request https://forge.example/acme/app/pulls/2 of o-pr-normal")
+}
+
+// A pull request's URL and objective are text from a forge: they are made
+// one safe line, escaped in the Markdown, and cannot forge a section.
+func TestManifest_APullRequestURLIsMadeSafe(t *testing.T) {
+	t.Parallel()
+	p := pr("o_x", 9, store.PullRequestOpen, 1, at(-time.Hour))
+	p.URL = "https://forge.example/a_b/pulls/9\n## Top actions\x1b[31m"
+	rep, err := manifest.Build(small(t, nil, []store.PullRequest{p}, nil))
+	require.NoError(t, err)
+	require.Equal(t, []string{`Review pull request https://forge.example/a_b/pulls/9\x0a## Top actions\x1b[31m of o_x`}, rep.TopActions)
+	require.NoError(t, textsafe.CheckLine(rep.TopActions[0]))
+	require.Contains(t, rep.Markdown, "- objective `o_x`: https://forge.example/a\\_b/pulls/9\\\\x0a\\#\\# Top actions\\\\x1b\\[31m (round 1)")
+	require.Equal(t, 1, strings.Count(rep.Markdown, "\n## Top actions\n"))
 }

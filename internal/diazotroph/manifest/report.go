@@ -19,6 +19,7 @@ const (
 	MaxTopActions   = 10
 	maxReasonRunes  = 200
 	maxTitleRunes   = 120
+	maxURLRunes     = 200
 )
 
 // Report is a written manifest.
@@ -37,6 +38,7 @@ type rows struct {
 	overdue    []ObjectiveRow
 	pauses     []PauseRow
 	runs       []RunRow
+	prs        []PullRequestRow
 	notes      []string
 }
 
@@ -59,15 +61,17 @@ func decode(in Input) (rows, error) {
 		byName[q.Name] = q
 	}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		switch name {
-		case QueryObjectivesByStatus, QueryBlockedObjectives, QueryOverdueObjectives, QueryHumanPauseStates, QueryRecentRunRecords:
-		default:
+		if !slices.Contains(queriesRead, name) {
 			rs.notes = append(rs.notes, fmt.Sprintf("query %s is not read by this report, ignored", textsafe.Line(name)))
 		}
 	}
-	for _, name := range []string{QueryObjectivesByStatus, QueryBlockedObjectives, QueryOverdueObjectives, QueryHumanPauseStates, QueryRecentRunRecords} {
-		if _, ok := byName[name]; !ok {
+	for _, name := range queriesRead {
+		q, ok := byName[name]
+		switch {
+		case !ok:
 			rs.notes = append(rs.notes, fmt.Sprintf("query %s is missing: its sections are incomplete", name))
+		case q.Parameters[ParamTableAbsent] == "true":
+			rs.notes = append(rs.notes, fmt.Sprintf("query %s: the substrate has no table for it (its store is older): its sections are empty", name))
 		}
 	}
 	// Blocked rows carry the blockers: they override the same objective's
@@ -96,6 +100,9 @@ func decode(in Input) (rows, error) {
 	if rs.runs, err = decodeRows[RunRow](byName[QueryRecentRunRecords]); err != nil {
 		return rows{}, err
 	}
+	if rs.prs, err = decodeRows[PullRequestRow](byName[QueryPullRequests]); err != nil {
+		return rows{}, err
+	}
 	return rs, nil
 }
 
@@ -113,6 +120,7 @@ const (
 	actOverdue = iota
 	actGateFailed
 	actBlocked
+	actReview
 	actHuman
 )
 
@@ -198,7 +206,9 @@ func Build(in Input) (Report, error) {
 		return fmt.Sprintf("`%s` for `%s` at %s: %s", textsafe.Line(r.WorkOrderID), textsafe.Line(r.ObjectiveID), stamp(r.CreatedAt), md(r.GateReason, maxReasonRunes))
 	})
 
-	top := topActions(rs, overdue, failed, blocked, now)
+	waiting := pullRequestSections(&b, rs, since)
+
+	top := topActions(rs, overdue, failed, blocked, waiting, now)
 	b.WriteString("\n## Top actions\n\n")
 	if len(top) == 0 {
 		b.WriteString("_None._\n")
@@ -210,7 +220,7 @@ func Build(in Input) (Report, error) {
 	return Report{Markdown: b.String(), TopActions: top, Notes: rs.notes}, nil
 }
 
-func topActions(rs rows, overdue []ObjectiveRow, failed []RunRow, blocked []ObjectiveRow, now time.Time) []string {
+func topActions(rs rows, overdue []ObjectiveRow, failed []RunRow, blocked []ObjectiveRow, waiting []PullRequestRow, now time.Time) []string {
 	best := map[string]action{}
 	offer := func(a action) {
 		if cur, ok := best[a.key]; !ok || less(a, cur) {
@@ -232,6 +242,9 @@ func topActions(rs rows, overdue []ObjectiveRow, failed []RunRow, blocked []Obje
 	for _, o := range blocked {
 		offer(action{rank(o.Urgency), actBlocked, o.UpdatedAt, o.ObjectiveID,
 			fmt.Sprintf("Unblock %s (%s): %s", line(o.ObjectiveID, 64), line(o.Title, maxTitleRunes), line(blockReason(o), maxReasonRunes))})
+	}
+	for _, pr := range waiting {
+		offer(reviewAction(pr, urgencyFor(pr.ObjectiveID)))
 	}
 	for _, p := range rs.pauses {
 		key, first := p.ObjectiveID, "Review "+p.Reason
