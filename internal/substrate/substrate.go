@@ -8,7 +8,13 @@
 // opened mode=ro with query_only), so a manifest reads one consistent state
 // and can write nothing. The queries are plain SQL over the columns every
 // azolla store has had since its first migration, so an older azolla's
-// substrate answers too.
+// substrate answers too. The one exception is pull_requests, whose table
+// came with the store's migration 0008: the query first asks whether the
+// substrate has the table, and without it answers no rows with the
+// parameter "table_absent": "true" (manifest.ParamTableAbsent), so the
+// manifest is written and says that part is not kept there. Asking first,
+// rather than reading "no such table" from a failed statement, keeps the
+// PostgreSQL transaction usable for the queries after it.
 //
 // Each query returns at most Config.RowCap rows. It asks for one more: when
 // there are more, the result keeps the first RowCap rows (in the query's
@@ -169,7 +175,7 @@ func (s *Substrate) unreachable(what string, err error) error {
 	return fmt.Errorf("%w: %s (%s): %s: %v", ErrUnreachable, s.cfg.Name, s.cfg.Driver, what, err)
 }
 
-// ManifestQueries runs the manifest's five queries (manifest.Query*) for
+// ManifestQueries runs the manifest's six queries (manifest.Query*) for
 // scope as of now in one read-only transaction. Scope is recorded by the
 // manifest input itself; v1 queries read the whole substrate whatever the
 // scope. The results come in a fixed order, each with Name, Version,
@@ -183,6 +189,7 @@ func (s *Substrate) ManifestQueries(ctx context.Context, scope string, now time.
 		r := &reader{s: s, tx: tx, now: now.UTC()}
 		for _, q := range []func(context.Context) (manifest.QueryResult, error){
 			r.objectivesByStatus, r.blockedObjectives, r.overdueObjectives, r.humanPauseStates, r.recentRunRecords,
+			r.pullRequests,
 		} {
 			res, err := q(ctx)
 			if err != nil {

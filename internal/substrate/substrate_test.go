@@ -101,7 +101,7 @@ func objective(t *testing.T, s store.Store, id string, status store.Status, urge
 }
 
 // seed writes a small substrate: objectives of every status, an overdue
-// one, a pause and a run record.
+// one, a pause, a run record and an open pull request.
 func seed(t *testing.T, s store.Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -123,7 +123,27 @@ func seed(t *testing.T, s store.Store) {
 	_, err = s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "o-run",
 		GateResult: store.GateFail, GateReason: "tests failed", CreatedAt: t0, UpdatedAt: t0})
 	require.NoError(t, err)
+	_, _, err = s.RecordPullRequest(ctx, storetest.PullRequestParams(wo, 7, t0))
+	require.NoError(t, err)
 }
+
+// pullRequest records a pull request numbered number for a new objective
+// id at recorded, then moves it to state at settled (OPEN: no move).
+func pullRequest(t *testing.T, s store.Store, id string, number int, recorded time.Time, state store.PullRequestState, settled time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	wo := storetest.Scheduled(t, s, id)
+	_, _, err := s.CreateWorkOrder(ctx, wo)
+	require.NoError(t, err)
+	_, _, err = s.RecordPullRequest(ctx, storetest.PullRequestParams(wo, number, recorded))
+	require.NoError(t, err)
+	if state != store.PullRequestOpen {
+		_, _, err = s.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{ObjectiveID: id, State: state, Now: settled})
+		require.NoError(t, err)
+	}
+}
+
+func prID(p manifest.PullRequestRow) string { return p.ObjectiveID }
 
 func byName(qs []manifest.QueryResult) map[string]manifest.QueryResult {
 	m := map[string]manifest.QueryResult{}
@@ -153,14 +173,16 @@ func TestManifestQueries_ReadTheSubstrateStably(t *testing.T) {
 		now := t0.Add(time.Hour)
 		first, err := sub.ManifestQueries(t.Context(), "ticket", now)
 		require.NoError(t, err)
-		require.Len(t, first, 5)
+		require.Len(t, first, 6)
 		for i, name := range []string{manifest.QueryObjectivesByStatus, manifest.QueryBlockedObjectives,
-			manifest.QueryOverdueObjectives, manifest.QueryHumanPauseStates, manifest.QueryRecentRunRecords} {
+			manifest.QueryOverdueObjectives, manifest.QueryHumanPauseStates, manifest.QueryRecentRunRecords,
+			manifest.QueryPullRequests} {
 			require.Equal(t, name, first[i].Name)
 			require.Equal(t, 1, first[i].Version)
 			require.Equal(t, "other", first[i].Substrate)
 			require.Equal(t, "500", first[i].Parameters["limit"])
 			require.Empty(t, first[i].Parameters["truncated"])
+			require.Empty(t, first[i].Parameters[manifest.ParamTableAbsent])
 		}
 		q := byName(first)
 		require.ElementsMatch(t, []string{"o-new", "o-late", "o-due", "o-blocked", "o-done", "o-run"},
@@ -174,10 +196,17 @@ func TestManifestQueries_ReadTheSubstrateStably(t *testing.T) {
 		require.Equal(t, []string{t0.Add(-time.Hour).Format(time.RFC3339), t0.Add(-time.Minute).Format(time.RFC3339)}, deadlines)
 		require.Equal(t, []string{"pause-o-new"}, ids(t, q[manifest.QueryHumanPauseStates], func(p manifest.PauseRow) string { return p.PauseStateID }))
 		require.Equal(t, []string{"wo-o-run"}, ids(t, q[manifest.QueryRecentRunRecords], func(r manifest.RunRow) string { return r.WorkOrderID }))
+		var pr manifest.PullRequestRow
+		require.Len(t, q[manifest.QueryPullRequests].Rows, 1)
+		require.NoError(t, json.Unmarshal(q[manifest.QueryPullRequests].Rows[0], &pr))
+		require.Equal(t, manifest.PullRequestRow{ObjectiveID: "o-run", Number: 7, URL: "https://git.example.org/azolla/azolla/pulls/7",
+			State: "OPEN", Rounds: 1, UpdatedAt: t0}, pr)
 
 		// The report reads them.
-		_, err = manifest.Build(manifest.Input{Format: manifest.InputFormat, Now: now, Queries: first})
+		rep, err := manifest.Build(manifest.Input{Format: manifest.InputFormat, Now: now, Queries: first})
 		require.NoError(t, err)
+		require.Contains(t, rep.Markdown, "- objective `o-run`: https://git.example.org/azolla/azolla/pulls/7 (round 1)")
+		require.Empty(t, rep.Notes)
 
 		second, err := sub.ManifestQueries(t.Context(), "ticket", now)
 		require.NoError(t, err)
@@ -210,6 +239,69 @@ func TestManifestQueries_CapRowsAndSayTruncated(t *testing.T) {
 		require.Empty(t, q[manifest.QueryRecentRunRecords].Rows)
 		require.Empty(t, q[manifest.QueryRecentRunRecords].Parameters["truncated"])
 	})
+}
+
+// Every OPEN pull request, however old; a merged or closed one only when it
+// was settled since the lookback; most recently updated first, capped.
+func TestManifestQueries_PullRequestsOpenAndSettledSinceTheLookback(t *testing.T) {
+	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
+		now := t0.Add(40 * 24 * time.Hour) // the lookback (30 days) starts at t0+10d
+		pullRequest(t, s, "o-open-old", 1, t0, store.PullRequestOpen, time.Time{})
+		pullRequest(t, s, "o-open-new", 2, t0.Add(20*24*time.Hour), store.PullRequestOpen, time.Time{})
+		pullRequest(t, s, "o-merged", 3, t0, store.PullRequestMerged, t0.Add(15*24*time.Hour))
+		pullRequest(t, s, "o-merged-old", 4, t0, store.PullRequestMerged, t0.Add(9*24*time.Hour))
+		pullRequest(t, s, "o-closed", 5, t0, store.PullRequestClosed, t0.Add(30*24*time.Hour))
+		pullRequest(t, s, "o-closed-old", 6, t0, store.PullRequestClosed, t0.Add(24*time.Hour))
+
+		q := pullRequestsQuery(t, cfg, now)
+		require.Equal(t, []string{"o-closed", "o-open-new", "o-merged", "o-open-old"}, ids(t, q, prID))
+		require.Equal(t, t0.Add(10*24*time.Hour).Format(time.RFC3339Nano), q.Parameters["settled_since"])
+		require.Equal(t, "OPEN,MERGED,CLOSED", q.Parameters["states"])
+		merged := ids(t, q, func(p manifest.PullRequestRow) string {
+			if p.MergedAt == nil {
+				return "-"
+			}
+			return p.MergedAt.Format(time.RFC3339)
+		})
+		require.Equal(t, []string{"-", "-", t0.Add(15 * 24 * time.Hour).Format(time.RFC3339), "-"}, merged)
+
+		cfg.RowCap = 2
+		q = pullRequestsQuery(t, cfg, now)
+		require.Equal(t, []string{"o-closed", "o-open-new"}, ids(t, q, prID))
+		require.Equal(t, "true", q.Parameters["truncated"])
+	})
+}
+
+// A store older than pull requests (migration 0008) still gives a
+// manifest: the query answers no rows and says the table is absent.
+func TestManifestQueries_ASubstrateWithoutPullRequestsAnswersEmpty(t *testing.T) {
+	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
+		seed(t, s)
+		_, err := s.DB().ExecContext(t.Context(), "DROP TABLE pull_requests")
+		require.NoError(t, err)
+		now := t0.Add(time.Hour)
+		qs, err := open(t, cfg).ManifestQueries(t.Context(), "", now)
+		require.NoError(t, err)
+		require.Len(t, qs, 6)
+		q := byName(qs)[manifest.QueryPullRequests]
+		require.Empty(t, q.Rows)
+		require.NotNil(t, q.Rows, "an empty array, as the other queries")
+		require.Equal(t, "true", q.Parameters[manifest.ParamTableAbsent])
+		// The other queries are whole.
+		require.Equal(t, []string{"wo-o-run"}, ids(t, byName(qs)[manifest.QueryRecentRunRecords], func(r manifest.RunRow) string { return r.WorkOrderID }))
+
+		rep, err := manifest.Build(manifest.Input{Format: manifest.InputFormat, Now: now, Queries: qs})
+		require.NoError(t, err)
+		require.Equal(t, []string{"query pull_requests: the substrate has no table for it (its store is older): its sections are empty"}, rep.Notes)
+		require.Contains(t, rep.Markdown, "## Pull requests waiting for review (0)\n\n_None._\n")
+	})
+}
+
+func pullRequestsQuery(t *testing.T, cfg substrate.Config, now time.Time) manifest.QueryResult {
+	t.Helper()
+	qs, err := open(t, cfg).ManifestQueries(t.Context(), "", now)
+	require.NoError(t, err)
+	return byName(qs)[manifest.QueryPullRequests]
 }
 
 func TestManifestQueries_OverdueUsesTheConfiguredSLA(t *testing.T) {
