@@ -1,8 +1,12 @@
 package starter
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -90,4 +94,25 @@ func Misconfigured(err error) bool {
 		}
 	}
 	return false
+}
+
+// PlaintextToTLS reports whether err, from a plaintext Dial, came from a
+// server that speaks TLS: gRPC sees only an early EOF, which a proxy in
+// front of a cluster still starting also gives, so the address is asked
+// for a TLS handshake (certificates unchecked: nothing is sent over it)
+// and only a completed one counts.
+func PlaintextToTLS(ctx context.Context, cfg config.TemporalConfig, err error) bool {
+	if cfg.UsesTLS() || !strings.Contains(err.Error(), "server preface") {
+		return false
+	}
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 2 * time.Second},
+		Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // a protocol probe: no data is sent
+	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, derr := d.DialContext(hctx, "tcp", cfg.Address)
+	if derr != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
 }

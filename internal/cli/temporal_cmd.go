@@ -124,7 +124,7 @@ func awaitHealthy(ctx context.Context, cfg config.TemporalConfig, log *slog.Logg
 		if refused(err) {
 			return nil, unavailableError(err)
 		}
-		if starter.Misconfigured(err) {
+		if starter.Misconfigured(err) || starter.PlaintextToTLS(ctx, cfg, err) {
 			return nil, configError(err)
 		}
 		if wctx.Err() == nil {
