@@ -196,13 +196,13 @@ func WasRejected(pauses []*store.PauseState) bool {
 }
 
 // PullRequestClosed: the objective's pull request was closed without
-// merge (docs/pull-requests.md). The work stays on its branch; a human
-// retries it, or leaves the objective as it is.
+// merge (docs/pull-requests.md). The objective stays DONE and its work on
+// its branch; if the work is still wanted, it is a new objective.
 func PullRequestClosed(objectiveID string, seq int64, workOrderID, url string, now time.Time) store.PauseState {
 	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PausePullRequestClosed,
 		Now: now, Actions: []Action{
 			{ReviewPullRequest, "Pull request " + url + " was closed without merge"},
-			{Retry, "Refine objective and retry, or leave it closed"},
+			{CreateRefined, "Create a refined objective if the work is still wanted"},
 		}})
 }
 
