@@ -23,7 +23,9 @@ func TestPlaintextToTLS_OnlyWhenTheServerSpeaksTLS(t *testing.T) {
 	defer tlsSrv.Close()
 	plain := httptest.NewServer(http.NotFoundHandler())
 	defer plain.Close()
-	addr := func(s *httptest.Server) string { return strings.TrimPrefix(strings.TrimPrefix(s.URL, "https://"), "http://") }
+	addr := func(s *httptest.Server) string {
+		return strings.TrimPrefix(strings.TrimPrefix(s.URL, "https://"), "http://")
+	}
 	ctx := context.Background()
 
 	require.True(t, starter.PlaintextToTLS(ctx, config.TemporalConfig{Address: addr(tlsSrv)}, preface))
