@@ -2,9 +2,7 @@ package github_test
 
 import (
 	"context"
-	"sync"
 	"testing"
-	"time"
 
 	gh "github.com/google/go-github/v89/github"
 	"github.com/stretchr/testify/require"
@@ -20,16 +18,16 @@ const testPageSize = 2
 type testBundle struct {
 	fake    *fakeGitHub
 	forge   forge.Forge
-	sleeper *sleeper
+	sleeper *forgetest.Sleeper
 }
 
 // setup starts a fake serving under prefix ("" or "/api/v3") and a Forge
 // on it holding azolla's token; opts adjust the Forge's options.
 func setup(t *testing.T, prefix string, opts ...func(*github.Options)) *testBundle {
 	t.Helper()
-	b := &testBundle{fake: newFake(t, prefix), sleeper: &sleeper{}}
+	b := &testBundle{fake: newFake(t, prefix), sleeper: &forgetest.Sleeper{}}
 	o := github.Options{BaseURL: b.fake.baseURL(), Owner: fakeOwner, Repo: fakeRepo, Token: azollaToken,
-		PageSize: testPageSize, Sleep: b.sleeper.sleep}
+		PageSize: testPageSize, Sleep: b.sleeper.Sleep}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -58,25 +56,6 @@ func (b *testBundle) postStatus(t *testing.T, sha, name string, state forge.Chec
 	_, _, err := b.client(t, maintainerToken).Repositories.CreateStatus(context.Background(), fakeOwner, fakeRepo, sha,
 		gh.RepoStatus{State: &s, Context: &name, Description: &description, TargetURL: &target})
 	require.NoError(t, err)
-}
-
-// sleeper records the waits asked of it and returns at once.
-type sleeper struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (s *sleeper) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.waits = append(s.waits, d)
-	return ctx.Err()
-}
-
-func (s *sleeper) slept() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Duration(nil), s.waits...)
 }
 
 // newHarness is forgetest's Harness on a fake under prefix: the

@@ -57,7 +57,7 @@ func TestRateLimits(t *testing.T) {
 
 			pr, err := b.forge.PullRequest(context.Background(), n)
 
-			slept := b.sleeper.slept()
+			slept := b.sleeper.Slept()
 			require.Len(t, slept, len(tc.slept))
 			for i := range slept {
 				require.InDelta(t, tc.slept[i], slept[i], float64(2*time.Second), "wait %d", i)

@@ -1,9 +1,6 @@
 package gitlab_test
 
 import (
-	"context"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +16,7 @@ import (
 type testBundle struct {
 	fake  *gitlabfake.Server
 	forge forge.Forge
-	sleep *sleeper
+	sleep *forgetest.Sleeper
 }
 
 // setup starts a fake shaped by fo and a forge on it with pages of two,
@@ -27,13 +24,13 @@ type testBundle struct {
 func setup(t *testing.T, fo gitlabfake.Options, edit ...func(*gitlab.Options)) *testBundle {
 	t.Helper()
 	fake := gitlabfake.New(t, fo)
-	sl := &sleeper{}
+	sl := &forgetest.Sleeper{}
 	o := gitlab.Options{
 		BaseURL:  fake.URL,
 		Project:  fake.Options().Project,
 		Token:    fake.Options().Token,
 		PageSize: 2,
-		Sleep:    sl.sleep,
+		Sleep:    sl.Sleep,
 		Now:      fake.Now,
 	}
 	for _, e := range edit {
@@ -49,25 +46,6 @@ const (
 	eventually = 5 * time.Second
 	tick       = 10 * time.Millisecond
 )
-
-// sleeper records the waits asked of Sleep and never waits.
-type sleeper struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (s *sleeper) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.waits = append(s.waits, d)
-	return ctx.Err()
-}
-
-func (s *sleeper) slept() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.waits)
-}
 
 // statusWord is the commit status GitLab shows for a check state.
 var statusWord = map[forge.CheckState]string{

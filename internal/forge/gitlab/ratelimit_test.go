@@ -30,7 +30,7 @@ func TestRateLimit_SleepsForRetryAfterThenSucceeds(t *testing.T) {
 	pr, err := b.forge.PullRequest(context.Background(), n)
 	require.NoError(t, err)
 	require.Equal(t, n, pr.Number)
-	require.Equal(t, []time.Duration{7 * time.Second}, b.sleep.slept())
+	require.Equal(t, []time.Duration{7 * time.Second}, b.sleep.Slept())
 }
 
 func TestRateLimit_SleepsUntilRateLimitResetWithoutRetryAfter(t *testing.T) {
@@ -39,7 +39,7 @@ func TestRateLimit_SleepsUntilRateLimitResetWithoutRetryAfter(t *testing.T) {
 	b.fake.Throttle(gitlabfake.Limit{Requests: 1, RetryAfter: 20 * time.Second, ResetOnly: true})
 	_, err := b.forge.PullRequest(context.Background(), n)
 	require.NoError(t, err)
-	require.Equal(t, []time.Duration{20 * time.Second}, b.sleep.slept(), "RateLimit-Reset read against Now")
+	require.Equal(t, []time.Duration{20 * time.Second}, b.sleep.Slept(), "RateLimit-Reset read against Now")
 }
 
 func TestRateLimit_PastMaxWaitIsARateLimitError(t *testing.T) {
@@ -51,7 +51,7 @@ func TestRateLimit_PastMaxWaitIsARateLimitError(t *testing.T) {
 	require.ErrorAs(t, err, &rl)
 	require.Equal(t, 90*time.Second, rl.RetryAfter)
 	require.False(t, rl.Secondary)
-	require.Empty(t, b.sleep.slept(), "a wait past MaxWait is not begun")
+	require.Empty(t, b.sleep.Slept(), "a wait past MaxWait is not begun")
 }
 
 func TestRateLimit_WaitsOfOneCallAddUpToMaxWait(t *testing.T) {
@@ -61,7 +61,7 @@ func TestRateLimit_WaitsOfOneCallAddUpToMaxWait(t *testing.T) {
 	_, err := b.forge.PullRequest(context.Background(), n)
 	var rl *forge.RateLimitError
 	require.ErrorAs(t, err, &rl)
-	require.Equal(t, []time.Duration{25 * time.Second, 25 * time.Second}, b.sleep.slept(),
+	require.Equal(t, []time.Duration{25 * time.Second, 25 * time.Second}, b.sleep.Slept(),
 		"a third wait would make 75s, past the minute")
 
 	// The next call has a budget of its own.
