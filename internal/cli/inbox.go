@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -56,7 +57,14 @@ type inboxSource struct {
 	self string
 	sla  map[string]time.Duration
 	now  time.Time
+	// hasForge says whether a repository has a forge, whose PASSes get a
+	// pull request; nil for none.
+	hasForge func(repository string) bool
 }
+
+// pendingWindow is how long after a PASS a missing pull request is listed
+// as pending: the lifecycle asks a forge that is down for a day.
+const pendingWindow = 24 * time.Hour
 
 // inboxPage bounds each store read of the inbox.
 const inboxPage = 500
@@ -300,16 +308,44 @@ func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*stor
 			}})
 	}
 	for id, ps := range latest {
-		if ps.Reason != store.PausePullRequestClosed {
-			continue
-		}
-		o, err := src.q.GetObjective(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if o.Status == store.StatusDone {
-			out = append(out, src.pauseItem(inboxPR, o, ps))
+		switch {
+		case ps.Reason == store.PausePullRequestClosed:
+			o, err := src.q.GetObjective(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if o.Status == store.StatusDone {
+				out = append(out, src.pauseItem(inboxPR, o, ps))
+			}
+		case ps.Reason == store.PauseRunComplete && src.hasForge != nil && src.now.Sub(ps.CreatedAt) < pendingWindow:
+			it, err := src.pendingPullRequest(ctx, id, ps)
+			if err != nil {
+				return nil, err
+			}
+			if it != nil {
+				out = append(out, *it)
+			}
 		}
 	}
 	return out, nil
+}
+
+// pendingPullRequest is the item of a recent PASS on a repository with a
+// forge whose pull request is not recorded yet (the forge is down, or
+// refused: objective show says which); nil when there is none to wait for.
+func (src inboxSource) pendingPullRequest(ctx context.Context, id string, ps *store.PauseState) (*inboxItem, error) {
+	o, err := src.q.GetObjective(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if o.Status != store.StatusDone || !src.hasForge(o.Repository) {
+		return nil, nil
+	}
+	if _, err := src.q.GetPullRequest(ctx, id); err == nil || !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	return &inboxItem{Kind: inboxPR, Urgency: o.Urgency, SubjectType: store.SubjectObjective, SubjectID: id,
+		Title: o.Title, Reason: "pull request pending", Since: ps.CreatedAt, Actions: []inboxAction{
+			{Text: "its pull request is not open yet: see why", Command: src.self + " objective show " + id},
+		}}, nil
 }

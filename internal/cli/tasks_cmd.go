@@ -270,7 +270,9 @@ with the exact command for its action.`,
 		}
 		defer s.close()
 		items, err := inboxSource{q: s.store, self: a.self(), sla: s.cfg.Deadlines.SLA.Map(),
-			now: store.NowOr(time.Time{})}.items(cmd.Context())
+			now: store.NowOr(time.Time{}), hasForge: func(repo string) bool {
+				return s.cfg.Patch.Repository(repo).Forge.Enabled()
+			}}.items(cmd.Context())
 		if err != nil {
 			return classify(err)
 		}
