@@ -402,3 +402,40 @@ func TestForge_DownDuringCreationThenOnePullRequest(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, b.Notes, s.Admin.Token, "the push remote's token is redacted")
 }
+
+// A review on Gitea reaches azolla through a real webhook delivery, signed
+// with the repository's secret: the lifecycle, polling only every hour,
+// reads its pull request at once and reports the review as waiting.
+func TestForge_WebhookWakesTheLifecycle(t *testing.T) {
+	t.Parallel()
+	s := giteatest.Shared(t)
+	secretEnv := "IT_HOOK_SECRET_" + strings.ToUpper(randomHex(4))
+	secret := "hook-" + randomHex(12)
+	require.NoError(t, os.Setenv(secretEnv, secret))
+	t.Cleanup(func() { _ = os.Unsetenv(secretEnv) })
+	w := setupForge(t, s, func(f *config.ForgeConfig) { f.WebhookSecretEnv = secretEnv })
+	var delivered atomic.Int64
+	hook := workers.ForgeWebhook(w.cfg, os.Getenv, w.store, func(ctx context.Context, o *store.Objective) error {
+		delivered.Add(1)
+		return w.starter.Start(ctx, o)
+	}, nil)
+	srv := httptest.NewServer(hook)
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	require.NoError(t, s.API(ctx, s.Admin.Token, http.MethodPost, w.repo.Path("/hooks"), map[string]any{
+		"type": "gitea", "active": true, "events": []string{"pull_request", "pull_request_review_rejected",
+			"pull_request_review_approved", "pull_request_comment", "status"},
+		"config": map[string]string{"url": srv.URL + workers.PathForgeWebhook, "content_type": "json", "secret": secret},
+	}, nil))
+
+	id := uniqueID("hook")
+	w.approve(t, id)
+	pr := w.waitRound(t, id, 1)
+	w.repo.Review(t, pr.Number, forge.ReviewChangesRequested, "One thing.", []forge.ReviewComment{
+		{Path: "task.txt", Line: 1, Body: "Shorter."}})
+	require.Eventually(t, func() bool {
+		st, err := w.starter.State(ctx, id)
+		return err == nil && strings.Contains(st.PullRequestWaiting, "requested changes (1 comments)")
+	}, time.Minute, 100*time.Millisecond, "the delivery woke the lifecycle (poll interval: an hour)")
+	require.Positive(t, delivered.Load())
+}

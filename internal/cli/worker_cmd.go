@@ -78,8 +78,8 @@ one of azolla's search attributes: 'azolla temporal setup' creates them.`,
 		}
 		defer p.close()
 		started := ops.NewFlag("workers", "workers not started")
-		_, stopOps, err := serveOps(ctx, s.cfg.Ops.Address, ops.Handler(p.reg, []ops.Check{
-			ops.StoreCheck(s.store), ops.TemporalCheck(p.client), started.Check()}), s.log)
+		_, stopOps, err := serveOps(ctx, s.cfg.Ops.Address, withForgeWebhook(ops.Handler(p.reg, []ops.Check{
+			ops.StoreCheck(s.store), ops.TemporalCheck(p.client), started.Check()}), s, p), s.log)
 		if err != nil {
 			return err
 		}
@@ -197,4 +197,21 @@ func exitOnSecondSignal(log *slog.Logger) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// withForgeWebhook adds the forges' webhook endpoint to an ops handler
+// when a repository's forge has a webhook secret (docs/pull-requests.md#webhooks).
+func withForgeWebhook(h http.Handler, s *session, p *processOps) http.Handler {
+	hooks := false
+	for _, r := range s.cfg.Patch.Repositories {
+		hooks = hooks || r.Forge.WebhookSecretEnv != ""
+	}
+	if !hooks {
+		return h
+	}
+	st := &starter.Starter{Client: p.client, Store: s.store, TaskQueue: s.cfg.Temporal.TaskQueue}
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.Handle("POST "+workers.PathForgeWebhook, workers.ForgeWebhook(s.cfg, os.Getenv, s.store, st.Start, s.log))
+	return mux
 }

@@ -43,6 +43,10 @@ type ForgeConfig struct {
 	// PollInterval is how often an open pull request is read; 0 means
 	// DefaultForgePollInterval.
 	PollInterval time.Duration `mapstructure:"poll_interval" json:"poll_interval" yaml:"poll_interval"`
+	// WebhookSecretEnv names the worker's variable holding the secret the
+	// forge signs webhook deliveries with; set, POST /forge/webhook on the
+	// ops address takes them and reads a pull request at once.
+	WebhookSecretEnv string `mapstructure:"webhook_secret_env" json:"webhook_secret_env" yaml:"webhook_secret_env"`
 }
 
 // Forge defaults and bounds.
@@ -129,16 +133,31 @@ func (c Config) ForgeTokens(getenv func(string) string) []redact.Secret {
 		if tok, err := r.Forge.Token(getenv); err == nil {
 			out = append(out, redact.Secret{Name: fmt.Sprintf("patch.repositories[%d].forge.token", i), Value: tok})
 		}
+		if v := r.Forge.WebhookSecret(getenv); v != "" {
+			out = append(out, redact.Secret{Name: fmt.Sprintf("patch.repositories[%d].forge.webhook_secret", i), Value: v})
+		}
 	}
 	return out
 }
 
-// forgeTokenEnvs are the variables that hold forge tokens.
+// WebhookSecret is the webhook secret from the worker's environment; ""
+// when none is configured or set.
+func (f ForgeConfig) WebhookSecret(getenv func(string) string) string {
+	if f.WebhookSecretEnv == "" {
+		return ""
+	}
+	return strings.TrimSpace(getenv(f.WebhookSecretEnv))
+}
+
+// forgeTokenEnvs are the variables that hold forge tokens and webhook
+// secrets.
 func (c Config) forgeTokenEnvs() []string {
 	var out []string
 	for _, r := range c.Patch.Repositories {
-		if r.Forge.TokenEnv != "" {
-			out = append(out, r.Forge.TokenEnv)
+		for _, n := range []string{r.Forge.TokenEnv, r.Forge.WebhookSecretEnv} {
+			if n != "" {
+				out = append(out, n)
+			}
 		}
 	}
 	return out
@@ -176,6 +195,11 @@ func (f ForgeConfig) validate(key string, add func(key, format string, args ...a
 	case !strings.HasPrefix(f.TokenFile, "/"):
 		add(key+".token_file", "must be an absolute path")
 	}
+	if f.WebhookSecretEnv != "" {
+		if err := sandbox.CheckName(f.WebhookSecretEnv); err != nil {
+			add(key+".webhook_secret_env", "%v", err)
+		}
+	}
 	if f.MaxRounds < 0 {
 		add(key+".max_rounds", "must be at least 1 (0 means %d), got %d", DefaultForgeMaxRounds, f.MaxRounds)
 	}
@@ -205,7 +229,7 @@ func (c Config) validateForgeTokensStayHome(add func(key, format string, args ..
 		for i, n := range p.PassEnv {
 			if slices.Contains(tokens, n) {
 				add(strings.Replace(fmt.Sprintf("%s.pass_env[%d]", p.Name, i), gateKey+".", gateKey+"_", 1),
-					"%s holds a forge token (forge.token_env): azolla's own, it never reaches a run", n)
+					"%s holds a forge token or webhook secret (forge.token_env, webhook_secret_env): azolla's own, it never reaches a run", n)
 			}
 		}
 	}

@@ -61,7 +61,15 @@ func TestValidateForge_NamesTheKeyOfEachProblem(t *testing.T) {
 		{"the token passed to the agent", func(c *config.Config) {
 			withForge(gitea())(c)
 			c.Patch.Command.PassEnv = []string{"OPENAI_API_KEY", "GITEA_TOKEN"}
-		}, `patch.command.pass_env[1]: GITEA_TOKEN holds a forge token (forge.token_env): azolla's own, it never reaches a run`},
+		}, `patch.command.pass_env[1]: GITEA_TOKEN holds a forge token or webhook secret (forge.token_env, webhook_secret_env): azolla's own, it never reaches a run`},
+		{"the webhook secret passed to the agent", func(c *config.Config) {
+			f := gitea()
+			f.WebhookSecretEnv = "GITEA_HOOK_SECRET"
+			withForge(f)(c)
+			c.Patch.Command.PassEnv = []string{"GITEA_HOOK_SECRET"}
+		}, `patch.command.pass_env[0]: GITEA_HOOK_SECRET holds a forge token or webhook secret`},
+		{"a webhook secret variable that is azolla's", with(func(f *config.ForgeConfig) { f.WebhookSecretEnv = "AZOLLA_X" }),
+			`patch.repositories[0].forge.webhook_secret_env: AZOLLA_X cannot be passed`},
 		{"the token passed to the gate", func(c *config.Config) {
 			c.Patch.Repositories = []config.RepositoryConfig{{Repository: "/r", Forge: gitea(), GatePassEnv: []string{"GITEA_TOKEN"}}}
 		}, `patch.repositories[0].gate_pass_env[0]: GITEA_TOKEN holds a forge token`},

@@ -58,6 +58,11 @@ LOG_SQL = false
 ROOT = {{.WorkDir}}/repositories
 DEFAULT_BRANCH = main
 
+[webhook]
+; Deliveries go to the tests' own servers on this host.
+ALLOWED_HOST_LIST = loopback
+DELIVER_TIMEOUT = 5
+
 [security]
 INSTALL_LOCK = true
 INTERNAL_TOKEN = {{.InternalToken}}

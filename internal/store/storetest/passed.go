@@ -1,0 +1,47 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// PassedOn writes objective id, on repository repo, through a PASS of
+// commit SHA1 at at, to DONE with its RUN_COMPLETE pause.
+func PassedOn(t testing.TB, s store.Querier, id, repo string, at time.Time) *store.WorkOrder {
+	t.Helper()
+	ctx := context.Background()
+	o := Objective(id)
+	o.Repository, o.BaseBranch = repo, "main"
+	require.NoError(t, s.CreateObjective(ctx, o))
+	ev, _, err := s.EmitEvent(ctx, Event("ev-"+id, id, 1, at))
+	require.NoError(t, err)
+	require.NoError(t, s.CreateContextSnapshot(ctx, &store.ContextSnapshot{ContextSnapshotID: "cs-" + id, ObjectiveID: id,
+		FullPromptText: "Fix it", Metadata: store.SnapshotMetadata{BaseBranch: "main"}, CreatedAt: at}))
+	wo := &store.WorkOrder{WorkOrderID: "wo-" + id, EventID: ev.EventID, ObjectiveID: id, DiazotrophType: "PATCH_DIAZOTROPH",
+		ContextSnapshotID: "cs-" + id, BranchName: "azolla/" + id, BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: at}
+	for _, to := range []store.Status{store.StatusTodo, store.StatusInProgress} {
+		_, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: to, Now: at})
+		require.NoError(t, err)
+	}
+	_, _, err = s.CreateWorkOrder(ctx, wo)
+	require.NoError(t, err)
+	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix",
+		Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK, CreatedAt: at})
+	require.NoError(t, err)
+	_, _, err = s.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: wo.WorkOrderID, Now: at})
+	require.NoError(t, err)
+	_, err = s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: id,
+		GateResult: store.GatePass, GateReason: "checked", CommitSHA: SHA1, CreatedAt: at, UpdatedAt: at})
+	require.NoError(t, err)
+	done, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: store.StatusDone, Now: at})
+	require.NoError(t, err)
+	ps := pause.RunComplete(id, done.StatusSeq, wo.WorkOrderID, wo.BranchName, nil, at)
+	require.NoError(t, s.CreatePauseState(ctx, &ps))
+	return wo
+}
