@@ -89,7 +89,9 @@ func TestForgeWebhook_SignedDeliveriesWakeTheirLifecycle(t *testing.T) {
 		kind   string
 		header func(body, secret string) map[string]string
 	}{
-		{"github", func(b, s string) map[string]string { return map[string]string{"X-Hub-Signature-256": "sha256=" + sign(s, b)} }},
+		{"github", func(b, s string) map[string]string {
+			return map[string]string{"X-Hub-Signature-256": "sha256=" + sign(s, b)}
+		}},
 		{"gitea", func(b, s string) map[string]string { return map[string]string{"X-Gitea-Signature": sign(s, b)} }},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
