@@ -49,6 +49,10 @@ const (
 	WorkerErrorResponse     Kind = "worker_error_response"
 	// TriageProposal is the output of TRIAGE_DIAZOTROPH, not a stored record.
 	TriageProposal Kind = "triage_proposal"
+	// RunReport is what an executor run says about itself (model, cost,
+	// tokens, transcript), written by the executor or parsed by a preset
+	// (internal/runreport).
+	RunReport Kind = "run_report"
 )
 
 // ErrUnknownKind is wrapped by every error about a kind without a schema.
@@ -64,7 +68,7 @@ var allKinds = []Kind{
 	Objective, Event, ContextSnapshot, WorkOrder, OutputBundle, RunRecord,
 	PauseState, ClaimRecord, CaptureBuffer, Job, JobAttempt, JobLease,
 	JobMessage, WorkerToken, PullRequest, WorkerClaimRequest, WorkerClaimResponse, WorkerHeartbeatRequest, WorkerHeartbeatResponse, WorkerCompleteRequest, WorkerCompleteResponse, WorkerFailRequest, WorkerFailResponse, WorkerErrorResponse,
-	TriageProposal,
+	TriageProposal, RunReport,
 }
 
 var (
