@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/patchgen"
 )
 
 // Config is the whole configuration. The mapstructure keys are the keys of
@@ -235,6 +236,18 @@ type OpenAIConfig struct {
 	Model   string `mapstructure:"model" json:"model" yaml:"model"`
 	// APIKey defaults to $OPENAI_API_KEY. Secret: print it only via Masked.
 	APIKey string `mapstructure:"api_key" json:"api_key" yaml:"api_key"`
+	// TokenParam is the request field of the completion token limit:
+	// max_completion_tokens, which newer OpenAI models require, or
+	// max_tokens, for servers that know only that one.
+	TokenParam string `mapstructure:"token_param" json:"token_param" yaml:"token_param"`
+	// MaxTokens is the completion token limit sent with each request.
+	MaxTokens int `mapstructure:"max_tokens" json:"max_tokens" yaml:"max_tokens"`
+	// MaxConcurrency caps the requests in flight to base_url from one
+	// worker process.
+	MaxConcurrency int `mapstructure:"max_concurrency" json:"max_concurrency" yaml:"max_concurrency"`
+	// MaxAttempts bounds the requests of one generation when the endpoint
+	// answers 429 or 503.
+	MaxAttempts int `mapstructure:"max_attempts" json:"max_attempts" yaml:"max_attempts"`
 }
 
 // RepositoryConfig is one repository's settings, matched by the objective's
@@ -374,7 +387,9 @@ func DefaultFor(getenv func(string) string) Config {
 			MaxPatchBytes: 4 << 20, FileListLimit: 200,
 			Command:   PatchCommandConfig{RunConfig: RunConfig{Network: NetworkHost}},
 			Retention: DefaultRetention, GCInterval: DefaultGCInterval,
-			OpenAI: OpenAIConfig{BaseURL: "https://api.openai.com/v1", APIKey: getenv("OPENAI_API_KEY")}},
+			OpenAI: OpenAIConfig{BaseURL: "https://api.openai.com/v1", APIKey: getenv("OPENAI_API_KEY"),
+				TokenParam: patchgen.TokenParamMaxCompletionTokens, MaxTokens: patchgen.DefaultOpenAIMaxTokens,
+				MaxConcurrency: patchgen.DefaultOpenAIMaxConcurrency, MaxAttempts: patchgen.DefaultOpenAIMaxAttempts}},
 		// The control plane's own defaults: one home for each.
 		ControlPlane: ControlPlaneConfig{Address: DefaultControlPlaneAddress, LeaseTTL: controlplane.DefaultLeaseTTL,
 			HeartbeatInterval: controlplane.DefaultHeartbeatInterval, MaxAttempts: controlplane.DefaultMaxAttempts,

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/azolla/azolla/internal/patchgen"
 )
 
 // Workorder budget bounds enforced by Validate.
@@ -166,6 +168,18 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 	if p.OpenAI.BaseURL != "" {
 		if u, err := url.Parse(p.OpenAI.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			add("patch.openai.base_url", "must be an http(s) URL such as https://api.openai.com/v1")
+		}
+	}
+	if p.OpenAI.TokenParam != patchgen.TokenParamMaxCompletionTokens && p.OpenAI.TokenParam != patchgen.TokenParamMaxTokens {
+		add("patch.openai.token_param", "must be %s or %s, got %q",
+			patchgen.TokenParamMaxCompletionTokens, patchgen.TokenParamMaxTokens, p.OpenAI.TokenParam)
+	}
+	for _, l := range []struct {
+		key string
+		n   int
+	}{{"max_tokens", p.OpenAI.MaxTokens}, {"max_concurrency", p.OpenAI.MaxConcurrency}, {"max_attempts", p.OpenAI.MaxAttempts}} {
+		if l.n < 1 {
+			add("patch.openai."+l.key, "must be positive, got %d", l.n)
 		}
 	}
 	if strings.TrimSpace(p.Author.Name) == "" || !strings.Contains(p.Author.Email, "@") ||

@@ -79,8 +79,9 @@ func TestOpenAI_SendsTheInputAndTakesTheDiffFromTheReply(t *testing.T) {
 	out, err := g.Generate(t.Context(), in)
 	require.NoError(t, err)
 	require.Equal(t, helloDiff, out.Patch)
-	require.Equal(t, fmt.Sprintf("model patcher (served as patcher-2025-01-01), finish_reason stop, "+
-		"tokens: 10 prompt + 20 completion = 30; patch taken from the reply (%d bytes)", len(helloDiff)), out.Notes)
+	require.Equal(t, fmt.Sprintf("model patcher (served as patcher-2025-01-01), finish_reason stop; "+
+		"patch taken from the reply (%d bytes)\nusage: model patcher-2025-01-01, 10 prompt / 20 completion tokens", len(helloDiff)), out.Notes)
+	require.Equal(t, &patchgen.Usage{Model: "patcher-2025-01-01", PromptTokens: 10, CompletionTokens: 20}, out.Usage)
 
 	r := <-srv.requests
 	require.Equal(t, http.MethodPost, r.Method)
@@ -89,7 +90,8 @@ func TestOpenAI_SendsTheInputAndTakesTheDiffFromTheReply(t *testing.T) {
 	require.Equal(t, "application/json", r.Header.Get("Content-Type"))
 	body := <-srv.bodies
 	require.Equal(t, "patcher", body["model"])
-	require.EqualValues(t, 4096, body["max_tokens"])
+	require.EqualValues(t, 4096, body["max_completion_tokens"])
+	require.NotContains(t, body, "max_tokens", "newer models refuse it")
 	require.EqualValues(t, 0.2, body["temperature"])
 	messages, ok := body["messages"].([]any)
 	require.True(t, ok, "messages: %v", body["messages"])
@@ -111,6 +113,7 @@ func TestOpenAI_OptionalFieldsAreLeftOut(t *testing.T) {
 	require.Equal(t, helloDiff, out.Patch)
 	require.Empty(t, (<-srv.requests).Header.Values("Authorization"), "no key, no header")
 	body := <-srv.bodies
+	require.EqualValues(t, patchgen.DefaultOpenAIMaxTokens, body["max_completion_tokens"])
 	require.NotContains(t, body, "max_tokens")
 	require.NotContains(t, body, "temperature")
 }
@@ -215,7 +218,7 @@ func TestOpenAI_HangingServerEndsWithTheBudget(t *testing.T) {
 	require.Zero(t, out)
 }
 
-func TestNewOpenAI_RequiresBaseURLAndModel(t *testing.T) {
+func TestNewOpenAI_RefusesIncompleteOrInvalidOptions(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -225,6 +228,10 @@ func TestNewOpenAI_RequiresBaseURLAndModel(t *testing.T) {
 		{"no base URL", patchgen.OpenAIOptions{Model: "patcher"}, "no base URL"},
 		{"blank base URL", patchgen.OpenAIOptions{BaseURL: " / ", Model: "patcher"}, "no base URL"},
 		{"no model", patchgen.OpenAIOptions{BaseURL: "https://api.openai.com/v1"}, "no model"},
+		{"unknown token parameter", patchgen.OpenAIOptions{BaseURL: "https://api.openai.com/v1", Model: "patcher",
+			TokenParam: "max_output_tokens"}, `token parameter "max_output_tokens" is neither`},
+		{"negative concurrency", patchgen.OpenAIOptions{BaseURL: "https://api.openai.com/v1", Model: "patcher",
+			MaxConcurrency: -1}, "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,6 +56,9 @@ type Output struct {
 	Patch string
 	// Notes say how the patch was produced, or why there is none.
 	Notes string
+	// Usage is what a model endpoint reported spending, when the generator
+	// called one that said; nil otherwise.
+	Usage *Usage
 }
 
 // Generator produces candidate patches.
