@@ -26,7 +26,8 @@ func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 	}
 	if pc.OpenAI.Model != "" {
 		g, err := patchgen.NewOpenAI(patchgen.OpenAIOptions{BaseURL: pc.OpenAI.BaseURL, Model: pc.OpenAI.Model,
-			APIKey: pc.OpenAI.APIKey})
+			APIKey: pc.OpenAI.APIKey, TokenParam: pc.OpenAI.TokenParam, MaxTokens: pc.OpenAI.MaxTokens,
+			MaxConcurrency: pc.OpenAI.MaxConcurrency, MaxAttempts: pc.OpenAI.MaxAttempts})
 		if err != nil {
 			return nil, fmt.Errorf("patch.openai: %w", err)
 		}
