@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/workflows"
@@ -211,6 +212,9 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 			if b.Metadata.CommitSHA != "" {
 				p("  commit    %s on %s\n", line(b.Metadata.CommitSHA), line(b.Metadata.BranchName))
 			}
+			if rr := b.Metadata.RunReport; rr != nil {
+				p("  report    %s\n", line(reportLine(rr)))
+			}
 			p("  notes     %s\n", indent(block(b.Notes), "            "))
 		}
 		if r := w.RunRecord; r != nil {
@@ -334,4 +338,32 @@ func generatorLabel(o *store.Objective) string {
 		label += fmt.Sprintf(", with a %d-byte patch", len(o.Patch))
 	}
 	return label
+}
+
+// reportLine is a run report in one line: model, cost, tokens, turns.
+func reportLine(r *runreport.Report) string {
+	var parts []string
+	if r.Model != "" {
+		parts = append(parts, "model "+r.Model)
+	}
+	if r.CostUSD != nil {
+		parts = append(parts, fmt.Sprintf("$%.4f", *r.CostUSD))
+	} else {
+		parts = append(parts, "cost unknown")
+	}
+	if t := r.Tokens; t != nil {
+		parts = append(parts, fmt.Sprintf("%d in / %d out tokens (cache %d read, %d written)", t.Input, t.Output,
+			t.CacheRead, t.CacheWrite))
+	}
+	if r.Turns > 0 {
+		parts = append(parts, fmt.Sprintf("%d turns", r.Turns))
+	}
+	if r.Source != "" {
+		parts = append(parts, "from "+string(r.Source))
+	}
+	out := strings.Join(parts, ", ")
+	if r.Summary != "" {
+		out += ": " + r.Summary
+	}
+	return out
 }

@@ -2,13 +2,17 @@ package patchgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/azolla/azolla/internal/proc"
+	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/sandbox"
 )
 
@@ -112,6 +116,7 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		return fail("write input file: %w", err)
 	}
 
+	reportFile := run.Path(reportFileName)
 	stdout := &proc.HeadBuffer{Max: c.maxOutput}
 	stderr := &proc.TailBuffer{Max: stderrTailBytes}
 	ran, err := run.Exec(ctx, sandbox.Command{
@@ -121,7 +126,7 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		// on this worktree, outside the sandbox: a credential helper or a
 		// filter written there would run with azolla's privileges.
 		ReadOnly: []string{filepath.Join(in.Worktree, ".git")},
-		Vars:     vars(in, inputFile),
+		Vars:     append(vars(in, inputFile), "AZOLLA_REPORT_FILE="+reportFile),
 		Stdin:    strings.NewReader(input),
 		Stdout:   stdout,
 		Stderr:   stderr,
@@ -150,7 +155,46 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		}
 		notes += "\n" + header + "\n" + strings.TrimRight(stderr.Text(), "\n")
 	}
-	return Output{Patch: patch, Notes: notes}, nil
+	report, problem := readReport(reportFile)
+	if problem != "" {
+		notes += "\n" + problem
+	}
+	return Output{Patch: patch, Notes: notes, Report: report}, nil
+}
+
+// reportFileName is the run report's file in the run's private directory:
+// $AZOLLA_REPORT_FILE.
+const reportFileName = "report.json"
+
+// maxReportBytes bounds a run report file.
+const maxReportBytes = 1 << 20
+
+// readReport reads the run report the command may have written. None is
+// no report; a bad one is a note, never a failed run.
+func readReport(path string) (*runreport.Report, string) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ""
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("run report not read: %v", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxReportBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Sprintf("run report not read: %v", err)
+	case len(data) > maxReportBytes:
+		return nil, fmt.Sprintf("run report ignored: larger than %d bytes", maxReportBytes)
+	}
+	r, err := runreport.Parse(data)
+	if err != nil {
+		return nil, "run report ignored: " + err.Error()
+	}
+	if r.Source == "" {
+		r.Source = runreport.SourceExecutor
+	}
+	return &r, ""
 }
 
 // patch picks the candidate patch and says where it came from.

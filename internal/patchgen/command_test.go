@@ -110,7 +110,8 @@ func TestCommand_InputOnStdinAndInAFileOutsideTheWorktree(t *testing.T) {
 	g := patchgen.NewCommand(patchgen.CommandOptions{
 		Executor: sandboxtest.Unconfined(t, sandbox.Policy{Env: map[string]string{"REC": rec}}),
 		Run: `cat > "$REC/stdin"; cp "$AZOLLA_INPUT_FILE" "$REC/file"; echo "$AZOLLA_INPUT_FILE" > "$REC/path"; ` +
-			`env | grep '^AZOLLA_' | grep -v '^AZOLLA_INPUT_FILE=' | sort > "$REC/env"`,
+			`echo "$AZOLLA_REPORT_FILE" > "$REC/report"; ` +
+			`env | grep '^AZOLLA_' | grep -v '^AZOLLA_INPUT_FILE=' | grep -v '^AZOLLA_REPORT_FILE=' | sort > "$REC/env"`,
 		WorktreeDiff: worktreeDiff,
 	})
 	in := newInput(dir)
@@ -135,6 +136,10 @@ func TestCommand_InputOnStdinAndInAFileOutsideTheWorktree(t *testing.T) {
 	require.True(t, strings.HasPrefix(rel, ".."), "input file %s is inside the worktree %s", inputFile, dir)
 	require.NoFileExists(t, inputFile)
 	require.NoDirExists(t, filepath.Dir(inputFile))
+	report, err := os.ReadFile(filepath.Join(rec, "report"))
+	require.NoError(t, err)
+	require.Equal(t, filepath.Dir(inputFile), filepath.Dir(strings.TrimSpace(string(report))),
+		"the report file is beside the input, outside the worktree")
 
 	env, err := os.ReadFile(filepath.Join(rec, "env"))
 	require.NoError(t, err)

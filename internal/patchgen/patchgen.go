@@ -14,7 +14,11 @@
 // failures, where no outcome can be attributed to the generator.
 package patchgen
 
-import "context"
+import (
+	"context"
+
+	"github.com/azolla/azolla/internal/runreport"
+)
 
 // Names of the generators, as objectives and configuration spell them.
 const (
@@ -59,6 +63,9 @@ type Output struct {
 	// Usage is what a model endpoint reported spending, when the generator
 	// called one that said; nil otherwise.
 	Usage *Usage
+	// Report is the run report the executor wrote to $AZOLLA_REPORT_FILE
+	// (the command generator), when it wrote a valid one; nil otherwise.
+	Report *runreport.Report
 }
 
 // Generator produces candidate patches.

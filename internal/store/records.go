@@ -3,6 +3,8 @@ package store
 import (
 	"strings"
 	"time"
+
+	"github.com/azolla/azolla/internal/runreport"
 )
 
 // The records below are the lifecycle's artifacts (docs/protocol/lifecycle.md). Their JSON form is what
@@ -241,6 +243,10 @@ type BundleMetadata struct {
 	BranchName         string `json:"branch_name,omitempty"`
 	PRDescriptionDraft string `json:"pr_description_draft,omitempty"`
 	CommitSHA          string `json:"commit_sha,omitempty"`
+	// RunReport is what the executor reported of its run (model, cost,
+	// tokens, turns, summary): the run_report it wrote, or the usage its
+	// model endpoint returned.
+	RunReport *runreport.Report `json:"run_report,omitempty"`
 }
 
 // OutputBundle is the single output of one workorder run.

@@ -23,6 +23,7 @@ import (
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/redact"
+	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
@@ -266,13 +267,43 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 		}
 	}
 	return r.result(store.RunnerOK, diff, notes, store.BundleMetadata{BranchName: r.branch,
-		PRDescriptionDraft: prDescription(r.req, r.base, diff), CommitSHA: head}), nil
+		PRDescriptionDraft: prDescription(r.req, r.base, diff), CommitSHA: head, RunReport: r.report(out)}), nil
 }
 
 func (r *run) applyFailed(out patchgen.Output, why string) diazotroph.Result {
 	notes := fmt.Sprintf("%s\n\nThe attempted patch came from the %s generator: %s\n", why, r.genName,
 		strings.TrimSpace(out.Notes))
-	return r.result(store.RunnerApplyFailed, sanitize(out.Patch), notes, store.BundleMetadata{BranchName: r.branch})
+	return r.result(store.RunnerApplyFailed, sanitize(out.Patch), notes, store.BundleMetadata{BranchName: r.branch,
+		RunReport: r.report(out)})
+}
+
+// report is what the generator's run reported of itself, its free text
+// redacted like the notes; from the model endpoint's usage when the run
+// wrote no report; nil when there is neither.
+func (r *run) report(out patchgen.Output) *runreport.Report {
+	var rep runreport.Report
+	switch {
+	case out.Report != nil:
+		rep = *out.Report
+	case out.Usage != nil:
+		u := out.Usage
+		rep = runreport.Report{Model: u.Model, Source: runreport.SourceExecutor, Tokens: &runreport.Tokens{
+			Input: int64(max(u.PromptTokens-u.CachedPromptTokens, 0)), Output: int64(u.CompletionTokens),
+			CacheRead: int64(u.CachedPromptTokens)}}
+	default:
+		return nil
+	}
+	sec := r.p.o.Secrets
+	rep.Model, rep.Summary, rep.SessionID = sec.String(rep.Model), sec.String(rep.Summary), sec.String(rep.SessionID)
+	if rep.Transcript != nil {
+		t := *rep.Transcript
+		t.Text = sec.String(t.Text)
+		rep.Transcript = &t
+	}
+	if rep.Validate() != nil {
+		return nil // redaction cannot make a valid report invalid, but the record must stay valid
+	}
+	return &rep
 }
 
 func (r *run) exhausted(stage string, out patchgen.Output) diazotroph.Result {
