@@ -121,7 +121,9 @@ func build(ctx context.Context, root, dest string, log io.Writer) error {
 
 // goCommand runs the go command in dir with the caller's environment, but
 // the module settings of its own: Gitea's go.mod needs -mod=mod, and no
-// workspace may apply.
+// workspace may apply. The environment is the developer's on purpose: this
+// builds a test tool with their Go settings (proxy, caches, toolchain); it
+// runs no work and sees no run's input.
 func goCommand(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir

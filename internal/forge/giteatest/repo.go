@@ -55,9 +55,10 @@ func NewRepo(t testing.TB, s *Server) *Repo {
 	dir := t.TempDir()
 	r.clone = filepath.Join(dir, "clone")
 	basic := base64.StdEncoding.EncodeToString([]byte(s.Admin.Name + ":" + s.Admin.Token))
-	// The token travels in a header set through the environment: never
-	// in the remote's URL, the clone's config or the command line.
-	r.env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+	// The test's git sees this environment only, as Gitea does (server.go),
+	// not the test process's. The token travels in a header set through
+	// it: never in the remote's URL, the clone's config or the command line.
+	r.env = append([]string{"PATH=" + os.Getenv("PATH")}, "HOME="+dir, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_TERMINAL_PROMPT=0",
 		"GIT_CONFIG_COUNT=3",
 		"GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=Authorization: Basic "+basic,
