@@ -204,10 +204,12 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrde
 		}
 		// A later round on an open pull request: the review is there.
 		url := ""
-		if pr, err := q.GetPullRequest(ctx, o.ObjectiveID); err == nil && pr.State == store.PullRequestOpen {
-			url = pr.URL
-		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return GateResult{}, err
+		if a.wantsPullRequest(rr, o) {
+			if pr, err := q.GetPullRequest(ctx, o.ObjectiveID); err == nil && pr.State == store.PullRequestOpen {
+				url = pr.URL
+			} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return GateResult{}, err
+			}
 		}
 		ps = pause.RunCompleteOn(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, branch, url, keep, now)
 	} else {
@@ -259,9 +261,6 @@ func firstLine(s string) string {
 // wantsPullRequest says whether a verdict gets a pull request: a PASS with
 // a commit, on a repository with a forge.
 func (a *Lifecycle) wantsPullRequest(rr *store.RunRecord, o *store.Objective) bool {
-	if rr.GateResult != store.GatePass || rr.CommitSHA == "" || a.Forges == nil || o.Repository == "" {
-		return false
-	}
-	t, err := a.Forges(o.Repository)
-	return err != nil || t != nil // a forge that cannot be built says why in OpenPullRequest
+	return rr.GateResult == store.GatePass && rr.CommitSHA != "" && a.Forges != nil && o.Repository != "" &&
+		a.Forges.Has(o.Repository)
 }

@@ -29,10 +29,15 @@ type ForgeTarget struct {
 	PollInterval time.Duration
 }
 
-// Forges gives the forge of an objective's repository: nil and no error
-// when the repository has none. It builds a client and reads the token;
-// it makes no call.
-type Forges func(repository string) (*ForgeTarget, error)
+// Forges are the repositories' forges.
+type Forges interface {
+	// Has says whether a repository has a forge: a look at configuration,
+	// cheap enough for the gate's transaction.
+	Has(repository string) bool
+	// Open builds a repository's forge client, reading its token; nil and
+	// no error when it has none. It makes no call.
+	Open(repository string) (*ForgeTarget, error)
+}
 
 // PullRequestInput names the workorder whose PASS gets a pull request.
 type PullRequestInput struct {

@@ -115,7 +115,7 @@ func (a *Lifecycle) forgeOf(o *store.Objective) (*ForgeTarget, error) {
 	if a.Forges == nil {
 		return nil, forgeMissing(o.Repository, nil)
 	}
-	t, err := a.Forges(o.Repository)
+	t, err := a.Forges.Open(o.Repository)
 	if err != nil || t == nil {
 		return nil, forgeMissing(o.Repository, err)
 	}

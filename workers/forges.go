@@ -13,34 +13,46 @@ import (
 	"github.com/azolla/azolla/internal/forge/gitlab"
 )
 
-// NewForges gives the pull request step each repository's forge from
+// configForges are the forges of patch.repositories[].forge.
+type configForges struct {
+	cfg    config.Config
+	getenv func(string) string
+}
+
+// NewForges gives the pull request steps each repository's forge from
 // patch.repositories[].forge; nil when no repository has one. The token
-// is read when a forge is asked for, so a rotated one is picked up.
+// is read when a forge is opened, so a rotated one is picked up.
 func NewForges(cfg config.Config, getenv func(string) string) activities.Forges {
-	has := false
 	for _, r := range cfg.Patch.Repositories {
-		has = has || r.Forge.Enabled()
-	}
-	if !has {
-		return nil
-	}
-	return func(repository string) (*activities.ForgeTarget, error) {
-		f := cfg.Patch.Repository(repository).Forge
-		if !f.Enabled() {
-			return nil, nil
+		if r.Forge.Enabled() {
+			return configForges{cfg: cfg, getenv: getenv}
 		}
-		tok, err := f.Token(getenv)
-		if err != nil {
-			return nil, err
-		}
-		client, err := newForge(f, tok)
-		if err != nil {
-			return nil, fmt.Errorf("forge %s of %s: %w", f.Kind, repository, err)
-		}
-		return &activities.ForgeTarget{Forge: client, Kind: f.Kind, Repository: f.Repository, Draft: f.Draft,
-			Labels: f.Labels, Reviewers: f.Reviewers, AutoRevise: f.AutoRevise, MaxRounds: f.Rounds(),
-			PollInterval: f.Interval()}, nil
 	}
+	return nil
+}
+
+// Has implements activities.Forges.
+func (f configForges) Has(repository string) bool {
+	return f.cfg.Patch.Repository(repository).Forge.Enabled()
+}
+
+// Open implements activities.Forges.
+func (f configForges) Open(repository string) (*activities.ForgeTarget, error) {
+	fc := f.cfg.Patch.Repository(repository).Forge
+	if !fc.Enabled() {
+		return nil, nil
+	}
+	tok, err := fc.Token(f.getenv)
+	if err != nil {
+		return nil, err
+	}
+	client, err := newForge(fc, tok)
+	if err != nil {
+		return nil, fmt.Errorf("forge %s of %s: %w", fc.Kind, repository, err)
+	}
+	return &activities.ForgeTarget{Forge: client, Kind: fc.Kind, Repository: fc.Repository, Draft: fc.Draft,
+		Labels: fc.Labels, Reviewers: fc.Reviewers, AutoRevise: fc.AutoRevise, MaxRounds: fc.Rounds(),
+		PollInterval: fc.Interval()}, nil
 }
 
 // newForge is the client of one forge.

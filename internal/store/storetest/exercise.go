@@ -60,16 +60,22 @@ func Event(id, subject string, seq int64, at time.Time) *store.Event {
 // ready to be created for them.
 func Scheduled(t testing.TB, q store.Querier, objectiveID string) *store.WorkOrder {
 	t.Helper()
-	ctx := context.Background()
-	require.NoError(t, q.CreateObjective(ctx, Objective(objectiveID)))
-	ev, _, err := q.EmitEvent(ctx, Event("ev-"+objectiveID, objectiveID, 1, T0))
+	return ScheduledObjective(t, q, Objective(objectiveID), T0)
+}
+
+// ScheduledObjective is Scheduled for objective o, stored at at.
+func ScheduledObjective(t testing.TB, q store.Querier, o *store.Objective, at time.Time) *store.WorkOrder {
+	t.Helper()
+	ctx, id := context.Background(), o.ObjectiveID
+	require.NoError(t, q.CreateObjective(ctx, o))
+	ev, _, err := q.EmitEvent(ctx, Event("ev-"+id, id, 1, at))
 	require.NoError(t, err)
-	snap := &store.ContextSnapshot{ContextSnapshotID: "cs-" + objectiveID, ObjectiveID: objectiveID,
-		FullPromptText: "Fix it", Metadata: store.SnapshotMetadata{BaseBranch: "main"}, CreatedAt: T0}
+	snap := &store.ContextSnapshot{ContextSnapshotID: "cs-" + id, ObjectiveID: id,
+		FullPromptText: "Fix it", Metadata: store.SnapshotMetadata{BaseBranch: "main"}, CreatedAt: at}
 	require.NoError(t, q.CreateContextSnapshot(ctx, snap))
-	return &store.WorkOrder{WorkOrderID: "wo-" + objectiveID, EventID: ev.EventID, ObjectiveID: objectiveID,
+	return &store.WorkOrder{WorkOrderID: "wo-" + id, EventID: ev.EventID, ObjectiveID: id,
 		DiazotrophType: "PATCH_DIAZOTROPH", ContextSnapshotID: snap.ContextSnapshotID,
-		BranchName: "azolla/" + objectiveID, BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: T0}
+		BranchName: "azolla/" + id, BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: at}
 }
 
 func testObjectives(t *testing.T, s store.Store) {

@@ -18,18 +18,12 @@ func PassedOn(t testing.TB, s store.Querier, id, repo string, at time.Time) *sto
 	ctx := context.Background()
 	o := Objective(id)
 	o.Repository, o.BaseBranch = repo, "main"
-	require.NoError(t, s.CreateObjective(ctx, o))
-	ev, _, err := s.EmitEvent(ctx, Event("ev-"+id, id, 1, at))
-	require.NoError(t, err)
-	require.NoError(t, s.CreateContextSnapshot(ctx, &store.ContextSnapshot{ContextSnapshotID: "cs-" + id, ObjectiveID: id,
-		FullPromptText: "Fix it", Metadata: store.SnapshotMetadata{BaseBranch: "main"}, CreatedAt: at}))
-	wo := &store.WorkOrder{WorkOrderID: "wo-" + id, EventID: ev.EventID, ObjectiveID: id, DiazotrophType: "PATCH_DIAZOTROPH",
-		ContextSnapshotID: "cs-" + id, BranchName: "azolla/" + id, BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: at}
+	wo := ScheduledObjective(t, s, o, at)
 	for _, to := range []store.Status{store.StatusTodo, store.StatusInProgress} {
 		_, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: to, Now: at})
 		require.NoError(t, err)
 	}
-	_, _, err = s.CreateWorkOrder(ctx, wo)
+	_, _, err := s.CreateWorkOrder(ctx, wo)
 	require.NoError(t, err)
 	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix",
 		Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK, CreatedAt: at})
