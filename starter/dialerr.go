@@ -37,14 +37,14 @@ func dialHint(cfg config.TemporalConfig, err error) string {
 		return false
 	}
 	switch {
-	case has("certificate signed by unknown authority"):
+	case has(untrustedServer...):
 		if cfg.TLS.CAFile != "" {
 			return "the server's certificate is not signed by the CA in temporal.tls.ca_file (" + cfg.TLS.CAFile + ")"
 		}
 		return "the server's certificate is not signed by a CA this host trusts: set temporal.tls.ca_file to the CA that signed it"
-	case has("certificate is valid for", "certificate is not valid for"):
+	case has(wrongName...):
 		return "the server's certificate does not name the address dialled: set temporal.tls.server_name to a name it holds"
-	case has("tls: certificate required", "tls: unknown certificate authority", "tls: bad certificate", "tls: certificate unknown"):
+	case has(clientRefused...):
 		// Go's client sends no certificate the server's CA list rules out,
 		// so a certificate from another CA shows as none at all.
 		return mtlsHint(cfg)
@@ -52,7 +52,7 @@ func dialHint(cfg config.TemporalConfig, err error) string {
 		// The same refusal when the server's alert loses the race with the
 		// client's first write.
 		return "the server closed the connection after the TLS handshake, as one that refuses a client certificate does; " + mtlsHint(cfg)
-	case has("first record does not look like a TLS handshake"):
+	case has(notTLS...):
 		if cfg.APIKey != "" && !cfg.TLS.On() {
 			return "the server does not speak TLS, and an API key turns TLS on: use a TLS endpoint, or set temporal.tls.disabled=true if the key may travel in plaintext"
 		}
@@ -86,15 +86,27 @@ func mtlsHint(cfg config.TemporalConfig) string {
 // starting never answers so; only a setting fixes it.
 func Misconfigured(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"certificate signed by unknown authority", "certificate is valid for",
-		"certificate is not valid for", "tls: certificate required", "tls: unknown certificate authority",
-		"tls: bad certificate", "tls: certificate unknown", "first record does not look like a TLS handshake"} {
-		if strings.Contains(msg, p) {
-			return true
+	for _, group := range [][]string{untrustedServer, wrongName, clientRefused, notTLS} {
+		for _, p := range group {
+			if strings.Contains(msg, p) {
+				return true
+			}
 		}
 	}
 	return false
 }
+
+// What Go's TLS stack says of a handshake that failed on a certificate or
+// on TLS itself, as gRPC passes it on in its text.
+var (
+	untrustedServer = []string{"certificate signed by unknown authority"}
+	wrongName       = []string{"certificate is valid for", "certificate is not valid for"}
+	// Go's client sends no certificate the server's CA list rules out, so
+	// a certificate from another CA shows as none at all.
+	clientRefused = []string{"tls: certificate required", "tls: unknown certificate authority", "tls: bad certificate",
+		"tls: certificate unknown"}
+	notTLS = []string{"first record does not look like a TLS handshake"}
+)
 
 // PlaintextToTLS reports whether err, from a plaintext Dial, came from a
 // server that speaks TLS: gRPC sees only an early EOF, which a proxy in
