@@ -224,7 +224,14 @@ type AuthorConfig struct {
 // agent run in the workspace with the generation input on stdin and in the
 // file $AZOLLA_INPUT_FILE.
 type PatchCommandConfig struct {
-	Run       string `mapstructure:"run" json:"run" yaml:"run"`
+	// Run is the agent's command line; "" with a Preset means the
+	// preset's (see CommandLine).
+	Run string `mapstructure:"run" json:"run" yaml:"run"`
+	// Preset names a headless coding agent whose defaults apply: its
+	// command line when Run is "", and the parser that reads a run report
+	// from its output when it writes none (claude-code, codex, aider; ""
+	// for none). Its API key reaches it by name through pass_env.
+	Preset    string `mapstructure:"preset" json:"preset" yaml:"preset"`
 	RunConfig `mapstructure:",squash" yaml:",inline"`
 }
 

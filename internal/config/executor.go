@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/azolla/azolla/internal/redact"
+	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/sandbox"
 )
 
@@ -36,6 +37,10 @@ type ExecutorConfig struct {
 	// RunsDir holds each run's private HOME and TMPDIR while it runs;
 	// "" means <data_dir>/runs.
 	RunsDir string `mapstructure:"runs_dir" json:"runs_dir" yaml:"runs_dir"`
+	// TranscriptMax bounds, in bytes before compression, what is kept of
+	// a run's transcript (its report's transcript and the tail of its
+	// stdout and stderr); a longer one keeps its end. 0 keeps none.
+	TranscriptMax int `mapstructure:"transcript_max" json:"transcript_max" yaml:"transcript_max"`
 }
 
 // RunConfig is what one executor's runs get beyond their working directory
@@ -93,12 +98,14 @@ const (
 	DefaultMaxProcesses  = 1024
 	DefaultMaxFileSizeMB = 4096
 	DefaultMaxMemoryMB   = 8192
+	// DefaultTranscriptMax keeps the last MiB of a run's transcript.
+	DefaultTranscriptMax = 1 << 20
 	runsDir              = "runs"
 )
 
 func defaultExecutor() ExecutorConfig {
 	return ExecutorConfig{Sandbox: DefaultSandbox, MaxProcesses: DefaultMaxProcesses,
-		MaxFileSizeMB: DefaultMaxFileSizeMB, MaxMemoryMB: DefaultMaxMemoryMB}
+		MaxFileSizeMB: DefaultMaxFileSizeMB, MaxMemoryMB: DefaultMaxMemoryMB, TranscriptMax: DefaultTranscriptMax}
 }
 
 // RunsDir is where runs' private directories go.
@@ -213,6 +220,14 @@ func (c Config) validateExecutors(add func(key, format string, args ...any)) {
 			add("executor."+l.key, "must not be negative (0 means no limit), got %d", l.v)
 		}
 	}
+	if n := c.Patch.Command.Preset; n != "" {
+		if _, err := runreport.LookupPreset(n); err != nil {
+			add("patch.command.preset", "%v", err)
+		}
+	}
+	if e.TranscriptMax < 0 {
+		add("executor.transcript_max", "must not be negative (0 keeps no transcript), got %d", e.TranscriptMax)
+	}
 	if e.MaxProcesses > 0 && e.MaxProcesses < 16 {
 		add("executor.max_processes", "must be 0 (no limit) or at least 16, got %d", e.MaxProcesses)
 	}
@@ -263,4 +278,18 @@ func (c Config) binds() []keyedBind {
 		}
 	}
 	return out
+}
+
+// CommandLine is the command generator's command line: Run, or the
+// preset's when Run is "" ("" when neither is set or the preset is
+// unknown, which validation refuses).
+func (p PatchCommandConfig) CommandLine() string {
+	if strings.TrimSpace(p.Run) != "" || p.Preset == "" {
+		return p.Run
+	}
+	ps, err := runreport.LookupPreset(p.Preset)
+	if err != nil {
+		return ""
+	}
+	return ps.Command
 }

@@ -157,8 +157,9 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 	}
 	switch p.Generator {
 	case GeneratorCommand:
-		if strings.TrimSpace(p.Command.Run) == "" {
-			add("patch.command.run", "must be a command line when patch.generator is %q", GeneratorCommand)
+		if strings.TrimSpace(p.Command.Run) == "" && p.Command.Preset == "" {
+			add("patch.command.run", "must be a command line when patch.generator is %q (or set patch.command.preset)",
+				GeneratorCommand)
 		}
 	case GeneratorOpenAI:
 		if p.OpenAI.Model == "" {
