@@ -43,4 +43,10 @@
 // a cgroup of its own per run whose pids.max and memory limit hold even
 // for root, which RLIMIT_NPROC does not bind. A limit a run hit is named in
 // its Outcome.
+//
+// Progress. A command given a StallTimeout (the COMMAND_DIAZOTROPH command
+// and the command generator's agent get executor.stall_timeout) that for
+// that long writes no output and changes no file where it works is killed
+// like one out of budget, and Exec's error is ErrStalled; stall.go says how
+// progress is watched and what that costs.
 package sandbox

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/azolla/azolla/internal/proc"
 )
@@ -67,6 +68,10 @@ type Command struct {
 	Vars           []string
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// StallTimeout, when positive, stops the command once it has written
+	// no output and changed no file for that long (see stall.go): Exec's
+	// error then wraps a *StallError.
+	StallTimeout time.Duration
 }
 
 // Outcome is how a command ended.
@@ -146,7 +151,12 @@ func (r *Run) Exec(ctx context.Context, c Command) (Outcome, error) {
 		h.release()
 		return nil
 	}
-	res, err := proc.Run(ctx, spec)
+	var res proc.Result
+	if c.StallTimeout > 0 {
+		res, err = r.watched(ctx, c, dir, spec)
+	} else {
+		res, err = proc.Run(ctx, spec)
+	}
 	out := Outcome{Result: res, Limit: cg.finish()}
 	if out.Limit == "" {
 		out.Limit = e.h.limits.hitBy(res)

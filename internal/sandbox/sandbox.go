@@ -182,6 +182,8 @@ type Executor struct {
 	p       Policy
 	vars    []string
 	secrets *redact.Redactor
+	// stall is the stall timeout its callers pass (WithStallTimeout).
+	stall time.Duration
 }
 
 // Executor returns the executor of p, after checking it. Variables of
