@@ -3,6 +3,7 @@ package controlplane
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,15 +87,18 @@ func (r WorkResult) Bundle(workOrderID string, now time.Time) *store.OutputBundl
 		Notes: r.Notes, Metadata: r.Metadata, RunnerStatus: r.RunnerStatus, CreatedAt: now}
 }
 
+// runnerStatuses are those a remote worker may report: a remote run can
+// stall as a local one can.
+var runnerStatuses = []string{store.RunnerOK, store.RunnerBudgetExhausted, store.RunnerStalled, store.RunnerApplyFailed}
+
 // Validate checks that the result can become an output bundle: its
 // runner status is one of store's.
 func (r WorkResult) Validate() error {
-	switch r.RunnerStatus {
-	case store.RunnerOK, store.RunnerBudgetExhausted, store.RunnerApplyFailed:
+	if slices.Contains(runnerStatuses, r.RunnerStatus) {
 		return nil
 	}
-	return fmt.Errorf("invalid work result: runner_status %q is none of %s, %s, %s", r.RunnerStatus,
-		store.RunnerOK, store.RunnerBudgetExhausted, store.RunnerApplyFailed)
+	return fmt.Errorf("invalid work result: runner_status %q is none of %s", r.RunnerStatus,
+		strings.Join(runnerStatuses, ", "))
 }
 
 // oneLine joins s's non-blank lines with "; " and escapes what a terminal

@@ -235,7 +235,10 @@ type WorkOrder struct {
 const (
 	RunnerOK              = "OK"
 	RunnerBudgetExhausted = "BUDGET_EXHAUSTED"
-	RunnerApplyFailed     = "APPLY_FAILED"
+	// RunnerStalled: the run wrote no output and changed no file for
+	// executor.stall_timeout and was stopped (docs/patches.md).
+	RunnerStalled     = "STALLED"
+	RunnerApplyFailed = "APPLY_FAILED"
 )
 
 // BundleMetadata carries what a reviewer needs besides the diff.
