@@ -99,12 +99,16 @@ func verdict(b *store.OutputBundle, runFailure string) (result, reason string) {
 	if err := schemas.Validate(schemas.OutputBundle, b); err != nil {
 		return store.GateFail, "output bundle is invalid: " + err.Error()
 	}
-	// The non-empty check does not apply to an exhausted budget: the empty
-	// content is expected there. The run still did not do the work, so the
-	// verdict is FAIL, for the budget rather than for the empty content.
+	// The non-empty check does not apply to an exhausted budget or a
+	// stalled run: the empty content is expected there. The run still did
+	// not do the work, so the verdict is FAIL, for the budget or the stall
+	// rather than for the empty content.
 	switch b.RunnerStatus {
 	case store.RunnerBudgetExhausted:
 		return store.GateFail, "budget exhausted: " + firstLine(b.Notes)
+	case store.RunnerStalled:
+		// Its notes' first line names the stall timeout.
+		return store.GateFail, "run stalled: " + firstLine(b.Notes)
 	case store.RunnerApplyFailed:
 		return store.GateFail, "patch did not apply: " + firstLine(b.Notes)
 	}

@@ -108,6 +108,11 @@ func TestGate_FailHandsObjectiveBackWithBlockerRef(t *testing.T) {
 			RunnerStatus: store.RunnerBudgetExhausted},
 		reason: []string{"budget exhausted", "budget of 90s exhausted"},
 	}, {
+		name: "stalled",
+		result: &diazotroph.Result{Title: "waiting", Notes: "no output and no file changed for 10m0s (executor.stall_timeout)\nstderr: Allow edit? [y/n]",
+			RunnerStatus: store.RunnerStalled},
+		reason: []string{"run stalled", "no output and no file changed for 10m0s"},
+	}, {
 		name: "apply failed",
 		result: &diazotroph.Result{Title: "conflict", Content: "diff --git a/x.go b/x.go\n", Notes: "conflict in x.go",
 			Metadata: store.BundleMetadata{CommitSHA: testSHA}, RunnerStatus: store.RunnerApplyFailed},

@@ -250,6 +250,8 @@ type BundleMetadata struct {
 	// tokens, turns, summary): the run_report it wrote, or the usage its
 	// model endpoint returned.
 	RunReport *runreport.Report `json:"run_report,omitempty"`
+	// Transcript links the run's stored transcript (TranscriptRef).
+	Transcript *TranscriptRef `json:"transcript,omitempty"`
 }
 
 // OutputBundle is the single output of one workorder run.

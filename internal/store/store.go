@@ -119,6 +119,7 @@ type Querier interface {
 
 	PullRequestQuerier
 	ClaimQuerier
+	TranscriptQuerier
 }
 
 // ClaimQuerier is the storage side of the claim/lease protocol; package claim

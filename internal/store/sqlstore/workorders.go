@@ -162,6 +162,10 @@ func scanBundle(r rowScanner) (*store.OutputBundle, error) {
 // work_order_id keeps it single.
 func (q *querier) CreateOutputBundle(ctx context.Context, b *store.OutputBundle) (*store.OutputBundle, bool, error) {
 	b.CreatedAt = store.NowOr(b.CreatedAt)
+	if kept, tr := store.SplitTranscript(b); tr != nil {
+		// The transcript the bundle carried goes to its own table, with it.
+		return q.createBundleWithTranscript(ctx, kept, tr, (*querier).CreateOutputBundle)
+	}
 	if err := schemas.Validate(schemas.OutputBundle, b); err != nil {
 		return nil, false, fmt.Errorf("create output bundle: %w", err)
 	}
