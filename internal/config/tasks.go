@@ -1,9 +1,11 @@
 package config
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -24,6 +26,52 @@ type TasksConfig struct {
 	// StatementTimeout and RowCap bound each substrate query.
 	StatementTimeout time.Duration `mapstructure:"statement_timeout" json:"statement_timeout" yaml:"statement_timeout"`
 	RowCap           int           `mapstructure:"row_cap" json:"row_cap" yaml:"row_cap"`
+	// Triage chooses how a triage round is made (docs/task-management.md).
+	Triage TriageConfig `mapstructure:"triage" json:"triage" yaml:"triage"`
+}
+
+// TriageConfig is tasks.triage: the route of TRIAGE_DIAZOTROPH's rounds.
+type TriageConfig struct {
+	// Generator is builtin (the deterministic rules), command or openai
+	// (a model).
+	Generator string `mapstructure:"generator" json:"generator" yaml:"generator"`
+	// MaxFailures is how many rounds in a row may fail their gate on a
+	// model route before a round uses the built-in rules.
+	MaxFailures int `mapstructure:"max_failures" json:"max_failures" yaml:"max_failures"`
+	// Command is the command route's shell command line; it runs with
+	// patch.command's executor settings.
+	Command TriageCommandConfig `mapstructure:"command" json:"command" yaml:"command"`
+	// OpenAI is the openai route: patch.openai's endpoint, key and limits,
+	// with a model of its own when set.
+	OpenAI TriageOpenAIConfig `mapstructure:"openai" json:"openai" yaml:"openai"`
+}
+
+// TriageCommandConfig is tasks.triage.command.
+type TriageCommandConfig struct {
+	// Run is run by /bin/sh -c; the input document is on its stdin and in
+	// $AZOLLA_INPUT_FILE, and it prints the proposals' JSON on stdout.
+	Run string `mapstructure:"run" json:"run" yaml:"run"`
+}
+
+// TriageOpenAIConfig is tasks.triage.openai.
+type TriageOpenAIConfig struct {
+	// Model, when set, is asked instead of patch.openai.model.
+	Model string `mapstructure:"model" json:"model" yaml:"model"`
+}
+
+// Triage generators (tasks.triage.generator).
+const (
+	TriageBuiltin = "builtin"
+	TriageCommand = "command"
+	TriageOpenAI  = "openai"
+)
+
+// DefaultTriageMaxFailures is tasks.triage.max_failures by default.
+const DefaultTriageMaxFailures = 3
+
+// TriageModel is the model the openai triage route asks.
+func (c Config) TriageModel() string {
+	return cmp.Or(c.Tasks.Triage.OpenAI.Model, c.Patch.OpenAI.Model)
 }
 
 // LocalSubstrate is the substrate name of this azolla's own store.
@@ -75,7 +123,8 @@ const DefaultDeadlineInterval = 5 * time.Minute
 
 func defaultTasks() TasksConfig {
 	return TasksConfig{Track: DefaultTrack, TriageMaxCaptures: 50, TriageMaxBytes: 256 << 10, Budget: time.Minute,
-		Substrate: LocalSubstrate, StatementTimeout: 5 * time.Second, RowCap: 500}
+		Substrate: LocalSubstrate, StatementTimeout: 5 * time.Second, RowCap: 500,
+		Triage: TriageConfig{Generator: TriageBuiltin, MaxFailures: DefaultTriageMaxFailures}}
 }
 
 func defaultDeadlines() DeadlinesConfig {
@@ -108,6 +157,7 @@ func (c Config) validateTasks(add func(key, format string, args ...any)) {
 	if t.RowCap < 1 || t.RowCap > 100_000 {
 		add("tasks.row_cap", "must be between 1 and 100000, got %d", t.RowCap)
 	}
+	c.validateTriage(add)
 	for _, name := range c.substrateNames() {
 		s, key := c.Substrates[name], "substrates."+name
 		if name == LocalSubstrate {
@@ -152,6 +202,26 @@ func (c Config) validateTasks(add func(key, format string, args ...any)) {
 		if u.v <= 0 {
 			add("deadlines.sla."+u.key, "must be a positive duration, got %s", u.v)
 		}
+	}
+}
+
+func (c Config) validateTriage(add func(key, format string, args ...any)) {
+	tr := c.Tasks.Triage
+	switch tr.Generator {
+	case TriageBuiltin:
+	case TriageCommand:
+		if strings.TrimSpace(tr.Command.Run) == "" {
+			add("tasks.triage.command.run", "must be set when tasks.triage.generator is %q", TriageCommand)
+		}
+	case TriageOpenAI:
+		if c.TriageModel() == "" {
+			add("tasks.triage.openai.model", "must be set, or patch.openai.model, when tasks.triage.generator is %q", TriageOpenAI)
+		}
+	default:
+		add("tasks.triage.generator", "must be one of %v, got %q", []string{TriageBuiltin, TriageCommand, TriageOpenAI}, tr.Generator)
+	}
+	if tr.MaxFailures < 1 || tr.MaxFailures > 100 {
+		add("tasks.triage.max_failures", "must be between 1 and 100, got %d", tr.MaxFailures)
 	}
 }
 

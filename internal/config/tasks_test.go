@@ -81,6 +81,14 @@ func TestValidateTasksNamesTheKey(t *testing.T) {
 			`deadlines.sla.critical: must be a positive duration, got 0s`},
 		{"negative low SLA", func(c *config.Config) { c.Deadlines.SLA.Low = -time.Hour },
 			`deadlines.sla.low: must be a positive duration, got -1h0m0s`},
+		{"unknown triage generator", func(c *config.Config) { c.Tasks.Triage.Generator = "llm" },
+			`tasks.triage.generator: must be one of [builtin command openai], got "llm"`},
+		{"triage command without a command line", func(c *config.Config) { c.Tasks.Triage.Generator = "command" },
+			`tasks.triage.command.run: must be set when tasks.triage.generator is "command"`},
+		{"triage openai without a model", func(c *config.Config) { c.Tasks.Triage.Generator = "openai" },
+			`tasks.triage.openai.model: must be set, or patch.openai.model, when tasks.triage.generator is "openai"`},
+		{"triage max failures zero", func(c *config.Config) { c.Tasks.Triage.MaxFailures = 0 },
+			`tasks.triage.max_failures: must be between 1 and 100, got 0`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,6 +100,22 @@ func TestValidateTasksNamesTheKey(t *testing.T) {
 			require.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+func TestTriageRoutes(t *testing.T) {
+	t.Parallel()
+	c := valid()
+	require.Equal(t, config.TriageBuiltin, c.Tasks.Triage.Generator, "the built-in rules by default")
+	require.Equal(t, 3, c.Tasks.Triage.MaxFailures)
+
+	c.Tasks.Triage.Generator, c.Tasks.Triage.Command.Run = config.TriageCommand, "./triage.sh"
+	require.NoError(t, c.Validate())
+
+	c.Tasks.Triage.Generator, c.Patch.OpenAI.Model = config.TriageOpenAI, "gpt-patch"
+	require.NoError(t, c.Validate(), "patch.openai's model stands in")
+	require.Equal(t, "gpt-patch", c.TriageModel())
+	c.Tasks.Triage.OpenAI.Model = "gpt-triage"
+	require.Equal(t, "gpt-triage", c.TriageModel())
 }
 
 func TestValidateTasksAcceptsConfiguredSubstrates(t *testing.T) {
