@@ -23,6 +23,7 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph/patch"
 	"github.com/azolla/azolla/internal/diazotroph/triage"
 	"github.com/azolla/azolla/internal/metrics"
+	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/substrate"
@@ -77,14 +78,40 @@ func NewRegistry(cfg config.Config, ex *Executors) (*diazotroph.Registry, *patch
 	if err != nil {
 		return nil, nil, err
 	}
+	tr, err := newTriage(cfg, ex)
+	if err != nil {
+		return nil, nil, err
+	}
 	ds := []diazotroph.Diazotroph{p, diazotroph.NewCommand(diazotroph.CommandOptions{
 		Run: cfg.Diazotroph.Command.Run, Dir: cfg.CommandDir(), Executor: ex.Command}),
-		triage.Diazotroph{}, manifest.Diazotroph{}}
+		tr, manifest.Diazotroph{}}
 	reg := diazotroph.NewRegistry()
 	for _, d := range ds {
 		reg.Register(diazotroph.Redacted(d, ex.Secrets))
 	}
 	return reg, p, nil
+}
+
+// newTriage builds TRIAGE_DIAZOTROPH on cfg.Tasks.Triage's route: the
+// command route runs with the patch command's executor (no secret of
+// azolla's reaches it), the openai route asks patch.openai's endpoint.
+func newTriage(cfg config.Config, ex *Executors) (triage.Diazotroph, error) {
+	tc := cfg.Tasks.Triage
+	o := triage.Options{MaxFailures: tc.MaxFailures}
+	switch tc.Generator {
+	case config.TriageCommand:
+		o.Model = triage.NewCommand(tc.Command.Run, ex.PatchCommand)
+	case config.TriageOpenAI:
+		oc := cfg.Patch.OpenAI
+		client, err := patchgen.NewOpenAI(patchgen.OpenAIOptions{BaseURL: oc.BaseURL, Model: cfg.TriageModel(),
+			APIKey: oc.APIKey, TokenParam: oc.TokenParam, MaxTokens: oc.MaxTokens,
+			MaxConcurrency: oc.MaxConcurrency, MaxAttempts: oc.MaxAttempts})
+		if err != nil {
+			return triage.Diazotroph{}, fmt.Errorf("tasks.triage.openai: %w", err)
+		}
+		o.Model = triage.NewOpenAI(client)
+	}
+	return triage.New(o), nil
 }
 
 // WorkflowCacheSize bounds the lifecycles a worker process keeps in memory

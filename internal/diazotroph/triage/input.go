@@ -25,10 +25,32 @@ type Capture struct {
 	CreatedAt       time.Time `json:"created_at"`
 }
 
+// OpenObjective is an objective not yet DONE, as a model route sees it: so
+// that it can skip a capture as a duplicate of one.
+type OpenObjective struct {
+	ObjectiveID string `json:"objective_id"`
+	Title       string `json:"title"`
+}
+
+// MaxOpenObjectives bounds the open objectives frozen into one round's
+// input, which a model reads whole.
+const MaxOpenObjectives = 200
+
 // Input is the triage round frozen in a snapshot's full_prompt_text.
+//
+// OpenObjectives and FailedRounds were added after the first snapshots were
+// recorded; they are left out when empty, so a snapshot without them still
+// decodes, and the built-in rules read neither.
 type Input struct {
 	Format   string    `json:"format"`
 	Captures []Capture `json:"captures"`
+	// OpenObjectives are the objectives not yet DONE when the round was
+	// scheduled, at most MaxOpenObjectives.
+	OpenObjectives []OpenObjective `json:"open_objectives,omitempty"`
+	// FailedRounds is how many of the track's triage rounds before this one
+	// failed their gate in a row; a model route falls back to the built-in
+	// rules when it reaches the configured maximum.
+	FailedRounds int `json:"failed_rounds,omitempty"`
 }
 
 // CaptureFrom returns the frozen form of c.
@@ -61,6 +83,9 @@ func (in Input) check() error {
 	}
 	if len(in.Captures) == 0 {
 		return fmt.Errorf("%w: no captures", ErrInvalidInput)
+	}
+	if in.FailedRounds < 0 {
+		return fmt.Errorf("%w: failed_rounds %d is negative", ErrInvalidInput, in.FailedRounds)
 	}
 	seen := make(map[string]bool, len(in.Captures))
 	for i, c := range in.Captures {

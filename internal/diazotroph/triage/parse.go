@@ -28,13 +28,17 @@ const (
 // ErrEmptyCapture is returned by Parse for a capture without any text.
 var ErrEmptyCapture = errors.New("capture has no non-empty line")
 
-// Proposal is one proposed objective, made from one capture.
+// Proposal is one proposed objective, made from one capture and, on a model
+// route, possibly from further captures merged into it.
 type Proposal struct {
-	CaptureBufferID    string     `json:"capture_buffer_id"`
-	Title              string     `json:"title"`
-	AcceptanceCriteria []string   `json:"acceptance_criteria"`
-	Urgency            string     `json:"urgency"`
-	DueAt              *time.Time `json:"due_at,omitempty"`
+	CaptureBufferID string `json:"capture_buffer_id"`
+	// MergedCaptureBufferIDs are further captures of the round that ask for
+	// the same thing; the built-in rules never merge.
+	MergedCaptureBufferIDs []string   `json:"merged_capture_buffer_ids,omitempty"`
+	Title                  string     `json:"title"`
+	AcceptanceCriteria     []string   `json:"acceptance_criteria"`
+	Urgency                string     `json:"urgency"`
+	DueAt                  *time.Time `json:"due_at,omitempty"`
 }
 
 // Parse applies the package's rules to one capture. It returns the proposal
