@@ -20,8 +20,10 @@ import (
 )
 
 // ProposalObjectiveID is the objective_id of the n-th proposal (from 0) a
-// triage round made of a capture: "t-" and a short hash of the capture id,
-// so a retried gate cannot create it twice.
+// triage round made of a capture (its capture_buffer_id; a split makes
+// several): "t-" and a short hash of the capture id, so a retried gate
+// cannot create it twice. Captures merged into a proposal take no id of
+// their own.
 func ProposalObjectiveID(captureBufferID string, n int) string {
 	key := captureBufferID
 	if n > 0 {
@@ -40,6 +42,8 @@ type trackVerdict struct {
 	// capture to the objectives it became.
 	objectives []*store.Objective
 	made       map[string][]string
+	// merged counts the captures merged into another's proposal.
+	merged     int
 	topActions []string
 }
 
@@ -128,10 +132,13 @@ func (a *Lifecycle) judgeTrack(ctx context.Context, w *store.WorkOrder, runFailu
 	}
 	switch w.DiazotrophType {
 	case triage.Type:
-		if err := v.proposals(b.Content, now); err != nil {
+		if err := v.proposals(b.Content, b.Notes, now); err != nil {
 			return fail(err)
 		}
 		v.reason = fmt.Sprintf("%d proposed objective(s) from %d capture(s), each valid", len(v.objectives), len(v.captures))
+		if v.merged > 0 {
+			v.reason += fmt.Sprintf("; %d capture(s) merged into another's proposal", v.merged)
+		}
 	case manifest.Type:
 		in, err := manifest.DecodeInput(snap.FullPromptText)
 		if err != nil {
@@ -147,9 +154,16 @@ func (a *Lifecycle) judgeTrack(ctx context.Context, w *store.WorkOrder, runFailu
 	return v, nil
 }
 
-// proposals decodes a triage bundle and builds each proposal into a NEW
-// objective, validated against the objective schema.
-func (v *trackVerdict) proposals(content string, now time.Time) error {
+// proposals decodes a triage bundle, checks that it accounts for every
+// capture of the round and for no other (triage.Set.Account), and builds
+// each proposal into a NEW objective, validated against the objective
+// schema. A proposal's objective id comes from its capture_buffer_id and
+// its rank among that capture's proposals, so the same bundle always gives
+// the same ids; a merged capture becomes the objective it was merged into.
+func (v *trackVerdict) proposals(content string, notes string, now time.Time) error {
+	if strings.TrimSpace(content) == "" {
+		return fmt.Errorf("triage output is empty: %s", firstLine(notes))
+	}
 	var set triage.Set
 	if err := strictjson.Decode(strings.NewReader(content), &set); err != nil {
 		return fmt.Errorf("triage output is not a proposal set: %w", err)
@@ -157,18 +171,16 @@ func (v *trackVerdict) proposals(content string, now time.Time) error {
 	if err := schemas.ValidateJSON(schemas.TriageProposal, []byte(content)); err != nil {
 		return fmt.Errorf("triage output is invalid: %w", err)
 	}
-	inRound := map[string]bool{}
-	for _, c := range v.captures {
-		inRound[c] = true
+	if err := set.Account(v.captures); err != nil {
+		return fmt.Errorf("triage output does not account for the round: %w", err)
 	}
 	v.made = map[string][]string{}
+	ranks := map[string]int{}
 	for i, p := range set.Proposals {
-		if !inRound[p.CaptureBufferID] {
-			return fmt.Errorf("proposal %d names capture %q, not one of this round's", i, p.CaptureBufferID)
-		}
-		o := &store.Objective{ObjectiveID: ProposalObjectiveID(p.CaptureBufferID, len(v.made[p.CaptureBufferID])),
+		o := &store.Objective{ObjectiveID: ProposalObjectiveID(p.CaptureBufferID, ranks[p.CaptureBufferID]),
 			ObjectiveType: "TICKET", Title: p.Title, AcceptanceCriteria: p.AcceptanceCriteria, Status: store.StatusNew,
 			Blockers: []string{}, Urgency: p.Urgency, CreatedAt: now, UpdatedAt: now}
+		ranks[p.CaptureBufferID]++
 		if o.AcceptanceCriteria == nil {
 			o.AcceptanceCriteria = []string{}
 		}
@@ -180,12 +192,10 @@ func (v *trackVerdict) proposals(content string, now time.Time) error {
 			return fmt.Errorf("proposal %d (capture %s) is not a valid objective: %w", i, p.CaptureBufferID, err)
 		}
 		v.objectives = append(v.objectives, o)
-		v.made[p.CaptureBufferID] = append(v.made[p.CaptureBufferID], o.ObjectiveID)
-	}
-	for i, s := range set.Skipped {
-		if !inRound[s.CaptureBufferID] {
-			return fmt.Errorf("skipped %d names capture %q, not one of this round's", i, s.CaptureBufferID)
+		for _, c := range append([]string{p.CaptureBufferID}, p.MergedCaptureBufferIDs...) {
+			v.made[c] = append(v.made[c], o.ObjectiveID)
 		}
+		v.merged += len(p.MergedCaptureBufferIDs)
 	}
 	return nil
 }

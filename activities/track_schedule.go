@@ -162,7 +162,14 @@ func (a *Lifecycle) scheduleTriage(ctx context.Context, q store.Querier, track s
 		captures[i], ids[i] = *c, c.CaptureBufferID
 		refs[i] = store.YieldRef{Kind: store.YieldCapture, Ref: c.CaptureBufferID}
 	}
-	prompt, err := triage.EncodeInput(triage.NewInput(captures))
+	in := triage.NewInput(captures)
+	if in.OpenObjectives, err = openObjectives(ctx, q); err != nil {
+		return err
+	}
+	if in.FailedRounds, err = failedTriageRounds(ctx, q, track); err != nil {
+		return err
+	}
+	prompt, err := triage.EncodeInput(in)
 	if err != nil {
 		return err
 	}
@@ -174,6 +181,48 @@ func (a *Lifecycle) scheduleTriage(ctx context.Context, q store.Querier, track s
 		return err
 	}
 	return mark(store.ReasonScheduled)
+}
+
+// openObjectives are the objectives not yet DONE, oldest first, at most
+// triage.MaxOpenObjectives: what a model route may call a capture a
+// duplicate of.
+func openObjectives(ctx context.Context, q store.Querier) ([]triage.OpenObjective, error) {
+	objs, err := q.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: store.OpenStatuses(),
+		Limit: triage.MaxOpenObjectives})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]triage.OpenObjective, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, triage.OpenObjective{ObjectiveID: o.ObjectiveID, Title: o.Title})
+	}
+	return out, nil
+}
+
+// failedTriageRounds counts the track's latest triage workorders that
+// failed their gate, newest first, up to the first that did not: the
+// snapshot carries it, so the diazotroph decides on its fallback to the
+// built-in rules (tasks.triage.max_failures) from the snapshot alone.
+func failedTriageRounds(ctx context.Context, q store.Querier, track string) (int, error) {
+	wos, err := q.ListWorkOrders(ctx, store.ListWorkOrdersParams{Track: track, DiazotrophType: triage.Type})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, w := range slices.Backward(wos) {
+		rr, err := q.GetRunRecord(ctx, w.WorkOrderID)
+		if errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		if rr.GateResult != store.GateFail {
+			break
+		}
+		n++
+	}
+	return n, nil
 }
 
 // triageRound is one round's captures, oldest first: at most maxCount,
