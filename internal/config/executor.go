@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/runreport"
@@ -41,6 +42,10 @@ type ExecutorConfig struct {
 	// a run's transcript (its report's transcript and the tail of its
 	// stdout and stderr); a longer one keeps its end. 0 keeps none.
 	TranscriptMax int `mapstructure:"transcript_max" json:"transcript_max" yaml:"transcript_max"`
+	// StallTimeout stops a COMMAND_DIAZOTROPH command or a command
+	// generator's agent that writes no output and changes no file for that
+	// long; its outcome is STALLED. 0 turns the stop off.
+	StallTimeout time.Duration `mapstructure:"stall_timeout" json:"stall_timeout" yaml:"stall_timeout"`
 }
 
 // RunConfig is what one executor's runs get beyond their working directory
@@ -100,12 +105,24 @@ const (
 	DefaultMaxMemoryMB   = 8192
 	// DefaultTranscriptMax keeps the last MiB of a run's transcript.
 	DefaultTranscriptMax = 1 << 20
-	runsDir              = "runs"
+	// DefaultStallTimeout is long enough for an agent that prints nothing
+	// until it ends (claude-code's json output) to think through several
+	// slow model turns between edits, when only its files, HOME and TMPDIR
+	// show it working; a run waiting for a human never progresses, so a
+	// longer wait costs only time, where a shorter one could kill real
+	// work. It equals the default lifecycle.budget, which therefore ends
+	// such a run first: the stop matters for the longer budgets agents are
+	// given (docs/patches.md#a-run-that-makes-no-progress).
+	DefaultStallTimeout = 10 * time.Minute
+	// MinStallTimeout refuses a unit left out ("10" is ten nanoseconds).
+	MinStallTimeout = time.Second
+	runsDir         = "runs"
 )
 
 func defaultExecutor() ExecutorConfig {
 	return ExecutorConfig{Sandbox: DefaultSandbox, MaxProcesses: DefaultMaxProcesses,
-		MaxFileSizeMB: DefaultMaxFileSizeMB, MaxMemoryMB: DefaultMaxMemoryMB, TranscriptMax: DefaultTranscriptMax}
+		MaxFileSizeMB: DefaultMaxFileSizeMB, MaxMemoryMB: DefaultMaxMemoryMB, TranscriptMax: DefaultTranscriptMax,
+		StallTimeout: DefaultStallTimeout}
 }
 
 // RunsDir is where runs' private directories go.
@@ -227,6 +244,9 @@ func (c Config) validateExecutors(add func(key, format string, args ...any)) {
 	}
 	if e.TranscriptMax < 0 {
 		add("executor.transcript_max", "must not be negative (0 keeps no transcript), got %d", e.TranscriptMax)
+	}
+	if e.StallTimeout != 0 && e.StallTimeout < MinStallTimeout {
+		add("executor.stall_timeout", "must be 0 (off) or at least %s, got %s", MinStallTimeout, e.StallTimeout)
 	}
 	if e.MaxProcesses > 0 && e.MaxProcesses < 16 {
 		add("executor.max_processes", "must be 0 (no limit) or at least 16, got %d", e.MaxProcesses)

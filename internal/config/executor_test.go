@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -24,6 +25,10 @@ func TestValidateExecutors_NamesTheKeyOfEachProblem(t *testing.T) {
 			`executor.max_memory_mb: must not be negative (0 means no limit), got -1`},
 		{"too few processes", func(c *config.Config) { c.Executor.MaxProcesses = 3 },
 			`executor.max_processes: must be 0 (no limit) or at least 16, got 3`},
+		{"a stall timeout without its unit", func(c *config.Config) { c.Executor.StallTimeout = 600 },
+			`executor.stall_timeout: must be 0 (off) or at least 1s, got 600ns`},
+		{"a negative stall timeout", func(c *config.Config) { c.Executor.StallTimeout = -time.Minute },
+			`executor.stall_timeout: must be 0 (off) or at least 1s, got -1m0s`},
 		{"azolla's own variable passed by name", func(c *config.Config) {
 			c.Patch.Command.PassEnv = []string{"AZOLLA_STORE_DSN"}
 		}, `patch.command.pass_env[0]: AZOLLA_STORE_DSN cannot be passed: AZOLLA_* variables hold azolla's own configuration`},
@@ -133,3 +138,13 @@ func setSecretStrings(v reflect.Value, prefix string, keys *[]string) {
 }
 
 func secretValueFor(key string) string { return "value-of-" + key }
+
+func TestStallTimeout_DefaultsToTenMinutesAndZeroIsOff(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, 10*time.Minute, config.Default().Executor.StallTimeout)
+	c := valid()
+	c.Executor.StallTimeout = 0
+	require.NoError(t, c.Validate())
+	c.Executor.StallTimeout = time.Second
+	require.NoError(t, c.Validate())
+}
