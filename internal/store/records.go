@@ -61,8 +61,11 @@ type Objective struct {
 	BaseBranch string     `json:"base_branch,omitempty"`
 	// Generator overrides the configured patch generator for this
 	// objective; Patch is the static generator's input.
-	Generator string    `json:"generator,omitempty"`
-	Patch     string    `json:"patch,omitempty"`
+	Generator string `json:"generator,omitempty"`
+	Patch     string `json:"patch,omitempty"`
+	// BudgetUSD caps what the objective's runs may spend, in dollars; nil
+	// is no cap.
+	BudgetUSD *float64  `json:"budget_usd,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -218,17 +221,20 @@ const (
 // task-management track, not an objective: it names its Track and has no
 // objective_id and no branch.
 type WorkOrder struct {
-	WorkOrderID       string     `json:"work_order_id"`
-	EventID           string     `json:"event_id"`
-	ObjectiveID       string     `json:"objective_id,omitempty"`
-	Track             string     `json:"track,omitempty"`
-	DiazotrophType    string     `json:"diazotroph_type"`
-	ContextSnapshotID string     `json:"context_snapshot_id"`
-	BranchName        string     `json:"branch_name,omitempty"`
-	BudgetMS          int64      `json:"budget_ms"`
-	Status            string     `json:"status"`
-	CreatedAt         time.Time  `json:"created_at"`
-	ExecutedAt        *time.Time `json:"executed_at,omitempty"`
+	WorkOrderID       string `json:"work_order_id"`
+	EventID           string `json:"event_id"`
+	ObjectiveID       string `json:"objective_id,omitempty"`
+	Track             string `json:"track,omitempty"`
+	DiazotrophType    string `json:"diazotroph_type"`
+	ContextSnapshotID string `json:"context_snapshot_id"`
+	BranchName        string `json:"branch_name,omitempty"`
+	BudgetMS          int64  `json:"budget_ms"`
+	// BudgetUSDRemaining is what was left of the objective's budget_usd
+	// when the workorder was scheduled; nil when it has no budget.
+	BudgetUSDRemaining *float64   `json:"budget_usd_remaining,omitempty"`
+	Status             string     `json:"status"`
+	CreatedAt          time.Time  `json:"created_at"`
+	ExecutedAt         *time.Time `json:"executed_at,omitempty"`
 }
 
 // Runner statuses of an output bundle.
@@ -246,6 +252,8 @@ type BundleMetadata struct {
 	BranchName         string `json:"branch_name,omitempty"`
 	PRDescriptionDraft string `json:"pr_description_draft,omitempty"`
 	CommitSHA          string `json:"commit_sha,omitempty"`
+	// Generator is the patch generator that wrote the content.
+	Generator string `json:"generator,omitempty"`
 	// RunReport is what the executor reported of its run (model, cost,
 	// tokens, turns, summary): the run_report it wrote, or the usage its
 	// model endpoint returned.
@@ -295,6 +303,9 @@ const (
 	// asks for changes.
 	PausePullRequestClosed = "PULL_REQUEST_CLOSED"
 	PauseRevisionLimit     = "REVISION_LIMIT"
+	// PauseBudgetSpent: a run failed its gate and the objective's runs
+	// have spent its budget_usd; no round starts until it is raised.
+	PauseBudgetSpent = "BUDGET_SPENT"
 	// PauseProposalsReview hands a triage round's proposed objectives to
 	// the human ("Review N proposed objectives").
 	PauseProposalsReview = "PROPOSALS_REVIEW"

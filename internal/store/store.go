@@ -118,6 +118,7 @@ type Querier interface {
 	ProcessCapture(ctx context.Context, p ProcessCaptureParams) (*CaptureBuffer, error)
 
 	PullRequestQuerier
+	SpendQuerier
 	ClaimQuerier
 	TranscriptQuerier
 }

@@ -87,3 +87,20 @@ func (c JSON) Scan(src any) error {
 	}
 	return json.Unmarshal(b, c.V)
 }
+
+// NullFloat scans a nullable number column into *F (nil for NULL).
+type NullFloat struct{ F **float64 }
+
+// Scan implements sql.Scanner.
+func (c NullFloat) Scan(src any) error {
+	var nf sql.NullFloat64
+	if err := nf.Scan(src); err != nil {
+		return err
+	}
+	*c.F = nil
+	if nf.Valid {
+		v := nf.Float64
+		*c.F = &v
+	}
+	return nil
+}

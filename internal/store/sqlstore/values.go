@@ -20,6 +20,15 @@ func timeCol(t *time.Time) sqlcol.Time          { return sqlcol.Time{T: t} }
 func nullTimeCol(t **time.Time) sqlcol.NullTime { return sqlcol.NullTime{T: t} }
 func nullStringCol(s *string) sqlcol.NullString { return sqlcol.NullString{S: s} }
 func jsonCol(v any) sqlcol.JSON                 { return sqlcol.JSON{V: v} }
+func nullFloatCol(f **float64) sqlcol.NullFloat { return sqlcol.NullFloat{F: f} }
+
+// nullFloat stores nil as NULL.
+func nullFloat(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
 
 // jsonText encodes v for a JSON column.
 func jsonText(v any) (string, error) {

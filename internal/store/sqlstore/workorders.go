@@ -59,12 +59,12 @@ func (q *querier) GetContextSnapshot(ctx context.Context, id string) (*store.Con
 }
 
 const workOrderCols = `work_order_id, event_id, objective_id, track, diazotroph_type, context_snapshot_id, branch_name,
-	budget_ms, status, created_at, executed_at`
+	budget_ms, budget_usd_remaining, status, created_at, executed_at`
 
 func scanWorkOrder(r rowScanner) (*store.WorkOrder, error) {
 	var w store.WorkOrder
 	err := r.Scan(&w.WorkOrderID, &w.EventID, &w.ObjectiveID, nullStringCol(&w.Track), &w.DiazotrophType, &w.ContextSnapshotID,
-		&w.BranchName, &w.BudgetMS, &w.Status, timeCol(&w.CreatedAt), nullTimeCol(&w.ExecutedAt))
+		&w.BranchName, &w.BudgetMS, nullFloatCol(&w.BudgetUSDRemaining), &w.Status, timeCol(&w.CreatedAt), nullTimeCol(&w.ExecutedAt))
 	if err != nil {
 		return nil, err
 	}
@@ -81,10 +81,10 @@ func (q *querier) CreateWorkOrder(ctx context.Context, w *store.WorkOrder) (*sto
 	}
 	return insertOrGet(q, fmt.Sprintf("create workorder %q", w.WorkOrderID), func() (*store.WorkOrder, error) {
 		return scanWorkOrder(q.queryRow(ctx, `INSERT INTO workorders (`+workOrderCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 			ON CONFLICT (event_id) DO NOTHING RETURNING `+workOrderCols,
 			w.WorkOrderID, w.EventID, w.ObjectiveID, nullString(w.Track), w.DiazotrophType, w.ContextSnapshotID, w.BranchName,
-			w.BudgetMS, w.Status, q.t(w.CreatedAt), q.nt(w.ExecutedAt)))
+			w.BudgetMS, nullFloat(w.BudgetUSDRemaining), w.Status, q.t(w.CreatedAt), q.nt(w.ExecutedAt)))
 	}, func() (*store.WorkOrder, error) { return q.GetWorkOrderByEvent(ctx, w.EventID) })
 }
 

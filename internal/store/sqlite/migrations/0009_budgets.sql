@@ -1,0 +1,4 @@
+-- Spending caps above the agent (issue 30): an objective's budget in
+-- dollars, and what was left of it when each workorder was scheduled.
+ALTER TABLE objectives ADD COLUMN budget_usd REAL;
+ALTER TABLE workorders ADD COLUMN budget_usd_remaining REAL;

@@ -1,0 +1,48 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/schemas"
+)
+
+// ObjectiveSpend sums the run reports of the objective's bundles.
+func (q *querier) ObjectiveSpend(ctx context.Context, objectiveID string) (store.Spend, error) {
+	rows, err := q.query(ctx, `SELECT b.metadata FROM output_bundles b
+		JOIN workorders w ON w.work_order_id = b.work_order_id WHERE w.objective_id = $1`, objectiveID)
+	ms, err := collect(rows, err, func(r rowScanner) (*store.BundleMetadata, error) {
+		var m store.BundleMetadata
+		if err := r.Scan(jsonCol(&m)); err != nil {
+			return nil, err
+		}
+		return &m, nil
+	})
+	if err != nil {
+		return store.Spend{}, fmt.Errorf("spend of objective %q: %w", objectiveID, err)
+	}
+	var s store.Spend
+	for _, m := range ms {
+		s.Add(*m)
+	}
+	return s, nil
+}
+
+// SetObjectiveBudget sets budget_usd after validating the objective with it.
+func (q *querier) SetObjectiveBudget(ctx context.Context, p store.SetObjectiveBudgetParams) (*store.Objective, error) {
+	o, err := q.GetObjective(ctx, p.ObjectiveID)
+	if err != nil {
+		return nil, fmt.Errorf("set objective budget: %w", err)
+	}
+	o.BudgetUSD = p.BudgetUSD
+	o.UpdatedAt = store.NowOr(p.Now)
+	if err := schemas.Validate(schemas.Objective, o); err != nil {
+		return nil, fmt.Errorf("set objective budget: %w", err)
+	}
+	if _, err := q.exec(ctx, `UPDATE objectives SET budget_usd = $1, updated_at = $2 WHERE objective_id = $3`,
+		nullFloat(o.BudgetUSD), q.t(o.UpdatedAt), o.ObjectiveID); err != nil {
+		return nil, fmt.Errorf("set objective budget %q: %w", o.ObjectiveID, err)
+	}
+	return o, nil
+}

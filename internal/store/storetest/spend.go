@@ -1,0 +1,117 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/store"
+)
+
+func exerciseSpend(t *testing.T, open func(t testing.TB) store.Store) {
+	t.Run("Budget_StoredSetAndRefusedWhenInvalid", func(t *testing.T) { testBudgets(t, open(t)) })
+	t.Run("Spend_SumsTheObjectivesRunReports", func(t *testing.T) { testSpend(t, open(t)) })
+}
+
+func usd(v float64) *float64 { return &v }
+
+func testBudgets(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	o := Objective("obj-b")
+	o.BudgetUSD = usd(4)
+	wo := ScheduledObjective(t, s, o, T0)
+	wo.BudgetUSDRemaining = usd(2.5)
+	_, _, err := s.CreateWorkOrder(ctx, wo)
+	require.NoError(t, err)
+	got, err := s.GetObjective(ctx, "obj-b")
+	require.NoError(t, err)
+	require.Equal(t, usd(4), got.BudgetUSD)
+	w, err := s.GetWorkOrder(ctx, wo.WorkOrderID)
+	require.NoError(t, err)
+	require.Equal(t, usd(2.5), w.BudgetUSDRemaining)
+
+	for _, bad := range []float64{0, -1} {
+		neg := Objective("obj-bad")
+		neg.BudgetUSD = usd(bad)
+		requireViolation(t, s.CreateObjective(ctx, neg), "/budget_usd")
+		_, err = s.SetObjectiveBudget(ctx, store.SetObjectiveBudgetParams{ObjectiveID: "obj-b", BudgetUSD: usd(bad)})
+		requireViolation(t, err, "/budget_usd")
+	}
+	_, err = s.GetObjective(ctx, "obj-bad")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	got, err = s.GetObjective(ctx, "obj-b")
+	require.NoError(t, err)
+	require.Equal(t, usd(4), got.BudgetUSD, "a refused budget changes nothing")
+
+	set, err := s.SetObjectiveBudget(ctx, store.SetObjectiveBudgetParams{ObjectiveID: "obj-b", BudgetUSD: usd(9.5), Now: T0.Add(9 * time.Second)})
+	require.NoError(t, err)
+	require.Equal(t, usd(9.5), set.BudgetUSD)
+	got, err = s.GetObjective(ctx, "obj-b")
+	require.NoError(t, err)
+	require.Equal(t, set, got)
+	require.Equal(t, T0.Add(9*time.Second), got.UpdatedAt)
+
+	_, err = s.SetObjectiveBudget(ctx, store.SetObjectiveBudgetParams{ObjectiveID: "obj-b"})
+	require.NoError(t, err)
+	got, err = s.GetObjective(ctx, "obj-b")
+	require.NoError(t, err)
+	require.Nil(t, got.BudgetUSD, "nil clears the cap")
+
+	_, err = s.SetObjectiveBudget(ctx, store.SetObjectiveBudgetParams{ObjectiveID: "nope", BudgetUSD: usd(1)})
+	var nf *store.NotFoundError
+	require.True(t, errors.As(err, &nf), "got %v", err)
+}
+
+func testSpend(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	spend, err := s.ObjectiveSpend(ctx, "obj-s")
+	require.NoError(t, err)
+	require.Equal(t, store.Spend{}, spend, "nothing run, nothing spent")
+
+	bundle := func(o *store.Objective, seq int64, m store.BundleMetadata) {
+		t.Helper()
+		id := o.ObjectiveID
+		var wo *store.WorkOrder
+		if seq == 1 {
+			wo = ScheduledObjective(t, s, o, T0)
+		} else { // a later round of the objective
+			ev, _, err := s.EmitEvent(ctx, Event(fmt.Sprintf("ev-%s-%d", id, seq), id, seq, T0))
+			require.NoError(t, err)
+			wo = &store.WorkOrder{WorkOrderID: fmt.Sprintf("wo-%s-%d", id, seq), EventID: ev.EventID, ObjectiveID: id,
+				DiazotrophType: "PATCH_DIAZOTROPH", ContextSnapshotID: "cs-" + id, BranchName: "azolla/" + id,
+				BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: T0}
+		}
+		_, _, err := s.CreateWorkOrder(ctx, wo)
+		require.NoError(t, err)
+		_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix", Content: "x",
+			Metadata: m, RunnerStatus: store.RunnerOK, CreatedAt: T0})
+		require.NoError(t, err)
+	}
+	o := Objective("obj-s")
+	bundle(o, 1, store.BundleMetadata{Generator: "command", RunReport: &runreport.Report{Model: "m", CostUSD: usd(1.25),
+		Tokens: &runreport.Tokens{Input: 100, Output: 20, CacheRead: 5}}})
+	bundle(o, 2, store.BundleMetadata{Generator: "command"})
+	bundle(o, 3, store.BundleMetadata{Generator: "openai", RunReport: &runreport.Report{Model: "m", CostUSD: usd(0.5),
+		Tokens: &runreport.Tokens{Input: 1, Output: 2, CacheWrite: 3}}})
+	bundle(o, 4, store.BundleMetadata{Generator: "static"})
+	bundle(Objective("obj-other"), 1, store.BundleMetadata{Generator: "command",
+		RunReport: &runreport.Report{CostUSD: usd(100)}})
+
+	spend, err = s.ObjectiveSpend(ctx, "obj-s")
+	require.NoError(t, err)
+	require.Equal(t, store.Spend{USD: 1.75, Runs: 3, Unknown: 1,
+		Tokens: runreport.Tokens{Input: 101, Output: 22, CacheRead: 5, CacheWrite: 3}}, spend,
+		"the static run costs nothing; the command run without a report is of unknown cost; another objective's run is not counted")
+	require.Equal(t, "$1.75 over 3 runs (1 of unknown cost)", spend.String())
+	require.True(t, spend.Exhausted(usd(1.75)))
+	require.False(t, spend.Exhausted(usd(1.76)))
+	require.False(t, spend.Exhausted(nil))
+	require.Equal(t, usd(0.25), spend.Remaining(usd(2)))
+	require.Equal(t, usd(0), spend.Remaining(usd(1)))
+	require.Nil(t, spend.Remaining(nil))
+}
