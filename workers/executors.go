@@ -27,7 +27,7 @@ func NewSandbox(cfg config.Config, log *slog.Logger, hide ...string) (*sandbox.H
 // every secret value that must stay out of what they produce.
 type Executors struct {
 	// Command runs COMMAND_DIAZOTROPH's command, PatchCommand the command
-	// generator's agent.
+	// generator's agent; both carry executor.stall_timeout.
 	Command, PatchCommand *sandbox.Executor
 	// Gates run each configured repository's gate commands, by
 	// repository; DefaultGate those of any other.
@@ -67,6 +67,11 @@ func NewExecutors(cfg config.Config, h *sandbox.Host, log *slog.Logger, extra ..
 	if e.PatchCommand, err = build(cfg.PatchCommandPolicy()); err != nil {
 		return nil, err
 	}
+	// The work's own runs are stopped when they stall; gate commands are
+	// not: a test suite may rightly be silent for long, and the gate's
+	// budget bounds it.
+	stall := cfg.Executor.StallTimeout
+	e.Command, e.PatchCommand = e.Command.WithStallTimeout(stall), e.PatchCommand.WithStallTimeout(stall)
 	if e.DefaultGate, err = build(config.DefaultGatePolicy()); err != nil {
 		return nil, err
 	}

@@ -41,7 +41,9 @@ type CommandOptions struct {
 // run (see package proc, which does the process handling). Only a run that
 // cannot be attributed to the command is an error: a misconfiguration, a
 // failure to start, or ctx ending first. A non-zero exit is a RunnerOK result
-// whose notes give the status; the gate judges it.
+// whose notes give the status; the gate judges it. A run that wrote no
+// output and changed no file for its executor's stall timeout is stopped
+// and is a RunnerStalled result.
 //
 // A Command is immutable and safe for concurrent Execute calls.
 type Command struct {
@@ -102,6 +104,8 @@ func (c *Command) Execute(ctx context.Context, req Request) (Result, error) {
 		Stdin:  strings.NewReader(req.Snapshot.FullPromptText),
 		Stdout: stdout,
 		Stderr: stderr,
+		// A run that stops progressing is stopped before its budget ends.
+		StallTimeout: c.exec.StallTimeout(),
 	})
 	// Once the lease is lost no result may be persisted, even one that raced
 	// the cancellation to completion.
@@ -114,11 +118,18 @@ func (c *Command) Execute(ctx context.Context, req Request) (Result, error) {
 		Metadata:     store.BundleMetadata{BranchName: req.WorkOrder.BranchName},
 		RunnerStatus: store.RunnerOK,
 	}
+	var stalled *sandbox.StallError
 	switch {
 	case errors.Is(err, errBudgetExhausted):
 		res.RunnerStatus = store.RunnerBudgetExhausted
 		res.Notes = fmt.Sprintf("budget %v exhausted after %v: process group killed, partial output discarded (%d bytes)",
 			req.Budget, roundMS(ran.Duration), stdout.Total()) + limitNote(ran) + stderrNote(stderr)
+		return res, nil
+	case errors.As(err, &stalled):
+		res.RunnerStatus = store.RunnerStalled
+		res.Notes = fmt.Sprintf("stalled: no output and no file changed for %v (executor.stall_timeout); stopped after %v: "+
+			"process group killed, partial output discarded (%d bytes)", stalled.Timeout, roundMS(ran.Duration),
+			stdout.Total()) + limitNote(ran) + stderrNote(stderr)
 		return res, nil
 	case err != nil:
 		return Result{}, fmt.Errorf("%s: workorder %s: run %q: %w", CommandType, wo, c.run, err)
