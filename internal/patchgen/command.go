@@ -130,6 +130,9 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		Stdin:    strings.NewReader(input),
 		Stdout:   stdout,
 		Stderr:   stderr,
+		// An agent that stops progressing is stopped before its budget
+		// ends; the error is then a *sandbox.StallError.
+		StallTimeout: c.exec.StallTimeout(),
 	})
 	if cause := context.Cause(ctx); cause != nil {
 		// Whatever the command left is not to be proposed once the budget
