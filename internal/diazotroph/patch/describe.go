@@ -18,6 +18,8 @@ func title(req diazotroph.Request, status string) string {
 	switch status {
 	case store.RunnerBudgetExhausted:
 		prefix = "No patch (budget exhausted)"
+	case store.RunnerStalled:
+		prefix = "No patch (stalled)"
 	case store.RunnerApplyFailed:
 		prefix = "Patch not applied"
 	}

@@ -121,6 +121,10 @@ func (p *Patch) Execute(ctx context.Context, req diazotroph.Request) (diazotroph
 		if ctx.Err() == nil && errors.Is(context.Cause(bctx), errBudget) {
 			return r.exhausted(stage, out), nil
 		}
+		var stalled *sandbox.StallError
+		if ctx.Err() == nil && errors.As(err, &stalled) {
+			return r.stalled(stalled, out), nil
+		}
 		return diazotroph.Result{}, err
 	}
 	if strings.TrimSpace(out.Patch) == "" {
@@ -313,6 +317,19 @@ func (r *run) exhausted(stage string, out patchgen.Output) diazotroph.Result {
 		notes += "\n" + out.Notes + "\n"
 	}
 	return r.result(store.RunnerBudgetExhausted, "", notes, store.BundleMetadata{BranchName: r.branch})
+}
+
+// stalled is the outcome of a generator whose agent stopped progressing
+// (docs/patches.md#a-run-that-makes-no-progress). The first line of its
+// notes names the stall and its timeout, for the gate's reason.
+func (r *run) stalled(s *sandbox.StallError, out patchgen.Output) diazotroph.Result {
+	notes := fmt.Sprintf("The %s generator's agent wrote no output and changed no file for %s (executor.stall_timeout) "+
+		"and was stopped after %s; its processes were killed and no patch was kept.\n",
+		r.genName, s.Timeout, time.Since(r.start).Round(time.Millisecond))
+	if out.Notes != "" {
+		notes += "\n" + out.Notes + "\n"
+	}
+	return r.result(store.RunnerStalled, "", notes, store.BundleMetadata{BranchName: r.branch})
 }
 
 func (r *run) result(status, content, notes string, meta store.BundleMetadata) diazotroph.Result {
