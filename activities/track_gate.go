@@ -276,6 +276,9 @@ func (a *Lifecycle) trackGated(ctx context.Context, q store.Querier, w *store.Wo
 		if err != nil {
 			return res, true, err
 		}
+		// A merged capture names the objective it went into, which
+		// another capture of the round names too: each id once.
+		seen := map[string]bool{}
 		for _, r := range snap.RelatedYieldRefs {
 			if r.Kind != store.YieldCapture {
 				continue
@@ -284,8 +287,14 @@ func (a *Lifecycle) trackGated(ctx context.Context, q store.Querier, w *store.Wo
 			if err != nil {
 				return res, true, err
 			}
-			if c.WorkOrderID == w.WorkOrderID {
-				res.ObjectiveIDs = append(res.ObjectiveIDs, c.ObjectiveIDs...)
+			if c.WorkOrderID != w.WorkOrderID {
+				continue
+			}
+			for _, id := range c.ObjectiveIDs {
+				if !seen[id] {
+					seen[id] = true
+					res.ObjectiveIDs = append(res.ObjectiveIDs, id)
+				}
 			}
 		}
 	}

@@ -1,0 +1,197 @@
+package activities_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/patchgen"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/storetest"
+)
+
+// modelEndpoint is an OpenAI-compatible endpoint that answers each request
+// with the next of its answers (the last one again when they run out), and
+// keeps the user messages it was sent.
+type modelEndpoint struct {
+	mu      sync.Mutex
+	answers []string
+	inputs  []string
+}
+
+func (m *modelEndpoint) serve(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []struct{ Content string } `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) != 2 {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	m.mu.Lock()
+	m.inputs = append(m.inputs, req.Messages[1].Content)
+	answer := m.answers[min(len(m.inputs), len(m.answers))-1]
+	m.mu.Unlock()
+	_ = json.NewEncoder(w).Encode(map[string]any{"model": "triager-1",
+		"choices": []any{map[string]any{"finish_reason": "stop", "message": map[string]any{"content": answer}}},
+		"usage":   map[string]any{"prompt_tokens": 50, "completion_tokens": 10}})
+}
+
+func (m *modelEndpoint) asked() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.inputs)
+}
+
+// forEachModelTrackBackend runs test with TRIAGE_DIAZOTROPH on the openai
+// route, asking an endpoint that gives answers in turn.
+func forEachModelTrackBackend(t *testing.T, maxFailures int, answers []string, test func(t *testing.T, tb *testBundle, m *modelEndpoint)) {
+	t.Helper()
+	forEachTrackBackend(t, nil, func(t *testing.T, tb *testBundle) {
+		m := &modelEndpoint{answers: answers}
+		srv := httptest.NewServer(http.HandlerFunc(m.serve))
+		t.Cleanup(srv.Close)
+		client, err := patchgen.NewOpenAI(patchgen.OpenAIOptions{BaseURL: srv.URL, Model: "triager"})
+		require.NoError(t, err)
+		tb.l.Diazotrophs = diazotroph.NewRegistry(tb.fake, manifest.Diazotroph{},
+			triage.New(triage.Options{Model: triage.NewOpenAI(client), MaxFailures: maxFailures}))
+		test(t, tb, m)
+	})
+}
+
+// runTriage runs and gates the round that eventID schedules.
+func (tb *testBundle) runTriage(t *testing.T, eventID string) activities.TrackGateResult {
+	t.Helper()
+	res := tb.scheduleTrack(t, eventID)
+	require.Equal(t, store.ReasonScheduled, res.Reason)
+	wo := res.WorkOrder.WorkOrderID
+	_, err := tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
+	require.NoError(t, err)
+	gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
+	require.NoError(t, err)
+	return gate
+}
+
+func (tb *testBundle) requireAuditClean(t *testing.T) {
+	t.Helper()
+	rep, err := audit.Run(t.Context(), tb.store, storetest.T0.Add(time.Hour))
+	require.NoError(t, err)
+	require.Empty(t, rep.Violations)
+}
+
+const mergeSplitSkipAnswer = `{"proposals":[
+ {"capture_buffer_id":"cap-1","merged_capture_buffer_ids":["cap-2"],"title":"Retry failed fetches","acceptance_criteria":["a failed fetch is retried 3 times"],"urgency":"HIGH"},
+ {"capture_buffer_id":"cap-3","title":"Add a search box","acceptance_criteria":[],"urgency":"NORMAL"},
+ {"capture_buffer_id":"cap-3","title":"Add search filters","acceptance_criteria":[],"urgency":"LOW"}],
+ "skipped":[{"capture_buffer_id":"cap-4","reason":"duplicate of objective o-login"}]}`
+
+func TestTrack_ModelRouteMergesSplitsAndSkipsIntoTheRightObjectivesOnce(t *testing.T) {
+	forEachModelTrackBackend(t, 3, []string{mergeSplitSkipAnswer}, func(t *testing.T, tb *testBundle, m *modelEndpoint) {
+		login := storetest.Objective("o-login")
+		login.Title = "Add a login page"
+		require.NoError(t, tb.store.CreateObjective(t.Context(), login))
+		ev := tb.capture(t, "cap-1", "fetches fail, retry them", time.Second)
+		tb.capture(t, "cap-2", "retry the fetcher please", 2*time.Second)
+		tb.capture(t, "cap-3", "search box, and filters for it", 3*time.Second)
+		tb.capture(t, "cap-4", "a login page", 4*time.Second)
+
+		gate := tb.runTriage(t, ev.EventID)
+		require.Equal(t, store.GatePass, gate.GateResult, gate.GateReason)
+		require.Contains(t, gate.GateReason, "3 proposed objective(s) from 4 capture(s), each valid; 1 capture(s) merged")
+		merged, first, second := activities.ProposalObjectiveID("cap-1", 0), activities.ProposalObjectiveID("cap-3", 0),
+			activities.ProposalObjectiveID("cap-3", 1)
+		require.Equal(t, []string{merged, first, second}, gate.ObjectiveIDs)
+		require.Equal(t, "Retry failed fetches", tb.objective(t, merged).Title)
+		require.Equal(t, "HIGH", tb.objective(t, merged).Urgency)
+		require.Equal(t, "Add search filters", tb.objective(t, second).Title)
+		for c, want := range map[string][]string{"cap-1": {merged}, "cap-2": {merged}, "cap-3": {first, second}, "cap-4": {}} {
+			rec := tb.captureRec(t, c)
+			require.Equal(t, store.CaptureProcessed, rec.Status, c)
+			require.Equal(t, want, rec.ObjectiveIDs, c)
+		}
+
+		// The model saw the open objective it called the duplicate.
+		require.Equal(t, 1, m.asked())
+		in, err := triage.DecodeInput(m.inputs[0])
+		require.NoError(t, err)
+		require.Equal(t, []triage.OpenObjective{{ObjectiveID: "o-login", Title: "Add a login page"}}, in.OpenObjectives)
+		require.Zero(t, in.FailedRounds)
+
+		b, err := tb.store.GetOutputBundle(t.Context(), gate.WorkOrderID)
+		require.NoError(t, err)
+		require.NotNil(t, b.Metadata.RunReport)
+		require.Equal(t, "triager-1", b.Metadata.RunReport.Model)
+		require.Contains(t, b.Notes, "capture cap-4 skipped: duplicate of objective o-login")
+
+		// A retried gate: the stored verdict, nothing created twice.
+		again, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: gate.WorkOrderID})
+		require.NoError(t, err)
+		require.Equal(t, gate.ObjectiveIDs, again.ObjectiveIDs, "each id once, in the round's order")
+		require.Equal(t, 4, tb.objectiveCount(t))
+		tb.requireAuditClean(t)
+	})
+}
+
+func TestTrack_AnAnswerThatIsNotAValidAccountFailsAndCreatesNothing(t *testing.T) {
+	missing := `{"proposals":[{"capture_buffer_id":"cap-1","title":"Only one","acceptance_criteria":[],"urgency":"NORMAL"}],"skipped":[]}`
+	for name, answer := range map[string]string{"misses a capture": missing, "not JSON": "Sure! Here are the objectives: …"} {
+		t.Run(name, func(t *testing.T) {
+			forEachModelTrackBackend(t, 3, []string{answer}, func(t *testing.T, tb *testBundle, _ *modelEndpoint) {
+				ev := tb.capture(t, "cap-1", "one", time.Second)
+				tb.capture(t, "cap-2", "two", 2*time.Second)
+				gate := tb.runTriage(t, ev.EventID)
+				require.Equal(t, store.GateFail, gate.GateResult)
+				require.Empty(t, gate.ObjectiveIDs)
+				require.Equal(t, 0, tb.objectiveCount(t))
+				require.Equal(t, store.PauseGateFailed, gate.Pause.Reason)
+				for _, c := range []string{"cap-1", "cap-2"} {
+					rec := tb.captureRec(t, c)
+					require.Equal(t, store.CapturePending, rec.Status, "%s is left unprocessed", c)
+					require.Empty(t, rec.ObjectiveIDs)
+				}
+				if name == "misses a capture" {
+					require.Contains(t, gate.GateReason, "capture(s) cap-2 not accounted for")
+				} else {
+					require.Contains(t, gate.GateReason, "triage output is not a proposal set")
+				}
+				tb.requireAuditClean(t)
+			})
+		})
+	}
+}
+
+func TestTrack_AfterMaxFailuresARoundFallsBackToTheBuiltinRules(t *testing.T) {
+	forEachModelTrackBackend(t, 2, []string{"not an answer"}, func(t *testing.T, tb *testBundle, m *modelEndpoint) {
+		for i, c := range []string{"cap-1", "cap-2"} {
+			ev := tb.capture(t, c, "Fix "+c, time.Duration(i+1)*time.Second)
+			require.Equal(t, store.GateFail, tb.runTriage(t, ev.EventID).GateResult, c)
+		}
+		require.Equal(t, 2, m.asked())
+
+		ev := tb.capture(t, "cap-3", "Fix the third", 3*time.Second)
+		gate := tb.runTriage(t, ev.EventID)
+		require.Equal(t, 2, m.asked(), "the third round does not ask the model")
+		require.Equal(t, store.GatePass, gate.GateResult, gate.GateReason)
+		id := activities.ProposalObjectiveID("cap-3", 0)
+		require.Equal(t, []string{id}, gate.ObjectiveIDs)
+		require.Equal(t, "Fix the third", tb.objective(t, id).Title)
+		b, err := tb.store.GetOutputBundle(t.Context(), gate.WorkOrderID)
+		require.NoError(t, err)
+		require.Contains(t, b.Notes, "fallback: the 2 triage round(s) before this one failed their gate in a row (tasks.triage.max_failures 2)")
+
+		// The fallback passed: the next round asks the model again.
+		ev = tb.capture(t, "cap-4", "Fix the fourth", 4*time.Second)
+		require.Equal(t, store.GateFail, tb.runTriage(t, ev.EventID).GateResult)
+		require.Equal(t, 3, m.asked())
+		tb.requireAuditClean(t)
+	})
+}
