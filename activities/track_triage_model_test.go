@@ -16,6 +16,8 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/diazotroph/triage"
 	"github.com/azolla/azolla/internal/patchgen"
+	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -192,6 +194,28 @@ func TestTrack_AfterMaxFailuresARoundFallsBackToTheBuiltinRules(t *testing.T) {
 		ev = tb.capture(t, "cap-4", "Fix the fourth", 4*time.Second)
 		require.Equal(t, store.GateFail, tb.runTriage(t, ev.EventID).GateResult)
 		require.Equal(t, 3, m.asked())
+		tb.requireAuditClean(t)
+	})
+}
+
+func TestTrack_CommandRouteMergesTwoCapturesIntoOneObjective(t *testing.T) {
+	forEachTrackBackend(t, nil, func(t *testing.T, tb *testBundle) {
+		// The stand-in answers from the input file it was given.
+		run := `set -e
+grep -q '"capture_buffer_id":"cap-2"' "$AZOLLA_INPUT_FILE"
+echo '{"proposals":[{"capture_buffer_id":"cap-1","merged_capture_buffer_ids":["cap-2"],"title":"Retry failed fetches","acceptance_criteria":[],"urgency":"NORMAL"}],"skipped":[]}'`
+		tb.l.Diazotrophs = diazotroph.NewRegistry(tb.fake, manifest.Diazotroph{}, triage.New(triage.Options{
+			Model: triage.NewCommand(run, sandboxtest.Unconfined(t, sandbox.Policy{}))}))
+		ev := tb.capture(t, "cap-1", "fetches fail", time.Second)
+		tb.capture(t, "cap-2", "retry fetches", 2*time.Second)
+		gate := tb.runTriage(t, ev.EventID)
+		require.Equal(t, store.GatePass, gate.GateResult, gate.GateReason)
+		id := activities.ProposalObjectiveID("cap-1", 0)
+		require.Equal(t, []string{id}, gate.ObjectiveIDs)
+		require.Equal(t, 1, tb.objectiveCount(t))
+		for _, c := range []string{"cap-1", "cap-2"} {
+			require.Equal(t, []string{id}, tb.captureRec(t, c).ObjectiveIDs, c)
+		}
 		tb.requireAuditClean(t)
 	})
 }
