@@ -82,6 +82,9 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 	}
 	if written && a.Observer != nil {
 		a.Observer.GateVerdict(GateWorkOrder, res.GateResult)
+		if v.bundle != nil {
+			a.Observer.RunSpent(v.bundle.Metadata)
+		}
 	}
 	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("workorder gated", "gate_result", res.GateResult,
 		"status", res.Status)
@@ -128,6 +131,8 @@ type judgement struct {
 	result, reason, commitSHA string
 	// unpushed: the work branch lives only in the runner's workspace.
 	unpushed bool
+	// bundle is the one judged, nil when the run left none.
+	bundle *store.OutputBundle
 }
 
 // judge runs the built-in checks and, when they pass and the workorder's
@@ -142,6 +147,7 @@ func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure st
 	}
 	var j judgement
 	j.result, j.reason = verdict(b, runFailure)
+	j.bundle = b
 	if b != nil {
 		j.commitSHA = b.Metadata.CommitSHA
 	}
@@ -200,24 +206,9 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrde
 	if err != nil {
 		return GateResult{}, err
 	}
-	var ps store.PauseState
-	if j.result == store.GatePass {
-		branch := ""
-		if rr.CommitSHA != "" {
-			branch = w.BranchName
-		}
-		// A later round on an open pull request: the review is there.
-		url := ""
-		if a.wantsPullRequest(rr, o) {
-			if pr, err := q.GetPullRequest(ctx, o.ObjectiveID); err == nil && pr.State == store.PullRequestOpen {
-				url = pr.URL
-			} else if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return GateResult{}, err
-			}
-		}
-		ps = pause.RunCompleteOn(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, branch, url, keep, now)
-	} else {
-		ps = pause.GateFailed(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, keep, now)
+	ps, err := a.gatePause(ctx, q, w, o, j, rr, keep)
+	if err != nil {
+		return GateResult{}, err
 	}
 	if err := q.CreatePauseState(ctx, &ps); err != nil {
 		return GateResult{}, err

@@ -72,6 +72,9 @@ type Observer interface {
 	// PullRequest: something happened to an objective's pull request
 	// (PullRequest* events), recorded in the store first.
 	PullRequest(event string)
+	// RunSpent: a gate wrote the verdict on a run whose bundle carries
+	// meta (its generator and run report: what the run cost).
+	RunSpent(meta store.BundleMetadata)
 }
 
 // Pull request events, as Observer.PullRequest counts them.

@@ -165,6 +165,9 @@ func (a *Lifecycle) pullRequestClosed(ctx context.Context, o *store.Objective, p
 // revise finds its own event and returns it.
 func (a *Lifecycle) revise(ctx context.Context, o *store.Objective, pr *store.PullRequest, fb feedback,
 	in SyncPullRequestInput, res SyncPullRequestResult) (SyncPullRequestResult, error) {
+	if _, err := budgetLeft(ctx, a.Store, o); err != nil {
+		return a.budgetSpent(ctx, o, in, res, err)
+	}
 	comment := strings.TrimSpace(strings.TrimSpace(in.Comment) + "\n\n" + fb.text(pr))
 	by := in.By
 	if by == "" {
@@ -326,4 +329,24 @@ func forgeMissing(repository string, err error) error {
 		msg = fmt.Sprintf("forge of %s: %v", repository, err)
 	}
 	return permanentForge(msg, err)
+}
+
+// budgetSpent answers a round asked for once the objective's budget is
+// spent: a human's ask is refused with why; review feedback pauses the
+// objective for a human to raise the budget.
+func (a *Lifecycle) budgetSpent(ctx context.Context, o *store.Objective, in SyncPullRequestInput,
+	res SyncPullRequestResult, err error) (SyncPullRequestResult, error) {
+	var spent *BudgetSpentError
+	if !errors.As(err, &spent) {
+		return res, err
+	}
+	if in.Revise {
+		return res, permanent(err)
+	}
+	ps := pause.BudgetSpent(o.ObjectiveID, o.StatusSeq, "", "", spent.Spend, spent.Budget, nil, nil, a.now())
+	if _, _, err := a.Store.CreatePauseStateOnce(ctx, &ps); err != nil {
+		return res, fmt.Errorf("pause on the spent budget: %w", err)
+	}
+	res.Pause = &ps
+	return res, nil
 }

@@ -171,6 +171,12 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 					return err
 				}
 			}
+			if in.Mode != ReadyApprove {
+				// A new round spends: not once the budget is gone.
+				if _, err := budgetLeft(ctx, q, o); err != nil {
+					return err
+				}
+			}
 			if o, err = q.TransitionObjective(ctx, t.Params(o.ObjectiveID, a.now())); err != nil {
 				return err
 			}

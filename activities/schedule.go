@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -170,6 +171,16 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Eve
 	if len(blockers) == 0 && r != nil && r.blocker != "" {
 		blockers = []string{r.blocker}
 	}
+	left, err := budgetLeft(ctx, q, o)
+	var spent *BudgetSpentError
+	if errors.As(err, &spent) {
+		// Readiness refuses a round once the budget is spent; an event
+		// written past it is held here rather than run.
+		blockers, err = append(slices.Clone(blockers), spent.Error()), nil
+	}
+	if err != nil {
+		return err
+	}
 	if len(blockers) > 0 {
 		if err := a.block(ctx, q, o, blockers, now); err != nil {
 			return err
@@ -200,7 +211,7 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Eve
 	_, _, err = q.CreateWorkOrder(ctx, &store.WorkOrder{WorkOrderID: workOrderID(o.ObjectiveID, ev.TransitionSeq),
 		EventID: ev.EventID, ObjectiveID: o.ObjectiveID, DiazotrophType: typ,
 		ContextSnapshotID: snap.ContextSnapshotID, BranchName: BranchName(o.ObjectiveID),
-		BudgetMS: a.Budget.Milliseconds(), Status: store.WorkOrderCreated, CreatedAt: now})
+		BudgetMS: a.Budget.Milliseconds(), BudgetUSDRemaining: left, Status: store.WorkOrderCreated, CreatedAt: now})
 	if err != nil {
 		return err
 	}

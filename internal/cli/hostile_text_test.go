@@ -58,7 +58,7 @@ func failedWithHostileOutput(t *testing.T, s store.Store, id string) {
 	require.NoError(t, err)
 	moved, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: store.StatusTodo, Now: at})
 	require.NoError(t, err)
-	ps := pause.GateFailed(id, moved.StatusSeq, wo.WorkOrderID, reason, nil, at)
+	ps := pause.GateFailed(id, moved.StatusSeq, wo.WorkOrderID, reason, nil, nil, at)
 	require.NoError(t, s.CreatePauseState(ctx, &ps))
 }
 

@@ -107,7 +107,7 @@ func seedInbox(t *testing.T, s store.Store) {
 
 	wo := executed(t, s, "gate-failed", store.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK})
 	failed := moveTo(t, s, "gate-failed", store.StatusTodo)
-	createPause(t, s, pause.GateFailed("gate-failed", failed.StatusSeq, wo.WorkOrderID, "go test failed", nil, at))
+	createPause(t, s, pause.GateFailed("gate-failed", failed.StatusSeq, wo.WorkOrderID, "go test failed", nil, nil, at))
 
 	// Overdue: an open objective whose OVERDUE pause names its current
 	// deadline; a NEW one carries its approval along.

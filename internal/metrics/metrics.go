@@ -19,6 +19,9 @@ const (
 	NamePullRequests       = "azolla_pull_requests_total"
 	NameJobsDeadLettered   = "azolla_jobs_dead_lettered_total"
 	NameReaperActions      = "azolla_reaper_actions_total"
+	NameExecutorCost       = "azolla_executor_cost_usd_total"
+	NameExecutorTokens     = "azolla_executor_tokens_total"
+	NameExecutorRuns       = "azolla_executor_runs_total"
 	NameObjectives         = "azolla_objectives"
 	NameJobs               = "azolla_jobs"
 	NameStoreScrapeErrors  = "azolla_store_scrape_errors_total"
@@ -34,6 +37,7 @@ type Metrics struct {
 	prs         *prometheus.CounterVec
 	deadLetters prometheus.Counter
 	reaper      *prometheus.CounterVec
+	spend       *spendSeries
 }
 
 // New registers azolla's counters on reg.
@@ -57,7 +61,9 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "What the control plane's reaper did, by action."},
 			[]string{"action"}),
 	}
-	reg.MustRegister(m.claims, m.executed, m.gate, m.prs, m.deadLetters, m.reaper)
+	m.spend = newSpendSeries()
+	reg.MustRegister(m.claims, m.executed, m.gate, m.prs, m.deadLetters, m.reaper, m.spend.cost, m.spend.tokens,
+		m.spend.runs)
 	return m
 }
 

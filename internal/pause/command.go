@@ -15,8 +15,10 @@ func Command(self string, ps *store.PauseState, i int) string {
 	}
 	id := ps.ObjectiveID
 	switch ps.ActionKinds[i] {
-	case ReviewOutput, ReviewGateFailure, ReviewOverdue, ReviewPullRequest:
+	case ReviewOutput, ReviewGateFailure, ReviewOverdue, ReviewPullRequest, ReviewSpend, ReviewRepeatedFailure:
 		return self + " objective show " + id
+	case AddBudget:
+		return self + " objective budget " + id + " --add 5"
 	case Retry:
 		return self + " objective retry " + id + ` --comment "what to do differently"`
 	case Unblock:

@@ -44,6 +44,14 @@ const (
 	CreateRefined = "CREATE_REFINED"
 	// ReviewPullRequest points at the objective's pull request.
 	ReviewPullRequest = "REVIEW_PULL_REQUEST"
+	// AddBudget asks to raise the objective's budget_usd (objective
+	// budget --add) before another run may start.
+	AddBudget = "ADD_BUDGET"
+	// ReviewSpend records that the objective's runs spent past its budget.
+	ReviewSpend = "REVIEW_SPEND"
+	// ReviewRepeatedFailure warns that the gate failed the same way as in
+	// the round before: retrying unchanged would likely fail again.
+	ReviewRepeatedFailure = "REVIEW_REPEATED_FAILURE"
 )
 
 // Action is one thing the human should do: its kind and the words for it.
@@ -84,12 +92,13 @@ func New(s Spec) store.PauseState {
 // RunComplete is a PASS (docs/protocol/patch-flow.md#pass): review the branch (or, without one, the
 // output) and confirm. keep, when set, warns that the branch was not pushed.
 func RunComplete(objectiveID string, seq int64, workOrderID, branch string, keep *Action, now time.Time) store.PauseState {
-	return RunCompleteOn(objectiveID, seq, workOrderID, branch, "", keep, now)
+	return RunCompleteOn(objectiveID, seq, workOrderID, branch, "", keep, nil, now)
 }
 
 // RunCompleteOn is RunComplete on a branch whose pull request is known:
-// the review action names it.
-func RunCompleteOn(objectiveID string, seq int64, workOrderID, branch, pullRequest string, keep *Action, now time.Time) store.PauseState {
+// the review action names it. spent, when set, records that the runs went
+// past the objective's budget (Overspent).
+func RunCompleteOn(objectiveID string, seq int64, workOrderID, branch, pullRequest string, keep, spent *Action, now time.Time) store.PauseState {
 	review := Action{ReviewOutput, "Review the output of " + workOrderID}
 	switch {
 	case branch != "" && pullRequest != "":
@@ -98,8 +107,10 @@ func RunCompleteOn(objectiveID string, seq int64, workOrderID, branch, pullReque
 		review = Action{ReviewBranch, "Review PR on " + branch}
 	}
 	actions := []Action{review}
-	if keep != nil {
-		actions = append(actions, *keep)
+	for _, a := range []*Action{keep, spent} {
+		if a != nil {
+			actions = append(actions, *a)
+		}
 	}
 	actions = append(actions, Action{ConfirmCompletion, "Confirm completion"})
 	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PauseRunComplete,
@@ -107,14 +118,68 @@ func RunCompleteOn(objectiveID string, seq int64, workOrderID, branch, pullReque
 }
 
 // GateFailed is a FAIL (docs/protocol/patch-flow.md#fail): review the failure, then refine and retry.
-func GateFailed(objectiveID string, seq int64, workOrderID, failure string, keep *Action, now time.Time) store.PauseState {
-	actions := []Action{{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)},
-		{Retry, "Refine objective and retry"}}
+// repeated, when set, says the failure is the previous round's again
+// (Repeated).
+func GateFailed(objectiveID string, seq int64, workOrderID, failure string, keep, repeated *Action, now time.Time) store.PauseState {
+	actions := []Action{{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)}}
+	if repeated != nil {
+		actions = append(actions, *repeated)
+	}
+	actions = append(actions, Action{Retry, "Refine objective and retry"})
 	if keep != nil {
 		actions = append(actions, *keep)
 	}
 	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PauseGateFailed,
 		Actions: actions, Now: now})
+}
+
+// BudgetSpent is a FAIL after which the objective's runs have spent its
+// budget: review the failure, raise the budget, then retry. No run starts
+// before the budget is raised. Without a failure ("") it is a round that
+// was not started (a pull request's review asked for one).
+func BudgetSpent(objectiveID string, seq int64, workOrderID, failure string, spend store.Spend, budget float64,
+	keep, repeated *Action, now time.Time) store.PauseState {
+	var actions []Action
+	if failure != "" {
+		actions = append(actions, Action{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)})
+	}
+	if repeated != nil {
+		actions = append(actions, *repeated)
+	}
+	actions = append(actions,
+		Action{AddBudget, fmt.Sprintf("Spent %s of its %s budget%s: raise the budget to run again", store.USD(spend.USD),
+			store.USD(budget), over(spend, budget))},
+		Action{Retry, "Then refine objective and retry"})
+	if keep != nil {
+		actions = append(actions, *keep)
+	}
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PauseBudgetSpent,
+		Actions: actions, Now: now})
+}
+
+// Overspent is the action that records runs past the budget on a PASS.
+func Overspent(spend store.Spend, budget float64) *Action {
+	return &Action{ReviewSpend, fmt.Sprintf("Spent %s of its %s budget%s", store.USD(spend.USD), store.USD(budget),
+		over(spend, budget))}
+}
+
+// over says by how much spend went past budget, and how many runs' cost
+// is unknown.
+func over(spend store.Spend, budget float64) string {
+	var s string
+	if d := spend.USD - budget; d > 0 {
+		s = " (over by " + store.USD(d) + ")"
+	}
+	if spend.Unknown > 0 {
+		s += fmt.Sprintf(", plus %d run(s) of unknown cost", spend.Unknown)
+	}
+	return s
+}
+
+// Repeated warns that the gate failed as in the round of workOrderID.
+func Repeated(workOrderID string) *Action {
+	return &Action{ReviewRepeatedFailure, "The same failure as the round before (" + workOrderID +
+		"): the same command failed with the same first error lines; change the approach before retrying"}
 }
 
 // Blocked is the scheduler's (docs/protocol/patch-flow.md#blockers): resolve the blockers, then re-emit.

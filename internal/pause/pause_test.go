@@ -29,8 +29,17 @@ func TestConstructors_MakeValidRecordsWithOneKindPerAction(t *testing.T) {
 			[]string{pause.ReviewBranch, pause.KeepBranch, pause.ConfirmCompletion}},
 		"run complete without a branch": {pause.RunComplete("obj-1", 3, "wo-obj-1-2", "", nil, now),
 			[]string{pause.ReviewOutput, pause.ConfirmCompletion}},
-		"gate failed": {pause.GateFailed("obj-1", 3, "wo-obj-1-2", hostile+"\nsecond line", keep, now),
+		"gate failed": {pause.GateFailed("obj-1", 3, "wo-obj-1-2", hostile+"\nsecond line", keep, nil, now),
 			[]string{pause.ReviewGateFailure, pause.Retry, pause.KeepBranch}},
+		"gate failed again": {pause.GateFailed("obj-1", 3, "wo-obj-1-2", "exit 1", nil, pause.Repeated("wo-obj-1-1"), now),
+			[]string{pause.ReviewGateFailure, pause.ReviewRepeatedFailure, pause.Retry}},
+		"budget spent": {pause.BudgetSpent("obj-1", 3, "wo-obj-1-2", "exit 1", store.Spend{USD: 4.5, Runs: 3, Unknown: 1}, 4,
+			keep, nil, now), []string{pause.ReviewGateFailure, pause.AddBudget, pause.Retry, pause.KeepBranch}},
+		"budget spent before a round": {pause.BudgetSpent("obj-1", 3, "", "", store.Spend{USD: 4, Runs: 2}, 4, nil, nil, now),
+			[]string{pause.AddBudget, pause.Retry}},
+		"run complete past the budget": {pause.RunCompleteOn("obj-1", 3, "wo-obj-1-2", "azolla/obj-1", "", nil,
+			pause.Overspent(store.Spend{USD: 0.007, Runs: 1}, 0.005), now),
+			[]string{pause.ReviewBranch, pause.ReviewSpend, pause.ConfirmCompletion}},
 		"blocked": {pause.Blocked("obj-1", 4, []string{"base branch main is missing", "needs a key"}, now),
 			[]string{pause.ResolveBlockers, pause.Unblock}},
 		"rejected": {pause.Rejected("obj-1", 0, "ana", "out of scope", now),
@@ -54,6 +63,11 @@ func TestConstructors_MakeValidRecordsWithOneKindPerAction(t *testing.T) {
 	require.Equal(t, []string{"Review PR on azolla/obj-1", "Confirm completion"},
 		cases["run complete on a branch"].ps.PrioritizedActions, "the words of the patch flow")
 	require.Equal(t, "Re-emit TICKET_READY after resolution", cases["blocked"].ps.PrioritizedActions[1])
+	require.Equal(t, "Spent $4.50 of its $4.00 budget (over by $0.50), plus 1 run(s) of unknown cost: raise the budget to run again",
+		cases["budget spent"].ps.PrioritizedActions[1])
+	require.Equal(t, "ps-obj-1-3-BUDGET_SPENT", cases["budget spent"].ps.PauseStateID)
+	require.Equal(t, "Spent $0.007 of its $0.005 budget (over by $0.002)",
+		cases["run complete past the budget"].ps.PrioritizedActions[1], "below a cent, the digits that are there")
 }
 
 // Commands are rendered at the edge from the kinds, as the user invoked
@@ -61,7 +75,7 @@ func TestConstructors_MakeValidRecordsWithOneKindPerAction(t *testing.T) {
 // existed, get none.
 func TestCommand_RendersFromTheKind(t *testing.T) {
 	t.Parallel()
-	failed := pause.GateFailed("obj-1", 3, "wo-obj-1-2", "exit 1", nil, now)
+	failed := pause.GateFailed("obj-1", 3, "wo-obj-1-2", "exit 1", nil, nil, now)
 	require.Equal(t, "./bin/azolla objective show obj-1", pause.Command("./bin/azolla", &failed, 0))
 	require.Equal(t, `azolla objective retry obj-1 --comment "what to do differently"`, pause.Command("azolla", &failed, 1))
 	blocked := pause.Blocked("obj-1", 4, []string{"x"}, now)

@@ -166,7 +166,7 @@ func (tb *testBundle) gated(t *testing.T, w *store.WorkOrder, result string, war
 	earlier, err := tb.st.ListPauseStates(ctx, w.ObjectiveID)
 	require.NoError(t, err)
 	seq := int64(100 + len(earlier)) // one pause state per verdict
-	ps := pause.GateFailed(w.ObjectiveID, seq, w.WorkOrderID, "gate command failed", keep, at)
+	ps := pause.GateFailed(w.ObjectiveID, seq, w.WorkOrderID, "gate command failed", keep, nil, at)
 	if result == store.GatePass {
 		ps = pause.RunComplete(w.ObjectiveID, seq, w.WorkOrderID, w.BranchName, keep, at)
 	}

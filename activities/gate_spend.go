@@ -1,0 +1,145 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// gatePause is the pause state of verdict j on w, its objective o as the
+// verdict's transition left it. A PASS reviews the work, and records the
+// spend when the runs went past the objective's budget; a FAIL reviews the
+// failure, says when it is the round before's again, and asks for more
+// budget before a retry when the budget is spent.
+func (a *Lifecycle) gatePause(ctx context.Context, q store.Querier, w *store.WorkOrder, o *store.Objective,
+	j judgement, rr *store.RunRecord, keep *pause.Action) (store.PauseState, error) {
+	now := a.now()
+	var spend store.Spend
+	if o.BudgetUSD != nil {
+		var err error
+		if spend, err = q.ObjectiveSpend(ctx, o.ObjectiveID); err != nil {
+			return store.PauseState{}, err
+		}
+	}
+	exhausted := spend.Exhausted(o.BudgetUSD)
+	if j.result == store.GatePass {
+		branch := ""
+		if rr.CommitSHA != "" {
+			branch = w.BranchName
+		}
+		url, err := a.openPullRequestURL(ctx, q, rr, o)
+		if err != nil {
+			return store.PauseState{}, err
+		}
+		var spent *pause.Action
+		if exhausted {
+			spent = pause.Overspent(spend, *o.BudgetUSD)
+		}
+		return pause.RunCompleteOn(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, branch, url, keep, spent, now), nil
+	}
+	repeated, err := repeatedFailure(ctx, q, w, j.reason)
+	if err != nil {
+		return store.PauseState{}, err
+	}
+	if exhausted {
+		return pause.BudgetSpent(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, spend, *o.BudgetUSD, keep,
+			repeated, now), nil
+	}
+	return pause.GateFailed(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, keep, repeated, now), nil
+}
+
+// openPullRequestURL is the URL of the objective's open pull request when
+// a PASS goes to one (a later round: the review is there), "" otherwise.
+func (a *Lifecycle) openPullRequestURL(ctx context.Context, q store.Querier, rr *store.RunRecord, o *store.Objective) (string, error) {
+	if !a.wantsPullRequest(rr, o) {
+		return "", nil
+	}
+	pr, err := q.GetPullRequest(ctx, o.ObjectiveID)
+	switch {
+	case err == nil && pr.State == store.PullRequestOpen:
+		return pr.URL, nil
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return "", err
+	}
+	return "", nil
+}
+
+// repeatedFailure is the warning that reason fails the same way as the
+// objective's round before w, nil when it does not (or there is none).
+func repeatedFailure(ctx context.Context, q store.Querier, w *store.WorkOrder, reason string) (*pause.Action, error) {
+	wos, err := q.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: w.ObjectiveID})
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(wos, func(x *store.WorkOrder) bool { return x.WorkOrderID == w.WorkOrderID })
+	if i < 1 {
+		return nil, nil
+	}
+	prev := wos[i-1]
+	rr, err := q.GetRunRecord(ctx, prev.WorkOrderID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rr.GateResult != store.GateFail || FailureFingerprint(rr.GateReason) != FailureFingerprint(reason) {
+		return nil, nil
+	}
+	return pause.Repeated(prev.WorkOrderID), nil
+}
+
+// Parts of a gate reason that differ between two runs of the same failure.
+var (
+	gateCommand  = regexp.MustCompile(`^gate command ("(?:[^"\\]|\\.)*")`)
+	hexWords     = regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{7,64}\b`)
+	durations    = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
+	tempPaths    = regexp.MustCompile(`(/tmp|/var/folders|/private/var)/[^\s:'"]*`)
+	numbers      = regexp.MustCompile(`\d+`)
+	errorLike    = regexp.MustCompile(`(?i)error|fail|panic|undefined|expected|cannot|not found|denied|exception`)
+	spaceRuns    = regexp.MustCompile(`\s+`)
+	maxFailLines = 3
+)
+
+// FailureFingerprint reduces a gate FAIL reason to what identifies the
+// failure across rounds: the failing command and the first error lines of
+// its output (or the reason's first line when no command failed), with
+// durations, numbers, hashes and temporary paths blanked out. Two rounds
+// with the same fingerprint failed the same way.
+func FailureFingerprint(reason string) string {
+	head, tail, _ := strings.Cut(reason, "\noutput tail:\n")
+	var parts []string
+	if m := gateCommand.FindStringSubmatch(head); m != nil {
+		parts = append(parts, m[1])
+	} else {
+		first, _, _ := strings.Cut(strings.TrimSpace(head), "\n")
+		parts = append(parts, normalize(first))
+	}
+	var lines []string
+	for _, l := range strings.Split(tail, "\n") {
+		if l = strings.TrimSpace(l); l != "" && errorLike.MatchString(l) {
+			lines = append(lines, normalize(l))
+			if len(lines) == maxFailLines {
+				break
+			}
+		}
+	}
+	parts = append(parts, lines...)
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\n")))
+	return hex.EncodeToString(sum[:8])
+}
+
+func normalize(s string) string {
+	s = tempPaths.ReplaceAllString(s, "<tmp>")
+	s = hexWords.ReplaceAllString(s, "<hex>")
+	s = durations.ReplaceAllString(s, "<t>")
+	s = numbers.ReplaceAllString(s, "#")
+	return strings.TrimSpace(spaceRuns.ReplaceAllString(s, " "))
+}
