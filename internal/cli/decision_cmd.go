@@ -31,11 +31,18 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 		if d.By == "" {
 			d.By = a.getenv("USER")
 		}
-		s, _, err := a.openObjective(cmd, args[0])
+		s, o, err := a.openObjective(cmd, args[0])
 		if err != nil {
 			return err
 		}
 		defer s.close()
+		if kind == workflows.Retry || kind == workflows.Unblock {
+			// The lifecycle refuses it too; said here without the
+			// round trip, and in words that say what to do.
+			if err := budgetAllows(cmd.Context(), s.store, o); err != nil {
+				return err
+			}
+		}
 		// A retry on a pull request's review takes its waiting feedback:
 		// say which, before it is taken.
 		var feedback string

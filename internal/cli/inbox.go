@@ -49,6 +49,10 @@ type inboxItem struct {
 	DeadlineAt   *time.Time    `json:"deadline_at,omitempty"`
 	Since        time.Time     `json:"since"`
 	Actions      []inboxAction `json:"actions"`
+	// Spend is what an objective's runs have spent so far, and BudgetUSD
+	// its cap; absent on approvals and on runs that cost nothing.
+	Spend     *store.Spend `json:"spend,omitempty"`
+	BudgetUSD *float64     `json:"budget_usd,omitempty"`
 }
 
 // inboxSource is what the inbox reads.
@@ -144,9 +148,12 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 				SubjectID: o.ObjectiveID, Title: o.Title, Since: o.CreatedAt, Actions: approve})
 		case ps != nil && o.Status == store.StatusBlocked:
 			out = append(out, src.pauseItem(inboxBlocked, o, ps))
-		case ps != nil && o.Status == store.StatusTodo && ps.Reason == store.PauseGateFailed:
+		case ps != nil && o.Status == store.StatusTodo && (ps.Reason == store.PauseGateFailed || ps.Reason == store.PauseBudgetSpent):
 			out = append(out, src.pauseItem(inboxGateFail, o, ps))
 		}
+	}
+	if err := src.spend(ctx, out, objectives); err != nil {
+		return nil, err
 	}
 	prs, err := src.pullRequests(ctx, latest)
 	if err != nil {
@@ -241,6 +248,40 @@ func (src inboxSource) proposedBy(ctx context.Context) (map[string][]string, err
 		}
 	}
 	return out, nil
+}
+
+// spend fills in what each listed objective's runs have spent so far.
+func (src inboxSource) spend(ctx context.Context, items []inboxItem, objectives map[string]*store.Objective) error {
+	for i := range items {
+		it := &items[i]
+		if it.SubjectType != store.SubjectObjective || it.Kind == inboxApproval {
+			continue
+		}
+		sp, err := src.q.ObjectiveSpend(ctx, it.SubjectID)
+		if err != nil {
+			return err
+		}
+		if sp.Runs > 0 {
+			it.Spend = &sp
+		}
+		if o := objectives[it.SubjectID]; o != nil {
+			it.BudgetUSD = o.BudgetUSD
+		}
+	}
+	return nil
+}
+
+// spendLine says an item's spend against its budget, "" for none.
+func spendLine(sp *store.Spend, budget *float64) string {
+	switch {
+	case sp == nil && budget == nil:
+		return ""
+	case sp == nil:
+		return "nothing yet, budget " + store.USD(*budget)
+	case budget == nil:
+		return sp.String()
+	}
+	return fmt.Sprintf("%s, budget %s, %s left", sp, store.USD(*budget), store.USD(*sp.Remaining(budget)))
 }
 
 // pauseItem is an objective's pause state as an inbox item.

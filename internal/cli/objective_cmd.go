@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,7 +35,7 @@ func (a *app) objectiveCmd() *cobra.Command {
 		a.decisionCmd("reject", "Reject a NEW objective: its lifecycle ends with a REJECTED pause state"),
 		a.decisionCmd("unblock", "Say a BLOCKED objective's blockers are resolved, clear them and re-emit TICKET_READY"),
 		a.decisionCmd("retry", "Re-emit TICKET_READY for an objective whose gate failed or that is blocked"),
-		a.objectiveResumeCmd())
+		a.objectiveResumeCmd(), a.objectiveBudgetCmd())
 }
 
 // objectiveFlags are create's flags; --file replaces them all.
@@ -42,6 +43,7 @@ type objectiveFlags struct {
 	id, title, typ, urgency, due, repository, baseBranch, file string
 	generator, patchFile                                       string
 	criteria, blockers                                         []string
+	budgetUSD                                                  float64
 }
 
 func (a *app) objectiveCreateCmd() *cobra.Command {
@@ -70,6 +72,7 @@ poller starts its lifecycle later.`,
 	fl.StringVar(&f.baseBranch, "base-branch", "", "target base branch (default: the repository's default branch)")
 	fl.StringVar(&f.generator, "generator", "", "patch generator for this objective: static, command or openai (default: patch.generator)")
 	fl.StringVar(&f.patchFile, "patch-file", "", `unified diff for the static generator ("-" for stdin)`)
+	fl.Float64Var(&f.budgetUSD, "budget-usd", 0, "most the objective's runs may spend, in dollars (default: the repository's patch.repositories[].budget_usd, else no cap)")
 	fl.StringVarP(&f.file, "file", "f", "", `JSON objective record ("-" for stdin)`)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		asJSON, err := jsonOut()
@@ -85,6 +88,9 @@ poller starts its lifecycle later.`,
 			return err
 		}
 		defer s.close()
+		if r := s.cfg.Patch.Repository(o.Repository); o.BudgetUSD == nil && o.Repository != "" && r.BudgetUSD > 0 {
+			o.BudgetUSD = &r.BudgetUSD
+		}
 		started := "lifecycle started, awaiting approval"
 		// Temporal being down must not stop the objective from being stored.
 		dialErr := a.dialTemporal(cmd, s)
@@ -116,7 +122,7 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 	fields := map[string]any{}
 	if f.file != "" {
 		for _, name := range []string{"id", "title", "criteria", "type", "urgency", "blocker", "due", "repository",
-			"base-branch", "generator", "patch-file"} {
+			"base-branch", "generator", "patch-file", "budget-usd"} {
 			if cmd.Flags().Changed(name) {
 				return nil, usageError(fmt.Errorf("--%s cannot be combined with --file", name))
 			}
@@ -167,6 +173,12 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 			}
 		}
 		fields["acceptance_criteria"], fields["blockers"] = orEmpty(f.criteria), orEmpty(f.blockers)
+		if cmd.Flags().Changed("budget-usd") {
+			if math.IsNaN(f.budgetUSD) || math.IsInf(f.budgetUSD, 0) {
+				return nil, usageError(fmt.Errorf("--budget-usd %v is not a number of dollars", f.budgetUSD))
+			}
+			fields["budget_usd"] = f.budgetUSD
+		}
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
 	defaults := map[string]any{"objective_type": "TICKET", "urgency": "NORMAL", "status": store.StatusNew,

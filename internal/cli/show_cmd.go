@@ -30,7 +30,9 @@ type objectiveDetail struct {
 	Jobs []jobDetail `json:"jobs"`
 	// PullRequest is the objective's pull request on its forge, if any.
 	PullRequest *store.PullRequest `json:"pull_request,omitempty"`
-	Lifecycle   *workflows.State   `json:"lifecycle,omitempty"`
+	// Spend is what the objective's runs have spent, by their reports.
+	Spend     store.Spend      `json:"spend"`
+	Lifecycle *workflows.State `json:"lifecycle,omitempty"`
 	// LifecycleError says why the lifecycle could not be queried.
 	LifecycleError string `json:"lifecycle_error,omitempty"`
 }
@@ -91,6 +93,9 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 			return nil, err
 		}
 		d.WorkOrders = append(d.WorkOrders, wd)
+		if wd.OutputBundle != nil {
+			d.Spend.Add(wd.OutputBundle.Metadata)
+		}
 		jd, err := loadJob(ctx, s.store, w.WorkOrderID)
 		if err != nil {
 			return nil, err
@@ -191,6 +196,9 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 		p("repository  %s (base %s)\n", line(o.Repository), line(cmp.Or(o.BaseBranch, "its default branch")))
 		p("generator   %s\n", line(generatorLabel(o)))
 	}
+	if l := spendLine(&d.Spend, o.BudgetUSD); d.Spend.Runs > 0 || o.BudgetUSD != nil {
+		p("spent       %s\n", line(l))
+	}
 	if d.Lifecycle != nil {
 		p("lifecycle   %s, round %d, workflow %s\n", line(d.Lifecycle.Step), d.Lifecycle.Round, line(workflows.ObjectiveWorkflowID(o.ObjectiveID)))
 	} else {
@@ -205,15 +213,22 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 	}
 	for _, w := range d.WorkOrders {
 		wo := w.WorkOrder
-		p("workorder   %s  %s  %s  branch %s  budget %s\n", line(wo.WorkOrderID), line(wo.DiazotrophType), line(wo.Status),
-			line(wo.BranchName), time.Duration(wo.BudgetMS)*time.Millisecond)
+		left := ""
+		if wo.BudgetUSDRemaining != nil {
+			left = ", " + store.USD(*wo.BudgetUSDRemaining) + " left to spend"
+		}
+		p("workorder   %s  %s  %s  branch %s  budget %s%s\n", line(wo.WorkOrderID), line(wo.DiazotrophType), line(wo.Status),
+			line(wo.BranchName), time.Duration(wo.BudgetMS)*time.Millisecond, left)
 		if b := w.OutputBundle; b != nil {
 			p("  output    %s  \"%s\", %d bytes\n", line(b.RunnerStatus), line(b.Title), len(b.Content))
 			if b.Metadata.CommitSHA != "" {
 				p("  commit    %s on %s\n", line(b.Metadata.CommitSHA), line(b.Metadata.BranchName))
 			}
-			if rr := b.Metadata.RunReport; rr != nil {
+			switch rr := b.Metadata.RunReport; {
+			case rr != nil:
 				p("  report    %s\n", line(reportLine(rr)))
+			case unknownCost(b.Metadata):
+				p("  report    none: the %s generator's run wrote no report, its cost is unknown\n", line(b.Metadata.Generator))
 			}
 			p("  notes     %s\n", indent(block(b.Notes), "            "))
 		}
@@ -338,6 +353,13 @@ func generatorLabel(o *store.Objective) string {
 		label += fmt.Sprintf(", with a %d-byte patch", len(o.Patch))
 	}
 	return label
+}
+
+// unknownCost says whether a run that may have cost left no cost.
+func unknownCost(m store.BundleMetadata) bool {
+	var sp store.Spend
+	sp.Add(m)
+	return sp.Unknown > 0
 }
 
 // reportLine is a run report in one line: model, cost, tokens, turns.

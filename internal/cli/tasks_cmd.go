@@ -299,6 +299,9 @@ with the exact command for its action.`,
 			if it.DeadlineAt != nil {
 				fmt.Fprintf(out, "   deadline %s\n", it.DeadlineAt.Format(time.RFC3339))
 			}
+			if l := spendLine(it.Spend, it.BudgetUSD); l != "" {
+				fmt.Fprintf(out, "   spent %s\n", l)
+			}
 			for _, act := range it.Actions {
 				fmt.Fprintf(out, "   - %s\n", textsafe.Line(act.Text))
 				if act.Command != "" {

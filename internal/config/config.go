@@ -280,6 +280,9 @@ type RepositoryConfig struct {
 	// Forge, when its kind is set, gets a pull request for each objective
 	// whose gate passes (docs/pull-requests.md).
 	Forge ForgeConfig `mapstructure:"forge" json:"forge" yaml:"forge"`
+	// BudgetUSD is the budget_usd given to an objective created on this
+	// repository without one; 0 gives none.
+	BudgetUSD float64 `mapstructure:"budget_usd" json:"budget_usd" yaml:"budget_usd"`
 }
 
 // Gate returns the gate commands' run settings.

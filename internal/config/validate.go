@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"regexp"
@@ -17,6 +18,9 @@ import (
 const (
 	MinBudget = time.Second
 	MaxBudget = 24 * time.Hour
+	// MaxBudgetUSD is the most an objective's budget may be, as its
+	// schema says.
+	MaxBudgetUSD = 1_000_000
 	// MaxGateBudget bounds a repository's gate commands; the gate activity's
 	// own timeout is set above it.
 	MaxGateBudget = 6 * time.Hour
@@ -219,6 +223,9 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 		}
 		if strings.HasPrefix(r.PushRemote, "-") {
 			add(key+".push_remote", "must be a URL or an absolute path")
+		}
+		if b := r.BudgetUSD; math.IsNaN(b) || b < 0 || b > MaxBudgetUSD {
+			add(key+".budget_usd", "must be a number of dollars from 0 (no default cap) to %v, got %v", MaxBudgetUSD, b)
 		}
 		r.Forge.validate(key+".forge", add)
 	}

@@ -36,13 +36,13 @@ type SetObjectiveBudgetParams struct {
 // is not counted.
 type Spend struct {
 	// USD sums the known costs.
-	USD float64
+	USD float64 `json:"usd"`
 	// Runs counts the runs that could cost; Unknown those of them whose
 	// cost is not known.
-	Runs    int
-	Unknown int
+	Runs    int `json:"runs"`
+	Unknown int `json:"unknown_cost_runs"`
 	// Tokens sums the token counts the reports gave.
-	Tokens runreport.Tokens
+	Tokens runreport.Tokens `json:"tokens"`
 }
 
 // Generators whose runs cost money.

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/textsafe"
+	"github.com/azolla/azolla/schemas"
+)
+
+// budgetAllows refuses (exit 4) a new round of an objective whose runs
+// have spent its budget.
+func budgetAllows(ctx context.Context, q store.Querier, o *store.Objective) error {
+	if o.BudgetUSD == nil {
+		return nil
+	}
+	sp, err := q.ObjectiveSpend(ctx, o.ObjectiveID)
+	if err != nil {
+		return classify(err)
+	}
+	if sp.Exhausted(o.BudgetUSD) {
+		return &exitError{code: exitRefused, err: fmt.Errorf(
+			"objective %s has spent %s of its %s budget (%s): raise it first with 'objective budget %s --add DOLLARS'",
+			textsafe.Line(o.ObjectiveID), store.USD(sp.USD), store.USD(*o.BudgetUSD), sp, textsafe.Line(o.ObjectiveID))}
+	}
+	return nil
+}
+
+// budgetResult is what `objective budget` prints as JSON.
+type budgetResult struct {
+	ObjectiveID string      `json:"objective_id"`
+	BudgetUSD   *float64    `json:"budget_usd"`
+	Spend       store.Spend `json:"spend"`
+	// RemainingUSD is what is left; absent without a cap.
+	RemainingUSD *float64 `json:"remaining_usd,omitempty"`
+}
+
+func (a *app) objectiveBudgetCmd() *cobra.Command {
+	var add, set float64
+	var none bool
+	cmd := &cobra.Command{
+		Use:   "budget OBJECTIVE_ID",
+		Short: "Show an objective's budget and spend, or raise, set or remove its budget",
+		Long: `Show what an objective's runs have spent against its budget_usd, or change the
+budget: --add raises it by that many dollars, --set replaces it, --none
+removes the cap. Once the runs have spent the budget, no round starts (retry,
+unblock, a pull request's review) until it is raised; raising it does not
+start one: retry the objective afterwards.`,
+		Args: cobra.ExactArgs(1),
+	}
+	jsonOut := outputFlag(cmd)
+	cmd.Flags().Float64Var(&add, "add", 0, "raise the budget by this many dollars")
+	cmd.Flags().Float64Var(&set, "set", 0, "set the budget to this many dollars")
+	cmd.Flags().BoolVar(&none, "none", false, "remove the budget: no cap")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		asJSON, err := jsonOut()
+		if err != nil {
+			return err
+		}
+		fl := cmd.Flags()
+		if n := len(slices.DeleteFunc([]string{"add", "set", "none"}, func(f string) bool { return !fl.Changed(f) })); n > 1 {
+			return usageError(errors.New("give one of --add, --set and --none"))
+		}
+		for name, v := range map[string]float64{"add": add, "set": set} {
+			if fl.Changed(name) && (math.IsNaN(v) || math.IsInf(v, 0) || v <= 0) {
+				return usageError(fmt.Errorf("--%s %v: give a number of dollars above 0", name, v))
+			}
+		}
+		s, err := a.openSession(cmd, false)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		var res budgetResult
+		err = s.store.InTx(cmd.Context(), func(q store.Querier) error {
+			o, err := q.GetObjective(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			switch {
+			case fl.Changed("add") && o.BudgetUSD == nil:
+				return errNoBudget
+			case fl.Changed("add"):
+				raised := *o.BudgetUSD + add
+				o.BudgetUSD = &raised
+			case fl.Changed("set"):
+				o.BudgetUSD = &set
+			case none:
+				o.BudgetUSD = nil
+			}
+			if fl.Changed("add") || fl.Changed("set") || none {
+				if o, err = q.SetObjectiveBudget(cmd.Context(), store.SetObjectiveBudgetParams{
+					ObjectiveID: o.ObjectiveID, BudgetUSD: o.BudgetUSD}); err != nil {
+					return err
+				}
+			}
+			res = budgetResult{ObjectiveID: o.ObjectiveID, BudgetUSD: o.BudgetUSD}
+			if res.Spend, err = q.ObjectiveSpend(cmd.Context(), o.ObjectiveID); err != nil {
+				return err
+			}
+			res.RemainingUSD = res.Spend.Remaining(o.BudgetUSD)
+			return nil
+		})
+		if errors.Is(err, errNoBudget) {
+			return &exitError{code: exitRefused, err: fmt.Errorf("objective %s has no budget to raise: give one with --set", textsafe.Line(args[0]))}
+		}
+		if err != nil {
+			return inputErrorOr(err)
+		}
+		if asJSON {
+			return writeJSON(cmd.OutOrStdout(), res)
+		}
+		out := cmd.OutOrStdout()
+		id := textsafe.Line(res.ObjectiveID)
+		if res.BudgetUSD == nil {
+			_, err = fmt.Fprintf(out, "objective %s: no budget; spent %s\n", id, res.Spend)
+			return err
+		}
+		fmt.Fprintf(out, "objective %s: budget %s, spent %s, %s left\n", id, store.USD(*res.BudgetUSD), res.Spend,
+			store.USD(*res.RemainingUSD))
+		if *res.RemainingUSD <= 0 {
+			_, err = fmt.Fprintf(out, "no round starts until the budget is raised: %s objective budget %s --add DOLLARS\n", a.self(), id)
+		} else if fl.Changed("add") || fl.Changed("set") {
+			_, err = fmt.Fprintf(out, "if its last round failed, start the next with: %s objective retry %s\n", a.self(), id)
+		}
+		return err
+	}
+	return cmd
+}
+
+// errNoBudget: --add on an objective without a budget.
+var errNoBudget = errors.New("no budget to raise")
+
+// inputErrorOr classifies a store error, and a record the schema refuses
+// as bad input.
+func inputErrorOr(err error) error {
+	var ve *schemas.ValidationError
+	if errors.As(err, &ve) {
+		return inputError(err)
+	}
+	return classify(err)
+}
