@@ -29,6 +29,10 @@
 //   - recent_run_records: RunRow, gate verdicts.
 //   - pull_requests: PullRequestRow, the objectives' pull requests: every
 //     OPEN one, and those MERGED or CLOSED within the substrate's lookback.
+//   - run_spend: SpendRow, the output bundles of the lookback whose runs
+//     could cost (store.Spend.Add counts them), each with its generator,
+//     the model, cost and tokens of its run report, and its objective's
+//     repository.
 //
 // A query name the report does not know is ignored with a note. A query it
 // reads that is missing is a note too (its sections are incomplete), so a
@@ -48,7 +52,12 @@
 // deadline first), Failed at the gate (gate FAIL after last_manifest_at,
 // newest first), Pull requests waiting for review (every OPEN one, by the
 // objective's urgency, then longest untouched), Pull requests merged or
-// closed since the last manifest (newest first), and Top actions: at most
+// closed since the last manifest (newest first), Spend since the last
+// manifest (a total, then by repository and by model, the costliest
+// first; summed by store.Spend, so a run of unknown cost is counted and
+// shown as such, never as $0; a track's runs are the repository
+// "(tasks)"; capped rows make the figures a lower bound, and the section
+// says so; a missing query is "not known", not nothing), and Top actions: at most
 // MaxTopActions, one per objective, ordered by the objective's urgency,
 // then by kind (overdue, gate failure, blocked, pull request to review,
 // waiting for a human), then oldest first, then id. An open pull request
@@ -58,5 +67,6 @@
 // returns them as lines, ready for the manifest gate's pause state.
 //
 // Text from records is made safe (textsafe.Line) and Markdown punctuation in
-// it is escaped, so a title can neither drive a terminal nor forge a section.
+// it is escaped, so a title (or a model name an agent reported) can neither
+// drive a terminal nor forge a section.
 package manifest

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/runreport"
 )
 
 // InputFormat names and versions the document carried in full_prompt_text.
@@ -23,12 +24,13 @@ const (
 	QueryHumanPauseStates   = "human_pause_states"
 	QueryRecentRunRecords   = "recent_run_records"
 	QueryPullRequests       = "pull_requests"
+	QueryRunSpend           = "run_spend"
 )
 
 // queriesRead are the queries the report reads, in the order their notes
 // come.
 var queriesRead = []string{QueryObjectivesByStatus, QueryBlockedObjectives, QueryOverdueObjectives,
-	QueryHumanPauseStates, QueryRecentRunRecords, QueryPullRequests}
+	QueryHumanPauseStates, QueryRecentRunRecords, QueryPullRequests, QueryRunSpend}
 
 // ParamTableAbsent is a query parameter: "true" says the substrate has no
 // table for the query (its store predates the table), so the query's
@@ -126,6 +128,31 @@ type PullRequestRow struct {
 	UpdatedAt time.Time  `json:"updated_at"`
 	MergedAt  *time.Time `json:"merged_at,omitempty"`
 	ClosedAt  *time.Time `json:"closed_at,omitempty"`
+}
+
+// SpendRow is a row of run_spend: one output bundle of the lookback whose
+// run could cost (store.Spend.Add counts it), with the repository of its
+// objective.
+type SpendRow struct {
+	WorkOrderID string `json:"work_order_id"`
+	// ObjectiveID is "" for a track's workorder (triage, manifest).
+	ObjectiveID string `json:"objective_id,omitempty"`
+	// Repository is the objective's; "" when it names none.
+	Repository string `json:"repository,omitempty"`
+	// Generator is the bundle's (store.BundleMetadata.Generator).
+	Generator string `json:"generator,omitempty"`
+	// RunReport is the part of the bundle's run report a spend reads; nil
+	// when the run wrote none.
+	RunReport *SpendReport `json:"run_report,omitempty"`
+	CreatedAt time.Time    `json:"created_at"`
+}
+
+// SpendReport is what a spend reads of a run report (runreport.Report):
+// no summary, no transcript.
+type SpendReport struct {
+	Model   string            `json:"model,omitempty"`
+	CostUSD *float64          `json:"cost_usd,omitempty"`
+	Tokens  *runreport.Tokens `json:"tokens,omitempty"`
 }
 
 // Rows returns a query result whose rows are the JSON of each of rows (store

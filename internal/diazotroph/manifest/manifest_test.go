@@ -15,6 +15,7 @@ import (
 
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 )
@@ -92,6 +93,17 @@ func input(t *testing.T) manifest.Input {
 		pr("o-done-old", 5, store.PullRequestClosed, 1, at(-40*time.Hour)),
 	}
 	in := manifest.Input{Format: manifest.InputFormat, Scope: "ticket", Now: now, LastManifestAt: &last}
+	spend := []manifest.SpendRow{
+		spendRow("wo-triage-1", "", "", "openai", &manifest.SpendReport{Model: "gpt-5-mini", Tokens: &runreport.Tokens{Input: 500, Output: 100}}, at(-1*time.Hour)),
+		spendRow("wo-o-static-1", "o-static", "acme/app", "static", nil, at(-1*time.Hour)),
+		spendRow("wo-o-blocked-b-1", "o-blocked-b", "acme/billing", "openai", &manifest.SpendReport{Model: "gpt-5-mini", CostUSD: usd(0.004),
+			Tokens: &runreport.Tokens{Input: 1200, Output: 300}}, at(-2*time.Hour)),
+		spendRow("wo-o-done-1-2", "o-done-1", "acme/app", "command", nil, at(-3*time.Hour)),
+		spendRow("wo-o-done-1-1", "o-done-1", "acme/app", "command", &manifest.SpendReport{Model: "claude-sonnet-4-5", CostUSD: usd(1.25),
+			Tokens: &runreport.Tokens{Input: 1000, Output: 200, CacheRead: 5000, CacheWrite: 300}}, at(-4*time.Hour)),
+		spendRow("wo-o-doing-1-1", "o-doing-1", "", "command", &manifest.SpendReport{Model: "claude-sonnet-4-5", CostUSD: usd(0.5)}, at(-5*time.Hour)),
+		spendRow("wo-old-1", "o-done-old", "acme/app", "command", &manifest.SpendReport{Model: "claude-sonnet-4-5", CostUSD: usd(9.99)}, at(-40*time.Hour)),
+	}
 	add := func(q manifest.QueryResult, err error) {
 		t.Helper()
 		require.NoError(t, err)
@@ -103,7 +115,15 @@ func input(t *testing.T) manifest.Input {
 	add(manifest.Rows(manifest.QueryHumanPauseStates, 1, nil, pauses))
 	add(manifest.Rows(manifest.QueryRecentRunRecords, 1, map[string]string{"limit": "100"}, runs))
 	add(manifest.Rows(manifest.QueryPullRequests, 1, map[string]string{"limit": "100"}, prs))
+	add(manifest.Rows(manifest.QueryRunSpend, 1, map[string]string{"limit": "100", "since": "2026-10-24T12:00:00Z"}, spend))
 	return in
+}
+
+func usd(v float64) *float64 { return &v }
+
+func spendRow(wo, objective, repository, generator string, report *manifest.SpendReport, created time.Time) manifest.SpendRow {
+	return manifest.SpendRow{WorkOrderID: wo, ObjectiveID: objective, Repository: repository, Generator: generator,
+		RunReport: report, CreatedAt: created}
 }
 
 func golden(t *testing.T, name, got string) {
@@ -214,8 +234,10 @@ func TestManifest_EmptySubstrateWritesEmptySectionsAndNotesMissingQueries(t *tes
 	require.Contains(t, rep.Markdown, "## Blocked (0)\n\n_None._\n")
 	require.Contains(t, rep.Markdown, "- Since the last manifest: none was written before\n")
 	require.Empty(t, rep.TopActions)
-	require.Len(t, rep.Notes, 6)
+	require.Len(t, rep.Notes, 7)
 	require.Contains(t, rep.Notes, "query pull_requests is missing: its sections are incomplete")
+	require.Contains(t, rep.Notes, "query run_spend is missing: its sections are incomplete")
+	require.Contains(t, rep.Markdown, "## Spend since the last manifest\n\n_Not known: query run_spend is missing._\n", "a spend not read is not $0")
 	require.Contains(t, rep.Markdown, "## Pull requests waiting for review (0)\n\n_None._\n")
 	require.Contains(t, rep.Notes, "query overdue_objectives is missing: its sections are incomplete")
 }

@@ -39,6 +39,7 @@ type rows struct {
 	pauses     []PauseRow
 	runs       []RunRow
 	prs        []PullRequestRow
+	spend      spendRows
 	notes      []string
 }
 
@@ -101,6 +102,9 @@ func decode(in Input) (rows, error) {
 		return rows{}, err
 	}
 	if rs.prs, err = decodeRows[PullRequestRow](byName[QueryPullRequests]); err != nil {
+		return rows{}, err
+	}
+	if rs.spend, err = decodeSpend(byName); err != nil {
 		return rows{}, err
 	}
 	return rs, nil
@@ -207,6 +211,7 @@ func Build(in Input) (Report, error) {
 	})
 
 	waiting := pullRequestSections(&b, rs, since)
+	spendSection(&b, rs.spend, since)
 
 	top := topActions(rs, overdue, failed, blocked, waiting, now)
 	b.WriteString("\n## Top actions\n\n")
