@@ -8,6 +8,7 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph/patch"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
+	"github.com/azolla/azolla/internal/runreport"
 )
 
 // NewPatch builds PATCH_DIAZOTROPH from cfg.Patch: every generator that is
@@ -18,11 +19,22 @@ func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 	git := gitops.Git{}
 	gens := map[string]patchgen.Generator{config.GeneratorStatic: patchgen.NewStatic()}
 	unconfigured := map[string]string{}
-	if pc.Command.Run != "" {
+	if pc.Command.CommandLine() != "" {
+		// With a preset the command keeps the preset itself, not only its
+		// command line: its parser reads the agent's output.
+		var preset *runreport.Preset
+		if pc.Command.Preset != "" {
+			p, err := runreport.LookupPreset(pc.Command.Preset)
+			if err != nil {
+				return nil, fmt.Errorf("patch.command.preset: %w", err)
+			}
+			preset = &p
+		}
 		gens[config.GeneratorCommand] = patchgen.NewCommand(patchgen.CommandOptions{Run: pc.Command.Run,
-			Executor: ex.PatchCommand, WorktreeDiff: git.WorktreeDiff})
+			Preset: preset, Executor: ex.PatchCommand, WorktreeDiff: git.WorktreeDiff})
 	} else {
-		unconfigured[config.GeneratorCommand] = "set patch.command.run to the coding agent's command line"
+		unconfigured[config.GeneratorCommand] = "set patch.command.run to the coding agent's command line, " +
+			"or patch.command.preset to claude-code, codex or aider"
 	}
 	if pc.OpenAI.Model != "" {
 		g, err := patchgen.NewOpenAI(patchgen.OpenAIOptions{BaseURL: pc.OpenAI.BaseURL, Model: pc.OpenAI.Model,

@@ -39,9 +39,14 @@ type CommandOptions struct {
 	// unified diff, "" if there are none. It is required: an agent that
 	// edits files instead of printing a diff would otherwise lose its work.
 	WorktreeDiff func(ctx context.Context, dir string) (string, error)
-	// MaxOutput caps the stdout kept to look for a diff in; zero means
+	// MaxOutput caps the stdout kept to look for a diff in, and the end of
+	// it kept for a preset's parser and the transcript; zero means
 	// DefaultMaxOutput.
 	MaxOutput int
+	// Preset, when set, is the headless agent being run: its command line
+	// stands in for an empty Run, and when the run writes no valid report
+	// its output is read by the preset's parser. nil for none.
+	Preset *runreport.Preset
 }
 
 // Command runs a shell command, typically a coding agent, in the worktree,
@@ -64,6 +69,10 @@ type Command struct {
 	exec         *sandbox.Executor
 	worktreeDiff func(ctx context.Context, dir string) (string, error)
 	maxOutput    int
+	// preset is kept whole, not only its command line: a run with a
+	// remaining budget will want the preset's CommandLine(budget), which
+	// sets the agent's own cap (see commandLine).
+	preset *runreport.Preset
 }
 
 var _ Generator = (*Command)(nil)
@@ -75,7 +84,24 @@ func NewCommand(o CommandOptions) *Command {
 	if maxOutput <= 0 {
 		maxOutput = DefaultMaxOutput
 	}
-	return &Command{run: o.Run, exec: o.Executor, worktreeDiff: o.WorktreeDiff, maxOutput: maxOutput}
+	var preset *runreport.Preset
+	if o.Preset != nil {
+		p := *o.Preset
+		preset = &p
+	}
+	return &Command{run: o.Run, exec: o.Executor, worktreeDiff: o.WorktreeDiff, maxOutput: maxOutput, preset: preset}
+}
+
+// commandLine is the command line of the run for in: the configured one,
+// or else the preset's. It is the seam for the agent's own spending cap: a
+// remaining budget known for in goes to the preset's CommandLine, which
+// adds the cap where the agent has one; an explicit command line is left
+// as configured.
+func (c *Command) commandLine(_ Input) (string, error) {
+	if strings.TrimSpace(c.run) != "" || c.preset == nil {
+		return c.run, nil
+	}
+	return c.preset.CommandLine(nil)
 }
 
 // Name returns CommandName.
@@ -86,8 +112,12 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 	fail := func(format string, args ...any) (Output, error) {
 		return Output{}, fmt.Errorf("command generator: objective %s: "+format, append([]any{in.ObjectiveID}, args...)...)
 	}
+	line, err := c.commandLine(in)
+	if err != nil {
+		return fail("%w", err)
+	}
 	switch {
-	case strings.TrimSpace(c.run) == "":
+	case strings.TrimSpace(line) == "":
 		return fail("no command configured")
 	case c.worktreeDiff == nil:
 		return fail("no WorktreeDiff configured")
@@ -116,31 +146,42 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		return fail("write input file: %w", err)
 	}
 
-	reportFile := run.Path(reportFileName)
-	stdout := &proc.HeadBuffer{Max: c.maxOutput}
-	stderr := &proc.TailBuffer{Max: stderrTailBytes}
+	reportFile, artifactDir := run.Path(reportFileName), run.Path(artifactDirName)
+	if err := os.Mkdir(artifactDir, 0o700); err != nil {
+		return fail("create the artifact directory: %w", err)
+	}
+	// The head is where a printed diff is looked for; the tail is what a
+	// preset's parser reads when the head is cut (Codex's last usage event,
+	// aider's last cost line) and what the transcript keeps.
+	stdout, stdoutTail := &proc.HeadBuffer{Max: c.maxOutput}, &proc.TailBuffer{Max: c.maxOutput}
+	stderr := &proc.TailBuffer{Max: max(stderrKeptBytes, stderrTailBytes)}
 	ran, err := run.Exec(ctx, sandbox.Command{
-		Line: c.run,
+		Line: line,
 		Dir:  in.Worktree,
 		// git's configuration and hooks are read by azolla's own git runs
 		// on this worktree, outside the sandbox: a credential helper or a
 		// filter written there would run with azolla's privileges.
 		ReadOnly: []string{filepath.Join(in.Worktree, ".git")},
-		Vars:     append(vars(in, inputFile), "AZOLLA_REPORT_FILE="+reportFile),
-		Stdin:    strings.NewReader(input),
-		Stdout:   stdout,
-		Stderr:   stderr,
+		Vars: append(vars(in, inputFile), "AZOLLA_REPORT_FILE="+reportFile,
+			"AZOLLA_ARTIFACT_DIR="+artifactDir),
+		Stdin:  strings.NewReader(input),
+		Stdout: io.MultiWriter(stdout, stdoutTail),
+		Stderr: stderr,
 		// An agent that stops progressing is stopped before its budget
 		// ends; the error is then a *sandbox.StallError.
 		StallTimeout: c.exec.StallTimeout(),
 	})
 	if cause := context.Cause(ctx); cause != nil {
 		// Whatever the command left is not to be proposed once the budget
-		// is gone, even if it finished in the same instant.
-		return fail("stopped after %v, process group killed: %w", roundMS(ran.Duration), cause)
+		// is gone, even if it finished in the same instant; what it said
+		// is kept for the transcript.
+		report, _ := readReport(reportFile)
+		out := Output{Transcript: transcript(report, artifactDir, stdoutTail, stderr)}
+		return out, fmt.Errorf("command generator: objective %s: stopped after %v, process group killed: %w",
+			in.ObjectiveID, roundMS(ran.Duration), cause)
 	}
 	if err != nil {
-		return fail("run %q: %w", c.run, err)
+		return fail("run %q: %w", line, err)
 	}
 
 	patch, source, err := c.patch(ctx, in.Worktree, stdout)
@@ -152,17 +193,50 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		notes += "; " + s
 	}
 	if stderr.Total() > 0 {
-		header := "stderr:"
-		if stderr.Truncated() {
-			header = fmt.Sprintf("stderr (last %d of %d bytes):", len(stderr.Bytes()), stderr.Total())
-		}
-		notes += "\n" + header + "\n" + strings.TrimRight(stderr.Text(), "\n")
+		notes += "\n" + stderrNote(stderr)
 	}
 	report, problem := readReport(reportFile)
 	if problem != "" {
 		notes += "\n" + problem
 	}
-	return Output{Patch: patch, Notes: notes, Report: report}, nil
+	if report == nil && c.preset != nil {
+		report, problem = c.presetReport(stdout, stdoutTail, stderr)
+		if problem != "" {
+			notes += "\n" + problem
+		}
+	}
+	return Output{Patch: patch, Notes: notes, Report: report,
+		Transcript: transcript(report, artifactDir, stdoutTail, stderr)}, nil
+}
+
+// stderrNote quotes the end of stderr, at most stderrTailBytes of it.
+func stderrNote(stderr *proc.TailBuffer) string {
+	tail := &proc.TailBuffer{Max: stderrTailBytes}
+	_, _ = tail.Write(stderr.Bytes())
+	header := "stderr:"
+	if n := len(tail.Bytes()); int64(n) < stderr.Total() {
+		header = fmt.Sprintf("stderr (last %d of %d bytes):", n, stderr.Total())
+	}
+	return header + "\n" + strings.TrimRight(tail.Text(), "\n")
+}
+
+// presetReport reads a report from the agent's own output with its
+// preset's parser: all of it when it was kept whole, else its end. A
+// parser's failure is a note, never a failed run.
+func (c *Command) presetReport(head *proc.HeadBuffer, tail, stderr *proc.TailBuffer) (*runreport.Report, string) {
+	out := head.Bytes()
+	switch {
+	case c.preset.Output == runreport.Stderr:
+		out = stderr.Bytes()
+	case head.Truncated():
+		out = tail.Bytes()
+	}
+	r, err := c.preset.Parse(out)
+	if err != nil {
+		return nil, fmt.Sprintf("no run report: the %s preset could not read one from the agent's %s: %v",
+			c.preset.Name, c.preset.Output, err)
+	}
+	return &r, ""
 }
 
 // reportFileName is the run report's file in the run's private directory:

@@ -110,8 +110,10 @@ func TestCommand_InputOnStdinAndInAFileOutsideTheWorktree(t *testing.T) {
 	g := patchgen.NewCommand(patchgen.CommandOptions{
 		Executor: sandboxtest.Unconfined(t, sandbox.Policy{Env: map[string]string{"REC": rec}}),
 		Run: `cat > "$REC/stdin"; cp "$AZOLLA_INPUT_FILE" "$REC/file"; echo "$AZOLLA_INPUT_FILE" > "$REC/path"; ` +
-			`echo "$AZOLLA_REPORT_FILE" > "$REC/report"; ` +
-			`env | grep '^AZOLLA_' | grep -v '^AZOLLA_INPUT_FILE=' | grep -v '^AZOLLA_REPORT_FILE=' | sort > "$REC/env"`,
+			`echo "$AZOLLA_REPORT_FILE" > "$REC/report"; echo "$AZOLLA_ARTIFACT_DIR" > "$REC/artifacts"; ` +
+			`test -d "$AZOLLA_ARTIFACT_DIR" && test -w "$AZOLLA_ARTIFACT_DIR" && ` +
+			`env | grep '^AZOLLA_' | grep -v '^AZOLLA_INPUT_FILE=' | grep -v '^AZOLLA_REPORT_FILE=' | ` +
+			`grep -v '^AZOLLA_ARTIFACT_DIR=' | sort > "$REC/env"`,
 		WorktreeDiff: worktreeDiff,
 	})
 	in := newInput(dir)
@@ -140,6 +142,10 @@ func TestCommand_InputOnStdinAndInAFileOutsideTheWorktree(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, filepath.Dir(inputFile), filepath.Dir(strings.TrimSpace(string(report))),
 		"the report file is beside the input, outside the worktree")
+	artifacts, err := os.ReadFile(filepath.Join(rec, "artifacts"))
+	require.NoError(t, err)
+	require.Equal(t, filepath.Dir(inputFile), filepath.Dir(strings.TrimSpace(string(artifacts))),
+		"the artifact directory is beside the input, outside the worktree")
 
 	env, err := os.ReadFile(filepath.Join(rec, "env"))
 	require.NoError(t, err)

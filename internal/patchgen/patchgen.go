@@ -66,6 +66,10 @@ type Output struct {
 	// Report is the run report the executor wrote to $AZOLLA_REPORT_FILE
 	// (the command generator), when it wrote a valid one; nil otherwise.
 	Report *runreport.Report
+	// Transcript is what the run said (the command generator), not yet
+	// redacted; nil when it said nothing. It comes with an error too, when
+	// the run was stopped.
+	Transcript *Transcript
 }
 
 // Generator produces candidate patches.
