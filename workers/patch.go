@@ -50,7 +50,7 @@ func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 	return patch.New(patch.Options{Git: git, Dir: cfg.GitDir(), Generators: gens, Default: pc.Generator,
 		Unconfigured: unconfigured, Author: gitops.Author{Name: pc.Author.Name, Email: pc.Author.Email},
 		Policy:        gitops.PatchPolicy{AllowBinary: pc.AllowBinary, MaxBytes: pc.MaxPatchBytes},
-		FileListLimit: pc.FileListLimit, Secrets: ex.Secrets,
+		FileListLimit: pc.FileListLimit, Secrets: ex.Secrets, TranscriptMax: cfg.Executor.TranscriptMax,
 		Settings: func(repo string) patch.Settings {
 			r := pc.Repository(repo)
 			s := patch.Settings{GateCommands: r.GateCommands, GateBudget: r.GateBudget, PushRemote: r.PushRemote,

@@ -67,6 +67,9 @@ type Options struct {
 	// one is refused before anything is written, since redacting it would
 	// change what it does.
 	Secrets *redact.Redactor
+	// TranscriptMax bounds the transcript kept of a generator's run, in
+	// bytes before compression (its end is kept); 0 keeps none.
+	TranscriptMax int
 }
 
 // Patch is PATCH_DIAZOTROPH. It is safe for concurrent use: workorders have
@@ -145,6 +148,8 @@ type run struct {
 	mirror  string
 	genName string
 	gen     patchgen.Generator
+	// transcript is the generator run's, for every bundle of this run.
+	transcript *store.TranscriptRef
 }
 
 func (p *Patch) newRun(req diazotroph.Request) (*run, error) {
@@ -202,6 +207,7 @@ func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, 
 		BranchName: r.branch, BaseBranch: r.req.Snapshot.Metadata.BaseBranch, CommitSHA: r.base, Title: o.Title,
 		AcceptanceCriteria: o.AcceptanceCriteria, Prompt: r.req.Snapshot.FullPromptText, StaticPatch: o.Patch,
 		Worktree: r.ws})
+	r.transcript = r.p.transcript(out.Transcript)
 	if errors.Is(err, patchgen.ErrNoStaticPatch) {
 		err = fmt.Errorf("objective %s chose the static generator but carries no patch: %w", o.ObjectiveID,
 			diazotroph.ErrMisconfigured)
@@ -333,6 +339,7 @@ func (r *run) stalled(s *sandbox.StallError, out patchgen.Output) diazotroph.Res
 }
 
 func (r *run) result(status, content, notes string, meta store.BundleMetadata) diazotroph.Result {
+	meta.Transcript = r.transcript
 	return diazotroph.Result{Title: title(r.req, status), Content: content, Notes: notes, Metadata: meta,
 		RunnerStatus: status}
 }
