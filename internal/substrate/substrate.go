@@ -21,6 +21,8 @@
 // order) and says so in its parameters ("truncated": "true"), so a busy
 // substrate still gives a manifest, and the snapshot records that it is
 // partial.
+// run_spend caps the bundles it reads, then keeps those whose runs could
+// cost: it may answer fewer than RowCap rows and still say "truncated".
 //
 // A substrate that cannot be reached (a bad DSN, a server down, a missing
 // file, a database without azolla's tables, a statement that timed out) is
@@ -175,7 +177,7 @@ func (s *Substrate) unreachable(what string, err error) error {
 	return fmt.Errorf("%w: %s (%s): %s: %v", ErrUnreachable, s.cfg.Name, s.cfg.Driver, what, err)
 }
 
-// ManifestQueries runs the manifest's six queries (manifest.Query*) for
+// ManifestQueries runs the manifest's seven queries (manifest.Query*) for
 // scope as of now in one read-only transaction. Scope is recorded by the
 // manifest input itself; v1 queries read the whole substrate whatever the
 // scope. The results come in a fixed order, each with Name, Version,
@@ -189,7 +191,7 @@ func (s *Substrate) ManifestQueries(ctx context.Context, scope string, now time.
 		r := &reader{s: s, tx: tx, now: now.UTC()}
 		for _, q := range []func(context.Context) (manifest.QueryResult, error){
 			r.objectivesByStatus, r.blockedObjectives, r.overdueObjectives, r.humanPauseStates, r.recentRunRecords,
-			r.pullRequests,
+			r.pullRequests, r.runSpend,
 		} {
 			res, err := q(ctx)
 			if err != nil {

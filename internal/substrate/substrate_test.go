@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/postgres"
 	"github.com/azolla/azolla/internal/store/sqlite"
@@ -101,7 +102,8 @@ func objective(t *testing.T, s store.Store, id string, status store.Status, urge
 }
 
 // seed writes a small substrate: objectives of every status, an overdue
-// one, a pause, a run record and an open pull request.
+// one, a pause, a run record, an open pull request and the bundle of a run
+// that cost.
 func seed(t *testing.T, s store.Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -124,6 +126,10 @@ func seed(t *testing.T, s store.Store) {
 		GateResult: store.GateFail, GateReason: "tests failed", CreatedAt: t0, UpdatedAt: t0})
 	require.NoError(t, err)
 	_, _, err = s.RecordPullRequest(ctx, storetest.PullRequestParams(wo, 7, t0))
+	require.NoError(t, err)
+	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Run", Content: "x",
+		Metadata:     store.BundleMetadata{Generator: "command", RunReport: &runreport.Report{Model: "m", CostUSD: usd(0.5)}},
+		RunnerStatus: store.RunnerOK, CreatedAt: t0})
 	require.NoError(t, err)
 }
 
@@ -173,10 +179,10 @@ func TestManifestQueries_ReadTheSubstrateStably(t *testing.T) {
 		now := t0.Add(time.Hour)
 		first, err := sub.ManifestQueries(t.Context(), "ticket", now)
 		require.NoError(t, err)
-		require.Len(t, first, 6)
+		require.Len(t, first, 7)
 		for i, name := range []string{manifest.QueryObjectivesByStatus, manifest.QueryBlockedObjectives,
 			manifest.QueryOverdueObjectives, manifest.QueryHumanPauseStates, manifest.QueryRecentRunRecords,
-			manifest.QueryPullRequests} {
+			manifest.QueryPullRequests, manifest.QueryRunSpend} {
 			require.Equal(t, name, first[i].Name)
 			require.Equal(t, 1, first[i].Version)
 			require.Equal(t, "other", first[i].Substrate)
@@ -206,6 +212,7 @@ func TestManifestQueries_ReadTheSubstrateStably(t *testing.T) {
 		rep, err := manifest.Build(manifest.Input{Format: manifest.InputFormat, Now: now, Queries: first})
 		require.NoError(t, err)
 		require.Contains(t, rep.Markdown, "- objective `o-run`: https://git.example.org/azolla/azolla/pulls/7 (round 1)")
+		require.Contains(t, rep.Markdown, "- Total: $0.50 over 1 run; no tokens reported\n")
 		require.Empty(t, rep.Notes)
 
 		second, err := sub.ManifestQueries(t.Context(), "ticket", now)
@@ -282,7 +289,7 @@ func TestManifestQueries_ASubstrateWithoutPullRequestsAnswersEmpty(t *testing.T)
 		now := t0.Add(time.Hour)
 		qs, err := open(t, cfg).ManifestQueries(t.Context(), "", now)
 		require.NoError(t, err)
-		require.Len(t, qs, 6)
+		require.Len(t, qs, 7)
 		q := byName(qs)[manifest.QueryPullRequests]
 		require.Empty(t, q.Rows)
 		require.NotNil(t, q.Rows, "an empty array, as the other queries")
