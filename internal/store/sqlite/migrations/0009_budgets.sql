@@ -2,3 +2,5 @@
 -- dollars, and what was left of it when each workorder was scheduled.
 ALTER TABLE objectives ADD COLUMN budget_usd REAL;
 ALTER TABLE workorders ADD COLUMN budget_usd_remaining REAL;
+-- The manifest reads the spend of the bundles written in its period.
+CREATE INDEX output_bundles_created_at ON output_bundles (created_at);
