@@ -38,6 +38,14 @@
 // renamed into place holds no branch of its own: they go with their
 // workorder without that check.
 //
+// # Transcripts
+//
+// The run transcripts in the store (one per workorder, `azolla objective
+// log`) go by the same rule of time: once their workorder is done or
+// superseded and patch.retention has passed. They hold no unpushed work,
+// so no push or warning is awaited. The store is shared, so every worker's
+// pass looks at all of them; deleting one twice deletes it once.
+//
 // # What is never touched
 //
 // Only entries of the workspaces directory are removed, each a real

@@ -64,7 +64,7 @@ func (p *Pruner) Stop() { p.background().Stop() }
 // error is for a pass that could not run at all.
 func (p *Pruner) RunOnce(ctx context.Context) (Report, error) {
 	rep := Report{DryRun: p.DryRun, Pruned: []Entry{}, Kept: []Entry{}, Orphans: []Entry{}, Mirrors: []Mirror{},
-		Errors: []string{}}
+		TranscriptsPruned: []string{}, Errors: []string{}}
 	if !filepath.IsAbs(p.Dir) {
 		return rep, fmt.Errorf("retention pass: git dir %q is not an absolute path", p.Dir)
 	}
@@ -75,8 +75,10 @@ func (p *Pruner) RunOnce(ctx context.Context) (Report, error) {
 		return rep, err
 	}
 	p.mirrors(ctx, &rep)
-	if n := len(rep.Pruned) + len(rep.Mirrors) + len(rep.Errors); n > 0 {
+	p.transcripts(ctx, &rep)
+	if n := len(rep.Pruned) + len(rep.Mirrors) + len(rep.TranscriptsPruned) + len(rep.Errors); n > 0 {
 		p.log().Info("workspace retention pass", "dry_run", p.DryRun, "pruned", len(rep.Pruned),
+			"transcripts_pruned", len(rep.TranscriptsPruned),
 			"bytes_freed", rep.BytesFreed, "kept", len(rep.Kept), "orphans", len(rep.Orphans),
 			"mirrors_gc", len(rep.Mirrors), "errors", len(rep.Errors))
 	}

@@ -87,6 +87,9 @@ type Report struct {
 	Mirrors []Mirror `json:"mirrors"`
 	// MirrorBytesFreed is what gc saved across the mirrors.
 	MirrorBytesFreed int64 `json:"mirror_bytes_freed"`
+	// TranscriptsPruned are the workorders whose stored run transcript
+	// was deleted (under DryRun: would be).
+	TranscriptsPruned []string `json:"transcripts_pruned"`
 	// Errors are the per-entry and per-mirror errors; each left its item
 	// as it was.
 	Errors []string `json:"errors"`
