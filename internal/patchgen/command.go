@@ -181,7 +181,11 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 			in.ObjectiveID, roundMS(ran.Duration), cause)
 	}
 	if err != nil {
-		return fail("run %q: %w", line, err)
+		// A stalled run (a *sandbox.StallError) has said what it was
+		// waiting for: that is kept for the transcript.
+		report, _ := readReport(reportFile)
+		return Output{Transcript: transcript(report, artifactDir, stdoutTail, stderr)},
+			fmt.Errorf("command generator: objective %s: run %q: %w", in.ObjectiveID, line, err)
 	}
 
 	patch, source, err := c.patch(ctx, in.Worktree, stdout)

@@ -60,3 +60,16 @@ func TestCommand_StoppedRunKeepsItsTranscript(t *testing.T) {
 	require.NotNil(t, out.Transcript)
 	require.True(t, strings.HasPrefix(out.Transcript.Render(), "==== stdout ====\nbefore the end\n"))
 }
+
+// A stalled run keeps what it said before it fell silent.
+func TestCommand_StalledRunKeepsItsTranscript(t *testing.T) {
+	t.Parallel()
+	ex := sandboxtest.Unconfined(t, sandbox.Policy{}).WithStallTimeout(300 * time.Millisecond)
+	g := patchgen.NewCommand(patchgen.CommandOptions{Executor: ex, Run: `echo waiting for a login; sleep 30`,
+		WorktreeDiff: worktreeDiff})
+	out, err := g.Generate(t.Context(), newInput(newRepo(t)))
+	var stalled *sandbox.StallError
+	require.ErrorAs(t, err, &stalled)
+	require.NotNil(t, out.Transcript)
+	require.Contains(t, out.Transcript.Render(), "==== stdout ====\nwaiting for a login\n")
+}
