@@ -215,11 +215,18 @@ func TestOpenAI_ConcurrentCallsPerEndpointAreCapped(t *testing.T) {
 			errs <- err
 		}()
 	}
-	<-srv.entered
-	<-srv.entered
+	for range 2 {
+		select {
+		case <-srv.entered:
+		case err := <-errs: // a run that ends before reaching the endpoint must fail the test, not hang it
+			t.Fatalf("a run ended before two reached the endpoint: %v", err)
+		}
+	}
 	select {
 	case <-srv.entered:
 		t.Fatal("a third request reached the endpoint while two were in flight")
+	case err := <-errs:
+		t.Fatalf("a run ended while two were in flight: %v", err)
 	case <-time.After(200 * time.Millisecond):
 	}
 	srv.Release()
