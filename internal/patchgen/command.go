@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -97,11 +98,18 @@ func NewCommand(o CommandOptions) *Command {
 // remaining budget known for in goes to the preset's CommandLine, which
 // adds the cap where the agent has one; an explicit command line is left
 // as configured.
-func (c *Command) commandLine(_ Input) (string, error) {
+func (c *Command) commandLine(in Input) (string, error) {
 	if strings.TrimSpace(c.run) != "" || c.preset == nil {
 		return c.run, nil
 	}
-	return c.preset.CommandLine(nil)
+	budget := in.BudgetUSDRemaining
+	if budget != nil && *budget <= 0 {
+		// Less than a millionth of a dollar left, rounded to nothing:
+		// there is no cap the agent could take, and the next run will
+		// not start.
+		budget = nil
+	}
+	return c.preset.CommandLine(budget)
 }
 
 // Name returns CommandName.
@@ -304,7 +312,7 @@ func (c *Command) patch(ctx context.Context, worktree string, stdout *proc.HeadB
 
 // vars are the AZOLLA_* variables describing the work.
 func vars(in Input, inputFile string) []string {
-	return []string{
+	vs := []string{
 		"AZOLLA_INPUT_FILE=" + inputFile,
 		"AZOLLA_OBJECTIVE_ID=" + in.ObjectiveID,
 		"AZOLLA_WORK_ORDER_ID=" + in.WorkOrderID,
@@ -313,6 +321,10 @@ func vars(in Input, inputFile string) []string {
 		"AZOLLA_COMMIT_SHA=" + in.CommitSHA,
 		"AZOLLA_WORKTREE=" + in.Worktree,
 	}
+	if b := in.BudgetUSDRemaining; b != nil {
+		vs = append(vs, "AZOLLA_BUDGET_USD_REMAINING="+strconv.FormatFloat(*b, 'f', -1, 64))
+	}
+	return vs
 }
 
 // inside reports whether path lies within dir; both are cleaned first.

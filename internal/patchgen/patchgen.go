@@ -52,6 +52,10 @@ type Input struct {
 	StaticPatch string
 	// Worktree is the absolute path of the checked-out workspace.
 	Worktree string
+	// BudgetUSDRemaining is what is left of the objective's budget in
+	// dollars; nil without a budget. The command generator tells its
+	// agent (AZOLLA_BUDGET_USD_REMAINING, and a preset's own cap).
+	BudgetUSDRemaining *float64
 }
 
 // Output is a candidate patch.

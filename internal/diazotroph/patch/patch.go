@@ -101,6 +101,10 @@ func (p *Patch) Workspace(workOrderID string) string {
 	return filepath.Join(WorkspacesDir(p.o.Dir), workOrderID)
 }
 
+// bundleGenerators are the generator names a bundle's metadata may
+// record (output_bundle.schema.json).
+var bundleGenerators = map[string]bool{"command": true, "openai": true, "static": true}
+
 // errBudget is the cause of a run's context when its budget expires.
 var errBudget = errors.New("workorder budget exhausted")
 
@@ -150,6 +154,11 @@ type run struct {
 	gen     patchgen.Generator
 	// transcript is the generator run's, for every bundle of this run.
 	transcript *store.TranscriptRef
+	// out is what the generator returned, once ran says it was asked:
+	// every bundle after that names the generator and carries its
+	// report, so that what the run cost is counted however it ended.
+	out patchgen.Output
+	ran bool
 }
 
 func (p *Patch) newRun(req diazotroph.Request) (*run, error) {
@@ -206,7 +215,8 @@ func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, 
 	out, err = r.gen.Generate(ctx, patchgen.Input{ObjectiveID: o.ObjectiveID, WorkOrderID: r.req.WorkOrder.WorkOrderID,
 		BranchName: r.branch, BaseBranch: r.req.Snapshot.Metadata.BaseBranch, CommitSHA: r.base, Title: o.Title,
 		AcceptanceCriteria: o.AcceptanceCriteria, Prompt: r.req.Snapshot.FullPromptText, StaticPatch: o.Patch,
-		Worktree: r.ws})
+		Worktree: r.ws, BudgetUSDRemaining: r.req.WorkOrder.BudgetUSDRemaining})
+	r.out, r.ran = out, true
 	r.transcript = r.p.transcript(out.Transcript)
 	if errors.Is(err, patchgen.ErrNoStaticPatch) {
 		err = fmt.Errorf("objective %s chose the static generator but carries no patch: %w", o.ObjectiveID,
@@ -340,6 +350,12 @@ func (r *run) stalled(s *sandbox.StallError, out patchgen.Output) diazotroph.Res
 
 func (r *run) result(status, content, notes string, meta store.BundleMetadata) diazotroph.Result {
 	meta.Transcript = r.transcript
+	if r.ran && bundleGenerators[r.genName] {
+		meta.Generator = r.genName
+	}
+	if r.ran && meta.RunReport == nil {
+		meta.RunReport = r.report(r.out)
+	}
 	return diazotroph.Result{Title: title(r.req, status), Content: content, Notes: notes, Metadata: meta,
 		RunnerStatus: status}
 }
