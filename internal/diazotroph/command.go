@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/proc"
+	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -97,10 +98,11 @@ func (c *Command) Execute(ctx context.Context, req Request) (Result, error) {
 	defer cancel()
 	stdout := &proc.HeadBuffer{Max: MaxContentBytes}
 	stderr := &proc.TailBuffer{Max: stderrTailBytes}
+	reportFile := run.Path(runreport.FileName)
 	ran, err := run.Exec(budgetCtx, sandbox.Command{
 		Line:   c.run,
 		Dir:    c.dir,
-		Vars:   vars(req),
+		Vars:   append(vars(req), "AZOLLA_REPORT_FILE="+reportFile),
 		Stdin:  strings.NewReader(req.Snapshot.FullPromptText),
 		Stdout: stdout,
 		Stderr: stderr,
@@ -113,9 +115,14 @@ func (c *Command) Execute(ctx context.Context, req Request) (Result, error) {
 		return Result{}, fmt.Errorf("%s: workorder %s: stopped after %v, process group killed: %w",
 			CommandType, wo, roundMS(ran.Duration), cause)
 	}
+	// What the run spent counts however it ended.
+	report, problem := runreport.ReadFile(reportFile)
+	if problem != "" {
+		problem = "\n" + problem
+	}
 	res := Result{
 		Title:        title(req),
-		Metadata:     store.BundleMetadata{BranchName: req.WorkOrder.BranchName},
+		Metadata:     store.BundleMetadata{BranchName: req.WorkOrder.BranchName, RunReport: report},
 		RunnerStatus: store.RunnerOK,
 	}
 	var stalled *sandbox.StallError
@@ -123,13 +130,13 @@ func (c *Command) Execute(ctx context.Context, req Request) (Result, error) {
 	case errors.Is(err, errBudgetExhausted):
 		res.RunnerStatus = store.RunnerBudgetExhausted
 		res.Notes = fmt.Sprintf("budget %v exhausted after %v: process group killed, partial output discarded (%d bytes)",
-			req.Budget, roundMS(ran.Duration), stdout.Total()) + limitNote(ran) + stderrNote(stderr)
+			req.Budget, roundMS(ran.Duration), stdout.Total()) + limitNote(ran) + stderrNote(stderr) + problem
 		return res, nil
 	case errors.As(err, &stalled):
 		res.RunnerStatus = store.RunnerStalled
 		res.Notes = fmt.Sprintf("stalled: no output and no file changed for %v (executor.stall_timeout); stopped after %v: "+
 			"process group killed, partial output discarded (%d bytes)", stalled.Timeout, roundMS(ran.Duration),
-			stdout.Total()) + limitNote(ran) + stderrNote(stderr)
+			stdout.Total()) + limitNote(ran) + stderrNote(stderr) + problem
 		return res, nil
 	case err != nil:
 		return Result{}, fmt.Errorf("%s: workorder %s: run %q: %w", CommandType, wo, c.run, err)
@@ -137,7 +144,7 @@ func (c *Command) Execute(ctx context.Context, req Request) (Result, error) {
 	content, contentNote := stdoutContent(stdout)
 	res.Content = content
 	res.Notes = fmt.Sprintf("command %s after %v", ran.Status(), roundMS(ran.Duration)) + limitNote(ran) + contentNote +
-		stderrNote(stderr)
+		stderrNote(stderr) + problem
 	return res, nil
 }
 

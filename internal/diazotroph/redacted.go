@@ -7,7 +7,8 @@ import (
 )
 
 // Redacted returns d with every secret r knows replaced in what it returns
-// (a result's title, content, notes and PR description; a check's reason)
+// (a result's title, content, notes, PR description and run report; a
+// check's reason)
 // before the runner, the gate or a remote worker writes or sends it. A
 // Checker stays a Checker.
 //
@@ -38,6 +39,17 @@ func (x redacted) Execute(ctx context.Context, req Request) (Result, error) {
 	res.Content = x.r.String(res.Content)
 	res.Notes = x.r.String(res.Notes)
 	res.Metadata.PRDescriptionDraft = x.r.String(res.Metadata.PRDescriptionDraft)
+	if rep := res.Metadata.RunReport; rep != nil {
+		// The report's words are the executor's, like its notes.
+		c := *rep
+		c.Model, c.Summary, c.SessionID = x.r.String(c.Model), x.r.String(c.Summary), x.r.String(c.SessionID)
+		if c.Transcript != nil {
+			t := *c.Transcript
+			t.Text = x.r.String(t.Text)
+			c.Transcript = &t
+		}
+		res.Metadata.RunReport = &c
+	}
 	return res, x.err(err)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/redact"
+	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -21,7 +22,9 @@ func (leaky) Type() string { return "LEAKY_DIAZOTROPH" }
 
 func (l leaky) Execute(context.Context, diazotroph.Request) (diazotroph.Result, error) {
 	return diazotroph.Result{Title: "t " + canary, Content: "c " + canary, Notes: "n " + canary,
-		Metadata: store.BundleMetadata{PRDescriptionDraft: "d " + canary}, RunnerStatus: store.RunnerOK}, l.err
+		Metadata: store.BundleMetadata{PRDescriptionDraft: "d " + canary, RunReport: &runreport.Report{
+			Model: "m " + canary, Summary: "s " + canary, SessionID: "i " + canary,
+			Transcript: &runreport.Transcript{Text: "x " + canary}}}, RunnerStatus: store.RunnerOK}, l.err
 }
 
 func (l leaky) Check(context.Context, diazotroph.Check) (diazotroph.Verdict, error) {
@@ -35,7 +38,9 @@ func TestRedacted_HidesSecretsInEverythingADiazotrophReturns(t *testing.T) {
 	res, err := d.Execute(t.Context(), diazotroph.Request{})
 	require.NoError(t, err)
 	require.Equal(t, diazotroph.Result{Title: "t [redacted:OPENAI_API_KEY]", Content: "c [redacted:OPENAI_API_KEY]",
-		Notes: "n [redacted:OPENAI_API_KEY]", Metadata: store.BundleMetadata{PRDescriptionDraft: "d [redacted:OPENAI_API_KEY]"},
+		Notes: "n [redacted:OPENAI_API_KEY]", Metadata: store.BundleMetadata{PRDescriptionDraft: "d [redacted:OPENAI_API_KEY]",
+			RunReport: &runreport.Report{Model: "m [redacted:OPENAI_API_KEY]", Summary: "s [redacted:OPENAI_API_KEY]",
+				SessionID: "i [redacted:OPENAI_API_KEY]", Transcript: &runreport.Transcript{Text: "x [redacted:OPENAI_API_KEY]"}}},
 		RunnerStatus: store.RunnerOK}, res)
 	c, ok := d.(diazotroph.Checker)
 	require.True(t, ok, "a Checker stays a Checker")

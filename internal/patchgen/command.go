@@ -2,10 +2,8 @@ package patchgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -154,7 +152,7 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		return fail("write input file: %w", err)
 	}
 
-	reportFile, artifactDir := run.Path(reportFileName), run.Path(artifactDirName)
+	reportFile, artifactDir := run.Path(runreport.FileName), run.Path(artifactDirName)
 	if err := os.Mkdir(artifactDir, 0o700); err != nil {
 		return fail("create the artifact directory: %w", err)
 	}
@@ -183,7 +181,7 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		// Whatever the command left is not to be proposed once the budget
 		// is gone, even if it finished in the same instant; what it said
 		// is kept for the transcript.
-		report, _ := readReport(reportFile)
+		report, _ := runreport.ReadFile(reportFile)
 		out := Output{Transcript: transcript(report, artifactDir, stdoutTail, stderr)}
 		return out, fmt.Errorf("command generator: objective %s: stopped after %v, process group killed: %w",
 			in.ObjectiveID, roundMS(ran.Duration), cause)
@@ -191,7 +189,7 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 	if err != nil {
 		// A stalled run (a *sandbox.StallError) has said what it was
 		// waiting for: that is kept for the transcript.
-		report, _ := readReport(reportFile)
+		report, _ := runreport.ReadFile(reportFile)
 		return Output{Transcript: transcript(report, artifactDir, stdoutTail, stderr)},
 			fmt.Errorf("command generator: objective %s: run %q: %w", in.ObjectiveID, line, err)
 	}
@@ -207,7 +205,7 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 	if stderr.Total() > 0 {
 		notes += "\n" + stderrNote(stderr)
 	}
-	report, problem := readReport(reportFile)
+	report, problem := runreport.ReadFile(reportFile)
 	if problem != "" {
 		notes += "\n" + problem
 	}
@@ -247,41 +245,6 @@ func (c *Command) presetReport(head *proc.HeadBuffer, tail, stderr *proc.TailBuf
 	if err != nil {
 		return nil, fmt.Sprintf("no run report: the %s preset could not read one from the agent's %s: %v",
 			c.preset.Name, c.preset.Output, err)
-	}
-	return &r, ""
-}
-
-// reportFileName is the run report's file in the run's private directory:
-// $AZOLLA_REPORT_FILE.
-const reportFileName = "report.json"
-
-// maxReportBytes bounds a run report file.
-const maxReportBytes = 1 << 20
-
-// readReport reads the run report the command may have written. None is
-// no report; a bad one is a note, never a failed run.
-func readReport(path string) (*runreport.Report, string) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ""
-	}
-	if err != nil {
-		return nil, fmt.Sprintf("run report not read: %v", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxReportBytes+1))
-	switch {
-	case err != nil:
-		return nil, fmt.Sprintf("run report not read: %v", err)
-	case len(data) > maxReportBytes:
-		return nil, fmt.Sprintf("run report ignored: larger than %d bytes", maxReportBytes)
-	}
-	r, err := runreport.Parse(data)
-	if err != nil {
-		return nil, "run report ignored: " + err.Error()
-	}
-	if r.Source == "" {
-		r.Source = runreport.SourceExecutor
 	}
 	return &r, ""
 }

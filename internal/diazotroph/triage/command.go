@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -19,14 +17,12 @@ import (
 const (
 	inputFileName        = "triage-input.json"
 	instructionsFileName = "triage-instructions.md"
-	reportFileName       = "report.json"
 )
 
 // Bounds of what a command run leaves.
 const (
 	maxAnswerBytes  = 4 << 20
 	stderrTailBytes = 2 << 10
-	maxReportBytes  = 1 << 20
 )
 
 // Command is the command route: a shell command line run through its
@@ -65,7 +61,7 @@ func (c *Command) Answer(ctx context.Context, in Input, doc string) (Answer, err
 		return Answer{}, fmt.Errorf("command route: %w", err)
 	}
 	defer run.End() // best effort: a leftover run directory harms nothing
-	inputFile, instructionsFile, reportFile := run.Path(inputFileName), run.Path(instructionsFileName), run.Path(reportFileName)
+	inputFile, instructionsFile, reportFile := run.Path(inputFileName), run.Path(instructionsFileName), run.Path(runreport.FileName)
 	if err := os.WriteFile(inputFile, []byte(doc), 0o600); err != nil {
 		return Answer{}, fmt.Errorf("command route: write the input file: %w", err)
 	}
@@ -93,7 +89,7 @@ func (c *Command) Answer(ctx context.Context, in Input, doc string) (Answer, err
 	if stderr.Total() > 0 {
 		a.Notes = append(a.Notes, "stderr (its end): "+strings.Join(strings.Fields(stderr.Text()), " "))
 	}
-	report, problem := readReport(reportFile)
+	report, problem := runreport.ReadFile(reportFile)
 	a.Report = report
 	if problem != "" {
 		a.Notes = append(a.Notes, problem)
@@ -107,37 +103,4 @@ func (c *Command) Answer(ctx context.Context, in Input, doc string) (Answer, err
 	}
 	a.Text = text
 	return a, nil
-}
-
-// readReport reads the run report the command may have written: none is
-// no report, a bad one a note.
-func readReport(path string) (*runreport.Report, string) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ""
-	}
-	if err != nil {
-		return nil, fmt.Sprintf("run report not read: %v", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxReportBytes+1))
-	switch {
-	case err != nil:
-		return nil, fmt.Sprintf("run report not read: %v", err)
-	case len(data) > maxReportBytes:
-		return nil, fmt.Sprintf("run report ignored: larger than %d bytes", maxReportBytes)
-	}
-	r, err := runreport.Parse(data)
-	if err != nil {
-		return nil, "run report ignored: " + err.Error()
-	}
-	if r.Source == "" {
-		r.Source = runreport.SourceExecutor
-	}
-	// A transcript file is not collected from a triage run; only its
-	// inline text is kept.
-	if r.Transcript != nil && r.Transcript.Path != "" {
-		r.Transcript = nil
-	}
-	return &r, ""
 }
