@@ -8,22 +8,30 @@ import (
 	"time"
 )
 
-// CaptureReadySeq is the transition_seq of every CAPTURE_READY event. A
-// capture has no status_seq: it is PENDING once, so the unique key
-// (event_type, subject_id, transition_seq) with this fixed value allows
-// exactly one CAPTURE_READY event per capture, whoever emits it.
+// CaptureReadySeq is the transition_seq of a capture's first CAPTURE_READY
+// event. A capture has no status_seq; the unique key (event_type,
+// subject_id, transition_seq) with this fixed value allows exactly one
+// first event per capture, whoever emits it. A failed triage round that
+// hands the capture back (ReleaseCaptures) emits the next one, at the
+// capture's highest transition_seq plus one.
 const CaptureReadySeq int64 = 0
 
-// EmitCaptureReady emits the capture's one CAPTURE_READY event; if it exists
-// already (another emitter won), it returns that one and created=false. The
-// unique key, not the event id, is what makes it one: event ids are random
-// because one derived from the capture id could outgrow the id pattern (a
-// capture id may be 200 characters long).
+// EmitCaptureReady emits the capture's first CAPTURE_READY event; if it
+// exists already (another emitter won), it returns that one and
+// created=false. The unique key, not the event id, is what makes it one:
+// event ids are random because one derived from the capture id could
+// outgrow the id pattern (a capture id may be 200 characters long).
 func EmitCaptureReady(ctx context.Context, q Querier, captureBufferID string, now time.Time) (*Event, bool, error) {
+	return EmitCaptureReadyAt(ctx, q, captureBufferID, CaptureReadySeq, now)
+}
+
+// EmitCaptureReadyAt emits the capture's CAPTURE_READY event of
+// transition_seq seq, or returns the one that has it (created=false).
+func EmitCaptureReadyAt(ctx context.Context, q Querier, captureBufferID string, seq int64, now time.Time) (*Event, bool, error) {
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
 		return nil, false, fmt.Errorf("emit CAPTURE_READY for %q: %w", captureBufferID, err)
 	}
 	return q.EmitEvent(ctx, &Event{EventID: "ev-capture-" + hex.EncodeToString(b), EventType: EventCaptureReady,
-		SubjectID: captureBufferID, TransitionSeq: CaptureReadySeq, CreatedAt: NowOr(now)})
+		SubjectID: captureBufferID, TransitionSeq: seq, CreatedAt: NowOr(now)})
 }

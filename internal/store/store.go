@@ -116,6 +116,14 @@ type Querier interface {
 	// workorder is a no-op; a capture taken by another workorder, or not
 	// taken, is a *TransitionError.
 	ProcessCapture(ctx context.Context, p ProcessCaptureParams) (*CaptureBuffer, error)
+	// ReleaseCaptures hands back to triage the captures of
+	// p.CaptureBufferIDs that p.WorkOrderID still holds PENDING: it clears
+	// their work_order_id and emits each a new CAPTURE_READY event (its
+	// highest transition_seq plus one), in one transaction, and returns
+	// those events. A capture the workorder does not hold (released
+	// already, taken by another workorder, PROCESSED) is left as it is, so
+	// a second call is a no-op.
+	ReleaseCaptures(ctx context.Context, p ReleaseCapturesParams) ([]*Event, error)
 
 	PullRequestQuerier
 	SpendQuerier
@@ -235,6 +243,13 @@ type MarkEventHandedOverParams struct {
 
 // TakeCapturesParams hands PENDING captures to a triage workorder.
 type TakeCapturesParams struct {
+	WorkOrderID      string
+	CaptureBufferIDs []string
+	Now              time.Time
+}
+
+// ReleaseCapturesParams hands a failed triage round's captures back.
+type ReleaseCapturesParams struct {
 	WorkOrderID      string
 	CaptureBufferIDs []string
 	Now              time.Time

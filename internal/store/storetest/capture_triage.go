@@ -12,13 +12,16 @@ import (
 
 // exerciseCaptureTriage: a capture's way through triage. Untaken PENDING
 // captures are listed oldest first; a triage workorder takes all of the
-// captures it asks for or none, may take them again on a retry, and
-// processes only its own, once.
+// captures it asks for or none, may take them again on a retry, processes
+// only its own, once, and releases only its own PENDING ones, once, each
+// with its next CAPTURE_READY event.
 func exerciseCaptureTriage(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("Captures_UntakenOldestFirstWithinLimit", func(t *testing.T) { testUntakenCaptures(t, open(t)) })
 	t.Run("Captures_TakenAllOrNone", func(t *testing.T) { testTakeCaptures(t, open(t)) })
 	t.Run("Captures_TakenAllOrNoneInsideATransaction", func(t *testing.T) { testTakeCapturesInTx(t, open(t)) })
 	t.Run("Captures_ProcessedOnceByTheirWorkOrder", func(t *testing.T) { testProcessCapture(t, open(t)) })
+	t.Run("Captures_ReleasedOnceByTheirWorkOrderWithANewEvent", func(t *testing.T) { testReleaseCaptures(t, open(t)) })
+	t.Run("Captures_ReleasedInsideATransactionOrNotAtAll", func(t *testing.T) { testReleaseCapturesInTx(t, open(t)) })
 }
 
 func createCaptures(t *testing.T, s store.Querier, ids ...string) {
