@@ -33,7 +33,8 @@
 //	                                has a PASS run_record for one of its workorders
 //	terminal-pause-state            every verdict is handed back explicitly (docs/protocol/lifecycle.md#pause-states,
 //	                                4, 13, 14): a run_record PASS has a RUN_COMPLETE
-//	                                pause_state for its workorder, FAIL a GATE_FAILED one, and
+//	                                pause_state for its workorder, FAIL a GATE_FAILED one (or
+//	                                BUDGET_SPENT, once the objective's budget is spent), and
 //	                                each TICKET_READY event processed BLOCKED a BLOCKED
 //	                                pause_state for its objective; a track workorder's PASS
 //	                                has its PROPOSALS_REVIEW (triage) or MANIFEST_READY pause

@@ -81,7 +81,10 @@ func terminalPauseState(s *state, r recorder) {
 		if w := s.workOrder[id]; w != nil && w.Track != "" && rr.GateResult == store.GatePass {
 			want = trackPassPause[w.DiazotrophType]
 		}
-		if ok && !slices.Contains(byWorkOrder[id], want) {
+		// A FAIL once the objective's budget is spent hands it back as
+		// BUDGET_SPENT, the GATE_FAILED pause with the budget's actions.
+		spent := rr.GateResult == store.GateFail && slices.Contains(byWorkOrder[id], store.PauseBudgetSpent)
+		if ok && !spent && !slices.Contains(byWorkOrder[id], want) {
 			r.violation("workorder "+id, "has run_record %s but no %s pause_state", rr.GateResult, want)
 		}
 	}

@@ -68,7 +68,8 @@ func runRecordPerGatedWorkOrder(s *state, r recorder) {
 		gated[id] = "it has a run_record"
 	}
 	for _, p := range s.pauses {
-		if p.WorkOrderID == "" || (p.Reason != store.PauseRunComplete && p.Reason != store.PauseGateFailed) {
+		if p.WorkOrderID == "" || (p.Reason != store.PauseRunComplete && p.Reason != store.PauseGateFailed &&
+			p.Reason != store.PauseBudgetSpent) {
 			continue
 		}
 		if _, ok := gated[p.WorkOrderID]; !ok {
