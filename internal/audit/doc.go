@@ -38,8 +38,10 @@
 //	                                each TICKET_READY event processed BLOCKED a BLOCKED
 //	                                pause_state for its objective; a track workorder's PASS
 //	                                has its PROPOSALS_REVIEW (triage) or MANIFEST_READY pause
-//	capture-ready-once              a capture has at most one CAPTURE_READY event,
-//	                                and a PENDING one older than the grace period has one
+//	capture-ready-once              a capture has one CAPTURE_READY event plus at most one
+//	                                per failed triage round that took it; a PENDING one
+//	                                older than the grace period has one, and a PENDING one
+//	                                no workorder holds has one not yet processed
 //	capture-processed-by-its-triage a capture taken by a triage workorder is PROCESSED exactly
 //	                                when that workorder passed its gate, and every objective
 //	                                it became exists

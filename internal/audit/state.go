@@ -31,6 +31,9 @@ type state struct {
 	pauses    []*store.PauseState
 	claims    []*store.ClaimRecord
 	captures  []*store.CaptureBuffer
+	// failedTriage counts, per capture_buffer_id, the triage workorders
+	// with a FAIL run_record whose snapshot names the capture.
+	failedTriage map[string]int
 	// pullRequests, in (created_at, objective_id) order.
 	pullRequests []*store.PullRequest
 
@@ -87,6 +90,9 @@ func load(ctx context.Context, q store.Querier) (*state, error) {
 		return nil, err
 	}
 	if s.captures, err = q.ListCaptureBuffers(ctx, store.ListCaptureBuffersParams{}); err != nil {
+		return nil, err
+	}
+	if err := s.loadFailedTriage(ctx, q); err != nil {
 		return nil, err
 	}
 	if err := s.loadPullRequests(ctx, q); err != nil {

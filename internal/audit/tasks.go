@@ -2,6 +2,8 @@ package audit
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -11,28 +13,70 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// captureReadyOnce: no capture gets a second CAPTURE_READY event
-// (docs/protocol/tasks.md#captures): each capture has at most one CAPTURE_READY event
-// and, once the grace period has passed (the poller emits it for captures
-// written straight into the database), exactly one.
+// captureReadyOnce: a capture gets one CAPTURE_READY event, plus one each
+// time a failed triage round hands it back (docs/protocol/tasks.md#captures).
+// So it has at most one more than the failed triage rounds that took it;
+// once the grace period has passed (the poller emits the first for captures
+// written straight into the database), a PENDING one has at least one; and
+// a PENDING capture no round holds has one not yet processed, since the
+// scheduler takes a capture in the transaction that processes an event and
+// a release emits the next event in its own: otherwise no round would ever
+// take it.
 func captureReadyOnce(s *state, r recorder) {
-	events := map[string][]string{} // capture_buffer_id -> CAPTURE_READY events
+	events := map[string][]*store.Event{} // capture_buffer_id -> CAPTURE_READY events
 	for _, e := range s.events {
 		if e.EventType == store.EventCaptureReady {
-			events[e.SubjectID] = append(events[e.SubjectID], e.EventID)
+			events[e.SubjectID] = append(events[e.SubjectID], e)
 		}
 	}
 	cutoff := s.now.Add(-s.grace)
 	for _, c := range s.captures {
 		r.checked(1)
 		res := "capture " + c.CaptureBufferID
-		switch evs := events[c.CaptureBufferID]; {
-		case len(evs) > 1:
-			r.violation(res, "has %d CAPTURE_READY events (%s); a capture has one", len(evs), strings.Join(evs, ", "))
+		evs := events[c.CaptureBufferID]
+		failed := s.failedTriage[c.CaptureBufferID]
+		switch {
+		case len(evs) > 1+failed:
+			ids := make([]string, len(evs))
+			for i, e := range evs {
+				ids[i] = e.EventID
+			}
+			r.violation(res, "has %d CAPTURE_READY events (%s) but %d failed triage round(s) took it; a capture has one, plus one per failed round that handed it back",
+				len(evs), strings.Join(ids, ", "), failed)
 		case len(evs) == 0 && c.Status == store.CapturePending && c.CreatedAt.Before(cutoff):
 			r.violation(res, "is PENDING without a CAPTURE_READY event")
+		case len(evs) > 0 && c.Status == store.CapturePending && c.WorkOrderID == "" &&
+			!slices.ContainsFunc(evs, func(e *store.Event) bool { return !e.Processed }):
+			r.violation(res, "is PENDING and no workorder holds it, but all its %d CAPTURE_READY event(s) are processed: no triage round will take it",
+				len(evs))
 		}
 	}
+}
+
+// loadFailedTriage counts, per capture, the triage workorders whose gate
+// failed and whose snapshot names the capture: each may have handed it
+// back with a new CAPTURE_READY event.
+func (s *state) loadFailedTriage(ctx context.Context, q store.Querier) error {
+	s.failedTriage = map[string]int{}
+	for _, w := range s.workOrders {
+		rr := s.runRecord[w.WorkOrderID]
+		if w.DiazotrophType != triage.Type || rr == nil || rr.GateResult != store.GateFail {
+			continue
+		}
+		snap, err := q.GetContextSnapshot(ctx, w.ContextSnapshotID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, ref := range snap.RelatedYieldRefs {
+			if ref.Kind == store.YieldCapture {
+				s.failedTriage[ref.Ref]++
+			}
+		}
+	}
+	return nil
 }
 
 // captureProcessedByItsTriage: the triage gate creates the proposals, marks

@@ -131,6 +131,10 @@ func TestRun_ReportsEachBrokenTaskGuarantee(t *testing.T) {
 		{"a PENDING capture never got its event", func(t *testing.T, s *sqlstore.Store) {
 			raw(t, s, `DELETE FROM events WHERE event_id = 'ev-cap-2'`)
 		}, audit.RuleCaptureReadyOnce, "capture cap-2", nil},
+		{"a PENDING capture no round holds, with every event processed", func(t *testing.T, s *sqlstore.Store) {
+			raw(t, s, `UPDATE events SET processed = TRUE, processed_reason = 'ALREADY_TAKEN', processed_at = $1
+				WHERE event_id = 'ev-cap-2'`, s.EncodeTime(T0.Add(6*time.Minute)))
+		}, audit.RuleCaptureReadyOnce, "capture cap-2", nil},
 		{"a capture left PENDING by a passed triage", func(t *testing.T, s *sqlstore.Store) {
 			raw(t, s, `UPDATE capture_buffers SET status = 'PENDING', objective_ids = NULL WHERE capture_buffer_id = 'cap-1'`)
 		}, audit.RuleCaptureProcessedByTriage, "capture cap-1", nil},
@@ -162,4 +166,44 @@ func TestRun_ReportsEachBrokenTaskGuarantee(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A triage round that failed its gate and handed its capture back, as the
+// gate does (docs/protocol/tasks.md#captures): a second CAPTURE_READY event
+// for one failed round is right, a third is not.
+func TestRun_ACaptureHandedBackByAFailedTriageHasOneMoreEvent(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *sqlstore.Store) {
+		ctx := context.Background()
+		ev := capture(t, s, "cap-1", T0)
+		at := T0.Add(time.Minute)
+		require.NoError(t, s.CreateContextSnapshot(ctx, &store.ContextSnapshot{ContextSnapshotID: "cs-" + ev.EventID,
+			Track: testTrack, FullPromptText: "input", CreatedAt: at,
+			RelatedYieldRefs: []store.YieldRef{{Kind: store.YieldCapture, Ref: "cap-1"}}}))
+		wo := &store.WorkOrder{WorkOrderID: "wo-" + ev.EventID, EventID: ev.EventID, Track: testTrack,
+			DiazotrophType: "TRIAGE_DIAZOTROPH", ContextSnapshotID: "cs-" + ev.EventID, BudgetMS: 60_000,
+			Status: store.WorkOrderCreated, CreatedAt: at}
+		_, _, err := s.CreateWorkOrder(ctx, wo)
+		require.NoError(t, err)
+		require.NoError(t, s.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: wo.WorkOrderID,
+			CaptureBufferIDs: []string{"cap-1"}, Now: at}))
+		markProcessed(t, s, ev.EventID, store.ReasonScheduled)
+		at = at.Add(time.Minute)
+		_, err = s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, Track: testTrack,
+			GateResult: store.GateFail, GateReason: "no answer", CreatedAt: at, UpdatedAt: at})
+		require.NoError(t, err)
+		require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "ps-" + wo.WorkOrderID,
+			SubjectType: store.SubjectTriage, SubjectID: wo.WorkOrderID, WorkOrderID: wo.WorkOrderID,
+			Reason: store.PauseGateFailed, PrioritizedActions: []string{"Review"}, CreatedAt: at}))
+		require.Empty(t, audited(t, s).Violations, "a failed round may keep its captures (the last before a human)")
+		evs, err := s.ReleaseCaptures(ctx, store.ReleaseCapturesParams{WorkOrderID: wo.WorkOrderID,
+			CaptureBufferIDs: []string{"cap-1"}, Now: at})
+		require.NoError(t, err)
+		require.Len(t, evs, 1)
+		require.Empty(t, audited(t, s).Violations, "one failed round, two events, the second waiting")
+
+		_, _, err = store.EmitCaptureReadyAt(ctx, s, "cap-1", 2, at)
+		require.NoError(t, err)
+		requireReported(t, audited(t, s), audit.RuleCaptureReadyOnce, "capture cap-1")
+	})
 }
