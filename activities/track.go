@@ -25,6 +25,12 @@ type TaskOptions struct {
 	TriageMaxBytes    int
 	// Budget is a track workorder's budget_ms (default 1 minute).
 	Budget time.Duration
+	// TriageMaxFailures is tasks.triage.max_failures (default
+	// triage.DefaultMaxFailures): a failed triage round hands its captures
+	// back to triage only while the rounds before it failed fewer times in
+	// a row, so the round after that many (the built-in fallback) is the
+	// last to run without a human.
+	TriageMaxFailures int
 	// SLA is the time an objective of each urgency (CRITICAL, HIGH, NORMAL,
 	// LOW) may take from created_at when it has no due_at (defaults 4h,
 	// 24h, 72h, 168h).

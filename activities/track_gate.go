@@ -45,6 +45,30 @@ type trackVerdict struct {
 	// merged counts the captures merged into another's proposal.
 	merged     int
 	topActions []string
+	// release: a failed triage round hands its captures back to triage
+	// (releaseCaptures says when).
+	release bool
+}
+
+// maxFailures is tasks.triage.max_failures, as the diazotroph reads it.
+func (o TaskOptions) maxFailures() int {
+	if o.TriageMaxFailures > 0 {
+		return o.TriageMaxFailures
+	}
+	return triage.DefaultMaxFailures
+}
+
+// releaseCaptures says whether a triage round that failed its gate hands
+// its captures back to triage, for the next round to take without a human
+// (docs/protocol/tasks.md#captures): yes while the rounds before it failed
+// fewer than maxFailures times in a row, as its snapshot says. The round
+// after that many is the built-in fallback; if it fails too, a new round
+// would most likely fail the same way, so its captures stay taken and its
+// pause asks a human. That bound is what keeps a capture from going round
+// for ever.
+func releaseCaptures(snapshot string, maxFailures int) bool {
+	in, err := triage.DecodeInput(snapshot)
+	return err == nil && in.FailedRounds < maxFailures
 }
 
 // gateTrack is GateTrack's body.
@@ -123,12 +147,16 @@ func (a *Lifecycle) judgeTrack(ctx context.Context, w *store.WorkOrder, runFailu
 	if v.result == store.GatePass && b.RunnerStatus != store.RunnerOK {
 		v.result, v.reason = store.GateFail, "runner status "+b.RunnerStatus+": "+firstLine(b.Notes)
 	}
+	releasing := func(v trackVerdict) trackVerdict {
+		v.release = w.DiazotrophType == triage.Type && releaseCaptures(snap.FullPromptText, a.Tasks.maxFailures())
+		return v
+	}
 	if v.result != store.GatePass {
-		return v, nil
+		return releasing(v), nil
 	}
 	fail := func(err error) (trackVerdict, error) {
 		v.result, v.reason, v.objectives, v.made, v.topActions = store.GateFail, err.Error(), nil, nil, nil
-		return v, nil
+		return releasing(v), nil
 	}
 	switch w.DiazotrophType {
 	case triage.Type:
@@ -221,6 +249,14 @@ func (a *Lifecycle) writeTrackGate(ctx context.Context, q store.Querier, w *stor
 			}
 		}
 		ps = pause.ProposalsReview(w.WorkOrderID, proposed, now)
+	case w.DiazotrophType == triage.Type && v.release:
+		// The captures go back with their next CAPTURE_READY event, which
+		// the poller hands to the track: the next round needs no human.
+		if _, err := q.ReleaseCaptures(ctx, store.ReleaseCapturesParams{WorkOrderID: w.WorkOrderID,
+			CaptureBufferIDs: v.captures, Now: now}); err != nil {
+			return res, err
+		}
+		ps = pause.TriageRetried(w.WorkOrderID, v.reason, v.captures, now)
 	case w.DiazotrophType == triage.Type:
 		ps = pause.TriageFailed(w.WorkOrderID, v.reason, v.captures, now)
 	case v.result == store.GatePass:

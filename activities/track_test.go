@@ -295,13 +295,27 @@ func TestTrack_AnInvalidProposalFailsTheGateAndCreatesNothing(t *testing.T) {
 		require.Equal(t, store.SubjectTriage, gate.Pause.SubjectType)
 		c := tb.captureRec(t, "cap-1")
 		require.Equal(t, store.CapturePending, c.Status)
-		require.Equal(t, wo, c.WorkOrderID, "the capture stays taken")
+		require.Empty(t, c.WorkOrderID, "the capture goes back to triage")
 		require.Contains(t, gate.Pause.PrioritizedActions[1], "cap-1")
+		require.Contains(t, gate.Pause.PrioritizedActions[1], "went back to triage")
+		next := tb.pendingCaptureEvent(t, "cap-1")
+		require.Equal(t, int64(1), next.TransitionSeq, "the capture's second CAPTURE_READY event")
 		rr, err := tb.store.GetRunRecord(t.Context(), wo)
 		require.NoError(t, err)
 		require.Equal(t, store.GateFail, rr.GateResult)
 		require.NotNil(t, tb.trackClaim(t).ReleasedAt)
 	})
+}
+
+// pendingCaptureEvent is the one unprocessed CAPTURE_READY event of a
+// capture, as the poller would hand it to the track.
+func (tb *testBundle) pendingCaptureEvent(t *testing.T, id string) *store.Event {
+	t.Helper()
+	evs, err := tb.store.ListUnprocessedEvents(t.Context(), store.ListEventsParams{EventType: store.EventCaptureReady,
+		SubjectID: id})
+	require.NoError(t, err)
+	require.Len(t, evs, 1, "capture %s has one CAPTURE_READY event waiting", id)
+	return evs[0]
 }
 
 func TestTrack_ARunFailureFailsTheGate(t *testing.T) {

@@ -159,7 +159,15 @@ func TestTrack_AnAnswerThatIsNotAValidAccountFailsAndCreatesNothing(t *testing.T
 					rec := tb.captureRec(t, c)
 					require.Equal(t, store.CapturePending, rec.Status, "%s is left unprocessed", c)
 					require.Empty(t, rec.ObjectiveIDs)
+					require.Empty(t, rec.WorkOrderID, "%s goes back to triage", c)
 				}
+				// cap-1's event was processed by this round: it gets the next
+				// one; cap-2 gets its second while its first still waits.
+				require.Equal(t, int64(1), tb.pendingCaptureEvent(t, "cap-1").TransitionSeq)
+				evs, err := tb.store.ListUnprocessedEvents(t.Context(), store.ListEventsParams{
+					EventType: store.EventCaptureReady, SubjectID: "cap-2"})
+				require.NoError(t, err)
+				require.Len(t, evs, 2)
 				if name == "misses a capture" {
 					require.Contains(t, gate.GateReason, "capture(s) cap-2 not accounted for")
 				} else {
@@ -171,29 +179,131 @@ func TestTrack_AnAnswerThatIsNotAValidAccountFailsAndCreatesNothing(t *testing.T
 	}
 }
 
-func TestTrack_AfterMaxFailuresARoundFallsBackToTheBuiltinRules(t *testing.T) {
+// runNextTriage does what the track does with the events the poller hands
+// it: it takes the pending track events oldest first, processing each one
+// whose capture a round holds already (ALREADY_TAKEN), until one schedules
+// a round, which it runs and gates. It fails when no event schedules one.
+func (tb *testBundle) runNextTriage(t *testing.T) activities.TrackGateResult {
+	t.Helper()
+	evs, err := tb.l.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
+	require.NoError(t, err)
+	for _, ev := range evs {
+		res := tb.scheduleTrack(t, ev.EventID)
+		if res.Reason == store.ReasonAlreadyTaken {
+			continue
+		}
+		require.Equal(t, store.ReasonScheduled, res.Reason)
+		wo := res.WorkOrder.WorkOrderID
+		_, err := tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
+		require.NoError(t, err)
+		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
+		require.NoError(t, err)
+		return gate
+	}
+	require.FailNow(t, "no pending track event scheduled a triage round")
+	return activities.TrackGateResult{}
+}
+
+// requireNoTrackEventPending: nothing is left for the track to do.
+func (tb *testBundle) requireNoTrackEventPending(t *testing.T) {
+	t.Helper()
+	evs, err := tb.l.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
+	require.NoError(t, err)
+	for _, ev := range evs {
+		require.Equal(t, store.ReasonAlreadyTaken, tb.scheduleTrack(t, ev.EventID).Reason, ev.EventID)
+	}
+	evs, err = tb.l.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
+	require.NoError(t, err)
+	require.Empty(t, evs)
+}
+
+// Two model rounds fail and hand their captures back, each with their next
+// CAPTURE_READY event; the round after them, the built-in fallback, takes
+// the same captures without anyone adding them again and makes them
+// objectives. No capture is left behind, none twice.
+func TestTrack_AFailedRoundHandsItsCapturesToTheNextUntilTheFallbackTriagesThem(t *testing.T) {
 	forEachModelTrackBackend(t, 2, []string{"not an answer"}, func(t *testing.T, tb *testBundle, m *modelEndpoint) {
-		for i, c := range []string{"cap-1", "cap-2"} {
-			ev := tb.capture(t, c, "Fix "+c, time.Duration(i+1)*time.Second)
-			require.Equal(t, store.GateFail, tb.runTriage(t, ev.EventID).GateResult, c)
+		tb.l.Tasks.TriageMaxFailures = 2
+		tb.capture(t, "cap-1", "Fix the first", time.Second)
+		tb.capture(t, "cap-2", "Fix the second", 2*time.Second)
+
+		var failed []string
+		for round := range 2 {
+			gate := tb.runNextTriage(t)
+			require.Equal(t, store.GateFail, gate.GateResult, "round %d", round+1)
+			require.Contains(t, gate.Pause.PrioritizedActions[1], "went back to triage")
+			failed = append(failed, gate.WorkOrderID)
+			for _, c := range []string{"cap-1", "cap-2"} {
+				require.Empty(t, tb.captureRec(t, c).WorkOrderID, "round %d handed %s back", round+1, c)
+			}
+			tb.requireAuditClean(t)
 		}
 		require.Equal(t, 2, m.asked())
+		for _, wo := range failed {
+			snap, err := tb.store.GetContextSnapshot(t.Context(), "cs-"+wo[len("wo-"):])
+			require.NoError(t, err)
+			require.Equal(t, []string{"cap-1", "cap-2"}, snapshotCaptures(t, snap), "%s took both", wo)
+		}
 
-		ev := tb.capture(t, "cap-3", "Fix the third", 3*time.Second)
-		gate := tb.runTriage(t, ev.EventID)
+		gate := tb.runNextTriage(t)
 		require.Equal(t, 2, m.asked(), "the third round does not ask the model")
 		require.Equal(t, store.GatePass, gate.GateResult, gate.GateReason)
-		id := activities.ProposalObjectiveID("cap-3", 0)
-		require.Equal(t, []string{id}, gate.ObjectiveIDs)
-		require.Equal(t, "Fix the third", tb.objective(t, id).Title)
+		ids := []string{activities.ProposalObjectiveID("cap-1", 0), activities.ProposalObjectiveID("cap-2", 0)}
+		require.Equal(t, ids, gate.ObjectiveIDs)
+		require.Equal(t, "Fix the first", tb.objective(t, ids[0]).Title)
+		for i, c := range []string{"cap-1", "cap-2"} {
+			rec := tb.captureRec(t, c)
+			require.Equal(t, store.CaptureProcessed, rec.Status, c)
+			require.Equal(t, gate.WorkOrderID, rec.WorkOrderID, c)
+			require.Equal(t, []string{ids[i]}, rec.ObjectiveIDs, c)
+		}
 		b, err := tb.store.GetOutputBundle(t.Context(), gate.WorkOrderID)
 		require.NoError(t, err)
 		require.Contains(t, b.Notes, "fallback: the 2 triage round(s) before this one failed their gate in a row (tasks.triage.max_failures 2)")
 
+		// The events the failed rounds emitted find their captures taken.
+		tb.requireNoTrackEventPending(t)
+		require.Equal(t, 2, tb.objectiveCount(t))
+		tb.requireAuditClean(t)
+
 		// The fallback passed: the next round asks the model again.
-		ev = tb.capture(t, "cap-4", "Fix the fourth", 4*time.Second)
-		require.Equal(t, store.GateFail, tb.runTriage(t, ev.EventID).GateResult)
+		tb.capture(t, "cap-4", "Fix the fourth", 4*time.Second)
+		require.Equal(t, store.GateFail, tb.runNextTriage(t).GateResult)
 		require.Equal(t, 3, m.asked())
+		tb.requireAuditClean(t)
+	})
+}
+
+// The built-in fallback is the last round that runs without a human: when
+// it fails too, its captures stay taken, no event is emitted for them, and
+// its pause says to add them again. So a capture cannot go round for ever.
+func TestTrack_AFailedFallbackRoundKeepsItsCapturesForAHuman(t *testing.T) {
+	forEachModelTrackBackend(t, 1, []string{"not an answer"}, func(t *testing.T, tb *testBundle, m *modelEndpoint) {
+		tb.l.Tasks.TriageMaxFailures = 1
+		ev := tb.capture(t, "cap-1", "Fix it", time.Second)
+		require.Equal(t, store.GateFail, tb.runTriage(t, ev.EventID).GateResult)
+		next := tb.pendingCaptureEvent(t, "cap-1")
+
+		res := tb.scheduleTrack(t, next.EventID)
+		require.Equal(t, store.ReasonScheduled, res.Reason)
+		wo := res.WorkOrder.WorkOrderID
+		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo,
+			RunFailure: "worker lost"})
+		require.NoError(t, err)
+		require.Equal(t, store.GateFail, gate.GateResult)
+		require.Equal(t, 1, m.asked())
+		rec := tb.captureRec(t, "cap-1")
+		require.Equal(t, store.CapturePending, rec.Status)
+		require.Equal(t, wo, rec.WorkOrderID, "the capture stays taken")
+		require.Contains(t, gate.Pause.PrioritizedActions[1], "add the captures again")
+		tb.requireNoTrackEventPending(t)
+
+		// A retried gate changes nothing.
+		again, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo,
+			RunFailure: "worker lost"})
+		require.NoError(t, err)
+		require.Equal(t, gate.GateResult, again.GateResult)
+		require.Equal(t, wo, tb.captureRec(t, "cap-1").WorkOrderID)
 		tb.requireAuditClean(t)
 	})
 }

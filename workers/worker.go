@@ -51,7 +51,8 @@ func NewLifecycle(cfg config.Config, st store.Store, identity string, ex *Execut
 		Retention:   cfg.Patch.Retention,
 		Forges:      NewForges(cfg, os.Getenv),
 		Tasks: activities.TaskOptions{TriageMaxCaptures: cfg.Tasks.TriageMaxCaptures,
-			TriageMaxBytes: cfg.Tasks.TriageMaxBytes, Budget: cfg.Tasks.Budget, SLA: cfg.Deadlines.SLA.Map()},
+			TriageMaxBytes: cfg.Tasks.TriageMaxBytes, Budget: cfg.Tasks.Budget, SLA: cfg.Deadlines.SLA.Map(),
+			TriageMaxFailures: cfg.Tasks.Triage.MaxFailures},
 	}, nil
 }
 

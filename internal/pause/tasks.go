@@ -67,8 +67,25 @@ func ProposalsReview(workOrderID string, proposed []Proposed, now time.Time) sto
 	return subject(store.SubjectTriage, workOrderID, workOrderID, store.PauseProposalsReview, actions, now)
 }
 
+// TriageRetried is a triage round whose gate failed and handed its
+// captures back to triage: nothing was created, and the next round takes
+// them without anyone's help.
+func TriageRetried(workOrderID, failure string, captureIDs []string, now time.Time) store.PauseState {
+	captures := "its captures"
+	if len(captureIDs) > 0 {
+		captures = "captures " + strings.Join(captureIDs, ", ")
+	}
+	return subject(store.SubjectTriage, workOrderID, workOrderID, store.PauseGateFailed, []Action{
+		{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)},
+		{CreateRefined, fmt.Sprintf("No objective was created and %s went back to triage: the next round takes them (with the built-in rules once tasks.triage.max_failures rounds in a row failed); create an objective by hand (azolla objective create) only if you would rather not wait",
+			captures)},
+	}, now)
+}
+
 // TriageFailed is a triage round whose gate failed: nothing was created and
 // its captures stay taken by the workorder.
+// It is the last round that ran without a human: the rounds before it
+// failed tasks.triage.max_failures times in a row, and it failed too.
 func TriageFailed(workOrderID, failure string, captureIDs []string, now time.Time) store.PauseState {
 	captures := "its captures"
 	if len(captureIDs) > 0 {

@@ -26,6 +26,8 @@ func TestTaskPauses_AreValidSubjectRecordsWithCommands(t *testing.T) {
 			store.SubjectTriage, []string{"az objective list --status NEW", "az objective approve t-1", "az objective approve t-2"}},
 		"triage failed": {pause.TriageFailed("wo-ev-1", "invalid proposal\nmore", []string{"cap-1"}, now),
 			store.SubjectTriage, []string{"", "az objective create --help"}},
+		"triage retried": {pause.TriageRetried("wo-ev-1", "invalid proposal\nmore", []string{"cap-1"}, now),
+			store.SubjectTriage, []string{"", "az objective create --help"}},
 		"manifest ready": {pause.ManifestReady("wo-ev-2", []string{"Unblock o-1"}, now),
 			store.SubjectManifest, []string{"az manifest show wo-ev-2", ""}},
 		"manifest failed": {pause.ManifestFailed("wo-ev-2", "no bundle", now),
