@@ -3,6 +3,7 @@ package activities_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -157,4 +158,34 @@ func TestFailureFingerprint(t *testing.T) {
 	} {
 		require.NotEqual(t, activities.FailureFingerprint(base), activities.FailureFingerprint(other), name)
 	}
+}
+
+// spentRecorder is an Observer that keeps the runs it was told were spent.
+type spentRecorder struct {
+	mu    sync.Mutex
+	spent []store.BundleMetadata
+}
+
+func (*spentRecorder) WorkOrderExecuted(string)   {}
+func (*spentRecorder) GateVerdict(string, string) {}
+func (*spentRecorder) PullRequest(string)         {}
+func (r *spentRecorder) RunSpent(m store.BundleMetadata) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spent = append(r.spent, m)
+}
+
+// Each gate counts its run's spend once: a retried gate counts nothing.
+func TestGate_CountsWhatTheRunSpentOnce(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		rec := &spentRecorder{}
+		tb.l.Observer = rec
+		tb.fake.exec = costing(0.5, "nothing changed", false)
+		wo := tb.scheduled(t, "obj-1")
+		tb.round(t, wo)
+		_, err := tb.l.Gate(context.Background(), activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		require.NoError(t, err)
+		require.Len(t, rec.spent, 1)
+		require.Equal(t, 0.5, *rec.spent[0].RunReport.CostUSD)
+	})
 }

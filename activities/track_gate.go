@@ -48,6 +48,8 @@ type trackVerdict struct {
 	// release: a failed triage round hands its captures back to triage
 	// (releaseCaptures says when).
 	release bool
+	// spent is the judged bundle's metadata: what a model route cost.
+	spent *store.BundleMetadata
 }
 
 // maxFailures is tasks.triage.max_failures, as the diazotroph reads it.
@@ -114,6 +116,9 @@ func (a *Lifecycle) gateTrack(ctx context.Context, in TrackGateInput) (TrackGate
 	}
 	if written && a.Observer != nil {
 		a.Observer.GateVerdict(GateTrack, res.GateResult)
+		if v.spent != nil {
+			a.Observer.RunSpent(*v.spent)
+		}
 	}
 	// After the durable write: the track may take its next event.
 	a.releaseTrack(ctx, w.Track, w.EventID)
@@ -144,6 +149,9 @@ func (a *Lifecycle) judgeTrack(ctx context.Context, w *store.WorkOrder, runFailu
 		}
 	}
 	v.result, v.reason = verdict(b, runFailure)
+	if b != nil {
+		v.spent = &b.Metadata
+	}
 	if v.result == store.GatePass && b.RunnerStatus != store.RunnerOK {
 		v.result, v.reason = store.GateFail, "runner status "+b.RunnerStatus+": "+firstLine(b.Notes)
 	}

@@ -98,6 +98,8 @@ const mergeSplitSkipAnswer = `{"proposals":[
 
 func TestTrack_ModelRouteMergesSplitsAndSkipsIntoTheRightObjectivesOnce(t *testing.T) {
 	forEachModelTrackBackend(t, 3, []string{mergeSplitSkipAnswer}, func(t *testing.T, tb *testBundle, m *modelEndpoint) {
+		rec := &spentRecorder{}
+		tb.l.Observer = rec
 		login := storetest.Objective("o-login")
 		login.Title = "Add a login page"
 		require.NoError(t, tb.store.CreateObjective(t.Context(), login))
@@ -139,6 +141,8 @@ func TestTrack_ModelRouteMergesSplitsAndSkipsIntoTheRightObjectivesOnce(t *testi
 		require.NoError(t, err)
 		require.Equal(t, gate.ObjectiveIDs, again.ObjectiveIDs, "each id once, in the round's order")
 		require.Equal(t, 4, tb.objectiveCount(t))
+		require.Len(t, rec.spent, 1, "the round's model call is counted once")
+		require.Equal(t, "triager-1", rec.spent[0].RunReport.Model)
 		tb.requireAuditClean(t)
 	})
 }
