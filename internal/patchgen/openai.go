@@ -200,18 +200,27 @@ type chatReply struct {
 
 // Generate asks the endpoint for a patch for in.
 func (g *OpenAI) Generate(ctx context.Context, in Input) (Output, error) {
-	fail := func(format string, args ...any) (Output, error) {
-		return Output{}, fmt.Errorf("openai generator: objective %s: model %s: "+format,
-			append([]any{in.ObjectiveID, g.model}, args...)...)
+	cr, attempts, waited, err := g.complete(ctx, systemPrompt, GenerationInput(in))
+	if err != nil {
+		return Output{}, fmt.Errorf("openai generator: objective %s: model %s: %w", in.ObjectiveID, g.model, err)
 	}
-	req := chatRequest{
-		Model: g.model,
-		Messages: []chatMessage{
-			{Role: "system", Content: systemPrompt},
-			{Role: "user", Content: GenerationInput(in)},
-		},
-		Temperature: g.temperature,
+	out := g.output(cr)
+	if attempts > 1 {
+		out.Notes += fmt.Sprintf("\nretried: %d requests, %s waited for the endpoint", attempts, waited)
 	}
+	return out, nil
+}
+
+// complete asks the endpoint for one chat completion of a system and a
+// user message, with g's model, token limit and temperature, in one of
+// the endpoint's slots. A 429 or 503 is asked again after its Retry-After
+// or a jittered backoff, up to g's attempts, and never past ctx's deadline
+// (ErrRetryPastBudget). It returns the decoded answer, which has at least
+// one choice, how many requests it took and how long it waited between
+// them.
+func (g *OpenAI) complete(ctx context.Context, system, user string) (cr chatResponse, attempts int, waited time.Duration, err error) {
+	req := chatRequest{Model: g.model, Temperature: g.temperature,
+		Messages: []chatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}}}
 	if g.tokenParam == TokenParamMaxTokens {
 		req.MaxTokens = g.maxTokens
 	} else {
@@ -219,30 +228,23 @@ func (g *OpenAI) Generate(ctx context.Context, in Input) (Output, error) {
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return fail("encode request: %w", err)
+		return cr, 0, 0, fmt.Errorf("encode request: %w", err)
 	}
-
-	var waited time.Duration
 	for attempt := 1; ; attempt++ {
 		r, err := g.post(ctx, body)
 		if err != nil {
-			return fail("%w", err)
+			return cr, attempt, waited, err
 		}
 		if r.code >= 200 && r.code <= 299 {
-			out, err := g.decode(r.body)
-			if err != nil {
-				return fail("%w", err)
-			}
-			if attempt > 1 {
-				out.Notes += fmt.Sprintf("\nretried: %d requests, %s waited for the endpoint", attempt, waited)
-			}
-			return out, nil
+			cr, err := g.decode(r.body)
+			return cr, attempt, waited, err
 		}
 		if !retryable(r.code) {
-			return fail("POST %s: %s; body: %s", g.url, r.status, g.snippet(r.body))
+			return cr, attempt, waited, fmt.Errorf("POST %s: %s; body: %s", g.url, r.status, g.snippet(r.body))
 		}
 		if attempt >= g.maxAttempts {
-			return fail("POST %s: %s on each of %d attempts; body: %s", g.url, r.status, attempt, g.snippet(r.body))
+			return cr, attempt, waited, fmt.Errorf("POST %s: %s on each of %d attempts; body: %s", g.url, r.status, attempt,
+				g.snippet(r.body))
 		}
 		wait, asked := parseRetryAfter(r.header.Get("Retry-After"), time.Now())
 		if !asked {
@@ -251,14 +253,14 @@ func (g *OpenAI) Generate(ctx context.Context, in Input) (Output, error) {
 		if deadline, ok := ctx.Deadline(); ok && time.Now().Add(wait).After(deadline) {
 			left := max(time.Until(deadline), 0).Round(time.Millisecond)
 			if asked {
-				return fail("POST %s: %s: the endpoint asked to wait %s (Retry-After: %s), longer than the %s left of the run's budget: %w",
+				return cr, attempt, waited, fmt.Errorf("POST %s: %s: the endpoint asked to wait %s (Retry-After: %s), longer than the %s left of the run's budget: %w",
 					g.url, r.status, wait, r.header.Get("Retry-After"), left, ErrRetryPastBudget)
 			}
-			return fail("POST %s: %s: the next attempt, after a backoff of %s, would start past the %s left of the run's budget: %w",
+			return cr, attempt, waited, fmt.Errorf("POST %s: %s: the next attempt, after a backoff of %s, would start past the %s left of the run's budget: %w",
 				g.url, r.status, wait.Round(time.Millisecond), left, ErrRetryPastBudget)
 		}
 		if err := g.sleep(ctx, wait); err != nil {
-			return fail("wait %s to retry after %s from %s: %w", wait, r.status, g.url, g.stopped(ctx, err))
+			return cr, attempt, waited, fmt.Errorf("wait %s to retry after %s from %s: %w", wait, r.status, g.url, g.stopped(ctx, err))
 		}
 		waited += wait
 	}
@@ -293,18 +295,18 @@ func (g *OpenAI) post(ctx context.Context, body []byte) (chatReply, error) {
 }
 
 // decode reads a successful answer into an Output.
-func (g *OpenAI) decode(raw []byte) (Output, error) {
-	if len(raw) > maxResponseBytes {
-		return Output{}, fmt.Errorf("response from %s exceeds %d bytes", g.url, maxResponseBytes)
-	}
+func (g *OpenAI) decode(raw []byte) (chatResponse, error) {
 	var cr chatResponse
+	if len(raw) > maxResponseBytes {
+		return cr, fmt.Errorf("response from %s exceeds %d bytes", g.url, maxResponseBytes)
+	}
 	if err := json.Unmarshal(raw, &cr); err != nil {
-		return Output{}, fmt.Errorf("decode response from %s: %w (body: %s)", g.url, err, g.snippet(raw))
+		return cr, fmt.Errorf("decode response from %s: %w (body: %s)", g.url, err, g.snippet(raw))
 	}
 	if len(cr.Choices) == 0 {
-		return Output{}, fmt.Errorf("response from %s has no choices (body: %s)", g.url, g.snippet(raw))
+		return cr, fmt.Errorf("response from %s has no choices (body: %s)", g.url, g.snippet(raw))
 	}
-	return g.output(cr), nil
+	return cr, nil
 }
 
 // output takes the patch out of the first choice; notes say what the

@@ -3,7 +3,6 @@ package patchgen
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -33,68 +32,17 @@ type ChatReply struct {
 // never past ctx's deadline (ErrRetryPastBudget). It is for callers other
 // than the patch generator (the triage route) that want the reply's text.
 func (g *OpenAI) Chat(ctx context.Context, system, user string) (ChatReply, error) {
-	fail := func(format string, args ...any) (ChatReply, error) {
-		return ChatReply{}, fmt.Errorf("openai chat: model %s: "+format, append([]any{g.model}, args...)...)
-	}
-	req := chatRequest{Model: g.model, Messages: []chatMessage{{Role: "system", Content: system},
-		{Role: "user", Content: user}}, Temperature: g.temperature}
-	if g.tokenParam == TokenParamMaxTokens {
-		req.MaxTokens = g.maxTokens
-	} else {
-		req.MaxCompletionTokens = g.maxTokens
-	}
-	body, err := json.Marshal(req)
+	cr, attempts, waited, err := g.complete(ctx, system, user)
 	if err != nil {
-		return fail("encode request: %w", err)
+		return ChatReply{}, fmt.Errorf("openai chat: model %s: %w", g.model, err)
 	}
-	var waited time.Duration
-	for attempt := 1; ; attempt++ {
-		r, err := g.post(ctx, body)
-		if err != nil {
-			return fail("%w", err)
-		}
-		if r.code >= 200 && r.code <= 299 {
-			reply, err := g.chatReply(r.body)
-			if err != nil {
-				return fail("%w", err)
-			}
-			reply.Requests, reply.Waited = attempt, waited
-			return reply, nil
-		}
-		if !retryable(r.code) {
-			return fail("POST %s: %s; body: %s", g.url, r.status, g.snippet(r.body))
-		}
-		if attempt >= g.maxAttempts {
-			return fail("POST %s: %s on each of %d attempts; body: %s", g.url, r.status, attempt, g.snippet(r.body))
-		}
-		wait, asked := parseRetryAfter(r.header.Get("Retry-After"), time.Now())
-		if !asked {
-			wait = backoff(attempt, jitter())
-		}
-		if deadline, ok := ctx.Deadline(); ok && time.Now().Add(wait).After(deadline) {
-			left := max(time.Until(deadline), 0).Round(time.Millisecond)
-			return fail("POST %s: %s: the next attempt, in %s, would start past the %s left of the budget: %w",
-				g.url, r.status, wait.Round(time.Millisecond), left, ErrRetryPastBudget)
-		}
-		if err := g.sleep(ctx, wait); err != nil {
-			return fail("wait %s to retry after %s from %s: %w", wait, r.status, g.url, g.stopped(ctx, err))
-		}
-		waited += wait
-	}
+	reply := g.chatReply(cr)
+	reply.Requests, reply.Waited = attempts, waited
+	return reply, nil
 }
 
 // chatReply reads a successful answer's first choice.
-func (g *OpenAI) chatReply(raw []byte) (ChatReply, error) {
-	if len(raw) > maxResponseBytes {
-		return ChatReply{}, fmt.Errorf("response from %s exceeds %d bytes", g.url, maxResponseBytes)
-	}
-	var cr chatResponse
-	if err := json.Unmarshal(raw, &cr); err != nil {
-		return ChatReply{}, fmt.Errorf("decode response from %s: %w (body: %s)", g.url, err, g.snippet(raw))
-	}
-	if len(cr.Choices) == 0 {
-		return ChatReply{}, fmt.Errorf("response from %s has no choices (body: %s)", g.url, g.snippet(raw))
-	}
+func (g *OpenAI) chatReply(cr chatResponse) ChatReply {
 	c := cr.Choices[0]
 	reply := ChatReply{Content: c.Message.Content, Refusal: c.Message.Refusal, FinishReason: c.FinishReason,
 		Model: cmp.Or(cr.Model, g.model)}
@@ -104,5 +52,5 @@ func (g *OpenAI) chatReply(raw []byte) (ChatReply, error) {
 			reply.Usage.CachedPromptTokens = u.PromptTokensDetails.CachedTokens
 		}
 	}
-	return reply, nil
+	return reply
 }
