@@ -71,15 +71,8 @@ func ProposalsReview(workOrderID string, proposed []Proposed, now time.Time) sto
 // captures back to triage: nothing was created, and the next round takes
 // them without anyone's help.
 func TriageRetried(workOrderID, failure string, captureIDs []string, now time.Time) store.PauseState {
-	captures := "its captures"
-	if len(captureIDs) > 0 {
-		captures = "captures " + strings.Join(captureIDs, ", ")
-	}
-	return subject(store.SubjectTriage, workOrderID, workOrderID, store.PauseGateFailed, []Action{
-		{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)},
-		{CreateRefined, fmt.Sprintf("No objective was created and %s went back to triage: the next round takes them (with the built-in rules once tasks.triage.max_failures rounds in a row failed); create an objective by hand (azolla objective create) only if you would rather not wait",
-			captures)},
-	}, now)
+	return triageFailure(workOrderID, failure, fmt.Sprintf("No objective was created and %s went back to triage: the next round takes them (with the built-in rules once tasks.triage.max_failures rounds in a row failed); create an objective by hand (azolla objective create) only if you would rather not wait",
+		capturesOf(captureIDs)), now)
 }
 
 // TriageFailed is a triage round whose gate failed: nothing was created and
@@ -87,15 +80,25 @@ func TriageRetried(workOrderID, failure string, captureIDs []string, now time.Ti
 // It is the last round that ran without a human: the rounds before it
 // failed tasks.triage.max_failures times in a row, and it failed too.
 func TriageFailed(workOrderID, failure string, captureIDs []string, now time.Time) store.PauseState {
-	captures := "its captures"
-	if len(captureIDs) > 0 {
-		captures = "captures " + strings.Join(captureIDs, ", ")
-	}
+	return triageFailure(workOrderID, failure, fmt.Sprintf("No objective was created and %s stay taken by %s: create the objectives by hand (azolla objective create) or add the captures again (azolla capture add)",
+		capturesOf(captureIDs), workOrderID), now)
+}
+
+// triageFailure is the pause of a failed triage round: its failure, then
+// what became of its captures.
+func triageFailure(workOrderID, failure, captures string, now time.Time) store.PauseState {
 	return subject(store.SubjectTriage, workOrderID, workOrderID, store.PauseGateFailed, []Action{
 		{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)},
-		{CreateRefined, fmt.Sprintf("No objective was created and %s stay taken by %s: create the objectives by hand (azolla objective create) or add the captures again (azolla capture add)",
-			captures, workOrderID)},
+		{CreateRefined, captures},
 	}, now)
+}
+
+// capturesOf names a round's captures.
+func capturesOf(ids []string) string {
+	if len(ids) == 0 {
+		return "its captures"
+	}
+	return "captures " + strings.Join(ids, ", ")
 }
 
 // ManifestReady hands a written manifest to the human: read it, then its
