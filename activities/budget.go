@@ -16,8 +16,8 @@ type BudgetSpentError struct {
 }
 
 func (e *BudgetSpentError) Error() string {
-	return fmt.Sprintf("objective %s has spent %s of its %s budget (%s): raise it first with `objective budget %s --add <dollars>`",
-		e.ObjectiveID, store.USD(e.Spend.USD), store.USD(e.Budget), e.Spend, e.ObjectiveID)
+	return fmt.Sprintf("objective %s has spent %s of its %s budget over %s: raise it first with `objective budget %s --add <dollars>`",
+		e.ObjectiveID, store.USD(e.Spend.USD), store.USD(e.Budget), e.Spend.RunsLine(), e.ObjectiveID)
 }
 
 // budgetLeft is what is left of o's budget for its next run, nil when o

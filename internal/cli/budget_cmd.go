@@ -26,8 +26,8 @@ func budgetAllows(ctx context.Context, q store.Querier, o *store.Objective) erro
 	}
 	if sp.Exhausted(o.BudgetUSD) {
 		return &exitError{code: exitRefused, err: fmt.Errorf(
-			"objective %s has spent %s of its %s budget (%s): raise it first with 'objective budget %s --add DOLLARS'",
-			textsafe.Line(o.ObjectiveID), store.USD(sp.USD), store.USD(*o.BudgetUSD), sp, textsafe.Line(o.ObjectiveID))}
+			"objective %s has spent %s of its %s budget over %s: raise it first with 'objective budget %s --add DOLLARS'",
+			textsafe.Line(o.ObjectiveID), store.USD(sp.USD), store.USD(*o.BudgetUSD), sp.RunsLine(), textsafe.Line(o.ObjectiveID))}
 	}
 	return nil
 }

@@ -91,11 +91,15 @@ func (s Spend) String() string {
 	if s.Runs == 0 {
 		return "nothing yet"
 	}
-	runs := "runs"
+	return USD(s.USD) + " over " + s.RunsLine()
+}
+
+// RunsLine says how many runs were counted: "3 runs (1 of unknown cost)".
+func (s Spend) RunsLine() string {
+	out := fmt.Sprintf("%d runs", s.Runs)
 	if s.Runs == 1 {
-		runs = "run"
+		out = "1 run"
 	}
-	out := fmt.Sprintf("%s over %d %s", USD(s.USD), s.Runs, runs)
 	if s.Unknown > 0 {
 		out += fmt.Sprintf(" (%d of unknown cost)", s.Unknown)
 	}
