@@ -287,6 +287,9 @@ func vars(in Input, inputFile string) []string {
 	if b := in.BudgetUSDRemaining; b != nil {
 		vs = append(vs, "AZOLLA_BUDGET_USD_REMAINING="+strconv.FormatFloat(*b, 'f', -1, 64))
 	}
+	if in.Candidate > 0 {
+		vs = append(vs, "AZOLLA_CANDIDATE="+strconv.Itoa(in.Candidate))
+	}
 	return vs
 }
 

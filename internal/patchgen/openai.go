@@ -169,6 +169,7 @@ type chatRequest struct {
 	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
 	MaxTokens           int           `json:"max_tokens,omitempty"`
 	Temperature         *float64      `json:"temperature,omitempty"`
+	Seed                *int          `json:"seed,omitempty"`
 }
 
 type chatResponse struct {
@@ -200,11 +201,14 @@ type chatReply struct {
 
 // Generate asks the endpoint for a patch for in.
 func (g *OpenAI) Generate(ctx context.Context, in Input) (Output, error) {
-	cr, attempts, waited, err := g.complete(ctx, systemPrompt, GenerationInput(in))
+	cr, attempts, waited, err := g.complete(ctx, systemPrompt, GenerationInput(in), g.sampling(in.Candidate))
 	if err != nil {
 		return Output{}, fmt.Errorf("openai generator: objective %s: model %s: %w", in.ObjectiveID, g.model, err)
 	}
 	out := g.output(cr)
+	if in.Candidate > 1 {
+		out.Notes += "\n" + g.sampling(in.Candidate).String()
+	}
 	if attempts > 1 {
 		out.Notes += fmt.Sprintf("\nretried: %d requests, %s waited for the endpoint", attempts, waited)
 	}
@@ -212,14 +216,14 @@ func (g *OpenAI) Generate(ctx context.Context, in Input) (Output, error) {
 }
 
 // complete asks the endpoint for one chat completion of a system and a
-// user message, with g's model, token limit and temperature, in one of
+// user message, with g's model and token limit and s's sampling, in one of
 // the endpoint's slots. A 429 or 503 is asked again after its Retry-After
 // or a jittered backoff, up to g's attempts, and never past ctx's deadline
 // (ErrRetryPastBudget). It returns the decoded answer, which has at least
 // one choice, how many requests it took and how long it waited between
 // them.
-func (g *OpenAI) complete(ctx context.Context, system, user string) (cr chatResponse, attempts int, waited time.Duration, err error) {
-	req := chatRequest{Model: g.model, Temperature: g.temperature,
+func (g *OpenAI) complete(ctx context.Context, system, user string, s sampling) (cr chatResponse, attempts int, waited time.Duration, err error) {
+	req := chatRequest{Model: g.model, Temperature: s.temperature, Seed: s.seed,
 		Messages: []chatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}}}
 	if g.tokenParam == TokenParamMaxTokens {
 		req.MaxTokens = g.maxTokens

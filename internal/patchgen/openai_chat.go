@@ -32,7 +32,7 @@ type ChatReply struct {
 // never past ctx's deadline (ErrRetryPastBudget). It is for callers other
 // than the patch generator (the triage route) that want the reply's text.
 func (g *OpenAI) Chat(ctx context.Context, system, user string) (ChatReply, error) {
-	cr, attempts, waited, err := g.complete(ctx, system, user)
+	cr, attempts, waited, err := g.complete(ctx, system, user, g.sampling(0))
 	if err != nil {
 		return ChatReply{}, fmt.Errorf("openai chat: model %s: %w", g.model, err)
 	}

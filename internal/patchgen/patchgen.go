@@ -56,6 +56,12 @@ type Input struct {
 	// dollars; nil without a budget. The command generator tells its
 	// agent (AZOLLA_BUDGET_USD_REMAINING, and a preset's own cap).
 	BudgetUSDRemaining *float64
+	// Candidate is which of a workorder's several candidate runs this is,
+	// 1..N (docs/patches.md#several-candidates), so that a generator may
+	// vary its approach; 0 when the workorder runs once. The command
+	// generator tells its agent (AZOLLA_CANDIDATE); the openai generator
+	// varies its sampling.
+	Candidate int
 }
 
 // Output is a candidate patch.
