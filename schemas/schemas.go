@@ -53,6 +53,8 @@ const (
 	// tokens, transcript), written by the executor or parsed by a preset
 	// (internal/runreport).
 	RunReport Kind = "run_report"
+	// Candidate is one of the candidate patches of a best-of-N run.
+	Candidate Kind = "candidate"
 )
 
 // ErrUnknownKind is wrapped by every error about a kind without a schema.
@@ -68,7 +70,7 @@ var allKinds = []Kind{
 	Objective, Event, ContextSnapshot, WorkOrder, OutputBundle, RunRecord,
 	PauseState, ClaimRecord, CaptureBuffer, Job, JobAttempt, JobLease,
 	JobMessage, WorkerToken, PullRequest, WorkerClaimRequest, WorkerClaimResponse, WorkerHeartbeatRequest, WorkerHeartbeatResponse, WorkerCompleteRequest, WorkerCompleteResponse, WorkerFailRequest, WorkerFailResponse, WorkerErrorResponse,
-	TriageProposal, RunReport,
+	TriageProposal, RunReport, Candidate,
 }
 
 var (
