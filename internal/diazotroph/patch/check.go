@@ -19,6 +19,9 @@ import (
 // quotes.
 const gateTail = 2048
 
+// maxDetail bounds the output quoted in a GateResult's Detail.
+const maxDetail = 200
+
 // errGateBudget is the cause of the gate commands' context when their budget
 // expires.
 var errGateBudget = errors.New("gate budget exhausted")
@@ -59,41 +62,83 @@ func (p *Patch) gate(ctx context.Context, c diazotroph.Check) (diazotroph.Verdic
 	if err != nil || failed != "" {
 		return diazotroph.Verdict{Reason: failed}, err
 	}
-	if s.Gate == nil {
-		return diazotroph.Verdict{}, fmt.Errorf("repository %s: no executor for its gate commands", c.Objective.Repository)
-	}
-	run, err := s.Gate.Begin()
-	if err != nil {
-		return diazotroph.Verdict{}, err
-	}
-	defer run.End() // best effort: a leftover run directory harms nothing
-	budget := s.GateBudget
-	bctx, cancel := context.WithTimeoutCause(ctx, budget, errGateBudget)
-	defer cancel()
 	vars := []string{"AZOLLA_OBJECTIVE_ID=" + c.Objective.ObjectiveID, "AZOLLA_WORK_ORDER_ID=" + c.WorkOrder.WorkOrderID,
 		"AZOLLA_BRANCH_NAME=" + c.WorkOrder.BranchName, "AZOLLA_COMMIT_SHA=" + c.Bundle.Metadata.CommitSHA}
-	for _, cmd := range s.GateCommands {
-		out := &proc.TailBuffer{Max: gateTail}
-		// The tests may not change the repository's .git (see the command
-		// generator): azolla's git runs on this workspace again.
-		res, err := run.Exec(bctx, sandbox.Command{Line: cmd, Dir: dir, ReadOnly: []string{filepath.Join(dir, ".git")},
-			Vars: vars, Stdout: out, Stderr: out})
-		switch {
-		case err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), errGateBudget):
-			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q did not finish within the gate budget of %s%s\noutput tail:\n%s",
-				cmd, budget, limitNote(res), tail(out))}, nil
-		case err != nil:
-			return diazotroph.Verdict{}, fmt.Errorf("gate command %q: %w", cmd, err)
-		case res.ExitCode != 0 || res.Signal != 0:
-			return diazotroph.Verdict{Reason: fmt.Sprintf("gate command %q %s after %s%s\noutput tail:\n%s",
-				cmd, res.Status(), res.Duration.Round(time.Millisecond), limitNote(res), tail(out))}, nil
-		}
+	_, failed, err = p.gateCommands(ctx, s, c.Objective.Repository, dir, vars, false)
+	if err != nil || failed != "" {
+		return diazotroph.Verdict{Reason: failed}, err
 	}
 	quoted := make([]string, len(s.GateCommands))
 	for i, cmd := range s.GateCommands {
 		quoted[i] = strconv.Quote(cmd)
 	}
 	return diazotroph.Verdict{Pass: true, Reason: "gate commands passed: " + strings.Join(quoted, ", ")}, nil
+}
+
+// GateResult is how one gate command ended on a candidate.
+type GateResult struct {
+	Command string
+	Passed  bool
+	// Detail says how it ended, on one line: its status and time, and
+	// when it failed, the last line of its output.
+	Detail string
+}
+
+// gateCommands runs the repository's gate commands in order in dir, all
+// within s.GateBudget, with vars. With all it runs every command whatever
+// the ones before did (a candidate's figures); without, it stops at the
+// first that fails (the gate). failed is the first failure as a gate
+// reason, naming the command and quoting the tail of its output; "" when
+// every command passed.
+func (p *Patch) gateCommands(ctx context.Context, s Settings, repository, dir string, vars []string,
+	all bool) (results []GateResult, failed string, err error) {
+	if s.Gate == nil {
+		return nil, "", fmt.Errorf("repository %s: no executor for its gate commands", repository)
+	}
+	run, err := s.Gate.Begin()
+	if err != nil {
+		return nil, "", err
+	}
+	defer run.End() // best effort: a leftover run directory harms nothing
+	budget := s.GateBudget
+	bctx, cancel := context.WithTimeoutCause(ctx, budget, errGateBudget)
+	defer cancel()
+	for _, cmd := range s.GateCommands {
+		if !all && failed != "" {
+			break
+		}
+		if ctx.Err() == nil && errors.Is(context.Cause(bctx), errGateBudget) {
+			results = append(results, GateResult{Command: cmd, Detail: fmt.Sprintf("not run: the gate budget of %s ran out", budget)})
+			continue
+		}
+		out := &proc.TailBuffer{Max: gateTail}
+		// The tests may not change the repository's .git (see the command
+		// generator): azolla's git runs on this workspace again.
+		res, err := run.Exec(bctx, sandbox.Command{Line: cmd, Dir: dir, ReadOnly: []string{filepath.Join(dir, ".git")},
+			Vars: vars, Stdout: out, Stderr: out})
+		var reason, detail string
+		switch {
+		case err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), errGateBudget):
+			reason = fmt.Sprintf("gate command %q did not finish within the gate budget of %s%s\noutput tail:\n%s",
+				cmd, budget, limitNote(res), tail(out))
+			detail = fmt.Sprintf("did not finish within the gate budget of %s%s", budget, limitNote(res))
+		case err != nil:
+			return results, "", fmt.Errorf("gate command %q: %w", cmd, err)
+		case res.ExitCode != 0 || res.Signal != 0:
+			reason = fmt.Sprintf("gate command %q %s after %s%s\noutput tail:\n%s",
+				cmd, res.Status(), res.Duration.Round(time.Millisecond), limitNote(res), tail(out))
+			detail = fmt.Sprintf("%s after %s%s", res.Status(), res.Duration.Round(time.Millisecond), limitNote(res))
+		default:
+			results = append(results, GateResult{Command: cmd, Passed: true,
+				Detail: fmt.Sprintf("passed after %s", res.Duration.Round(time.Millisecond))})
+			continue
+		}
+		results = append(results, GateResult{Command: cmd, Detail: detail + "; output ends: " + lastLine(tail(out))})
+		if failed == "" {
+			failed = reason
+		}
+	}
+	return results, failed, nil
 }
 
 // gateWorkspace is where the gate commands run: the runner's workspace when
@@ -143,4 +188,10 @@ func tail(b *proc.TailBuffer) string {
 		return "(no output)"
 	}
 	return s
+}
+
+// lastLine is the last non-blank line of s, cut to maxDetail.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return proc.CutAtRune(strings.TrimSpace(lines[len(lines)-1]), maxDetail)
 }

@@ -119,9 +119,15 @@ func (p *Patch) Execute(ctx context.Context, req diazotroph.Request) (diazotroph
 	if err := ClearPushed(p.o.Dir, req.WorkOrder.WorkOrderID); err != nil {
 		return diazotroph.Result{}, err
 	}
+	return r.execute(ctx)
+}
+
+// execute generates a patch within the request's budget and applies and
+// commits it in r's workspace, on r's branch.
+func (r *run) execute(ctx context.Context) (diazotroph.Result, error) {
 	// The budget covers what may take long: reading the repository and
 	// generating the patch. Applying and committing are quick and local.
-	bctx, cancel := context.WithTimeoutCause(ctx, req.Budget, errBudget)
+	bctx, cancel := context.WithTimeoutCause(ctx, r.req.Budget, errBudget)
 	defer cancel()
 	out, stage, err := r.generate(bctx)
 	if err != nil {
@@ -141,17 +147,22 @@ func (p *Patch) Execute(ctx context.Context, req diazotroph.Request) (diazotroph
 	return r.apply(ctx, out)
 }
 
-// run is one Execute call.
+// run is one Execute call, or one candidate's run (RunCandidate), or the
+// delivery of the chosen candidate's patch (DeliverCandidate).
 type run struct {
-	p       *Patch
-	req     diazotroph.Request
-	start   time.Time
-	branch  string
-	base    string // the snapshot's commit
-	ws      string
-	mirror  string
-	genName string
-	gen     patchgen.Generator
+	p     *Patch
+	req   diazotroph.Request
+	start time.Time
+	// branch and ws are the workorder's work branch and workspace, or a
+	// candidate's own.
+	branch string
+	base   string // the snapshot's commit
+	ws     string
+	// candidate is the candidate's number, 0 for the workorder's own run.
+	candidate int
+	mirror    string
+	genName   string
+	gen       patchgen.Generator
 	// transcript is the generator run's, for every bundle of this run.
 	transcript *store.TranscriptRef
 	// out is what the generator returned, once ran says it was asked:
@@ -206,16 +217,13 @@ func (p *Patch) newRun(req diazotroph.Request) (*run, error) {
 // names what was under way when it failed.
 func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, err error) {
 	o := r.req.Objective
-	if r.mirror, err = r.p.mirrors.Sync(ctx, o.Repository); err != nil {
-		return out, "fetching the repository", fmt.Errorf("fetch %s: %w", o.Repository, err)
-	}
-	if err := r.p.o.Git.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
-		return out, "preparing the workspace", fmt.Errorf("prepare workspace %s: %w", r.ws, err)
+	if stage, err := r.prepare(ctx); err != nil {
+		return out, stage, err
 	}
 	out, err = r.gen.Generate(ctx, patchgen.Input{ObjectiveID: o.ObjectiveID, WorkOrderID: r.req.WorkOrder.WorkOrderID,
 		BranchName: r.branch, BaseBranch: r.req.Snapshot.Metadata.BaseBranch, CommitSHA: r.base, Title: o.Title,
 		AcceptanceCriteria: o.AcceptanceCriteria, Prompt: r.req.Snapshot.FullPromptText, StaticPatch: o.Patch,
-		Worktree: r.ws, BudgetUSDRemaining: r.req.WorkOrder.BudgetUSDRemaining})
+		Worktree: r.ws, BudgetUSDRemaining: r.req.WorkOrder.BudgetUSDRemaining, Candidate: r.candidate})
 	r.out, r.ran = out, true
 	r.transcript = r.p.transcript(out.Transcript)
 	if errors.Is(err, patchgen.ErrNoStaticPatch) {
@@ -226,6 +234,20 @@ func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, 
 		return out, "generating the patch with the " + r.genName + " generator", err
 	}
 	return out, "", nil
+}
+
+// prepare fetches the repository and checks r's workspace out at the
+// snapshot's commit on r's branch. stage names what was under way when it
+// failed.
+func (r *run) prepare(ctx context.Context) (stage string, err error) {
+	o := r.req.Objective
+	if r.mirror, err = r.p.mirrors.Sync(ctx, o.Repository); err != nil {
+		return "fetching the repository", fmt.Errorf("fetch %s: %w", o.Repository, err)
+	}
+	if err := r.p.o.Git.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
+		return "preparing the workspace", fmt.Errorf("prepare workspace %s: %w", r.ws, err)
+	}
+	return "", nil
 }
 
 // apply refuses, applies and commits the candidate patch on a clean
@@ -270,24 +292,37 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 		return diazotroph.Result{}, fmt.Errorf("diff %s..%s: %w", r.base, head, err)
 	}
 	notes := r.notes(diff, out.Notes)
-	set := r.p.o.Settings(r.req.Objective.Repository)
-	if remote := set.PushRemote; remote != "" && set.PushProblem != "" {
-		notes += fmt.Sprintf("\nPush of %s to %s skipped: %s\n", r.branch, remote, set.PushProblem)
-	} else if remote != "" {
-		if err := g.PushWith(ctx, r.ws, remote, r.branch, set.PushAuth); err != nil {
-			notes += fmt.Sprintf("\nPush of %s to %s failed: %v\n", r.branch, remote, err)
-		} else {
-			notes += fmt.Sprintf("\nPushed %s to %s.\n", r.branch, remote)
-			// Without the marker the branch counts as unpushed: the gate
-			// warns and the workspace is kept as for any unpushed branch.
-			if err := writePushed(r.p.o.Dir, Pushed{WorkOrderID: r.req.WorkOrder.WorkOrderID, BranchName: r.branch,
-				CommitSHA: head, PushedAt: time.Now().UTC()}); err != nil {
-				notes += fmt.Sprintf("The push could not be recorded (%v); the branch is treated as not pushed.\n", err)
-			}
-		}
+	// A candidate's branch is internal: only the chosen patch, on the work
+	// branch, is pushed (DeliverCandidate).
+	if r.candidate == 0 {
+		notes += r.push(ctx, head)
 	}
 	return r.result(store.RunnerOK, diff, notes, store.BundleMetadata{BranchName: r.branch,
 		PRDescriptionDraft: prDescription(r.req, r.base, diff), CommitSHA: head, RunReport: r.report(out)}), nil
+}
+
+// push sends the work branch at head to the repository's push remote, if
+// it has one, and says how that went, for the notes.
+func (r *run) push(ctx context.Context, head string) string {
+	set := r.p.o.Settings(r.req.Objective.Repository)
+	remote := set.PushRemote
+	switch {
+	case remote == "":
+		return ""
+	case set.PushProblem != "":
+		return fmt.Sprintf("\nPush of %s to %s skipped: %s\n", r.branch, remote, set.PushProblem)
+	}
+	if err := r.p.o.Git.PushWith(ctx, r.ws, remote, r.branch, set.PushAuth); err != nil {
+		return fmt.Sprintf("\nPush of %s to %s failed: %v\n", r.branch, remote, err)
+	}
+	notes := fmt.Sprintf("\nPushed %s to %s.\n", r.branch, remote)
+	// Without the marker the branch counts as unpushed: the gate warns and
+	// the workspace is kept as for any unpushed branch.
+	if err := writePushed(r.p.o.Dir, Pushed{WorkOrderID: r.req.WorkOrder.WorkOrderID, BranchName: r.branch,
+		CommitSHA: head, PushedAt: time.Now().UTC()}); err != nil {
+		notes += fmt.Sprintf("The push could not be recorded (%v); the branch is treated as not pushed.\n", err)
+	}
+	return notes
 }
 
 func (r *run) applyFailed(out patchgen.Output, why string) diazotroph.Result {
