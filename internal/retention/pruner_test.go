@@ -53,6 +53,11 @@ func TestRunOnce_PrunesWhatIsFinishedAndAccountedForAndKeepsTheRest(t *testing.T
 	// The gate's workspace of an unpushed workorder: rebuilt from the
 	// bundle, it goes even though the runner's workspace stays.
 	write(t, tb.workspace("wo-unwarned-1.gate"), "greet.sh", "rebuilt\n")
+	// Candidate workspaces (docs/patches.md#several-candidates): of a done
+	// workorder they go; of the newest workorder of a live objective they
+	// stay.
+	write(t, tb.workspace("wo-warned-1-c2"), "greet.sh", "candidate 2\n")
+	write(t, tb.workspace("wo-retried-2-c1"), "greet.sh", "candidate 1\n")
 	// An unfinished clone of a done workorder.
 	write(t, tb.workspace(".wo-warned-1.tmp-4242"), "HEAD", "ref: refs/heads/main\n")
 	// Directories nobody accounts for.
@@ -75,6 +80,7 @@ func TestRunOnce_PrunesWhatIsFinishedAndAccountedForAndKeepsTheRest(t *testing.T
 		"wo-refused-1":          {retention.Superseded, retention.BranchNoWork},
 		"wo-unwarned-1.gate":    {retention.Done, retention.BranchDerived},
 		".wo-warned-1.tmp-4242": {retention.Done, retention.BranchDerived},
+		"wo-warned-1-c2":        {retention.Done, retention.BranchDerived},
 	}
 	require.Len(t, pruned, len(wantPruned), "pruned: %v", rep.Pruned)
 	var total int64
@@ -92,11 +98,12 @@ func TestRunOnce_PrunesWhatIsFinishedAndAccountedForAndKeepsTheRest(t *testing.T
 	require.False(t, marked, "the push marker goes with its workspace")
 
 	wantKept := map[string]retention.Reason{
-		"wo-unwarned-1": retention.UnpushedNotWarned,
-		"wo-moved-1":    retention.UnpushedNotWarned,
-		"wo-recent-1":   retention.Retained,
-		"wo-retried-2":  retention.Active,
-		"wo-refused-2":  retention.Active,
+		"wo-unwarned-1":   retention.UnpushedNotWarned,
+		"wo-moved-1":      retention.UnpushedNotWarned,
+		"wo-recent-1":     retention.Retained,
+		"wo-retried-2":    retention.Active,
+		"wo-refused-2":    retention.Active,
+		"wo-retried-2-c1": retention.Active,
 	}
 	require.Len(t, kept, len(wantKept), "kept: %v", rep.Kept)
 	for name, reason := range wantKept {
@@ -106,7 +113,7 @@ func TestRunOnce_PrunesWhatIsFinishedAndAccountedForAndKeepsTheRest(t *testing.T
 	require.Contains(t, kept["wo-unwarned-1"].Detail, "branch azolla/unwarned at ")
 	require.Contains(t, kept["wo-unwarned-1"].Detail, "was not pushed and no pause state of wo-unwarned-1 warned about it")
 	require.Equal(t, t0.Add(9*24*time.Hour), *kept["wo-recent-1"].PrunableAt)
-	require.Equal(t, map[retention.Reason]int{retention.UnpushedNotWarned: 2, retention.Retained: 1, retention.Active: 2},
+	require.Equal(t, map[retention.Reason]int{retention.UnpushedNotWarned: 2, retention.Retained: 1, retention.Active: 3},
 		rep.KeptBy())
 
 	require.Len(t, orphans, 2)

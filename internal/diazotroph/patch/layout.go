@@ -11,6 +11,7 @@ import (
 //	mirrors/<gitops.MirrorName>      bare mirrors of the repositories
 //	workspaces/<work_order_id>       the runner's workspace, on azolla/<objective_id>
 //	workspaces/<work_order_id>.gate  the gate's workspace, when the runner's is not here
+//	workspaces/<work_order_id>-c<k>  candidate k's workspace, on azolla/<objective_id>/c<k>
 //	workspaces/.<name>.tmp-<random>  a clone of one of those in progress (gitops)
 //	pushed/<work_order_id>           the push marker of a workorder (see Pushed)
 const (
@@ -18,7 +19,9 @@ const (
 	workspacesDir = "workspaces"
 	pushedDir     = "pushed"
 	gateSuffix    = ".gate"
-	tmpInfix      = ".tmp-"
+	// candidateInfix precedes a candidate's number (CandidateWorkspace).
+	candidateInfix = "-c"
+	tmpInfix       = ".tmp-"
 )
 
 // MirrorsDir is where the mirrors of git dir dir are.
@@ -39,6 +42,10 @@ const (
 	GateWorkspace EntryKind = "gate"
 	// TempClone is a clone not yet renamed into place: no branch yet.
 	TempClone EntryKind = "temp"
+	// CandidateWorkspace holds one candidate's internal branch
+	// (RunCandidate): the patch chosen of it is on the work branch and in
+	// the output bundle, so it has no branch of its own to account for.
+	CandidateWorkspace EntryKind = "candidate"
 )
 
 // Owner is a workorder an entry of the workspaces directory may belong to.
@@ -50,8 +57,9 @@ type Owner struct {
 // Owners lists the workorders the workspaces entry name may belong to, the
 // most literal reading first. Workorder ids may contain dots, so
 // "wo-1.gate" is either workorder "wo-1.gate"'s workspace or "wo-1"'s gate
-// workspace: the caller takes the first whose workorder exists. A name
-// this package never writes has none.
+// workspace: the caller takes the first whose workorder exists; so is
+// "wo-1-c2", which may be candidate 2's workspace of "wo-1". A name this
+// package never writes has none.
 func Owners(name string) []Owner {
 	if rest, ok := strings.CutPrefix(name, "."); ok {
 		i := strings.LastIndex(rest, tmpInfix)
@@ -71,5 +79,22 @@ func Owners(name string) []Owner {
 	if wo, ok := strings.CutSuffix(name, gateSuffix); ok && wo != "" {
 		out = append(out, Owner{WorkOrderID: wo, Kind: GateWorkspace})
 	}
+	if wo, ok := candidateOf(name); ok {
+		out = append(out, Owner{WorkOrderID: wo, Kind: CandidateWorkspace})
+	}
 	return out
+}
+
+// candidateOf reads a name CandidateWorkspace writes, <wo>-c<k> with k a
+// positive number without leading zeros, as its workorder's.
+func candidateOf(name string) (string, bool) {
+	i := strings.LastIndex(name, candidateInfix)
+	if i <= 0 {
+		return "", false
+	}
+	k := name[i+len(candidateInfix):]
+	if k == "" || k[0] == '0' || len(k) > 9 || strings.Trim(k, "0123456789") != "" {
+		return "", false
+	}
+	return name[:i], true
 }

@@ -92,6 +92,7 @@ func TestOwners_ReadsEveryNameThePatchDiazotrophWrites(t *testing.T) {
 	ws := func(id string) patch.Owner { return patch.Owner{WorkOrderID: id, Kind: patch.RunnerWorkspace} }
 	gate := func(id string) patch.Owner { return patch.Owner{WorkOrderID: id, Kind: patch.GateWorkspace} }
 	tmp := func(id string) patch.Owner { return patch.Owner{WorkOrderID: id, Kind: patch.TempClone} }
+	cand := func(id string) patch.Owner { return patch.Owner{WorkOrderID: id, Kind: patch.CandidateWorkspace} }
 	for name, want := range map[string][]patch.Owner{
 		"wo-a-2":                   {ws("wo-a-2")},
 		"wo-a-2.gate":              {ws("wo-a-2.gate"), gate("wo-a-2")},
@@ -105,6 +106,14 @@ func TestOwners_ReadsEveryNameThePatchDiazotrophWrites(t *testing.T) {
 		".wo-a-2.tmp-1.tmp-2":      {tmp("wo-a-2.tmp-1")},
 		"wo-a-2.gate.gate":         {ws("wo-a-2.gate.gate"), gate("wo-a-2.gate")},
 		".azolla-unrelated.tmp-99": {tmp("azolla-unrelated")},
+		"wo-a-2-c3":                {ws("wo-a-2-c3"), cand("wo-a-2")},
+		"wo-a-2-c12":               {ws("wo-a-2-c12"), cand("wo-a-2")},
+		".wo-a-2-c1.tmp-7":         {tmp("wo-a-2-c1"), tmp("wo-a-2")},
+		"wo-a-2-c0":                {ws("wo-a-2-c0")},
+		"wo-a-2-c01":               {ws("wo-a-2-c01")},
+		"wo-a-2-cx":                {ws("wo-a-2-cx")},
+		"wo-a-2-c":                 {ws("wo-a-2-c")},
+		"-c1":                      {ws("-c1")},
 	} {
 		require.Equal(t, want, patch.Owners(name), name)
 	}
