@@ -65,7 +65,10 @@ type Objective struct {
 	Patch     string `json:"patch,omitempty"`
 	// BudgetUSD caps what the objective's runs may spend, in dollars; nil
 	// is no cap.
-	BudgetUSD *float64  `json:"budget_usd,omitempty"`
+	BudgetUSD *float64 `json:"budget_usd,omitempty"`
+	// Attempts is how many candidate patches a run makes, the best one
+	// delivered (1..MaxAttempts); nil is 1.
+	Attempts  *int      `json:"attempts,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }

@@ -12,8 +12,11 @@ import (
 
 // SpendQuerier reads and sets what objectives may spend and have spent.
 type SpendQuerier interface {
-	// ObjectiveSpend sums the run reports of every output bundle of the
-	// objective's workorders. An unknown objective has spent nothing.
+	// ObjectiveSpend sums the run reports of the objective's workorders:
+	// of each workorder's candidates when it has any (Spend.AddCandidate;
+	// its bundle then carries the winner's report, which must not count
+	// twice), else of its output bundle. An unknown objective has spent
+	// nothing.
 	ObjectiveSpend(ctx context.Context, objectiveID string) (Spend, error)
 	// SetObjectiveBudget sets the objective's budget_usd (nil: no cap)
 	// and its updated_at. An unknown objective is a *NotFoundError; a
@@ -66,6 +69,17 @@ func (s *Spend) Add(m BundleMetadata) {
 		s.Tokens.CacheRead += r.Tokens.CacheRead
 		s.Tokens.CacheWrite += r.Tokens.CacheWrite
 	}
+}
+
+// AddCandidate counts one candidate's run by the rules of Add, as a bundle
+// of its generator and report. A SKIPPED candidate never ran and costs
+// nothing; a RUNNING or CANCELLED one ran, and counts as what it reported
+// (unknown when it reported nothing).
+func (s *Spend) AddCandidate(c *Candidate) {
+	if c.Status == CandidateSkipped {
+		return
+	}
+	s.Add(BundleMetadata{Generator: c.Generator, RunReport: c.Report})
 }
 
 // Exhausted reports whether the known spend has reached budget (nil: no

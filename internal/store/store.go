@@ -127,6 +127,7 @@ type Querier interface {
 
 	PullRequestQuerier
 	SpendQuerier
+	CandidateQuerier
 	ClaimQuerier
 	TranscriptQuerier
 }

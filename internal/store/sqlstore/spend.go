@@ -8,10 +8,13 @@ import (
 	"github.com/azolla/azolla/schemas"
 )
 
-// ObjectiveSpend sums the run reports of the objective's bundles.
+// ObjectiveSpend sums the run reports of the objective's workorders: a
+// workorder's candidates when it has any, else its bundle (see
+// store.SpendQuerier).
 func (q *querier) ObjectiveSpend(ctx context.Context, objectiveID string) (store.Spend, error) {
 	rows, err := q.query(ctx, `SELECT b.metadata FROM output_bundles b
-		JOIN workorders w ON w.work_order_id = b.work_order_id WHERE w.objective_id = $1`, objectiveID)
+		JOIN workorders w ON w.work_order_id = b.work_order_id WHERE w.objective_id = $1
+		AND NOT EXISTS (SELECT 1 FROM candidates c WHERE c.work_order_id = b.work_order_id)`, objectiveID)
 	ms, err := collect(rows, err, func(r rowScanner) (*store.BundleMetadata, error) {
 		var m store.BundleMetadata
 		if err := r.Scan(jsonCol(&m)); err != nil {
@@ -22,9 +25,24 @@ func (q *querier) ObjectiveSpend(ctx context.Context, objectiveID string) (store
 	if err != nil {
 		return store.Spend{}, fmt.Errorf("spend of objective %q: %w", objectiveID, err)
 	}
+	rows, err = q.query(ctx, `SELECT c.status, c.generator, c.report FROM candidates c
+		JOIN workorders w ON w.work_order_id = c.work_order_id WHERE w.objective_id = $1`, objectiveID)
+	cs, err := collect(rows, err, func(r rowScanner) (*store.Candidate, error) {
+		var c store.Candidate
+		if err := r.Scan(&c.Status, &c.Generator, jsonCol(&c.Report)); err != nil {
+			return nil, err
+		}
+		return &c, nil
+	})
+	if err != nil {
+		return store.Spend{}, fmt.Errorf("spend of objective %q: candidates: %w", objectiveID, err)
+	}
 	var s store.Spend
 	for _, m := range ms {
 		s.Add(*m)
+	}
+	for _, c := range cs {
+		s.AddCandidate(c)
 	}
 	return s, nil
 }

@@ -44,6 +44,7 @@ func Exercise(t *testing.T, open func(t testing.TB) store.Store) {
 	exercisePullRequests(t, open)
 	exerciseSpend(t, open)
 	exerciseTranscripts(t, open)
+	exerciseCandidates(t, open)
 }
 
 // Objective returns a valid NEW ticket objective.
