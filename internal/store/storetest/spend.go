@@ -16,6 +16,7 @@ import (
 func exerciseSpend(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("Budget_StoredSetAndRefusedWhenInvalid", func(t *testing.T) { testBudgets(t, open(t)) })
 	t.Run("Spend_SumsTheObjectivesRunReports", func(t *testing.T) { testSpend(t, open(t)) })
+	t.Run("Spend_CountsCandidatesInsteadOfTheirBundle", func(t *testing.T) { testCandidateSpend(t, open(t)) })
 }
 
 func usd(v float64) *float64 { return &v }
@@ -114,4 +115,56 @@ func testSpend(t *testing.T, s store.Store) {
 	require.Equal(t, usd(0.25), spend.Remaining(usd(2)))
 	require.Equal(t, usd(0), spend.Remaining(usd(1)))
 	require.Nil(t, spend.Remaining(nil))
+}
+
+// testCandidateSpend: a workorder with candidates counts each candidate's
+// run, and not its bundle, which carries the winner's report again.
+func testCandidateSpend(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	o := Objective("obj-n")
+	wo := ScheduledObjective(t, s, o, T0)
+	_, _, err := s.CreateWorkOrder(ctx, wo)
+	require.NoError(t, err)
+	put := func(attempt int, generator, status string, r *runreport.Report) {
+		t.Helper()
+		c := Candidate(wo.WorkOrderID, attempt, 2)
+		c.Generator, c.Status, c.Report = generator, status, r
+		_, err := s.PutCandidate(ctx, c)
+		require.NoError(t, err)
+	}
+	put(1, "command", store.CandidateDone, &runreport.Report{CostUSD: usd(0.5), Tokens: &runreport.Tokens{Input: 7}})
+	put(2, "openai", store.CandidateCancelled, &runreport.Report{CostUSD: usd(0.25)})
+	put(3, "command", store.CandidateRunning, nil)
+	put(4, "static", store.CandidateDone, nil)
+	put(5, "command", store.CandidateSkipped, nil)
+
+	spend, err := s.ObjectiveSpend(ctx, "obj-n")
+	require.NoError(t, err)
+	want := store.Spend{USD: 0.75, Runs: 3, Unknown: 1, Tokens: runreport.Tokens{Input: 7}}
+	require.Equal(t, want, spend, "a running candidate without a report is of unknown cost; static and skipped ones cost nothing")
+
+	_, err = s.ChooseCandidate(ctx, store.ChooseCandidateParams{WorkOrderID: wo.WorkOrderID, Attempt: 1, Why: "passed"})
+	require.NoError(t, err)
+	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix", Content: "x",
+		Metadata: store.BundleMetadata{Generator: "command", RunReport: &runreport.Report{CostUSD: usd(0.5),
+			Tokens: &runreport.Tokens{Input: 7}}}, RunnerStatus: store.RunnerOK, CreatedAt: T0})
+	require.NoError(t, err)
+	spend, err = s.ObjectiveSpend(ctx, "obj-n")
+	require.NoError(t, err)
+	require.Equal(t, want, spend, "the bundle repeats the winner's report; it does not count twice")
+
+	// A later round without candidates counts by its bundle, as before.
+	ev, _, err := s.EmitEvent(ctx, Event("ev-obj-n-2", "obj-n", 2, T0))
+	require.NoError(t, err)
+	second := *wo
+	second.WorkOrderID, second.EventID = "wo-obj-n-2", ev.EventID
+	_, _, err = s.CreateWorkOrder(ctx, &second)
+	require.NoError(t, err)
+	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: second.WorkOrderID, Title: "Fix", Content: "x",
+		Metadata:     store.BundleMetadata{Generator: "openai", RunReport: &runreport.Report{CostUSD: usd(2)}},
+		RunnerStatus: store.RunnerOK, CreatedAt: T0})
+	require.NoError(t, err)
+	spend, err = s.ObjectiveSpend(ctx, "obj-n")
+	require.NoError(t, err)
+	require.Equal(t, store.Spend{USD: 2.75, Runs: 4, Unknown: 1, Tokens: runreport.Tokens{Input: 7}}, spend)
 }
