@@ -44,6 +44,9 @@ type Settings struct {
 	// (the forge's token is missing) and the branch is not pushed.
 	PushAuth    *gitops.HTTPAuth
 	PushProblem string
+	// SelectCommand, when set, breaks exact ties between candidates
+	// (SelectCommand); it runs on Gate like the gate commands.
+	SelectCommand string
 }
 
 // Options configures a Patch.
