@@ -266,6 +266,10 @@ type RepositoryConfig struct {
 	GateCommands []string `mapstructure:"gate_commands" json:"gate_commands" yaml:"gate_commands"`
 	// GateBudget bounds all gate commands together; 0 means DefaultGateBudget.
 	GateBudget time.Duration `mapstructure:"gate_budget" json:"gate_budget" yaml:"gate_budget"`
+	// SelectCommand, when set, breaks exact ties between an objective's
+	// candidates (docs/patches.md#several-candidates): it runs like a gate
+	// command and prints the chosen attempt number.
+	SelectCommand string `mapstructure:"select_command" json:"select_command" yaml:"select_command"`
 	// PushRemote, when set, is where each patch branch is force-pushed (a
 	// URL or an absolute path). Off by default.
 	PushRemote string `mapstructure:"push_remote" json:"push_remote" yaml:"push_remote"`

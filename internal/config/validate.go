@@ -218,6 +218,9 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 				add(fmt.Sprintf("%s.gate_commands[%d]", key, j), "must be a command line")
 			}
 		}
+		if r.SelectCommand != "" && strings.TrimSpace(r.SelectCommand) == "" {
+			add(key+".select_command", "must be a command line, or left out")
+		}
 		if b := r.GateBudget; b != 0 && (b < MinBudget || b > MaxGateBudget) {
 			add(key+".gate_budget", "must be a duration between %s and %s, got %s", MinBudget, MaxGateBudget, b)
 		}

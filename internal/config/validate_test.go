@@ -77,11 +77,13 @@ func TestValidateNamesTheKeyOfEachProblem(t *testing.T) {
 			[]string{`patch.gc_interval: must be a duration of at least 1m0s, got 1s`}},
 		{"repository settings", func(c *config.Config) {
 			c.Patch.Repositories = []config.RepositoryConfig{
-				{Repository: "/srv/a", GateCommands: []string{"go test ./...", " "}, GateBudget: 7 * time.Hour},
+				{Repository: "/srv/a", GateCommands: []string{"go test ./...", " "}, GateBudget: 7 * time.Hour,
+					SelectCommand: "\t"},
 				{Repository: "/srv/a", PushRemote: "--upload-pack=x"},
 				{},
 			}
 		}, []string{`patch.repositories[0].gate_commands[1]: must be a command line`,
+			`patch.repositories[0].select_command: must be a command line, or left out`,
 			`patch.repositories[0].gate_budget: must be a duration between 1s and 6h0m0s, got 7h0m0s`,
 			`patch.repositories[1].repository: is listed twice`,
 			`patch.repositories[1].push_remote: must be a URL or an absolute path`,
