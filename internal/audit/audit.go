@@ -36,6 +36,11 @@ const (
 	// Pull requests (see pullrequests.go).
 	RulePullRequestSchema            = "pull-request-schema"
 	RulePullRequestOfPassedWorkOrder = "pull-request-of-passed-workorder"
+
+	// Best-of-N candidates (see candidates.go).
+	RuleCandidateChosenOnce     = "candidate-chosen-once"
+	RuleBundleIsChosenCandidate = "bundle-is-chosen-candidate"
+	RuleCandidateOfWorkOrder    = "candidate-of-existing-workorder"
 )
 
 // rules run in this order, which is also the order of the report.
@@ -56,6 +61,9 @@ var rules = []struct {
 	{RuleTrackOneActive, trackOneActive},
 	{RulePullRequestSchema, pullRequestSchema},
 	{RulePullRequestOfPassedWorkOrder, pullRequestOfPassedWorkOrder},
+	{RuleCandidateChosenOnce, candidateChosenOnce},
+	{RuleBundleIsChosenCandidate, bundleIsChosenCandidate},
+	{RuleCandidateOfWorkOrder, candidateOfWorkOrder},
 	{RuleJobOneOpenAttempt, jobOneOpenAttempt},
 	{RuleJobSucceededOnce, jobSucceededOnce},
 	{RuleJobNoLiveLeaseWhenSettled, jobNoLiveLeaseWhenSettled},
@@ -137,7 +145,7 @@ func Run(ctx context.Context, q store.Querier, now time.Time, opts ...Option) (*
 
 	rep := &Report{Checked: make(map[string]int, len(rules)), Violations: []Violation{}}
 	if s.bundleRows == nil {
-		rep.Skipped = append(rep.Skipped, "duplicate and orphaned output_bundles and run_records rows: the store offers no read-only SQL access (DB() *sql.DB)")
+		rep.Skipped = append(rep.Skipped, "duplicate and orphaned output_bundles, run_records and candidates rows: the store offers no read-only SQL access (DB() *sql.DB)")
 	}
 	rep.Skipped = append(rep.Skipped, skipped...)
 	order := make(map[string]int, len(rules))

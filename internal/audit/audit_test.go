@@ -63,6 +63,7 @@ func TestRun_ConsistentLifecycleReportsNothingAndChecksEveryRule(t *testing.T) {
 		everyOutcome(t, s)
 		jobsEveryState(t, s)
 		tasksEveryState(t, s)
+		candidatesEveryState(t, s)
 		rep := audited(t, s, withStoreMessages(s))
 		require.Empty(t, rep.Violations)
 		require.Empty(t, rep.Skipped)
@@ -70,8 +71,8 @@ func TestRun_ConsistentLifecycleReportsNothingAndChecksEveryRule(t *testing.T) {
 		for _, rule := range audit.Rules() {
 			require.Positive(t, rep.Checked[rule], "rule %s checked nothing", rule)
 		}
-		require.Equal(t, 4+2, rep.Checked[audit.RuleWorkOrderPerEvent], "one item per workorder (two of them the track's)")
-		require.Equal(t, 8+4, rep.Checked[audit.RuleEventProcessedOnce], "one item per event (four of them the track's)")
+		require.Equal(t, 4+2+3, rep.Checked[audit.RuleWorkOrderPerEvent], "one item per workorder (two of them the track's, three best-of-N)")
+		require.Equal(t, 8+4+3, rep.Checked[audit.RuleEventProcessedOnce], "one item per event (four of them the track's, three best-of-N)")
 	})
 }
 

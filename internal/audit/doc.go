@@ -4,9 +4,9 @@
 // (remote workers' jobs; one rule also asks the control plane's
 // transport). It reads through store.Querier only, plus, when
 // the store offers them, its jobs (store.JobStore) and a read-only row count
-// per output_bundles and run_records work_order_id, the one thing the
+// per output_bundles, run_records and candidates work_order_id, the one thing the
 // store's getters cannot show (a duplicate row behind a unique key that was
-// dropped).
+// dropped, a row whose workorder is gone).
 //
 // # Rules
 //
@@ -53,6 +53,15 @@
 //	pull-request-of-passed-workorder
 //	                                a pull_request's objective exists, and its workorder is
 //	                                one of that objective's with a PASS run_record
+//	candidate-chosen-once           a workorder's candidates have at most one chosen, and
+//	                                exactly one once the workorder has its output_bundle
+//	bundle-is-chosen-candidate      a PATCH_DIAZOTROPH workorder's OK bundle carries its
+//	                                chosen candidate's patch: equal as text but for
+//	                                carriage returns, whitespace at line ends and blank
+//	                                lines at the end (both are the diff of a commit), or,
+//	                                when the candidate kept only patch_sha256, by the
+//	                                SHA-256 of the bundle's content
+//	candidate-of-existing-workorder no candidate row names a workorder that does not exist
 //	job-one-open-attempt            a job has at most one RUNNING attempt; a RUNNING
 //	                                job exactly one, a job in another status none
 //	job-succeeded-once              a SUCCEEDED job has exactly one SUCCEEDED attempt, a job

@@ -36,6 +36,11 @@ type state struct {
 	failedTriage map[string]int
 	// pullRequests, in (created_at, objective_id) order.
 	pullRequests []*store.PullRequest
+	// candidates are each workorder's candidates, by attempt;
+	// candidateRows counts the candidate rows per work_order_id, those of
+	// workorders that are gone included (nil without SQL).
+	candidates    map[string][]*store.Candidate
+	candidateRows map[string]int
 
 	// bundleRows and runRecordRows count the rows each work_order_id has in
 	// its table, including rows whose workorder is gone. They are nil when
@@ -98,6 +103,9 @@ func load(ctx context.Context, q store.Querier) (*state, error) {
 	if err := s.loadPullRequests(ctx, q); err != nil {
 		return nil, err
 	}
+	if err := s.loadCandidates(ctx, q); err != nil {
+		return nil, err
+	}
 	if db, ok := q.(sqlDB); ok {
 		if s.bundleRows, err = countRows(ctx, db.DB(), "output_bundles"); err != nil {
 			return nil, err
@@ -146,7 +154,7 @@ func (s *state) loadPauses(ctx context.Context, q store.Querier) error {
 	}
 }
 
-// countRows counts table's rows per work_order_id. table is one of two
+// countRows counts table's rows per work_order_id. table is one of a few
 // constants, never input.
 func countRows(ctx context.Context, db *sql.DB, table string) (map[string]int, error) {
 	rows, err := db.QueryContext(ctx, `SELECT work_order_id, COUNT(*) FROM `+table+` GROUP BY work_order_id`)
