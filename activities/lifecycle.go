@@ -59,6 +59,11 @@ type Lifecycle struct {
 	// Forges gives each repository's forge, for the pull request of a
 	// PASS; nil when no repository has one.
 	Forges Forges
+	// Candidates runs the candidates of objectives with several attempts
+	// (best-of-N); EarlyStop has the first candidate that passes every
+	// gate command cancel the others.
+	Candidates Candidates
+	EarlyStop  bool
 }
 
 // Observer is told what the lifecycle's steps wrote, for metrics. It must

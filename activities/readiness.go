@@ -43,6 +43,11 @@ type WorkOrderRef struct {
 	BudgetMS       int64
 	Status         string
 	BranchName     string
+	// Attempts, above 1, is how many candidates the run makes (best-of-N),
+	// and EarlyStop whether the first to pass every gate command stops
+	// the others.
+	Attempts  int  `json:",omitempty"`
+	EarlyStop bool `json:",omitempty"`
 }
 
 func workOrderRef(w *store.WorkOrder) *WorkOrderRef {
@@ -74,6 +79,7 @@ func (a *Lifecycle) Load(ctx context.Context, objectiveID string) (ObjectiveView
 	if v.OpenWorkOrder, err = a.openWorkOrder(ctx, objectiveID); err != nil {
 		return v, err
 	}
+	a.attemptsOf(v.OpenWorkOrder, o)
 	pauses, err := a.Store.ListPauseStates(ctx, objectiveID)
 	if err != nil {
 		return v, err

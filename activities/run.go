@@ -57,13 +57,7 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
 	}
-	ttl := a.LeaseTTL
-	if activity.IsActivity(ctx) {
-		if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
-			ttl = hb
-		}
-	}
-	lease, err := a.acquire(ctx, store.ResourceWorkOrder, w.WorkOrderID, ttl)
+	lease, err := a.acquire(ctx, store.ResourceWorkOrder, w.WorkOrderID, a.runLease(ctx))
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -119,6 +113,18 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	}
 	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("workorder executed", "runner_status", res.RunnerStatus)
 	return res, nil
+}
+
+// runLease is the lease of a run's claim: the activity's heartbeat
+// timeout, so that a dead worker's claim lapses when Temporal retries
+// the activity elsewhere; LeaseTTL outside an activity.
+func (a *Lifecycle) runLease(ctx context.Context) time.Duration {
+	if activity.IsActivity(ctx) {
+		if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
+			return hb
+		}
+	}
+	return a.LeaseTTL
 }
 
 // executed returns the stored outcome of an EXECUTED workorder.

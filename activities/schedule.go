@@ -253,6 +253,7 @@ func (a *Lifecycle) scheduled(ctx context.Context, q store.Querier, ev *store.Ev
 			return res, err
 		}
 		res.WorkOrder = workOrderRef(w)
+		a.attemptsOf(res.WorkOrder, o)
 	case store.ReasonBlocked:
 		pauses, err := q.ListPauseStates(ctx, o.ObjectiveID)
 		if err != nil {

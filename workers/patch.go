@@ -54,7 +54,8 @@ func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 		Settings: func(repo string) patch.Settings {
 			r := pc.Repository(repo)
 			s := patch.Settings{GateCommands: r.GateCommands, GateBudget: r.GateBudget, PushRemote: r.PushRemote,
-				Gate: ex.Gate(repo)}
+				SelectCommand: r.SelectCommand,
+				Gate:          ex.Gate(repo)}
 			if r.Forge.Enabled() && s.PushRemote == "" {
 				// The branch goes where its pull request will be, with the
 				// forge's token, which only azolla's git sees.

@@ -50,6 +50,8 @@ func NewLifecycle(cfg config.Config, st store.Store, identity string, ex *Execut
 		LeaseTTL:    cfg.Claim.LeaseTTL,
 		Retention:   cfg.Patch.Retention,
 		Forges:      NewForges(cfg, os.Getenv),
+		Candidates:  p,
+		EarlyStop:   cfg.Patch.EarlyStop,
 		Tasks: activities.TaskOptions{TriageMaxCaptures: cfg.Tasks.TriageMaxCaptures,
 			TriageMaxBytes: cfg.Tasks.TriageMaxBytes, Budget: cfg.Tasks.Budget, SLA: cfg.Deadlines.SLA.Map(),
 			TriageMaxFailures: cfg.Tasks.Triage.MaxFailures},

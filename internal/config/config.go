@@ -197,6 +197,9 @@ type PatchConfig struct {
 	Author AuthorConfig `mapstructure:"author" json:"author" yaml:"author"`
 	// AllowBinary lets patches carry binary files.
 	AllowBinary bool `mapstructure:"allow_binary" json:"allow_binary" yaml:"allow_binary"`
+	// EarlyStop: of an objective's several candidates, the first that
+	// passes every gate command cancels the others.
+	EarlyStop bool `mapstructure:"early_stop" json:"early_stop" yaml:"early_stop"`
 	// MaxPatchBytes bounds a candidate patch.
 	MaxPatchBytes int `mapstructure:"max_patch_bytes" json:"max_patch_bytes" yaml:"max_patch_bytes"`
 	// FileListLimit bounds the file listing frozen into the prompt.
@@ -287,6 +290,9 @@ type RepositoryConfig struct {
 	// BudgetUSD is the budget_usd given to an objective created on this
 	// repository without one; 0 gives none.
 	BudgetUSD float64 `mapstructure:"budget_usd" json:"budget_usd" yaml:"budget_usd"`
+	// Attempts is the attempts given to an objective created on this
+	// repository without them; 0 or 1: one candidate.
+	Attempts int `mapstructure:"attempts" json:"attempts" yaml:"attempts"`
 }
 
 // Gate returns the gate commands' run settings.
@@ -400,7 +406,7 @@ func DefaultFor(getenv func(string) string) Config {
 			Author:        AuthorConfig{Name: "azolla", Email: "azolla@localhost"},
 			MaxPatchBytes: 4 << 20, FileListLimit: 200,
 			Command:   PatchCommandConfig{RunConfig: RunConfig{Network: NetworkHost}},
-			Retention: DefaultRetention, GCInterval: DefaultGCInterval,
+			Retention: DefaultRetention, GCInterval: DefaultGCInterval, EarlyStop: true,
 			OpenAI: OpenAIConfig{BaseURL: "https://api.openai.com/v1", APIKey: getenv("OPENAI_API_KEY"),
 				TokenParam: patchgen.TokenParamMaxCompletionTokens, MaxTokens: patchgen.DefaultOpenAIMaxTokens,
 				MaxConcurrency: patchgen.DefaultOpenAIMaxConcurrency, MaxAttempts: patchgen.DefaultOpenAIMaxAttempts}},

@@ -18,6 +18,9 @@ import (
 const (
 	MinBudget = time.Second
 	MaxBudget = 24 * time.Hour
+	// MaxAttempts is the most candidates an objective's run may make, as
+	// its schema says.
+	MaxAttempts = 20
 	// MaxBudgetUSD is the most an objective's budget may be, as its
 	// schema says.
 	MaxBudgetUSD = 1_000_000
@@ -226,6 +229,9 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 		}
 		if strings.HasPrefix(r.PushRemote, "-") {
 			add(key+".push_remote", "must be a URL or an absolute path")
+		}
+		if r.Attempts < 0 || r.Attempts > MaxAttempts {
+			add(key+".attempts", "must be a number of candidates from 1 to %d (0: one), got %d", MaxAttempts, r.Attempts)
 		}
 		if b := r.BudgetUSD; math.IsNaN(b) || b < 0 || b > MaxBudgetUSD {
 			add(key+".budget_usd", "must be a number of dollars from 0 (no default cap) to %v, got %v", MaxBudgetUSD, b)

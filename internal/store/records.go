@@ -372,6 +372,9 @@ const (
 	// resource TrackResource(name), held for the whole life of the
 	// track's active triage or manifest workorder.
 	ResourceTrack = "TRACK"
+	// ResourceCandidate is one candidate of a best-of-N workorder's run,
+	// <work_order_id>-c<k>: each candidate holds its own lease.
+	ResourceCandidate = "CANDIDATE"
 )
 
 // TrackResource is the resource id of a track's TRACK claim.

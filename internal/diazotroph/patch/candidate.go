@@ -165,3 +165,12 @@ func (p *Patch) DeliverCandidate(ctx context.Context, req diazotroph.Request, c 
 	res.Notes = strings.TrimSpace(why) + "\n\n" + res.Notes
 	return res, nil
 }
+
+// GeneratorName is the generator a run of o uses: its own, else the
+// configured default.
+func (p *Patch) GeneratorName(o store.Objective) string {
+	if o.Generator != "" {
+		return o.Generator
+	}
+	return p.o.Default
+}

@@ -1,0 +1,287 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// Candidates runs the candidates of best-of-N workorders
+// (docs/patches.md#several-candidates): PATCH_DIAZOTROPH's.
+type Candidates interface {
+	// GeneratorName is the generator o's runs use.
+	GeneratorName(o store.Objective) string
+	RunCandidate(ctx context.Context, req diazotroph.Request, k int) (patch.Candidate, error)
+	SelectCommand(ctx context.Context, req diazotroph.Request, cands []patch.Candidate, tie []int) (int, error)
+	DeliverCandidate(ctx context.Context, req diazotroph.Request, c patch.Candidate, why string) (diazotroph.Result, error)
+}
+
+// CandidateInput names one candidate of a workorder's run.
+type CandidateInput struct {
+	WorkOrderID string
+	Attempt     int
+}
+
+// CandidateResult is what became of a candidate.
+type CandidateResult struct {
+	Attempt int
+	Status  string
+	// PassedAll: it has a patch and every gate command passed on it.
+	PassedAll bool
+}
+
+// SelectInput asks for a workorder's winning candidate to be delivered.
+// EarlyStopped says the candidates still running were cancelled because
+// one passed every gate command.
+type SelectInput struct {
+	WorkOrderID  string
+	EarlyStopped bool
+}
+
+// attemptsOf sets how many candidates a workorder of o runs: its
+// attempts, for a patch workorder; none otherwise.
+func (a *Lifecycle) attemptsOf(ref *WorkOrderRef, o *store.Objective) {
+	if ref == nil || ref.DiazotrophType != diazotroph.PatchType || o.Attempts == nil || *o.Attempts < 2 {
+		return
+	}
+	ref.Attempts, ref.EarlyStop = *o.Attempts, a.EarlyStop
+}
+
+// candidateResult is the result of a recorded candidate.
+func candidateResult(c *store.Candidate) CandidateResult {
+	passed := c.Status == store.CandidateDone && c.RunnerStatus == store.RunnerOK && c.Patch != "" &&
+		c.CommandsPassed == len(c.GateResults)
+	return CandidateResult{Attempt: c.Attempt, Status: c.Status, PassedAll: passed}
+}
+
+// RunCandidate runs candidate in.Attempt of a best-of-N workorder in its
+// own workspace, under its own claim and the workorder's time budget, and
+// records it. A candidate recorded as finished is not run again. One the
+// objective's budget cannot cover any more is recorded SKIPPED and not
+// started; one cancelled while it runs (another passed every gate command
+// first) has its processes killed and is recorded CANCELLED.
+func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (CandidateResult, error) {
+	fail := func(err error) (CandidateResult, error) {
+		return CandidateResult{}, fmt.Errorf("run candidate %s: %w", store.CandidateKey(in.WorkOrderID, in.Attempt), err)
+	}
+	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
+	if err != nil {
+		return fail(permanent(err))
+	}
+	if c, err := a.Store.GetCandidate(ctx, w.WorkOrderID, in.Attempt); err == nil && c.Status != store.CandidateRunning {
+		return candidateResult(c), nil
+	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fail(err)
+	}
+	if a.Candidates == nil {
+		return fail(permanent(fmt.Errorf("this worker runs no candidates: %w", diazotroph.ErrMisconfigured)))
+	}
+	req, err := a.request(ctx, w)
+	if err != nil {
+		return fail(permanent(err))
+	}
+	rec := &store.Candidate{WorkOrderID: w.WorkOrderID, Attempt: in.Attempt, Generator: a.Candidates.GeneratorName(req.Objective),
+		Status: store.CandidateRunning, GateResults: []store.CandidateGateResult{}, CreatedAt: a.now(), UpdatedAt: a.now()}
+	left, err := budgetLeft(ctx, a.Store, &req.Objective)
+	var spent *BudgetSpentError
+	if errors.As(err, &spent) {
+		rec.Status, rec.Why = store.CandidateSkipped, "not started: "+spent.Error()
+		return a.putCandidate(ctx, rec)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	req.WorkOrder.BudgetUSDRemaining = left
+	lease, err := a.acquire(ctx, store.ResourceCandidate, candidateResource(w.WorkOrderID, in.Attempt), a.runLease(ctx))
+	if err != nil {
+		return fail(err)
+	}
+	defer a.release(context.WithoutCancel(ctx), lease)
+	if _, err := a.putCandidate(ctx, rec); err != nil {
+		return fail(err)
+	}
+	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
+		OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew candidate claim", "error", err) }})
+	c, err := a.Candidates.RunCandidate(kctx, req, in.Attempt)
+	stop()
+	switch cause := context.Cause(kctx); {
+	case errors.Is(cause, claim.ErrLeaseLost):
+		return fail(fmt.Errorf("stopped, claim lost: %w", cause))
+	case ctx.Err() != nil:
+		// Cancelled: the record says so, whatever the run left.
+		rec.Status, rec.Why = store.CandidateCancelled, "cancelled while it ran: another candidate passed every gate command first"
+		return a.putCandidate(context.WithoutCancel(ctx), rec)
+	case err != nil:
+		rec.Status, rec.Why = store.CandidateFailed, oneLine(err.Error())
+		return a.putCandidate(ctx, rec)
+	}
+	fillCandidate(rec, c)
+	return a.putCandidate(ctx, rec)
+}
+
+// putCandidate records c and answers with what it says.
+func (a *Lifecycle) putCandidate(ctx context.Context, c *store.Candidate) (CandidateResult, error) {
+	c.UpdatedAt = a.now()
+	stored, err := a.Store.PutCandidate(ctx, c)
+	if errors.Is(err, store.ErrCandidatesSettled) {
+		// The winner is chosen already: this candidate lost, as it is.
+		stored, err = a.Store.GetCandidate(ctx, c.WorkOrderID, c.Attempt)
+	}
+	if err != nil {
+		return CandidateResult{}, fmt.Errorf("record candidate %s: %w", store.CandidateKey(c.WorkOrderID, c.Attempt), err)
+	}
+	return candidateResult(stored), nil
+}
+
+// fillCandidate copies a finished run into its record.
+func fillCandidate(rec *store.Candidate, c patch.Candidate) {
+	rec.Status, rec.Generator, rec.RunnerStatus = store.CandidateDone, c.Generator, c.RunnerStatus
+	rec.Patch, rec.PatchSHA256, rec.Report = c.Patch, c.PatchSHA256, c.Report
+	lines, done := c.DiffLines, c.FinishedAt.UTC()
+	rec.DiffLines, rec.FinishedAt, rec.CommandsPassed = &lines, &done, c.CommandsPassed
+	for _, g := range c.Gate {
+		rec.GateResults = append(rec.GateResults, store.CandidateGateResult{Command: g.Command, Passed: g.Passed,
+			Detail: oneLine(g.Detail)})
+	}
+}
+
+// candidateResource is the claim resource of a candidate: its own lease,
+// so that a worker lost mid-candidate costs that candidate's attempt only.
+func candidateResource(workOrderID string, k int) string {
+	return workOrderID + "-c" + strconv.Itoa(k)
+}
+
+// patchCandidate is a recorded candidate as package patch compares it.
+func patchCandidate(c *store.Candidate) patch.Candidate {
+	pc := patch.Candidate{Attempt: c.Attempt, Generator: c.Generator, RunnerStatus: c.RunnerStatus, Patch: c.Patch,
+		PatchSHA256: c.PatchSHA256, CommandsPassed: c.CommandsPassed, Report: c.Report}
+	if c.DiffLines != nil {
+		pc.DiffLines = *c.DiffLines
+	}
+	if c.FinishedAt != nil {
+		pc.FinishedAt = *c.FinishedAt
+	}
+	for _, g := range c.GateResults {
+		pc.Gate = append(pc.Gate, patch.GateResult{Command: g.Command, Passed: g.Passed, Detail: g.Detail})
+	}
+	return pc
+}
+
+// SelectCandidate delivers a best-of-N workorder's winner as its one
+// output bundle: the candidate with the most gate commands passed, then
+// the smallest diff, then the earliest finish (select_command breaks an
+// exact tie), committed on the work branch; then the workorder is
+// EXECUTED, as Run leaves it. Candidates that never finished are recorded
+// CANCELLED. With no candidate holding a patch, the bundle has no content
+// and its notes say what each candidate did. A workorder EXECUTED already
+// is a no-op.
+func (a *Lifecycle) SelectCandidate(ctx context.Context, in SelectInput) (RunResult, error) {
+	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
+	if err != nil {
+		return RunResult{}, permanent(fmt.Errorf("select candidate of %q: %w", in.WorkOrderID, err))
+	}
+	if w.Status == store.WorkOrderExecuted {
+		return a.executed(ctx, w.WorkOrderID)
+	}
+	if a.Candidates == nil {
+		return RunResult{}, permanent(fmt.Errorf("select candidate of %q: this worker runs no candidates: %w",
+			w.WorkOrderID, diazotroph.ErrMisconfigured))
+	}
+	req, err := a.request(ctx, w)
+	if err != nil {
+		return RunResult{}, permanent(fmt.Errorf("select candidate of %q: %w", w.WorkOrderID, err))
+	}
+	lease, err := a.acquire(ctx, store.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
+	if err != nil {
+		return RunResult{}, err
+	}
+	defer a.release(context.WithoutCancel(ctx), lease)
+	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) }})
+	out, err := a.deliverBest(kctx, req, in)
+	stop()
+	if err != nil {
+		return RunResult{}, fmt.Errorf("select candidate of %q: %w", w.WorkOrderID, err)
+	}
+	bundle := &store.OutputBundle{WorkOrderID: w.WorkOrderID, Title: oneLine(out.Title), Content: out.Content,
+		Notes: out.Notes, Metadata: out.Metadata, RunnerStatus: out.RunnerStatus, CreatedAt: a.now()}
+	res := RunResult{WorkOrderID: w.WorkOrderID}
+	var changed bool
+	err = lease.Fenced(ctx, func(q store.Querier) error {
+		stored, _, err := q.CreateOutputBundle(ctx, bundle)
+		if err != nil {
+			return err
+		}
+		res.RunnerStatus = stored.RunnerStatus
+		_, changed, err = q.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: w.WorkOrderID, Now: a.now()})
+		return err
+	})
+	if err != nil {
+		return RunResult{}, fmt.Errorf("persist the winner of %q: %w", w.WorkOrderID, err)
+	}
+	if changed && a.Observer != nil {
+		a.Observer.WorkOrderExecuted(RunnerLocal)
+	}
+	return res, nil
+}
+
+// deliverBest settles the candidates and returns the workorder's bundle.
+func (a *Lifecycle) deliverBest(ctx context.Context, req diazotroph.Request, in SelectInput) (diazotroph.Result, error) {
+	recs, err := a.Store.ListCandidates(ctx, req.WorkOrder.WorkOrderID)
+	if err != nil {
+		return diazotroph.Result{}, err
+	}
+	why := "not finished: its run failed for good"
+	if in.EarlyStopped {
+		why = "cancelled: another candidate passed every gate command first"
+	}
+	var cands []patch.Candidate
+	var recOf []*store.Candidate
+	allCommands := 0
+	for _, c := range recs {
+		if c.Status == store.CandidateRunning {
+			c.Status, c.Why = store.CandidateCancelled, why
+			if _, err := a.putCandidate(ctx, c); err != nil {
+				return diazotroph.Result{}, err
+			}
+		}
+		if c.Status == store.CandidateDone {
+			cands, recOf = append(cands, patchCandidate(c)), append(recOf, c)
+			allCommands = max(allCommands, len(c.GateResults))
+		}
+	}
+	winner, reason, tie := patch.Choose(cands, allCommands)
+	if len(tie) > 1 {
+		if k, err := a.Candidates.SelectCommand(ctx, req, cands, tie); err == nil {
+			winner, reason = k, patch.Why(cands, k, allCommands, "select_command chose it among the tied")
+		} else if !errors.Is(err, patch.ErrNoSelectCommand) {
+			return diazotroph.Result{}, err
+		}
+	}
+	if winner < 0 {
+		return diazotroph.Result{Title: "No candidate produced a patch", Notes: reason + "\n" + settled(recs),
+			Metadata: store.BundleMetadata{BranchName: req.WorkOrder.BranchName}, RunnerStatus: store.RunnerOK}, nil
+	}
+	if _, err := a.Store.ChooseCandidate(ctx, store.ChooseCandidateParams{WorkOrderID: req.WorkOrder.WorkOrderID,
+		Attempt: recOf[winner].Attempt, Why: oneLine(reason), Now: a.now()}); err != nil {
+		return diazotroph.Result{}, err
+	}
+	return a.Candidates.DeliverCandidate(ctx, req, cands[winner], reason+"\n"+settled(recs))
+}
+
+// settled lists what became of every candidate, one line each.
+func settled(recs []*store.Candidate) string {
+	out := "Candidates:"
+	for _, c := range recs {
+		out += fmt.Sprintf("\n- candidate %d: %s", c.Attempt, c.Status)
+		if c.Why != "" {
+			out += ": " + c.Why
+		}
+	}
+	return out
+}
