@@ -110,8 +110,14 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 
 	in := activities.GateInput{WorkOrderID: wo.WorkOrderID}
 	var run activities.RunResult
-	if err := workflow.ExecuteActivity(withRunOptions(ctx, wo, w.leaseTTL), act.Run,
-		activities.RunInput{WorkOrderID: wo.WorkOrderID}).Get(ctx, &run); err != nil {
+	var err error
+	if w.bestOfN(ctx, wo) {
+		run, err = w.runCandidates(ctx, wo)
+	} else {
+		err = workflow.ExecuteActivity(withRunOptions(ctx, wo, w.leaseTTL), act.Run,
+			activities.RunInput{WorkOrderID: wo.WorkOrderID}).Get(ctx, &run)
+	}
+	if err != nil {
 		if isCancel(err) {
 			return activities.GateResult{}, err
 		}
