@@ -274,13 +274,24 @@ func (a *Lifecycle) deliverBest(ctx context.Context, req diazotroph.Request, in 
 	return a.Candidates.DeliverCandidate(ctx, req, cands[winner], reason+"\n"+settled(recs))
 }
 
-// settled lists what became of every candidate, one line each.
+// settled lists what became of every candidate: its status, why, and
+// each gate command that failed on it with the first line of what it
+// said. The next round's input quotes it, so a retry sees every
+// candidate's failures, not only the delivered one's.
 func settled(recs []*store.Candidate) string {
 	out := "Candidates:"
 	for _, c := range recs {
 		out += fmt.Sprintf("\n- candidate %d: %s", c.Attempt, c.Status)
+		if c.Status == store.CandidateDone {
+			out += fmt.Sprintf(", %d of %d gate command(s) passed", c.CommandsPassed, len(c.GateResults))
+		}
 		if c.Why != "" {
 			out += ": " + c.Why
+		}
+		for _, g := range c.GateResults {
+			if !g.Passed {
+				out += fmt.Sprintf("\n  failed: %q: %s", g.Command, g.Detail)
+			}
 		}
 	}
 	return out

@@ -28,10 +28,15 @@ func (w *objective) bestOfN(ctx workflow.Context, wo activities.WorkOrderRef) bo
 func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderRef) (activities.RunResult, error) {
 	cctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
+	// A cancelled candidate's future resolves as soon as the cancellation
+	// is asked for: SelectCandidate records the candidates still running
+	// as cancelled, and each learns it at its next heartbeat, when its
+	// processes are killed.
+	cctx = withRunOptions(cctx, wo, w.leaseTTL)
 	sel := workflow.NewSelector(ctx)
 	stopped := false
 	for k := 1; k <= wo.Attempts; k++ {
-		f := workflow.ExecuteActivity(withRunOptions(cctx, wo, w.leaseTTL), act.RunCandidate,
+		f := workflow.ExecuteActivity(cctx, act.RunCandidate,
 			activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 		sel.AddFuture(f, func(f workflow.Future) {
 			var r activities.CandidateResult

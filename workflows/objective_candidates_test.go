@@ -1,0 +1,75 @@
+package workflows_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// candidatesToDone approves obj-1, whose workorder runs three candidates
+// answered by answer, and returns what SelectCandidate was asked.
+func candidatesToDone(t *testing.T, earlyStop bool,
+	answer func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error)) activities.SelectInput {
+	b := setup(t)
+	wo := woA
+	wo.Attempts, wo.EarlyStop = 3, earlyStop
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
+	b.env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(wo), nil).Once()
+	// Under early stop a cancelled candidate may never start: the count
+	// is the caller's to check.
+	b.env.OnActivity(a.RunCandidate, mock.Anything, mock.Anything).Return(answer)
+	var sel activities.SelectInput
+	b.env.OnActivity(a.SelectCandidate, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.SelectInput) (activities.RunResult, error) {
+			sel = in
+			return ran(wo), nil
+		}).Once()
+	b.env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: wo.WorkOrderID}).Return(passed(), nil).Once()
+	b.updateAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+	s, err := b.result()
+	require.NoError(t, err)
+	require.Equal(t, workflows.StepDone, s.Step)
+	return sel
+}
+
+// Without early stop every candidate runs to its end, one that fails for
+// good included, and the selection follows.
+func TestObjective_CandidatesRunInParallelThenTheBestIsSelected(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	sel := candidatesToDone(t, false, func(_ context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
+		mu.Lock()
+		seen[in.Attempt] = true
+		mu.Unlock()
+		if in.Attempt == 3 {
+			return activities.CandidateResult{}, temporal.NewNonRetryableApplicationError("agent crashed", "Crash", nil)
+		}
+		return activities.CandidateResult{Attempt: in.Attempt, Status: store.CandidateDone, PassedAll: true}, nil
+	})
+	require.Equal(t, map[int]bool{1: true, 2: true, 3: true}, seen)
+	require.Equal(t, activities.SelectInput{WorkOrderID: woA.WorkOrderID}, sel)
+}
+
+// With early stop, the first candidate to pass every gate command cancels
+// the others, and the selection is told so.
+func TestObjective_EarlyStopCancelsTheOtherCandidates(t *testing.T) {
+	sel := candidatesToDone(t, true, func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
+		if in.Attempt == 2 {
+			return activities.CandidateResult{Attempt: 2, Status: store.CandidateDone, PassedAll: true}, nil
+		}
+		<-ctx.Done() // the others run until cancelled
+		return activities.CandidateResult{}, ctx.Err()
+	})
+	require.Equal(t, activities.SelectInput{WorkOrderID: woA.WorkOrderID, EarlyStopped: true}, sel)
+}
