@@ -35,7 +35,7 @@ func (a *app) objectiveCmd() *cobra.Command {
 		a.decisionCmd("reject", "Reject a NEW objective: its lifecycle ends with a REJECTED pause state"),
 		a.decisionCmd("unblock", "Say a BLOCKED objective's blockers are resolved, clear them and re-emit TICKET_READY"),
 		a.decisionCmd("retry", "Re-emit TICKET_READY for an objective whose gate failed or that is blocked"),
-		a.objectiveResumeCmd(), a.objectiveBudgetCmd(), a.objectiveLogCmd())
+		a.objectiveResumeCmd(), a.objectiveBudgetCmd(), a.objectiveLogCmd(), a.objectiveCandidatesCmd())
 }
 
 // objectiveFlags are create's flags; --file replaces them all.
@@ -44,6 +44,7 @@ type objectiveFlags struct {
 	generator, patchFile                                       string
 	criteria, blockers                                         []string
 	budgetUSD                                                  float64
+	attempts                                                   int
 }
 
 func (a *app) objectiveCreateCmd() *cobra.Command {
@@ -73,6 +74,7 @@ poller starts its lifecycle later.`,
 	fl.StringVar(&f.generator, "generator", "", "patch generator for this objective: static, command or openai (default: patch.generator)")
 	fl.StringVar(&f.patchFile, "patch-file", "", `unified diff for the static generator ("-" for stdin)`)
 	fl.Float64Var(&f.budgetUSD, "budget-usd", 0, "most the objective's runs may spend, in dollars (default: the repository's patch.repositories[].budget_usd, else no cap)")
+	fl.IntVar(&f.attempts, "attempts", 0, "candidate patches each run makes, the best by the gate's evidence delivered, 1 to 20 (default: the repository's patch.repositories[].attempts, else 1)")
 	fl.StringVarP(&f.file, "file", "f", "", `JSON objective record ("-" for stdin)`)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		asJSON, err := jsonOut()
@@ -91,6 +93,7 @@ poller starts its lifecycle later.`,
 		if r := s.cfg.Patch.Repository(o.Repository); o.BudgetUSD == nil && o.Repository != "" && r.BudgetUSD > 0 {
 			o.BudgetUSD = &r.BudgetUSD
 		}
+		defaultAttempts(o, s.cfg.Patch.Repository(o.Repository), cmd.Flags().Changed("attempts"))
 		started := "lifecycle started, awaiting approval"
 		// Temporal being down must not stop the objective from being stored.
 		dialErr := a.dialTemporal(cmd, s)
@@ -122,7 +125,7 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 	fields := map[string]any{}
 	if f.file != "" {
 		for _, name := range []string{"id", "title", "criteria", "type", "urgency", "blocker", "due", "repository",
-			"base-branch", "generator", "patch-file", "budget-usd"} {
+			"base-branch", "generator", "patch-file", "budget-usd", "attempts"} {
 			if cmd.Flags().Changed(name) {
 				return nil, usageError(fmt.Errorf("--%s cannot be combined with --file", name))
 			}
@@ -178,6 +181,14 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 				return nil, usageError(fmt.Errorf("--budget-usd %v is not a number of dollars", f.budgetUSD))
 			}
 			fields["budget_usd"] = f.budgetUSD
+		}
+		if cmd.Flags().Changed("attempts") {
+			if err := checkAttempts(f.attempts); err != nil {
+				return nil, err
+			}
+			if f.attempts > 1 {
+				fields["attempts"] = f.attempts
+			}
 		}
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)

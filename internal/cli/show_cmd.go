@@ -60,6 +60,9 @@ type workOrderDetail struct {
 	Snapshot     *store.ContextSnapshot `json:"context_snapshot,omitempty"`
 	OutputBundle *store.OutputBundle    `json:"output_bundle,omitempty"`
 	RunRecord    *store.RunRecord       `json:"run_record,omitempty"`
+	// Candidates are the workorder's candidate patches by attempt, when
+	// its objective asked for several (best-of-N); empty otherwise.
+	Candidates []*store.Candidate `json:"candidates"`
 }
 
 func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, error) {
@@ -92,8 +95,16 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 		if wd.RunRecord, err = optional(s.store.GetRunRecord(ctx, w.WorkOrderID)); err != nil {
 			return nil, err
 		}
+		if wd.Candidates, err = loadCandidates(ctx, s.store, w.WorkOrderID); err != nil {
+			return nil, err
+		}
 		d.WorkOrders = append(d.WorkOrders, wd)
-		if wd.OutputBundle != nil {
+		// As the store's ObjectiveSpend counts: a workorder's candidates
+		// when it has any, its bundle repeating the winner's report.
+		for _, c := range wd.Candidates {
+			d.Spend.AddCandidate(c)
+		}
+		if wd.OutputBundle != nil && len(wd.Candidates) == 0 {
 			d.Spend.Add(wd.OutputBundle.Metadata)
 		}
 		jd, err := loadJob(ctx, s.store, w.WorkOrderID)
@@ -232,6 +243,7 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 			}
 			p("  notes     %s\n", indent(block(b.Notes), "            "))
 		}
+		printCandidatesShort(out, w.Candidates)
 		if r := w.RunRecord; r != nil {
 			p("  gate      %s  %s\n", line(r.GateResult), indent(block(r.GateReason), "            "))
 		}
