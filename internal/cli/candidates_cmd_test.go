@@ -227,3 +227,28 @@ func TestObjectiveCreate_BadAttemptsStoreNothing(t *testing.T) {
 	}
 	require.Empty(t, listObjectives(t, env), "nothing stored for bad attempts")
 }
+
+// A candidate's cost is counted as the objective's spend counts it.
+func TestCandidateCost_CountsAsTheSpendDoes(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		c    store.Candidate
+		want string
+	}{
+		{"reported", store.Candidate{Generator: "command", Status: store.CandidateDone,
+			Report: &runreport.Report{CostUSD: dollars(1.5)}}, "$1.50"},
+		{"no report from an agent", store.Candidate{Generator: "command", Status: store.CandidateFailed}, "cost unknown"},
+		{"a report without cost", store.Candidate{Generator: "openai", Status: store.CandidateCancelled,
+			Report: &runreport.Report{Turns: 2}}, "cost unknown"},
+		{"the static generator", store.Candidate{Generator: "static", Status: store.CandidateDone}, "no cost"},
+		{"never started", store.Candidate{Generator: "command", Status: store.CandidateSkipped,
+			Report: &runreport.Report{CostUSD: dollars(1)}}, "not run"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, candidateCost(&tc.c))
+		})
+	}
+}
