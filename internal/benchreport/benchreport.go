@@ -45,6 +45,7 @@ var Goals = []Goal{
 	{ID: "scale RSS", What: "resident memory per lifecycle, 1,000 / 100", Benchmark: "BenchmarkScale", Unit: "scale-rss-per-objective-ratio", AtMost: true, Bound: 1},
 	{ID: "S1", What: "lean `azolla version` wall time / `git --version`", Benchmark: "BenchmarkStartup", Unit: "lean-time-ratio", AtMost: true, Bound: 15},
 	{ID: "S2", What: "lean `azolla version` peak RSS / `git --version`", Benchmark: "BenchmarkStartup", Unit: "lean-rss-ratio", AtMost: true, Bound: 8},
+	{ID: "BN", What: "best-of-N, approval to DONE, 3 candidates / 1 (agent sleeping 2 s)", Benchmark: "BenchmarkBestOfN", Unit: "bn-ratio", AtMost: true, Bound: 1.5},
 	{ID: "X1", What: "COMMAND_DIAZOTROPH `true`, approval to DONE, sandboxed / unconfined (mean)", Benchmark: "BenchmarkSandbox", Unit: "x1-ratio", AtMost: true, Bound: 1.1},
 }
 

@@ -31,8 +31,8 @@ func TestReport_SaysMetMissedAndAbsent(t *testing.T) {
 	missed, absent := Report(&out, m)
 	// Missed: B2 (1.41 > 1.3), B3 postgres (0.53), B4 postgres (0.82).
 	require.Equal(t, 3, missed, out.String())
-	// No figure: B5, B6 (both), B7, T1, T2, the two scale bars, S1, X1 and S2.
-	require.Equal(t, 11, absent, out.String())
+	// No figure: B5, B6 (both), B7, T1, T2, the two scale bars, S1, S2, BN and X1.
+	require.Equal(t, 12, absent, out.String())
 	lines := strings.Split(out.String(), "\n")
 	find := func(id string) string {
 		for _, l := range lines {
