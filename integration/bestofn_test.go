@@ -151,3 +151,75 @@ esac`, shared, nap)
 	require.Equal(t, cands[0].Patch, out.Content)
 	b.requireAuditClean(t)
 }
+
+// Every candidate's run report counts against the objective's budget, not
+// only the winner's: three candidates reporting $0.60 each on a $1 budget
+// whose gate always fails spend it, so the objective pauses BUDGET_SPENT.
+// (That the next round is then refused is TestBudget_...'s.)
+//
+// Whether the third candidate is started is not up to the test: the
+// budget is checked when a candidate's activity starts, and the three
+// start side by side. Candidate 3 waits for 1 and 2 to be running, so 1
+// and 2 always run; 3 runs too unless both had recorded their reports
+// before its activity started, when it is SKIPPED. Either way the spend is
+// the reports of the candidates that ran.
+func TestBestOfN_EveryCandidatesCostCountsAgainstTheBudget(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := valueRepo(t)
+	shared := t.TempDir()
+	agent := fmt.Sprintf(`touch %[1]q/ran-$AZOLLA_CANDIDATE
+if [ "$AZOLLA_CANDIDATE" = 3 ]; then
+  while [ ! -e %[1]q/ran-1 ] || [ ! -e %[1]q/ran-2 ]; do sleep 0.05; done
+fi
+echo "4$AZOLLA_CANDIDATE" > value.txt
+printf '{"model":"agent-1","cost_usd":0.6,"tokens":{"input":100,"output":10}}' > "$AZOLLA_REPORT_FILE"`, shared)
+	b := setup(t, setupOptions{patch: func(p *config.PatchConfig) {
+		p.Command.Run = agent
+		p.Command.Binds = []config.BindConfig{{Path: shared, Mode: config.BindReadWrite}}
+		p.EarlyStop = false
+		p.Repositories = []config.RepositoryConfig{{Repository: repo, GateCommands: []string{"echo 'not yet'; exit 1"}}}
+	}})
+	id := uniqueID("bestofn-budget")
+	b.create(t, id, bestOfN(repo, 3), func(o *store.Objective) {
+		budget := 1.0
+		o.BudgetUSD = &budget
+	})
+	b.waitStep(t, id, workflows.StepAwaitingApproval)
+	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
+	require.NoError(t, err)
+	paused := b.waitStep(t, id, workflows.StepAwaitingRetry)
+	require.Equal(t, store.GateFail, paused.GateResult)
+	require.Equal(t, store.PauseBudgetSpent, paused.LastPause.Reason)
+
+	wo := b.onlyWorkOrder(t, id)
+	cands, err := b.store.ListCandidates(ctx, wo.WorkOrderID)
+	require.NoError(t, err)
+	require.Len(t, cands, 3)
+	ran := 0
+	for _, c := range cands {
+		switch {
+		case c.Attempt == 3 && c.Status == store.CandidateSkipped:
+			require.Contains(t, c.Why, "not started: objective "+id+" has spent $1.20 of its $1.00 budget")
+			require.Nil(t, c.Report)
+		default:
+			require.Equal(t, store.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
+			require.NotNil(t, c.Report)
+			require.NotNil(t, c.Report.CostUSD)
+			require.InDelta(t, 0.6, *c.Report.CostUSD, 1e-9)
+			require.Equal(t, []bool{false}, gatePassed(c))
+			ran++
+		}
+	}
+	require.GreaterOrEqual(t, ran, 2)
+	spend, err := b.store.ObjectiveSpend(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, ran, spend.Runs, "every candidate that ran is counted, the winner once")
+	require.InDelta(t, 0.6*float64(ran), spend.USD, 1e-9)
+	require.Equal(t, int64(100*ran), spend.Tokens.Input)
+	require.Contains(t, paused.LastPause.PrioritizedActions, fmt.Sprintf(
+		"Spent $%.2f of its $1.00 budget (over by $%.2f): raise the budget to run again", 0.6*float64(ran), 0.6*float64(ran)-1))
+	wos, bundles, records := b.counts(t, id)
+	require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records})
+	b.requireAuditClean(t)
+}
