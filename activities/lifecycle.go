@@ -114,6 +114,9 @@ const (
 	ErrTypeUnknownType   = "UnknownDiazotroph"
 	ErrTypeInvalidRecord = "InvalidRecord"
 	ErrTypeMisconfigured = "Misconfigured"
+	// ErrTypeBudgetSpent: the objective's runs have spent its budget; only
+	// a human raising it lets another round start.
+	ErrTypeBudgetSpent = "BudgetSpent"
 )
 
 // Claimed is returned (retryably) when another owner holds a live claim on
@@ -198,6 +201,8 @@ func permanent(err error) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeMisconfigured, err)
 	case errors.Is(err, diazotroph.ErrUnknownType):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnknownType, err)
+	case errors.As(err, new(*BudgetSpentError)):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBudgetSpent, err)
 	case errors.As(err, new(*schemas.ValidationError)):
 		// The same input would be refused again (e.g. a diazotroph's
 		// invalid result): running it again only repeats the work.
