@@ -34,14 +34,19 @@ type CandidateResult struct {
 	Status  string
 	// PassedAll: it has a patch and every gate command passed on it.
 	PassedAll bool
+	// BudgetSpent: once it was recorded, the objective's runs had spent
+	// its budget, so the candidates still running are to be stopped.
+	BudgetSpent bool `json:",omitempty"`
 }
 
 // SelectInput asks for a workorder's winning candidate to be delivered.
 // EarlyStopped says the candidates still running were cancelled because
-// one passed every gate command.
+// one passed every gate command, BudgetStopped because the objective's
+// budget ran out.
 type SelectInput struct {
-	WorkOrderID  string
-	EarlyStopped bool
+	WorkOrderID   string
+	EarlyStopped  bool
+	BudgetStopped bool `json:",omitempty"`
 }
 
 // attemptsOf sets how many candidates a workorder of o runs: its
@@ -122,7 +127,18 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 		return a.putCandidate(ctx, rec)
 	}
 	fillCandidate(rec, c)
-	return a.putCandidate(ctx, rec)
+	res, err := a.putCandidate(ctx, rec)
+	if err != nil {
+		return res, err
+	}
+	// What this candidate spent may have used up the budget: the others
+	// are then stopped.
+	if _, err := budgetLeft(ctx, a.Store, &req.Objective); errors.As(err, &spent) {
+		res.BudgetSpent = true
+	} else if err != nil {
+		return fail(err)
+	}
+	return res, nil
 }
 
 // putCandidate records c and answers with what it says.
@@ -237,7 +253,10 @@ func (a *Lifecycle) deliverBest(ctx context.Context, req diazotroph.Request, in 
 		return diazotroph.Result{}, err
 	}
 	why := "not finished: its run failed for good"
-	if in.EarlyStopped {
+	switch {
+	case in.BudgetStopped:
+		why = "cancelled: the objective's budget ran out while it ran"
+	case in.EarlyStopped:
 		why = "cancelled: another candidate passed every gate command first"
 	}
 	var cands []patch.Candidate

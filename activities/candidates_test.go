@@ -135,6 +135,7 @@ func TestCandidates_NotStartedOnceTheBudgetIsSpent(t *testing.T) {
 		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
 		require.NoError(t, err)
 		require.True(t, r.PassedAll)
+		require.True(t, r.BudgetSpent, "its $1.50 used up the $1 budget: the others are to be stopped")
 
 		// Candidate 2 would run until cancelled: it is never started.
 		r, err = tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})

@@ -23,7 +23,7 @@ func (w *objective) bestOfN(ctx workflow.Context, wo activities.WorkOrderRef) bo
 // activity with its own lease, and then has the best delivered as the
 // workorder's one bundle. With early stop, the first candidate that
 // passes every gate command cancels the others, which are recorded as
-// cancelled. A candidate that fails for good is one that lost; the
+// cancelled; so does the first whose cost uses up the objective's budget. A candidate that fails for good is one that lost; the
 // selection decides with the others.
 func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderRef) (activities.RunResult, error) {
 	cctx, cancel := workflow.WithCancel(ctx)
@@ -34,14 +34,17 @@ func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderR
 	// processes are killed.
 	cctx = withRunOptions(cctx, wo, w.leaseTTL)
 	sel := workflow.NewSelector(ctx)
-	stopped := false
+	in := activities.SelectInput{WorkOrderID: wo.WorkOrderID}
 	for k := 1; k <= wo.Attempts; k++ {
 		f := workflow.ExecuteActivity(cctx, act.RunCandidate,
 			activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 		sel.AddFuture(f, func(f workflow.Future) {
 			var r activities.CandidateResult
-			if err := f.Get(ctx, &r); err == nil && wo.EarlyStop && r.PassedAll && !stopped {
-				stopped = true
+			if f.Get(ctx, &r) != nil || in.EarlyStopped || in.BudgetStopped {
+				return
+			}
+			in.EarlyStopped, in.BudgetStopped = wo.EarlyStop && r.PassedAll, r.BudgetSpent
+			if in.EarlyStopped || in.BudgetStopped {
 				cancel()
 			}
 		})
@@ -53,7 +56,6 @@ func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderR
 		return activities.RunResult{}, err
 	}
 	var run activities.RunResult
-	err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), act.SelectCandidate,
-		activities.SelectInput{WorkOrderID: wo.WorkOrderID, EarlyStopped: stopped}).Get(ctx, &run)
+	err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), act.SelectCandidate, in).Get(ctx, &run)
 	return run, err
 }

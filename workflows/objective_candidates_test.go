@@ -73,3 +73,16 @@ func TestObjective_EarlyStopCancelsTheOtherCandidates(t *testing.T) {
 	})
 	require.Equal(t, activities.SelectInput{WorkOrderID: woA.WorkOrderID, EarlyStopped: true}, sel)
 }
+
+// A candidate whose cost used up the budget stops the others too, and the
+// selection is told why.
+func TestObjective_ASpentBudgetCancelsTheOtherCandidates(t *testing.T) {
+	sel := candidatesToDone(t, false, func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
+		if in.Attempt == 1 {
+			return activities.CandidateResult{Attempt: 1, Status: store.CandidateDone, BudgetSpent: true}, nil
+		}
+		<-ctx.Done()
+		return activities.CandidateResult{}, ctx.Err()
+	})
+	require.Equal(t, activities.SelectInput{WorkOrderID: woA.WorkOrderID, BudgetStopped: true}, sel)
+}
