@@ -84,6 +84,7 @@ esac`
 	require.Equal(t, store.GatePass, rr.GateResult)
 	require.Equal(t, out.Metadata.CommitSHA, rr.CommitSHA)
 	b.requireAuditClean(t)
+	recordHistories(t, b, "best_of_n", id)
 }
 
 // With early stop, candidate 1 passes every gate command while candidates

@@ -53,6 +53,10 @@ const firstTaskGeneration = "g005"
 // request's review loop (change pull-request).
 const firstForgeGeneration = "g007"
 
+// firstBestOfNGeneration is the first generation that recorded a
+// workorder run as several candidates (change best-of-n).
+const firstBestOfNGeneration = "g008"
+
 // Every generation keeps the scenarios that cover the lifecycle's paths,
 // and histories live only inside generations (nothing to overwrite).
 func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
@@ -67,6 +71,9 @@ func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
 		}
 		if filepath.Base(gen) >= firstForgeGeneration {
 			want = append(want, "forge_review_run1.json", "forge_review_run2.json")
+		}
+		if filepath.Base(gen) >= firstBestOfNGeneration {
+			want = append(want, "best_of_n_run1.json")
 		}
 		for _, w := range want {
 			require.FileExists(t, filepath.Join(gen, w), "generation %s lacks a scenario", gen)
@@ -90,6 +97,9 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 	// Asked only where a pull request is opened or followed.
 	forge := versionMarkers(t, filepath.Join(newest, "forge_review_run1.json"))
 	require.Equal(t, 1, forge[changePullRequest], "%s was recorded before change %q", newest, changePullRequest)
+	// Asked only where a workorder runs as several candidates.
+	best := versionMarkers(t, filepath.Join(newest, "best_of_n_run1.json"))
+	require.Equal(t, 1, best[changeBestOfN], "%s was recorded before change %q", newest, changeBestOfN)
 }
 
 // versionMarkers reads a recorded history's version markers: change id to
