@@ -180,3 +180,39 @@ func TestManifestQueries_RunSpendAHostileModelNameIsMadeSafeInTheReport(t *testi
 		require.NotContains(t, rep.Markdown, strings.Repeat("z", 200), "the model is bounded")
 	})
 }
+
+// A best-of-N workorder's runs are its candidates: each that started
+// counts, a skipped one does not, and its bundle, which repeats the
+// winner's report, is not read.
+func TestManifestQueries_RunSpendReadsCandidatesNotTheirBundle(t *testing.T) {
+	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
+		ctx := t.Context()
+		now := t0.Add(40 * 24 * time.Hour)
+		at := t0.Add(20 * 24 * time.Hour)
+		o := storetest.Objective("o-best")
+		o.Repository = "acme/app"
+		wo := storetest.ScheduledObjective(t, s, o, at)
+		winner := &runreport.Report{Model: "m", CostUSD: usd(0.6)}
+		bundle(t, s, wo, store.BundleMetadata{Generator: "command", RunReport: winner}, at)
+		for k, c := range map[int]*store.Candidate{
+			1: {Status: store.CandidateDone, Report: &runreport.Report{Model: "m", CostUSD: usd(0.4)}},
+			2: {Status: store.CandidateDone, Report: winner},
+			3: {Status: store.CandidateSkipped, Why: "not started: the budget is spent"},
+		} {
+			c.WorkOrderID, c.Attempt, c.Generator, c.CreatedAt, c.UpdatedAt = wo.WorkOrderID, k, "command", at, at
+			c.GateResults = []store.CandidateGateResult{}
+			_, err := s.PutCandidate(ctx, c)
+			require.NoError(t, err)
+		}
+		q, _ := spendQuery(t, cfg, now)
+		rows := spendRows(t, q)
+		require.Len(t, rows, 2, "the two candidates that ran, not the bundle, not the skipped one")
+		var sum float64
+		for _, r := range rows {
+			require.Equal(t, wo.WorkOrderID, r.WorkOrderID)
+			require.Equal(t, "acme/app", r.Repository)
+			sum += *r.RunReport.CostUSD
+		}
+		require.InDelta(t, 1.0, sum, 1e-9)
+	})
+}
