@@ -162,8 +162,10 @@ esac`, shared, nap)
 // budget is checked when a candidate's activity starts, and the three
 // start side by side. Candidate 3 waits for 1 and 2 to be running, so 1
 // and 2 always run; 3 runs too unless both had recorded their reports
-// before its activity started, when it is SKIPPED. Either way the spend is
-// the reports of the candidates that ran.
+// before its activity started, when it is SKIPPED, or is CANCELLED when
+// the second report uses the budget up while it runs. Either way the spend
+// is the reports of the candidates that finished, and a cancelled one
+// counts as a run of unknown cost.
 func TestBestOfN_EveryCandidatesCostCountsAgainstTheBudget(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -197,12 +199,15 @@ printf '{"model":"agent-1","cost_usd":0.6,"tokens":{"input":100,"output":10}}' >
 	cands, err := b.store.ListCandidates(ctx, wo.WorkOrderID)
 	require.NoError(t, err)
 	require.Len(t, cands, 3)
-	ran := 0
+	ran, cancelled := 0, 0
 	for _, c := range cands {
 		switch {
 		case c.Attempt == 3 && c.Status == store.CandidateSkipped:
 			require.Contains(t, c.Why, "not started: objective "+id+" has spent $1.20 of its $1.00 budget")
 			require.Nil(t, c.Report)
+		case c.Attempt == 3 && c.Status == store.CandidateCancelled:
+			require.Contains(t, c.Why, "budget ran out")
+			cancelled++
 		default:
 			require.Equal(t, store.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
 			require.NotNil(t, c.Report)
@@ -215,11 +220,17 @@ printf '{"model":"agent-1","cost_usd":0.6,"tokens":{"input":100,"output":10}}' >
 	require.GreaterOrEqual(t, ran, 2)
 	spend, err := b.store.ObjectiveSpend(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, ran, spend.Runs, "every candidate that ran is counted, the winner once")
+	require.Equal(t, ran+cancelled, spend.Runs, "every candidate that ran is counted, the winner once")
+	require.Equal(t, cancelled, spend.Unknown, "a cancelled candidate's cost is unknown")
 	require.InDelta(t, 0.6*float64(ran), spend.USD, 1e-9)
 	require.Equal(t, int64(100*ran), spend.Tokens.Input)
+	unknown := ""
+	if cancelled > 0 {
+		unknown = ", plus 1 run(s) of unknown cost"
+	}
 	require.Contains(t, paused.LastPause.PrioritizedActions, fmt.Sprintf(
-		"Spent $%.2f of its $1.00 budget (over by $%.2f): raise the budget to run again", 0.6*float64(ran), 0.6*float64(ran)-1))
+		"Spent $%.2f of its $1.00 budget (over by $%.2f)%s: raise the budget to run again", 0.6*float64(ran),
+		0.6*float64(ran)-1, unknown))
 	wos, bundles, records := b.counts(t, id)
 	require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records})
 	b.requireAuditClean(t)
