@@ -34,6 +34,9 @@ type CandidateResult struct {
 	Status  string
 	// PassedAll: it has a patch and every gate command passed on it.
 	PassedAll bool
+	// Small: its diff is within patch.early_stop_max_diff_lines (always,
+	// without that bound), so that passing, it may stop the others.
+	Small bool `json:",omitempty"`
 	// BudgetSpent: once it was recorded, the objective's runs had spent
 	// its budget, so the candidates still running are to be stopped.
 	BudgetSpent bool `json:",omitempty"`
@@ -59,10 +62,11 @@ func (a *Lifecycle) attemptsOf(ref *WorkOrderRef, o *store.Objective) {
 }
 
 // candidateResult is the result of a recorded candidate.
-func candidateResult(c *store.Candidate) CandidateResult {
+func (a *Lifecycle) candidateResult(c *store.Candidate) CandidateResult {
 	passed := c.Status == store.CandidateDone && c.RunnerStatus == store.RunnerOK && c.Patch != "" &&
 		c.CommandsPassed == len(c.GateResults)
-	return CandidateResult{Attempt: c.Attempt, Status: c.Status, PassedAll: passed}
+	small := a.EarlyStopMaxDiffLines <= 0 || (c.DiffLines != nil && *c.DiffLines <= a.EarlyStopMaxDiffLines)
+	return CandidateResult{Attempt: c.Attempt, Status: c.Status, PassedAll: passed, Small: small}
 }
 
 // RunCandidate runs candidate in.Attempt of a best-of-N workorder in its
@@ -80,7 +84,7 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 		return fail(permanent(err))
 	}
 	if c, err := a.Store.GetCandidate(ctx, w.WorkOrderID, in.Attempt); err == nil && c.Status != store.CandidateRunning {
-		return candidateResult(c), nil
+		return a.candidateResult(c), nil
 	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fail(err)
 	}
@@ -152,7 +156,7 @@ func (a *Lifecycle) putCandidate(ctx context.Context, c *store.Candidate) (Candi
 	if err != nil {
 		return CandidateResult{}, fmt.Errorf("record candidate %s: %w", store.CandidateKey(c.WorkOrderID, c.Attempt), err)
 	}
-	return candidateResult(stored), nil
+	return a.candidateResult(stored), nil
 }
 
 // fillCandidate copies a finished run into its record.

@@ -89,6 +89,7 @@ func TestCandidates_EachRecordedThenTheBestDeliveredAsTheOneBundle(t *testing.T)
 			require.NoError(t, err)
 			require.Equal(t, store.CandidateDone, r.Status)
 			require.Equal(t, k == 2, r.PassedAll, "candidate %d", k)
+			require.True(t, r.Small, "no bound on the diff: every candidate is small enough")
 		}
 		again, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
 		require.NoError(t, err)
@@ -188,5 +189,23 @@ func TestCandidates_ACancelledRunIsRecordedCancelled(t *testing.T) {
 		g, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, store.GateFail, g.GateResult)
+	})
+}
+
+// patch.early_stop_max_diff_lines: a passing candidate larger than it does
+// not stop the others.
+func TestCandidates_SmallIsWithinTheEarlyStopBound(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		tb.l.Candidates = &fakeCandidates{byK: map[int]patch.Candidate{
+			1: cand("diff --git a/x b/x\n+a\n", 1, 1, 5, 0, 0), 2: cand("diff --git a/x b/x\n+b\n", 1, 1, 6, 0, 0)}}
+		tb.l.EarlyStopMaxDiffLines = 5
+		wo := tb.bestOfN(t, 2, nil)
+		for k, small := range map[int]bool{1: true, 2: false} {
+			r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
+			require.NoError(t, err)
+			require.True(t, r.PassedAll)
+			require.Equal(t, small, r.Small, "candidate %d", k)
+		}
 	})
 }

@@ -64,6 +64,9 @@ type Lifecycle struct {
 	// gate command cancel the others.
 	Candidates Candidates
 	EarlyStop  bool
+	// EarlyStopMaxDiffLines, above 0, bounds the diff of a candidate
+	// that stops the others.
+	EarlyStopMaxDiffLines int
 }
 
 // Observer is told what the lifecycle's steps wrote, for metrics. It must

@@ -22,8 +22,9 @@ func (w *objective) bestOfN(ctx workflow.Context, wo activities.WorkOrderRef) bo
 // runCandidates runs the workorder's candidates in parallel, each its own
 // activity with its own lease, and then has the best delivered as the
 // workorder's one bundle. With early stop, the first candidate that
-// passes every gate command cancels the others, which are recorded as
-// cancelled; so does the first whose cost uses up the objective's budget. A candidate that fails for good is one that lost; the
+// passes every gate command with a diff within the allowed size cancels
+// the others, which are recorded as cancelled; so does the first whose
+// cost uses up the objective's budget. A candidate that fails for good is one that lost; the
 // selection decides with the others.
 func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderRef) (activities.RunResult, error) {
 	cctx, cancel := workflow.WithCancel(ctx)
@@ -43,7 +44,7 @@ func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderR
 			if f.Get(ctx, &r) != nil || in.EarlyStopped || in.BudgetStopped {
 				return
 			}
-			in.EarlyStopped, in.BudgetStopped = wo.EarlyStop && r.PassedAll, r.BudgetSpent
+			in.EarlyStopped, in.BudgetStopped = wo.EarlyStop && r.PassedAll && r.Small, r.BudgetSpent
 			if in.EarlyStopped || in.BudgetStopped {
 				cancel()
 			}

@@ -66,7 +66,7 @@ func TestObjective_CandidatesRunInParallelThenTheBestIsSelected(t *testing.T) {
 func TestObjective_EarlyStopCancelsTheOtherCandidates(t *testing.T) {
 	sel := candidatesToDone(t, true, func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
 		if in.Attempt == 2 {
-			return activities.CandidateResult{Attempt: 2, Status: store.CandidateDone, PassedAll: true}, nil
+			return activities.CandidateResult{Attempt: 2, Status: store.CandidateDone, PassedAll: true, Small: true}, nil
 		}
 		<-ctx.Done() // the others run until cancelled
 		return activities.CandidateResult{}, ctx.Err()
@@ -85,4 +85,19 @@ func TestObjective_ASpentBudgetCancelsTheOtherCandidates(t *testing.T) {
 		return activities.CandidateResult{}, ctx.Err()
 	})
 	require.Equal(t, activities.SelectInput{WorkOrderID: woA.WorkOrderID, BudgetStopped: true}, sel)
+}
+
+// A passing candidate whose diff is over patch.early_stop_max_diff_lines
+// stops nobody: a smaller one may still pass.
+func TestObjective_ALargePassingCandidateStopsNobody(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	sel := candidatesToDone(t, true, func(_ context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		return activities.CandidateResult{Attempt: in.Attempt, Status: store.CandidateDone, PassedAll: true}, nil
+	})
+	require.Equal(t, 3, n, "every candidate ran to its end")
+	require.Equal(t, activities.SelectInput{WorkOrderID: woA.WorkOrderID}, sel)
 }

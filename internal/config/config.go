@@ -200,6 +200,10 @@ type PatchConfig struct {
 	// EarlyStop: of an objective's several candidates, the first that
 	// passes every gate command cancels the others.
 	EarlyStop bool `mapstructure:"early_stop" json:"early_stop" yaml:"early_stop"`
+	// EarlyStopMaxDiffLines, above 0, is the largest diff (in changed
+	// lines) of a passing candidate that stops the others: a larger one
+	// lets them finish, since one of them may pass with less.
+	EarlyStopMaxDiffLines int `mapstructure:"early_stop_max_diff_lines" json:"early_stop_max_diff_lines" yaml:"early_stop_max_diff_lines"`
 	// MaxPatchBytes bounds a candidate patch.
 	MaxPatchBytes int `mapstructure:"max_patch_bytes" json:"max_patch_bytes" yaml:"max_patch_bytes"`
 	// FileListLimit bounds the file listing frozen into the prompt.
