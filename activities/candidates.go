@@ -135,6 +135,11 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	if err != nil {
 		return res, err
 	}
+	if a.Observer != nil {
+		// Counted here, once per candidate that ran: the workorder's
+		// bundle repeats the winner's report and is not counted again.
+		a.Observer.RunSpent(store.BundleMetadata{Generator: rec.Generator, RunReport: rec.Report})
+	}
 	// What this candidate spent may have used up the budget: the others
 	// are then stopped.
 	if _, err := budgetLeft(ctx, a.Store, &req.Objective); errors.As(err, &spent) {
@@ -318,4 +323,11 @@ func settled(recs []*store.Candidate) string {
 		}
 	}
 	return out
+}
+
+// hasCandidates says whether the workorder ran as candidates, whose spend
+// was counted as each ran (a failed read counts as none: metrics only).
+func (a *Lifecycle) hasCandidates(ctx context.Context, workOrderID string) bool {
+	cs, err := a.Store.ListCandidates(ctx, workOrderID)
+	return err == nil && len(cs) > 0
 }

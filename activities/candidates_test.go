@@ -83,6 +83,8 @@ func TestCandidates_EachRecordedThenTheBestDeliveredAsTheOneBundle(t *testing.T)
 			3: cand("diff --git a/x b/x\n+broken\n", 0, 2, 1, 0, 0.3),
 		}}
 		tb.l.Candidates = f
+		rec := &spentRecorder{}
+		tb.l.Observer = rec
 		wo := tb.bestOfN(t, 3, nil)
 		for k := 1; k <= 3; k++ {
 			r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
@@ -121,6 +123,12 @@ func TestCandidates_EachRecordedThenTheBestDeliveredAsTheOneBundle(t *testing.T)
 		g, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, store.GatePass, g.GateResult)
+		var counted float64
+		for _, m := range rec.spent {
+			counted += *m.RunReport.CostUSD
+		}
+		require.Len(t, rec.spent, 3, "each candidate counted as it ran, the gated bundle not again")
+		require.InDelta(t, 0.6, counted, 1e-9)
 		tb.requireAuditClean(t)
 	})
 }

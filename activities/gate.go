@@ -82,7 +82,7 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 	}
 	if written && a.Observer != nil {
 		a.Observer.GateVerdict(GateWorkOrder, res.GateResult)
-		if v.bundle != nil {
+		if v.bundle != nil && !a.hasCandidates(ctx, w.WorkOrderID) {
 			a.Observer.RunSpent(v.bundle.Metadata)
 		}
 	}
