@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/azolla/azolla/internal/diazotroph/triage"
 )
 
 // TasksConfig configures the task-management azolla (docs/protocol/tasks.md): its track
@@ -59,15 +61,15 @@ type TriageOpenAIConfig struct {
 	Model string `mapstructure:"model" json:"model" yaml:"model"`
 }
 
-// Triage generators (tasks.triage.generator).
+// Triage generators (tasks.triage.generator): the routes of package triage.
 const (
-	TriageBuiltin = "builtin"
-	TriageCommand = "command"
-	TriageOpenAI  = "openai"
+	TriageBuiltin = triage.RouteBuiltin
+	TriageCommand = triage.RouteCommand
+	TriageOpenAI  = triage.RouteOpenAI
 )
 
 // DefaultTriageMaxFailures is tasks.triage.max_failures by default.
-const DefaultTriageMaxFailures = 3
+const DefaultTriageMaxFailures = triage.DefaultMaxFailures
 
 // TriageModel is the model the openai triage route asks.
 func (c Config) TriageModel() string {
