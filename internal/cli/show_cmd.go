@@ -99,14 +99,13 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 			return nil, err
 		}
 		d.WorkOrders = append(d.WorkOrders, wd)
-		// As the store's ObjectiveSpend counts: a workorder's candidates
-		// when it has any, its bundle repeating the winner's report.
-		for _, c := range wd.Candidates {
-			d.Spend.AddCandidate(c)
+		// Counted as the store's ObjectiveSpend counts, from what is read
+		// here already.
+		var bundle *store.BundleMetadata
+		if wd.OutputBundle != nil {
+			bundle = &wd.OutputBundle.Metadata
 		}
-		if wd.OutputBundle != nil && len(wd.Candidates) == 0 {
-			d.Spend.Add(wd.OutputBundle.Metadata)
-		}
+		d.Spend.AddWorkOrder(bundle, wd.Candidates)
 		jd, err := loadJob(ctx, s.store, w.WorkOrderID)
 		if err != nil {
 			return nil, err

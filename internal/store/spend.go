@@ -12,11 +12,9 @@ import (
 
 // SpendQuerier reads and sets what objectives may spend and have spent.
 type SpendQuerier interface {
-	// ObjectiveSpend sums the run reports of the objective's workorders:
-	// of each workorder's candidates when it has any (Spend.AddCandidate;
-	// its bundle then carries the winner's report, which must not count
-	// twice), else of its output bundle. An unknown objective has spent
-	// nothing.
+	// ObjectiveSpend sums the run reports of the objective's workorders,
+	// each counted as Spend.AddWorkOrder counts it. An unknown objective
+	// has spent nothing.
 	ObjectiveSpend(ctx context.Context, objectiveID string) (Spend, error)
 	// SetObjectiveBudget sets the objective's budget_usd (nil: no cap)
 	// and its updated_at. An unknown objective is a *NotFoundError; a
@@ -80,6 +78,21 @@ func (s *Spend) AddCandidate(c *Candidate) {
 		return
 	}
 	s.Add(BundleMetadata{Generator: c.Generator, RunReport: c.Report})
+}
+
+// AddWorkOrder counts one workorder's runs: its candidates when it has any
+// (its bundle then repeats the winner's report, which must not count
+// twice), else its output bundle (nil: none yet).
+func (s *Spend) AddWorkOrder(bundle *BundleMetadata, candidates []*Candidate) {
+	if len(candidates) == 0 {
+		if bundle != nil {
+			s.Add(*bundle)
+		}
+		return
+	}
+	for _, c := range candidates {
+		s.AddCandidate(c)
+	}
 }
 
 // Exhausted reports whether the known spend has reached budget (nil: no
