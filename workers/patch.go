@@ -37,9 +37,7 @@ func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 			"or patch.command.preset to claude-code, codex or aider"
 	}
 	if pc.OpenAI.Model != "" {
-		g, err := patchgen.NewOpenAI(patchgen.OpenAIOptions{BaseURL: pc.OpenAI.BaseURL, Model: pc.OpenAI.Model,
-			APIKey: pc.OpenAI.APIKey, TokenParam: pc.OpenAI.TokenParam, MaxTokens: pc.OpenAI.MaxTokens,
-			MaxConcurrency: pc.OpenAI.MaxConcurrency, MaxAttempts: pc.OpenAI.MaxAttempts})
+		g, err := patchgen.NewOpenAI(openAIOptions(pc.OpenAI, pc.OpenAI.Model))
 		if err != nil {
 			return nil, fmt.Errorf("patch.openai: %w", err)
 		}
@@ -68,4 +66,12 @@ func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 			}
 			return s
 		}}), nil
+}
+
+// openAIOptions is the openai client of patch.openai asking model: the
+// patch generator's and the openai triage route's share its endpoint, key
+// and limits.
+func openAIOptions(oc config.OpenAIConfig, model string) patchgen.OpenAIOptions {
+	return patchgen.OpenAIOptions{BaseURL: oc.BaseURL, Model: model, APIKey: oc.APIKey, TokenParam: oc.TokenParam,
+		MaxTokens: oc.MaxTokens, MaxConcurrency: oc.MaxConcurrency, MaxAttempts: oc.MaxAttempts}
 }

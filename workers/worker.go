@@ -106,10 +106,7 @@ func newTriage(cfg config.Config, ex *Executors) (triage.Diazotroph, error) {
 	case config.TriageCommand:
 		o.Model = triage.NewCommand(tc.Command.Run, ex.PatchCommand)
 	case config.TriageOpenAI:
-		oc := cfg.Patch.OpenAI
-		client, err := patchgen.NewOpenAI(patchgen.OpenAIOptions{BaseURL: oc.BaseURL, Model: cfg.TriageModel(),
-			APIKey: oc.APIKey, TokenParam: oc.TokenParam, MaxTokens: oc.MaxTokens,
-			MaxConcurrency: oc.MaxConcurrency, MaxAttempts: oc.MaxAttempts})
+		client, err := patchgen.NewOpenAI(openAIOptions(cfg.Patch.OpenAI, cfg.TriageModel()))
 		if err != nil {
 			return triage.Diazotroph{}, fmt.Errorf("tasks.triage.openai: %w", err)
 		}
