@@ -152,18 +152,14 @@ func spendText(s store.Spend) string {
 	if s.Runs == 0 {
 		return "nothing recorded"
 	}
-	runs := fmt.Sprintf("%d runs", s.Runs)
-	if s.Runs == 1 {
-		runs = "1 run"
-	}
 	var out string
 	switch {
 	case s.Unknown == 0:
-		out = fmt.Sprintf("%s over %s", store.USD(s.USD), runs)
+		out = s.String()
 	case s.Unknown == s.Runs:
-		out = fmt.Sprintf("cost unknown over %s (none reported a cost)", runs)
+		out = "cost unknown over " + store.Spend{Runs: s.Runs}.RunsLine() + " (none reported a cost)"
 	default:
-		out = fmt.Sprintf("at least %s over %s (%d of unknown cost)", store.USD(s.USD), runs, s.Unknown)
+		out = "at least " + s.String()
 	}
 	t := s.Tokens
 	if t == (runreport.Tokens{}) {
