@@ -9,7 +9,9 @@ import (
 )
 
 // spendSeries counts what the executors' runs cost, as their run reports
-// tell, once per gated workorder.
+// tell, once per run: a gated workorder's, or each candidate's of a
+// best-of-N workorder as it finishes (its bundle then repeats the winner's
+// report and is not counted again).
 type spendSeries struct {
 	cost   *prometheus.CounterVec
 	tokens *prometheus.CounterVec
@@ -59,8 +61,9 @@ func newSpendSeries() *spendSeries {
 	}
 }
 
-// RunSpent counts one gated run by its bundle's metadata; a run that ran
-// no agent or model (static generator, built-in rules) counts nothing.
+// RunSpent counts one run (a gated workorder's, or a candidate's) by its
+// bundle's metadata; a run that ran no agent or model (static generator,
+// built-in rules) counts nothing.
 func (m *Metrics) RunSpent(meta store.BundleMetadata) {
 	if m == nil {
 		return
