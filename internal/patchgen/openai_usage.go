@@ -1,6 +1,10 @@
 package patchgen
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/azolla/azolla/internal/runreport"
+)
 
 // Usage is what a model endpoint reported spending on the answer a
 // generation used, kept for the run report; a zero count was not reported.
@@ -22,4 +26,13 @@ func (u Usage) String() string {
 		s += fmt.Sprintf(" (%d prompt tokens cached)", u.CachedPromptTokens)
 	}
 	return s
+}
+
+// Report is u as a run report, the executor's: the endpoint says tokens,
+// not dollars. Input counts the prompt tokens not served from the cache,
+// which CacheRead counts.
+func (u Usage) Report() runreport.Report {
+	return runreport.Report{Model: u.Model, Source: runreport.SourceExecutor, Tokens: &runreport.Tokens{
+		Input: int64(max(u.PromptTokens-u.CachedPromptTokens, 0)), Output: int64(u.CompletionTokens),
+		CacheRead: int64(u.CachedPromptTokens)}}
 }

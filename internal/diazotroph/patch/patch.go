@@ -344,10 +344,7 @@ func (r *run) report(out patchgen.Output) *runreport.Report {
 	case out.Report != nil:
 		rep = *out.Report
 	case out.Usage != nil:
-		u := out.Usage
-		rep = runreport.Report{Model: u.Model, Source: runreport.SourceExecutor, Tokens: &runreport.Tokens{
-			Input: int64(max(u.PromptTokens-u.CachedPromptTokens, 0)), Output: int64(u.CompletionTokens),
-			CacheRead: int64(u.CachedPromptTokens)}}
+		rep = out.Usage.Report()
 	default:
 		return nil
 	}

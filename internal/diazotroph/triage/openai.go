@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/azolla/azolla/internal/patchgen"
-	"github.com/azolla/azolla/internal/runreport"
 )
 
 // OpenAI is the openai route: one chat completion of an OpenAI-compatible
@@ -44,9 +43,8 @@ func (o *OpenAI) Answer(ctx context.Context, _ Input, doc string) (Answer, error
 	a := Answer{Text: r.Content, Notes: []string{note}}
 	if u := r.Usage; u != nil {
 		a.Notes = append(a.Notes, u.String())
-		a.Report = &runreport.Report{Model: u.Model, Source: runreport.SourceExecutor, Tokens: &runreport.Tokens{
-			Input: int64(max(u.PromptTokens-u.CachedPromptTokens, 0)), Output: int64(u.CompletionTokens),
-			CacheRead: int64(u.CachedPromptTokens)}}
+		rep := u.Report()
+		a.Report = &rep
 	}
 	if r.Refusal != "" {
 		return a, fmt.Errorf("openai route: the model refused: %s", r.Refusal)
