@@ -29,10 +29,11 @@
 //   - recent_run_records: RunRow, gate verdicts.
 //   - pull_requests: PullRequestRow, the objectives' pull requests: every
 //     OPEN one, and those MERGED or CLOSED within the substrate's lookback.
-//   - run_spend: SpendRow, the output bundles of the lookback whose runs
-//     could cost (store.Spend.Add counts them), each with its generator,
-//     the model, cost and tokens of its run report, and its objective's
-//     repository.
+//   - run_spend: SpendRow, the runs of the lookback that could cost
+//     (store.Spend.Add counts them): output bundles, and of a best-of-N
+//     workorder its candidates that ran instead of its bundle, which
+//     repeats the winner's report; each with its generator, the model,
+//     cost and tokens of its run report, and its objective's repository.
 //
 // A query name the report does not know is ignored with a note. A query it
 // reads that is missing is a note too (its sections are incomplete), so a
