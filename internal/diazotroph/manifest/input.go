@@ -130,16 +130,17 @@ type PullRequestRow struct {
 	ClosedAt  *time.Time `json:"closed_at,omitempty"`
 }
 
-// SpendRow is a row of run_spend: one output bundle of the lookback whose
-// run could cost (store.Spend.Add counts it), with the repository of its
-// objective.
+// SpendRow is a row of run_spend: one run of the lookback that could cost
+// (store.Spend.Add counts it), an output bundle's or a best-of-N
+// candidate's, with the repository of its objective.
 type SpendRow struct {
 	WorkOrderID string `json:"work_order_id"`
 	// ObjectiveID is "" for a track's workorder (triage, manifest).
 	ObjectiveID string `json:"objective_id,omitempty"`
 	// Repository is the objective's; "" when it names none.
 	Repository string `json:"repository,omitempty"`
-	// Generator is the bundle's (store.BundleMetadata.Generator).
+	// Generator is the bundle's (store.BundleMetadata.Generator) or the
+	// candidate's.
 	Generator string `json:"generator,omitempty"`
 	// RunReport is the part of the bundle's run report a spend reads; nil
 	// when the run wrote none.
