@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -100,7 +99,7 @@ func wakeFollowed(ctx context.Context, st store.Store, wake Waker, id string) bo
 		return false
 	}
 	o, err := st.GetObjective(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || err != nil {
+	if err != nil {
 		return false
 	}
 	return wake(ctx, o) == nil
