@@ -19,10 +19,7 @@ func scanSpend(r interface{ Scan(...any) error }) (manifest.SpendRow, error) {
 		jsonCol(&m), timeCol(&s.CreatedAt)); err != nil {
 		return manifest.SpendRow{}, err
 	}
-	s.Generator = m.Generator
-	if rr := m.RunReport; rr != nil {
-		s.RunReport = &manifest.SpendReport{Model: rr.Model, CostUSD: rr.CostUSD, Tokens: rr.Tokens}
-	}
+	s.Generator, s.RunReport = m.Generator, manifest.SpendReportOf(m.RunReport)
 	return s, nil
 }
 
@@ -98,8 +95,6 @@ func scanCandidateSpend(r interface{ Scan(...any) error }) (manifest.SpendRow, e
 		&s.Generator, jsonCol(&rep), timeCol(&s.CreatedAt)); err != nil {
 		return manifest.SpendRow{}, err
 	}
-	if rep != nil {
-		s.RunReport = &manifest.SpendReport{Model: rep.Model, CostUSD: rep.CostUSD, Tokens: rep.Tokens}
-	}
+	s.RunReport = manifest.SpendReportOf(rep)
 	return s, nil
 }

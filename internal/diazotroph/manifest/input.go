@@ -156,6 +156,14 @@ type SpendReport struct {
 	Tokens  *runreport.Tokens `json:"tokens,omitempty"`
 }
 
+// SpendReportOf is the part of r a spend reads; nil for nil.
+func SpendReportOf(r *runreport.Report) *SpendReport {
+	if r == nil {
+		return nil
+	}
+	return &SpendReport{Model: r.Model, CostUSD: r.CostUSD, Tokens: r.Tokens}
+}
+
 // Rows returns a query result whose rows are the JSON of each of rows (store
 // records or the row types above).
 func Rows[T any](name string, version int, params map[string]string, rows []T) (QueryResult, error) {
