@@ -139,12 +139,14 @@ func setSecretStrings(v reflect.Value, prefix string, keys *[]string) {
 
 func secretValueFor(key string) string { return "value-of-" + key }
 
-func TestStallTimeout_DefaultsToTenMinutesAndZeroIsOff(t *testing.T) {
+func TestStallTimeout_DefaultsToTenMinutesAcceptsZeroAndRefusesUnderASecond(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, 10*time.Minute, config.Default().Executor.StallTimeout)
 	c := valid()
 	c.Executor.StallTimeout = 0
-	require.NoError(t, c.Validate())
+	require.NoError(t, c.Validate(), "0 turns the stop off")
 	c.Executor.StallTimeout = time.Second
 	require.NoError(t, c.Validate())
+	c.Executor.StallTimeout = 10 // a unit left out: ten nanoseconds
+	require.ErrorContains(t, c.Validate(), "executor.stall_timeout")
 }
