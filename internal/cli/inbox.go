@@ -317,6 +317,9 @@ func (src inboxSource) actions(ps *store.PauseState) []inboxAction {
 // out of rounds (their latest pause).
 func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*store.PauseState) ([]inboxItem, error) {
 	var out []inboxItem
+	// open are the objectives with an open pull request: none of them
+	// waits for one to be opened.
+	open := map[string]bool{}
 	list := func(after store.Cursor) ([]*store.PullRequest, error) {
 		return src.q.ListPullRequests(ctx, store.ListPullRequestsParams{After: after, Limit: inboxPage,
 			States: []store.PullRequestState{store.PullRequestOpen}})
@@ -328,6 +331,7 @@ func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*stor
 		if err != nil {
 			return nil, err
 		}
+		open[pr.ObjectiveID] = true
 		o, err := src.q.GetObjective(ctx, pr.ObjectiveID)
 		if err != nil {
 			return nil, err
@@ -358,7 +362,7 @@ func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*stor
 			if o.Status == store.StatusDone {
 				out = append(out, src.pauseItem(inboxPR, o, ps))
 			}
-		case ps.Reason == store.PauseRunComplete && src.hasForge != nil && src.now.Sub(ps.CreatedAt) < pendingWindow:
+		case ps.Reason == store.PauseRunComplete && src.hasForge != nil && !open[id] && src.now.Sub(ps.CreatedAt) < pendingWindow:
 			it, err := src.pendingPullRequest(ctx, id, ps)
 			if err != nil {
 				return nil, err
