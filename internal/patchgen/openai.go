@@ -298,7 +298,7 @@ func (g *OpenAI) post(ctx context.Context, body []byte) (chatReply, error) {
 	return chatReply{status: resp.Status, code: resp.StatusCode, header: resp.Header, body: raw}, nil
 }
 
-// decode reads a successful answer into an Output.
+// decode reads a successful answer.
 func (g *OpenAI) decode(raw []byte) (chatResponse, error) {
 	var cr chatResponse
 	if len(raw) > maxResponseBytes {
@@ -342,11 +342,7 @@ func (g *OpenAI) output(cr chatResponse) Output {
 			len(content), g.snippet([]byte(content)))
 	}
 	out := Output{Patch: patch, Notes: notes}
-	if u := cr.Usage; u != nil {
-		out.Usage = &Usage{Model: cmp.Or(cr.Model, g.model), PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
-		if u.PromptTokensDetails != nil {
-			out.Usage.CachedPromptTokens = u.PromptTokensDetails.CachedTokens
-		}
+	if out.Usage = g.usage(cr); out.Usage != nil {
 		out.Notes += "\n" + out.Usage.String()
 	}
 	return out

@@ -44,13 +44,6 @@ func (g *OpenAI) Chat(ctx context.Context, system, user string) (ChatReply, erro
 // chatReply reads a successful answer's first choice.
 func (g *OpenAI) chatReply(cr chatResponse) ChatReply {
 	c := cr.Choices[0]
-	reply := ChatReply{Content: c.Message.Content, Refusal: c.Message.Refusal, FinishReason: c.FinishReason,
-		Model: cmp.Or(cr.Model, g.model)}
-	if u := cr.Usage; u != nil {
-		reply.Usage = &Usage{Model: reply.Model, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
-		if u.PromptTokensDetails != nil {
-			reply.Usage.CachedPromptTokens = u.PromptTokensDetails.CachedTokens
-		}
-	}
-	return reply
+	return ChatReply{Content: c.Message.Content, Refusal: c.Message.Refusal, FinishReason: c.FinishReason,
+		Model: cmp.Or(cr.Model, g.model), Usage: g.usage(cr)}
 }

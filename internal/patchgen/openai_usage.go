@@ -1,6 +1,7 @@
 package patchgen
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/azolla/azolla/internal/runreport"
@@ -35,4 +36,18 @@ func (u Usage) Report() runreport.Report {
 	return runreport.Report{Model: u.Model, Source: runreport.SourceExecutor, Tokens: &runreport.Tokens{
 		Input: int64(max(u.PromptTokens-u.CachedPromptTokens, 0)), Output: int64(u.CompletionTokens),
 		CacheRead: int64(u.CachedPromptTokens)}}
+}
+
+// usage is what a successful answer reported spending, nil when it
+// reported nothing; its model is the one that answered, else the one asked.
+func (g *OpenAI) usage(cr chatResponse) *Usage {
+	u := cr.Usage
+	if u == nil {
+		return nil
+	}
+	out := &Usage{Model: cmp.Or(cr.Model, g.model), PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	if u.PromptTokensDetails != nil {
+		out.CachedPromptTokens = u.PromptTokensDetails.CachedTokens
+	}
+	return out
 }
