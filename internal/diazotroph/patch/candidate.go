@@ -118,8 +118,7 @@ func (p *Patch) RunCandidate(ctx context.Context, req diazotroph.Request, k int)
 	if len(s.GateCommands) == 0 {
 		return c, nil
 	}
-	vars := []string{"AZOLLA_OBJECTIVE_ID=" + o.ObjectiveID, "AZOLLA_WORK_ORDER_ID=" + w.WorkOrderID,
-		"AZOLLA_BRANCH_NAME=" + r.branch, "AZOLLA_COMMIT_SHA=" + c.CommitSHA, "AZOLLA_CANDIDATE=" + strconv.Itoa(k)}
+	vars := append(gateVars(o.ObjectiveID, w.WorkOrderID, r.branch, c.CommitSHA), "AZOLLA_CANDIDATE="+strconv.Itoa(k))
 	c.Gate, _, err = p.gateCommands(ctx, s, o.Repository, r.ws, vars, true)
 	if err != nil {
 		return Candidate{}, fmt.Errorf("candidate %d: %w", k, err)

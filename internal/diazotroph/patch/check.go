@@ -62,8 +62,7 @@ func (p *Patch) gate(ctx context.Context, c diazotroph.Check) (diazotroph.Verdic
 	if err != nil || failed != "" {
 		return diazotroph.Verdict{Reason: failed}, err
 	}
-	vars := []string{"AZOLLA_OBJECTIVE_ID=" + c.Objective.ObjectiveID, "AZOLLA_WORK_ORDER_ID=" + c.WorkOrder.WorkOrderID,
-		"AZOLLA_BRANCH_NAME=" + c.WorkOrder.BranchName, "AZOLLA_COMMIT_SHA=" + c.Bundle.Metadata.CommitSHA}
+	vars := gateVars(c.Objective.ObjectiveID, c.WorkOrder.WorkOrderID, c.WorkOrder.BranchName, c.Bundle.Metadata.CommitSHA)
 	_, failed, err = p.gateCommands(ctx, s, c.Objective.Repository, dir, vars, false)
 	if err != nil || failed != "" {
 		return diazotroph.Verdict{Reason: failed}, err
@@ -82,6 +81,13 @@ type GateResult struct {
 	// Detail says how it ended, on one line: its status and time, and
 	// when it failed, the last line of its output.
 	Detail string
+}
+
+// gateVars are the AZOLLA_* variables a gate command is told about the
+// work it judges.
+func gateVars(objectiveID, workOrderID, branch, commitSHA string) []string {
+	return []string{"AZOLLA_OBJECTIVE_ID=" + objectiveID, "AZOLLA_WORK_ORDER_ID=" + workOrderID,
+		"AZOLLA_BRANCH_NAME=" + branch, "AZOLLA_COMMIT_SHA=" + commitSHA}
 }
 
 // gateCommands runs the repository's gate commands in order in dir, all
