@@ -325,9 +325,14 @@ func settled(recs []*store.Candidate) string {
 	return out
 }
 
-// hasCandidates says whether the workorder ran as candidates, whose spend
-// was counted as each ran (a failed read counts as none: metrics only).
-func (a *Lifecycle) hasCandidates(ctx context.Context, workOrderID string) bool {
-	cs, err := a.Store.ListCandidates(ctx, workOrderID)
+// hasCandidates says whether w, a workorder of o, ran as candidates, whose
+// spend was counted as each ran (a failed read counts as none: metrics
+// only). Only an objective with several attempts has any, so one with a
+// single attempt, the common case, costs no store read.
+func (a *Lifecycle) hasCandidates(ctx context.Context, w *store.WorkOrder, o *store.Objective) bool {
+	if o.Attempts == nil || *o.Attempts < 2 {
+		return false
+	}
+	cs, err := a.Store.ListCandidates(ctx, w.WorkOrderID)
 	return err == nil && len(cs) > 0
 }

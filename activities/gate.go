@@ -65,13 +65,14 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
 	}
 	var res GateResult
+	var o *store.Objective // as the verdict left it; nil unless written
 	var written bool
 	err = lease.Fenced(ctx, func(q store.Querier) error {
 		var done bool
 		if res, done, err = a.gated(ctx, q, w); err != nil || done {
 			return err
 		}
-		res, err = a.gate(ctx, q, w, v)
+		res, o, err = a.gate(ctx, q, w, v)
 		written = err == nil
 		return err
 	})
@@ -82,7 +83,7 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 	}
 	if written && a.Observer != nil {
 		a.Observer.GateVerdict(GateWorkOrder, res.GateResult)
-		if v.bundle != nil && !a.hasCandidates(ctx, w.WorkOrderID) {
+		if v.bundle != nil && !a.hasCandidates(ctx, w, o) {
 			a.Observer.RunSpent(v.bundle.Metadata)
 		}
 	}
@@ -184,13 +185,14 @@ func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure st
 	return j, nil
 }
 
-// gate writes the verdict, the transition and the pause state.
-func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrder, j judgement) (GateResult, error) {
+// gate writes the verdict, the transition and the pause state, and returns
+// the objective as the transition left it.
+func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrder, j judgement) (GateResult, *store.Objective, error) {
 	now := a.now()
 	rr := &store.RunRecord{WorkOrderID: w.WorkOrderID, ObjectiveID: w.ObjectiveID, GateResult: j.result,
 		GateReason: j.reason, CommitSHA: j.commitSHA, CreatedAt: now, UpdatedAt: now}
 	if _, err := q.UpsertRunRecord(ctx, rr); err != nil {
-		return GateResult{}, err
+		return GateResult{}, nil, err
 	}
 	var keep *pause.Action
 	if j.unpushed && a.Retention > 0 {
@@ -204,17 +206,17 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrde
 	}
 	o, err := q.TransitionObjective(ctx, p)
 	if err != nil {
-		return GateResult{}, err
+		return GateResult{}, nil, err
 	}
 	ps, err := a.gatePause(ctx, q, w, o, j, rr, keep)
 	if err != nil {
-		return GateResult{}, err
+		return GateResult{}, nil, err
 	}
 	if err := q.CreatePauseState(ctx, &ps); err != nil {
-		return GateResult{}, err
+		return GateResult{}, nil, err
 	}
 	return GateResult{GateResult: j.result, GateReason: j.reason, CommitSHA: rr.CommitSHA, Status: o.Status,
-		BlockerRef: o.BlockerRef, Pause: ps, PullRequest: a.wantsPullRequest(rr, o)}, nil
+		BlockerRef: o.BlockerRef, Pause: ps, PullRequest: a.wantsPullRequest(rr, o)}, o, nil
 }
 
 // gated returns the stored verdict of a workorder gated before, done=false
