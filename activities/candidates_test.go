@@ -17,10 +17,12 @@ import (
 )
 
 // fakeCandidates answers each candidate k with byK[k]; a candidate whose
-// entry is block waits for its context to end.
+// entry is block says so on started, when started is set, and waits for
+// its context to end.
 type fakeCandidates struct {
-	byK   map[int]patch.Candidate
-	block map[int]bool
+	byK     map[int]patch.Candidate
+	block   map[int]bool
+	started chan int
 
 	mu        sync.Mutex
 	ran       []int
@@ -34,6 +36,9 @@ func (f *fakeCandidates) RunCandidate(ctx context.Context, _ diazotroph.Request,
 	f.ran = append(f.ran, k)
 	f.mu.Unlock()
 	if f.block[k] {
+		if f.started != nil {
+			f.started <- k
+		}
 		<-ctx.Done()
 		return patch.Candidate{}, ctx.Err()
 	}
@@ -168,23 +173,32 @@ func TestCandidates_NotStartedOnceTheBudgetIsSpent(t *testing.T) {
 func TestCandidates_ACancelledRunIsRecordedCancelled(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
-		f := &fakeCandidates{block: map[int]bool{1: true}, byK: map[int]patch.Candidate{}}
+		f := &fakeCandidates{block: map[int]bool{1: true}, byK: map[int]patch.Candidate{}, started: make(chan int, 1)}
 		tb.l.Candidates = f
 		wo := tb.bestOfN(t, 2, nil)
 		cctx, cancel := context.WithCancel(ctx)
-		done := make(chan activities.CandidateResult)
+		type outcome struct {
+			r   activities.CandidateResult
+			err error
+		}
+		done := make(chan outcome, 1)
 		go func() {
 			r, err := tb.l.RunCandidate(cctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
-			require.NoError(t, err)
-			done <- r
+			done <- outcome{r, err}
 		}()
-		require.Eventually(t, func() bool {
-			c, err := tb.store.GetCandidate(ctx, wo.WorkOrderID, 1)
-			return err == nil && c.Status == store.CandidateRunning
-		}, 10*time.Second, 10*time.Millisecond)
+		// Cancelled once it runs, not before it starts.
+		select {
+		case <-f.started:
+		case o := <-done:
+			require.FailNow(t, "the candidate ended before it was cancelled", "%+v", o)
+		}
+		c, err := tb.store.GetCandidate(ctx, wo.WorkOrderID, 1)
+		require.NoError(t, err)
+		require.Equal(t, store.CandidateRunning, c.Status)
 		cancel()
-		r := <-done
-		require.Equal(t, store.CandidateCancelled, r.Status)
+		o := <-done
+		require.NoError(t, o.err)
+		require.Equal(t, store.CandidateCancelled, o.r.Status)
 
 		// Nothing produced a patch: the bundle has no content, and says why.
 		run, err := tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID, EarlyStopped: true})
