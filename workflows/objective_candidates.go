@@ -24,15 +24,11 @@ func (w *objective) bestOfN(ctx workflow.Context, wo activities.WorkOrderRef) bo
 // workorder's one bundle. With early stop, the first candidate that
 // passes every gate command with a diff within the allowed size cancels
 // the others, which are recorded as cancelled; so does the first whose
-// cost uses up the objective's budget. A candidate that fails for good is one that lost; the
-// selection decides with the others.
+// cost uses up the objective's budget. A candidate that fails for good is
+// one that lost; the selection decides with the others.
 func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderRef) (activities.RunResult, error) {
 	cctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
-	// A cancelled candidate's future resolves as soon as the cancellation
-	// is asked for: SelectCandidate records the candidates still running
-	// as cancelled, and each learns it at its next heartbeat, when its
-	// processes are killed.
 	cctx = withRunOptions(cctx, wo, w.leaseTTL)
 	sel := workflow.NewSelector(ctx)
 	in := activities.SelectInput{WorkOrderID: wo.WorkOrderID}
@@ -50,6 +46,10 @@ func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderR
 			}
 		})
 	}
+	// A cancelled candidate's future resolves as soon as the cancellation
+	// is asked for: SelectCandidate records the candidates still running
+	// as cancelled, and each learns it at its next heartbeat, when its
+	// processes are killed.
 	for range wo.Attempts {
 		sel.Select(ctx)
 	}
