@@ -74,7 +74,8 @@ func (a *Lifecycle) candidateResult(c *store.Candidate) CandidateResult {
 // records it. A candidate recorded as finished is not run again. One the
 // objective's budget cannot cover any more is recorded SKIPPED and not
 // started; one cancelled while it runs (another passed every gate command
-// first) has its processes killed and is recorded CANCELLED.
+// first, or the objective's budget ran out) has its processes killed and
+// is recorded CANCELLED, with which of the two it was.
 func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (CandidateResult, error) {
 	fail := func(err error) (CandidateResult, error) {
 		return CandidateResult{}, fmt.Errorf("run candidate %s: %w", store.CandidateKey(in.WorkOrderID, in.Attempt), err)
@@ -124,8 +125,12 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 		return fail(fmt.Errorf("stopped, claim lost: %w", cause))
 	case ctx.Err() != nil:
 		// Cancelled: the record says so, whatever the run left.
+		wctx := context.WithoutCancel(ctx)
 		rec.Status, rec.Why = store.CandidateCancelled, "cancelled while it ran: another candidate passed every gate command first"
-		return a.putCandidate(context.WithoutCancel(ctx), rec)
+		if _, err := budgetLeft(wctx, a.Store, &req.Objective); errors.As(err, &spent) {
+			rec.Why = "cancelled while it ran: the objective's budget ran out"
+		}
+		return a.putCandidate(wctx, rec)
 	case err != nil:
 		rec.Status, rec.Why = store.CandidateFailed, oneLine(err.Error())
 		return a.putCandidate(ctx, rec)

@@ -231,3 +231,31 @@ func TestCandidates_SmallIsWithinTheEarlyStopBound(t *testing.T) {
 		}
 	})
 }
+
+// A candidate cancelled after another's cost used up the budget says so.
+func TestCandidates_ACancelledRunSaysTheBudgetRanOut(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		f := &fakeCandidates{block: map[int]bool{1: true}, started: make(chan int, 1),
+			byK: map[int]patch.Candidate{2: cand("diff --git a/x b/x\n+b\n", 0, 1, 1, 0, 1.5)}}
+		tb.l.Candidates = f
+		budget := 1.0
+		wo := tb.bestOfN(t, 2, &budget)
+		cctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			_, err := tb.l.RunCandidate(cctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
+			done <- err
+		}()
+		<-f.started
+		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
+		require.NoError(t, err)
+		require.True(t, r.BudgetSpent)
+		cancel()
+		require.NoError(t, <-done)
+		c, err := tb.store.GetCandidate(ctx, wo.WorkOrderID, 1)
+		require.NoError(t, err)
+		require.Equal(t, store.CandidateCancelled, c.Status)
+		require.Contains(t, c.Why, "the objective's budget ran out")
+	})
+}
