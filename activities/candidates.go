@@ -63,8 +63,7 @@ func (a *Lifecycle) attemptsOf(ref *WorkOrderRef, o *store.Objective) {
 
 // candidateResult is the result of a recorded candidate.
 func (a *Lifecycle) candidateResult(c *store.Candidate) CandidateResult {
-	passed := c.Status == store.CandidateDone && c.RunnerStatus == store.RunnerOK && c.Patch != "" &&
-		c.CommandsPassed == len(c.GateResults)
+	passed := c.Status == store.CandidateDone && patchCandidate(c).HasPatch() && c.CommandsPassed == len(c.GateResults)
 	small := a.EarlyStopMaxDiffLines <= 0 || (c.DiffLines != nil && *c.DiffLines <= a.EarlyStopMaxDiffLines)
 	return CandidateResult{Attempt: c.Attempt, Status: c.Status, PassedAll: passed, Small: small}
 }
