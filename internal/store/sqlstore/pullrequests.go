@@ -71,6 +71,23 @@ func (q *querier) RecordPullRequest(ctx context.Context, p store.RecordPullReque
 	if err := validatePullRequest(fresh); err != nil {
 		return nil, false, fmt.Errorf("%s: %w", what, err)
 	}
+	stored, created, err := q.recordPullRequest(ctx, p.ObjectiveID, fresh)
+	if errors.Is(err, store.ErrAlreadyExists) {
+		// A racing recorder of the same objective's pull request can make
+		// the insert hit the number's unique key before its own row is
+		// visible (PostgreSQL); once it has committed, a second try finds
+		// its row and reconciles with it. A pull request recorded for
+		// another objective is refused the same way again.
+		stored, created, err = q.recordPullRequest(ctx, p.ObjectiveID, fresh)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", what, err)
+	}
+	return stored, created, nil
+}
+
+// recordPullRequest is one transaction of RecordPullRequest.
+func (q *querier) recordPullRequest(ctx context.Context, objectiveID string, fresh *store.PullRequest) (*store.PullRequest, bool, error) {
 	var (
 		stored  *store.PullRequest
 		created bool
@@ -79,7 +96,7 @@ func (q *querier) RecordPullRequest(ctx context.Context, p store.RecordPullReque
 		if err := q.checkPullRequestWorkOrder(ctx, fresh); err != nil {
 			return err
 		}
-		cur, err := q.getPullRequest(ctx, p.ObjectiveID, true)
+		cur, err := q.getPullRequest(ctx, objectiveID, true)
 		if errors.Is(err, store.ErrNotFound) {
 			stored, err = scanPullRequest(q.queryRow(ctx, `INSERT INTO pull_requests (`+pullRequestCols+`)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
@@ -92,7 +109,7 @@ func (q *querier) RecordPullRequest(ctx context.Context, p store.RecordPullReque
 				return q.pullRequestWriteError(err, fresh)
 			}
 			// Another recorder's insert won; reconcile with it.
-			cur, err = q.getPullRequest(ctx, p.ObjectiveID, true)
+			cur, err = q.getPullRequest(ctx, objectiveID, true)
 		}
 		if err != nil {
 			return err
@@ -100,10 +117,7 @@ func (q *querier) RecordPullRequest(ctx context.Context, p store.RecordPullReque
 		stored, created, err = q.recordOver(ctx, cur, fresh)
 		return err
 	})
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", what, err)
-	}
-	return stored, created, nil
+	return stored, created, err
 }
 
 // checkPullRequestWorkOrder refuses a pull request whose workorder, or
