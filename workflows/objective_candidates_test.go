@@ -45,7 +45,7 @@ func candidatesToDone(t *testing.T, earlyStop bool,
 
 // Without early stop every candidate runs to its end, one that fails for
 // good included, and the selection follows.
-func TestObjective_CandidatesRunInParallelThenTheBestIsSelected(t *testing.T) {
+func TestObjective_EveryCandidateRunsThenTheBestIsSelected(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[int]bool{}
 	sel := candidatesToDone(t, false, func(_ context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
