@@ -165,6 +165,10 @@ type Store interface {
 	Migrate(ctx context.Context) (applied []int, err error)
 	// Dialect names the backend: "sqlite" or "postgres".
 	Dialect() string
+	// PruneFinished deletes, in batches of p.Batch, the rows that served
+	// only a finished step and whose use ended before p.Before; see
+	// PruneFinishedParams for what goes and what stays.
+	PruneFinished(ctx context.Context, p PruneFinishedParams) (PruneFinishedCounts, error)
 	Close() error
 }
 

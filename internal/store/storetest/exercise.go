@@ -45,6 +45,7 @@ func Exercise(t *testing.T, open func(t testing.TB) store.Store) {
 	exerciseSpend(t, open)
 	exerciseTranscripts(t, open)
 	exerciseCandidates(t, open)
+	ExercisePruneFinished(t, open)
 }
 
 // Objective returns a valid NEW ticket objective.
