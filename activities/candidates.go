@@ -58,7 +58,7 @@ func (a *Lifecycle) attemptsOf(ref *WorkOrderRef, o *store.Objective) {
 	if ref == nil || ref.DiazotrophType != diazotroph.PatchType || o.Attempts == nil || *o.Attempts < 2 {
 		return
 	}
-	ref.Attempts, ref.EarlyStop = *o.Attempts, a.EarlyStop
+	ref.Attempts, ref.EarlyStop, ref.Parallel = *o.Attempts, a.EarlyStop, a.ParallelCandidates
 }
 
 // candidateResult is the result of a recorded candidate.
@@ -105,6 +105,12 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	}
 	if err != nil {
 		return fail(err)
+	}
+	if why, err := cannotCoverAnother(ctx, a.Store, w.WorkOrderID, in.Attempt, left); err != nil {
+		return fail(err)
+	} else if why != "" {
+		rec.Status, rec.Why = store.CandidateSkipped, why
+		return a.putCandidate(ctx, rec)
 	}
 	req.WorkOrder.BudgetUSDRemaining = left
 	lease, err := a.acquire(ctx, store.ResourceCandidate, candidateResource(w.WorkOrderID, in.Attempt), a.runLease(ctx))
@@ -271,6 +277,9 @@ func (a *Lifecycle) deliverBest(ctx context.Context, req diazotroph.Request, in 
 		why = "cancelled: the objective's budget ran out while it ran"
 	case in.EarlyStopped:
 		why = "cancelled: another candidate passed every gate command first"
+	}
+	if recs, err = a.recordUnstarted(ctx, req, recs, in); err != nil {
+		return diazotroph.Result{}, err
 	}
 	var cands []patch.Candidate
 	var recOf []*store.Candidate

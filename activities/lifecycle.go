@@ -67,6 +67,9 @@ type Lifecycle struct {
 	// EarlyStopMaxDiffLines, above 0, bounds the diff of a candidate
 	// that stops the others.
 	EarlyStopMaxDiffLines int
+	// ParallelCandidates, above 0, is how many of a workorder's
+	// candidates run at a time; 0 runs them all at once.
+	ParallelCandidates int
 }
 
 // Observer is told what the lifecycle's steps wrote, for metrics. It must

@@ -44,10 +44,11 @@ type WorkOrderRef struct {
 	Status         string
 	BranchName     string
 	// Attempts, above 1, is how many candidates the run makes (best-of-N),
-	// and EarlyStop whether the first to pass every gate command stops
-	// the others.
+	// EarlyStop whether the first to pass every gate command stops the
+	// others, and Parallel, above 0, how many run at a time.
 	Attempts  int  `json:",omitempty"`
 	EarlyStop bool `json:",omitempty"`
+	Parallel  int  `json:",omitempty"`
 }
 
 func workOrderRef(w *store.WorkOrder) *WorkOrderRef {

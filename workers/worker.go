@@ -53,6 +53,7 @@ func NewLifecycle(cfg config.Config, st store.Store, identity string, ex *Execut
 		Candidates:            p,
 		EarlyStop:             cfg.Patch.EarlyStop,
 		EarlyStopMaxDiffLines: cfg.Patch.EarlyStopMaxDiffLines,
+		ParallelCandidates:    cfg.Patch.ParallelCandidates,
 		Tasks: activities.TaskOptions{TriageMaxCaptures: cfg.Tasks.TriageMaxCaptures,
 			TriageMaxBytes: cfg.Tasks.TriageMaxBytes, Budget: cfg.Tasks.Budget, SLA: cfg.Deadlines.SLA.Map(),
 			TriageMaxFailures: cfg.Tasks.Triage.MaxFailures},

@@ -16,12 +16,13 @@ import (
 )
 
 // candidatesToDone approves obj-1, whose workorder runs three candidates
-// answered by answer, and returns what SelectCandidate was asked.
-func candidatesToDone(t *testing.T, earlyStop bool,
+// answered by answer, at most parallel at a time (0: all at once), and
+// returns what SelectCandidate was asked.
+func candidatesToDone(t *testing.T, earlyStop bool, parallel int,
 	answer func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error)) activities.SelectInput {
 	b := setup(t)
 	wo := woA
-	wo.Attempts, wo.EarlyStop = 3, earlyStop
+	wo.Attempts, wo.EarlyStop, wo.Parallel = 3, earlyStop, parallel
 	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
 	b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	b.env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(wo), nil).Once()
@@ -48,7 +49,7 @@ func candidatesToDone(t *testing.T, earlyStop bool,
 func TestObjective_EveryCandidateRunsThenTheBestIsSelected(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[int]bool{}
-	sel := candidatesToDone(t, false, func(_ context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
+	sel := candidatesToDone(t, false, 0, func(_ context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
 		mu.Lock()
 		seen[in.Attempt] = true
 		mu.Unlock()
@@ -64,7 +65,7 @@ func TestObjective_EveryCandidateRunsThenTheBestIsSelected(t *testing.T) {
 // With early stop, the first candidate to pass every gate command cancels
 // the others, and the selection is told so.
 func TestObjective_EarlyStopCancelsTheOtherCandidates(t *testing.T) {
-	sel := candidatesToDone(t, true, func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
+	sel := candidatesToDone(t, true, 0, func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
 		if in.Attempt == 2 {
 			return activities.CandidateResult{Attempt: 2, Status: store.CandidateDone, PassedAll: true, Small: true}, nil
 		}
@@ -77,7 +78,7 @@ func TestObjective_EarlyStopCancelsTheOtherCandidates(t *testing.T) {
 // A candidate whose cost used up the budget stops the others too, and the
 // selection is told why.
 func TestObjective_ASpentBudgetCancelsTheOtherCandidates(t *testing.T) {
-	sel := candidatesToDone(t, false, func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
+	sel := candidatesToDone(t, false, 0, func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
 		if in.Attempt == 1 {
 			return activities.CandidateResult{Attempt: 1, Status: store.CandidateDone, BudgetSpent: true}, nil
 		}
@@ -92,7 +93,7 @@ func TestObjective_ASpentBudgetCancelsTheOtherCandidates(t *testing.T) {
 func TestObjective_ALargePassingCandidateStopsNobody(t *testing.T) {
 	var mu sync.Mutex
 	n := 0
-	sel := candidatesToDone(t, true, func(_ context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
+	sel := candidatesToDone(t, true, 0, func(_ context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
 		mu.Lock()
 		n++
 		mu.Unlock()
@@ -100,4 +101,46 @@ func TestObjective_ALargePassingCandidateStopsNobody(t *testing.T) {
 	})
 	require.Equal(t, 3, n, "every candidate ran to its end")
 	require.Equal(t, activities.SelectInput{WorkOrderID: woA.WorkOrderID}, sel)
+}
+
+// With patch.parallel_candidates, no more than that many candidates run at
+// a time; the next starts when one ends, a failed one included.
+func TestObjective_ParallelCandidatesBoundsHowManyRunAtATime(t *testing.T) {
+	var mu sync.Mutex
+	running, most, order := 0, 0, []int{}
+	sel := candidatesToDone(t, false, 1, func(_ context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		order = append(order, in.Attempt)
+		mu.Unlock()
+		defer func() { mu.Lock(); running--; mu.Unlock() }()
+		if in.Attempt == 1 {
+			return activities.CandidateResult{}, temporal.NewNonRetryableApplicationError("agent crashed", "Crash", nil)
+		}
+		return activities.CandidateResult{Attempt: in.Attempt, Status: store.CandidateDone, PassedAll: true}, nil
+	})
+	require.Equal(t, 1, most, "one candidate at a time")
+	require.Equal(t, []int{1, 2, 3}, order, "each started after the one before ended, the failed one's included")
+	require.Equal(t, activities.SelectInput{WorkOrderID: woA.WorkOrderID}, sel)
+}
+
+// A candidate whose cost used up the budget leaves the candidates not yet
+// started unstarted.
+func TestObjective_ASpentBudgetStartsNoMoreCandidates(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	sel := candidatesToDone(t, false, 2, func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
+		mu.Lock()
+		seen[in.Attempt] = true
+		mu.Unlock()
+		if in.Attempt == 1 {
+			return activities.CandidateResult{Attempt: 1, Status: store.CandidateDone, BudgetSpent: true}, nil
+		}
+		<-ctx.Done()
+		return activities.CandidateResult{}, ctx.Err()
+	})
+	require.True(t, seen[1])
+	require.False(t, seen[3], "the third never started") // the second may not have either
+	require.Equal(t, activities.SelectInput{WorkOrderID: woA.WorkOrderID, BudgetStopped: true}, sel)
 }

@@ -111,8 +111,8 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 	in := activities.GateInput{WorkOrderID: wo.WorkOrderID}
 	var run activities.RunResult
 	var err error
-	if w.bestOfN(ctx, wo) {
-		run, err = w.runCandidates(ctx, wo)
+	if v := w.bestOfN(ctx, wo); v != workflow.DefaultVersion {
+		run, err = w.runCandidates(ctx, wo, v)
 	} else {
 		err = workflow.ExecuteActivity(withRunOptions(ctx, wo, w.leaseTTL), act.Run,
 			activities.RunInput{WorkOrderID: wo.WorkOrderID}).Get(ctx, &run)

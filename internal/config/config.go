@@ -204,6 +204,10 @@ type PatchConfig struct {
 	// lines) of a passing candidate that stops the others: a larger one
 	// lets them finish, since one of them may pass with less.
 	EarlyStopMaxDiffLines int `mapstructure:"early_stop_max_diff_lines" json:"early_stop_max_diff_lines" yaml:"early_stop_max_diff_lines"`
+	// ParallelCandidates, above 0, is how many of a workorder's candidates
+	// run at a time; the next starts as one finishes, after the budget
+	// check. 0 starts them all at once.
+	ParallelCandidates int `mapstructure:"parallel_candidates" json:"parallel_candidates" yaml:"parallel_candidates"`
 	// MaxPatchBytes bounds a candidate patch.
 	MaxPatchBytes int `mapstructure:"max_patch_bytes" json:"max_patch_bytes" yaml:"max_patch_bytes"`
 	// FileListLimit bounds the file listing frozen into the prompt.

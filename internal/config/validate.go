@@ -206,6 +206,9 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 	if p.GCInterval < MinGCInterval {
 		add("patch.gc_interval", "must be a duration of at least %s, got %s", MinGCInterval, p.GCInterval)
 	}
+	if p.ParallelCandidates < 0 {
+		add("patch.parallel_candidates", "must be how many candidates run at a time, 0 for all at once, got %d", p.ParallelCandidates)
+	}
 	if p.EarlyStopMaxDiffLines < 0 {
 		add("patch.early_stop_max_diff_lines", "must be a number of changed lines, 0 for any size, got %d", p.EarlyStopMaxDiffLines)
 	}
