@@ -254,6 +254,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	pruner.Start(ctx)
 	defer pruner.Stop()
+	// The store's finished work is pruned by every worker: a row one pass
+	// deleted is not there for the next (store.retention).
+	storePruner := NewStorePruner(o.Config, o.Store, o.Log)
+	storePruner.Start(ctx)
+	defer storePruner.Stop()
 
 	if !o.NoPoller {
 		p := &Poller{Store: o.Store, Claims: l.Claims, Client: o.Client,

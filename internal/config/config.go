@@ -348,6 +348,12 @@ type StoreConfig struct {
 	DSN string `mapstructure:"dsn" json:"dsn" yaml:"dsn"`
 	// SQLitePath overrides <data_dir>/azolla.db; see Config.SQLitePath.
 	SQLitePath string `mapstructure:"sqlite_path" json:"sqlite_path" yaml:"sqlite_path"`
+	// Retention is how long the rows that served only a finished step
+	// (its claims, a settled job's leases and leftover messages) are kept
+	// once their use ended; see store.PruneFinishedParams.
+	Retention time.Duration `mapstructure:"retention" json:"retention" yaml:"retention"`
+	// GCInterval is how often each worker prunes them.
+	GCInterval time.Duration `mapstructure:"gc_interval" json:"gc_interval" yaml:"gc_interval"`
 }
 
 // ClaimConfig tunes the claim/lease protocol.
@@ -400,7 +406,7 @@ func Default() Config { return DefaultFor(os.Getenv) }
 func DefaultFor(getenv func(string) string) Config {
 	return Config{
 		DataDir: DefaultDataDir(getenv),
-		Store:   StoreConfig{Driver: DriverSQLite},
+		Store:   StoreConfig{Driver: DriverSQLite, Retention: DefaultStoreRetention, GCInterval: DefaultStoreGCInterval},
 		Claim:   ClaimConfig{LeaseTTL: 60 * time.Second},
 		Log:     LogConfig{Level: "info", Format: "text"},
 		Temporal: TemporalConfig{Address: "127.0.0.1:7233", Namespace: "default",

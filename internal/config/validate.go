@@ -73,6 +73,7 @@ func (c Config) Validate() error {
 		add("store.driver", "must be %q or %q, got %q", DriverSQLite, DriverPostgres, c.Store.Driver)
 	}
 
+	c.Store.validateRetention(add)
 	if ttl := c.Claim.LeaseTTL; ttl < MinLeaseTTL || ttl > MaxLeaseTTL {
 		add("claim.lease_ttl", "must be a duration between %s and %s (e.g. 60s), got %s", MinLeaseTTL, MaxLeaseTTL, ttl)
 	}

@@ -59,6 +59,10 @@ type Job struct {
 	AttemptCount int       `json:"attempt_count"`
 	MaxAttempts  int       `json:"max_attempts"`
 	WorkOrderID  string    `json:"work_order_id,omitempty"`
+	// Candidate, when set, makes the job candidate k (1…N) of its
+	// workorder's best-of-N run instead of the workorder's own run; it
+	// needs WorkOrderID (docs/patches.md#several-candidates).
+	Candidate int `json:"candidate,omitempty"`
 	// EnqueueID names the job's current enqueue; every requeue makes a new
 	// one, so a message of an earlier enqueue is recognized as stale.
 	EnqueueID string `json:"enqueue_id"`
@@ -161,11 +165,15 @@ type WorkerToken struct {
 // (errors.Is ErrJobLeaseLost) and nothing is written.
 type JobStore interface {
 	// CreateJob inserts j as QUEUED. A job already stored for the same
-	// job_id, or for the same work_order_id, is returned with
-	// created=false and nothing is written.
+	// job_id, or for the same (work_order_id, candidate), is returned
+	// with created=false and nothing is written: a workorder has at most
+	// one job of its own (no candidate) and one per candidate.
 	CreateJob(ctx context.Context, j *Job) (stored *Job, created bool, err error)
 	GetJob(ctx context.Context, jobID string) (*Job, error)
+	// GetJobByWorkOrder loads the workorder's own job (not a candidate's).
 	GetJobByWorkOrder(ctx context.Context, workOrderID string) (*Job, error)
+	// GetCandidateJob loads the job of candidate k of the workorder.
+	GetCandidateJob(ctx context.Context, workOrderID string, k int) (*Job, error)
 	ListJobs(ctx context.Context, p ListJobsParams) ([]*Job, error)
 	ListJobAttempts(ctx context.Context, jobID string) ([]*JobAttempt, error)
 	// ListJobLeases returns a job's leases, one per attempt, oldest first.

@@ -19,22 +19,25 @@ var _ store.JobStore = (*Store)(nil)
 
 const jobCols = `job_id, job_type, stream, status, payload, result, error, attempt_count, max_attempts,
 	work_order_id, enqueue_id, message_id, available_at, activity_workflow_id, activity_run_id, activity_id,
-	notified_at, created_at, updated_at`
+	notified_at, created_at, updated_at, candidate`
 
 func scanJob(r rowScanner) (*store.Job, error) {
 	var (
 		j        store.Job
-		workflow sql.NullString
-		runID    string
-		activity string
+		workflow  sql.NullString
+		runID     string
+		activity  string
+		candidate sql.NullInt64
 	)
 	err := r.Scan(&j.JobID, &j.JobType, &j.Stream, &j.Status, jsonCol(&j.Payload), jsonCol(&j.Result),
 		jsonCol(&j.Error), &j.AttemptCount, &j.MaxAttempts, nullStringCol(&j.WorkOrderID), &j.EnqueueID,
 		nullStringCol(&j.MessageID), timeCol(&j.AvailableAt), &workflow, nullStringCol(&runID),
-		nullStringCol(&activity), nullTimeCol(&j.NotifiedAt), timeCol(&j.CreatedAt), timeCol(&j.UpdatedAt))
+		nullStringCol(&activity), nullTimeCol(&j.NotifiedAt), timeCol(&j.CreatedAt), timeCol(&j.UpdatedAt),
+		&candidate)
 	if err != nil {
 		return nil, err
 	}
+	j.Candidate = int(candidate.Int64)
 	if workflow.Valid {
 		j.Activity = &store.ActivityRef{WorkflowID: workflow.String, RunID: runID, ActivityID: activity}
 	}
@@ -47,13 +50,17 @@ func (q *querier) jobArgs(j *store.Job) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var workflow, runID, activity any
+	var workflow, runID, activity, candidate any
 	if a := j.Activity; a != nil {
 		workflow, runID, activity = a.WorkflowID, a.RunID, a.ActivityID
 	}
+	if j.Candidate != 0 {
+		candidate = j.Candidate
+	}
 	return []any{j.JobID, j.JobType, j.Stream, j.Status, string(j.Payload), nullRaw(j.Result), errText,
 		j.AttemptCount, j.MaxAttempts, nullString(j.WorkOrderID), j.EnqueueID, nullString(j.MessageID),
-		q.t(j.AvailableAt), workflow, runID, activity, q.nt(j.NotifiedAt), q.t(j.CreatedAt), q.t(j.UpdatedAt)}, nil
+		q.t(j.AvailableAt), workflow, runID, activity, q.nt(j.NotifiedAt), q.t(j.CreatedAt), q.t(j.UpdatedAt),
+		candidate}, nil
 }
 
 // inTx runs fn in one transaction of s, with the concrete querier.
@@ -62,7 +69,8 @@ func (s *Store) inTx(ctx context.Context, fn func(q *querier) error) error {
 }
 
 // CreateJob inserts j as QUEUED unless a job with its job_id or its
-// work_order_id exists; then that job is returned with created=false.
+// (work_order_id, candidate) exists; then that job is returned with
+// created=false.
 func (s *Store) CreateJob(ctx context.Context, j *store.Job) (*store.Job, bool, error) {
 	if j.Status == "" {
 		j.Status = store.JobQueued
@@ -85,16 +93,20 @@ func (s *Store) CreateJob(ctx context.Context, j *store.Job) (*store.Job, bool, 
 		return nil, false, fmt.Errorf("create job %q: %w", j.JobID, err)
 	}
 	what := fmt.Sprintf("create job %q", j.JobID)
-	// ON CONFLICT without a target covers both keys: the primary key and
-	// the partial unique index on work_order_id.
+	// ON CONFLICT without a target covers every key: the primary key and
+	// the partial unique indexes on work_order_id (the workorder's own
+	// job) and on (work_order_id, candidate) (its candidates' jobs).
 	return insertOrGet(&s.querier, what, func() (*store.Job, error) {
 		return scanJob(s.queryRow(ctx, `INSERT INTO jobs (`+jobCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
 			ON CONFLICT DO NOTHING RETURNING `+jobCols, args...))
 	}, func() (*store.Job, error) {
 		got, err := s.GetJob(ctx, j.JobID)
-		if err == nil || j.WorkOrderID == "" {
+		switch {
+		case err == nil || j.WorkOrderID == "":
 			return got, err
+		case j.Candidate != 0:
+			return s.GetCandidateJob(ctx, j.WorkOrderID, j.Candidate)
 		}
 		return s.GetJobByWorkOrder(ctx, j.WorkOrderID)
 	})
@@ -123,11 +135,23 @@ func (q *querier) getJob(ctx context.Context, jobID string, lock bool) (*store.J
 	return j, nil
 }
 
-// GetJobByWorkOrder loads the job of a workorder.
+// GetJobByWorkOrder loads the workorder's own job, not a candidate's.
 func (s *Store) GetJobByWorkOrder(ctx context.Context, workOrderID string) (*store.Job, error) {
-	j, err := scanJob(s.queryRow(ctx, `SELECT `+jobCols+` FROM jobs WHERE work_order_id = $1`, workOrderID))
+	j, err := scanJob(s.queryRow(ctx, `SELECT `+jobCols+` FROM jobs WHERE work_order_id = $1 AND candidate IS NULL`,
+		workOrderID))
 	if err != nil {
 		return nil, fmt.Errorf("get job by workorder: %w", notFound(err, "job for workorder", workOrderID))
+	}
+	return j, nil
+}
+
+// GetCandidateJob loads the job of candidate k of a workorder.
+func (s *Store) GetCandidateJob(ctx context.Context, workOrderID string, k int) (*store.Job, error) {
+	j, err := scanJob(s.queryRow(ctx, `SELECT `+jobCols+` FROM jobs WHERE work_order_id = $1 AND candidate = $2`,
+		workOrderID, k))
+	if err != nil {
+		return nil, fmt.Errorf("get job of candidate: %w", notFound(err, "job for candidate",
+			store.CandidateKey(workOrderID, k)))
 	}
 	return j, nil
 }

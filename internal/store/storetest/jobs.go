@@ -124,6 +124,8 @@ func requireLeaseLost(t testing.TB, err error, token string) {
 func exerciseJobs(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("Job_CreateIsIdempotentByJobAndByWorkOrder", func(t *testing.T) { testCreateJob(t, open(t)) })
 	t.Run("Job_InvalidRecordsRefusedNamingFieldAndNothingWritten", func(t *testing.T) { testInvalidJobRecords(t, open(t)) })
+	t.Run("Job_OnePerCandidateBesideTheWorkOrdersOwn", func(t *testing.T) { testCandidateJobs(t, open(t)) })
+	t.Run("Job_RacingEnqueuersOfACandidateMakeOne", func(t *testing.T) { testCandidateJobRace(t, open(t)) })
 	t.Run("Job_ActivityMessageAndNotification", func(t *testing.T) { testJobNotification(t, open(t)) })
 	t.Run("Claim_StartsAttemptAndLease", func(t *testing.T) { testClaim(t, open(t)) })
 	t.Run("Claim_StaleJobRefusedAndNothingWritten", func(t *testing.T) { testClaimStale(t, open(t)) })
