@@ -23,7 +23,7 @@ const jobCols = `job_id, job_type, stream, status, payload, result, error, attem
 
 func scanJob(r rowScanner) (*store.Job, error) {
 	var (
-		j        store.Job
+		j         store.Job
 		workflow  sql.NullString
 		runID     string
 		activity  string
