@@ -78,7 +78,7 @@ one of azolla's search attributes: 'azolla temporal setup' creates them.`,
 		}
 		defer p.close()
 		started := ops.NewFlag("workers", "workers not started")
-		_, stopOps, err := serveOps(ctx, s.cfg.Ops.Address, withForgeWebhook(ops.Handler(p.reg, []ops.Check{
+		_, stopOps, err := serveOps(ctx, s.cfg.Ops, withForgeWebhook(ops.Handler(p.reg, []ops.Check{
 			ops.StoreCheck(s.store), ops.TemporalCheck(p.client), started.Check()}), s, p), s.log)
 		if err != nil {
 			return err
@@ -142,9 +142,14 @@ func (p *processOps) close() {
 // ("" for nowhere). On the default address a port already taken (a second
 // worker on the host) is logged and skipped; on one set explicitly it is an
 // error.
-func serveOps(ctx context.Context, addr string, h http.Handler, log *slog.Logger) (bound string, stop func(), err error) {
+func serveOps(ctx context.Context, oc config.OpsConfig, h http.Handler, log *slog.Logger) (bound string, stop func(), err error) {
+	addr := oc.Address
 	if addr == "" {
 		return "", func() {}, nil
+	}
+	limits, paths := ops.DefaultLimits, []string{ops.PathHealth, ops.PathReady, ops.PathMetrics}
+	if oc.Pprof {
+		h, limits, paths = ops.WithProfiles(h), ops.ProfileLimits, append(paths, ops.PathProfiles)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -155,13 +160,13 @@ func serveOps(ctx context.Context, addr string, h http.Handler, log *slog.Logger
 		}
 		return "", nil, fmt.Errorf("ops: listen on %s (ops.address): %w", addr, err)
 	}
-	srv := ops.NewServer(h, log, ops.DefaultLimits)
+	srv := ops.NewServer(h, log, limits)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("ops endpoints stopped", "error", err)
 		}
 	}()
-	log.Info("ops endpoints serving", "address", ln.Addr().String(), "paths", []string{ops.PathHealth, ops.PathReady, ops.PathMetrics})
+	log.Info("ops endpoints serving", "address", ln.Addr().String(), "paths", paths)
 	return ln.Addr().String(), func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()

@@ -58,6 +58,10 @@ type OpsConfig struct {
 	// taken and runs without it (logged); an address set explicitly that
 	// cannot be listened on stops the worker.
 	Address string `mapstructure:"address" json:"address" yaml:"address"`
+	// Pprof also serves the Go runtime's profiles under /debug/pprof/ on
+	// Address, for finding where a process's CPU and memory go. Off by
+	// default; keep Address on loopback when it is on.
+	Pprof bool `mapstructure:"pprof" json:"pprof" yaml:"pprof"`
 }
 
 // DefaultOpsAddress is ops.address by default: loopback, so a container's
