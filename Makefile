@@ -77,8 +77,18 @@ bench: ## Benchmarks, each next to a baseline measured in the same run, then eve
 	@$(GO) run ./cmd/benchreport < $(BENCH_OUT)
 
 .PHONY: bench-idle
-bench-idle: ## azolla dev's idle CPU with 100, 1,000 and 10,000 objectives waiting (about 20 minutes)
-	AZOLLA_BENCH_IDLE_SIZES=$${AZOLLA_BENCH_IDLE_SIZES:-100,1000,10000} $(GO) test -count=1 -run '^$$' -bench IdleCost -benchtime 1x -timeout 60m ./integration/
+bench-idle: ## azolla dev's idle CPU with 100, 1,000 and 10,000 objectives waiting, I1 against the empty process (about 20 minutes)
+	@mkdir -p $(dir $(BENCH_OUT))
+	@{ AZOLLA_BENCH_IDLE_SIZES=$${AZOLLA_BENCH_IDLE_SIZES:-100,1000,10000} $(GO) test -count=1 -run '^$$' -bench IdleCost -benchtime 1x -timeout 60m ./integration/ 2>&1; echo $$? > $(BENCH_OUT).idle.rc; } | tee $(BENCH_OUT).idle
+	@test "$$(cat $(BENCH_OUT).idle.rc)" = 0 || { echo "benchmark failed"; exit 1; }
+	@$(GO) run ./cmd/benchreport -target bench-idle < $(BENCH_OUT).idle
+
+.PHONY: bench-scale
+bench-scale: ## 10,000 lifecycles through one azolla dev against 100 (S10k: throughput and memory per lifecycle; about 30 minutes)
+	@mkdir -p $(dir $(BENCH_OUT))
+	@{ AZOLLA_BENCH_SCALE=$${AZOLLA_BENCH_SCALE:-100,10000} $(GO) test -count=1 -run '^$$' -bench 'BenchmarkScale$$' -benchtime 1x -timeout 120m ./integration/ 2>&1; echo $$? > $(BENCH_OUT).scale.rc; } | tee $(BENCH_OUT).scale
+	@test "$$(cat $(BENCH_OUT).scale.rc)" = 0 || { echo "benchmark failed"; exit 1; }
+	@$(GO) run ./cmd/benchreport -target bench-scale < $(BENCH_OUT).scale
 
 .PHONY: lint
 lint: $(STATICCHECK) $(WORKFLOWCHECK) ## gofmt, go vet, staticcheck, workflowcheck and the Markdown's relative links

@@ -70,7 +70,7 @@ func TestDev_WorkListQueryLeavesTheDeadlineMonitorOut(t *testing.T) {
 	require.Contains(t, d.out.String(), "?query="+url.QueryEscape(workflows.WorkListQuery))
 }
 
-func httpGet(t *testing.T, url string) (int, string) {
+func httpGet(t testing.TB, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {

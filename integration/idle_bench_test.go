@@ -3,7 +3,9 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,7 +94,20 @@ func BenchmarkIdleCost(b *testing.B) {
 			r.create.Round(100*time.Millisecond), r.waiting.Round(100*time.Millisecond), r.quiet.Round(time.Second))
 		b.ReportMetric(r.cpuPercent, fmt.Sprintf("cpu-%%-at-%d", r.n))
 	}
+	if last := rows[len(rows)-1]; last.n >= i1Objectives {
+		// I1: what 10,000 waiting objectives add to the empty process.
+		b.ReportMetric(last.cpuPercent-rows[0].cpuPercent, "i1-points")
+	}
 }
+
+// i1Objectives is the number of waiting objectives I1 is measured at.
+const i1Objectives = 10000
+
+// idleProfileEnv names a directory: when set, each size's window is also
+// taken as a CPU profile of the dev process (cpu-N.pprof, with ops.pprof
+// on), and its heap after it (heap-N.pprof). The profiler's own sampling
+// adds a little CPU to what it measures.
+const idleProfileEnv = "AZOLLA_BENCH_IDLE_PROFILE"
 
 // idleRow is one size's measure; the durations count from the start of
 // its creation.
@@ -125,7 +140,44 @@ type idleDev struct {
 }
 
 func startIdleDev(b *testing.B) *idleDev {
-	return &idleDev{devProc: startDev(b, "AZOLLA_LIFECYCLE_POLL_INTERVAL="+idlePollInterval.String())}
+	env := []string{"AZOLLA_LIFECYCLE_POLL_INTERVAL=" + idlePollInterval.String()}
+	if os.Getenv(idleProfileEnv) != "" {
+		env = append(env, "AZOLLA_OPS_PPROF=true")
+	}
+	return &idleDev{devProc: startDev(b, env...)}
+}
+
+// profile takes a CPU profile of the dev process over window, and then
+// its heap, into the directory idleProfileEnv names, when it is set;
+// wait waits for both.
+func (d *idleDev) profile(b *testing.B, n int, window time.Duration) (wait func()) {
+	dir := os.Getenv(idleProfileEnv)
+	if dir == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		base := "http://" + d.ops + "/debug/pprof/"
+		for _, p := range []struct{ path, file string }{
+			{fmt.Sprintf("profile?seconds=%d", int(window.Seconds())), fmt.Sprintf("cpu-%d.pprof", n)},
+			{"heap", fmt.Sprintf("heap-%d.pprof", n)},
+		} {
+			if err := download(b, base+p.path, filepath.Join(dir, p.file)); err != nil {
+				b.Errorf("profile of N=%d: %v", n, err)
+			}
+		}
+	}()
+	return func() { <-done }
+}
+
+// download writes what a GET of url answers into file.
+func download(tb testing.TB, url, file string) error {
+	code, body := httpGet(tb, url)
+	if code != http.StatusOK {
+		return fmt.Errorf("GET %s: status %d", url, code)
+	}
+	return os.WriteFile(file, []byte(body), 0o644)
 }
 
 // measure brings the waiting objectives up to n, waits for quiet and
@@ -164,8 +216,10 @@ func (d *idleDev) measure(b *testing.B, n int) idleRow {
 
 	v0 := d.pollerVersion(b)
 	t0, w0 := cpuTicks(b, d.pid()), time.Now()
+	profiled := d.profile(b, n, idleWindow)
 	time.Sleep(idleWindow)
 	t1, w1 := cpuTicks(b, d.pid()), time.Now()
+	profiled()
 	row.passes = d.pollerVersion(b) - v0
 	row.cpuPercent = 100 * ticksToSeconds(t1-t0) / w1.Sub(w0).Seconds()
 	if n == 0 {

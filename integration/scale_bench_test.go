@@ -32,6 +32,9 @@ func scaleSizes(tb testing.TB) []int {
 	return sizes
 }
 
+// s10k is the size of make bench-scale's largest run (AZOLLA_BENCH_SCALE=100,10000).
+const s10k = 10000
+
 // scalePoint is what one size measured.
 type scalePoint struct {
 	n                 int
@@ -107,6 +110,11 @@ func BenchmarkScale(b *testing.B) {
 		mem := large.rssPerThousand() / small.rssPerThousand()
 		b.ReportMetric(tr, "scale-throughput-ratio")
 		b.ReportMetric(mem, "scale-rss-per-objective-ratio")
+		if large.n >= s10k && small.n <= 100 {
+			// make bench-scale's bars: the same ratios, 10,000 against 100.
+			b.ReportMetric(tr, "s10k-throughput-ratio")
+			b.ReportMetric(mem, "s10k-rss-per-objective-ratio")
+		}
 		fmt.Printf("  throughput at %d / at %d: %.2f; resident memory per objective, %d / %d: %.2f\n",
 			large.n, small.n, tr, large.n, small.n, mem)
 	}

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 
@@ -12,15 +13,22 @@ import (
 )
 
 func main() {
+	target := flag.String("target", "", "report the bars of this make target (bench-idle, bench-scale) instead of make bench's")
+	flag.Parse()
+	goals := benchreport.Of(*target)
+	if len(goals) == 0 {
+		fmt.Fprintf(os.Stderr, "benchreport: no bars belong to target %q\n", *target)
+		os.Exit(2)
+	}
 	m, err := benchreport.Parse(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(2)
 	}
 	fmt.Println("\nbenchmark bars (each ratio against a baseline measured in the same run)")
-	missed, absent := benchreport.Report(os.Stdout, m)
-	fmt.Printf("%d of %d bars met, %d missed, %d without a figure\n", len(benchreport.Goals)-missed-absent,
-		len(benchreport.Goals), missed, absent)
+	missed, absent := benchreport.Report(os.Stdout, m, goals)
+	fmt.Printf("%d of %d bars met, %d missed, %d without a figure\n", len(goals)-missed-absent,
+		len(goals), missed, absent)
 	if absent > 0 {
 		os.Exit(1)
 	}

@@ -25,6 +25,9 @@ type Goal struct {
 	// AtMost: the metric must be <= Bound; otherwise >= Bound.
 	AtMost bool
 	Bound  float64
+	// Target is the make target whose benchmark reports it: "" for
+	// `make bench`, or one that takes minutes (bench-idle, bench-scale).
+	Target string
 }
 
 // Goals are the bars `make bench` checks, in the order they are printed.
@@ -47,6 +50,9 @@ var Goals = []Goal{
 	{ID: "S2", What: "lean `azolla version` peak RSS / `git --version`", Benchmark: "BenchmarkStartup", Unit: "lean-rss-ratio", AtMost: true, Bound: 8},
 	{ID: "BN", What: "best-of-N, approval to DONE, 3 candidates / 1 (agent sleeping 2 s)", Benchmark: "BenchmarkBestOfN", Unit: "bn-ratio", AtMost: true, Bound: 1.5},
 	{ID: "X1", What: "COMMAND_DIAZOTROPH `true`, approval to DONE, sandboxed / unconfined (mean)", Benchmark: "BenchmarkSandbox", Unit: "x1-ratio", AtMost: true, Bound: 1.1},
+	{ID: "I1", What: "idle CPU with 10,000 objectives waiting - empty, points of a core", Benchmark: "BenchmarkIdleCost", Unit: "i1-points", AtMost: true, Bound: 0.3, Target: "bench-idle"},
+	{ID: "S10k", What: "throughput at 10,000 lifecycles / at 100", Benchmark: "BenchmarkScale", Unit: "s10k-throughput-ratio", Bound: 0.8, Target: "bench-scale"},
+	{ID: "S10k RSS", What: "resident memory per lifecycle, 10,000 / 100", Benchmark: "BenchmarkScale", Unit: "s10k-rss-per-objective-ratio", AtMost: true, Bound: 0.5, Target: "bench-scale"},
 }
 
 // Met says whether v clears the goal.
@@ -96,13 +102,24 @@ func Parse(r io.Reader) (Metrics, error) {
 	return m, sc.Err()
 }
 
-// Report writes the goals table for m and returns how many goals were
-// missed and how many had no figure (their benchmark did not run or did not
+// Of returns the goals of make target target ("" for `make bench`).
+func Of(target string) []Goal {
+	var out []Goal
+	for _, g := range Goals {
+		if g.Target == target {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Report writes the table of goals for m and returns how many were missed
+// and how many had no figure (their benchmark did not run or did not
 // report the metric).
-func Report(w io.Writer, m Metrics) (missed, absent int) {
+func Report(w io.Writer, m Metrics, goals []Goal) (missed, absent int) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "bar\tmeasures\tgoal\tthis run\t\t")
-	for _, g := range Goals {
+	for _, g := range goals {
 		op := ">="
 		if g.AtMost {
 			op = "<="

@@ -28,11 +28,12 @@ func TestReport_SaysMetMissedAndAbsent(t *testing.T) {
 	m, err := Parse(strings.NewReader(sample))
 	require.NoError(t, err)
 	var out strings.Builder
-	missed, absent := Report(&out, m)
+	missed, absent := Report(&out, m, Of(""))
 	// Missed: B2 (1.41 > 1.3), B3 postgres (0.53), B4 postgres (0.82).
 	require.Equal(t, 3, missed, out.String())
-	// No figure: B5, B6 (both), B7, T1, T2, the two scale bars, S1, S2, BN and X1.
-	require.Equal(t, 12, absent, out.String())
+	// A figure for B1, B2 and both B3 and B4 bars; none for the rest.
+	require.Equal(t, len(Of(""))-6, absent, out.String())
+	require.NotContains(t, out.String(), "I1", "bench-idle's bar is not make bench's")
 	lines := strings.Split(out.String(), "\n")
 	find := func(id string) string {
 		for _, l := range lines {
@@ -55,4 +56,16 @@ func TestGoal_BoundIsInclusive(t *testing.T) {
 	require.False(t, Goal{Bound: 0.9}.Met(0.89))
 	require.True(t, Goal{AtMost: true, Bound: 1.3}.Met(1.3))
 	require.False(t, Goal{AtMost: true, Bound: 1.3}.Met(1.31))
+}
+
+func TestOf_AMakeTargetReportsItsOwnBars(t *testing.T) {
+	m, err := Parse(strings.NewReader("BenchmarkScale-2 1 9 ns/op 0.85 s10k-throughput-ratio 0.62 s10k-rss-per-objective-ratio\n"))
+	require.NoError(t, err)
+	var out strings.Builder
+	missed, absent := Report(&out, m, Of("bench-scale"))
+	require.Equal(t, []int{1, 0}, []int{missed, absent}, out.String())
+	require.Regexp(t, `S10k RSS .*<= 0\.50\s+0\.62\s+MISSED`, out.String())
+	require.Len(t, Of("bench-idle"), 1)
+	require.Equal(t, "I1", Of("bench-idle")[0].ID)
+	require.Empty(t, Of("bench-nothing"))
 }
