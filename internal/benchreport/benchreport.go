@@ -50,6 +50,8 @@ var Goals = []Goal{
 	{ID: "S2", What: "lean `azolla version` peak RSS / `git --version`", Benchmark: "BenchmarkStartup", Unit: "lean-rss-ratio", AtMost: true, Bound: 8},
 	{ID: "BN", What: "best-of-N, approval to DONE, 3 candidates / 1 (agent sleeping 2 s)", Benchmark: "BenchmarkBestOfN", Unit: "bn-ratio", AtMost: true, Bound: 1.5},
 	{ID: "X1", What: "COMMAND_DIAZOTROPH `true`, approval to DONE, sandboxed / unconfined (mean)", Benchmark: "BenchmarkSandbox", Unit: "x1-ratio", AtMost: true, Bound: 1.1},
+	{ID: "G1 sqlite", What: "store bytes per DONE objective, after store retention / before", Benchmark: "BenchmarkStoreGrowth", Unit: "g1-sqlite-ratio", AtMost: true, Bound: 0.5},
+	{ID: "G1 postgres", What: "store bytes per DONE objective, after store retention / before", Benchmark: "BenchmarkStoreGrowth", Unit: "g1-postgres-ratio", AtMost: true, Bound: 0.5},
 	{ID: "I1", What: "idle CPU with 10,000 objectives waiting - empty, points of a core", Benchmark: "BenchmarkIdleCost", Unit: "i1-points", AtMost: true, Bound: 0.3, Target: "bench-idle"},
 	{ID: "S10k", What: "throughput at 10,000 lifecycles / at 100", Benchmark: "BenchmarkScale", Unit: "s10k-throughput-ratio", Bound: 0.8, Target: "bench-scale"},
 	{ID: "S10k RSS", What: "resident memory per lifecycle, 10,000 / 100", Benchmark: "BenchmarkScale", Unit: "s10k-rss-per-objective-ratio", AtMost: true, Bound: 0.5, Target: "bench-scale"},
