@@ -37,9 +37,10 @@ test: ## Run the whole test suite, the production topology's proof last (Postgre
 # tooling into fresh databases), azolla temporal setup and migrate, then the
 # control plane, two workers and a remote worker as processes, each with the
 # environment of its compose service; twenty objectives to DONE through a
-# worker and the control plane SIGKILLed, azolla verify clean; lifecycles/s
-# against azolla dev. Under two minutes once built. Fails under CI=true
-# when PostgreSQL or Redis is down.
+# worker and the control plane SIGKILLed, azolla verify clean; the frontend
+# on TLS, mTLS and an API key. It proves correctness only: the topology's
+# lifecycles/s against azolla dev is BenchmarkTopology's, in make bench. A few minutes
+# once built. Fails under CI=true when PostgreSQL or Redis is down.
 .PHONY: test-topology
 test-topology: ## Prove docker-compose.yml's topology as processes: Temporal on PostgreSQL, control plane, workers, remote worker, Redis
 	AZOLLA_TEST_TOPOLOGY=1 $(GO) test -count=1 -timeout 30m ./deploy/topology/

@@ -13,14 +13,17 @@
 //
 // The tests: the server alone answers CheckHealth on its fresh schemas;
 // twenty objectives, local and remote, reach DONE through a worker and the
-// control plane SIGKILLed mid-run, and azolla verify is clean; lifecycles
-// per second on this topology against azolla dev, on the same workload in
-// the same run (reported, not held to a bar); and the same processes
-// against the server's frontend on TLS, then mTLS, then plaintext, behind
-// an API-key check, with the control plane on mTLS, each wrong setting
-// refused with an error naming the setting that fixes it.
+// control plane SIGKILLed mid-run, and azolla verify is clean; and the same
+// processes against the server's frontend on TLS, then mTLS, then
+// plaintext, behind an API-key check, with the control plane on mTLS, each
+// wrong setting refused with an error naming the setting that fixes it.
 //
 // The tests run only when AZOLLA_TEST_TOPOLOGY=1 (make test-topology sets
 // it); they then fail under CI=true when PostgreSQL or Redis is down, and
 // are skipped elsewhere.
+//
+// BenchmarkTopology (make bench, bar TP in docs/benchmarks.md) sets
+// lifecycles per second on this topology against azolla dev, on the same
+// workload in the same run. Being a benchmark it runs only when asked for,
+// without AZOLLA_TEST_TOPOLOGY, and fails and skips as the tests do.
 package topology

@@ -28,7 +28,7 @@ import (
 
 // enabled skips the test unless AZOLLA_TEST_TOPOLOGY=1: each run builds
 // the Temporal server and azolla and starts half a dozen processes.
-func enabled(t *testing.T) {
+func enabled(t testing.TB) {
 	t.Helper()
 	if os.Getenv("AZOLLA_TEST_TOPOLOGY") != "1" {
 		t.Skip("the topology proof runs with AZOLLA_TEST_TOPOLOGY=1 (make test-topology)")
@@ -46,7 +46,7 @@ var binaries struct {
 }
 
 // build builds ./temporalserver and the lean azolla (every command but dev).
-func build(t *testing.T) (server, azolla string) {
+func build(t testing.TB) (server, azolla string) {
 	t.Helper()
 	b := &binaries
 	b.once.Do(func() {
@@ -84,7 +84,7 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -101,7 +101,7 @@ type postgres struct {
 
 // openPostgres connects to the test's PostgreSQL as its administrator
 // (storetest's DSN: CI=true fails when it is down, elsewhere it skips).
-func openPostgres(t *testing.T) *postgres {
+func openPostgres(t testing.TB) *postgres {
 	t.Helper()
 	dsn := storetest.PostgresDSN(t)
 	u, err := url.Parse(dsn)
@@ -123,7 +123,7 @@ func openPostgres(t *testing.T) *postgres {
 // database owned by its role. It returns compose name → fresh name; the
 // databases are dropped when the test ends, after every process has
 // stopped.
-func (pg *postgres) createDatabases(t *testing.T) map[string]string {
+func (pg *postgres) createDatabases(t testing.TB) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	for _, role := range []string{"temporal", "azolla"} {
@@ -161,7 +161,7 @@ type proc struct {
 // startProc starts bin args with exactly env and stops it (SIGTERM, then
 // SIGKILL after 20 s) when the test ends, logging its output when the test
 // failed.
-func startProc(t *testing.T, name, bin string, env []string, args ...string) *proc {
+func startProc(t testing.TB, name, bin string, env []string, args ...string) *proc {
 	t.Helper()
 	p := &proc{name: name, bin: bin, args: args, env: env, out: &proctest.Buffer{}}
 	p.start(t)
@@ -174,7 +174,7 @@ func startProc(t *testing.T, name, bin string, env []string, args ...string) *pr
 	return p
 }
 
-func (p *proc) start(t *testing.T) {
+func (p *proc) start(t testing.TB) {
 	t.Helper()
 	p.cmd = exec.Command(p.bin, p.args...)
 	p.cmd.Env = p.env
@@ -199,7 +199,7 @@ func (p *proc) exited() bool {
 }
 
 // kill sends SIGKILL and waits for the process to end.
-func (p *proc) kill(t *testing.T) {
+func (p *proc) kill(t testing.TB) {
 	t.Helper()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL), "kill %s", p.name)
 	<-p.done
@@ -220,7 +220,7 @@ func (p *proc) stop() {
 }
 
 // run runs bin args with env to completion and returns its stdout.
-func run(t *testing.T, bin string, env []string, args ...string) string {
+func run(t testing.TB, bin string, env []string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
@@ -233,7 +233,7 @@ func run(t *testing.T, bin string, env []string, args ...string) string {
 
 // waitHealthy dials the Temporal frontend with opts until its CheckHealth
 // answers, or the server process ends, or a minute has passed.
-func waitHealthy(t *testing.T, opts client.Options, server *proc) client.Client {
+func waitHealthy(t testing.TB, opts client.Options, server *proc) client.Client {
 	t.Helper()
 	opts.Logger = quietSDKLogger{}
 	deadline := time.Now().Add(time.Minute)

@@ -73,7 +73,7 @@ func interpolation(remote string) map[string]string {
 // mapped, then extra (the test's own settings, which may not override a
 // key the file sets), over this process's environment without any
 // AZOLLA_*, PG* or TEMPORAL_* variable of its own.
-func (l *local) env(t *testing.T, service, dataDir string, extra map[string]string) []string {
+func (l *local) env(t testing.TB, service, dataDir string, extra map[string]string) []string {
 	t.Helper()
 	ctx := context.Background()
 	p, err := compose.Load(ctx, compose.RepoFile(), l.vars)
@@ -131,7 +131,7 @@ func (l *local) env(t *testing.T, service, dataDir string, extra map[string]stri
 	return env
 }
 
-func (l *local) mapValue(t *testing.T, s types.ServiceConfig, key, val, dataDir string) string {
+func (l *local) mapValue(t testing.TB, s types.ServiceConfig, key, val, dataDir string) string {
 	t.Helper()
 	switch key {
 	case "AZOLLA_STORE_DSN":

@@ -35,7 +35,7 @@ type cluster struct {
 // startCluster builds the binaries, creates the databases, runs the schema
 // step as the temporal-schema service and starts the server as the temporal
 // service, and returns once the frontend answers CheckHealth.
-func startCluster(t *testing.T, remoteDiazotrophs string) *cluster {
+func startCluster(t testing.TB, remoteDiazotrophs string) *cluster {
 	t.Helper()
 	return startClusterWith(t, remoteDiazotrophs, nil, client.ConnectionOptions{}, nil)
 }
@@ -43,7 +43,7 @@ func startCluster(t *testing.T, remoteDiazotrophs string) *cluster {
 // startClusterWith is startCluster with serverEnv added to the temporal
 // service's environment, and the connection options and credentials
 // CheckHealth needs to reach a frontend so configured.
-func startClusterWith(t *testing.T, remoteDiazotrophs string, serverEnv map[string]string,
+func startClusterWith(t testing.TB, remoteDiazotrophs string, serverEnv map[string]string,
 	conn client.ConnectionOptions, creds client.Credentials) *cluster {
 	t.Helper()
 	pg := openPostgres(t)
@@ -70,7 +70,7 @@ func startClusterWith(t *testing.T, remoteDiazotrophs string, serverEnv map[stri
 // startServer starts the server, stopping the one running first, as the
 // temporal service with serverEnv added, and waits for its CheckHealth
 // through conn and creds.
-func (c *cluster) startServer(t *testing.T, serverEnv map[string]string, conn client.ConnectionOptions, creds client.Credentials) {
+func (c *cluster) startServer(t testing.TB, serverEnv map[string]string, conn client.ConnectionOptions, creds client.Credentials) {
 	t.Helper()
 	if c.server != nil {
 		c.server.stop()
@@ -87,7 +87,7 @@ func (c *cluster) frontend() string {
 }
 
 // schemaVersion is the schema version recorded in database db.
-func (c *cluster) schemaVersion(t *testing.T, db string) string {
+func (c *cluster) schemaVersion(t testing.TB, db string) string {
 	t.Helper()
 	u := url.URL{Scheme: "postgres", User: url.User("temporal"), Host: net.JoinHostPort(c.pg.host, c.pg.port),
 		Path: "/" + db, RawQuery: "sslmode=disable"}

@@ -3,12 +3,10 @@ package topology
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,7 +196,7 @@ func TestTopology_TwentyObjectivesSurviveAWorkerAndTheControlPlaneKilled(t *test
 // waitFor polls cond until it holds, failing when timeout passes first or
 // when one of procs has exited (a SIGKILLed one is restarted before the
 // next wait).
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool, procs ...*proc) {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool, procs ...*proc) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -215,7 +213,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool,
 }
 
 // waitReady waits until the /readyz of p, served at addr, answers 200.
-func waitReady(t *testing.T, addr string, p *proc) {
+func waitReady(t testing.TB, addr string, p *proc) {
 	t.Helper()
 	waitFor(t, time.Minute, p.name+" /readyz answers 200", func() bool {
 		resp, err := http.Get("http://" + addr + "/readyz")
@@ -278,7 +276,7 @@ func withoutKeys(env []string, prefixes ...string) []string {
 }
 
 // sampleRepo is a git repository with one commit on main: hello.txt.
-func sampleRepo(t *testing.T) string {
+func sampleRepo(t testing.TB) string {
 	t.Helper()
 	repo := filepath.Join(t.TempDir(), "app")
 	require.NoError(t, os.MkdirAll(repo, 0o755))
@@ -301,117 +299,3 @@ const helloPatch = `--- a/hello.txt
  hello
 +hello again
 `
-
-// throughputObjectives is the workload both set-ups of the lifecycles/s
-// comparison run: that many objectives, each running the default command
-// on a lifecycle worker, created and approved one after another by the
-// test; the time runs from the first create to the last DONE.
-const throughputObjectives = 100
-
-// Lifecycles per second on the production topology (the Temporal server on
-// PostgreSQL, the PostgreSQL store, two worker processes and the control
-// plane) against azolla dev (the embedded server on SQLite in memory, the
-// SQLite store, its workers in the same process), one after the other in
-// the same run on the same workload and settings. Reported, not held to a
-// bar: the figure shows what the PostgreSQL-backed cluster costs.
-func TestTopology_LifecyclesPerSecondAgainstAzollaDev(t *testing.T) {
-	enabled(t)
-	tuning := map[string]string{"AZOLLA_LOG_LEVEL": "warn", "AZOLLA_CLAIM_LEASE_TTL": "3s", "AZOLLA_LIFECYCLE_POLL_INTERVAL": "200ms"}
-	var topology, dev time.Duration
-
-	t.Run("topology", func(t *testing.T) {
-		c := startCluster(t, "")
-		dir := t.TempDir()
-		run(t, c.azolla, c.local.env(t, "temporal-setup", dir, nil), "temporal", "setup")
-		run(t, c.azolla, c.local.env(t, "migrate", dir, nil), "migrate")
-		cpEnv := c.local.env(t, "control-plane", filepath.Join(dir, "control-plane"), tuning)
-		cp := startProc(t, "control-plane", c.azolla, cpEnv, "control-plane")
-		waitReady(t, c.local.controlPlane, cp)
-		for _, name := range []string{"worker-1", "worker-2"} {
-			env := c.local.env(t, "worker", filepath.Join(dir, name), tuning)
-			waitReady(t, envValue(env, opsAddress), startProc(t, name, c.azolla, env, "worker", "--identity", name))
-		}
-		tc, err := client.Dial(client.Options{HostPort: envValue(cpEnv, "AZOLLA_TEMPORAL_ADDRESS"),
-			Namespace: envValue(cpEnv, "AZOLLA_TEMPORAL_NAMESPACE"), Logger: quietSDKLogger{}})
-		require.NoError(t, err)
-		t.Cleanup(tc.Close)
-		st, err := dial.Open(context.Background(), dial.Config{Driver: config.DriverPostgres, DSN: envValue(cpEnv, "AZOLLA_STORE_DSN")})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = st.Close() })
-		topology = lifecycles(t, &starter.Starter{Client: tc, Store: st, TaskQueue: config.DefaultTaskQueue}, st)
-	})
-	if t.Failed() {
-		return
-	}
-
-	t.Run("dev", func(t *testing.T) {
-		bin := buildDev(t)
-		dir := t.TempDir()
-		grpc := freePort(t)
-		env := []string{"AZOLLA_DATA_DIR=" + dir, "AZOLLA_TEMPORAL_NAMESPACE=azolla",
-			"AZOLLA_CONTROL_PLANE_ADDRESS=" + net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))}
-		if compose.EnvKeys()[opsAddress] {
-			env = append(env, opsAddress+"="+net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t))))
-		}
-		for k, v := range tuning {
-			env = append(env, k+"="+v)
-		}
-		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "AZOLLA_") && !strings.HasPrefix(kv, "PG") && !strings.HasPrefix(kv, "TEMPORAL_") {
-				env = append(env, kv)
-			}
-		}
-		p := startProc(t, "azolla dev", bin, env, "dev", "--ephemeral", "--grpc-port", strconv.Itoa(grpc),
-			"--ui-port", strconv.Itoa(freePort(t)))
-		tc := waitHealthy(t, client.Options{HostPort: net.JoinHostPort("127.0.0.1", strconv.Itoa(grpc)), Namespace: "azolla"}, p)
-		st, err := dial.Open(context.Background(), dial.Config{Driver: config.DriverSQLite, SQLitePath: filepath.Join(dir, "azolla.db")})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = st.Close() })
-		waitFor(t, time.Minute, "azolla dev migrates its store", func() bool {
-			_, err := st.ListWorkOrders(context.Background(), store.ListWorkOrdersParams{})
-			return err == nil
-		}, p)
-		dev = lifecycles(t, &starter.Starter{Client: tc, Store: st, TaskQueue: config.DefaultTaskQueue}, st)
-	})
-	if t.Failed() {
-		return
-	}
-	per := func(d time.Duration) float64 { return float64(throughputObjectives) / d.Seconds() }
-	t.Logf("%d lifecycles: topology (Temporal on PostgreSQL, 2 workers) %s, %.2f/s; azolla dev (SQLite, in memory) %s, %.2f/s; ratio %.2f",
-		throughputObjectives, topology.Round(time.Millisecond), per(topology), dev.Round(time.Millisecond), per(dev),
-		per(topology)/per(dev))
-}
-
-// lifecycles creates and approves throughputObjectives objectives at once
-// and returns the time until the store holds every one DONE.
-func lifecycles(t *testing.T, s *starter.Starter, st store.Store) time.Duration {
-	t.Helper()
-	ctx := context.Background()
-	suffix := randomHex(3)
-	ids := make([]string, throughputObjectives)
-	start := time.Now()
-	for i := range ids {
-		ids[i] = fmt.Sprintf("rate%02d-%s", i, suffix)
-		_, err := s.Create(ctx, &store.Objective{ObjectiveID: ids[i], ObjectiveType: "TICKET", Title: "Rate " + ids[i],
-			AcceptanceCriteria: []string{"its command runs"}, Status: store.StatusNew, Urgency: "NORMAL"})
-		require.NoError(t, err)
-		_, err = s.Decide(ctx, ids[i], workflows.Approve, workflows.Decision{By: "topology"})
-		require.NoError(t, err)
-	}
-	waitFor(t, 5*time.Minute, "every objective DONE", func() bool { return done(st, ids) == len(ids) })
-	return time.Since(start)
-}
-
-// buildDev builds azolla with the embedded Temporal server (the devserver
-// tag), for azolla dev.
-func buildDev(t *testing.T) string {
-	t.Helper()
-	build(t)
-	bin := filepath.Join(binaries.dir, "azolla-dev")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	out, err := exec.Command("go", "build", "-tags", "devserver", "-o", bin, "github.com/azolla/azolla/cmd/azolla").CombinedOutput()
-	require.NoError(t, err, "go build -tags devserver: %s", out)
-	return bin
-}

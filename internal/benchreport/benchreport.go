@@ -46,6 +46,7 @@ var Goals = []Goal{
 	{ID: "T2", What: "triage time per capture in its round / wall time per lifecycle", Benchmark: "BenchmarkTrack", Unit: "triage-share-ratio", AtMost: true, Bound: 1},
 	{ID: "scale", What: "throughput at 1,000 lifecycles / at 100", Benchmark: "BenchmarkScale", Unit: "scale-throughput-ratio", Bound: 0.8},
 	{ID: "scale RSS", What: "resident memory per lifecycle, 1,000 / 100", Benchmark: "BenchmarkScale", Unit: "scale-rss-per-objective-ratio", AtMost: true, Bound: 1},
+	{ID: "TP", What: "lifecycles/s, production topology / azolla dev", Benchmark: "BenchmarkTopology", Unit: "tp-ratio", Bound: 0.8},
 	{ID: "S1", What: "lean `azolla version` wall time / `git --version`", Benchmark: "BenchmarkStartup", Unit: "lean-time-ratio", AtMost: true, Bound: 15},
 	{ID: "S2", What: "lean `azolla version` peak RSS / `git --version`", Benchmark: "BenchmarkStartup", Unit: "lean-rss-ratio", AtMost: true, Bound: 8},
 	{ID: "BN", What: "best-of-N, approval to DONE, 3 candidates / 1 (agent sleeping 2 s)", Benchmark: "BenchmarkBestOfN", Unit: "bn-ratio", AtMost: true, Bound: 1.5},
