@@ -74,7 +74,9 @@ func (a *Lifecycle) candidateResult(c *store.Candidate) CandidateResult {
 // objective's budget cannot cover any more is recorded SKIPPED and not
 // started; one cancelled while it runs (another passed every gate command
 // first, or the objective's budget ran out) has its processes killed and
-// is recorded CANCELLED, with which of the two it was.
+// is recorded CANCELLED, with which of the two it was. A candidate of a
+// diazotroph type routed to remote workers runs there, as a job of its
+// own (runCandidateRemote), once the same budget checks let it start.
 func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (CandidateResult, error) {
 	fail := func(err error) (CandidateResult, error) {
 		return CandidateResult{}, fmt.Errorf("run candidate %s: %w", store.CandidateKey(in.WorkOrderID, in.Attempt), err)
@@ -97,6 +99,13 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	}
 	rec := &store.Candidate{WorkOrderID: w.WorkOrderID, Attempt: in.Attempt, Generator: a.Candidates.GeneratorName(req.Objective),
 		Status: store.CandidateRunning, GateResults: []store.CandidateGateResult{}, CreatedAt: a.now(), UpdatedAt: a.now()}
+	remote, started, err := a.remoteCandidate(ctx, w, req, in.Attempt)
+	if err != nil {
+		return fail(err)
+	}
+	if started {
+		return a.runCandidateRemote(ctx, w, req, rec, true)
+	}
 	left, err := budgetLeft(ctx, a.Store, &req.Objective)
 	var spent *BudgetSpentError
 	if errors.As(err, &spent) {
@@ -113,6 +122,9 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 		return a.putCandidate(ctx, rec)
 	}
 	req.WorkOrder.BudgetUSDRemaining = left
+	if remote {
+		return a.runCandidateRemote(ctx, w, req, rec, false)
+	}
 	lease, err := a.acquire(ctx, store.ResourceCandidate, candidateResource(w.WorkOrderID, in.Attempt), a.runLease(ctx))
 	if err != nil {
 		return fail(err)

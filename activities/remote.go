@@ -14,10 +14,13 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// Enqueuer hands a workorder to remote workers: the control plane's
-// Enqueue, idempotent by workorder.
+// Enqueuer hands a workorder, or a candidate of one, to remote workers:
+// the control plane's Enqueue, idempotent by workorder and candidate.
 type Enqueuer interface {
 	Enqueue(ctx context.Context, p controlplane.EnqueueParams) (*store.Job, error)
+	// CandidateJob returns the job of candidate k of a workorder, or an
+	// error wrapping store.ErrNotFound before it is enqueued.
+	CandidateJob(ctx context.Context, workOrderID string, k int) (*store.Job, error)
 }
 
 // Remote routes diazotroph types to remote workers through the control
@@ -84,25 +87,35 @@ func (a *Lifecycle) runRemote(ctx context.Context, w *store.WorkOrder) (RunResul
 // JobFailure is the non-retryable error of a Run whose remote job failed
 // for good; the gate records its message as the FAIL.
 func JobFailure(j *store.Job) error {
+	return temporal.NewNonRetryableApplicationError(jobFailed(j), ErrTypeDeadLettered, nil)
+}
+
+// jobFailed says how a remote job failed for good.
+func jobFailed(j *store.Job) string {
 	msg := fmt.Sprintf("remote job %s %s after %d attempt(s)", j.JobID, j.Status, j.AttemptCount)
 	if j.Error != nil {
 		msg += ": " + j.Error.Code + ": " + oneLine(j.Error.Message)
 	}
-	return temporal.NewNonRetryableApplicationError(msg, ErrTypeDeadLettered, nil)
+	return msg
 }
 
 // RemoteHooks are the lifecycle's writes in the control plane's job
-// transactions. The WORKORDER claim is held by the control plane on the
-// remote worker's behalf, with the job's lease: taken when an attempt
-// starts, renewed with each heartbeat, fenced and released when the job
-// completes. So the claim table tells the same story for remote runs as for
-// local ones, and `azolla verify` holds unchanged.
+// transactions. The WORKORDER claim (a candidate job's CANDIDATE claim) is
+// held by the control plane on the remote worker's behalf, with the job's
+// lease: taken when an attempt starts, renewed with each heartbeat, fenced
+// and released when the job completes. So the claim table tells the same
+// story for remote runs as for local ones, and `azolla verify` holds
+// unchanged.
 type RemoteHooks struct {
 	controlplane.NopHooks
-	// Observer, when set, counts the workorders a remote worker executed.
-	// It is told inside the job's transaction, so a commit that then fails
-	// is counted all the same: rare, and a counter may overcount.
+	// Observer, when set, counts the workorders a remote worker executed
+	// and what its candidates spent. It is told inside the job's
+	// transaction, so a commit that then fails is counted all the same:
+	// rare, and a counter may overcount.
 	Observer Observer
+	// EarlyStopMaxDiffLines is patch.early_stop_max_diff_lines: whether a
+	// remote candidate that passed may stop the others (Outcome).
+	EarlyStopMaxDiffLines int
 }
 
 var _ controlplane.Hooks = RemoteHooks{}
@@ -117,6 +130,9 @@ func (RemoteHooks) OnStart(ctx context.Context, q store.Querier, s *store.Starte
 	j := s.Job
 	if j.WorkOrderID == "" {
 		return nil
+	}
+	if j.Candidate > 0 {
+		return startCandidate(ctx, q, s)
 	}
 	_, ok, err := q.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceWorkOrder,
 		ResourceID: j.WorkOrderID, OwnerID: remoteOwner(j), TTL: s.Lease.LeaseExpiresAt.Sub(s.Lease.HeartbeatAt),
@@ -140,6 +156,9 @@ func (RemoteHooks) OnRenew(ctx context.Context, q store.Querier, j *store.Job, l
 	if j.WorkOrderID == "" {
 		return nil
 	}
+	if j.Candidate > 0 {
+		return renewCandidate(ctx, q, j, l)
+	}
 	c, err := q.GetClaim(ctx, store.ResourceWorkOrder, j.WorkOrderID)
 	if err != nil {
 		return fmt.Errorf("renew claim on workorder %s: %w", j.WorkOrderID, err)
@@ -156,6 +175,9 @@ func (RemoteHooks) OnRenew(ctx context.Context, q store.Querier, j *store.Job, l
 func (h RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Job) error {
 	if j.WorkOrderID == "" {
 		return nil
+	}
+	if j.Candidate > 0 {
+		return h.succeedCandidate(ctx, q, j)
 	}
 	var out controlplane.WorkResult
 	if err := json.Unmarshal(j.Result, &out); err != nil {
@@ -195,6 +217,9 @@ func (h RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Jo
 func (RemoteHooks) OnDeadLetter(ctx context.Context, q store.Querier, j *store.Job) error {
 	if j.WorkOrderID == "" {
 		return nil
+	}
+	if j.Candidate > 0 {
+		return deadLetterCandidate(ctx, q, j)
 	}
 	c, err := q.GetClaim(ctx, store.ResourceWorkOrder, j.WorkOrderID)
 	if errors.Is(err, store.ErrNotFound) {

@@ -53,12 +53,8 @@ func NewControlPlane(cfg config.Config, st store.Store, tr controlplane.Transpor
 // none).
 func NewObservedControlPlane(cfg config.Config, st store.Store, tr controlplane.Transport, c client.Client,
 	log *slog.Logger, instanceID string, m *metrics.Metrics) *controlplane.Service {
-	var acts controlplane.Activities
-	if c != nil {
-		acts = &RemoteActivities{Client: c, Namespace: cfg.Temporal.Namespace}
-	}
 	cp := cfg.ControlPlane
-	hooks := activities.RemoteHooks{}
+	hooks := activities.RemoteHooks{EarlyStopMaxDiffLines: cfg.Patch.EarlyStopMaxDiffLines}
 	ccfg := controlplane.Config{
 		LeaseTTL: cp.LeaseTTL, HeartbeatInterval: cp.HeartbeatInterval, MaxWait: cp.MaxWait,
 		MaxAttempts: cp.MaxAttempts, ReaperInterval: cp.ReaperInterval, InstanceID: instanceID, Log: log,
@@ -66,6 +62,10 @@ func NewObservedControlPlane(cfg config.Config, st store.Store, tr controlplane.
 		Redact: redact.New(append(cfg.Secrets(), redact.FromEnviron(os.Environ())...)...)}
 	if m != nil {
 		hooks.Observer, ccfg.Observer, ccfg.Claims = m, m, m
+	}
+	var acts controlplane.Activities
+	if c != nil {
+		acts = &RemoteActivities{Client: c, Namespace: cfg.Temporal.Namespace, Store: st, Hooks: hooks}
 	}
 	return controlplane.New(st, tr, acts, hooks, ccfg)
 }

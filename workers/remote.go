@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -16,12 +15,16 @@ import (
 )
 
 // RemoteActivities is the control plane's Temporal side: it completes, fails
-// and heartbeats the Run activities waiting on remote jobs, addressed by
-// workflow, run and activity id (never a task token, which changes with each
-// attempt).
+// and heartbeats the activities waiting on remote jobs (Run, or a
+// candidate's RunCandidate), addressed by workflow, run and activity id
+// (never a task token, which changes with each attempt).
 type RemoteActivities struct {
 	Client    client.Client
 	Namespace string
+	// Store and Hooks say what a settled job's activity is told
+	// (activities.RemoteHooks.Outcome); Store is read for candidates.
+	Store store.Querier
+	Hooks activities.RemoteHooks
 }
 
 var _ controlplane.Activities = (*RemoteActivities)(nil)
@@ -33,34 +36,32 @@ func (r *RemoteActivities) Heartbeat(ctx context.Context, ref store.ActivityRef)
 	return r.gone(ref, "heartbeat", err)
 }
 
-// Complete completes the activity with the job's RunResult. An activity
-// that is gone is not an error: its next attempt, if any, finds the job
-// SUCCEEDED and returns the stored bundle.
+// Complete completes the activity with the job's outcome: a Run with its
+// RunResult, a RunCandidate with its CandidateResult. An activity that is
+// gone is not an error: its next attempt, if any, finds the job SUCCEEDED
+// and answers from the store.
 func (r *RemoteActivities) Complete(ctx context.Context, j *store.Job) error {
-	if j.Activity == nil {
-		return nil
-	}
-	var out controlplane.WorkResult
-	if err := json.Unmarshal(j.Result, &out); err != nil {
-		return fmt.Errorf("job %q: read result: %w", j.JobID, err)
-	}
-	res := activities.RunResult{WorkOrderID: j.WorkOrderID, RunnerStatus: out.RunnerStatus}
-	err := r.Client.CompleteActivityByID(ctx, r.Namespace, j.Activity.WorkflowID, j.Activity.RunID,
-		j.Activity.ActivityID, res, nil)
-	if err = r.gone(*j.Activity, "complete", err); errors.Is(err, controlplane.ErrActivityGone) {
-		return nil
-	}
-	return err
+	return r.settle(ctx, j, "complete")
 }
 
-// Fail fails the activity for good with the job's error.
+// Fail tells the activity its job failed for good: a Run fails
+// non-retryably with the job's error; a RunCandidate is completed with
+// its candidate recorded FAILED, as a local candidate's failed run is.
 func (r *RemoteActivities) Fail(ctx context.Context, j *store.Job) error {
+	return r.settle(ctx, j, "fail")
+}
+
+func (r *RemoteActivities) settle(ctx context.Context, j *store.Job, what string) error {
 	if j.Activity == nil {
 		return nil
 	}
-	err := r.Client.CompleteActivityByID(ctx, r.Namespace, j.Activity.WorkflowID, j.Activity.RunID,
-		j.Activity.ActivityID, nil, activities.JobFailure(j))
-	if err = r.gone(*j.Activity, "fail", err); errors.Is(err, controlplane.ErrActivityGone) {
+	out, err := r.Hooks.Outcome(ctx, r.Store, j)
+	if err != nil {
+		return fmt.Errorf("job %q: %w", j.JobID, err)
+	}
+	err = r.Client.CompleteActivityByID(ctx, r.Namespace, j.Activity.WorkflowID, j.Activity.RunID,
+		j.Activity.ActivityID, out.Result, out.Failure)
+	if err = r.gone(*j.Activity, what, err); errors.Is(err, controlplane.ErrActivityGone) {
 		return nil
 	}
 	return err

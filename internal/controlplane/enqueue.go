@@ -16,8 +16,9 @@ import (
 // job is still returned and the reaper writes the message, for the same
 // enqueue, once DefaultMessageGrace has passed.
 //
-// Enqueue is idempotent by work order: for a work order that already has
-// a job, that job is returned instead of a new one. If it is not settled
+// Enqueue is idempotent by work order, and by candidate: for a work order
+// (or candidate of one) that already has a job, that job is returned
+// instead of a new one. If it is not settled
 // and p.Activity is set, the activity is recorded on it (a retried Run
 // activity keeps its ids, but a new workflow run has a new run id). A
 // settled job is returned as it is: its outcome is the caller's answer.
@@ -30,6 +31,9 @@ func (s *Service) Enqueue(ctx context.Context, p EnqueueParams) (*store.Job, err
 	}
 	if len(p.Payload) == 0 {
 		return nil, errInvalid("enqueue: payload is required")
+	}
+	if err := checkCandidate(p); err != nil {
+		return nil, err
 	}
 	maxAttempts := p.MaxAttempts
 	if maxAttempts <= 0 {
@@ -44,6 +48,7 @@ func (s *Service) Enqueue(ctx context.Context, p EnqueueParams) (*store.Job, err
 		Payload:     p.Payload,
 		MaxAttempts: maxAttempts,
 		WorkOrderID: p.WorkOrderID,
+		Candidate:   p.Candidate,
 		EnqueueID:   newUUID(),
 		AvailableAt: now,
 		Activity:    p.Activity,
@@ -94,4 +99,37 @@ func sameActivity(a, b *store.ActivityRef) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// checkCandidate refuses a candidate job whose payload is not a valid
+// CandidatePayload of that very candidate of that workorder.
+func checkCandidate(p EnqueueParams) error {
+	if p.Candidate == 0 {
+		return nil
+	}
+	if p.WorkOrderID == "" {
+		return errInvalid("enqueue: candidate %d names no work order", p.Candidate)
+	}
+	cp, err := DecodeJobPayload(p.Payload)
+	if err != nil {
+		return errInvalid("enqueue: candidate %s: %v", store.CandidateKey(p.WorkOrderID, p.Candidate), err)
+	}
+	if err := cp.Validate(); err != nil {
+		return errInvalid("enqueue: candidate %s: %v", store.CandidateKey(p.WorkOrderID, p.Candidate), err)
+	}
+	if cp.Candidate != p.Candidate || cp.WorkOrder.WorkOrderID != p.WorkOrderID {
+		return errInvalid("enqueue: the payload is candidate %s, not %s",
+			store.CandidateKey(cp.WorkOrder.WorkOrderID, cp.Candidate), store.CandidateKey(p.WorkOrderID, p.Candidate))
+	}
+	return nil
+}
+
+// CandidateJob returns the job of candidate k of a work order, or a
+// *store.NotFoundError when it has none yet.
+func (s *Service) CandidateJob(ctx context.Context, workOrderID string, k int) (*store.Job, error) {
+	j, err := s.st.GetCandidateJob(ctx, workOrderID, k)
+	if err != nil {
+		return nil, fmt.Errorf("candidate job of %s: %w", store.CandidateKey(workOrderID, k), err)
+	}
+	return j, nil
 }

@@ -26,13 +26,21 @@ const CodeRunGone = "RUN_ACTIVITY_GONE"
 // it is safe in or out of a job's transaction.
 var ErrRunGone = errors.New("run activity gone")
 
-// runGoneError says which verdict made a job's Run activity gone.
+// runGoneError says which verdict made a job's Run activity gone, or
+// what settled a candidate job's candidate.
 type runGoneError struct {
 	workOrderID string
 	verdict     string
+	// candidate is set for a candidate job gone because its candidate
+	// is settled; verdict is then the candidate's status.
+	candidate int
 }
 
 func (e *runGoneError) Error() string {
+	if e.candidate > 0 {
+		return fmt.Sprintf("candidate activity gone: candidate %d of workorder %s is settled already (%s)",
+			e.candidate, e.workOrderID, e.verdict)
+	}
 	return fmt.Sprintf("run activity gone: workorder %s already has its gate's verdict (%s)", e.workOrderID, e.verdict)
 }
 
@@ -40,10 +48,26 @@ func (e *runGoneError) Error() string {
 func (e *runGoneError) Is(target error) bool { return target == ErrRunGone }
 
 // runGone returns an error wrapping ErrRunGone when j's workorder has been
-// judged by its gate, nil while it has not (or j names no workorder).
+// judged by its gate, nil while it has not (or j names no workorder). A
+// candidate job is gone too once its candidate's record is settled:
+// recorded CANCELLED when another candidate won first or the budget ran
+// out (SelectCandidate records the candidates still running so), DONE or
+// FAILED by an earlier outcome of the job. The local path's rule is the
+// same: a candidate recorded as finished is not run again, and a record
+// once settled stays settled.
 func runGone(ctx context.Context, q store.Querier, j *store.Job) error {
 	if j.WorkOrderID == "" {
 		return nil
+	}
+	if j.Candidate > 0 {
+		c, err := q.GetCandidate(ctx, j.WorkOrderID, j.Candidate)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return fmt.Errorf("look up candidate %s: %w", store.CandidateKey(j.WorkOrderID, j.Candidate), err)
+		case c.Status != store.CandidateRunning:
+			return &runGoneError{workOrderID: j.WorkOrderID, verdict: c.Status, candidate: j.Candidate}
+		}
 	}
 	rr, err := q.GetRunRecord(ctx, j.WorkOrderID)
 	switch {

@@ -228,6 +228,9 @@ type EnqueueParams struct {
 	// Temporal-side in it.
 	Payload     json.RawMessage
 	WorkOrderID string
+	// Candidate, when set, makes the job that candidate of the
+	// workorder's best-of-N run: Payload is then its CandidatePayload.
+	Candidate int
 	// Activity is the pending Temporal activity the job completes, if any.
 	Activity *store.ActivityRef
 	// MaxAttempts zero means Config.MaxAttempts.

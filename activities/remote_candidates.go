@@ -1,0 +1,294 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// A best-of-N workorder whose diazotroph type runs remotely runs each
+// candidate as a control-plane job of its own (docs/remote-workers.md):
+// RunCandidate enqueues it and waits, a remote worker runs the candidate
+// in its own workspace, and the control plane records the candidate in
+// the job's transaction (RemoteHooks) and completes RunCandidate by id
+// with its CandidateResult. Selection and delivery stay on the local
+// worker: they read only the candidate records, and the winner's patch
+// is applied from its record.
+
+// ErrTypeInvalidCandidate is the failure type of a RunCandidate asked for
+// a candidate its workorder does not have (numbered from 1 to the
+// objective's attempts): no retry can help, and nothing was written.
+const ErrTypeInvalidCandidate = "InvalidCandidate"
+
+// remoteCandidate reports whether candidate k of w runs remotely, and
+// whether its job exists already: a retried RunCandidate then waits for
+// that job again, whatever the budget says now, since the candidate has
+// started.
+// A candidate its workorder does not have is refused before anything is
+// written, whatever the budget would say.
+func (a *Lifecycle) remoteCandidate(ctx context.Context, w *store.WorkOrder, req diazotroph.Request, k int) (remote, started bool, err error) {
+	if !a.Remote.routes(w.DiazotrophType) {
+		return false, false, nil
+	}
+	if err := controlplane.NewCandidatePayload(req, k).Validate(); err != nil {
+		return true, false, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidCandidate, err)
+	}
+	_, err = a.Remote.Enqueuer.CandidateJob(ctx, w.WorkOrderID, k)
+	switch {
+	case err == nil:
+		return true, true, nil
+	case errors.Is(err, store.ErrNotFound):
+		return true, false, nil
+	}
+	return true, false, err
+}
+
+// runCandidateRemote is RunCandidate for a candidate that runs remotely:
+// it records the candidate RUNNING (once, before its job exists: from
+// then on only the job's outcome or SelectCandidate writes it), enqueues
+// its job, once, and leaves the activity pending. A settled job answers
+// at once from the record its outcome wrote.
+func (a *Lifecycle) runCandidateRemote(ctx context.Context, w *store.WorkOrder, req diazotroph.Request,
+	rec *store.Candidate, started bool) (CandidateResult, error) {
+	k := rec.Attempt
+	fail := func(err error) (CandidateResult, error) {
+		return CandidateResult{}, fmt.Errorf("run candidate %s remotely: %w", store.CandidateKey(w.WorkOrderID, k), err)
+	}
+	payload, err := json.Marshal(controlplane.NewCandidatePayload(req, k))
+	if err != nil {
+		return fail(permanent(err))
+	}
+	if !started {
+		if _, err := a.putCandidate(ctx, rec); err != nil {
+			return fail(err)
+		}
+	}
+	p := controlplane.EnqueueParams{JobType: w.DiazotrophType, Stream: controlplane.StreamFor(w.DiazotrophType),
+		Payload: payload, WorkOrderID: w.WorkOrderID, Candidate: k, MaxAttempts: a.Remote.MaxAttempts}
+	if activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		p.Activity = &store.ActivityRef{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
+			ActivityID: info.ActivityID}
+	}
+	j, err := a.Remote.Enqueuer.Enqueue(ctx, p)
+	var ce *controlplane.Error
+	if errors.As(err, &ce) && ce.Code == controlplane.CodeInvalid {
+		return fail(temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidCandidate, err))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if store.JobSettled(j.Status) {
+		out, err := candidateOutcome(ctx, a.Store, a.EarlyStopMaxDiffLines, j)
+		if err != nil {
+			return fail(err)
+		}
+		if out.Failure != nil {
+			return CandidateResult{}, out.Failure
+		}
+		return out.Result.(CandidateResult), nil
+	}
+	if !activity.IsActivity(ctx) {
+		return fail(fmt.Errorf("remote job %s is %s; only an activity waits for it", j.JobID, j.Status))
+	}
+	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("candidate handed to remote workers", "candidate", k,
+		"job_id", j.JobID, "stream", j.Stream, "job_status", j.Status)
+	return CandidateResult{}, activity.ErrResultPending
+}
+
+// RemoteOutcome is what the activity waiting on a settled job is told:
+// Result to complete it with, or Failure to fail it with.
+type RemoteOutcome struct {
+	Result  any
+	Failure error
+}
+
+// Outcome is the answer of settled job j to the activity that waits for
+// it: a workorder's job completes Run with its RunResult, or fails it for
+// good; a candidate's job completes RunCandidate with the CandidateResult
+// of the record its outcome wrote (DONE, or FAILED once dead-lettered),
+// as the local path returns it. q is read for candidates only.
+func (h RemoteHooks) Outcome(ctx context.Context, q store.Querier, j *store.Job) (RemoteOutcome, error) {
+	if j.Candidate > 0 {
+		return candidateOutcome(ctx, q, h.EarlyStopMaxDiffLines, j)
+	}
+	if j.Status != store.JobSucceeded {
+		return RemoteOutcome{Failure: JobFailure(j)}, nil
+	}
+	var out controlplane.WorkResult
+	if err := json.Unmarshal(j.Result, &out); err != nil {
+		return RemoteOutcome{}, fmt.Errorf("job %q: read result: %w", j.JobID, err)
+	}
+	return RemoteOutcome{Result: RunResult{WorkOrderID: j.WorkOrderID, RunnerStatus: out.RunnerStatus}}, nil
+}
+
+// candidateOutcome is the CandidateResult of settled candidate job j, read
+// from its record; BudgetSpent says whether what the candidate spent used
+// up the objective's budget, as the local path says it. A record that is
+// missing, or still RUNNING, under a settled job cannot be: the job fails
+// the activity for good.
+func candidateOutcome(ctx context.Context, q store.Querier, maxDiffLines int, j *store.Job) (RemoteOutcome, error) {
+	c, err := q.GetCandidate(ctx, j.WorkOrderID, j.Candidate)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && c.Status == store.CandidateRunning) {
+		return RemoteOutcome{Failure: JobFailure(j)}, nil
+	}
+	if err != nil {
+		return RemoteOutcome{}, fmt.Errorf("read candidate %s: %w", store.CandidateKey(j.WorkOrderID, j.Candidate), err)
+	}
+	res := (&Lifecycle{EarlyStopMaxDiffLines: maxDiffLines}).candidateResult(c)
+	if c.Status != store.CandidateDone {
+		return RemoteOutcome{Result: res}, nil
+	}
+	w, err := q.GetWorkOrder(ctx, j.WorkOrderID)
+	if err != nil {
+		return RemoteOutcome{}, fmt.Errorf("read workorder %s: %w", j.WorkOrderID, err)
+	}
+	o, err := q.GetObjective(ctx, w.ObjectiveID)
+	if err != nil {
+		return RemoteOutcome{}, fmt.Errorf("read objective %s: %w", w.ObjectiveID, err)
+	}
+	var spent *BudgetSpentError
+	if _, err := budgetLeft(ctx, q, o); errors.As(err, &spent) {
+		res.BudgetSpent = true
+	} else if err != nil {
+		return RemoteOutcome{}, err
+	}
+	return RemoteOutcome{Result: res}, nil
+}
+
+// The hooks of candidate jobs: the CANDIDATE claim is held on the remote
+// worker's behalf with the job's lease, as the WORKORDER claim is for a
+// workorder's job, and the candidate's record is the job's outcome.
+
+// candidateClaim names the CANDIDATE claim of j's attempt.
+func candidateClaim(j *store.Job) (resourceID, owner string) {
+	return candidateResource(j.WorkOrderID, j.Candidate), remoteOwner(j)
+}
+
+// startCandidate takes the candidate's claim for the attempt.
+func startCandidate(ctx context.Context, q store.Querier, s *store.StartedJobAttempt) error {
+	j := s.Job
+	id, owner := candidateClaim(j)
+	_, ok, err := q.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceCandidate,
+		ResourceID: id, OwnerID: owner, TTL: s.Lease.LeaseExpiresAt.Sub(s.Lease.HeartbeatAt), Now: s.Lease.HeartbeatAt})
+	if err != nil {
+		return fmt.Errorf("claim candidate %s for job %s: %w", id, j.JobID, err)
+	}
+	if !ok {
+		return fmt.Errorf("claim candidate %s for job %s: %w", id, j.JobID, errWorkOrderClaimed)
+	}
+	return nil
+}
+
+// renewCandidate renews the candidate's claim with the lease.
+func renewCandidate(ctx context.Context, q store.Querier, j *store.Job, l *store.JobLease) error {
+	id, owner := candidateClaim(j)
+	c, err := q.GetClaim(ctx, store.ResourceCandidate, id)
+	if err != nil {
+		return fmt.Errorf("renew claim on candidate %s: %w", id, err)
+	}
+	_, err = q.RenewClaim(ctx, store.RenewClaimParams{ResourceType: store.ResourceCandidate, ResourceID: id,
+		OwnerID: owner, ClaimVersion: c.ClaimVersion, TTL: l.LeaseExpiresAt.Sub(l.HeartbeatAt), Now: l.HeartbeatAt})
+	return err
+}
+
+// succeedCandidate records the candidate from the job's result, fenced by
+// the attempt's claim, then releases the claim: the local path's writes,
+// in the job's transaction. The control plane has checked, in this
+// transaction, that the record is still RUNNING (controlplane.ErrRunGone
+// otherwise); once the winner is chosen the store refuses the write, which
+// is the same refusal.
+func (h RemoteHooks) succeedCandidate(ctx context.Context, q store.Querier, j *store.Job) error {
+	var out controlplane.CandidateWorkResult
+	if err := json.Unmarshal(j.Result, &out); err != nil {
+		return fmt.Errorf("%w: job %s: result is not a candidate's result: %v", store.ErrInvalid, j.JobID, err)
+	}
+	if err := out.Validate(j.Candidate); err != nil {
+		return fmt.Errorf("%w: job %s: %v", store.ErrInvalid, j.JobID, err)
+	}
+	id, owner := candidateClaim(j)
+	c, err := q.GetClaim(ctx, store.ResourceCandidate, id)
+	if err != nil {
+		return fmt.Errorf("fence candidate %s: %w", id, err)
+	}
+	f := store.Fence{ResourceType: store.ResourceCandidate, ResourceID: id, OwnerID: owner, ClaimVersion: c.ClaimVersion}
+	if err := q.CheckFence(ctx, f); err != nil {
+		return err
+	}
+	now := j.UpdatedAt
+	rec := &store.Candidate{WorkOrderID: j.WorkOrderID, Attempt: j.Candidate, GateResults: []store.CandidateGateResult{},
+		CreatedAt: now, UpdatedAt: now}
+	fillCandidate(rec, remotePatchCandidate(out))
+	if _, err := q.PutCandidate(ctx, rec); errors.Is(err, store.ErrCandidatesSettled) {
+		return fmt.Errorf("%w: %w", controlplane.ErrRunGone, err)
+	} else if err != nil {
+		return err
+	}
+	if h.Observer != nil {
+		// Counted once per candidate that ran, as the local path counts it.
+		h.Observer.RunSpent(store.BundleMetadata{Generator: rec.Generator, RunReport: rec.Report})
+	}
+	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceCandidate, ResourceID: id,
+		OwnerID: owner, ClaimVersion: f.ClaimVersion, Now: now})
+	return err
+}
+
+// remotePatchCandidate is a candidate's result as package patch has it.
+// Its size, hash and commands passed are computed here from the patch
+// and the gate results, not taken from the worker.
+func remotePatchCandidate(out controlplane.CandidateWorkResult) patch.Candidate {
+	pc := patch.Candidate{Attempt: out.Candidate, Generator: oneLine(out.Generator), RunnerStatus: out.RunnerStatus,
+		Patch: out.Patch, Report: out.Report, Notes: out.Notes, FinishedAt: out.FinishedAt}
+	if pc.Patch != "" {
+		pc.PatchSHA256, pc.DiffLines = store.PatchSHA256(pc.Patch), patch.DiffLines(pc.Patch)
+	}
+	for _, g := range out.Gate {
+		pc.Gate = append(pc.Gate, patch.GateResult{Command: g.Command, Passed: g.Passed, Detail: g.Detail})
+		if g.Passed {
+			pc.CommandsPassed++
+		}
+	}
+	return pc
+}
+
+// deadLetterCandidate records a candidate whose job was dead-lettered as
+// FAILED, with the job's error, unless its record is settled already
+// (cancelled meanwhile, or chosen among), and releases the attempt's
+// claim if it still holds it.
+func deadLetterCandidate(ctx context.Context, q store.Querier, j *store.Job) error {
+	// RunCandidate recorded it RUNNING before enqueuing its job; a record
+	// gone missing has nothing to mark.
+	rec, err := q.GetCandidate(ctx, j.WorkOrderID, j.Candidate)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if err == nil && rec.Status == store.CandidateRunning {
+		rec.Status, rec.Why, rec.UpdatedAt = store.CandidateFailed, jobFailed(j), j.UpdatedAt
+		if _, err := q.PutCandidate(ctx, rec); err != nil && !errors.Is(err, store.ErrCandidatesSettled) {
+			return err
+		}
+	}
+	id, owner := candidateClaim(j)
+	c, err := q.GetClaim(ctx, store.ResourceCandidate, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if c.OwnerID != owner || c.ReleasedAt != nil {
+		return nil
+	}
+	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceCandidate, ResourceID: id,
+		OwnerID: owner, ClaimVersion: c.ClaimVersion, Now: j.UpdatedAt})
+	return err
+}
