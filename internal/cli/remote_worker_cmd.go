@@ -129,11 +129,12 @@ func remoteExecutor(cfg config.Config, box *sandbox.Host, log *slog.Logger, secr
 	if err != nil {
 		return nil, err
 	}
-	reg, _, err := workers.NewRegistry(cfg, ex)
+	reg, p, err := workers.NewRegistry(cfg, ex)
 	if err != nil {
 		return nil, err
 	}
-	return &remoteworker.Diazotrophs{Registry: reg}, nil
+	// PATCH_DIAZOTROPH's candidates of best-of-N workorders run here too.
+	return &remoteworker.Diazotrophs{Registry: reg, Candidates: p, Redact: ex.Secrets}, nil
 }
 
 // remotePruner is the retention pass over this machine's git dir

@@ -1,7 +1,6 @@
 package remoteworker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,7 @@ import (
 
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/strictjson"
+	"github.com/azolla/azolla/internal/redact"
 )
 
 // Executor runs one job's payload and returns its result. It must return
@@ -37,6 +36,13 @@ func (f ExecutorFunc) Execute(ctx context.Context, payload json.RawMessage) (jso
 // SIGKILL the group on return.
 type Diazotrophs struct {
 	Registry *diazotroph.Registry
+	// Candidates, when set, runs PATCH_DIAZOTROPH's best-of-N candidate
+	// jobs (controlplane.CandidatePayload →
+	// controlplane.CandidateWorkResult); without it they fail for good.
+	Candidates Candidates
+	// Redact hides this worker's secrets in a candidate's result (nil:
+	// nothing is hidden).
+	Redact *redact.Redactor
 	// Workspaces, when set, records each PATCH_DIAZOTROPH run's workspace
 	// and keeps it in use while the run lasts, for the Pruner.
 	Workspaces *Workspaces
@@ -64,10 +70,14 @@ func (e *Diazotrophs) Streams() []string {
 // and max_attempts bounds the tries. A run that failed on its own terms
 // (a non-zero exit, an exhausted budget) is a result, judged by the gate.
 func (e *Diazotrophs) Execute(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	var p controlplane.WorkPayload
-	if err := strictjson.Decode(bytes.NewReader(payload), &p); err != nil {
-		return nil, Permanent(CodeInvalidPayload, fmt.Errorf("decode payload: %w", err))
+	cp, err := controlplane.DecodeJobPayload(payload)
+	if err != nil {
+		return nil, Permanent(CodeInvalidPayload, err)
 	}
+	if cp.Candidate != 0 {
+		return e.executeCandidate(ctx, cp)
+	}
+	p := cp.WorkPayload
 	if err := p.Validate(); err != nil {
 		return nil, Permanent(CodeInvalidPayload, err)
 	}

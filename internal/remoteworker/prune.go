@@ -31,7 +31,10 @@ import (
 //     names the commit the branch points at in the workspace), or no
 //     branch, or no commit beyond the snapshot's. A branch with unpushed
 //     work is kept however old: a remote worker cannot see whether the
-//     gate's pause state warned the human, so it never assumes so.
+//     gate's pause state warned the human, so it never assumes so. A
+//     best-of-N candidate's workspace (Workspaces.BeginCandidate) has
+//     nothing to lose: its branch is internal, and its patch went to the
+//     control plane with the job's result.
 //
 // A removed workspace takes its push marker, its unfinished clones and
 // its record with it.
@@ -184,6 +187,11 @@ func (p *Pruner) consider(ctx context.Context, name string, c *PruneCounts) erro
 // unpushed applies the branch rule: "" when the workspace at ws has
 // nothing to lose, else why it must stay.
 func (p *Pruner) unpushed(ctx context.Context, ws string, rec WorkspaceRecord) (string, error) {
+	if rec.Candidate > 0 {
+		// A candidate's branch is never pushed: what it holds is the
+		// patch its job's result carried to the control plane.
+		return "", nil
+	}
 	head, err := p.Git.ResolveBranch(ctx, ws, rec.BranchName)
 	if errors.Is(err, gitops.ErrBranchNotFound) {
 		return "", nil

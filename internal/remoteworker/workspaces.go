@@ -35,6 +35,11 @@ type WorkspaceRecord struct {
 	// FinishedAt is when the run ended; nil when the worker died during
 	// it.
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Candidate, when set, says the workspace is that candidate's of a
+	// best-of-N run (WorkOrderID is then the workspace's name,
+	// <work_order_id>-c<k>); its branch is internal and never pushed, and
+	// its patch went to the control plane with the job's result.
+	Candidate int `json:"candidate,omitempty"`
 }
 
 // lastUsed is when the workspace was last in use.
@@ -69,6 +74,17 @@ type Workspaces struct {
 // without a record is never pruned, so a failure to write one is only
 // logged.
 func (w *Workspaces) Begin(workOrderID, branch, base string) (end func()) {
+	return w.begin(WorkspaceRecord{WorkOrderID: workOrderID, BranchName: branch, BaseCommit: base})
+}
+
+// BeginCandidate is Begin for candidate k's workspace, named workspace,
+// on its own branch.
+func (w *Workspaces) BeginCandidate(workspace, branch, base string, k int) (end func()) {
+	return w.begin(WorkspaceRecord{WorkOrderID: workspace, BranchName: branch, BaseCommit: base, Candidate: k})
+}
+
+func (w *Workspaces) begin(rec WorkspaceRecord) (end func()) {
+	workOrderID := rec.WorkOrderID
 	w.mu.Lock()
 	if w.inUse == nil {
 		w.inUse = map[string]int{}
@@ -76,7 +92,7 @@ func (w *Workspaces) Begin(workOrderID, branch, base string) (end func()) {
 	w.inUse[workOrderID]++
 	w.mu.Unlock()
 
-	rec := WorkspaceRecord{WorkOrderID: workOrderID, BranchName: branch, BaseCommit: base, StartedAt: w.now()}
+	rec.StartedAt = w.now()
 	w.writeLogged(rec)
 	return func() {
 		at := w.now()
