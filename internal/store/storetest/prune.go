@@ -7,14 +7,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/audit"
 	"github.com/azolla/azolla/internal/store"
 )
 
 // ExercisePruneFinished is the conformance suite of store retention
 // (store.PruneFinishedParams): what only served a finished step goes once
-// its use ended before the cutoff, everything else stays, and the audit
-// (`azolla verify`) is as clean after as before.
+// its use ended before the cutoff, and everything else stays. That the
+// audit (`azolla verify`) is as clean after a pass as before is
+// internal/audit's test, on WritePruneFixture.
 func ExercisePruneFinished(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("PruneFinished_OnlyEndedUsesOfFinishedStepsGoAndVerifyStaysClean", func(t *testing.T) { testPruneFinished(t, open(t)) })
 	t.Run("PruneFinished_WithoutCutoffRefused", func(t *testing.T) {
@@ -81,15 +81,23 @@ func settledJob(t testing.TB, s store.Store, wo string, at time.Time) *store.Job
 	return j
 }
 
-func requireVerifyClean(t *testing.T, s store.Store, now time.Time) *audit.Report {
-	t.Helper()
-	rep, err := audit.Run(context.Background(), s, now)
-	require.NoError(t, err)
-	require.Empty(t, rep.Violations)
-	return rep
+// PruneFixture is what WritePruneFixture stored: work finished before
+// Cutoff (Old, OldJob), work finished after it (Recent, RecentJob), and
+// work not finished (Open, a workorder without its run_record; Waiting,
+// an unprocessed event; Running, a job with its lease and message), all
+// lapsed by Now.
+type PruneFixture struct {
+	Old, Recent, Open          *store.WorkOrder
+	Waiting                    *store.Event
+	OldJob, RecentJob, Running *store.Job
+	RunningMsg                 *store.JobMessage
+	Cutoff, Now                time.Time
 }
 
-func testPruneFinished(t *testing.T, s store.Store) {
+// WritePruneFixture stores PruneFixture's work; a pass with Before Cutoff
+// deletes 3 claims, 1 job lease and 1 job message of it.
+func WritePruneFixture(t testing.TB, s store.Store) PruneFixture {
+	t.Helper()
 	ctx := context.Background()
 	// Finished before the cutoff: its step claims and job lease go.
 	old := finishedLifecycle(t, s, "obj-old", T0)
@@ -111,20 +119,32 @@ func testPruneFinished(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	claimed(t, s, store.ResourceEvent, waiting.EventID, T0, true)
 	running := Job(open.WorkOrderID)
+	running.Stream = "azolla:jobs:running" // apart from the settled jobs' leftovers
 	running, _, err = s.CreateJob(ctx, running)
 	require.NoError(t, err)
-	_, err = s.StartJobAttempt(ctx, startParams(running, "worker-2", T0))
-	require.NoError(t, err)
-	runningMsg, err := s.EnqueueJobMessage(ctx, &store.JobMessage{Stream: running.Stream, JobID: running.JobID,
+	_, err = s.EnqueueJobMessage(ctx, &store.JobMessage{Stream: running.Stream, JobID: running.JobID,
 		EnqueueID: running.EnqueueID, CreatedAt: T0})
+	require.NoError(t, err)
+	// The worker's claim delivers the message it starts the attempt from.
+	runningMsg := receive(t, s, "worker-2", 0, T0, running.Stream)
+	require.Equal(t, running.JobID, runningMsg.JobID)
+	start := startParams(running, "worker-2", T0)
+	start.MessageID = runningMsg.MessageID
+	_, err = s.StartJobAttempt(ctx, start)
 	require.NoError(t, err)
 	// Leadership claims are one row each, whatever the work: kept.
 	claimed(t, s, store.ResourcePoller, store.PollerLeadership, T0, false)
 
-	now := pruneCutoff.Add(3 * time.Hour)
-	before := requireVerifyClean(t, s, now)
+	return PruneFixture{Old: old, Recent: recent, Open: open, Waiting: waiting, OldJob: oldJob, RecentJob: recentJob,
+		Running: running, RunningMsg: runningMsg, Cutoff: pruneCutoff, Now: pruneCutoff.Add(3 * time.Hour)}
+}
 
-	counts, err := s.PruneFinished(ctx, store.PruneFinishedParams{Before: pruneCutoff, Batch: 1})
+func testPruneFinished(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	f := WritePruneFixture(t, s)
+	recent, open, waiting := f.Recent, f.Open, f.Waiting
+
+	counts, err := s.PruneFinished(ctx, store.PruneFinishedParams{Before: f.Cutoff, Batch: 1})
 	require.NoError(t, err)
 	require.Equal(t, store.PruneFinishedCounts{Claims: 3, JobLeases: 1, JobMessages: 1}, counts)
 
@@ -140,35 +160,25 @@ func testPruneFinished(t *testing.T, s store.Store) {
 		"POLLER " + store.PollerLeadership: true,
 	}, left)
 
-	leases, err := s.ListJobLeases(ctx, oldJob.JobID)
+	leases, err := s.ListJobLeases(ctx, f.OldJob.JobID)
 	require.NoError(t, err)
 	require.Empty(t, leases, "the settled job's lease is gone")
-	attempts, err := s.ListJobAttempts(ctx, oldJob.JobID)
+	attempts, err := s.ListJobAttempts(ctx, f.OldJob.JobID)
 	require.NoError(t, err)
 	require.Len(t, attempts, 1, "its winning attempt stays: job-succeeded-once reads it")
-	for _, j := range []*store.Job{recentJob, running} {
+	for _, j := range []*store.Job{f.RecentJob, f.Running} {
 		leases, err := s.ListJobLeases(ctx, j.JobID)
 		require.NoError(t, err)
 		require.Len(t, leases, 1, "job %s keeps its lease", j.JobID)
 	}
-	_, err = s.GetJobMessage(ctx, runningMsg.Stream, runningMsg.MessageID)
+	_, err = s.GetJobMessage(ctx, f.RunningMsg.Stream, f.RunningMsg.MessageID)
 	require.NoError(t, err, "the running job's message stays")
 
-	// Everything the audit checked is still there but the pruned claims
-	// and lease, and it is as clean as before.
-	after := requireVerifyClean(t, s, now)
-	require.Equal(t, before.Checked[audit.RuleClaimSchema]-3, after.Checked[audit.RuleClaimSchema])
-	for _, rule := range []string{audit.RuleWorkOrderPerEvent, audit.RuleEventProcessedOnce, audit.RuleTerminalPauseState,
-		audit.RuleObjectiveStatus, audit.RuleCandidateChosenOnce, audit.RuleBundleIsChosenCandidate, audit.RuleJobSucceededOnce} {
-		require.Equal(t, before.Checked[rule], after.Checked[rule], rule)
-	}
-
-	again, err := s.PruneFinished(ctx, store.PruneFinishedParams{Before: pruneCutoff})
+	again, err := s.PruneFinished(ctx, store.PruneFinishedParams{Before: f.Cutoff})
 	require.NoError(t, err)
 	require.Zero(t, again.Total(), "a second pass finds nothing")
-	later, err := s.PruneFinished(ctx, store.PruneFinishedParams{Before: now})
+	later, err := s.PruneFinished(ctx, store.PruneFinishedParams{Before: f.Now})
 	require.NoError(t, err)
 	require.Equal(t, store.PruneFinishedCounts{Claims: 3, JobLeases: 1, JobMessages: 1}, later,
 		"the recent lifecycle's claims, lease and message once they are old too, and never the open work's")
-	requireVerifyClean(t, s, now)
 }
