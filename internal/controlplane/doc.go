@@ -73,6 +73,11 @@
 // is no such proof: it is also the answer between two attempts of a Run
 // activity that is about to come back for the job.
 //
+// A candidate job (one of a best-of-N workorder's candidates, its
+// payload a CandidatePayload, unique per workorder and candidate) is gone
+// the same way once its candidate's record is settled: recorded DONE or
+// FAILED by an earlier outcome, or CANCELLED by the selection.
+//
 // # What the reaper repairs
 //
 // One reaper leads (a CONTROL_PLANE_REAPER claim). Each pass:
