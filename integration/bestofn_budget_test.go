@@ -1,0 +1,62 @@
+package integration
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// With two candidates at a time (patch.parallel_candidates) and a budget
+// that covers two candidates' reports ($0.70 each of $1.50), the third is
+// never started: once the first two have reported, $0.10 is left, less
+// than a candidate costs, and its record says so. The budget is not spent,
+// so the round ends as an ordinary FAIL.
+func TestBestOfN_ABudgetThatCoversTwoCandidatesLeavesTheThirdUnstarted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := valueRepo(t)
+	agent := `echo "4$AZOLLA_CANDIDATE" > value.txt
+printf '{"model":"agent-1","cost_usd":0.7,"tokens":{"input":100,"output":10}}' > "$AZOLLA_REPORT_FILE"`
+	b := setup(t, setupOptions{patch: func(p *config.PatchConfig) {
+		p.Command.Run = agent
+		p.EarlyStop = false
+		p.ParallelCandidates = 2
+		p.Repositories = []config.RepositoryConfig{{Repository: repo, GateCommands: []string{"echo 'not yet'; exit 1"}}}
+	}})
+	id := uniqueID("bestofn-cover")
+	b.create(t, id, bestOfN(repo, 3), func(o *store.Objective) {
+		budget := 1.5
+		o.BudgetUSD = &budget
+	})
+	b.waitStep(t, id, workflows.StepAwaitingApproval)
+	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
+	require.NoError(t, err)
+	paused := b.waitStep(t, id, workflows.StepAwaitingRetry)
+	require.Equal(t, store.GateFail, paused.GateResult)
+	require.NotEqual(t, store.PauseBudgetSpent, paused.LastPause.Reason, "$1.40 of $1.50 is not spent")
+
+	wo := b.onlyWorkOrder(t, id)
+	cands, err := b.store.ListCandidates(ctx, wo.WorkOrderID)
+	require.NoError(t, err)
+	require.Len(t, cands, 3)
+	for _, c := range cands[:2] {
+		require.Equal(t, store.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
+		require.InDelta(t, 0.7, *c.Report.CostUSD, 1e-9)
+	}
+	require.Equal(t, store.CandidateSkipped, cands[2].Status)
+	require.Equal(t, "not started: $0.10 is left of the objective's budget, less than the $0.70 a candidate has cost so far (2 of them)",
+		cands[2].Why)
+	require.Nil(t, cands[2].Report)
+	spend, err := b.store.ObjectiveSpend(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 2, spend.Runs)
+	require.InDelta(t, 1.4, spend.USD, 1e-9)
+	wos, bundles, records := b.counts(t, id)
+	require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records})
+	b.requireAuditClean(t)
+}
