@@ -15,7 +15,7 @@
 //	                        temporalio/server image reads: DB, DB_PORT,
 //	                        POSTGRES_SEEDS, POSTGRES_USER, POSTGRES_PWD,
 //	                        DBNAME, VISIBILITY_DBNAME, NUM_HISTORY_SHARDS,
-//	                        BIND_ON_IP, FRONTEND_GRPC_PORT and
+//	                        BIND_ON_IP, FRONTEND_GRPC_PORT, PPROF_PORT and
 //	                        DYNAMIC_CONFIG_FILE_PATH; and the frontend TLS
 //	                        variables (see frontendTLS).
 //
@@ -212,6 +212,16 @@ func serverConfig() (*config.Config, map[primitives.ServiceName]static.Hosts, er
 	}
 	if conf.Global.TLS, err = frontendTLS(); err != nil {
 		return nil, nil, err
+	}
+	if v := os.Getenv("PPROF_PORT"); v != "" {
+		// The image's variable: the Go runtime's profiles of the whole
+		// server on this port of BIND_ON_IP (0, the default, serves none).
+		p, err := strconv.Atoi(v)
+		if err != nil || p < 0 || p > 65535 {
+			return nil, nil, fmt.Errorf("PPROF_PORT %q: want a port", v)
+		}
+		conf.Global.PProf.Port = p
+		conf.Global.PProf.Host = host
 	}
 	if path := os.Getenv("DYNAMIC_CONFIG_FILE_PATH"); path != "" {
 		conf.DynamicConfigClient = &dynamicconfig.FileBasedClientConfig{Filepath: path, PollInterval: 10 * time.Second}
