@@ -137,10 +137,15 @@ func (p *Patch) RunCandidate(ctx context.Context, req diazotroph.Request, k int)
 // notes begin with why, which says why c won and what the others did
 // (Choose, Why); its run report and generator are c's.
 func (p *Patch) DeliverCandidate(ctx context.Context, req diazotroph.Request, c Candidate, why string) (diazotroph.Result, error) {
-	r, err := p.newRun(req)
+	// c's generator ran elsewhere, maybe on a remote worker, and need not
+	// be available here: the run is checked as a static one's.
+	static := req
+	static.Objective.Generator = patchgen.StaticName
+	r, err := p.newRun(static)
 	if err != nil {
 		return diazotroph.Result{}, err
 	}
+	r.req = req
 	if !c.HasPatch() {
 		return diazotroph.Result{}, fmt.Errorf("workorder %s: candidate %d (%s) has no patch to deliver",
 			req.WorkOrder.WorkOrderID, c.Attempt, c.RunnerStatus)

@@ -258,3 +258,18 @@ func TestDiffLines_CountsChangedLinesNotWhitespace(t *testing.T) {
 		require.Equal(t, tc.want, patch.DiffLines(tc.diff), name)
 	}
 }
+
+// The winner is delivered from its patch alone: a worker whose own
+// generator is not the one the candidate ran with (a remote worker ran
+// it) delivers it all the same.
+func TestDeliverCandidate_NeedsNotTheCandidatesGenerator(t *testing.T) {
+	t.Parallel()
+	tb, req := candidates(t, map[string]string{"1": greets("hello, $1")})
+	cands := runAll(t, tb, req, 1)
+	local := tb.newPatch(nil) // static only: "command" is not configured here
+	res, err := local.DeliverCandidate(context.Background(), req, cands[0], "the only one")
+	require.NoError(t, err)
+	require.Equal(t, store.RunnerOK, res.RunnerStatus, res.Notes)
+	require.Equal(t, cands[0].Patch, res.Content)
+	require.Equal(t, "command", res.Metadata.Generator, "the candidate's generator, as it ran")
+}
