@@ -23,7 +23,8 @@
 // are skipped elsewhere.
 //
 // BenchmarkTopology (make bench, bar TP in docs/benchmarks.md) sets
-// lifecycles per second on this topology against azolla dev, on the same
-// workload in the same run. Being a benchmark it runs only when asked for,
-// without AZOLLA_TEST_TOPOLOGY, and fails and skips as the tests do.
+// lifecycles per second on this topology against azolla dev, both up, in
+// alternating rounds of the same workload. Being a benchmark it runs only
+// when asked for, without AZOLLA_TEST_TOPOLOGY, and fails and skips as the
+// tests do.
 package topology

@@ -23,11 +23,16 @@ import (
 	"github.com/azolla/azolla/workflows"
 )
 
-// throughputObjectives is the workload both sides of BenchmarkTopology
-// run: that many objectives, each running the default command on a
-// lifecycle worker, created and approved one after another by one client;
-// the time runs from the first create to the last DONE.
-const throughputObjectives = 100
+// throughputObjectives is how many lifecycles each side of
+// BenchmarkTopology takes to DONE, over throughputRounds rounds of which
+// each side has half: each round's objectives, running the default command
+// on a lifecycle worker, are created and approved one after another by one
+// client, and the round's time runs from its first create to its last
+// DONE.
+const (
+	throughputObjectives = 100
+	throughputRounds     = 4
+)
 
 // throughputTuning is what both sides run with, on top of the compose
 // file's settings: the lifecycle benchmarks' lease and poll settings.
@@ -38,15 +43,23 @@ var throughputTuning = map[string]string{"AZOLLA_LOG_LEVEL": "warn", "AZOLLA_CLA
 // topology (the Temporal server on PostgreSQL, the PostgreSQL store, two
 // worker processes and the control plane, each configured from its compose
 // service) against azolla dev (the embedded server, the SQLite store, its
-// workers in the same process), one after the other in the same run on the
-// same workload (docs/benchmarks.md). Each side is stopped before the other
-// starts. It needs no AZOLLA_TEST_TOPOLOGY: a benchmark runs only when
-// asked for. It fails under CI=true when PostgreSQL or Redis is down and is
-// skipped elsewhere, as the topology tests are.
+// workers in the same process), in the same run on the same workload
+// (docs/benchmarks.md). Both sides are up throughout and take turns,
+// topology, dev, dev, topology, so that a change in the machine's load
+// during the run weighs on both alike. It needs no AZOLLA_TEST_TOPOLOGY: a
+// benchmark runs only when asked for. It fails under CI=true when
+// PostgreSQL or Redis is down and is skipped elsewhere, as the topology
+// tests are.
 func BenchmarkTopology(b *testing.B) {
-	var topology, dev throughput
-	scoped(b, func(t testing.TB) { topology = topologyLifecycles(t) })
-	scoped(b, func(t testing.TB) { dev = devLifecycles(t) })
+	topology, dev := topologySide(b), devSide(b)
+	per := throughputObjectives / (throughputRounds / 2)
+	for r := range throughputRounds {
+		if r%4 == 0 || r%4 == 3 {
+			topology.add(lifecycles(b, topology, per))
+		} else {
+			dev.add(lifecycles(b, dev, per))
+		}
+	}
 
 	b.ReportMetric(topology.perSecond(), "topology-lifecycles/s")
 	b.ReportMetric(dev.perSecond(), "dev-lifecycles/s")
@@ -56,12 +69,12 @@ func BenchmarkTopology(b *testing.B) {
 	b.ReportMetric(dev.meanCreate().Seconds()*1000, "dev-create-ms")
 	b.ReportMetric(dev.meanDecide().Seconds()*1000, "dev-approve-ms")
 	fmt.Printf(`
-%d lifecycles, created and approved one after another, then every one DONE
+%d lifecycles a side in %d rounds (topology, dev, dev, topology), each round's created and approved one after another, then every one DONE
   %-44s %10s %10s %10s %10s %10s
   %-44s %10.2f %10s %10s %10.1f %10.1f
   %-44s %10.2f %10s %10s %10.1f %10.1f
   tp-ratio (topology / dev lifecycles/s): %.2f
-`, throughputObjectives, "", "per s", "total", "drain", "create ms", "approve ms",
+`, throughputObjectives, throughputRounds, "", "per s", "time", "drain", "create ms", "approve ms",
 		"topology (Temporal on PostgreSQL, 2 workers)", topology.perSecond(), topology.total.Round(time.Millisecond),
 		topology.drain.Round(time.Millisecond), topology.meanCreate().Seconds()*1000, topology.meanDecide().Seconds()*1000,
 		"azolla dev (SQLite, one process)", dev.perSecond(), dev.total.Round(time.Millisecond),
@@ -69,8 +82,15 @@ func BenchmarkTopology(b *testing.B) {
 		topology.perSecond()/dev.perSecond())
 }
 
-// topologyLifecycles runs the workload on the production topology.
-func topologyLifecycles(t testing.TB) throughput {
+// side is one set-up under measurement and what it has measured so far.
+type side struct {
+	starter *starter.Starter
+	store   store.Store
+	throughput
+}
+
+// topologySide starts the production topology.
+func topologySide(t testing.TB) *side {
 	c := startCluster(t, "")
 	dir := t.TempDir()
 	run(t, c.azolla, c.local.env(t, "temporal-setup", dir, nil), "temporal", "setup")
@@ -89,11 +109,11 @@ func topologyLifecycles(t testing.TB) throughput {
 	st, err := dial.Open(context.Background(), dial.Config{Driver: config.DriverPostgres, DSN: envValue(cpEnv, "AZOLLA_STORE_DSN")})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	return lifecycles(t, &starter.Starter{Client: tc, Store: st, TaskQueue: config.DefaultTaskQueue}, st)
+	return &side{starter: &starter.Starter{Client: tc, Store: st, TaskQueue: config.DefaultTaskQueue}, store: st}
 }
 
-// devLifecycles runs the workload on azolla dev.
-func devLifecycles(t testing.TB) throughput {
+// devSide starts azolla dev.
+func devSide(t testing.TB) *side {
 	bin := buildDev(t)
 	dir := t.TempDir()
 	grpc := freePort(t)
@@ -120,85 +140,75 @@ func devLifecycles(t testing.TB) throughput {
 		_, err := st.ListWorkOrders(context.Background(), store.ListWorkOrdersParams{})
 		return err == nil
 	}, p)
-	return lifecycles(t, &starter.Starter{Client: tc, Store: st, TaskQueue: config.DefaultTaskQueue}, st)
+	return &side{starter: &starter.Starter{Client: tc, Store: st, TaskQueue: config.DefaultTaskQueue}, store: st}
 }
 
-// throughput is one side's run: the whole time, the time from the last
-// approval to the last DONE, and the client's time in creates and
-// approvals.
+// throughput is a side's rounds summed: their time, the time from each
+// round's last approval to its last DONE, and the client's time in creates
+// and approvals, over n lifecycles.
 type throughput struct {
+	n                              int
 	total, drain, creates, decides time.Duration
 }
 
-func (r throughput) perSecond() float64 { return float64(throughputObjectives) / r.total.Seconds() }
-func (r throughput) meanCreate() time.Duration {
-	return r.creates / throughputObjectives
-}
-func (r throughput) meanDecide() time.Duration {
-	return r.decides / throughputObjectives
+func (r *throughput) add(o throughput) {
+	r.n += o.n
+	r.total += o.total
+	r.drain += o.drain
+	r.creates += o.creates
+	r.decides += o.decides
 }
 
-// lifecycles creates and approves throughputObjectives objectives on a
-// store with no other objectives, one after another, and times them until
-// the store holds every one DONE. It asks the store one query per poll, so
-// that the measuring client loads neither side's store more than the other.
-func lifecycles(t testing.TB, s *starter.Starter, st store.Store) throughput {
+func (r throughput) perSecond() float64 { return float64(r.n) / r.total.Seconds() }
+func (r throughput) meanCreate() time.Duration {
+	return r.creates / time.Duration(r.n)
+}
+func (r throughput) meanDecide() time.Duration {
+	return r.decides / time.Duration(r.n)
+}
+
+// lifecycles creates and approves n objectives on s, one after another,
+// and times them until the store holds every one DONE. It asks the store
+// one query per poll, so that the measuring client loads neither side's
+// store more than the other.
+func lifecycles(t testing.TB, s *side, n int) throughput {
 	t.Helper()
 	ctx := context.Background()
+	countDone := func() int {
+		done, err := s.store.ListObjectives(ctx, store.ListObjectivesParams{Status: store.StatusDone})
+		require.NoError(t, err)
+		return len(done)
+	}
+	before := countDone()
 	suffix := randomHex(3)
-	var r throughput
+	r := throughput{n: n}
 	start := time.Now()
-	for i := range throughputObjectives {
+	for i := range n {
 		id := fmt.Sprintf("rate%02d-%s", i, suffix)
 		step := time.Now()
-		_, err := s.Create(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Rate " + id,
+		_, err := s.starter.Create(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Rate " + id,
 			AcceptanceCriteria: []string{"its command runs"}, Status: store.StatusNew, Urgency: "NORMAL"})
 		require.NoError(t, err)
 		r.creates += time.Since(step)
 		step = time.Now()
-		_, err = s.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "topology"})
+		_, err = s.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "topology"})
 		require.NoError(t, err)
 		r.decides += time.Since(step)
 	}
 	approved := time.Now()
 	deadline := approved.Add(5 * time.Minute)
 	for {
-		doneList, err := st.ListObjectives(ctx, store.ListObjectivesParams{Status: store.StatusDone})
-		require.NoError(t, err)
-		if len(doneList) == throughputObjectives {
+		done := countDone() - before
+		if done == n {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d objectives DONE 5 minutes after the last approval", len(doneList), throughputObjectives)
+			t.Fatalf("%d of %d objectives DONE 5 minutes after the last approval", done, n)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 	r.total, r.drain = time.Since(start), time.Since(approved)
 	return r
-}
-
-// scoped runs f with a testing.TB whose cleanups run when f returns (or
-// fails), not when the benchmark ends: one side's processes are stopped
-// before the other side starts.
-func scoped(b *testing.B, f func(t testing.TB)) {
-	b.Helper()
-	s := &scope{TB: b}
-	defer s.close()
-	f(s)
-}
-
-// scope is a testing.TB with its own cleanups.
-type scope struct {
-	testing.TB
-	cleanups []func()
-}
-
-func (s *scope) Cleanup(f func()) { s.cleanups = append(s.cleanups, f) }
-
-func (s *scope) close() {
-	for i := len(s.cleanups) - 1; i >= 0; i-- {
-		s.cleanups[i]()
-	}
 }
 
 // buildDev builds azolla with the embedded Temporal server (the devserver
