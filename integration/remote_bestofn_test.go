@@ -1,0 +1,128 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/proc/proctest"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// remoteWorkerWith starts `azolla remote-worker` named name against d's
+// control plane on a data dir holding yaml as its configuration file
+// (patch.repositories is a file-only key). It is killed with the test.
+func (d *devProc) remoteWorkerWith(t *testing.T, name, yaml string) {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "azolla.yaml"), []byte(yaml), 0o600))
+	cmd := exec.Command(azollaBin, "remote-worker", "--control-plane", "http://"+d.controlPlane,
+		"--worker-id", name, "--max-wait", "2s")
+	cmd.Env = append(os.Environ(), "AZOLLA_DATA_DIR="+dir, "AZOLLA_LOG_LEVEL=warn")
+	out := &proctest.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("remote worker %s:\n%s", name, out.String())
+		}
+	})
+}
+
+// Best-of-N with PATCH_DIAZOTROPH routed to one remote worker: each of
+// the three candidates is a control-plane job of its own, run by the
+// remote worker with its generator and gate commands; the local worker
+// chooses candidate 2, the only one to pass both gate commands, and
+// delivers it from its recorded patch. One bundle, three candidate
+// records, three SUCCEEDED candidate jobs, and verify is clean.
+func TestRemote_BestOfNCandidatesRunOnARemoteWorker(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := valueRepo(t)
+	agent := `case "$AZOLLA_CANDIDATE" in
+1) echo 41 > value.txt ;;
+2) echo 42 > value.txt ;;
+3) echo 'forty-two(' > value.txt ;;
+*) echo "no candidate number: $AZOLLA_CANDIDATE" >&2; exit 1 ;;
+esac`
+	d := startDev(t, append(remoteEnv("PATCH_DIAZOTROPH"), "AZOLLA_PATCH_EARLY_STOP=false")...)
+	d.remoteWorkerWith(t, "remote-bestofn", fmt.Sprintf(
+		"patch:\n  command:\n    run: %q\n  repositories:\n    - repository: %q\n      gate_commands: [%q, %q]\n",
+		agent, repo, valueBuilds, valueIs42))
+	id := uniqueID("remotebestofn")
+	t.Cleanup(func() {
+		if t.Failed() {
+			d.logJobs(t, "wo-"+id+"-1")
+		}
+	})
+	d.approve(t, id, bestOfN(repo, 3))
+	st := d.waitStep(t, id, workflows.StepDone)
+	require.Equal(t, store.GatePass, st.GateResult, st.GateReason)
+
+	wo := "wo-" + id + "-1"
+	cands, err := d.store.ListCandidates(ctx, wo)
+	require.NoError(t, err)
+	require.Len(t, cands, 3, "one record per candidate")
+	for i, want := range []struct {
+		passed []bool
+		chosen bool
+	}{{[]bool{true, false}, false}, {[]bool{true, true}, true}, {[]bool{false, false}, false}} {
+		c := cands[i]
+		require.Equal(t, i+1, c.Attempt)
+		require.Equal(t, store.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
+		require.Equal(t, want.passed, gatePassed(c), "candidate %d's gate results, from the remote worker", c.Attempt)
+		require.Equal(t, want.chosen, c.Chosen, "candidate %d", c.Attempt)
+	}
+
+	jobs, err := d.store.ListJobs(ctx, store.ListJobsParams{WorkOrderID: wo})
+	require.NoError(t, err)
+	require.Len(t, jobs, 3, "a job per candidate, none for the workorder itself")
+	seen := map[int]bool{}
+	for _, j := range jobs {
+		require.Equal(t, store.JobSucceeded, j.Status, "candidate %d's job", j.Candidate)
+		attempts, err := d.store.ListJobAttempts(ctx, j.JobID)
+		require.NoError(t, err)
+		require.Len(t, attempts, 1)
+		require.Equal(t, "remote-bestofn", attempts[0].WorkerID)
+		seen[j.Candidate] = true
+		c, err := d.store.GetClaim(ctx, store.ResourceCandidate, fmt.Sprintf("%s-c%d", wo, j.Candidate))
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("remote:%s/1", j.JobID), c.OwnerID, "held for the remote worker")
+		require.NotNil(t, c.ReleasedAt)
+	}
+	require.Equal(t, map[int]bool{1: true, 2: true, 3: true}, seen)
+
+	b, err := d.store.GetOutputBundle(ctx, wo)
+	require.NoError(t, err)
+	require.Equal(t, store.RunnerOK, b.RunnerStatus, b.Notes)
+	require.Equal(t, cands[1].Patch, b.Content, "delivered locally from candidate 2's recorded patch")
+	require.Contains(t, b.Content, "+42")
+	d.requireAuditClean(t)
+	verify := exec.Command(azollaBin, "verify")
+	verify.Env = append(os.Environ(), "AZOLLA_DATA_DIR="+d.dir)
+	out, err := verify.CombinedOutput()
+	require.NoError(t, err, "azolla verify: %s", out)
+}
+
+// logJobs logs what the store holds of workorder wo's candidates and jobs,
+// and azolla dev's output, when a test failed.
+func (d *devProc) logJobs(t *testing.T, wo string) {
+	ctx := context.Background()
+	cands, _ := d.store.ListCandidates(ctx, wo)
+	for _, c := range cands {
+		t.Logf("candidate %d: %s %s", c.Attempt, c.Status, c.Why)
+	}
+	jobs, _ := d.store.ListJobs(ctx, store.ListJobsParams{WorkOrderID: wo})
+	for _, j := range jobs {
+		t.Logf("job %s candidate %d: %s attempts %d error %+v", j.JobID, j.Candidate, j.Status, j.AttemptCount, j.Error)
+	}
+	t.Logf("azolla dev:\n%s", d.out.String())
+}
