@@ -44,11 +44,15 @@ const (
 	// PostgreSQL's ON CONFLICT DO UPDATE locks the conflicting row even when
 	// its WHERE is false, and that lock is a write: every refused acquisition
 	// would commit and flush WAL. Here the UPDATE matches only an expired row
-	// and the INSERT runs only when the UPDATE matched none, and does nothing
-	// on conflict (the row exists and is live, or another acquirer just
-	// created it). Either branch is atomic on its own row, so two acquirers
-	// can never both succeed; at worst one that raced a release is refused,
-	// which the protocol allows (skip and poll again).
+	// and the INSERT runs only when the statement's snapshot has no row at all
+	// (all of a statement's parts read the snapshot from before it, so a row
+	// the UPDATE takes is still seen there), and does nothing on conflict
+	// (another acquirer just created it). Checking the snapshot first keeps
+	// the common refusal, a live row, off the INSERT's conflict check, which
+	// costs more than the lookup. Either branch is atomic on its own row, so
+	// two acquirers can never both succeed; at worst one that raced a release
+	// or a creation is refused, which the protocol allows (skip and poll
+	// again).
 	acquirePostgres = `WITH taken AS (
 			UPDATE claims SET owner_id = $3, lease_expires_at = $4, heartbeat_at = $5,
 				claim_version = claim_version + 1, released_at = NULL
@@ -56,11 +60,19 @@ const (
 			RETURNING claim_version
 		), created AS (
 			INSERT INTO claims (` + claimCols + `)
-			SELECT $1, $2, $3, $4, $5, 1, NULL WHERE NOT EXISTS (SELECT 1 FROM taken)
+			SELECT $1, $2, $3, $4, $5, 1, NULL
+			WHERE NOT EXISTS (SELECT 1 FROM claims WHERE resource_type = $1 AND resource_id = $2)
 			ON CONFLICT (resource_type, resource_id) DO NOTHING
 			RETURNING claim_version
 		)
 		SELECT claim_version FROM taken UNION ALL SELECT claim_version FROM created`
+
+	// takeOverSQL is an acquisition of a row known to exist (claimRows): the
+	// takeover branch alone, with acquire's arguments.
+	takeOverSQL = `UPDATE claims SET owner_id = $3, lease_expires_at = $4, heartbeat_at = $5,
+			claim_version = claim_version + 1, released_at = NULL
+		WHERE resource_type = $1 AND resource_id = $2 AND lease_expires_at <= $5
+		RETURNING claim_version`
 
 	// renewSQL extends the lease by compare-and-swap on (owner_id,
 	// claim_version); each renewal bumps the version, so a holder that missed
@@ -87,6 +99,7 @@ const (
 // so that a mutation test can break their guard as it breaks a claim's.
 const (
 	stmtAcquire stmtID = iota
+	stmtTakeOver
 	stmtRenew
 	stmtRelease
 	stmtGetClaim
@@ -109,6 +122,7 @@ func cachedStatements(d *Dialect) [numStmts]string {
 	}
 	return [numStmts]string{
 		stmtAcquire:  acquire,
+		stmtTakeOver: takeOverSQL,
 		stmtRenew:    renewSQL,
 		stmtRelease:  releaseSQL,
 		stmtGetClaim: getClaimSQL,
@@ -119,7 +133,8 @@ func cachedStatements(d *Dialect) [numStmts]string {
 }
 
 // AcquireClaim takes the claim if nobody holds a live lease on it, in one
-// atomic create-or-update-if-expired statement.
+// atomic create-or-update-if-expired statement, or, for a row this store saw
+// moments ago, in its takeover branch alone (claimRows).
 func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*store.ClaimRecord, bool, error) {
 	now := store.NowOr(p.Now)
 	c := store.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
@@ -130,16 +145,25 @@ func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) 
 	if err := validateAcquire(&c); err != nil {
 		return nil, false, err
 	}
-	st, err := q.statement(ctx, stmtAcquire)
+	rows, key := q.claimRows, claimKey{p.ResourceType, p.ResourceID}
+	id, known := stmtAcquire, rows.known(key)
+	if known {
+		id = stmtTakeOver
+	}
+	st, err := q.statement(ctx, id)
 	if err == nil {
 		err = st.QueryRowContext(ctx, p.ResourceType, p.ResourceID, p.OwnerID, q.t(c.LeaseExpiresAt), q.t(now)).Scan(&c.ClaimVersion)
 	}
-	if errors.Is(err, sql.ErrNoRows) {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if !known {
+			rows.saw(key) // refused by the whole statement: the row is there
+		}
 		return nil, false, nil
-	}
-	if err != nil {
+	case err != nil:
 		return nil, false, fmt.Errorf("acquire claim on %s %s: %w", p.ResourceType, p.ResourceID, err)
 	}
+	rows.saw(key)
 	return &c, true, nil
 }
 
