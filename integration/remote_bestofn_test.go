@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -18,7 +20,7 @@ import (
 // remoteWorkerWith starts `azolla remote-worker` named name against d's
 // control plane on a data dir holding yaml as its configuration file
 // (patch.repositories is a file-only key). It is killed with the test.
-func (d *devProc) remoteWorkerWith(t *testing.T, name, yaml string) {
+func (d *devProc) remoteWorkerWith(t *testing.T, name, yaml string) *exec.Cmd {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "azolla.yaml"), []byte(yaml), 0o600))
@@ -35,6 +37,7 @@ func (d *devProc) remoteWorkerWith(t *testing.T, name, yaml string) {
 			t.Logf("remote worker %s:\n%s", name, out.String())
 		}
 	})
+	return cmd
 }
 
 // Best-of-N with PATCH_DIAZOTROPH routed to one remote worker: each of
@@ -125,4 +128,79 @@ func (d *devProc) logJobs(t *testing.T, wo string) {
 		t.Logf("job %s candidate %d: %s attempts %d error %+v", j.JobID, j.Candidate, j.Status, j.AttemptCount, j.Error)
 	}
 	t.Logf("azolla dev:\n%s", d.out.String())
+}
+
+// A remote worker SIGKILLed in the middle of a candidate loses that
+// candidate's attempt only: once its lease lapses the job is requeued and
+// another remote worker runs it; the other candidates' jobs ran once, and
+// the store holds three candidate records, none duplicated, one chosen.
+func TestRemote_BestOfNWorkerKilledMidCandidateLosesOnlyThatAttempt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := valueRepo(t)
+	dir := t.TempDir()
+	starts, pgids := filepath.Join(dir, "starts"), filepath.Join(dir, "pgids")
+	t.Cleanup(func() { proctest.KillGroups(pgids) })
+	worker := func(agent string) string {
+		// Unconfined: the test kills the orphaned agent by the process
+		// group it noted, which a sandbox's PID namespace would hide.
+		return fmt.Sprintf("executor:\n  sandbox: none\npatch:\n  command:\n    run: %q\n  repositories:\n    - repository: %q\n      gate_commands: [%q, %q]\n",
+			agent, repo, valueBuilds, valueIs42)
+	}
+	d := startDev(t, append(remoteEnv("PATCH_DIAZOTROPH"), "AZOLLA_PATCH_EARLY_STOP=false")...)
+	first := d.remoteWorkerWith(t, "remote-first",
+		worker(fmt.Sprintf(`echo "$AZOLLA_CANDIDATE" >> %q; echo $$ >> %q; sleep 600`, starts, pgids)))
+	id := uniqueID("remotebestofnkill")
+	wo := "wo-" + id + "-1"
+	t.Cleanup(func() {
+		if t.Failed() {
+			d.logJobs(t, wo)
+		}
+	})
+	d.approve(t, id, bestOfN(repo, 3))
+	require.Eventually(t, func() bool { return proctest.CountLines(starts) == 1 }, time.Minute, 50*time.Millisecond,
+		"the first remote worker starts a candidate")
+	killed, err := os.ReadFile(starts)
+	require.NoError(t, err)
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_ = first.Wait()
+	proctest.KillGroups(pgids)
+
+	d.remoteWorkerWith(t, "remote-second", worker(`case "$AZOLLA_CANDIDATE" in
+1) echo 41 > value.txt ;;
+2) echo 42 > value.txt ;;
+*) echo 'forty-two(' > value.txt ;;
+esac`))
+	st := d.waitStep(t, id, workflows.StepDone)
+	require.Equal(t, store.GatePass, st.GateResult, st.GateReason)
+
+	cands, err := d.store.ListCandidates(ctx, wo)
+	require.NoError(t, err)
+	require.Len(t, cands, 3, "one record per candidate, none duplicated")
+	for _, c := range cands {
+		require.Equal(t, store.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
+		require.Equal(t, c.Attempt == 2, c.Chosen, "candidate %d", c.Attempt)
+	}
+	jobs, err := d.store.ListJobs(ctx, store.ListJobsParams{WorkOrderID: wo})
+	require.NoError(t, err)
+	require.Len(t, jobs, 3)
+	for _, j := range jobs {
+		require.Equal(t, store.JobSucceeded, j.Status)
+		attempts, err := d.store.ListJobAttempts(ctx, j.JobID)
+		require.NoError(t, err)
+		if fmt.Sprint(j.Candidate)+"\n" == string(killed) {
+			require.Len(t, attempts, 2, "the killed candidate's attempt is lost and run again")
+			require.Equal(t, "remote-first", attempts[0].WorkerID)
+			require.Equal(t, store.AttemptExpired, attempts[0].Status)
+			require.Equal(t, "remote-second", attempts[1].WorkerID)
+			require.Equal(t, store.AttemptSucceeded, attempts[1].Status)
+			continue
+		}
+		require.Len(t, attempts, 1, "candidate %d ran once", j.Candidate)
+		require.Equal(t, "remote-second", attempts[0].WorkerID)
+	}
+	b, err := d.store.GetOutputBundle(ctx, wo)
+	require.NoError(t, err)
+	require.Equal(t, cands[1].Patch, b.Content)
+	d.requireAuditClean(t)
 }
