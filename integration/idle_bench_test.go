@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -199,7 +200,7 @@ func (d *idleDev) measure(b *testing.B, n int) idleRow {
 	}
 	d.created = n
 	row.create = time.Since(start)
-	if err := d.allAwaitApproval(ctx, ids); err != nil {
+	if err := allAwaitApproval(ctx, d.starter, ids); err != nil {
 		b.Fatalf("%v\n%s", err, d.out.String())
 	}
 	row.waiting = time.Since(start)
@@ -229,17 +230,18 @@ func (d *idleDev) measure(b *testing.B, n int) idleRow {
 }
 
 // allAwaitApproval queries the lifecycles in rounds until each has awaited
-// approval once, so that a slow start is not hammered with queries.
-func (d *idleDev) allAwaitApproval(ctx context.Context, ids []string) error {
+// approval once, so that a slow start is not hammered with queries, for
+// up to approvalWait(len(ids)).
+func allAwaitApproval(ctx context.Context, s *starter.Starter, ids []string) error {
 	pending := ids
-	for deadline := time.Now().Add(15 * time.Minute); len(pending) > 0; {
+	for deadline := time.Now().Add(approvalWait(len(ids))); len(pending) > 0; {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d lifecycles never awaited approval, %s among them", len(pending), pending[0])
 		}
 		var mu sync.Mutex
 		var still []string
 		_ = inParallel(pending, func(id string) error {
-			if st, err := d.starter.State(ctx, id); err != nil || st.Step != workflows.StepAwaitingApproval {
+			if st, err := s.State(ctx, id); err != nil || st.Step != workflows.StepAwaitingApproval {
 				mu.Lock()
 				still = append(still, id)
 				mu.Unlock()
@@ -252,6 +254,11 @@ func (d *idleDev) allAwaitApproval(ctx context.Context, ids []string) error {
 	}
 	return nil
 }
+
+// approvalWait is how long n lifecycles just created may take to await
+// approval: a minute, and 90 ms more for each (16 minutes for 10,000; a
+// quiet two-core machine takes about four).
+func approvalWait(n int) time.Duration { return time.Minute + time.Duration(n)*90*time.Millisecond }
 
 // quiet waits, for up to ten minutes, until no idleQuietWindow has been
 // more than idleQuietMargin above the baseline for idleSettle.
