@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +27,8 @@ type objectiveDetail struct {
 	WorkOrders  []workOrderDetail   `json:"workorders"`
 	PauseStates []*store.PauseState `json:"pause_states"`
 	// Jobs are the control plane's jobs of the workorders that ran on
-	// remote workers, in workorder order.
+	// remote workers, in workorder order: a workorder's own job, or one
+	// per candidate of a best-of-N workorder.
 	Jobs []jobDetail `json:"jobs"`
 	// PullRequest is the objective's pull request on its forge, if any.
 	PullRequest *store.PullRequest `json:"pull_request,omitempty"`
@@ -106,24 +108,39 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 			bundle = &wd.OutputBundle.Metadata
 		}
 		d.Spend.AddWorkOrder(bundle, wd.Candidates)
-		jd, err := loadJob(ctx, s.store, w.WorkOrderID)
+		jds, err := loadJobs(ctx, s.store, w.WorkOrderID)
 		if err != nil {
 			return nil, err
 		}
-		if jd != nil {
-			d.Jobs = append(d.Jobs, *jd)
-		}
+		d.Jobs = append(d.Jobs, jds...)
 	}
 	return d, nil
 }
 
-// loadJob reads the job of a workorder, with its attempts and leases; nil
-// when the workorder ran in-process.
-func loadJob(ctx context.Context, st store.JobStore, workOrderID string) (*jobDetail, error) {
-	j, err := optional(st.GetJobByWorkOrder(ctx, workOrderID))
-	if err != nil || j == nil {
+// loadJobs reads the jobs of a workorder, with their attempts and leases:
+// its own, or one per candidate that ran remotely; none when it ran
+// in-process.
+func loadJobs(ctx context.Context, st store.JobStore, workOrderID string) ([]jobDetail, error) {
+	// A workorder has at most one job of its own and one per candidate.
+	js, err := st.ListJobs(ctx, store.ListJobsParams{WorkOrderID: workOrderID, Limit: store.MaxAttempts + 1})
+	if err != nil {
 		return nil, err
 	}
+	slices.SortStableFunc(js, func(a, b *store.Job) int { return a.Candidate - b.Candidate })
+	out := make([]jobDetail, 0, len(js))
+	for _, j := range js {
+		jd, err := loadJob(ctx, st, j)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *jd)
+	}
+	return out, nil
+}
+
+// loadJob reads a job's attempts and leases.
+func loadJob(ctx context.Context, st store.JobStore, j *store.Job) (*jobDetail, error) {
+	var err error
 	jd := &jobDetail{Job: j, Leases: []leaseDetail{}}
 	if jd.Attempts, err = st.ListJobAttempts(ctx, j.JobID); err != nil {
 		return nil, err
@@ -246,7 +263,7 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 		if r := w.RunRecord; r != nil {
 			p("  gate      %s  %s\n", line(r.GateResult), indent(block(r.GateReason), "            "))
 		}
-		if jd := d.job(wo.WorkOrderID); jd != nil {
+		for _, jd := range d.jobs(wo.WorkOrderID) {
 			printJob(out, jd, now)
 		}
 	}
@@ -291,14 +308,15 @@ func printPullRequest(out io.Writer, d *objectiveDetail) {
 	}
 }
 
-// job returns the job of workorder id, or nil.
-func (d *objectiveDetail) job(id string) *jobDetail {
+// jobs returns the jobs of workorder id: its own, or its candidates'.
+func (d *objectiveDetail) jobs(id string) []*jobDetail {
+	var out []*jobDetail
 	for i := range d.Jobs {
 		if d.Jobs[i].Job.WorkOrderID == id {
-			return &d.Jobs[i]
+			out = append(out, &d.Jobs[i])
 		}
 	}
-	return nil
+	return out
 }
 
 // printJob writes a remote workorder's job under it: the job, its last
@@ -307,7 +325,12 @@ func printJob(out io.Writer, jd *jobDetail, now time.Time) {
 	p := func(format string, args ...any) { fmt.Fprintf(out, format, args...) }
 	line := textsafe.Line
 	j := jd.Job
-	p("  job       %s  %s  stream %s  attempts %d/%d\n", line(j.JobID), line(j.Status), line(j.Stream), j.AttemptCount, j.MaxAttempts)
+	of := ""
+	if j.Candidate > 0 {
+		of = fmt.Sprintf("  candidate %d", j.Candidate)
+	}
+	p("  job       %s  %s%s  stream %s  attempts %d/%d\n", line(j.JobID), line(j.Status), of, line(j.Stream),
+		j.AttemptCount, j.MaxAttempts)
 	if e := j.Error; e != nil {
 		p("  error     %s  %s\n", line(e.Code), line(e.Message))
 	}

@@ -117,3 +117,33 @@ func TestObjectiveShow_RendersHostileJobRowsVisibly(t *testing.T) {
 	require.Contains(t, res.stdout, "  attempt   2  w"+escapedHostile+"  RUNNING")
 	require.Contains(t, res.stdout, "    lease   w"+escapedHostile+"  expires")
 }
+
+// A best-of-N workorder that ran remotely has a job per candidate: each is
+// printed under the workorder with its number, in candidate order.
+func TestObjectiveShow_PrintsEachCandidatesJob(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	env = offline(t, env)
+	wo := executed(t, s, "obj-1", store.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK})
+	at := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	for _, k := range []int{2, 1} {
+		_, created, err := s.CreateJob(t.Context(), &store.Job{JobID: fmt.Sprintf("00000000-0000-4000-b000-%012d", k),
+			JobType: "PATCH_DIAZOTROPH", Stream: "patch", Payload: []byte(`{}`), MaxAttempts: 3, WorkOrderID: wo.WorkOrderID,
+			Candidate: k, EnqueueID: fmt.Sprintf("00000000-0000-4000-9000-%012d", k), CreatedAt: at, UpdatedAt: at})
+		require.NoError(t, err)
+		require.True(t, created)
+	}
+
+	res := azolla(t, env, "objective", "show", "obj-1")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "\n  job       00000000-0000-4000-b000-000000000001  QUEUED  candidate 1  stream patch  attempts 0/3\n"+
+		"  job       00000000-0000-4000-b000-000000000002  QUEUED  candidate 2  stream patch  attempts 0/3\n")
+
+	res = azolla(t, env, "objective", "show", "obj-1", "--output", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	var d objectiveDetail
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &d))
+	require.Len(t, d.Jobs, 2)
+	require.Equal(t, 1, d.Jobs[0].Job.Candidate)
+	require.Equal(t, 2, d.Jobs[1].Job.Candidate)
+}
