@@ -5,8 +5,11 @@
 // # Protocol
 //
 // A claim row is keyed by (resource_type, resource_id) and carries owner_id,
-// lease_expires_at, heartbeat_at and claim_version. Rows are never deleted,
-// so claim_version only ever grows and a version names one hold exactly.
+// lease_expires_at, heartbeat_at and claim_version. Only store retention
+// deletes a row, once its step is finished and its lease ended longer ago
+// than any hold can last, so no holder of it is left; every other row stays
+// and its claim_version only grows. A version names one hold exactly among
+// the holds that can still write.
 //
 //   - Acquire: one atomic statement that inserts the row, or takes it over
 //     only if lease_expires_at <= now. While a live claim exists it reports
