@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/proc/proctest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
@@ -202,5 +203,69 @@ esac`))
 	b, err := d.store.GetOutputBundle(ctx, wo)
 	require.NoError(t, err)
 	require.Equal(t, cands[1].Patch, b.Content)
+	d.requireAuditClean(t)
+}
+
+// With early stop and three remote workers, candidate 1 passes every gate
+// command while candidates 2 and 3 sleep on the other two: the lifecycle
+// reaches DONE with candidate 1, 2 and 3 are recorded CANCELLED, their
+// workers are refused at their next heartbeat and kill their agents, and
+// their jobs are dead-lettered as gone, never run again, writing nothing.
+func TestRemote_BestOfNEarlyStopCancelsTheRemoteCandidates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := valueRepo(t)
+	shared := t.TempDir()
+	nap := fmt.Sprint(600 + time.Now().UnixNano()%100000)
+	agent := fmt.Sprintf(`case "$AZOLLA_CANDIDATE" in
+1) while [ ! -e %[1]q/asleep-2 ] || [ ! -e %[1]q/asleep-3 ]; do sleep 0.05; done
+   echo 42 > value.txt ;;
+*) echo "$AZOLLA_CANDIDATE" > value.txt; touch %[1]q/asleep-$AZOLLA_CANDIDATE; exec sleep %[2]s ;;
+esac`, shared, nap)
+	yaml := fmt.Sprintf("executor:\n  sandbox: none\npatch:\n  command:\n    run: %q\n  repositories:\n    - repository: %q\n      gate_commands: [%q, %q]\n",
+		agent, repo, valueBuilds, valueIs42)
+	d := startDev(t, append(remoteEnv("PATCH_DIAZOTROPH"), "AZOLLA_PATCH_EARLY_STOP=true")...)
+	for _, name := range []string{"remote-a", "remote-b", "remote-c"} {
+		d.remoteWorkerWith(t, name, yaml)
+	}
+	id := uniqueID("remoteearlystop")
+	wo := "wo-" + id + "-1"
+	t.Cleanup(func() {
+		if t.Failed() {
+			d.logJobs(t, wo)
+		}
+	})
+	d.approve(t, id, bestOfN(repo, 3))
+	st := d.waitStep(t, id, workflows.StepDone)
+	require.Equal(t, store.GatePass, st.GateResult, st.GateReason)
+	require.Eventually(t, func() bool { return len(processesRunning("sleep", nap)) == 0 }, time.Minute,
+		50*time.Millisecond, "the cancelled candidates' agents are killed")
+
+	cands, err := d.store.ListCandidates(ctx, wo)
+	require.NoError(t, err)
+	require.Len(t, cands, 3)
+	require.Equal(t, store.CandidateDone, cands[0].Status, cands[0].Why)
+	require.True(t, cands[0].Chosen)
+	for _, c := range cands[1:] {
+		require.Equal(t, store.CandidateCancelled, c.Status, "candidate %d", c.Attempt)
+		require.Contains(t, c.Why, "another candidate passed every gate command first")
+		require.Empty(t, c.Patch)
+	}
+	jobOf := func(k int) *store.Job {
+		j, err := d.store.GetCandidateJob(ctx, wo, k)
+		require.NoError(t, err)
+		return j
+	}
+	require.Equal(t, store.JobSucceeded, jobOf(1).Status)
+	for _, k := range []int{2, 3} {
+		require.Eventually(t, func() bool { return jobOf(k).Status == store.JobDeadLettered }, time.Minute,
+			50*time.Millisecond, "candidate %d's job is dead-lettered once its lease lapses", k)
+		j := jobOf(k)
+		require.Equal(t, controlplane.CodeRunGone, j.Error.Code)
+		require.Equal(t, 1, j.AttemptCount, "never run again")
+	}
+	b, err := d.store.GetOutputBundle(ctx, wo)
+	require.NoError(t, err)
+	require.Equal(t, cands[0].Patch, b.Content)
 	d.requireAuditClean(t)
 }
