@@ -31,7 +31,7 @@ import (
 // DONE.
 const (
 	throughputObjectives = 100
-	throughputRounds     = 4
+	throughputRounds     = 8
 )
 
 // throughputTuning is what both sides run with, on top of the compose
@@ -45,8 +45,8 @@ var throughputTuning = map[string]string{"AZOLLA_LOG_LEVEL": "warn", "AZOLLA_CLA
 // service) against azolla dev (the embedded server, the SQLite store, its
 // workers in the same process), in the same run on the same workload
 // (docs/benchmarks.md). Both sides are up throughout and take turns,
-// topology, dev, dev, topology, so that a change in the machine's load
-// during the run weighs on both alike. It needs no AZOLLA_TEST_TOPOLOGY: a
+// topology, dev, dev, topology and again, so that a change in the machine's
+// load during the run weighs on both alike. It needs no AZOLLA_TEST_TOPOLOGY: a
 // benchmark runs only when asked for. It fails under CI=true when
 // PostgreSQL or Redis is down and is skipped elsewhere, as the topology
 // tests are.
@@ -69,7 +69,7 @@ func BenchmarkTopology(b *testing.B) {
 	b.ReportMetric(dev.meanCreate().Seconds()*1000, "dev-create-ms")
 	b.ReportMetric(dev.meanDecide().Seconds()*1000, "dev-approve-ms")
 	fmt.Printf(`
-%d lifecycles a side in %d rounds (topology, dev, dev, topology), each round's created and approved one after another, then every one DONE
+%d lifecycles a side in %d rounds (topology, dev, dev, topology, ...), each round's created and approved one after another, then every one DONE
   %-44s %10s %10s %10s %10s %10s
   %-44s %10.2f %10s %10s %10.1f %10.1f
   %-44s %10.2f %10s %10s %10.1f %10.1f
