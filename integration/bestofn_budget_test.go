@@ -8,7 +8,6 @@ import (
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/store"
-	"github.com/azolla/azolla/workflows"
 )
 
 // With two candidates at a time (patch.parallel_candidates) and a budget
@@ -29,15 +28,7 @@ printf '{"model":"agent-1","cost_usd":0.7,"tokens":{"input":100,"output":10}}' >
 		p.Repositories = []config.RepositoryConfig{{Repository: repo, GateCommands: []string{"echo 'not yet'; exit 1"}}}
 	}})
 	id := uniqueID("bestofn-cover")
-	b.create(t, id, bestOfN(repo, 3), func(o *store.Objective) {
-		budget := 1.5
-		o.BudgetUSD = &budget
-	})
-	b.waitStep(t, id, workflows.StepAwaitingApproval)
-	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
-	require.NoError(t, err)
-	paused := b.waitStep(t, id, workflows.StepAwaitingRetry)
-	require.Equal(t, store.GateFail, paused.GateResult)
+	paused := b.failWithinBudget(t, id, repo, 1.5)
 	require.NotEqual(t, store.PauseBudgetSpent, paused.LastPause.Reason, "$1.40 of $1.50 is not spent")
 
 	wo := b.onlyWorkOrder(t, id)

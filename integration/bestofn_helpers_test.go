@@ -15,6 +15,7 @@ import (
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
 )
 
 // valueRepo makes a repository whose main has value.txt holding 0: the
@@ -104,4 +105,18 @@ func processAlive(pid int) bool {
 	// pid (comm) S ...: the state follows the last ')'.
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// failWithinBudget creates objective id on repo with three attempts and a
+// budget of budget dollars, approves it, and returns its state once its
+// round has failed the gate and paused.
+func (b *bundle) failWithinBudget(t testing.TB, id, repo string, budget float64) workflows.State {
+	t.Helper()
+	b.create(t, id, bestOfN(repo, 3), func(o *store.Objective) { o.BudgetUSD = &budget })
+	b.waitStep(t, id, workflows.StepAwaitingApproval)
+	_, err := b.starter.Decide(context.Background(), id, workflows.Approve, workflows.Decision{By: "tester"})
+	require.NoError(t, err)
+	paused := b.waitStep(t, id, workflows.StepAwaitingRetry)
+	require.Equal(t, store.GateFail, paused.GateResult)
+	return paused
 }

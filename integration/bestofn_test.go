@@ -185,15 +185,7 @@ printf '{"model":"agent-1","cost_usd":0.6,"tokens":{"input":100,"output":10}}' >
 		p.Repositories = []config.RepositoryConfig{{Repository: repo, GateCommands: []string{"echo 'not yet'; exit 1"}}}
 	}})
 	id := uniqueID("bestofn-budget")
-	b.create(t, id, bestOfN(repo, 3), func(o *store.Objective) {
-		budget := 1.0
-		o.BudgetUSD = &budget
-	})
-	b.waitStep(t, id, workflows.StepAwaitingApproval)
-	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
-	require.NoError(t, err)
-	paused := b.waitStep(t, id, workflows.StepAwaitingRetry)
-	require.Equal(t, store.GateFail, paused.GateResult)
+	paused := b.failWithinBudget(t, id, repo, 1)
 	require.Equal(t, store.PauseBudgetSpent, paused.LastPause.Reason)
 
 	wo := b.onlyWorkOrder(t, id)
