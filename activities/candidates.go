@@ -176,8 +176,10 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 func (a *Lifecycle) putCandidate(ctx context.Context, c *store.Candidate) (CandidateResult, error) {
 	c.UpdatedAt = a.now()
 	stored, err := a.Store.PutCandidate(ctx, c)
-	if errors.Is(err, store.ErrCandidatesSettled) {
-		// The winner is chosen already: this candidate lost, as it is.
+	if errors.Is(err, store.ErrCandidatesSettled) || errors.Is(err, store.ErrCandidateFinished) {
+		// The winner is chosen already, or the record says how this
+		// candidate ended (cancelled by the selection as it finished):
+		// it stays as it is.
 		stored, err = a.Store.GetCandidate(ctx, c.WorkOrderID, c.Attempt)
 	}
 	if err != nil {

@@ -205,8 +205,8 @@ func renewCandidate(ctx context.Context, q store.Querier, j *store.Job, l *store
 // the attempt's claim, then releases the claim: the local path's writes,
 // in the job's transaction. The control plane has checked, in this
 // transaction, that the record is still RUNNING (controlplane.ErrRunGone
-// otherwise); once the winner is chosen the store refuses the write, which
-// is the same refusal.
+// otherwise); once the winner is chosen, or the record was settled since
+// that check, the store refuses the write, which is the same refusal.
 func (h RemoteHooks) succeedCandidate(ctx context.Context, q store.Querier, j *store.Job) error {
 	var out controlplane.CandidateWorkResult
 	if err := json.Unmarshal(j.Result, &out); err != nil {
@@ -228,7 +228,7 @@ func (h RemoteHooks) succeedCandidate(ctx context.Context, q store.Querier, j *s
 	rec := &store.Candidate{WorkOrderID: j.WorkOrderID, Attempt: j.Candidate, GateResults: []store.CandidateGateResult{},
 		CreatedAt: now, UpdatedAt: now}
 	fillCandidate(rec, remotePatchCandidate(out))
-	if _, err := q.PutCandidate(ctx, rec); errors.Is(err, store.ErrCandidatesSettled) {
+	if _, err := q.PutCandidate(ctx, rec); errors.Is(err, store.ErrCandidatesSettled) || errors.Is(err, store.ErrCandidateFinished) {
 		return fmt.Errorf("%w: %w", controlplane.ErrRunGone, err)
 	} else if err != nil {
 		return err
@@ -273,7 +273,8 @@ func deadLetterCandidate(ctx context.Context, q store.Querier, j *store.Job) err
 	}
 	if err == nil && rec.Status == store.CandidateRunning {
 		rec.Status, rec.Why, rec.UpdatedAt = store.CandidateFailed, jobFailed(j), j.UpdatedAt
-		if _, err := q.PutCandidate(ctx, rec); err != nil && !errors.Is(err, store.ErrCandidatesSettled) {
+		if _, err := q.PutCandidate(ctx, rec); err != nil && !errors.Is(err, store.ErrCandidatesSettled) &&
+			!errors.Is(err, store.ErrCandidateFinished) {
 			return err
 		}
 	}

@@ -15,6 +15,12 @@ import (
 // so its candidates change no more (docs: issue 31, best-of-N).
 var ErrCandidatesSettled = errors.New("candidates settled: a candidate is chosen already")
 
+// ErrCandidateFinished: the candidate's record says how it ended (DONE,
+// FAILED, CANCELLED or SKIPPED), and a write would change that: a run
+// that ends after the selection cancelled it, say, does not overwrite the
+// cancellation.
+var ErrCandidateFinished = errors.New("candidate finished: its record says how it ended already")
+
 // Candidate statuses.
 const (
 	CandidateRunning   = "RUNNING"
@@ -91,8 +97,10 @@ type CandidateQuerier interface {
 	// candidate of (work_order_id, attempt), keeping its created_at. It
 	// fills in patch_sha256 from the patch when empty. c.Chosen must be
 	// false (ChooseCandidate chooses). Once a candidate of the workorder is
-	// chosen it returns an error wrapping ErrCandidatesSettled; an unknown
-	// workorder is a *NotFoundError; either way nothing changes.
+	// chosen it returns an error wrapping ErrCandidatesSettled; a write
+	// that would change the status of a candidate no longer RUNNING, one
+	// wrapping ErrCandidateFinished; an unknown workorder is a
+	// *NotFoundError; either way nothing changes.
 	PutCandidate(ctx context.Context, c *Candidate) (*Candidate, error)
 	// GetCandidate loads one candidate; a missing one is a *NotFoundError.
 	GetCandidate(ctx context.Context, workOrderID string, attempt int) (*Candidate, error)

@@ -116,6 +116,17 @@ func (q *querier) PutCandidate(ctx context.Context, c *store.Candidate) (*store.
 		if chosen != nil {
 			return settled(chosen)
 		}
+		// Under the workorder's lock, so a write racing this one (the
+		// selection's cancellation, a run's end) has committed or waits.
+		var was string
+		err = q.queryRow(ctx, `SELECT status FROM candidates WHERE work_order_id = $1 AND attempt = $2`,
+			next.WorkOrderID, next.Attempt).Scan(&was)
+		if err == nil && was != store.CandidateRunning && was != next.Status {
+			return fmt.Errorf("candidate is %s, not to become %s: %w", was, next.Status, store.ErrCandidateFinished)
+		}
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 		stored, err = scanCandidate(q.queryRow(ctx, `INSERT INTO candidates (`+candidateCols+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 			ON CONFLICT (work_order_id, attempt) DO UPDATE SET generator = excluded.generator,

@@ -19,6 +19,7 @@ func exerciseCandidates(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("Candidate_PutReplaceListChooseOnce", func(t *testing.T) { testCandidates(t, open(t)) })
 	t.Run("Candidate_InvalidRefusedNamingFieldAndNothingWritten", func(t *testing.T) { testInvalidCandidates(t, open(t)) })
 	t.Run("Candidate_ConcurrentChoicesOneWins", func(t *testing.T) { testConcurrentChoice(t, open(t)) })
+	t.Run("Candidate_HowItEndedIsNotRewritten", func(t *testing.T) { testCandidateFinished(t, open(t)) })
 	t.Run("Objective_AttemptsStoredAndBounded", func(t *testing.T) { testObjectiveAttempts(t, open(t)) })
 }
 
@@ -243,4 +244,51 @@ func testObjectiveAttempts(t *testing.T, s store.Store) {
 	}
 	_, err = s.GetObjective(ctx, "obj-bad")
 	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+// A candidate that ended keeps how it ended: a run finishing after the
+// selection cancelled it does not turn it DONE, also when both writes
+// race; writing the same ending again is a no-op retry.
+func testCandidateFinished(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	id := CandidateWorkOrder(t, s, "obj-cf").WorkOrderID
+	running := func(attempt int) *store.Candidate {
+		return &store.Candidate{WorkOrderID: id, Attempt: attempt, Generator: "command", Status: store.CandidateRunning,
+			CreatedAt: T0, UpdatedAt: T0}
+	}
+	cancelled := func(attempt int) *store.Candidate {
+		c := running(attempt)
+		c.Status, c.Why = store.CandidateCancelled, "cancelled while it ran"
+		return c
+	}
+	_, err := s.PutCandidate(ctx, running(1))
+	require.NoError(t, err)
+	_, err = s.PutCandidate(ctx, cancelled(1))
+	require.NoError(t, err)
+	_, err = s.PutCandidate(ctx, Candidate(id, 1, 2))
+	require.ErrorIs(t, err, store.ErrCandidateFinished)
+	_, err = s.PutCandidate(ctx, running(1))
+	require.ErrorIs(t, err, store.ErrCandidateFinished, "an ended candidate does not run again")
+	_, err = s.PutCandidate(ctx, cancelled(1))
+	require.NoError(t, err, "the same ending again")
+	got, err := s.GetCandidate(ctx, id, 1)
+	require.NoError(t, err)
+	require.Equal(t, store.CandidateCancelled, got.Status)
+
+	// Racing: whichever commits first says how it ended; the other is refused.
+	for attempt := 2; attempt <= 9; attempt++ {
+		_, err := s.PutCandidate(ctx, running(attempt))
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, c := range []*store.Candidate{Candidate(id, attempt, 2), cancelled(attempt)} {
+			wg.Go(func() { _, errs[i] = s.PutCandidate(ctx, c) })
+		}
+		wg.Wait()
+		got, err := s.GetCandidate(ctx, id, attempt)
+		require.NoError(t, err)
+		loser := map[string]int{store.CandidateDone: 1, store.CandidateCancelled: 0}[got.Status]
+		require.NoError(t, errs[1-loser], "attempt %d: the write that stands", attempt)
+		require.ErrorIs(t, errs[loser], store.ErrCandidateFinished, "attempt %d ended %s", attempt, got.Status)
+	}
 }
