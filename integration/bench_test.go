@@ -176,24 +176,23 @@ func (s series) p(q int) time.Duration {
 
 // measure runs n operations all at once and times each.
 func measure(n int, op func(i int) (time.Duration, error)) series {
+	return measureAtMost(n, n, op)
+}
+
+// measureAtMost is measure with at most par operations in flight.
+func measureAtMost(n, par int, op func(i int) (time.Duration, error)) series {
 	var mu sync.Mutex
-	var wg sync.WaitGroup
 	s := series{}
 	start := time.Now()
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d, err := op(i)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && s.err == nil {
-				s.err = err
-			}
-			s.lat = append(s.lat, d)
-		}()
-	}
-	wg.Wait()
+	bounded(n, par, func(i int) {
+		d, err := op(i)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil && s.err == nil {
+			s.err = err
+		}
+		s.lat = append(s.lat, d)
+	})
 	s.wall = time.Since(start)
 	return s
 }
