@@ -36,9 +36,9 @@ func scaleSizes(tb testing.TB) []int {
 // lifecycle to end: all of them up to 1,000. Past the lifecycles the
 // server's mutable-state cache holds (2,048 in azolla dev), lifecycles
 // running at once evict each other, and an update (an approval) whose
-// lifecycle is evicted is aborted and sent again: 10,000 approvals at once
-// time out (seen on a two-core machine), where 1,000 at a time keep the
-// server busy without thrashing it.
+// lifecycle is evicted is aborted and sent again. On a two-core machine
+// 10,000 approvals still time out with 1,000 in flight: the dev server's
+// reads of workflow state then miss their deadlines (docs/benchmarks.md).
 const scaleInFlight = 1000
 
 // s10k is the size of make bench-scale's largest run (AZOLLA_BENCH_SCALE=100,10000).
