@@ -67,13 +67,6 @@ const (
 		)
 		SELECT claim_version FROM taken UNION ALL SELECT claim_version FROM created`
 
-	// takeOverSQL is an acquisition of a row known to exist (claimRows): the
-	// takeover branch alone, with acquire's arguments.
-	takeOverSQL = `UPDATE claims SET owner_id = $3, lease_expires_at = $4, heartbeat_at = $5,
-			claim_version = claim_version + 1, released_at = NULL
-		WHERE resource_type = $1 AND resource_id = $2 AND lease_expires_at <= $5
-		RETURNING claim_version`
-
 	// renewSQL extends the lease by compare-and-swap on (owner_id,
 	// claim_version); each renewal bumps the version, so a holder that missed
 	// a takeover can never match again.
@@ -99,7 +92,6 @@ const (
 // so that a mutation test can break their guard as it breaks a claim's.
 const (
 	stmtAcquire stmtID = iota
-	stmtTakeOver
 	stmtRenew
 	stmtRelease
 	stmtGetClaim
@@ -122,7 +114,6 @@ func cachedStatements(d *Dialect) [numStmts]string {
 	}
 	return [numStmts]string{
 		stmtAcquire:  acquire,
-		stmtTakeOver: takeOverSQL,
 		stmtRenew:    renewSQL,
 		stmtRelease:  releaseSQL,
 		stmtGetClaim: getClaimSQL,
@@ -133,8 +124,7 @@ func cachedStatements(d *Dialect) [numStmts]string {
 }
 
 // AcquireClaim takes the claim if nobody holds a live lease on it, in one
-// atomic create-or-update-if-expired statement, or, for a row this store saw
-// moments ago, in its takeover branch alone (claimRows).
+// atomic create-or-update-if-expired statement.
 func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*store.ClaimRecord, bool, error) {
 	now := store.NowOr(p.Now)
 	c := store.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
@@ -145,25 +135,16 @@ func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) 
 	if err := validateAcquire(&c); err != nil {
 		return nil, false, err
 	}
-	rows, key := q.claimRows, claimKey{p.ResourceType, p.ResourceID}
-	id, known := stmtAcquire, rows.known(key)
-	if known {
-		id = stmtTakeOver
-	}
-	st, err := q.statement(ctx, id)
+	st, err := q.statement(ctx, stmtAcquire)
 	if err == nil {
 		err = st.QueryRowContext(ctx, p.ResourceType, p.ResourceID, p.OwnerID, q.t(c.LeaseExpiresAt), q.t(now)).Scan(&c.ClaimVersion)
 	}
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		if !known {
-			rows.saw(key) // refused by the whole statement: the row is there
-		}
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
-	case err != nil:
+	}
+	if err != nil {
 		return nil, false, fmt.Errorf("acquire claim on %s %s: %w", p.ResourceType, p.ResourceID, err)
 	}
-	rows.saw(key)
 	return &c, true, nil
 }
 

@@ -12,7 +12,6 @@ type StmtID = stmtID
 // The cached statements the mutation tests break on purpose.
 const (
 	StmtAcquire             = stmtAcquire
-	StmtTakeOver            = stmtTakeOver
 	StmtRenew               = stmtRenew
 	StmtAdvanceReviewCursor = stmtAdvanceReviewCursor
 )
@@ -32,7 +31,3 @@ func MutateStatement(s *Store, id stmtID, old, new string) error {
 	s.stmts.text[id] = strings.Replace(text, old, s.d.Rebind(new), 1)
 	return nil
 }
-
-// WithoutClaimRows makes s forget claim rows, so that every acquisition runs
-// the whole create-or-update-if-expired statement.
-func WithoutClaimRows(s *Store) { s.claimRows = nil }

@@ -53,7 +53,7 @@ var _ store.Store = (*Store)(nil)
 // New wraps an open database. The caller hands over db; Close closes it.
 func New(db *sql.DB, d *Dialect) *Store {
 	stmts := newStmtCache(db, d)
-	return &Store{querier: querier{conn: db, d: d, stmts: stmts, claimRows: newClaimRows()}, db: db, stmts: stmts}
+	return &Store{querier: querier{conn: db, d: d, stmts: stmts}, db: db, stmts: stmts}
 }
 
 // DB exposes the pool for benchmarks and audits that need raw SQL.
@@ -100,9 +100,6 @@ type querier struct {
 	d     *Dialect
 	stmts *stmtCache
 	tx    *sql.Tx // set when conn is a transaction
-	// claimRows is the store's memory of claim rows; nil in a transaction,
-	// whose writes may roll back, so that it neither trusts nor feeds it.
-	claimRows *claimRows
 }
 
 // stmt is the part of *sql.Stmt the claim queries use; textStmt runs the

@@ -14,10 +14,6 @@ import (
 	"github.com/azolla/azolla/schemas"
 )
 
-// ExerciseClaims runs the claim checks of Exercise alone, for a variant of a
-// backend that Exercise does not open.
-func ExerciseClaims(t *testing.T, open func(t testing.TB) store.Store) { exerciseClaims(t, open) }
-
 func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("Acquire_LiveClaimIsNotAcquired", func(t *testing.T) {
 		s, ctx := open(t), context.Background()
