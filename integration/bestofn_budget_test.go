@@ -10,11 +10,12 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// With two candidates at a time (patch.parallel_candidates) and a budget
+// With one candidate at a time (patch.parallel_candidates) and a budget
 // that covers two candidates' reports ($0.70 each of $1.50), the third is
 // never started: once the first two have reported, $0.10 is left, less
-// than a candidate costs, and its record says so. The budget is not spent,
-// so the round ends as an ordinary FAIL.
+// than a candidate costs, and its record says so. (Two at a time would
+// start the third as soon as the first ended, with $0.80 left.) The
+// budget is not spent, so the round ends as an ordinary FAIL.
 func TestBestOfN_ABudgetThatCoversTwoCandidatesLeavesTheThirdUnstarted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -24,7 +25,7 @@ printf '{"model":"agent-1","cost_usd":0.7,"tokens":{"input":100,"output":10}}' >
 	b := setup(t, setupOptions{patch: func(p *config.PatchConfig) {
 		p.Command.Run = agent
 		p.EarlyStop = false
-		p.ParallelCandidates = 2
+		p.ParallelCandidates = 1
 		p.Repositories = []config.RepositoryConfig{{Repository: repo, GateCommands: []string{"echo 'not yet'; exit 1"}}}
 	}})
 	id := uniqueID("bestofn-cover")
