@@ -177,3 +177,27 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// profileInto takes a CPU profile of the process over window, and then its
+// heap, into dir as cpu-<label>.pprof and heap-<label>.pprof; the process
+// must run with AZOLLA_OPS_PPROF=true. An empty dir takes nothing. wait
+// waits for both.
+func (d *devProc) profileInto(tb testing.TB, dir, label string, window time.Duration) (wait func()) {
+	if dir == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		base := "http://" + d.ops + "/debug/pprof/"
+		for _, p := range []struct{ path, file string }{
+			{fmt.Sprintf("profile?seconds=%d", max(1, int(window.Seconds()))), "cpu-" + label + ".pprof"},
+			{"heap", "heap-" + label + ".pprof"},
+		} {
+			if err := download(tb, base+p.path, filepath.Join(dir, p.file)); err != nil {
+				tb.Errorf("profile %s: %v", label, err)
+			}
+		}
+	}()
+	return func() { <-done }
+}

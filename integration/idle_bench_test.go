@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,24 +151,7 @@ func startIdleDev(b *testing.B) *idleDev {
 // its heap, into the directory idleProfileEnv names, when it is set;
 // wait waits for both.
 func (d *idleDev) profile(b *testing.B, n int, window time.Duration) (wait func()) {
-	dir := os.Getenv(idleProfileEnv)
-	if dir == "" {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		base := "http://" + d.ops + "/debug/pprof/"
-		for _, p := range []struct{ path, file string }{
-			{fmt.Sprintf("profile?seconds=%d", int(window.Seconds())), fmt.Sprintf("cpu-%d.pprof", n)},
-			{"heap", fmt.Sprintf("heap-%d.pprof", n)},
-		} {
-			if err := download(b, base+p.path, filepath.Join(dir, p.file)); err != nil {
-				b.Errorf("profile of N=%d: %v", n, err)
-			}
-		}
-	}()
-	return func() { <-done }
+	return d.profileInto(b, os.Getenv(idleProfileEnv), strconv.Itoa(n), window)
 }
 
 // download writes what a GET of url answers into file.

@@ -50,6 +50,21 @@ func scaleInFlight(n int) int {
 // s10k is the size of make bench-scale's largest run (AZOLLA_BENCH_SCALE=100,10000).
 const s10k = 10000
 
+// scaleProfileEnv names a directory: when set, the dev process of each
+// size's first run is profiled from its first approval, for a minute (or
+// for 3 s at 200 objectives and fewer, whose lifecycles take about that),
+// into cpu-scale-N.pprof and heap-scale-N.pprof there. The profiler's own
+// sampling adds a little CPU to what it measures.
+const scaleProfileEnv = "AZOLLA_BENCH_SCALE_PROFILE"
+
+// scaleProfileWindow is how long a run of n lifecycles is profiled.
+func scaleProfileWindow(n int) time.Duration {
+	if n <= 200 {
+		return 3 * time.Second
+	}
+	return time.Minute
+}
+
 // scalePoint is what one size measured.
 type scalePoint struct {
 	n                 int
@@ -104,9 +119,9 @@ func BenchmarkScale(b *testing.B) {
 	sizes := scaleSizes(b)
 	var points []scalePoint
 	for _, n := range sizes {
-		p := scaleRun(b, n)
+		p := scaleRun(b, n, os.Getenv(scaleProfileEnv))
 		for range scaleRuns(n) - 1 {
-			p = p.pool(scaleRun(b, n))
+			p = p.pool(scaleRun(b, n, ""))
 		}
 		points = append(points, p)
 	}
@@ -141,10 +156,15 @@ func (p scalePoint) rssPerThousand() float64 {
 	return float64(p.peakRSS-p.idleRSS) / (1 << 20) / float64(p.n) * 1000
 }
 
-// scaleRun takes n lifecycles from creation to DONE on a fresh dev process.
-func scaleRun(b *testing.B, n int) scalePoint {
+// scaleRun takes n lifecycles from creation to DONE on a fresh dev process,
+// profiling it into profileDir when that is not empty.
+func scaleRun(b *testing.B, n int, profileDir string) scalePoint {
 	ctx := context.Background()
-	d := startDev(b, "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok", unconfined)
+	env := []string{"AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok", unconfined}
+	if profileDir != "" {
+		env = append(env, "AZOLLA_OPS_PPROF=true")
+	}
+	d := startDev(b, env...)
 	p := scalePoint{n: n, runs: 1, idleRSS: rss(d.pid())}
 	ids := make([]string, n)
 	for i := range ids {
@@ -166,6 +186,7 @@ func scaleRun(b *testing.B, n int) scalePoint {
 	p.createWall = time.Since(start)
 
 	devTicks, clientTicks := cpuTicks(b, d.pid()), cpuTicks(b, os.Getpid())
+	profiled := d.profileInto(b, profileDir, fmt.Sprintf("scale-%d", n), scaleProfileWindow(n))
 	p.lifecycles = measureAtMost(n, scaleInFlight(n), func(i int) (time.Duration, error) {
 		start := time.Now()
 		if _, err := d.starter.Decide(ctx, ids[i], workflows.Approve, workflows.Decision{By: "bench"}); err != nil {
@@ -183,6 +204,7 @@ func scaleRun(b *testing.B, n int) scalePoint {
 	}
 	p.devCPU = ticksToSeconds(cpuTicks(b, d.pid()) - devTicks)
 	p.clientCPU = ticksToSeconds(cpuTicks(b, os.Getpid()) - clientTicks)
+	profiled()
 	p.peakRSS = peakRSS(d.pid())
 	p.bytesPerObjective = float64(d.storeBytes(b)) / float64(n)
 
