@@ -20,16 +20,22 @@ func TestMutation_ClaimChecksCatchABrokenGuard(t *testing.T) {
 		name string
 		stmt sqlstore.StmtID
 		// old is the guard's text by dialect, new what replaces it; $n form.
-		old    map[string]string
-		new    string
-		caught func(t *testing.T, s *sqlstore.Store)
+		old map[string]string
+		new string
+		// function, when set, is the mutation on PostgreSQL, whose guard
+		// is in a function rather than in the statement.
+		function *functionMutation
+		caught   func(t *testing.T, s *sqlstore.Store)
 	}{
 		{
 			// Without the expiry guard an acquisition takes over a live lease.
-			name: "ExpiryGuardRemoved_ContentionFindsDoubleGrants",
-			stmt: sqlstore.StmtAcquire,
-			old:  map[string]string{"sqlite": "WHERE claims.lease_expires_at <= excluded.heartbeat_at", "postgres": "AND lease_expires_at <= $5"},
-			new:  "",
+			// PostgreSQL's is in the acquisition function, where both the
+			// branch's choice and the UPDATE's own re-check lose it.
+			name:     "ExpiryGuardRemoved_ContentionFindsDoubleGrants",
+			stmt:     sqlstore.StmtAcquire,
+			old:      map[string]string{"sqlite": "WHERE claims.lease_expires_at <= excluded.heartbeat_at"},
+			new:      "",
+			function: &functionMutation{name: "azolla_acquire_claim", old: "lease_expires_at <= at", new: "true"},
 			caught: func(t *testing.T, s *sqlstore.Store) {
 				r := storetest.RunContention(t, s, storetest.ContentionParams{Workers: 32, Resources: 8, Iterations: 40})
 				require.Positive(t, r.DoubleGrants, "the contention check missed acquisitions of live leases: %+v", r)
@@ -51,12 +57,19 @@ func TestMutation_ClaimChecksCatchABrokenGuard(t *testing.T) {
 			t.Run(be.Name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				s := be.Open(t)
-				require.NoError(t, sqlstore.MutateStatement(s, tc.stmt, tc.old[be.Name], tc.new))
+				if f := tc.function; f != nil && be.Name == "postgres" {
+					require.NoError(t, sqlstore.MutateFunction(context.Background(), s, f.name, f.old, f.new))
+				} else {
+					require.NoError(t, sqlstore.MutateStatement(s, tc.stmt, tc.old[be.Name], tc.new))
+				}
 				tc.caught(t, s)
 			})
 		}
 	}
 }
+
+// functionMutation replaces every old in the body of a PostgreSQL function.
+type functionMutation struct{ name, old, new string }
 
 // The review cursor's compare-and-swap and the advance's other guards are
 // all in its one UPDATE; each case removes one, keeping its placeholder

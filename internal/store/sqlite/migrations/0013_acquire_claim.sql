@@ -1,0 +1,4 @@
+-- PostgreSQL's 0013 adds a function that acquires a claim in one call.
+-- SQLite's upsert already does it in one statement that writes nothing
+-- when it refuses (sqlstore's acquireSQLite), so nothing changes here; the
+-- file keeps both backends' migrations numbered alike.
