@@ -57,8 +57,10 @@ func (q *querier) GetCaptureBuffer(ctx context.Context, id string) (*store.Captu
 
 // ListCaptureBuffers lists captures, oldest first.
 func (q *querier) ListCaptureBuffers(ctx context.Context, p store.ListCaptureBuffersParams) ([]*store.CaptureBuffer, error) {
-	rows, err := q.query(ctx, `SELECT `+captureCols+` FROM capture_buffers WHERE ($1 = '' OR status = $1)
-		ORDER BY created_at, capture_buffer_id LIMIT $2`, p.Status, limit(p.Limit))
+	var f filters
+	f.eq("status", string(p.Status))
+	rows, err := q.query(ctx, `SELECT `+captureCols+` FROM capture_buffers`+f.clause()+`
+		ORDER BY created_at, capture_buffer_id LIMIT `+f.arg(limit(p.Limit)), f.args...)
 	out, err := collect(rows, err, scanCapture)
 	if err != nil {
 		return nil, fmt.Errorf("list capture buffers: %w", err)

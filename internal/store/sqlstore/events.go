@@ -64,9 +64,14 @@ func (q *querier) ListEvents(ctx context.Context, p store.ListEventsParams) ([]*
 }
 
 func (q *querier) listEvents(ctx context.Context, p store.ListEventsParams, unprocessedOnly bool) ([]*store.Event, error) {
-	rows, err := q.query(ctx, `SELECT `+eventCols+` FROM events
-		WHERE ($1 = '' OR event_type = $1) AND ($2 = '' OR subject_id = $2) AND (processed = FALSE OR NOT $3)
-		ORDER BY created_at, event_id LIMIT $4`, p.EventType, p.SubjectID, unprocessedOnly, limit(p.Limit))
+	var f filters
+	f.eq("event_type", string(p.EventType))
+	f.eq("subject_id", p.SubjectID)
+	if unprocessedOnly {
+		f.where("processed = FALSE")
+	}
+	rows, err := q.query(ctx, `SELECT `+eventCols+` FROM events`+f.clause()+`
+		ORDER BY created_at, event_id LIMIT `+f.arg(limit(p.Limit)), f.args...)
 	out, err := collect(rows, err, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)

@@ -73,8 +73,10 @@ func (q *querier) GetObjective(ctx context.Context, id string) (*store.Objective
 
 // ListObjectives lists objectives, oldest first.
 func (q *querier) ListObjectives(ctx context.Context, p store.ListObjectivesParams) ([]*store.Objective, error) {
-	rows, err := q.query(ctx, `SELECT `+objectiveCols+` FROM objectives
-		WHERE ($1 = '' OR status = $1) ORDER BY created_at, objective_id LIMIT $2`, p.Status, limit(p.Limit))
+	var f filters
+	f.eq("status", string(p.Status))
+	rows, err := q.query(ctx, `SELECT `+objectiveCols+` FROM objectives`+f.clause()+`
+		ORDER BY created_at, objective_id LIMIT `+f.arg(limit(p.Limit)), f.args...)
 	out, err := collect(rows, err, scanObjective)
 	if err != nil {
 		return nil, fmt.Errorf("list objectives: %w", err)

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -365,4 +367,40 @@ func (q *querier) atomically(ctx context.Context, fn func(q *querier) error) err
 		return fmt.Errorf("release savepoint: %w", err)
 	}
 	return nil
+}
+
+// filters builds the WHERE clause of a list query whose filters are
+// optional. A filter left empty is left out of the SQL rather than written
+// as "$n is empty OR col = $n": the planner, which plans a statement
+// before it knows $n, cannot use an index through that OR, so every such
+// call read the whole table. Each combination of filters is its own statement
+// text, and the drivers cache each by its text.
+type filters struct {
+	conds []string
+	args  []any
+}
+
+// eq adds col = v unless v is empty.
+func (f *filters) eq(col, v string) {
+	if v != "" {
+		f.conds = append(f.conds, col+" = "+f.arg(v))
+	}
+}
+
+// where adds a condition that always applies; its placeholders are the
+// args added with it, numbered by f.arg.
+func (f *filters) where(cond string) { f.conds = append(f.conds, cond) }
+
+// arg adds an argument and returns its placeholder.
+func (f *filters) arg(v any) string {
+	f.args = append(f.args, v)
+	return "$" + strconv.Itoa(len(f.args))
+}
+
+// clause is " WHERE …" with every condition, or "" when there are none.
+func (f *filters) clause() string {
+	if len(f.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(f.conds, " AND ")
 }

@@ -108,10 +108,13 @@ func (q *querier) GetWorkOrderByEvent(ctx context.Context, eventID string) (*sto
 
 // ListWorkOrders lists workorders, oldest first.
 func (q *querier) ListWorkOrders(ctx context.Context, p store.ListWorkOrdersParams) ([]*store.WorkOrder, error) {
-	rows, err := q.query(ctx, `SELECT `+workOrderCols+` FROM workorders
-		WHERE ($1 = '' OR status = $1) AND ($2 = '' OR objective_id = $2)
-		AND ($3 = '' OR track = $3) AND ($4 = '' OR diazotroph_type = $4)
-		ORDER BY created_at, work_order_id LIMIT $5`, p.Status, p.ObjectiveID, p.Track, p.DiazotrophType, limit(p.Limit))
+	var f filters
+	f.eq("status", string(p.Status))
+	f.eq("objective_id", p.ObjectiveID)
+	f.eq("track", p.Track)
+	f.eq("diazotroph_type", p.DiazotrophType)
+	rows, err := q.query(ctx, `SELECT `+workOrderCols+` FROM workorders`+f.clause()+`
+		ORDER BY created_at, work_order_id LIMIT `+f.arg(limit(p.Limit)), f.args...)
 	out, err := collect(rows, err, scanWorkOrder)
 	if err != nil {
 		return nil, fmt.Errorf("list workorders: %w", err)
