@@ -163,10 +163,12 @@ esac`, shared, nap)
 // budget is checked when a candidate's activity starts, and the three
 // start side by side. Candidate 3 waits for 1 and 2 to be running, so 1
 // and 2 always run; 3 runs too unless both had recorded their reports
-// before its activity started, when it is SKIPPED, or is CANCELLED when
-// the second report uses the budget up while it runs. Either way the spend
-// is the reports of the candidates that finished, and a cancelled one
-// counts as a run of unknown cost.
+// before its activity started, when it is SKIPPED. Of the three that run,
+// whichever is still running when a second report uses the budget up is
+// CANCELLED: most often 3, but 3 only waits for the others to start, so
+// it can finish before 1 or 2. Either way the spend is the reports of the
+// candidates that finished, and a cancelled one counts as a run of
+// unknown cost.
 func TestBestOfN_EveryCandidatesCostCountsAgainstTheBudget(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -198,7 +200,7 @@ printf '{"model":"agent-1","cost_usd":0.6,"tokens":{"input":100,"output":10}}' >
 		case c.Attempt == 3 && c.Status == store.CandidateSkipped:
 			require.Contains(t, c.Why, "not started: objective "+id+" has spent $1.20 of its $1.00 budget")
 			require.Nil(t, c.Report)
-		case c.Attempt == 3 && c.Status == store.CandidateCancelled:
+		case c.Status == store.CandidateCancelled:
 			require.Contains(t, c.Why, "budget ran out")
 			cancelled++
 		default:
@@ -211,6 +213,7 @@ printf '{"model":"agent-1","cost_usd":0.6,"tokens":{"input":100,"output":10}}' >
 		}
 	}
 	require.GreaterOrEqual(t, ran, 2)
+	require.LessOrEqual(t, cancelled, 1, "only the candidate still running when the budget ran out is cancelled")
 	spend, err := b.store.ObjectiveSpend(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, ran+cancelled, spend.Runs, "every candidate that ran is counted, the winner once")
