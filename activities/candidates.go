@@ -172,14 +172,19 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	return res, nil
 }
 
+// candidateSettled says PutCandidate refused a write because the record
+// must stay as it is: the winner is chosen already, or the record says
+// how the candidate ended (cancelled by the selection as it finished).
+func candidateSettled(err error) bool {
+	return errors.Is(err, store.ErrCandidatesSettled) || errors.Is(err, store.ErrCandidateFinished)
+}
+
 // putCandidate records c and answers with what it says.
 func (a *Lifecycle) putCandidate(ctx context.Context, c *store.Candidate) (CandidateResult, error) {
 	c.UpdatedAt = a.now()
 	stored, err := a.Store.PutCandidate(ctx, c)
-	if errors.Is(err, store.ErrCandidatesSettled) || errors.Is(err, store.ErrCandidateFinished) {
-		// The winner is chosen already, or the record says how this
-		// candidate ended (cancelled by the selection as it finished):
-		// it stays as it is.
+	if candidateSettled(err) {
+		// The record stays as it is.
 		stored, err = a.Store.GetCandidate(ctx, c.WorkOrderID, c.Attempt)
 	}
 	if err != nil {

@@ -228,7 +228,7 @@ func (h RemoteHooks) succeedCandidate(ctx context.Context, q store.Querier, j *s
 	rec := &store.Candidate{WorkOrderID: j.WorkOrderID, Attempt: j.Candidate, GateResults: []store.CandidateGateResult{},
 		CreatedAt: now, UpdatedAt: now}
 	fillCandidate(rec, remotePatchCandidate(out))
-	if _, err := q.PutCandidate(ctx, rec); errors.Is(err, store.ErrCandidatesSettled) || errors.Is(err, store.ErrCandidateFinished) {
+	if _, err := q.PutCandidate(ctx, rec); candidateSettled(err) {
 		return fmt.Errorf("%w: %w", controlplane.ErrRunGone, err)
 	} else if err != nil {
 		return err
@@ -273,8 +273,7 @@ func deadLetterCandidate(ctx context.Context, q store.Querier, j *store.Job) err
 	}
 	if err == nil && rec.Status == store.CandidateRunning {
 		rec.Status, rec.Why, rec.UpdatedAt = store.CandidateFailed, jobFailed(j), j.UpdatedAt
-		if _, err := q.PutCandidate(ctx, rec); err != nil && !errors.Is(err, store.ErrCandidatesSettled) &&
-			!errors.Is(err, store.ErrCandidateFinished) {
+		if _, err := q.PutCandidate(ctx, rec); err != nil && !candidateSettled(err) {
 			return err
 		}
 	}
