@@ -120,3 +120,19 @@ func (b *bundle) failWithinBudget(t testing.TB, id, repo string, budget float64)
 	require.Equal(t, store.GateFail, paused.GateResult)
 	return paused
 }
+
+// requireEarlyStopped checks the records of an early stop among three
+// candidates: the first is DONE and chosen, the other two CANCELLED for it
+// with no patch.
+func requireEarlyStopped(t testing.TB, cands []*store.Candidate) {
+	t.Helper()
+	require.Len(t, cands, 3)
+	require.Equal(t, store.CandidateDone, cands[0].Status, cands[0].Why)
+	require.True(t, cands[0].Chosen)
+	for _, c := range cands[1:] {
+		require.Equal(t, store.CandidateCancelled, c.Status, "candidate %d", c.Attempt)
+		require.False(t, c.Chosen)
+		require.Contains(t, c.Why, "another candidate passed every gate command first")
+		require.Empty(t, c.Patch)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -69,10 +68,7 @@ func TestBestOfN_WorkerKilledDuringTheCandidates(t *testing.T) {
 	}
 	require.Equal(t, 1, chosen)
 
-	verify := exec.Command(azollaBin, "verify")
-	verify.Env = b.workerEnv()
-	out, err := verify.CombinedOutput()
-	require.NoError(t, err, "azolla verify: %s", out)
+	requireVerifyClean(t, b.workerEnv())
 	require.NoError(t, second.Process.Signal(syscall.SIGTERM))
 	_ = second.Wait()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -129,6 +130,16 @@ func (b *bundle) requireAuditClean(t testing.TB) {
 	rep, err := audit.Run(context.Background(), b.store, time.Now())
 	require.NoError(t, err)
 	require.Empty(t, rep.Violations)
+}
+
+// requireVerifyClean runs `azolla verify` with env and requires it to
+// pass.
+func requireVerifyClean(t testing.TB, env []string) {
+	t.Helper()
+	verify := exec.Command(azollaBin, "verify")
+	verify.Env = env
+	out, err := verify.CombinedOutput()
+	require.NoError(t, err, "azolla verify: %s", out)
 }
 
 // counts returns how many bundles and run records the objective has.

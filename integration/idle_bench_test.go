@@ -147,13 +147,6 @@ func startIdleDev(b *testing.B) *idleDev {
 	return &idleDev{devProc: startDev(b, env...)}
 }
 
-// profile takes a CPU profile of the dev process over window, and then
-// its heap, into the directory idleProfileEnv names, when it is set;
-// wait waits for both.
-func (d *idleDev) profile(b *testing.B, n int, window time.Duration) (wait func()) {
-	return d.profileInto(b, os.Getenv(idleProfileEnv), strconv.Itoa(n), window)
-}
-
 // download writes what a GET of url answers into file.
 func download(tb testing.TB, url, file string) error {
 	code, body := httpGet(tb, url)
@@ -199,7 +192,7 @@ func (d *idleDev) measure(b *testing.B, n int) idleRow {
 
 	v0 := d.pollerVersion(b)
 	t0, w0 := cpuTicks(b, d.pid()), time.Now()
-	profiled := d.profile(b, n, idleWindow)
+	profiled := d.profileInto(b, os.Getenv(idleProfileEnv), strconv.Itoa(n), idleWindow)
 	time.Sleep(idleWindow)
 	t1, w1 := cpuTicks(b, d.pid()), time.Now()
 	profiled()

@@ -66,10 +66,7 @@ func TestKill_WorkerKilledMidRunIsTakenOver(t *testing.T) {
 	require.True(t, strings.HasPrefix(claim.OwnerID, "second"), "the takeover holds the last claim, got %s", claim.OwnerID)
 	require.NotNil(t, claim.ReleasedAt)
 
-	verify := exec.Command(azollaBin, "verify")
-	verify.Env = b.workerEnv()
-	outb, err := verify.CombinedOutput()
-	require.NoError(t, err, "azolla verify: %s", outb)
+	requireVerifyClean(t, b.workerEnv())
 	require.NoError(t, second.Process.Signal(syscall.SIGTERM))
 	_ = second.Wait()
 }

@@ -25,20 +25,20 @@ func (d *devProc) remoteWorkerWith(t *testing.T, name, yaml string) *exec.Cmd {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "azolla.yaml"), []byte(yaml), 0o600))
-	cmd := exec.Command(azollaBin, "remote-worker", "--control-plane", "http://"+d.controlPlane,
-		"--worker-id", name, "--max-wait", "2s")
-	cmd.Env = append(os.Environ(), "AZOLLA_DATA_DIR="+dir, "AZOLLA_LOG_LEVEL=warn")
-	out := &proctest.Buffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("remote worker %s:\n%s", name, out.String())
-		}
-	})
-	return cmd
+	return d.startRemoteWorker(t, name, dir)
+}
+
+// candidateWorker is a remote worker's configuration for these tests:
+// agent is its command generator, and repo's candidates are gated by
+// valueBuilds and valueIs42. An unconfined worker runs the agent outside
+// the sandbox.
+func candidateWorker(agent, repo string, unconfined bool) string {
+	yaml := ""
+	if unconfined {
+		yaml = "executor:\n  sandbox: none\n"
+	}
+	return yaml + fmt.Sprintf("patch:\n  command:\n    run: %q\n  repositories:\n    - repository: %q\n      gate_commands: [%q, %q]\n",
+		agent, repo, valueBuilds, valueIs42)
 }
 
 // Best-of-N with PATCH_DIAZOTROPH routed to one remote worker: each of
@@ -58,15 +58,9 @@ func TestRemote_BestOfNCandidatesRunOnARemoteWorker(t *testing.T) {
 *) echo "no candidate number: $AZOLLA_CANDIDATE" >&2; exit 1 ;;
 esac`
 	d := startDev(t, append(remoteEnv("PATCH_DIAZOTROPH"), "AZOLLA_PATCH_EARLY_STOP=false")...)
-	d.remoteWorkerWith(t, "remote-bestofn", fmt.Sprintf(
-		"patch:\n  command:\n    run: %q\n  repositories:\n    - repository: %q\n      gate_commands: [%q, %q]\n",
-		agent, repo, valueBuilds, valueIs42))
+	d.remoteWorkerWith(t, "remote-bestofn", candidateWorker(agent, repo, false))
 	id := uniqueID("remotebestofn")
-	t.Cleanup(func() {
-		if t.Failed() {
-			d.logJobs(t, "wo-"+id+"-1")
-		}
-	})
+	d.logJobsIfFailed(t, "wo-"+id+"-1")
 	d.approve(t, id, bestOfN(repo, 3))
 	st := d.waitStep(t, id, workflows.StepDone)
 	require.Equal(t, store.GatePass, st.GateResult, st.GateReason)
@@ -110,14 +104,19 @@ esac`
 	require.Equal(t, cands[1].Patch, b.Content, "delivered locally from candidate 2's recorded patch")
 	require.Contains(t, b.Content, "+42")
 	d.requireAuditClean(t)
-	verify := exec.Command(azollaBin, "verify")
-	verify.Env = append(os.Environ(), "AZOLLA_DATA_DIR="+d.dir)
-	out, err := verify.CombinedOutput()
-	require.NoError(t, err, "azolla verify: %s", out)
+	requireVerifyClean(t, append(os.Environ(), "AZOLLA_DATA_DIR="+d.dir))
 }
 
-// logJobs logs what the store holds of workorder wo's candidates and jobs,
-// and azolla dev's output, when a test failed.
+// logJobsIfFailed logs, when the test has failed, what the store holds of
+// workorder wo's candidates and jobs, and azolla dev's output.
+func (d *devProc) logJobsIfFailed(t *testing.T, wo string) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			d.logJobs(t, wo)
+		}
+	})
+}
+
 func (d *devProc) logJobs(t *testing.T, wo string) {
 	ctx := context.Background()
 	cands, _ := d.store.ListCandidates(ctx, wo)
@@ -142,22 +141,15 @@ func TestRemote_BestOfNWorkerKilledMidCandidateLosesOnlyThatAttempt(t *testing.T
 	dir := t.TempDir()
 	starts, pgids := filepath.Join(dir, "starts"), filepath.Join(dir, "pgids")
 	t.Cleanup(func() { proctest.KillGroups(pgids) })
-	worker := func(agent string) string {
-		// Unconfined: the test kills the orphaned agent by the process
-		// group it noted, which a sandbox's PID namespace would hide.
-		return fmt.Sprintf("executor:\n  sandbox: none\npatch:\n  command:\n    run: %q\n  repositories:\n    - repository: %q\n      gate_commands: [%q, %q]\n",
-			agent, repo, valueBuilds, valueIs42)
-	}
+	// Unconfined: the test kills the orphaned agent by the process group
+	// it noted, which a sandbox's PID namespace would hide.
+	worker := func(agent string) string { return candidateWorker(agent, repo, true) }
 	d := startDev(t, append(remoteEnv("PATCH_DIAZOTROPH"), "AZOLLA_PATCH_EARLY_STOP=false")...)
 	first := d.remoteWorkerWith(t, "remote-first",
 		worker(fmt.Sprintf(`echo "$AZOLLA_CANDIDATE" >> %q; echo $$ >> %q; sleep 600`, starts, pgids)))
 	id := uniqueID("remotebestofnkill")
 	wo := "wo-" + id + "-1"
-	t.Cleanup(func() {
-		if t.Failed() {
-			d.logJobs(t, wo)
-		}
-	})
+	d.logJobsIfFailed(t, wo)
 	d.approve(t, id, bestOfN(repo, 3))
 	require.Eventually(t, func() bool { return proctest.CountLines(starts) == 1 }, time.Minute, 50*time.Millisecond,
 		"the first remote worker starts a candidate")
@@ -222,19 +214,14 @@ func TestRemote_BestOfNEarlyStopCancelsTheRemoteCandidates(t *testing.T) {
    echo 42 > value.txt ;;
 *) echo "$AZOLLA_CANDIDATE" > value.txt; touch %[1]q/asleep-$AZOLLA_CANDIDATE; exec sleep %[2]s ;;
 esac`, shared, nap)
-	yaml := fmt.Sprintf("executor:\n  sandbox: none\npatch:\n  command:\n    run: %q\n  repositories:\n    - repository: %q\n      gate_commands: [%q, %q]\n",
-		agent, repo, valueBuilds, valueIs42)
+	yaml := candidateWorker(agent, repo, true)
 	d := startDev(t, append(remoteEnv("PATCH_DIAZOTROPH"), "AZOLLA_PATCH_EARLY_STOP=true")...)
 	for _, name := range []string{"remote-a", "remote-b", "remote-c"} {
 		d.remoteWorkerWith(t, name, yaml)
 	}
 	id := uniqueID("remoteearlystop")
 	wo := "wo-" + id + "-1"
-	t.Cleanup(func() {
-		if t.Failed() {
-			d.logJobs(t, wo)
-		}
-	})
+	d.logJobsIfFailed(t, wo)
 	d.approve(t, id, bestOfN(repo, 3))
 	st := d.waitStep(t, id, workflows.StepDone)
 	require.Equal(t, store.GatePass, st.GateResult, st.GateReason)
@@ -243,14 +230,7 @@ esac`, shared, nap)
 
 	cands, err := d.store.ListCandidates(ctx, wo)
 	require.NoError(t, err)
-	require.Len(t, cands, 3)
-	require.Equal(t, store.CandidateDone, cands[0].Status, cands[0].Why)
-	require.True(t, cands[0].Chosen)
-	for _, c := range cands[1:] {
-		require.Equal(t, store.CandidateCancelled, c.Status, "candidate %d", c.Attempt)
-		require.Contains(t, c.Why, "another candidate passed every gate command first")
-		require.Empty(t, c.Patch)
-	}
+	requireEarlyStopped(t, cands)
 	jobOf := func(k int) *store.Job {
 		j, err := d.store.GetCandidateJob(ctx, wo, k)
 		require.NoError(t, err)

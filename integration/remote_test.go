@@ -37,7 +37,12 @@ func remoteEnv(diazotrophs string) []string {
 // the test.
 func (d *devProc) remoteWorker(t *testing.T, name string, env ...string) *exec.Cmd {
 	t.Helper()
-	dir := t.TempDir()
+	return d.startRemoteWorker(t, name, t.TempDir(), env...)
+}
+
+// startRemoteWorker is remoteWorker on data dir dir.
+func (d *devProc) startRemoteWorker(t *testing.T, name, dir string, env ...string) *exec.Cmd {
+	t.Helper()
 	// As azolla dev prints it: its control plane, on loopback, takes no
 	// token.
 	cmd := exec.Command(azollaBin, "remote-worker", "--control-plane", "http://"+d.controlPlane,
