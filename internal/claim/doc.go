@@ -11,9 +11,11 @@
 // and its claim_version only grows. A version names one hold exactly among
 // the holds that can still write.
 //
-//   - Acquire: one atomic statement that inserts the row, or takes it over
-//     only if lease_expires_at <= now. While a live claim exists it reports
-//     "not acquired" (no error) and the caller skips the resource.
+//   - Acquire: one call to the store that inserts the row, or takes it over
+//     only if lease_expires_at <= now; each of those writes is atomic and
+//     re-checks its own condition, so two callers never both succeed. While
+//     a live claim exists it reports "not acquired" (no error) and the
+//     caller skips the resource.
 //   - Renew: compare-and-swap on (owner_id, claim_version); it extends the
 //     lease and bumps the version. A failed swap is a *LeaseLostError: the
 //     holder must stop mutating shared state. A Lease's keeper renews every
