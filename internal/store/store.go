@@ -135,7 +135,8 @@ type Querier interface {
 // ClaimQuerier is the storage side of the claim/lease protocol; package claim
 // builds the bridge on it. See claim/doc.go for the protocol.
 type ClaimQuerier interface {
-	// AcquireClaim is one atomic create-or-update-if-expired statement. It
+	// AcquireClaim creates the claim or takes it over if expired, in one
+	// round trip whose write re-checks its condition as it writes. It
 	// returns acquired=false, and no error, while an unexpired claim exists.
 	AcquireClaim(ctx context.Context, p AcquireClaimParams) (c *ClaimRecord, acquired bool, err error)
 	// RenewClaim extends the lease by compare-and-swap on (owner_id,

@@ -108,7 +108,7 @@ func cachedStatements(d *Dialect) [numStmts]string {
 }
 
 // AcquireClaim takes the claim if nobody holds a live lease on it, in one
-// atomic create-or-update-if-expired statement.
+// call: SQLite's upsert statement or PostgreSQL's acquisition function.
 func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*store.ClaimRecord, bool, error) {
 	now := store.NowOr(p.Now)
 	c := store.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
