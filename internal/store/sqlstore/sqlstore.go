@@ -373,8 +373,8 @@ func (q *querier) atomically(ctx context.Context, fn func(q *querier) error) err
 // optional. A filter left empty is left out of the SQL rather than written
 // as "$n is empty OR col = $n": the planner, which plans a statement
 // before it knows $n, cannot use an index through that OR, so every such
-// call read the whole table. Each combination of filters is its own statement
-// text, and the drivers cache each by its text.
+// call read the whole table. Each combination of filters is a statement
+// text of its own, which pgx prepares once per connection.
 type filters struct {
 	conds []string
 	args  []any
