@@ -47,8 +47,8 @@ const (
 	// commit and flush WAL; a data-modifying WITH that updates an expired
 	// row or inserts a missing one writes nothing on refusal, but it looks
 	// the row up twice and sets up both writes each time, which cost a
-	// refusal a fifth more than a plain UPDATE. The function looks the row
-	// up once and runs only the write the row calls for.
+	// refusal about a quarter more than a plain UPDATE. The function looks
+	// the row up once and runs only the write the row calls for.
 	acquirePostgres = `SELECT azolla_acquire_claim($1, $2, $3, $4, $5)`
 
 	// renewSQL extends the lease by compare-and-swap on (owner_id,
