@@ -45,8 +45,23 @@ type Forge interface {
 	// until a new review is submitted.
 	Reviews(ctx context.Context, number int, after Cursor) ([]Review, Cursor, error)
 	// Checks returns the combined status of the checks on a commit: commit
-	// statuses, and on forges that have them, check runs.
+	// statuses, and on forges that have them, check runs. Posting a commit
+	// status needs write access on every forge azolla speaks to, so a
+	// failed check is the word of someone who may write to the
+	// repository (or of a CI they set up).
 	Checks(ctx context.Context, sha string) (Checks, error)
+	// Permission returns what user may do in the repository, as the forge
+	// says: its own collaborator or member records, never a guess. A user
+	// who is not a collaborator (GitHub and GitLab answer 404), or who does
+	// not exist, has PermissionNone, and no error. An error is the forge
+	// refusing to answer (azolla's account may not ask) or not answering.
+	Permission(ctx context.Context, user string) (Permission, error)
+	// TeamMember reports whether user is an active member of team: an
+	// organisation's team as "org/team" (Gitea, Forgejo; GitHub's team
+	// slug), a group's full path on GitLab (members of its subgroups'
+	// parents included, as GitLab counts them). A team the forge does not
+	// know, or does not show azolla's account, is ErrNotFound.
+	TeamMember(ctx context.Context, team, user string) (bool, error)
 }
 
 // NewPullRequest is what OpenOrAdopt opens.
@@ -89,6 +104,9 @@ type PullRequest struct {
 	URL   string
 	Title string
 	Body  string
+	// Author is the user who opened it: azolla's own account for the pull
+	// requests it opens. Its author is not one of its reviewers.
+	Author string
 	Head  string
 	// HeadSHA is the commit the head branch points at, as the forge sees
 	// it.
@@ -228,6 +246,43 @@ func (e *RateLimitError) Error() string {
 		kind = "secondary rate limit"
 	}
 	return fmt.Sprintf("forge %s: retry after %s: %s", kind, e.RetryAfter, e.Message)
+}
+
+// Permission is what a user may do in a repository, as its forge says,
+// in increasing order: each level may do what the ones before it may.
+type Permission int
+
+// Permissions, mapped from each forge's own: Gitea's access modes (none,
+// read, write, admin, owner), GitHub's role names (read and triage are
+// read; write; maintain; admin), GitLab's access levels (Guest, Planner
+// and Reporter are read; Developer is write; Maintainer is maintain;
+// Owner is admin).
+const (
+	PermissionNone Permission = iota
+	PermissionRead
+	PermissionWrite
+	PermissionMaintain
+	PermissionAdmin
+)
+
+var permissionNames = []string{"none", "read", "write", "maintain", "admin"}
+
+// String is the permission's name as configuration spells it.
+func (p Permission) String() string {
+	if p < 0 || int(p) >= len(permissionNames) {
+		return fmt.Sprintf("permission(%d)", int(p))
+	}
+	return permissionNames[p]
+}
+
+// ParsePermission reads a permission's name.
+func ParsePermission(name string) (Permission, error) {
+	for i, n := range permissionNames {
+		if n == name {
+			return Permission(i), nil
+		}
+	}
+	return PermissionNone, fmt.Errorf("unknown permission %q: one of %v", name, permissionNames)
 }
 
 // Kinds of forge.

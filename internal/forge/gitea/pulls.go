@@ -27,6 +27,7 @@ type pullJSON struct {
 	Head               branchJSON `json:"head"`
 	Base               branchJSON `json:"base"`
 	RequestedReviewers []userJSON `json:"requested_reviewers"`
+	User               *userJSON  `json:"user"`
 }
 
 type branchJSON struct {
@@ -68,7 +69,7 @@ func cutWIP(title string) (string, bool) {
 }
 
 func (p pullJSON) toForge() forge.PullRequest {
-	pr := forge.PullRequest{Number: p.Number, URL: p.HTMLURL, Title: p.Title, Body: p.Body,
+	pr := forge.PullRequest{Number: p.Number, URL: p.HTMLURL, Title: p.Title, Body: p.Body, Author: login(p.User),
 		Head: p.Head.branch(), HeadSHA: p.Head.SHA, Base: p.Base.branch(), State: forge.StateOpen}
 	// Forgejo and older Gitea may lack the draft field; the prefix is
 	// what it stands for.

@@ -25,8 +25,9 @@ import (
 // neither, so every line of them is in a pull request's diff.
 var Files = []string{"one.txt", "two.txt"}
 
-// Repo is one repository on a Server, owned by Admin, with Reviewer as a
-// collaborator who may write, and a local clone to push from.
+// Repo is one public repository on a Server, owned by Admin, with
+// Reviewer as a collaborator who may write, Reader as one who may only
+// read, and a local clone to push from.
 type Repo struct {
 	Server *Server
 	Owner  string
@@ -51,6 +52,9 @@ func NewRepo(t testing.TB, s *Server) *Repo {
 	require.NoError(t, s.API(ctx, s.Admin.Token, http.MethodPut,
 		r.Path("/collaborators/"+s.Reviewer.Name), map[string]string{"permission": "write"}, nil),
 		"make the reviewer a collaborator")
+	require.NoError(t, s.API(ctx, s.Admin.Token, http.MethodPut,
+		r.Path("/collaborators/"+s.Reader.Name), map[string]string{"permission": "read"}, nil),
+		"make the reader a collaborator who may only read")
 
 	dir := t.TempDir()
 	r.clone = filepath.Join(dir, "clone")
@@ -120,6 +124,12 @@ var reviewEvents = map[forge.ReviewState]string{
 // requesting changes, then dismissed by Admin.
 func (r *Repo) Review(t *testing.T, number int, state forge.ReviewState, body string, comments []forge.ReviewComment) {
 	t.Helper()
+	r.ReviewAs(t, r.Server.Reviewer, number, state, body, comments)
+}
+
+// ReviewAs submits a review as u, one of the server's users.
+func (r *Repo) ReviewAs(t testing.TB, u User, number int, state forge.ReviewState, body string, comments []forge.ReviewComment) {
+	t.Helper()
 	event, ok := reviewEvents[state]
 	if state == forge.ReviewDismissed {
 		event, ok = "REQUEST_CHANGES", true
@@ -144,7 +154,7 @@ func (r *Repo) Review(t *testing.T, number int, state forge.ReviewState, body st
 	}
 	ctx := context.Background()
 	prPath := r.Path("/pulls/" + strconv.Itoa(number))
-	require.NoError(t, r.Server.API(ctx, r.Server.Reviewer.Token, http.MethodPost, prPath+"/reviews", in, &out))
+	require.NoError(t, r.Server.API(ctx, u.Token, http.MethodPost, prPath+"/reviews", in, &out))
 	if state == forge.ReviewDismissed {
 		require.NoError(t, r.Server.API(ctx, r.Server.Admin.Token, http.MethodPost,
 			fmt.Sprintf("%s/reviews/%d/dismissals", prPath, out.ID), map[string]string{"message": "Dismissed."}, nil))
@@ -162,11 +172,29 @@ var statusStates = map[forge.CheckState]string{
 // Status posts a commit status as Admin.
 func (r *Repo) Status(t *testing.T, sha, name string, state forge.CheckState, description string) {
 	t.Helper()
+	require.NoError(t, r.StatusAs(t, r.Server.Admin, sha, name, state, description))
+}
+
+// StatusAs posts a commit status as u and returns Gitea's answer.
+func (r *Repo) StatusAs(t testing.TB, u User, sha, name string, state forge.CheckState, description string) error {
+	t.Helper()
 	s, ok := statusStates[state]
 	require.True(t, ok, "check state %q", state)
-	require.NoError(t, r.Server.API(context.Background(), r.Server.Admin.Token, http.MethodPost, r.Path("/statuses/"+sha),
+	return r.Server.API(context.Background(), u.Token, http.MethodPost, r.Path("/statuses/"+sha),
 		map[string]string{"state": s, "context": name, "description": description,
-			"target_url": r.Server.URL + "/ci/" + name}, nil))
+			"target_url": r.Server.URL + "/ci/" + name}, nil)
+}
+
+// user is the server's user named name.
+func (r *Repo) user(t testing.TB, name string) User {
+	t.Helper()
+	for _, u := range []User{r.Server.Admin, r.Server.Reviewer, r.Server.Reader, r.Server.Stranger} {
+		if u.Name == name {
+			return u
+		}
+	}
+	t.Fatalf("giteatest: no user %q", name)
+	return User{}
 }
 
 // Merge merges the pull request as Admin once Gitea has found it
@@ -201,8 +229,16 @@ func (r *Repo) Close(t *testing.T, number int) {
 // Harness is the conformance suite's view of the repository, with f (an
 // implementation holding Admin's token) under test.
 func (r *Repo) Harness(f forge.Forge) *forgetest.Harness {
+	s := r.Server
 	return &forgetest.Harness{Forge: f, Base: r.Base, Files: Files,
-		Push: r.Push, Open: r.Open, Review: r.Review, Status: r.Status, Merge: r.Merge, Close: r.Close}
+		Push: r.Push, Open: r.Open, Review: r.Review, Status: r.Status, Merge: r.Merge, Close: r.Close,
+		Self: s.Admin.Name, Writer: s.Reviewer.Name, Reader: s.Reader.Name, Stranger: s.Stranger.Name, Team: s.Team,
+		ReviewAs: func(t *testing.T, user string, number int, state forge.ReviewState, body string) {
+			r.ReviewAs(t, r.user(t, user), number, state, body, nil)
+		},
+		StatusAs: func(t *testing.T, user, sha, name string, state forge.CheckState, description string) error {
+			return r.StatusAs(t, r.user(t, user), sha, name, state, description)
+		}}
 }
 
 // git runs git in dir and returns its trimmed standard output.

@@ -30,8 +30,9 @@ type User struct {
 // tokenPattern is what Gitea's access tokens look like.
 var tokenPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
-// tokenScopes are what azolla's calls and the test side's need.
-const tokenScopes = "write:repository,write:issue,write:user"
+// tokenScopes are what azolla's calls and the test side's need: the
+// organisation's to read (azolla) and to set up (the test) a team.
+const tokenScopes = "write:repository,write:issue,write:user,write:organization"
 
 // Options configure Start.
 type Options struct {
@@ -44,14 +45,22 @@ type Options struct {
 	StartTimeout time.Duration
 }
 
-// Server is a running Gitea with two users: Admin (a site administrator,
-// azolla's side) and Reviewer (a second person, since a forge refuses a
-// review of one's own pull request).
+// Server is a running Gitea with four users: Admin (a site administrator,
+// azolla's side), Reviewer (a second person, since a forge refuses a
+// review of one's own pull request, who may write to every repository
+// NewRepo makes), Reader (who may only read them) and Stranger (who has no
+// role in them, yet may review them: they are public). Reader is the one
+// member of Team.
 type Server struct {
 	// URL is the root of the web UI and API, without a trailing slash.
 	URL      string
 	Admin    User
 	Reviewer User
+	Reader   User
+	Stranger User
+	// Team is "org/team": an organisation of Admin's whose team holds
+	// Reader.
+	Team string
 
 	install Install
 	workDir string
@@ -112,11 +121,15 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	migrated := time.Now()
 	s.Admin = User{Name: "azolla", Password: "azolla-" + randomHex(8), Email: "azolla@example.com"}
 	s.Reviewer = User{Name: "reviewer", Password: "reviewer-" + randomHex(8), Email: "reviewer@example.com"}
+	s.Reader = User{Name: "reader", Password: "reader-" + randomHex(8), Email: "reader@example.com"}
+	s.Stranger = User{Name: "stranger", Password: "stranger-" + randomHex(8), Email: "stranger@example.com"}
 	if err := s.createUser(ctx, &s.Admin, true); err != nil {
 		return nil, err
 	}
-	if err := s.createUser(ctx, &s.Reviewer, false); err != nil {
-		return nil, err
+	for _, u := range []*User{&s.Reviewer, &s.Reader, &s.Stranger} {
+		if err := s.createUser(ctx, u, false); err != nil {
+			return nil, err
+		}
 	}
 	users := time.Now()
 	// The port was free when chosen, but another process may bind it
@@ -133,9 +146,35 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 			return nil, err
 		}
 	}
+	if err := s.createTeam(ctx); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(s.log, "giteatest: migrate %s, users %s, web ready %s\n", migrated.Sub(begin).Round(time.Millisecond),
 		users.Sub(migrated).Round(time.Millisecond), time.Since(users).Round(time.Millisecond))
 	return s, nil
+}
+
+// createTeam makes Team: an organisation owned by Admin with a team whose
+// one member is Reader.
+func (s *Server) createTeam(ctx context.Context) error {
+	const org, team = "people", "readers"
+	if err := s.API(ctx, s.Admin.Token, http.MethodPost, "/orgs", map[string]any{"username": org}, nil); err != nil {
+		return fmt.Errorf("create organisation %s: %w", org, err)
+	}
+	var t struct {
+		ID int64 `json:"id"`
+	}
+	if err := s.API(ctx, s.Admin.Token, http.MethodPost, "/orgs/"+org+"/teams", map[string]any{
+		"name": team, "permission": "read", "units": []string{"repo.code"},
+	}, &t); err != nil {
+		return fmt.Errorf("create team %s/%s: %w", org, team, err)
+	}
+	if err := s.API(ctx, s.Admin.Token, http.MethodPut,
+		fmt.Sprintf("/teams/%d/members/%s", t.ID, s.Reader.Name), nil, nil); err != nil {
+		return fmt.Errorf("add %s to team %s/%s: %w", s.Reader.Name, org, team, err)
+	}
+	s.Team = org + "/" + team
+	return nil
 }
 
 // choosePort picks a free port for the server and writes its app.ini.

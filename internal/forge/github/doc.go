@@ -34,6 +34,32 @@
 //     progress is pending; one concluded success, neutral or skipped
 //     succeeded; every other conclusion (failure, timed_out, cancelled,
 //     action_required, startup_failure, stale) failed.
+//   - Permissions. Permission asks GitHub's "repository permissions for a
+//     user" (GET /repos/{owner}/{repo}/collaborators/{user}/permission),
+//     which counts every grant: the repository's, its teams', the
+//     organisation's and the enterprise's. Its role_name decides when it is
+//     one of GitHub's roles: admin, maintain and write are themselves,
+//     triage and read are read. A custom role is read by the legacy
+//     permission beside it, the base role it inherits (admin, write, read
+//     or none; maintain counts as write there, triage as read). A 404 (not
+//     a collaborator, or no such user) is forge.PermissionNone, and so is
+//     the 200 with permission none GitHub also gives a stranger; an answer
+//     neither field explains is an error. GitHub answers this only to a
+//     token with push access (otherwise 403: forge.ErrUnauthorized). A 404
+//     cannot tell a stranger from a repository the token does not see;
+//     the Forge's other calls fail on the latter, as forge.ErrNotFound.
+//   - Teams. TeamMember takes "org/team-slug". It reads the team first
+//     (GET /orgs/{org}/teams/{slug}), so that a team GitHub does not know,
+//     or does not show the token (only the organisation's members see its
+//     teams), is forge.ErrNotFound, then the membership
+//     (GET /orgs/{org}/teams/{slug}/memberships/{user}), where 404 is no
+//     member. Only state active counts; pending is an invitation not yet
+//     accepted. Members of child teams are members, as GitHub counts them.
+//   - Tokens. Besides what the pull requests need, a classic token needs
+//     the repo scope for permissions and read:org for teams; a
+//     fine-grained token or a GitHub App needs the repository's Metadata
+//     (read) for permissions and the organisation's Members (read) for
+//     teams.
 //   - Rate limits. A primary limit (403 or 429 with x-ratelimit-remaining 0)
 //     asks for a wait until x-ratelimit-reset; a secondary one (403 or 429
 //     whose message or documentation URL says so, or with Retry-After) for

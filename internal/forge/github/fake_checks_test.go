@@ -63,8 +63,10 @@ func (f *fakeGitHub) resolve(ref string) (string, bool) {
 
 func (f *fakeGitHub) createStatus(w http.ResponseWriter, r *http.Request, u *fakeUser) {
 	const doc = docStatuses + "#create-a-commit-status"
-	if !u.write {
-		forbidden(w, doc)
+	// Only who may push may post a status, as the documentation says; to
+	// anyone else GitHub answers as if the repository were not there.
+	if !f.mayWrite(u) {
+		notFound(w, doc)
 		return
 	}
 	var in struct {

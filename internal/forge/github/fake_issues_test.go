@@ -1,8 +1,7 @@
 package github_test
 
-// The fake's issue comments, labels and collaborators: "REST API endpoints
-// for issue comments", "... for labels" and "... for collaborators", as
-// named at the top of fake_test.go.
+// The fake's issue comments and labels: "REST API endpoints for issue
+// comments" and "... for labels", as named at the top of fake_test.go.
 
 import (
 	"fmt"
@@ -27,7 +26,7 @@ func (f *fakeGitHub) createIssueComment(w http.ResponseWriter, r *http.Request, 
 	if !decode(w, r, &in) {
 		return
 	}
-	if !u.write {
+	if !f.mayWrite(u) {
 		forbidden(w, docComments)
 		return
 	}
@@ -50,7 +49,7 @@ func (f *fakeGitHub) addLabels(w http.ResponseWriter, r *http.Request, u *fakeUs
 	if p == nil {
 		return
 	}
-	if !u.write {
+	if !f.mayWrite(u) {
 		forbidden(w, doc)
 		return
 	}
@@ -93,12 +92,4 @@ func (f *fakeGitHub) getLabel(w http.ResponseWriter, r *http.Request, _ *fakeUse
 		return
 	}
 	writeJSON(w, http.StatusOK, f.labelJSON(l))
-}
-
-func (f *fakeGitHub) checkCollaborator(w http.ResponseWriter, r *http.Request, _ *fakeUser) {
-	if !f.collaborators[r.PathValue("username")] {
-		notFound(w, "https://docs.github.com/rest/collaborators/collaborators#check-if-a-user-is-a-repository-collaborator")
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }

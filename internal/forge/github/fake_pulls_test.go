@@ -61,7 +61,7 @@ type newPull struct {
 
 func (f *fakeGitHub) createPull(w http.ResponseWriter, r *http.Request, u *fakeUser) {
 	const doc = docPulls + "#create-a-pull-request"
-	if !u.write {
+	if !f.mayWrite(u) {
 		forbidden(w, doc)
 		return
 	}
@@ -131,7 +131,7 @@ func (f *fakeGitHub) updatePull(w http.ResponseWriter, r *http.Request, u *fakeU
 	if p == nil {
 		return
 	}
-	if !u.write && u.login != p.author {
+	if !f.mayWrite(u) && u.login != p.author {
 		forbidden(w, doc)
 		return
 	}
@@ -166,7 +166,7 @@ func (f *fakeGitHub) mergePull(w http.ResponseWriter, r *http.Request, u *fakeUs
 	if p == nil {
 		return
 	}
-	if !u.write {
+	if !f.mayWrite(u) {
 		forbidden(w, doc)
 		return
 	}
@@ -197,7 +197,7 @@ func (f *fakeGitHub) requestReviewers(w http.ResponseWriter, r *http.Request, u 
 	if p == nil {
 		return
 	}
-	if !u.write {
+	if !f.mayWrite(u) {
 		forbidden(w, docReviewers)
 		return
 	}
@@ -212,7 +212,7 @@ func (f *fakeGitHub) requestReviewers(w http.ResponseWriter, r *http.Request, u 
 			writeError(w, http.StatusUnprocessableEntity, "Review cannot be requested from pull request author.", docReviewers)
 			return
 		}
-		if !f.collaborators[login] {
+		if f.roleOf(login) == "" {
 			writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf(
 				"Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the %s/%s repository.",
 				fakeOwner, fakeRepo), docReviewers)

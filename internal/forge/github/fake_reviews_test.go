@@ -26,7 +26,7 @@ func (f *fakeGitHub) reviewJSON(rv *fakeReview) map[string]any {
 		"body": rv.body, "state": rv.state, "html_url": html,
 		"pull_request_url": f.apiURL("/pulls/" + strconv.Itoa(rv.pull)),
 		"_links":           map[string]any{"html": map[string]string{"href": html}},
-		"commit_id":        rv.commit, "author_association": "COLLABORATOR",
+		"commit_id":        rv.commit, "author_association": f.association(rv.author),
 	}
 	// A pending review has not been submitted: GitHub leaves the field out.
 	if rv.state != "PENDING" {
@@ -48,7 +48,7 @@ func (f *fakeGitHub) commentJSON(c *fakeComment) map[string]any {
 		"position": position, "original_position": 1, "commit_id": c.commit, "original_commit_id": c.commit,
 		"user": f.user(c.author), "body": c.body, "created_at": stamp(c.created), "updated_at": stamp(c.created),
 		"html_url": html, "pull_request_url": f.apiURL("/pulls/" + strconv.Itoa(c.pull)),
-		"author_association": "COLLABORATOR", "_links": map[string]any{"html": map[string]string{"href": html}},
+		"author_association": f.association(c.author), "_links": map[string]any{"html": map[string]string{"href": html}},
 		"start_line": nil, "original_start_line": nil, "start_side": nil,
 		"line": line, "original_line": c.line, "side": c.side, "subject_type": "line",
 	}
@@ -218,7 +218,7 @@ func (f *fakeGitHub) dismissReview(w http.ResponseWriter, r *http.Request, u *fa
 	if rv == nil {
 		return
 	}
-	if !u.write {
+	if !f.mayWrite(u) {
 		forbidden(w, doc)
 		return
 	}

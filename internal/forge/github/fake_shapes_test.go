@@ -91,7 +91,14 @@ type jsonPull struct {
 	ChangedFiles        int       `json:"changed_files"`
 }
 
+// user is login's "simple user", spelled as the account spells it (logins
+// are not case sensitive).
 func (f *fakeGitHub) user(login string) jsonUser {
+	for _, known := range f.users {
+		if strings.EqualFold(known.login, login) {
+			login = known.login
+		}
+	}
 	u := jsonUser{Login: login, NodeID: "U_" + login, HTMLURL: "https://github.example/" + login, Type: "User"}
 	for _, known := range f.users {
 		if known.login == login {
@@ -102,7 +109,7 @@ func (f *fakeGitHub) user(login string) jsonUser {
 }
 
 func (f *fakeGitHub) repoJSON() jsonRepo {
-	return jsonRepo{ID: 42, Name: fakeRepo, FullName: fakeOwner + "/" + fakeRepo, Private: true,
+	return jsonRepo{ID: 42, Name: fakeRepo, FullName: fakeOwner + "/" + fakeRepo, Private: false,
 		HTMLURL: "https://github.example/" + fakeOwner + "/" + fakeRepo,
 		Owner:   jsonUser{Login: fakeOwner, ID: 7, Type: "Organization"}}
 }
@@ -136,7 +143,7 @@ func (f *fakeGitHub) simple(p *fakePull) jsonPullSimple {
 		Labels: []jsonLabel{}, Assignees: []jsonUser{}, RequestedReviewers: []jsonUser{}, RequestedTeams: []any{},
 		CreatedAt: stamp(p.created), UpdatedAt: stamp(p.updated), ClosedAt: stamp(p.closed), MergedAt: stamp(p.mergedAt),
 		Head: branch(p.head, p.headSHA), Base: branch(p.base, f.branches[p.base].sha),
-		AuthorAssociation: "COLLABORATOR", Draft: p.draft,
+		AuthorAssociation: f.association(p.author), Draft: p.draft,
 	}
 	if p.body != "" {
 		j.Body = &p.body

@@ -8,10 +8,24 @@ import (
 	"time"
 )
 
+// fakeUser is one of the people with a token. What they may do in the
+// repository is their role (fakeGitHub.roles), not a field of theirs.
 type fakeUser struct {
 	login string
 	id    int64
-	write bool
+}
+
+// fakeTeam is one of the organisation's teams, its memberships by
+// lower-case login.
+type fakeTeam struct {
+	id          int64
+	slug, name  string
+	memberships map[string]fakeMembership
+}
+
+type fakeMembership struct {
+	role  string // member or maintainer
+	state string // active, or pending until the invitation is accepted
 }
 
 type fakeBranch struct {

@@ -1,15 +1,16 @@
 package github_test
 
 // fakeGitHub answers like GitHub's REST API (version 2022-11-28) for one
-// repository, keeping its state in memory. Every shape is the one GitHub's
-// REST API documentation gives, page by page:
+// public repository of an organisation, keeping its state in memory. Every
+// shape is the one GitHub's REST API documentation gives, page by page:
 //
 //   - "Getting started with the REST API" and "Troubleshooting the REST
 //     API": error bodies {"message","documentation_url","status"}, 401 "Bad
-//     credentials" for a token GitHub does not know, 404 "Not Found" for a
-//     private repository asked without one, 403 for a token without the
-//     permission; 422 "Validation Failed" with errors[] of
-//     {resource,field,code[,message]}.
+//     credentials" for a token GitHub does not know, 401 "Requires
+//     authentication" for a change (or a question about people) asked
+//     without one, as the repository is public and anyone may read it, 403
+//     for a token without the permission; 422 "Validation Failed" with
+//     errors[] of {resource,field,code[,message]}.
 //   - "Using pagination in the REST API": per_page (default 30, at most 100)
 //     and page, and the Link header with rel="prev", "next", "last" and
 //     "first", left out when everything fits on one page.
@@ -25,18 +26,33 @@ package github_test
 //     Request is not mergeable"; 409 when sha is not the head).
 //   - "... for review requests" (201; 422 for a reviewer who is not a
 //     collaborator), "... for pull request reviews" (list, create with
-//     event or pending, submit, dismiss; a pending review is visible to its
-//     author only), "... for pull request review comments" (the list on a
-//     pull request, with line, original_line, side and
+//     event or pending, submit, dismiss; anyone who may see the pull
+//     request may review it, a stranger to the public repository too; a
+//     pending review is visible to its author only; author_association is
+//     COLLABORATOR or NONE), "... for pull request review comments" (the
+//     list on a pull request, with line, original_line, side and
 //     pull_request_review_id; the per-review list, which answers the
 //     "legacy review comment" without them, is not served, as the Forge
 //     does not ask it).
 //   - "REST API endpoints for issue comments" and "... for labels" (adding
-//     a label the repository lacks creates it, as GitHub does), "... for
-//     collaborators" (204 or 404).
-//   - "REST API endpoints for commit statuses" (create 201; the combined
-//     status, latest per context, state failure > pending > success) and
-//     "... for check runs" (list for a ref, filter=latest by default).
+//     a label the repository lacks creates it, as GitHub does).
+//   - "REST API endpoints for collaborators": check (204 or 404) and get
+//     repository permissions for a user (200 with permission, role_name
+//     and the user as a collaborator; 404 for a user who is not one, or
+//     does not exist). Roles are GitHub's (admin, maintain, write, triage,
+//     read) or the organisation's custom ones, each on a base role, whose
+//     legacy permission it answers. GitHub answers the permission only to
+//     a caller with push access; to others, 403 "Must have push access to
+//     view collaborator permission." (the page lists 200 and 404 alone).
+//   - "... for teams" (get a team by name: the team, or 404) and "... for
+//     team members" (get team membership for a user: {url,role,state},
+//     state active or pending; 404 for no membership). Both are only for
+//     members of the team's organisation: 404 to anyone else.
+//   - "REST API endpoints for commit statuses" (create 201, for users with
+//     push access; to others GitHub answers 404, as it does for a
+//     repository they may not write to; the combined status, latest per
+//     context, state failure > pending > success) and "... for check runs"
+//     (list for a ref, filter=latest by default).
 //
 // Where the documentation gives no body for an error (a review comment on
 // a file outside the diff), the answer takes the documented 422 shape.
@@ -65,6 +81,7 @@ const (
 	maintainerToken = "ghp_MaintainerToken000000000000000002"
 	reviewerToken   = "ghp_ReviewerToken00000000000000000003"
 	readerToken     = "ghp_ReaderToken0000000000000000000004"
+	strangerToken   = "ghp_StrangerToken00000000000000000005"
 
 	fakeOwner     = "acme"
 	fakeRepo      = "widgets"
@@ -82,8 +99,10 @@ type fakeGitHub struct {
 	prefix string // "" on github.com, "/api/v3" on GitHub Enterprise Server
 
 	mu            sync.Mutex
-	users         map[string]*fakeUser // by token
-	collaborators map[string]bool
+	users         map[string]*fakeUser  // by token
+	roles         map[string]string     // role_name by lower-case login: the collaborators
+	customRoles   map[string]string     // the organisation's custom roles: the base role each inherits
+	teams         map[string]*fakeTeam  // by slug
 	labels        map[string]*fakeLabel // by lower-case name
 	branches      map[string]*fakeBranch
 	commits       map[string]bool
@@ -107,12 +126,24 @@ func newFake(t *testing.T, prefix string) *fakeGitHub {
 	f := &fakeGitHub{
 		prefix: prefix,
 		users: map[string]*fakeUser{
-			azollaToken:     {login: "azolla-bot", id: 1001, write: true},
-			maintainerToken: {login: "maintainer", id: 1002, write: true},
-			reviewerToken:   {login: "reviewer", id: 1003, write: true},
+			azollaToken:     {login: "azolla-bot", id: 1001},
+			maintainerToken: {login: "maintainer", id: 1002},
+			reviewerToken:   {login: "reviewer", id: 1003},
 			readerToken:     {login: "reader", id: 1004},
+			strangerToken:   {login: "stranger", id: 1005},
 		},
-		collaborators: map[string]bool{"azolla-bot": true, "maintainer": true, "reviewer": true, "reader": true},
+		// The stranger has no role: not a collaborator, and not a member of
+		// the organisation.
+		roles: map[string]string{"azolla-bot": "admin", "maintainer": "maintain", "reviewer": "write",
+			"reader": "read"},
+		customRoles: map[string]string{"release-manager": "maintain", "auditor": "read"},
+		teams: map[string]*fakeTeam{
+			"readers": {id: 77, slug: "readers", name: "Readers", memberships: map[string]fakeMembership{
+				"reader":     {role: "member", state: "active"},
+				"maintainer": {role: "maintainer", state: "active"},
+				"reviewer":   {role: "member", state: "pending"},
+			}},
+		},
 		labels:        map[string]*fakeLabel{},
 		branches:      map[string]*fakeBranch{},
 		commits:       map[string]bool{},
@@ -140,6 +171,18 @@ func (f *fakeGitHub) id() int64 { f.nextID++; return f.nextID }
 func (f *fakeGitHub) sha(branch string, n int) string {
 	sum := sha1.Sum([]byte(fmt.Sprintf("%s/%d/%d", branch, n, f.id())))
 	return hex.EncodeToString(sum[:])
+}
+
+// tokenOf is login's token, "" for a login the fake has no token of.
+func (f *fakeGitHub) tokenOf(login string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for token, u := range f.users {
+		if u.login == login {
+			return token
+		}
+	}
+	return ""
 }
 
 // failNext makes the next answers to azolla's token the faults, one each.
@@ -172,6 +215,9 @@ func (f *fakeGitHub) requests(prefix string) []string {
 
 type userKey struct{}
 
+// anonymous is the caller without a token: it has no login, and no role.
+var anonymous = &fakeUser{}
+
 // routes is the fake's API: one pattern per documented endpoint, behind
 // authentication, rate-limit headers and faults.
 func (f *fakeGitHub) routes() http.Handler {
@@ -193,6 +239,7 @@ func (f *fakeGitHub) routes() http.Handler {
 		"POST " + repo + "/issues/{number}/labels":                f.addLabels,
 		"GET " + repo + "/labels/{name}":                          f.getLabel,
 		"GET " + repo + "/collaborators/{username}":               f.checkCollaborator,
+		"GET " + repo + "/collaborators/{username}/permission":    f.collaboratorPermission,
 		"POST " + repo + "/statuses/{sha}":                        f.createStatus,
 		"GET " + repo + "/commits/{ref}/status":                   f.combinedStatus,
 		"GET " + repo + "/commits/{ref}/check-runs":               f.listCheckRuns,
@@ -200,6 +247,23 @@ func (f *fakeGitHub) routes() http.Handler {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			u := r.Context().Value(userKey{}).(*fakeUser)
 			if r.PathValue("owner") != fakeOwner || r.PathValue("repo") != fakeRepo {
+				notFound(w, "https://docs.github.com/rest")
+				return
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			h(w, r, u)
+		})
+	}
+	org := f.prefix + "/orgs/{org}"
+	for pattern, h := range map[string]func(http.ResponseWriter, *http.Request, *fakeUser){
+		"GET " + org + "/teams/{team_slug}":                        f.getTeam,
+		"GET " + org + "/teams/{team_slug}/memberships/{username}": f.getTeamMembership,
+	} {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			u := r.Context().Value(userKey{}).(*fakeUser)
+			// Organisation names are not case sensitive.
+			if !strings.EqualFold(r.PathValue("org"), fakeOwner) {
 				notFound(w, "https://docs.github.com/rest")
 				return
 			}
@@ -247,9 +311,12 @@ func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request, mux http.Hand
 	f.mu.Unlock()
 
 	switch {
+	case token == "" && r.Method != http.MethodGet:
+		// The repository is public: anyone may read it, no one anonymous
+		// may change it.
+		requiresAuthentication(w)
 	case token == "":
-		// A private repository is not found by an anonymous caller.
-		notFound(w, "https://docs.github.com/rest")
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, anonymous)))
 	case !known:
 		writeError(w, http.StatusUnauthorized, "Bad credentials", "https://docs.github.com/rest")
 	case fl != nil:
@@ -324,6 +391,12 @@ func writeError(w http.ResponseWriter, status int, message, doc string, errs ...
 		body["errors"] = errs
 	}
 	writeJSON(w, status, body)
+}
+
+// requiresAuthentication is GitHub's answer to an anonymous caller where
+// it wants to know who asks.
+func requiresAuthentication(w http.ResponseWriter) {
+	writeError(w, http.StatusUnauthorized, "Requires authentication", "https://docs.github.com/rest")
 }
 
 func notFound(w http.ResponseWriter, doc string) {

@@ -300,6 +300,7 @@ func pullRequest(p *gh.PullRequest) forge.PullRequest {
 		URL:       p.GetHTMLURL(),
 		Title:     p.GetTitle(),
 		Body:      p.GetBody(),
+		Author:    p.GetUser().GetLogin(),
 		Head:      p.GetHead().GetRef(),
 		HeadSHA:   p.GetHead().GetSHA(),
 		Base:      p.GetBase().GetRef(),

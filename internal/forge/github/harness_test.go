@@ -46,21 +46,38 @@ func (b *testBundle) client(t *testing.T, token string) *gh.Client {
 	return c
 }
 
+// clientOf is the go-github client of the fake's user login, with their
+// own token.
+func (b *testBundle) clientOf(t *testing.T, login string) *gh.Client {
+	t.Helper()
+	token := b.fake.tokenOf(login)
+	require.NotEmpty(t, token, "the fake has no user %q", login)
+	return b.client(t, token)
+}
+
 // postStatus posts a commit status as the maintainer's CI would.
 func (b *testBundle) postStatus(t *testing.T, sha, name string, state forge.CheckState, description string) {
+	t.Helper()
+	require.NoError(t, postStatusAs(t, b.client(t, maintainerToken), sha, name, state, description))
+}
+
+// postStatusAs posts a commit status with client and returns GitHub's
+// refusal.
+func postStatusAs(t *testing.T, client *gh.Client, sha, name string, state forge.CheckState, description string) error {
 	t.Helper()
 	s := map[forge.CheckState]string{forge.ChecksSuccess: "success", forge.ChecksPending: "pending",
 		forge.ChecksFailure: "failure"}[state]
 	require.NotEmpty(t, s, "no commit status is %q", state)
 	target := "https://ci.example/" + name
-	_, _, err := b.client(t, maintainerToken).Repositories.CreateStatus(context.Background(), fakeOwner, fakeRepo, sha,
+	_, _, err := client.Repositories.CreateStatus(context.Background(), fakeOwner, fakeRepo, sha,
 		gh.RepoStatus{State: &s, Context: &name, Description: &description, TargetURL: &target})
-	require.NoError(t, err)
+	return err
 }
 
 // newHarness is forgetest's Harness on a fake under prefix: the
 // maintainer opens, merges, closes and posts statuses, the reviewer
-// reviews, each through the REST API with their own token.
+// reviews, and ReviewAs and StatusAs act as whoever they name, each
+// through the REST API with their own token.
 func newHarness(prefix string) func(t *testing.T) *forgetest.Harness {
 	return func(t *testing.T) *forgetest.Harness {
 		b := setup(t, prefix)
@@ -92,6 +109,17 @@ func newHarness(prefix string) func(t *testing.T) *forgetest.Harness {
 				closed := "closed"
 				_, _, err := maintainer.PullRequests.Edit(ctx, fakeOwner, fakeRepo, number, &gh.PullRequest{State: &closed})
 				require.NoError(t, err)
+			},
+			Self:     "azolla-bot",
+			Writer:   "reviewer",
+			Reader:   "reader",
+			Stranger: "stranger",
+			Team:     fakeOwner + "/readers",
+			ReviewAs: func(t *testing.T, user string, number int, state forge.ReviewState, body string) {
+				submitReview(t, maintainer, b.clientOf(t, user), number, state, body, nil)
+			},
+			StatusAs: func(t *testing.T, user, sha, name string, state forge.CheckState, description string) error {
+				return postStatusAs(t, b.clientOf(t, user), sha, name, state, description)
 			},
 		}
 	}

@@ -74,6 +74,34 @@
 // pending. The merge request's head pipeline is not read separately: its
 // jobs are among the commit's statuses.
 //
+// # Permissions and groups
+//
+// Permission looks the user up by username (GET /users?username=; a user
+// GitLab does not know is PermissionNone) and reads their role with GET
+// /projects/:id/members/all/:user_id, which counts roles inherited from
+// the project's groups and given by inviting a group. Access levels map as
+// forge.Permission says: Guest (10), Planner (15) and Reporter (20) are
+// read, Developer (30) is write, Maintainer (40) maintain, Owner (50)
+// admin; minimal access (5), no membership (404) and a member whose
+// account is not active (blocked, deactivated) are none. The client
+// library drops the body of a 404, so "not a member" and "no such
+// project" look alike: a project azolla's token cannot see reads as no
+// one's permission, which trusts no one, while every other call says
+// forge.ErrNotFound.
+//
+// TeamMember takes a team to be a group's full path ("acme/reviewers").
+// The members endpoint answers 404 for an unknown group and for a user who
+// is not a member alike, so the group is read first (GET /groups/:id,
+// with_projects=false): a 404 is forge.ErrNotFound naming it. Then GET
+// /groups/:id/members/all/:user_id, which counts the members of the
+// group's parents too: an active member at Guest or above is in the team;
+// a 404, or a user GitLab does not know, is not.
+//
+// Reading users, groups and members needs only the read_api scope (api,
+// which azolla's token holds to write, includes it). GitLab shows members
+// of what azolla's account may see: a private group it is not in is
+// forge.ErrNotFound, like one that does not exist.
+//
 // # Errors and rate limits
 //
 // 401, and 403 insufficient_scope, are forge.ErrUnauthorized; 404 is

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	gl "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/forge/forgetest"
@@ -75,7 +76,31 @@ func harness(t *testing.T, b *testBundle) *forgetest.Harness {
 		Merge: func(t *testing.T, number int) { require.NoError(t, fake.Merge(number, gitlabfake.Maintainer)) },
 		Close: func(t *testing.T, number int) { require.NoError(t, fake.Close(number, gitlabfake.Maintainer)) },
 		Files: fake.Options().Files,
+
+		Self:     fake.Options().Username,
+		Writer:   gitlabfake.Reviewer,
+		Reader:   gitlabfake.Reader,
+		Stranger: gitlabfake.Stranger,
+		Team:     gitlabfake.Team,
+		ReviewAs: func(t *testing.T, user string, number int, state forge.ReviewState, body string) {
+			require.NoError(t, fake.Review(number, user, state, body, nil))
+		},
+		StatusAs: func(t *testing.T, user, sha, name string, state forge.CheckState, description string) error {
+			return statusAs(t, fake, user, sha, name, statusWord[state], description)
+		},
 	}
+}
+
+// statusAs posts a commit status through GitLab's REST API with user's
+// token, and returns GitLab's answer.
+func statusAs(t *testing.T, fake *gitlabfake.Server, user, sha, name, status, description string) error {
+	t.Helper()
+	api, err := gl.NewClient(fake.Token(user), gl.WithBaseURL(fake.URL), gl.WithoutRetries())
+	require.NoError(t, err)
+	_, _, err = api.Commits.SetCommitStatus(fake.Options().Project, sha, &gl.SetCommitStatusOptions{
+		State: gl.BuildStateValue(status), Name: &name, Description: &description,
+	})
+	return err
 }
 
 // The suite runs on a project in a subgroup, so that every request it

@@ -139,17 +139,14 @@ func (p *project) checkLabels(ctx context.Context, names []string) error {
 func (p *project) userIDs(ctx context.Context, usernames []string) ([]int64, error) {
 	ids := make([]int64, 0, len(usernames))
 	for _, name := range usernames {
-		users, err := call(ctx, p, "look up user "+name, func(o ...gl.RequestOptionFunc) ([]*gl.User, *gl.Response, error) {
-			return p.api.Users.ListUsers(&gl.ListUsersOptions{Username: &name}, o...)
-		})
+		id, ok, err := p.userID(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		i := slices.IndexFunc(users, func(u *gl.User) bool { return strings.EqualFold(u.Username, name) })
-		if i < 0 {
+		if !ok {
 			return nil, fmt.Errorf("gitlab: no user %q to request a review from", name)
 		}
-		ids = append(ids, users[i].ID)
+		ids = append(ids, id)
 	}
 	return ids, nil
 }
@@ -198,11 +195,16 @@ func pullRequest(mr *gl.BasicMergeRequest) forge.PullRequest {
 	if mergeSHA == "" {
 		mergeSHA = mr.SquashCommitSHA
 	}
+	var author string
+	if mr.Author != nil {
+		author = mr.Author.Username
+	}
 	return forge.PullRequest{
 		Number:    int(mr.IID),
 		URL:       mr.WebURL,
 		Title:     title,
 		Body:      mr.Description,
+		Author:    author,
 		Head:      mr.SourceBranch,
 		HeadSHA:   mr.SHA,
 		Base:      mr.TargetBranch,

@@ -1,6 +1,7 @@
 package gitlabfake
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,16 +9,16 @@ import (
 	"strings"
 )
 
-func (s *Server) currentUser(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) currentUser(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	u := s.userJSON(s.opt.Username)
+	who := caller(r)
 	writeJSON(w, http.StatusOK, struct {
 		userJSON
 		CreatedAt stamp  `json:"created_at"`
 		Bio       string `json:"bio"`
 		Bot       bool   `json:"bot"`
-	}{userJSON: u, CreatedAt: stamp(s.clock), Bot: true})
+	}{userJSON: s.userJSON(who), CreatedAt: stamp(s.clock), Bot: who == s.opt.Username})
 }
 
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
@@ -134,7 +135,7 @@ func (s *Server) createMergeRequest(w http.ResponseWriter, r *http.Request) {
 			s.labels = append(s.labels, l) // GitLab creates a label it does not know
 		}
 	}
-	m := s.openLocked(in.SourceBranch, in.TargetBranch, in.Title, in.Description, s.opt.Username)
+	m := s.openLocked(in.SourceBranch, in.TargetBranch, in.Title, in.Description, caller(r))
 	m.labels = in.Labels
 	for _, id := range in.ReviewerIDs {
 		for _, u := range s.users {
@@ -181,7 +182,7 @@ func (s *Server) updateMergeRequest(w http.ResponseWriter, r *http.Request, iid 
 	}
 	switch in.StateEvent {
 	case "close":
-		s.closeLocked(m, s.opt.Username)
+		s.closeLocked(m, caller(r))
 	case "reopen":
 		if m.state == "closed" {
 			m.state, m.closedAt, m.closedBy = "opened", nil, ""
@@ -217,7 +218,7 @@ func (s *Server) createNote(w http.ResponseWriter, r *http.Request, iid int) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.noteLocked(iid, s.opt.Username, in.Body, false)
+	n := s.noteLocked(iid, caller(r), in.Body, false)
 	writeJSON(w, http.StatusCreated, s.noteJSON(n))
 }
 
@@ -243,4 +244,49 @@ func (s *Server) listStatuses(w http.ResponseWriter, r *http.Request) {
 		out = append(out, s.commitStatusJSON(c))
 	}
 	writeJSON(w, http.StatusOK, paginate(w, r, out))
+}
+
+// statusStates are the states a commit status may be set to.
+var statusStates = []string{"pending", "running", "success", "failed", "canceled", "skipped"}
+
+// postStatus sets a commit status as the caller: GitLab's
+// create_commit_status, which needs at least the Developer role.
+func (s *Server) postStatus(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		State       string `json:"state"`
+		Ref         string `json:"ref"`
+		Name        string `json:"name"`
+		Context     string `json:"context"`
+		TargetURL   string `json:"target_url"`
+		Description string `json:"description"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "400 Bad request - " + err.Error()})
+		return
+	}
+	switch {
+	case in.State == "":
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "state is missing"})
+		return
+	case !slices.Contains(statusStates, in.State):
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "state does not have a valid value"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	who := caller(r)
+	if s.level(who) < AccessDeveloper {
+		writeJSON(w, http.StatusForbidden, map[string]string{"message": "403 Forbidden"})
+		return
+	}
+	sha := r.PathValue("sha")
+	if _, ok := s.commits[sha]; !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "404 Commit Not Found"})
+		return
+	}
+	name := cmp.Or(in.Name, in.Context, "default")
+	c := s.statusLocked(sha, name, in.State, in.Description, who, false)
+	c.ref = cmp.Or(in.Ref, c.ref)
+	c.targetURL = in.TargetURL
+	writeJSON(w, http.StatusCreated, s.commitStatusJSON(c))
 }

@@ -91,12 +91,17 @@ func (s *Server) OnCreate(f func()) {
 // Review submits a review of merge request iid by author as GitLab's
 // "Submit review" does: a DiffNote per comment, body as a plain note, then
 // the verdict. Approving adds author's approval; requesting changes
-// withdraws it; dismissed withdraws it on its own.
+// withdraws it; dismissed withdraws it on its own. The project is public:
+// any user the fake knows may review, members or not; who may approve is
+// not checked.
 func (s *Server) Review(iid int, author string, state forge.ReviewState, body string, comments []forge.ReviewComment) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if iid < 1 || iid > len(s.mrs) {
 		return fmt.Errorf("gitlabfake: no merge request !%d", iid)
+	}
+	if s.userNamed(author) == nil {
+		return fmt.Errorf("gitlabfake: no user %q", author)
 	}
 	m := s.mrs[iid-1]
 	for _, c := range comments {
@@ -137,21 +142,30 @@ func (s *Server) noteLocked(iid int, author, body string, system bool) *note {
 	return n
 }
 
-// Status posts a commit status on sha: status is GitLab's word (pending,
-// running, success, failed, canceled, skipped, manual, …).
+// Status posts a commit status on sha as the project's CI does, with no
+// role checked: status is GitLab's word (pending, running, success,
+// failed, canceled, skipped, manual, …). To post one as a given user, their
+// role checked, call the REST API with their Token: POST
+// /projects/:id/statuses/:sha.
 func (s *Server) Status(sha, name, status, description string, allowFailure bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	branch, ok := s.commits[sha]
-	if !ok {
+	if _, ok := s.commits[sha]; !ok {
 		return fmt.Errorf("gitlabfake: no commit %s", sha)
 	}
-	s.statuses = append(s.statuses, &commitStatus{
-		id: s.nextID(), sha: sha, ref: branch, name: name, status: status, description: description,
-		targetURL: fmt.Sprintf("%s/%s/-/jobs/%d", s.URL, s.opt.Project, s.ids), allowFailure: allowFailure,
-		created: s.tick(), author: s.opt.Username,
-	})
+	c := s.statusLocked(sha, name, status, description, s.opt.Username, allowFailure)
+	c.targetURL = fmt.Sprintf("%s/%s/-/jobs/%d", s.URL, s.opt.Project, c.id)
 	return nil
+}
+
+// statusLocked records a commit status on sha, a commit the fake has.
+func (s *Server) statusLocked(sha, name, status, description, author string, allowFailure bool) *commitStatus {
+	c := &commitStatus{
+		id: s.nextID(), sha: sha, ref: s.commits[sha], name: name, status: status, description: description,
+		allowFailure: allowFailure, created: s.tick(), author: author,
+	}
+	s.statuses = append(s.statuses, c)
+	return c
 }
 
 // Merge merges merge request iid as by, with a merge commit on its target.

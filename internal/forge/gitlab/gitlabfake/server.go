@@ -29,11 +29,25 @@
 //     position_type, old_path, new_path, old_line, new_line}:
 //     https://docs.gitlab.com/api/notes/#merge-requests and
 //     https://docs.gitlab.com/api/discussions/#create-new-merge-request-thread
-//   - commit statuses (list with all, paged; 404 "404 Commit Not Found"):
-//     https://docs.gitlab.com/api/commits/#list-the-statuses-of-a-commit
-//   - users (GET /user, GET /users?username=):
+//   - commit statuses (list with all, paged; 404 "404 Commit Not Found"),
+//     and setting one (POST /projects/:id/statuses/:sha, 201; 400 for a
+//     missing or unknown state; 403 {"message":"403 Forbidden"} below the
+//     Developer role, which creating a commit status needs):
+//     https://docs.gitlab.com/api/commits/#list-the-statuses-of-a-commit and
+//     https://docs.gitlab.com/api/commits/#set-the-pipeline-status-of-a-commit
+//   - users (GET /user, GET /users?username=), each with a token of its
+//     own (Server.Token) that requests act as:
 //     https://docs.gitlab.com/api/users/#get-the-current-user and
 //     https://docs.gitlab.com/api/users/#list-users
+//   - members (GET /projects/:id/members/all/:user_id and
+//     /groups/:id/members/all/:user_id: the user's basic fields,
+//     access_level, created_at, expires_at, membership_state; 404
+//     {"message":"404 Not found"} for a user who is not a member; a
+//     group's parents' members count, at the highest level they hold):
+//     https://docs.gitlab.com/api/members/#get-a-member-of-a-group-or-project-including-inherited-and-invited-members
+//   - groups (GET /groups/:id by id or URL-encoded full path, projects
+//     left out with with_projects=false; 404 {"message":"404 Group Not
+//     Found"}): https://docs.gitlab.com/api/groups/#get-a-single-group
 //   - labels (list with search, include_ancestor_groups):
 //     https://docs.gitlab.com/api/labels/#list-labels
 //
@@ -47,6 +61,7 @@
 package gitlabfake
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -59,18 +74,39 @@ import (
 	"time"
 )
 
-// Users the fake knows besides azolla's.
+// Users the fake knows besides azolla's, and their role in the project
+// (azolla's user is a Developer). The project is public: Stranger, who has
+// no role in it, may still read it, comment and review.
 const (
-	Reviewer   = "reviewer"
-	Maintainer = "maintainer"
+	Reviewer   = "reviewer"   // Developer
+	Maintainer = "maintainer" // Maintainer
+	Reader     = "reader"     // Reporter
+	Stranger   = "stranger"   // no membership
+)
+
+// Team is the group whose members include Reader and not Stranger. Its
+// parent group, acme, has Maintainer as its Owner.
+const Team = "acme/readers"
+
+// GitLab's access levels: https://docs.gitlab.com/api/members/#roles
+const (
+	AccessNone       = 0
+	AccessMinimal    = 5
+	AccessGuest      = 10
+	AccessPlanner    = 15
+	AccessReporter   = 20
+	AccessDeveloper  = 30
+	AccessMaintainer = 40
+	AccessOwner      = 50
 )
 
 // Options shape a fake. Every field has a default.
 type Options struct {
 	// Project is the project's full path; default "azolla/widgets".
 	Project string
-	// Token is the one token the fake accepts, as PRIVATE-TOKEN or a
-	// bearer token; it belongs to Username.
+	// Token is azolla's token, as PRIVATE-TOKEN or a bearer token; it
+	// belongs to Username. Every other user has a token of their own
+	// (Server.Token).
 	Token    string
 	Username string
 	// Base is the default branch; default "main".
@@ -115,6 +151,8 @@ type Server struct {
 	clock     time.Time
 	projectID int
 	users     []*user
+	members   map[string]membership // the project's, by username
+	groups    []*group
 	branches  map[string][]string // name → commit shas, oldest first
 	commits   map[string]string   // sha → the branch it was pushed to
 	mrs       []*mergeRequest     // by iid-1
@@ -157,9 +195,18 @@ func New(t testing.TB, o Options) *Server {
 		labels:    append([]string(nil), o.Labels...),
 		ids:       1000,
 	}
-	for i, name := range []string{o.Username, Reviewer, Maintainer} {
-		s.users = append(s.users, &user{id: i + 1, username: name})
+	s.members = map[string]membership{}
+	for _, u := range []struct {
+		name  string
+		level int
+	}{
+		{o.Username, AccessDeveloper}, {Reviewer, AccessDeveloper}, {Maintainer, AccessMaintainer},
+		{Reader, AccessReporter}, {Stranger, AccessNone},
+	} {
+		s.setAccessLocked(u.name, u.level)
 	}
+	s.setGroupAccessLocked("acme", Maintainer, AccessOwner)
+	s.setGroupAccessLocked(Team, Reader, AccessReporter)
 	s.pushLocked(o.Base)
 	s.srv = httptest.NewServer(s.routes())
 	s.URL = s.srv.URL
@@ -192,6 +239,9 @@ func (s *Server) routes() http.Handler {
 	const p = "/api/v4/projects/{id}"
 	mux.HandleFunc("GET /api/v4/user", s.currentUser)
 	mux.HandleFunc("GET /api/v4/users", s.listUsers)
+	mux.HandleFunc("GET /api/v4/groups/{id}", s.group(s.getGroup))
+	mux.HandleFunc("GET /api/v4/groups/{id}/members/all/{user_id}", s.group(s.getGroupMember))
+	mux.HandleFunc("GET "+p+"/members/all/{user_id}", s.project(s.getProjectMember))
 	mux.HandleFunc("GET "+p+"/labels", s.project(s.listLabels))
 	mux.HandleFunc("GET "+p+"/merge_requests", s.project(s.listMergeRequests))
 	mux.HandleFunc("POST "+p+"/merge_requests", s.project(s.createMergeRequest))
@@ -200,6 +250,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET "+p+"/merge_requests/{iid}/notes", s.mergeRequest(s.listNotes))
 	mux.HandleFunc("POST "+p+"/merge_requests/{iid}/notes", s.mergeRequest(s.createNote))
 	mux.HandleFunc("GET "+p+"/repository/commits/{sha}/statuses", s.project(s.listStatuses))
+	mux.HandleFunc("POST "+p+"/statuses/{sha}", s.project(s.postStatus))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "404 Not Found"})
 	})
@@ -242,19 +293,52 @@ func (s *Server) gate(next http.Handler) http.Handler {
 			fmt.Fprint(w, "Retry later\n")
 			return
 		}
-		if !s.authorized(r) {
+		who, ok := s.authenticate(r)
+		if !ok {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "401 Unauthorized"})
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, who)))
 	})
 }
 
-func (s *Server) authorized(r *http.Request) bool {
-	if t := r.Header.Get("PRIVATE-TOKEN"); t != "" {
-		return t == s.opt.Token
+// authenticate returns the user whose token the request carries.
+func (s *Server) authenticate(r *http.Request) (string, bool) {
+	token := r.Header.Get("PRIVATE-TOKEN")
+	if token == "" {
+		bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			return "", false
+		}
+		token = bearer
 	}
-	return r.Header.Get("Authorization") == "Bearer "+s.opt.Token
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range s.users {
+		if token != "" && u.token == token {
+			return u.username, true
+		}
+	}
+	return "", false
+}
+
+type callerKey struct{}
+
+// caller is the user the request was authenticated as.
+func caller(r *http.Request) string {
+	who, _ := r.Context().Value(callerKey{}).(string)
+	return who
+}
+
+// Token is username's token ("" for a user the fake does not know):
+// requests with it act as username.
+func (s *Server) Token(username string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u := s.userNamed(username); u != nil {
+		return u.token
+	}
+	return ""
 }
 
 // project answers 404 for a project other than the fake's, by id or by

@@ -3,6 +3,7 @@ package gitlabfake
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -11,6 +12,22 @@ type (
 	user struct {
 		id       int
 		username string
+		token    string
+		state    string // active, blocked, deactivated
+	}
+
+	// membership is a user's role in the project or a group.
+	membership struct {
+		level int // an access level, Access*
+		since time.Time
+	}
+
+	group struct {
+		id       int
+		path     string // the full path, "acme/readers"
+		parentID int    // 0: a top-level group
+		created  time.Time
+		members  map[string]membership // by username
 	}
 
 	mergeRequest struct {
@@ -241,6 +258,50 @@ type (
 		Author       userJSON `json:"author"`
 	}
 
+	// memberJSON is a member of a project or group: the user's basic
+	// fields, their role, and GitLab EE's membership_state.
+	memberJSON struct {
+		userJSON
+		AccessLevel       int       `json:"access_level"`
+		CreatedAt         stamp     `json:"created_at"`
+		CreatedBy         *userJSON `json:"created_by,omitempty"`
+		ExpiresAt         *string   `json:"expires_at"`
+		GroupSAMLIdentity *struct{} `json:"group_saml_identity"`
+		MembershipState   string    `json:"membership_state"`
+	}
+
+	// groupJSON is a group read on its own. projects and shared_projects
+	// are there unless with_projects=false.
+	groupJSON struct {
+		ID                             int         `json:"id"`
+		WebURL                         string      `json:"web_url"`
+		Name                           string      `json:"name"`
+		Path                           string      `json:"path"`
+		Description                    string      `json:"description"`
+		Visibility                     string      `json:"visibility"`
+		ShareWithGroupLock             bool        `json:"share_with_group_lock"`
+		RequireTwoFactorAuthentication bool        `json:"require_two_factor_authentication"`
+		TwoFactorGracePeriod           int         `json:"two_factor_grace_period"`
+		ProjectCreationLevel           string      `json:"project_creation_level"`
+		AutoDevopsEnabled              *bool       `json:"auto_devops_enabled"`
+		SubgroupCreationLevel          string      `json:"subgroup_creation_level"`
+		EmailsDisabled                 bool        `json:"emails_disabled"`
+		EmailsEnabled                  bool        `json:"emails_enabled"`
+		MentionsDisabled               *bool       `json:"mentions_disabled"`
+		LFSEnabled                     bool        `json:"lfs_enabled"`
+		DefaultBranch                  *string     `json:"default_branch"`
+		DefaultBranchProtection        int         `json:"default_branch_protection"`
+		AvatarURL                      *string     `json:"avatar_url"`
+		RequestAccessEnabled           bool        `json:"request_access_enabled"`
+		FullName                       string      `json:"full_name"`
+		FullPath                       string      `json:"full_path"`
+		CreatedAt                      stamp       `json:"created_at"`
+		ParentID                       *int        `json:"parent_id"`
+		SharedWithGroups               []struct{}  `json:"shared_with_groups"`
+		Projects                       *[]struct{} `json:"projects,omitempty"`
+		SharedProjects                 *[]struct{} `json:"shared_projects,omitempty"`
+	}
+
 	labelJSON struct {
 		ID                     int     `json:"id"`
 		Name                   string  `json:"name"`
@@ -260,13 +321,36 @@ type (
 // The shapes of the fake's records; the caller holds s.mu.
 
 func (s *Server) userJSON(username string) userJSON {
-	id := 0
-	for _, u := range s.users {
-		if u.username == username {
-			id = u.id
-		}
+	id, state := 0, "active"
+	if u := s.userNamed(username); u != nil {
+		id, state = u.id, u.state
 	}
-	return userJSON{ID: id, Username: username, Name: username, State: "active", WebURL: s.URL + "/" + username}
+	return userJSON{ID: id, Username: username, Name: username, State: state, WebURL: s.URL + "/" + username}
+}
+
+func (s *Server) memberJSON(username string, m membership) memberJSON {
+	return memberJSON{
+		userJSON: s.userJSON(username), AccessLevel: m.level, CreatedAt: stamp(m.since),
+		MembershipState: "active",
+	}
+}
+
+func (s *Server) groupJSON(g *group, withProjects bool) groupJSON {
+	segments := strings.Split(g.path, "/")
+	out := groupJSON{
+		ID: g.id, WebURL: s.URL + "/groups/" + g.path,
+		Name: segments[len(segments)-1], Path: segments[len(segments)-1],
+		Visibility: "public", ProjectCreationLevel: "developer", SubgroupCreationLevel: "maintainer",
+		EmailsEnabled: true, LFSEnabled: true, DefaultBranchProtection: 2, RequestAccessEnabled: true,
+		FullName: strings.Join(segments, " / "), FullPath: g.path, CreatedAt: stamp(g.created),
+		ParentID: nullable(g.parentID), SharedWithGroups: []struct{}{},
+	}
+	if withProjects {
+		// The fake's groups hold no projects: the project's path is only a
+		// path.
+		out.Projects, out.SharedProjects = &[]struct{}{}, &[]struct{}{}
+	}
+	return out
 }
 
 func (s *Server) userRef(username string) *userJSON {
