@@ -107,7 +107,7 @@ type PullRequest struct {
 	// Author is the user who opened it: azolla's own account for the pull
 	// requests it opens. Its author is not one of its reviewers.
 	Author string
-	Head  string
+	Head   string
 	// HeadSHA is the commit the head branch points at, as the forge sees
 	// it.
 	HeadSHA string
