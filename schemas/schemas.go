@@ -38,6 +38,7 @@ const (
 	JobMessage              Kind = "job_message"
 	WorkerToken             Kind = "worker_token"
 	PullRequest             Kind = "pull_request"
+	PullRequestFeedback     Kind = "pull_request_feedback"
 	WorkerClaimRequest      Kind = "worker_claim_request"
 	WorkerClaimResponse     Kind = "worker_claim_response"
 	WorkerHeartbeatRequest  Kind = "worker_heartbeat_request"
@@ -69,7 +70,7 @@ var files embed.FS
 var allKinds = []Kind{
 	Objective, Event, ContextSnapshot, WorkOrder, OutputBundle, RunRecord,
 	PauseState, ClaimRecord, CaptureBuffer, Job, JobAttempt, JobLease,
-	JobMessage, WorkerToken, PullRequest, WorkerClaimRequest, WorkerClaimResponse, WorkerHeartbeatRequest, WorkerHeartbeatResponse, WorkerCompleteRequest, WorkerCompleteResponse, WorkerFailRequest, WorkerFailResponse, WorkerErrorResponse,
+	JobMessage, WorkerToken, PullRequest, PullRequestFeedback, WorkerClaimRequest, WorkerClaimResponse, WorkerHeartbeatRequest, WorkerHeartbeatResponse, WorkerCompleteRequest, WorkerCompleteResponse, WorkerFailRequest, WorkerFailResponse, WorkerErrorResponse,
 	TriageProposal, RunReport, Candidate,
 }
 

@@ -126,6 +126,7 @@ type Querier interface {
 	ReleaseCaptures(ctx context.Context, p ReleaseCapturesParams) ([]*Event, error)
 
 	PullRequestQuerier
+	PullRequestFeedbackQuerier
 	SpendQuerier
 	CandidateQuerier
 	ClaimQuerier

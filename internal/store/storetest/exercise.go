@@ -42,6 +42,7 @@ func Exercise(t *testing.T, open func(t testing.TB) store.Store) {
 	exerciseCaptureTriage(t, open)
 	exerciseTracks(t, open)
 	exercisePullRequests(t, open)
+	exercisePullRequestFeedback(t, open)
 	exerciseSpend(t, open)
 	exerciseTranscripts(t, open)
 	exerciseCandidates(t, open)
