@@ -27,6 +27,9 @@ type ForgeTarget struct {
 	AutoRevise   bool
 	MaxRounds    int
 	PollInterval time.Duration
+	// Trust says whose reviews may be taken (forge.trusted); its zero
+	// value takes no one's.
+	Trust forge.Trust
 }
 
 // Forges are the repositories' forges.

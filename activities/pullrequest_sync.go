@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,9 +81,12 @@ func (a *Lifecycle) SyncPullRequest(ctx context.Context, in SyncPullRequestInput
 	case forge.StateClosed:
 		return a.pullRequestClosed(ctx, o, pr, res)
 	}
-	fb, err := readFeedback(ctx, target.Forge, pr, fpr)
+	fb, err := readFeedback(ctx, target, pr, fpr, a.now())
 	if err != nil {
 		return res, forgeError(fmt.Errorf("read the feedback on %s: %w", pr.URL, err))
+	}
+	if err := a.recordRefused(ctx, pr, fb.refused); err != nil {
+		return res, err
 	}
 	res.Waiting = fb.summary()
 	switch {
@@ -108,6 +112,27 @@ func (a *Lifecycle) SyncPullRequest(ctx context.Context, in SyncPullRequestInput
 		return res, nil
 	}
 	return a.revise(ctx, o, pr, fb, in, res)
+}
+
+// recordRefused records the feedback of untrusted authors before the
+// review cursor can move past it, so that a human sees it (objective show,
+// inbox) though no round ever takes it.
+func (a *Lifecycle) recordRefused(ctx context.Context, pr *store.PullRequest, refused []*store.PullRequestFeedback) error {
+	if len(refused) == 0 {
+		return nil
+	}
+	n, err := a.Store.RecordPullRequestFeedback(ctx, refused)
+	if err != nil {
+		return fmt.Errorf("record the feedback not taken on %s: %w", pr.URL, err)
+	}
+	if n > 0 {
+		log := logger(ctx, pr.ObjectiveID, "")
+		for _, f := range refused {
+			log.Warn("pull request feedback not taken: its author may not steer an agent", "url", pr.URL,
+				"feedback_id", f.FeedbackID, "author", f.Author, "why", f.TrustReason)
+		}
+	}
+	return nil
 }
 
 // forgeOf is the forge of o's repository, or a permanent error.
@@ -190,6 +215,11 @@ func (a *Lifecycle) revise(ctx context.Context, o *store.Objective, pr *store.Pu
 		if err != nil {
 			return err
 		}
+		if taken := fb.taken(pr, ev.EventID, a.now()); len(taken) > 0 {
+			if _, err := q.RecordPullRequestFeedback(ctx, taken); err != nil {
+				return err
+			}
+		}
 		res.Revised = &ReadyResult{EventID: ev.EventID, Status: cur.Status, StatusSeq: cur.StatusSeq}
 		return nil
 	})
@@ -228,23 +258,82 @@ func (a *Lifecycle) revisedAlready(ctx context.Context, objectiveID string, res 
 
 // feedback is what the forge holds for azolla since the last round.
 type feedback struct {
-	reviews []forge.Review
+	// reviews are those of trusted authors, each with the line comments of
+	// trusted authors; only they are taken.
+	reviews []trustedReview
+	// refused are the reviews and line comments of authors who may not
+	// steer an agent: recorded, shown, never taken.
+	refused []*store.PullRequestFeedback
 	cursor  forge.Cursor
 	// failed are the failed checks on checksSHA, azolla's head; empty
-	// checksSHA when there are none to take.
+	// checksSHA when there are none to take. Posting a commit status needs
+	// write access on every forge, so a check is a trusted word.
 	failed    []forge.Check
 	checksSHA string
 }
 
-// readFeedback reads the reviews after the stored cursor and, when the
-// pull request's head is still azolla's commit and its failures were not
-// taken yet, its failed checks.
-func readFeedback(ctx context.Context, f forge.Forge, pr *store.PullRequest, fpr forge.PullRequest) (feedback, error) {
+// trustedReview is a review whose author may steer an agent, and why;
+// commentReasons say why for the line comments kept whose author is not
+// the review's, by comment id.
+type trustedReview struct {
+	forge.Review
+	reason         string
+	commentReasons map[string]string
+}
+
+// readFeedback reads the reviews after the stored cursor, judges their
+// authors by the repository's trust rule (docs/security.md#the-forge) and,
+// when the pull request's head is still azolla's commit and its failures
+// were not taken yet, its failed checks. The pull request's own author,
+// azolla's account, is not a reviewer: what it wrote is neither taken nor
+// recorded.
+func readFeedback(ctx context.Context, target *ForgeTarget, pr *store.PullRequest, fpr forge.PullRequest,
+	now time.Time) (feedback, error) {
+	f := target.Forge
 	reviews, cur, err := f.Reviews(ctx, pr.Number, forge.Cursor(pr.ReviewCursor))
 	if err != nil {
 		return feedback{}, err
 	}
-	fb := feedback{reviews: reviews, cursor: cur}
+	fb := feedback{cursor: cur}
+	self := func(user string) bool { return fpr.Author != "" && strings.EqualFold(user, fpr.Author) }
+	for _, r := range reviews {
+		if self(r.Author) {
+			continue
+		}
+		v, err := target.Trust.Check(ctx, r.Author)
+		if err != nil {
+			return feedback{}, err
+		}
+		if !v.Trusted {
+			fb.refused = append(fb.refused, judged(pr, "review-"+r.ID, store.FeedbackReview, r.Author,
+				string(r.State), r.Body, v, now))
+			continue
+		}
+		kept := trustedReview{Review: r, reason: v.Reason}
+		kept.Comments = nil
+		for _, c := range r.Comments {
+			if c.Author != "" && !strings.EqualFold(c.Author, r.Author) {
+				if self(c.Author) {
+					continue
+				}
+				cv, err := target.Trust.Check(ctx, c.Author)
+				if err != nil {
+					return feedback{}, err
+				}
+				if !cv.Trusted {
+					fb.refused = append(fb.refused, judged(pr, "comment-"+c.ID, store.FeedbackLineComment, c.Author,
+						"", c.Body, cv, now))
+					continue
+				}
+				if kept.commentReasons == nil {
+					kept.commentReasons = map[string]string{}
+				}
+				kept.commentReasons[c.ID] = cv.Reason
+			}
+			kept.Comments = append(kept.Comments, c)
+		}
+		fb.reviews = append(fb.reviews, kept)
+	}
 	if fpr.HeadSHA == pr.HeadSHA && pr.ChecksSHA != pr.HeadSHA {
 		c, err := f.Checks(ctx, pr.HeadSHA)
 		if err != nil {
@@ -255,6 +344,43 @@ func readFeedback(ctx context.Context, f forge.Forge, pr *store.PullRequest, fpr
 		}
 	}
 	return fb, nil
+}
+
+// judged is the record of one piece of feedback and the verdict on its
+// author.
+func judged(pr *store.PullRequest, id string, kind store.FeedbackKind, author, state, body string, v forge.Verdict,
+	now time.Time) *store.PullRequestFeedback {
+	return &store.PullRequestFeedback{ObjectiveID: pr.ObjectiveID, Number: pr.Number, FeedbackID: id, Kind: kind,
+		Author: truncate(cmp.Or(textsafe.Line(strings.TrimSpace(author)), "(no author)"), maxFeedbackAuthor),
+		State:  state, Summary: store.FeedbackSummary(body), Trusted: v.Trusted,
+		TrustReason: truncate(textsafe.Line(v.Reason), maxTrustReason), CreatedAt: now}
+}
+
+// Bounds of a feedback record's fields (the schema's).
+const (
+	maxFeedbackAuthor = 255
+	maxTrustReason    = 400
+)
+
+// taken is the record of each trusted review (and trusted line comment by
+// another author) a round takes, naming the round's event.
+func (fb feedback) taken(pr *store.PullRequest, eventID string, now time.Time) []*store.PullRequestFeedback {
+	var out []*store.PullRequestFeedback
+	for _, r := range fb.reviews {
+		rec := judged(pr, "review-"+r.ID, store.FeedbackReview, r.Author, string(r.State), r.Body,
+			forge.Verdict{User: r.Author, Trusted: true, Reason: r.reason}, now)
+		rec.TakenBy = eventID
+		out = append(out, rec)
+		for _, c := range r.Comments {
+			if why, ok := r.commentReasons[c.ID]; ok {
+				rec := judged(pr, "comment-"+c.ID, store.FeedbackLineComment, c.Author, "", c.Body,
+					forge.Verdict{User: c.Author, Trusted: true, Reason: why}, now)
+				rec.TakenBy = eventID
+				out = append(out, rec)
+			}
+		}
+	}
+	return out
 }
 
 // asksForChanges: a review requested changes or a check failed.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
@@ -17,6 +19,25 @@ import (
 type configForges struct {
 	cfg    config.Config
 	getenv func(string) string
+	// trust remembers, per repository, what its forge said of people,
+	// for at most its poll interval: clients are built anew on every Open,
+	// the answers outlive them.
+	trust *trustCaches
+}
+
+// trustCaches are the repositories' trust caches, made on first use.
+type trustCaches struct {
+	mu     sync.Mutex
+	caches map[string]*forge.TrustCache
+}
+
+func (c *trustCaches) of(repository string, ttl time.Duration) *forge.TrustCache {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.caches[repository] == nil {
+		c.caches[repository] = forge.NewTrustCache(ttl, nil)
+	}
+	return c.caches[repository]
 }
 
 // NewForges gives the pull request steps each repository's forge from
@@ -25,7 +46,7 @@ type configForges struct {
 func NewForges(cfg config.Config, getenv func(string) string) activities.Forges {
 	for _, r := range cfg.Patch.Repositories {
 		if r.Forge.Enabled() {
-			return configForges{cfg: cfg, getenv: getenv}
+			return configForges{cfg: cfg, getenv: getenv, trust: &trustCaches{caches: map[string]*forge.TrustCache{}}}
 		}
 	}
 	return nil
@@ -50,9 +71,11 @@ func (f configForges) Open(repository string) (*activities.ForgeTarget, error) {
 	if err != nil {
 		return nil, fmt.Errorf("forge %s of %s: %w", fc.Kind, repository, err)
 	}
+	trust := forge.Trust{Forge: client, Repository: fc.Repository, Policy: fc.Trusted.Policy(),
+		Cache: f.trust.of(repository, fc.Interval())}
 	return &activities.ForgeTarget{Forge: client, Kind: fc.Kind, Repository: fc.Repository, Draft: fc.Draft,
 		Labels: fc.Labels, Reviewers: fc.Reviewers, AutoRevise: fc.AutoRevise, MaxRounds: fc.Rounds(),
-		PollInterval: fc.Interval()}, nil
+		PollInterval: fc.Interval(), Trust: trust}, nil
 }
 
 // newForge is the client of one forge.

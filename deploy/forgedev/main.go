@@ -56,13 +56,25 @@ func run(ctx context.Context, buildOnly bool) error {
 	}, nil); err != nil {
 		return fmt.Errorf("create azolla/demo: %w", err)
 	}
+	for _, c := range []struct {
+		user giteatest.User
+		perm string
+	}{{s.Reviewer, "write"}, {s.Reader, "read"}} {
+		if err := s.API(ctx, s.Admin.Token, http.MethodPut, "/repos/"+s.Admin.Name+"/demo/collaborators/"+c.user.Name,
+			map[string]string{"permission": c.perm}, nil); err != nil {
+			return fmt.Errorf("make %s a collaborator: %w", c.user.Name, err)
+		}
+	}
 	fmt.Printf(`Gitea %s is serving at %s
-  repository  %s/%s/demo
-  admin       %s / %s   token %s
-  reviewer    %s / %s   token %s
+  repository  %s/%s/demo (public)
+  admin       %s / %s   token %s   (azolla's account: owns the repository)
+  reviewer    %s / %s   token %s   (may write: trusted)
+  reader      %s / %s   token %s   (may only read: not trusted)
+  stranger    %s / %s   token %s   (no role in it: not trusted)
 Ctrl-C stops it and drops its database.
 `, giteatest.Version, s.URL, s.URL, s.Admin.Name, s.Admin.Name, s.Admin.Password, s.Admin.Token,
-		s.Reviewer.Name, s.Reviewer.Password, s.Reviewer.Token)
+		s.Reviewer.Name, s.Reviewer.Password, s.Reviewer.Token, s.Reader.Name, s.Reader.Password, s.Reader.Token,
+		s.Stranger.Name, s.Stranger.Password, s.Stranger.Token)
 	<-ctx.Done()
 	return nil
 }

@@ -36,6 +36,7 @@ const (
 	// Pull requests (see pullrequests.go).
 	RulePullRequestSchema            = "pull-request-schema"
 	RulePullRequestOfPassedWorkOrder = "pull-request-of-passed-workorder"
+	RuleFeedbackTakenFromTrusted     = "pull-request-feedback-from-trusted"
 
 	// Best-of-N candidates (see candidates.go).
 	RuleCandidateChosenOnce     = "candidate-chosen-once"
@@ -61,6 +62,7 @@ var rules = []struct {
 	{RuleTrackOneActive, trackOneActive},
 	{RulePullRequestSchema, pullRequestSchema},
 	{RulePullRequestOfPassedWorkOrder, pullRequestOfPassedWorkOrder},
+	{RuleFeedbackTakenFromTrusted, feedbackTakenFromTrusted},
 	{RuleCandidateChosenOnce, candidateChosenOnce},
 	{RuleBundleIsChosenCandidate, bundleIsChosenCandidate},
 	{RuleCandidateOfWorkOrder, candidateOfWorkOrder},

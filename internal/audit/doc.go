@@ -53,6 +53,10 @@
 //	pull-request-of-passed-workorder
 //	                                a pull_request's objective exists, and its workorder is
 //	                                one of that objective's with a PASS run_record
+//	pull-request-feedback-from-trusted
+//	                                every pull_request_feedback row is valid; one a round took
+//	                                is of a trusted author, says why, and names a TICKET_READY
+//	                                event of its own objective
 //	candidate-chosen-once           a workorder's candidates have at most one chosen, and
 //	                                exactly one once the workorder has its output_bundle
 //	bundle-is-chosen-candidate      a PATCH_DIAZOTROPH workorder's OK bundle carries its

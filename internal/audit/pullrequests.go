@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
@@ -18,6 +19,13 @@ func (s *state) loadPullRequests(ctx context.Context, q store.Querier) error {
 			return err
 		}
 		s.pullRequests = append(s.pullRequests, page...)
+		for _, p := range page {
+			fb, err := q.ListPullRequestFeedback(ctx, p.ObjectiveID)
+			if err != nil {
+				return err
+			}
+			s.feedback = append(s.feedback, fb...)
+		}
 		if len(page) < pullRequestPage {
 			return nil
 		}
@@ -73,3 +81,29 @@ func pullRequestOfPassedWorkOrder(s *state, r recorder) {
 }
 
 func pullRequestResource(p *store.PullRequest) string { return "pull_request " + p.ObjectiveID }
+
+// feedbackTakenFromTrusted: only people who may steer an agent on the
+// repository started a round with their words. Every feedback record is a
+// valid pull_request_feedback; one a round took is of a trusted author,
+// with why, and names that round's TICKET_READY event of its own
+// objective.
+func feedbackTakenFromTrusted(s *state, r recorder) {
+	for _, f := range s.feedback {
+		r.checked(1)
+		res := fmt.Sprintf("pull_request_feedback %s #%d %s", f.ObjectiveID, f.Number, f.FeedbackID)
+		if err := schemas.Validate(schemas.PullRequestFeedback, f); err != nil {
+			r.violation(res, "%v", err)
+			continue
+		}
+		if f.TakenBy == "" {
+			continue
+		}
+		switch ev := s.event[f.TakenBy]; {
+		case ev == nil:
+			r.violation(res, "the round that took it, event %s, does not exist", f.TakenBy)
+		case ev.EventType != store.EventTicketReady || ev.SubjectID != f.ObjectiveID:
+			r.violation(res, "it was taken by event %s, a %s of %q, not a TICKET_READY of its objective",
+				ev.EventID, ev.EventType, ev.SubjectID)
+		}
+	}
+}

@@ -121,3 +121,70 @@ func TestRun_ReportsEachBrokenPullRequestGuarantee(t *testing.T) {
 		})
 	}
 }
+
+// judge records feedback on obj-1's pull request #1: a stranger's review
+// not taken, and a writer's taken by the round of event ev.
+func judge(t *testing.T, s store.Querier, ev string) {
+	t.Helper()
+	taken := &store.PullRequestFeedback{ObjectiveID: "obj-1", Number: 1, FeedbackID: "review-2",
+		Kind: store.FeedbackReview, Author: "writer", State: "changes_requested", Summary: "Rename it.",
+		Trusted: true, TrustReason: "write access to azolla/azolla", TakenBy: ev, CreatedAt: T0.Add(5 * time.Minute)}
+	_, err := s.RecordPullRequestFeedback(context.Background(), []*store.PullRequestFeedback{
+		storetest.NotTakenFeedback("obj-1", 1, "1", T0.Add(5*time.Minute)), taken})
+	require.NoError(t, err)
+}
+
+// A round started by review feedback names only trusted authors: verify
+// reports a taken review whose round is not its objective's TICKET_READY,
+// and a record that is no valid pull_request_feedback; the database itself
+// refuses a taken review from an untrusted author.
+func TestRun_FeedbackTakenFromTrusted(t *testing.T) {
+	t.Parallel()
+	type want struct{ rule, resource string }
+	const res = "pull_request_feedback obj-1 #1 review-2"
+	tests := []struct {
+		name    string
+		corrupt func(t *testing.T, s *sqlstore.Store)
+		want    []want
+	}{
+		{"taken by an event that does not exist", func(t *testing.T, s *sqlstore.Store) {
+			raw(t, s, `UPDATE pull_request_feedback SET taken_by = 'ev-ghost' WHERE feedback_id = 'review-2'`)
+		}, []want{{audit.RuleFeedbackTakenFromTrusted, res}}},
+		{"taken by another objective's round", func(t *testing.T, s *sqlstore.Store) {
+			passed(t, s, "obj-2")
+			raw(t, s, `UPDATE pull_request_feedback SET taken_by = 'ev-obj-2' WHERE feedback_id = 'review-2'`)
+		}, []want{{audit.RuleFeedbackTakenFromTrusted, res}}},
+		{"taken without saying why its author is trusted", func(t *testing.T, s *sqlstore.Store) {
+			raw(t, s, `UPDATE pull_request_feedback SET trust_reason = '' WHERE feedback_id = 'review-2'`)
+		}, []want{{audit.RuleFeedbackTakenFromTrusted, res}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			forEachBackend(t, func(t *testing.T, s *sqlstore.Store) {
+				openPullRequest(t, s, passed(t, s, "obj-1"), 1)
+				judge(t, s, "ev-obj-1")
+				rep := audited(t, s)
+				require.Empty(t, rep.Violations, "the starting point is consistent")
+				require.Equal(t, 2, rep.Checked[audit.RuleFeedbackTakenFromTrusted])
+				tt.corrupt(t, s)
+				rep = audited(t, s)
+				for _, w := range tt.want {
+					requireReported(t, rep, w.rule, w.resource)
+				}
+				require.Len(t, rep.Violations, len(tt.want), "%+v", rep.Violations)
+			})
+		})
+	}
+
+	t.Run("the database refuses a taken review from an untrusted author", func(t *testing.T) {
+		t.Parallel()
+		forEachBackend(t, func(t *testing.T, s *sqlstore.Store) {
+			openPullRequest(t, s, passed(t, s, "obj-1"), 1)
+			judge(t, s, "ev-obj-1")
+			_, err := s.DB().ExecContext(context.Background(),
+				`UPDATE pull_request_feedback SET taken_by = 'ev-obj-1' WHERE feedback_id = 'review-1'`)
+			require.Error(t, err, "the CHECK holds whatever writes the row")
+		})
+	})
+}

@@ -34,8 +34,10 @@ type state struct {
 	// failedTriage counts, per capture_buffer_id, the triage workorders
 	// with a FAIL run_record whose snapshot names the capture.
 	failedTriage map[string]int
-	// pullRequests, in (created_at, objective_id) order.
+	// pullRequests, in (created_at, objective_id) order, and the feedback
+	// judged on them, by objective in that order.
 	pullRequests []*store.PullRequest
+	feedback     []*store.PullRequestFeedback
 	// candidates are each workorder's candidates, by attempt;
 	// candidateRows counts the candidate rows per work_order_id, those of
 	// workorders that are gone included (nil without SQL).

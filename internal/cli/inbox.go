@@ -49,6 +49,9 @@ type inboxItem struct {
 	DeadlineAt   *time.Time    `json:"deadline_at,omitempty"`
 	Since        time.Time     `json:"since"`
 	Actions      []inboxAction `json:"actions"`
+	// NotTaken says, one line each, which reviews of its open pull request
+	// were not taken because their authors may not steer an agent.
+	NotTaken []string `json:"not_taken,omitempty"`
 	// Spend is what an objective's runs have spent so far, and BudgetUSD
 	// its cap; absent on approvals and on runs that cost nothing.
 	Spend     *store.Spend `json:"spend,omitempty"`
@@ -344,8 +347,17 @@ func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*stor
 			continue // its next round runs
 		}
 		id := o.ObjectiveID
+		fb, err := src.q.ListPullRequestFeedback(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		var refused []string
+		for _, f := range notTaken(fb, pr.Number) {
+			refused = append(refused, notTakenLine(f))
+		}
 		out = append(out, inboxItem{Kind: inboxPR, Urgency: o.Urgency, SubjectType: store.SubjectObjective,
-			SubjectID: id, Title: o.Title, Reason: "review " + pr.URL, Since: pr.UpdatedAt, Actions: []inboxAction{
+			SubjectID: id, Title: o.Title, Reason: "review " + pr.URL, Since: pr.UpdatedAt, NotTaken: refused,
+			Actions: []inboxAction{
 				{Text: fmt.Sprintf("review pull request #%d (round %d)", pr.Number, pr.Rounds), Command: pr.URL},
 				{Text: "ask for another round with its review", Command: src.self + " objective retry " + id +
 					` --comment "what to change"`},

@@ -32,6 +32,9 @@ type objectiveDetail struct {
 	Jobs []jobDetail `json:"jobs"`
 	// PullRequest is the objective's pull request on its forge, if any.
 	PullRequest *store.PullRequest `json:"pull_request,omitempty"`
+	// Feedback is each review a round took, and each one not taken for
+	// its author, in the order judged.
+	Feedback []*store.PullRequestFeedback `json:"pull_request_feedback"`
 	// Spend is what the objective's runs have spent, by their reports.
 	Spend     store.Spend      `json:"spend"`
 	Lifecycle *workflows.State `json:"lifecycle,omitempty"`
@@ -81,6 +84,12 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 	}
 	if d.PullRequest, err = optional(s.store.GetPullRequest(ctx, id)); err != nil {
 		return nil, err
+	}
+	if d.Feedback, err = s.store.ListPullRequestFeedback(ctx, id); err != nil {
+		return nil, err
+	}
+	if d.Feedback == nil {
+		d.Feedback = []*store.PullRequestFeedback{}
 	}
 	wos, err := s.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
 	if err != nil {
@@ -293,6 +302,18 @@ func printPullRequest(out io.Writer, d *objectiveDetail) {
 		if l := d.Lifecycle; l != nil && l.PullRequestWaiting != "" {
 			fmt.Fprintf(out, "  feedback  %s: 'objective retry %s' takes it into the next round\n",
 				line(l.PullRequestWaiting), line(pr.ObjectiveID))
+		}
+		for _, f := range d.Feedback {
+			if f.TakenBy != "" {
+				fmt.Fprintf(out, "  %s\n", takenLine(f))
+			}
+		}
+		if refused := notTaken(d.Feedback, pr.Number); len(refused) > 0 {
+			for _, f := range refused {
+				fmt.Fprintf(out, "  %s\n", notTakenLine(f))
+			}
+			fmt.Fprintf(out, "            only people who may write to %s steer the agent; to act on it, say it in your own words: "+
+				"objective retry %s --comment \"…\"\n", line(pr.Repository), line(pr.ObjectiveID))
 		}
 		if l := d.Lifecycle; l != nil && l.PullRequestError != "" {
 			fmt.Fprintf(out, "  not read  %s\n", line(l.PullRequestError))

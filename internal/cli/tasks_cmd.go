@@ -302,6 +302,9 @@ with the exact command for its action.`,
 			if l := spendLine(it.Spend, it.BudgetUSD); l != "" {
 				fmt.Fprintf(out, "   spent %s\n", l)
 			}
+			for _, l := range it.NotTaken {
+				fmt.Fprintf(out, "   %s\n", textsafe.Line(l))
+			}
 			for _, act := range it.Actions {
 				fmt.Fprintf(out, "   - %s\n", textsafe.Line(act.Text))
 				if act.Command != "" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/sandbox"
 )
@@ -47,6 +48,67 @@ type ForgeConfig struct {
 	// forge signs webhook deliveries with; set, POST /forge/webhook on the
 	// ops address takes them and reads a pull request at once.
 	WebhookSecretEnv string `mapstructure:"webhook_secret_env" json:"webhook_secret_env" yaml:"webhook_secret_env"`
+	// Trusted says whose words on the forge steer an agent
+	// (docs/security.md#the-forge); by default, whoever the forge says may
+	// write to the repository.
+	Trusted TrustedConfig `mapstructure:"trusted" json:"trusted" yaml:"trusted"`
+}
+
+// TrustedConfig is forge.trusted: who, besides or instead of the people
+// the forge lets write to the repository, may steer an agent with a
+// review, a comment or a command.
+type TrustedConfig struct {
+	// Permission is the least the forge must let a user do in the
+	// repository: write (the default), maintain or admin; none trusts
+	// only Users and Teams.
+	Permission string `mapstructure:"permission" json:"permission" yaml:"permission"`
+	// Users are trusted whatever the forge says of them.
+	Users []string `mapstructure:"users" json:"users" yaml:"users"`
+	// Teams' members are trusted: org/team on Gitea, Forgejo and GitHub,
+	// a group's full path on GitLab.
+	Teams []string `mapstructure:"teams" json:"teams" yaml:"teams"`
+}
+
+// trustedPermissions are forge.trusted.permission's values, "" meaning
+// write. Read is not one: on a public repository everyone may read.
+var trustedPermissions = []string{"write", "maintain", "admin", "none"}
+
+// Policy is the trust rule forge.trusted sets (package forge applies it).
+func (t TrustedConfig) Policy() forge.TrustPolicy {
+	p := forge.TrustPolicy{MinPermission: forge.PermissionWrite, Users: t.Users, Teams: t.Teams}
+	if t.Permission != "" {
+		// validate refused any other word; an unknown one trusts no one.
+		p.MinPermission, _ = forge.ParsePermission(t.Permission)
+		if !slices.Contains(trustedPermissions, t.Permission) {
+			p.MinPermission = forge.PermissionNone
+		}
+	}
+	return p
+}
+
+// validate checks forge.trusted of a forge of kind.
+func (t TrustedConfig) validate(key, kind string, add func(key, format string, args ...any)) {
+	if t.Permission != "" && !slices.Contains(trustedPermissions, t.Permission) {
+		add(key+".permission", "must be one of %v, got %q (read is not: on a public repository anyone may read)",
+			trustedPermissions, t.Permission)
+	}
+	if t.Permission == "none" && len(t.Users) == 0 && len(t.Teams) == 0 {
+		add(key+".permission", "none trusts only users and teams, and there are none: no review would ever be taken")
+	}
+	for i, u := range t.Users {
+		if strings.TrimSpace(u) == "" || strings.ContainsAny(u, " /\t\n") {
+			add(fmt.Sprintf("%s.users[%d]", key, i), "must be a user name")
+		}
+	}
+	for i, team := range t.Teams {
+		parts := strings.Split(team, "/")
+		switch {
+		case slices.Contains(parts, "") || strings.ContainsAny(team, " \t\n"):
+			add(fmt.Sprintf("%s.teams[%d]", key, i), "must be a team, got %q", team)
+		case kind != forge.KindGitLab && len(parts) != 2:
+			add(fmt.Sprintf("%s.teams[%d]", key, i), "must be org/team on %s, got %q", kind, team)
+		}
+	}
 }
 
 // Forge defaults and bounds.
@@ -216,6 +278,7 @@ func (f ForgeConfig) validate(key string, add func(key, format string, args ...a
 			add(fmt.Sprintf("%s.reviewers[%d]", key, i), "must be a user name")
 		}
 	}
+	f.Trusted.validate(key+".trusted", f.Kind, add)
 }
 
 // validateForgeTokensStayHome refuses an executor that would be passed a
