@@ -19,6 +19,7 @@ func everyOutcome(t *testing.T, s store.Querier) {
 	t.Helper()
 	ctx := context.Background()
 	openPullRequest(t, s, passed(t, s, "obj-pass"), 1) // and its pull request is open
+	judgeOn(t, s, "obj-pass", "ev-obj-pass")           // with feedback judged on it
 
 	failed := schedule(t, s, "obj-fail")
 	execute(t, s, failed)

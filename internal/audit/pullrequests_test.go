@@ -126,11 +126,17 @@ func TestRun_ReportsEachBrokenPullRequestGuarantee(t *testing.T) {
 // not taken, and a writer's taken by the round of event ev.
 func judge(t *testing.T, s store.Querier, ev string) {
 	t.Helper()
-	taken := &store.PullRequestFeedback{ObjectiveID: "obj-1", Number: 1, FeedbackID: "review-2",
+	judgeOn(t, s, "obj-1", ev)
+}
+
+// judgeOn records feedback on pull request #1 of objective id.
+func judgeOn(t *testing.T, s store.Querier, id, ev string) {
+	t.Helper()
+	taken := &store.PullRequestFeedback{ObjectiveID: id, Number: 1, FeedbackID: "review-2",
 		Kind: store.FeedbackReview, Author: "writer", State: "changes_requested", Summary: "Rename it.",
 		Trusted: true, TrustReason: "write access to azolla/azolla", TakenBy: ev, CreatedAt: T0.Add(5 * time.Minute)}
 	_, err := s.RecordPullRequestFeedback(context.Background(), []*store.PullRequestFeedback{
-		storetest.NotTakenFeedback("obj-1", 1, "1", T0.Add(5*time.Minute)), taken})
+		storetest.NotTakenFeedback(id, 1, "1", T0.Add(5*time.Minute)), taken})
 	require.NoError(t, err)
 }
 
