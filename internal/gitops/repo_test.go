@@ -2,6 +2,7 @@ package gitops_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -115,4 +116,56 @@ func TestHeadOfAndCountCommits(t *testing.T) {
 
 	_, err = b.g.HeadOf(ctx, t.TempDir())
 	require.Error(t, err)
+}
+
+func TestReadFile_ReadsTheCommitNotTheWorktree(t *testing.T) {
+	t.Parallel()
+	g, dir := gitops.Git{}, t.TempDir()
+	ctx := context.Background()
+	require.NoError(t, g.Init(ctx, dir, "main"))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".azolla"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".azolla", "setup.sh"), []byte("echo base\n"), 0o644))
+	sha, err := g.Commit(ctx, dir, gitops.Author{Name: "t", Email: "t@example.com"}, "base")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".azolla", "setup.sh"), []byte("echo changed\n"), 0o644))
+
+	got, err := g.ReadFile(ctx, dir, sha, ".azolla/setup.sh", 1<<20)
+	require.NoError(t, err)
+	require.Equal(t, "echo base\n", string(got))
+	_, err = g.ReadFile(ctx, dir, sha, "missing.txt", 1<<20)
+	require.ErrorIs(t, err, gitops.ErrFileNotFound)
+	_, err = g.ReadFile(ctx, dir, sha, ".azolla/setup.sh", 3)
+	require.ErrorContains(t, err, "more than")
+	for _, bad := range []string{"../x", "/etc/passwd", "a/../../b", "", "a:b"} {
+		_, err := g.ReadFile(ctx, dir, sha, bad, 1<<20)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestExport_WritesTheCommitNotTheWorktree(t *testing.T) {
+	t.Parallel()
+	g, dir := gitops.Git{}, t.TempDir()
+	ctx := context.Background()
+	require.NoError(t, g.Init(ctx, dir, "main"))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "run.sh"), []byte("echo hi\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n"), 0o644))
+	require.NoError(t, os.Symlink("go.mod", filepath.Join(dir, "link")))
+	sha, err := g.Commit(ctx, dir, gitops.Author{Name: "t", Email: "t@example.com"}, "base")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module changed\n"), 0o644))
+
+	dest := t.TempDir()
+	require.NoError(t, g.Export(ctx, dir, sha, dest))
+	got, err := os.ReadFile(filepath.Join(dest, "go.mod"))
+	require.NoError(t, err)
+	require.Equal(t, "module x\n", string(got))
+	fi, err := os.Stat(filepath.Join(dest, "sub", "run.sh"))
+	require.NoError(t, err)
+	require.NotZero(t, fi.Mode()&0o100, "modes are kept")
+	target, err := os.Readlink(filepath.Join(dest, "link"))
+	require.NoError(t, err)
+	require.Equal(t, "go.mod", target)
+	_, err = os.Stat(filepath.Join(dest, ".git"))
+	require.True(t, os.IsNotExist(err))
 }
