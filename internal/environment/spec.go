@@ -153,15 +153,15 @@ func Resolve(ctx context.Context, cfg Config, tree Tree) (Spec, error) {
 func (s Spec) key() string {
 	h := sha256.New()
 	doc, _ := json.Marshal(struct {
-		V                          int
-		Preset                     string
-		Commands, Warm             []string
-		Caches                     []Cache
-		Env, RunEnv, SetupEnv      map[string]string
-		Path                       []string
-		Links, Keep                map[string]string
-		Script                     []byte
-		KeyFiles                   []string
+		V                     int
+		Preset                string
+		Commands, Warm        []string
+		Caches                []Cache
+		Env, RunEnv, SetupEnv map[string]string
+		Path                  []string
+		Links, Keep           map[string]string
+		Script                []byte
+		KeyFiles              []string
 	}{V: 1, Preset: s.Preset, Commands: s.Commands, Warm: s.Warm, Caches: s.Caches, Env: s.Env, RunEnv: s.RunEnv,
 		SetupEnv: s.SetupEnv, Path: s.Path, Links: s.Links, Keep: s.Keep, Script: s.Script,
 		KeyFiles: slices.Sorted(maps.Keys(s.KeyFiles))})
