@@ -34,7 +34,9 @@ func relatedYields(ctx context.Context, q store.Querier, o *store.Objective, ev 
 	if err != nil {
 		return nil, err
 	}
-	if prev != nil && (prev.record.GateResult == store.GateFail || revising) {
+	// A round the environment failed says nothing of the patch: the agent
+	// is not told to avoid a mistake it did not make.
+	if prev != nil && prev.record.Blame != store.BlameEnvironment && (prev.record.GateResult == store.GateFail || revising) {
 		y := store.YieldRef{Kind: store.YieldPreviousAttempt, Ref: prev.workOrder.WorkOrderID,
 			GateResult: prev.record.GateResult, GateReason: tail(prev.record.GateReason, maxYieldReason)}
 		if prev.bundle != nil {

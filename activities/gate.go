@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
@@ -115,6 +116,10 @@ func verdict(b *store.OutputBundle, runFailure string) (result, reason string) {
 		return store.GateFail, "run stalled: " + firstLine(b.Notes)
 	case store.RunnerApplyFailed:
 		return store.GateFail, "patch did not apply: " + firstLine(b.Notes)
+	case store.RunnerEnvironmentFailed:
+		// Its notes are the setup's report: the failure, the output's
+		// tail, the fix.
+		return store.GateFail, "environment: " + strings.TrimSpace(b.Notes)
 	}
 	if strings.TrimSpace(b.Content) == "" {
 		reason := "output bundle content is empty"
@@ -132,6 +137,10 @@ type judgement struct {
 	result, reason, commitSHA string
 	// unpushed: the work branch lives only in the runner's workspace.
 	unpushed bool
+	// environment: the FAIL is the environment's, not the patch's; fix
+	// says what to change.
+	environment bool
+	fix         string
 	// bundle is the one judged, nil when the run left none.
 	bundle *store.OutputBundle
 }
@@ -151,6 +160,9 @@ func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure st
 	j.bundle = b
 	if b != nil {
 		j.commitSHA = b.Metadata.CommitSHA
+		if b.RunnerStatus == store.RunnerEnvironmentFailed {
+			j.environment, j.fix = true, fixOf(b.Notes)
+		}
 	}
 	if j.result != store.GatePass || a.Diazotrophs == nil {
 		return j, nil
@@ -179,6 +191,7 @@ func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure st
 	switch {
 	case !v.Pass:
 		j.result, j.reason = store.GateFail, cmp.Or(v.Reason, w.DiazotrophType+" gate checks failed")
+		j.environment, j.fix = v.Environment, v.Fix
 	case v.Reason != "":
 		j.reason += "; " + v.Reason
 	}
@@ -191,8 +204,14 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrde
 	now := a.now()
 	rr := &store.RunRecord{WorkOrderID: w.WorkOrderID, ObjectiveID: w.ObjectiveID, GateResult: j.result,
 		GateReason: j.reason, CommitSHA: j.commitSHA, CreatedAt: now, UpdatedAt: now}
+	if j.result == store.GateFail && j.environment {
+		rr.Blame = store.BlameEnvironment
+	}
 	if _, err := q.UpsertRunRecord(ctx, rr); err != nil {
 		return GateResult{}, nil, err
+	}
+	if rr.Blame == store.BlameEnvironment {
+		return a.gateEnvironment(ctx, q, w, j, rr, now)
 	}
 	var keep *pause.Action
 	if j.unpushed && a.Retention > 0 {
@@ -245,6 +264,41 @@ func (a *Lifecycle) gated(ctx context.Context, q store.Querier, w *store.WorkOrd
 		}
 	}
 	return res, true, nil
+}
+
+// gateEnvironment writes the rest of a FAIL that is the environment's: the
+// objective is BLOCKED on it (a blocker naming the failure, the gate's
+// blocker_ref), and the pause says what to fix before unblocking. No round
+// is charged to the agent.
+func (a *Lifecycle) gateEnvironment(ctx context.Context, q store.Querier, w *store.WorkOrder, j judgement,
+	rr *store.RunRecord, now time.Time) (GateResult, *store.Objective, error) {
+	p := transition.Environment.Params(w.ObjectiveID, now)
+	ref := store.GateBlocker(w.WorkOrderID)
+	blocker := truncate(oneLine(strings.TrimPrefix(firstLine(j.reason), "environment: ")), maxBlocker)
+	p.BlockerRef, p.Blockers = &ref, &[]string{"environment: " + blocker}
+	o, err := q.TransitionObjective(ctx, p)
+	if err != nil {
+		return GateResult{}, nil, err
+	}
+	ps := pause.EnvironmentBlocked(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, blocker, truncate(oneLine(j.fix), maxBlocker), now)
+	if err := q.CreatePauseState(ctx, &ps); err != nil {
+		return GateResult{}, nil, err
+	}
+	return GateResult{GateResult: j.result, GateReason: j.reason, Status: o.Status, BlockerRef: o.BlockerRef,
+		Pause: ps}, o, nil
+}
+
+// maxBlocker bounds a blocker and a fix the gate writes.
+const maxBlocker = 400
+
+// fixOf is the fix a setup's report names ("fix: ..."), "" if none.
+func fixOf(notes string) string {
+	for _, l := range strings.Split(notes, "\n") {
+		if f, ok := strings.CutPrefix(l, "fix: "); ok {
+			return f
+		}
+	}
+	return ""
 }
 
 func firstLine(s string) string {

@@ -33,6 +33,10 @@ type Executors struct {
 	// repository; DefaultGate those of any other.
 	Gates       map[string]*sandbox.Executor
 	DefaultGate *sandbox.Executor
+	// Setups run each configured repository's setup, by repository;
+	// DefaultSetup that of any other.
+	Setups       map[string]*sandbox.Executor
+	DefaultSetup *sandbox.Executor
 	// Secrets redacts cfg's secrets, the worker's secret variables, what
 	// the executors pass to their runs, and any extra secret.
 	Secrets *redact.Redactor
@@ -47,7 +51,7 @@ func NewExecutors(cfg config.Config, h *sandbox.Host, log *slog.Logger, extra ..
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	e := &Executors{Gates: map[string]*sandbox.Executor{}}
+	e := &Executors{Gates: map[string]*sandbox.Executor{}, Setups: map[string]*sandbox.Executor{}}
 	// A forge token is read from the environment or its file; it is
 	// redacted like the secrets written in the configuration.
 	secrets := append(append(cfg.Secrets(), cfg.ForgeTokens(os.Getenv)...), extra...)
@@ -75,12 +79,18 @@ func NewExecutors(cfg config.Config, h *sandbox.Host, log *slog.Logger, extra ..
 	if e.DefaultGate, err = build(config.DefaultGatePolicy()); err != nil {
 		return nil, err
 	}
+	if e.DefaultSetup, err = build(config.DefaultSetupPolicy()); err != nil {
+		return nil, err
+	}
 	for i, r := range cfg.Patch.Repositories {
 		x, err := build(cfg.GatePolicy(i))
 		if err != nil {
 			return nil, err
 		}
 		e.Gates[r.Repository] = x
+		if e.Setups[r.Repository], err = build(cfg.SetupPolicy(i)); err != nil {
+			return nil, err
+		}
 	}
 	e.Secrets = redact.Join(reds...)
 	if short := redact.New(cfg.Secrets()...).TooShort(); len(short) > 0 {
@@ -88,6 +98,14 @@ func NewExecutors(cfg config.Config, h *sandbox.Host, log *slog.Logger, extra ..
 			"keys", short, "minimum", redact.MinLength)
 	}
 	return e, nil
+}
+
+// Setup is the executor of repo's setup.
+func (e *Executors) Setup(repo string) *sandbox.Executor {
+	if x, ok := e.Setups[repo]; ok {
+		return x
+	}
+	return e.DefaultSetup
 }
 
 // Gate is the executor of repo's gate commands.

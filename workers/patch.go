@@ -3,9 +3,11 @@ package workers
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/environment"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/runreport"
@@ -49,6 +51,7 @@ func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 		Unconfigured: unconfigured, Author: gitops.Author{Name: pc.Author.Name, Email: pc.Author.Email},
 		Policy:        gitops.PatchPolicy{AllowBinary: pc.AllowBinary, MaxBytes: pc.MaxPatchBytes},
 		FileListLimit: pc.FileListLimit, Secrets: ex.Secrets, TranscriptMax: cfg.Executor.TranscriptMax,
+		Environments: NewEnvironments(cfg, ex),
 		Settings: func(repo string) patch.Settings {
 			r := pc.Repository(repo)
 			s := patch.Settings{GateCommands: r.GateCommands, GateBudget: r.GateBudget, PushRemote: r.PushRemote,
@@ -66,6 +69,19 @@ func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 			}
 			return s
 		}}), nil
+}
+
+// NewEnvironments prepares repositories' environments on this host from
+// patch.repositories[].setup, their setups run by ex.
+func NewEnvironments(cfg config.Config, ex *Executors) *environment.Manager {
+	pc := cfg.Patch
+	return &environment.Manager{
+		Store: &environment.Store{Root: cfg.EnvironmentsDir(),
+			MaxBytes: func(repo string) int64 { return pc.Repository(repo).Setup.MaxBytes() }},
+		Config: func(repo string) environment.Config { return pc.Repository(repo).Setup.Environment() },
+		Setup:  ex.Setup,
+		Budget: func(repo string) time.Duration { return pc.Repository(repo).Setup.Budget },
+	}
 }
 
 // openAIOptions is the openai client of patch.openai asking model: the

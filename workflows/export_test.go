@@ -10,3 +10,6 @@ func SetTrackEventsPerRun(t testing.TB, n int) {
 	trackEventsPerRun = n
 	t.Cleanup(func() { trackEventsPerRun = old })
 }
+
+// SetupAllowance is how much longer than its budget a patch run may take.
+const SetupAllowance = setupAllowance

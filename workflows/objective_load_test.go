@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
@@ -127,8 +128,10 @@ func TestObjective_RunHeartbeatTimeoutIsTheLease(t *testing.T) {
 		wantHeartbeat    time.Duration
 		wantStartToClose time.Duration
 	}{
-		{"configured lease", 45 * time.Second, 45 * time.Second, 90*time.Second + 90*time.Second + time.Minute},
-		{"no lease defaults to a minute", 0, time.Minute, 90*time.Second + 2*time.Minute + time.Minute},
+		// The budget (90 s), the setup's allowance (a patch run's), two
+		// leases and a minute.
+		{"configured lease", 45 * time.Second, 45 * time.Second, 90*time.Second + 6*time.Hour + 90*time.Second + time.Minute},
+		{"no lease defaults to a minute", 0, time.Minute, 90*time.Second + 6*time.Hour + 2*time.Minute + time.Minute},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -244,4 +247,11 @@ func TestObjective_StepFailureFailsTheLifecycle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A patch run's allowance covers the longest setup the configuration
+// accepts.
+func TestObjective_SetupAllowanceIsTheLongestSetup(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, config.MaxSetupBudget, workflows.SetupAllowance)
 }

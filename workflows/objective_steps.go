@@ -114,7 +114,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 	if v := w.bestOfN(ctx, wo); v != workflow.DefaultVersion {
 		run, err = w.runCandidates(ctx, wo, v)
 	} else {
-		err = workflow.ExecuteActivity(withRunOptions(ctx, wo, w.leaseTTL), act.Run,
+		err = workflow.ExecuteActivity(withRunOptions(ctx, wo, w.leaseTTL, runAllowance(ctx, wo)), act.Run,
 			activities.RunInput{WorkOrderID: wo.WorkOrderID}).Get(ctx, &run)
 	}
 	if err != nil {

@@ -44,13 +44,13 @@ const runAttempts = 10
 // withRunOptions suits Run: the heartbeat timeout is the lease, so a dead
 // worker's attempt is retried elsewhere once its claim has lapsed; the
 // start-to-close timeout leaves the budget room plus two leases.
-func withRunOptions(ctx workflow.Context, wo activities.WorkOrderRef, lease time.Duration) workflow.Context {
+func withRunOptions(ctx workflow.Context, wo activities.WorkOrderRef, lease, allowance time.Duration) workflow.Context {
 	if lease <= 0 {
 		lease = time.Minute
 	}
 	budget := time.Duration(wo.BudgetMS) * time.Millisecond
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: budget + 2*lease + time.Minute,
+		StartToCloseTimeout: budget + allowance + 2*lease + time.Minute,
 		HeartbeatTimeout:    lease,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: lease, MaximumAttempts: runAttempts, NonRetryableErrorTypes: nonRetryable},

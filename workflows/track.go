@@ -221,7 +221,7 @@ func (t *track) process(ctx workflow.Context, ev activities.TrackEvent) error {
 
 	gin := activities.TrackGateInput{Track: t.in.Track, WorkOrderID: wo.WorkOrderID}
 	var run activities.RunResult
-	if err := workflow.ExecuteActivity(withRunOptions(ctx, wo, trackRunLease), act.Run,
+	if err := workflow.ExecuteActivity(withRunOptions(ctx, wo, trackRunLease, 0), act.Run,
 		activities.RunInput{WorkOrderID: wo.WorkOrderID}).Get(ctx, &run); err != nil {
 		if isCancel(err) {
 			return giveUp(StepRunning, err)

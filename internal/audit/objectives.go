@@ -81,6 +81,11 @@ func terminalPauseState(s *state, r recorder) {
 		if w := s.workOrder[id]; w != nil && w.Track != "" && rr.GateResult == store.GatePass {
 			want = trackPassPause[w.DiazotrophType]
 		}
+		// A FAIL that is the environment's blocks the objective: its pause
+		// is BLOCKED, naming what to fix.
+		if rr.GateResult == store.GateFail && rr.Blame == store.BlameEnvironment {
+			want = store.PauseBlocked
+		}
 		// A FAIL once the objective's budget is spent hands it back as
 		// BUDGET_SPENT, the GATE_FAILED pause with the budget's actions.
 		spent := rr.GateResult == store.GateFail && slices.Contains(byWorkOrder[id], store.PauseBudgetSpent)

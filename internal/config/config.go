@@ -299,6 +299,9 @@ type RepositoryConfig struct {
 	// Forge, when its kind is set, gets a pull request for each objective
 	// whose gate passes (docs/pull-requests.md).
 	Forge ForgeConfig `mapstructure:"forge" json:"forge" yaml:"forge"`
+	// Setup prepares the environment the agent and the gate commands run
+	// in (docs/repositories.md).
+	Setup SetupConfig `mapstructure:"setup" json:"setup" yaml:"setup"`
 	// BudgetUSD is the budget_usd given to an objective created on this
 	// repository without one; 0 gives none.
 	BudgetUSD float64 `mapstructure:"budget_usd" json:"budget_usd" yaml:"budget_usd"`
@@ -481,6 +484,11 @@ func (c Config) CommandDir() string {
 }
 
 // GitDir is where PATCH_DIAZOTROPH keeps mirrors and workspaces.
+// EnvironmentsDir is where this host keeps repositories' environments
+// (package environment): in the data dir, which no run sees but through
+// the binds of the environment it is given.
+func (c Config) EnvironmentsDir() string { return filepath.Join(c.DataDir, "environments") }
+
 func (c Config) GitDir() string {
 	if c.Patch.GitDir != "" {
 		return c.Patch.GitDir

@@ -159,11 +159,11 @@ func (r RunConfig) Policy(name string, fallback sandbox.Network) sandbox.Policy 
 
 // Executors are the policies of every configured executor: the
 // COMMAND_DIAZOTROPH command, the command generator and each repository's
-// gate commands.
+// gate commands and setup.
 func (c Config) Executors() []sandbox.Policy {
 	out := []sandbox.Policy{c.CommandPolicy(), c.PatchCommandPolicy()}
 	for i := range c.Patch.Repositories {
-		out = append(out, c.GatePolicy(i))
+		out = append(out, c.GatePolicy(i), c.SetupPolicy(i))
 	}
 	return out
 }

@@ -128,6 +128,7 @@ func (c Config) Validate() error {
 	c.validateTasks(add)
 	c.validateExecutors(add)
 	c.validateForgeTokensStayHome(add)
+	c.validateSetupSecretsStayInSetup(add)
 	if !slices.Contains(logLevels, c.Log.Level) {
 		add("log.level", "must be one of %s, got %q", strings.Join(logLevels, ", "), c.Log.Level)
 	}
@@ -244,6 +245,7 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 			add(key+".budget_usd", "must be a number of dollars from 0 (no default cap) to %v, got %v", MaxBudgetUSD, b)
 		}
 		r.Forge.validate(key+".forge", add)
+		r.Setup.validate(key+".setup", add)
 	}
 }
 

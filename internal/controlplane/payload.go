@@ -89,7 +89,8 @@ func (r WorkResult) Bundle(workOrderID string, now time.Time) *store.OutputBundl
 
 // runnerStatuses are those a remote worker may report: a remote run can
 // stall as a local one can.
-var runnerStatuses = []string{store.RunnerOK, store.RunnerBudgetExhausted, store.RunnerStalled, store.RunnerApplyFailed}
+var runnerStatuses = []string{store.RunnerOK, store.RunnerBudgetExhausted, store.RunnerStalled, store.RunnerApplyFailed,
+	store.RunnerEnvironmentFailed}
 
 // Validate checks that the result can become an output bundle: its
 // runner status is one of store's.

@@ -60,6 +60,12 @@ type Verdict struct {
 	// lives only in the runner's workspace until that is pruned: the gate
 	// warns the human in the pause state.
 	Unpushed bool
+	// Environment says a FAIL is the environment's, not the patch's: its
+	// setup failed, a gate command could not start, or a run hit a
+	// sandbox limit. Fix says which setting to change. The objective is
+	// then BLOCKED until a human fixes it, and no round is charged.
+	Environment bool
+	Fix         string
 }
 
 // Checker is implemented by diazotrophs whose output has checks of its own

@@ -59,3 +59,19 @@ func (g Git) ReadFile(ctx context.Context, repoDir, commit, p string, max int64)
 	}
 	return out, nil
 }
+
+// ListRoot returns the names of the entries at the root of commit's tree:
+// files, directories and links alike.
+func (g Git) ListRoot(ctx context.Context, repoDir, commit string) ([]string, error) {
+	if err := validateCommit(commit); err != nil {
+		return nil, err
+	}
+	w := &nulSplitter{max: -1}
+	if _, err := g.run(ctx, call{dir: repoDir, stdout: w}, "ls-tree", "-z", "--name-only", "--end-of-options", commit); err != nil {
+		return nil, fmt.Errorf("list the root of %s: %w", commit, err)
+	}
+	if len(w.partial) > 0 {
+		w.add(string(w.partial))
+	}
+	return w.files, nil
+}

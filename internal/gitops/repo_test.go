@@ -129,6 +129,9 @@ func TestReadFile_ReadsTheCommitNotTheWorktree(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".azolla", "setup.sh"), []byte("echo changed\n"), 0o644))
 
+	root, err := g.ListRoot(ctx, dir, sha)
+	require.NoError(t, err)
+	require.Equal(t, []string{".azolla"}, root)
 	got, err := g.ReadFile(ctx, dir, sha, ".azolla/setup.sh", 1<<20)
 	require.NoError(t, err)
 	require.Equal(t, "echo base\n", string(got))

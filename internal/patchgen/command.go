@@ -137,7 +137,11 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 	}
 
 	input := commandInput(in)
-	run, err := c.exec.Begin()
+	ex, err := c.exec.With(in.Environment)
+	if err != nil {
+		return fail("%w", err)
+	}
+	run, err := ex.Begin()
 	if err != nil {
 		return fail("%w", err)
 	}

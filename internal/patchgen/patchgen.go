@@ -18,6 +18,7 @@ import (
 	"context"
 
 	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/sandbox"
 )
 
 // Names of the generators, as objectives and configuration spell them.
@@ -62,6 +63,9 @@ type Input struct {
 	// generator tells its agent (AZOLLA_CANDIDATE); the openai generator
 	// varies its sampling.
 	Candidate int
+	// Environment is what the repository's prepared environment adds to a
+	// command's run: its caches and variables (package environment).
+	Environment sandbox.Extra
 }
 
 // Output is a candidate patch.

@@ -190,6 +190,19 @@ func Blocked(objectiveID string, seq int64, blockers []string, now time.Time) st
 	}})
 }
 
+// EnvironmentBlocked is the gate's, when a run failed for its environment
+// rather than its patch (its setup, a tool that could not start, a sandbox
+// limit): fix the environment, then unblock; no round was charged.
+func EnvironmentBlocked(objectiveID string, seq int64, workOrderID, blocker, fix string, now time.Time) store.PauseState {
+	actions := []Action{{ResolveBlockers, "Fix the environment of " + objectiveID + ": " + firstLine(blocker)}}
+	if fix != "" {
+		actions = append(actions, Action{ResolveBlockers, "How: " + firstLine(fix)})
+	}
+	actions = append(actions, Action{Unblock, "Then unblock: the next round runs in the fixed environment"})
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PauseBlocked, Now: now,
+		Actions: actions})
+}
+
 // Rejected ends a NEW objective that a human refused.
 func Rejected(objectiveID string, seq int64, by, comment string, now time.Time) store.PauseState {
 	why := "Rejected by " + by

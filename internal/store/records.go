@@ -248,6 +248,10 @@ const (
 	// executor.stall_timeout and was stopped (docs/patches.md).
 	RunnerStalled     = "STALLED"
 	RunnerApplyFailed = "APPLY_FAILED"
+	// RunnerEnvironmentFailed: the repository's environment could not be
+	// prepared (its setup failed) and no agent ran: the environment's
+	// failure, which blocks the objective rather than failing a round.
+	RunnerEnvironmentFailed = "ENVIRONMENT_FAILED"
 )
 
 // BundleMetadata carries what a reviewer needs besides the diff.
@@ -292,7 +296,14 @@ type RunRecord struct {
 	CommitSHA   string    `json:"commit_sha,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
+	// Blame is BlameEnvironment when a FAIL is the environment's, not the
+	// patch's: the objective is BLOCKED, not charged a failed round.
+	Blame string `json:"blame,omitempty"`
 }
+
+// BlameEnvironment says a FAIL is the repository's environment's: its
+// setup failed, a gate command could not start, a run hit a sandbox limit.
+const BlameEnvironment = "ENVIRONMENT"
 
 // Pause reasons.
 const (

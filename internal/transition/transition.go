@@ -8,7 +8,10 @@
 //	  │                 ▲  │ block              │ fail (blocker_ref gate:<wo>)
 //	  │ reject          │  ▼                    ▼
 //	  ▼          retry, │ BLOCKED              TODO ── retry ──▶ TODO
-//	(NEW, paused) unblock └──────┘
+//	(NEW, paused) unblock └──────┘ ▲
+//	                               │ environment (its setup, a tool or a limit
+//	                               │ failed the run, not the patch: blockers)
+//	                          IN_PROGRESS
 //
 //	 DONE ── revise (its pull request open, review or checks asked for
 //	         changes) ──▶ TODO
@@ -50,6 +53,12 @@ const (
 	// Fail is the gate's FAIL: IN_PROGRESS -> TODO with a gate blocker_ref,
 	// waiting for a human's retry.
 	Fail Name = "fail"
+	// Environment is the gate's FAIL that is the environment's, not the
+	// patch's (its setup failed, a gate command could not start, a run hit
+	// a sandbox limit): IN_PROGRESS -> BLOCKED, with a blocker naming it and
+	// a gate blocker_ref, waiting for a human to fix the environment and
+	// unblock.
+	Environment Name = "environment"
 	// Revise takes a DONE objective back to work on its open pull request:
 	// DONE -> TODO, when a review asked for changes or a check failed
 	// (docs/pull-requests.md). The pull request being open is the
@@ -67,15 +76,16 @@ type Rule struct {
 }
 
 var table = map[Name]Rule{
-	Approve:  {From: []store.Status{store.StatusNew}, To: store.StatusTodo},
-	Reject:   {From: []store.Status{store.StatusNew}},
-	Retry:    {From: []store.Status{store.StatusTodo, store.StatusBlocked}, To: store.StatusTodo, ClearBlockerRef: true},
-	Unblock:  {From: []store.Status{store.StatusTodo, store.StatusBlocked}, To: store.StatusTodo, ClearBlockerRef: true, ClearBlockers: true},
-	Schedule: {From: []store.Status{store.StatusTodo}, To: store.StatusInProgress},
-	Block:    {From: []store.Status{store.StatusTodo}, To: store.StatusBlocked},
-	Pass:     {From: []store.Status{store.StatusInProgress}, To: store.StatusDone, ClearBlockerRef: true},
-	Fail:     {From: []store.Status{store.StatusInProgress}, To: store.StatusTodo},
-	Revise:   {From: []store.Status{store.StatusDone}, To: store.StatusTodo, ClearBlockerRef: true},
+	Approve:     {From: []store.Status{store.StatusNew}, To: store.StatusTodo},
+	Reject:      {From: []store.Status{store.StatusNew}},
+	Retry:       {From: []store.Status{store.StatusTodo, store.StatusBlocked}, To: store.StatusTodo, ClearBlockerRef: true},
+	Unblock:     {From: []store.Status{store.StatusTodo, store.StatusBlocked}, To: store.StatusTodo, ClearBlockerRef: true, ClearBlockers: true},
+	Schedule:    {From: []store.Status{store.StatusTodo}, To: store.StatusInProgress},
+	Block:       {From: []store.Status{store.StatusTodo}, To: store.StatusBlocked},
+	Pass:        {From: []store.Status{store.StatusInProgress}, To: store.StatusDone, ClearBlockerRef: true},
+	Fail:        {From: []store.Status{store.StatusInProgress}, To: store.StatusTodo},
+	Environment: {From: []store.Status{store.StatusInProgress}, To: store.StatusBlocked},
+	Revise:      {From: []store.Status{store.StatusDone}, To: store.StatusTodo, ClearBlockerRef: true},
 }
 
 // Rule returns n's row of the table; it panics on a name not in it, which
@@ -99,7 +109,7 @@ func (n Name) Refusal(objectiveID string, status store.Status) error {
 
 // Params are the store parameters of n for one objective at now. The
 // caller adds what n sets rather than clears: Block's blockers and
-// blocker_ref, Fail's blocker_ref. It panics for Reject, which writes no
+// blocker_ref, Fail's blocker_ref, Environment's blockers and blocker_ref. It panics for Reject, which writes no
 // transition.
 func (n Name) Params(objectiveID string, now time.Time) store.TransitionObjectiveParams {
 	r := n.Rule()

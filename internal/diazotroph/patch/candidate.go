@@ -119,10 +119,11 @@ func (p *Patch) RunCandidate(ctx context.Context, req diazotroph.Request, k int)
 		return c, nil
 	}
 	vars := append(gateVars(o.ObjectiveID, w.WorkOrderID, r.branch, c.CommitSHA), "AZOLLA_CANDIDATE="+strconv.Itoa(k))
-	c.Gate, _, err = p.gateCommands(ctx, s, o.Repository, r.ws, vars, true)
+	g, err := p.gateCommands(ctx, s, o.Repository, r.ws, r.base, vars, true)
 	if err != nil {
 		return Candidate{}, fmt.Errorf("candidate %d: %w", k, err)
 	}
+	c.Gate = g.results
 	for _, g := range c.Gate {
 		if g.Passed {
 			c.CommandsPassed++

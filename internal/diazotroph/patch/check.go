@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/environment"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/proc"
 	"github.com/azolla/azolla/internal/sandbox"
@@ -63,15 +64,22 @@ func (p *Patch) gate(ctx context.Context, c diazotroph.Check) (diazotroph.Verdic
 		return diazotroph.Verdict{Reason: failed}, err
 	}
 	vars := gateVars(c.Objective.ObjectiveID, c.WorkOrder.WorkOrderID, c.WorkOrder.BranchName, c.Bundle.Metadata.CommitSHA)
-	_, failed, err = p.gateCommands(ctx, s, c.Objective.Repository, dir, vars, false)
-	if err != nil || failed != "" {
-		return diazotroph.Verdict{Reason: failed}, err
+	g, err := p.gateCommands(ctx, s, c.Objective.Repository, dir, c.Snapshot.Metadata.CommitSHA, vars, false)
+	if err != nil {
+		return diazotroph.Verdict{}, err
+	}
+	if g.failed != "" {
+		return diazotroph.Verdict{Reason: g.failed, Environment: g.fix != "", Fix: g.fix}, nil
 	}
 	quoted := make([]string, len(s.GateCommands))
 	for i, cmd := range s.GateCommands {
 		quoted[i] = strconv.Quote(cmd)
 	}
-	return diazotroph.Verdict{Pass: true, Reason: "gate commands passed: " + strings.Join(quoted, ", ")}, nil
+	reason := "gate commands passed: " + strings.Join(quoted, ", ")
+	if g.env != "" {
+		reason += "; " + g.env
+	}
+	return diazotroph.Verdict{Pass: true, Reason: reason}, nil
 }
 
 // GateResult is how one gate command ended on a candidate.
@@ -90,31 +98,58 @@ func gateVars(objectiveID, workOrderID, branch, commitSHA string) []string {
 		"AZOLLA_BRANCH_NAME=" + branch, "AZOLLA_COMMIT_SHA=" + commitSHA}
 }
 
+// gateRun is how a repository's gate commands went.
+type gateRun struct {
+	results []GateResult
+	// failed is the first failure as a gate reason, naming the command and
+	// quoting the tail of its output; "" when every command passed.
+	failed string
+	// fix, when set, says the failure is the environment's, not the
+	// patch's (its setup failed, a command could not start, a run hit a
+	// sandbox limit), and which setting to change.
+	fix string
+	// env says which environment the commands ran in.
+	env string
+}
+
 // gateCommands runs the repository's gate commands in order in dir, all
-// within s.GateBudget, with vars. With all it runs every command whatever
+// within s.GateBudget, with vars, in the repository's environment of base
+// (prepared first, on this host). With all it runs every command whatever
 // the ones before did (a candidate's figures); without, it stops at the
-// first that fails (the gate). failed is the first failure as a gate
-// reason, naming the command and quoting the tail of its output; "" when
-// every command passed.
-func (p *Patch) gateCommands(ctx context.Context, s Settings, repository, dir string, vars []string,
-	all bool) (results []GateResult, failed string, err error) {
+// first that fails (the gate).
+func (p *Patch) gateCommands(ctx context.Context, s Settings, repository, dir, base string, vars []string,
+	all bool) (gateRun, error) {
 	if s.Gate == nil {
-		return nil, "", fmt.Errorf("repository %s: no executor for its gate commands", repository)
+		return gateRun{}, fmt.Errorf("repository %s: no executor for its gate commands", repository)
 	}
-	run, err := s.Gate.Begin()
+	env, err := p.prepareEnvironment(ctx, repository, dir, base, dir)
+	var se *environment.SetupError
+	if errors.As(err, &se) {
+		return gateRun{failed: "environment: " + p.o.Secrets.String(se.Report()), fix: se.Fix}, nil
+	}
 	if err != nil {
-		return nil, "", err
+		return gateRun{}, fmt.Errorf("prepare the environment of %s: %w", repository, err)
+	}
+	defer env.close()
+	gate, err := s.Gate.With(env.extra())
+	if err != nil {
+		return gateRun{}, err
+	}
+	run, err := gate.Begin()
+	if err != nil {
+		return gateRun{}, err
 	}
 	defer run.End() // best effort: a leftover run directory harms nothing
+	g := gateRun{env: env.note()}
 	budget := s.GateBudget
 	bctx, cancel := context.WithTimeoutCause(ctx, budget, errGateBudget)
 	defer cancel()
 	for _, cmd := range s.GateCommands {
-		if !all && failed != "" {
+		if !all && g.failed != "" {
 			break
 		}
 		if ctx.Err() == nil && errors.Is(context.Cause(bctx), errGateBudget) {
-			results = append(results, GateResult{Command: cmd, Detail: fmt.Sprintf("not run: the gate budget of %s ran out", budget)})
+			g.results = append(g.results, GateResult{Command: cmd, Detail: fmt.Sprintf("not run: the gate budget of %s ran out", budget)})
 			continue
 		}
 		out := &proc.TailBuffer{Max: gateTail}
@@ -122,29 +157,51 @@ func (p *Patch) gateCommands(ctx context.Context, s Settings, repository, dir st
 		// generator): azolla's git runs on this workspace again.
 		res, err := run.Exec(bctx, sandbox.Command{Line: cmd, Dir: dir, ReadOnly: []string{filepath.Join(dir, ".git")},
 			Vars: vars, Stdout: out, Stderr: out})
-		var reason, detail string
+		var reason, detail, fix string
 		switch {
 		case err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), errGateBudget):
 			reason = fmt.Sprintf("gate command %q did not finish within the gate budget of %s%s\noutput tail:\n%s",
 				cmd, budget, limitNote(res), tail(out))
 			detail = fmt.Sprintf("did not finish within the gate budget of %s%s", budget, limitNote(res))
 		case err != nil:
-			return results, "", fmt.Errorf("gate command %q: %w", cmd, err)
+			return g, fmt.Errorf("gate command %q: %w", cmd, err)
 		case res.ExitCode != 0 || res.Signal != 0:
 			reason = fmt.Sprintf("gate command %q %s after %s%s\noutput tail:\n%s",
 				cmd, res.Status(), res.Duration.Round(time.Millisecond), limitNote(res), tail(out))
 			detail = fmt.Sprintf("%s after %s%s", res.Status(), res.Duration.Round(time.Millisecond), limitNote(res))
+			fix = environmentFault(res)
 		default:
-			results = append(results, GateResult{Command: cmd, Passed: true,
+			g.results = append(g.results, GateResult{Command: cmd, Passed: true,
 				Detail: fmt.Sprintf("passed after %s", res.Duration.Round(time.Millisecond))})
 			continue
 		}
-		results = append(results, GateResult{Command: cmd, Detail: detail + "; output ends: " + lastLine(tail(out))})
-		if failed == "" {
-			failed = reason
+		g.results = append(g.results, GateResult{Command: cmd, Detail: detail + "; output ends: " + lastLine(tail(out))})
+		if g.failed == "" {
+			g.failed, g.fix = reason, fix
+			if fix != "" {
+				g.failed = "environment: " + reason + "\nfix: " + fix
+			}
 		}
 	}
-	return results, failed, nil
+	return g, nil
+}
+
+// environmentFault says what to change when a gate command's end is the
+// environment's fault rather than the patch's: it could not start (the
+// shell's 126 and 127), or it hit a sandbox limit. "" otherwise.
+func environmentFault(res sandbox.Outcome) string {
+	switch {
+	case res.ExitCode == 127:
+		return "the gate command was not found: install the tool on the worker, bind it in (gate_binds), or let the " +
+			"repository's setup provide it (patch.repositories[].setup)"
+	case res.ExitCode == 126:
+		return "the gate command could not be executed (not executable, or a file system mounted noexec): check " +
+			"gate_commands and the tool's permissions"
+	case res.Limit != "":
+		return "the run hit its " + res.Limit + ": raise the executor's limits (executor.max_processes, max_memory_mb, " +
+			"max_file_size_mb) or make the tests lighter"
+	}
+	return ""
 }
 
 // gateWorkspace is where the gate commands run: the runner's workspace when

@@ -22,6 +22,8 @@ func title(req diazotroph.Request, status string) string {
 		prefix = "No patch (stalled)"
 	case store.RunnerApplyFailed:
 		prefix = "Patch not applied"
+	case store.RunnerEnvironmentFailed:
+		prefix = "No patch (environment failed)"
 	}
 	return proc.CutAtRune(fmt.Sprintf("%s for %s: %s", prefix, req.Objective.ObjectiveID, oneLine(req.Objective.Title)), maxTitle)
 }
@@ -116,6 +118,9 @@ func (r *run) notes(diff, generatorNotes string) string {
 		r.genName, r.branch, r.base, cmp.Or(r.req.Snapshot.Metadata.BaseBranch, "unknown"))
 	b.WriteString(summary(stats(diff)))
 	fmt.Fprintf(&b, "Workspace: %s\n", r.ws)
+	if e := r.env.note(); e != "" {
+		fmt.Fprintf(&b, "%s\n", e)
+	}
 	if g := strings.TrimSpace(generatorNotes); g != "" {
 		fmt.Fprintf(&b, "\nGenerator: %s\n", g)
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/environment"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/redact"
@@ -73,6 +74,9 @@ type Options struct {
 	// TranscriptMax bounds the transcript kept of a generator's run, in
 	// bytes before compression (its end is kept); 0 keeps none.
 	TranscriptMax int
+	// Environments prepare each repository's environment before its
+	// agent and its gate commands run (package environment); nil: none.
+	Environments *environment.Manager
 }
 
 // Patch is PATCH_DIAZOTROPH. It is safe for concurrent use: workorders have
@@ -130,7 +134,29 @@ func (p *Patch) Execute(ctx context.Context, req diazotroph.Request) (diazotroph
 func (r *run) execute(ctx context.Context) (diazotroph.Result, error) {
 	// The budget covers what may take long: reading the repository and
 	// generating the patch. Applying and committing are quick and local.
-	bctx, cancel := context.WithTimeoutCause(ctx, r.req.Budget, errBudget)
+	// Setting up the environment is not the agent's time: it has a budget
+	// of its own, and the agent's budget stops while it runs.
+	pctx, cancel := context.WithTimeoutCause(ctx, r.req.Budget, errBudget)
+	stage, err := r.prepare(pctx)
+	used := time.Since(r.start)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(context.Cause(pctx), errBudget) {
+			return r.exhausted(stage, patchgen.Output{}), nil
+		}
+		return diazotroph.Result{}, err
+	}
+	env, err := r.p.prepareEnvironment(ctx, r.req.Objective.Repository, r.ws, r.base, r.ws)
+	var se *environment.SetupError
+	if errors.As(err, &se) {
+		return r.environmentFailed(se), nil
+	}
+	if err != nil {
+		return diazotroph.Result{}, fmt.Errorf("prepare the environment of %s: %w", r.req.Objective.Repository, err)
+	}
+	defer env.close()
+	r.env = env
+	bctx, cancel := context.WithTimeoutCause(ctx, max(r.req.Budget-used, 0), errBudget)
 	defer cancel()
 	out, stage, err := r.generate(bctx)
 	if err != nil {
@@ -173,6 +199,9 @@ type run struct {
 	// report, so that what the run cost is counted however it ended.
 	out patchgen.Output
 	ran bool
+	// env is the repository's environment the generator runs in, nil
+	// without one.
+	env *prepared
 }
 
 func (p *Patch) newRun(req diazotroph.Request) (*run, error) {
@@ -216,17 +245,15 @@ func (p *Patch) newRun(req diazotroph.Request) (*run, error) {
 		ws: p.Workspace(w.WorkOrderID), genName: name, gen: gen}, nil
 }
 
-// generate prepares the workspace and asks the generator for a patch. stage
+// generate asks the generator for a patch in the prepared workspace. stage
 // names what was under way when it failed.
 func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, err error) {
 	o := r.req.Objective
-	if stage, err := r.prepare(ctx); err != nil {
-		return out, stage, err
-	}
 	out, err = r.gen.Generate(ctx, patchgen.Input{ObjectiveID: o.ObjectiveID, WorkOrderID: r.req.WorkOrder.WorkOrderID,
 		BranchName: r.branch, BaseBranch: r.req.Snapshot.Metadata.BaseBranch, CommitSHA: r.base, Title: o.Title,
 		AcceptanceCriteria: o.AcceptanceCriteria, Prompt: r.req.Snapshot.FullPromptText, StaticPatch: o.Patch,
-		Worktree: r.ws, BudgetUSDRemaining: r.req.WorkOrder.BudgetUSDRemaining, Candidate: r.candidate})
+		Worktree: r.ws, BudgetUSDRemaining: r.req.WorkOrder.BudgetUSDRemaining, Candidate: r.candidate,
+		Environment: r.env.extra()})
 	r.out, r.ran = out, true
 	r.transcript = r.p.transcript(out.Transcript)
 	if errors.Is(err, patchgen.ErrNoStaticPatch) {

@@ -193,12 +193,13 @@ func (q *querier) GetOutputBundle(ctx context.Context, workOrderID string) (*sto
 	return b, nil
 }
 
-const runRecordCols = `work_order_id, objective_id, track, gate_result, gate_reason, commit_sha, created_at, updated_at`
+const runRecordCols = `work_order_id, objective_id, track, gate_result, gate_reason, commit_sha, created_at, updated_at,
+	blame`
 
 func scanRunRecord(r rowScanner) (*store.RunRecord, error) {
 	var rr store.RunRecord
 	err := r.Scan(&rr.WorkOrderID, &rr.ObjectiveID, nullStringCol(&rr.Track), &rr.GateResult, &rr.GateReason, nullStringCol(&rr.CommitSHA),
-		timeCol(&rr.CreatedAt), timeCol(&rr.UpdatedAt))
+		timeCol(&rr.CreatedAt), timeCol(&rr.UpdatedAt), nullStringCol(&rr.Blame))
 	if err != nil {
 		return nil, err
 	}
@@ -213,12 +214,13 @@ func (q *querier) UpsertRunRecord(ctx context.Context, r *store.RunRecord) (*sto
 		return nil, fmt.Errorf("upsert run record: %w", err)
 	}
 	stored, err := scanRunRecord(q.queryRow(ctx, `INSERT INTO run_records (`+runRecordCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (work_order_id) DO UPDATE SET objective_id = excluded.objective_id, track = excluded.track,
 			gate_result = excluded.gate_result, gate_reason = excluded.gate_reason,
-			commit_sha = excluded.commit_sha, updated_at = excluded.updated_at
+			commit_sha = excluded.commit_sha, updated_at = excluded.updated_at, blame = excluded.blame
 		RETURNING `+runRecordCols,
-		r.WorkOrderID, r.ObjectiveID, nullString(r.Track), r.GateResult, r.GateReason, nullString(r.CommitSHA), q.t(r.CreatedAt), q.t(r.UpdatedAt)))
+		r.WorkOrderID, r.ObjectiveID, nullString(r.Track), r.GateResult, r.GateReason, nullString(r.CommitSHA), q.t(r.CreatedAt),
+		q.t(r.UpdatedAt), nullString(r.Blame)))
 	if err != nil {
 		return nil, fmt.Errorf("upsert run record for %q: %w", r.WorkOrderID, err)
 	}
