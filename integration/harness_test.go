@@ -15,6 +15,7 @@ import (
 
 	"github.com/azolla/azolla/internal/audit"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/starter"
@@ -31,6 +32,8 @@ type bundle struct {
 	// env is added to the environment of the azolla processes the test
 	// runs (workerEnv).
 	env []string
+	// environ is added to the in-process worker's (setupOptions.environ).
+	environ []string
 }
 
 // setupOptions tune a test's configuration.
@@ -42,6 +45,9 @@ type setupOptions struct {
 	// configure changes the rest of the configuration, before it is
 	// validated.
 	configure func(*config.Config)
+	// environ are variables the in-process worker has besides the test
+	// process's: where its setups fetch from (a local module proxy).
+	environ []string
 }
 
 func setup(t testing.TB, o setupOptions) *bundle {
@@ -77,6 +83,7 @@ func setup(t testing.TB, o setupOptions) *bundle {
 	c := dialClient(t)
 	b := &bundle{cfg: cfg, store: st, client: c,
 		starter: &starter.Starter{Client: c, Store: st, TaskQueue: cfg.Temporal.TaskQueue}}
+	b.environ = o.environ
 	if !o.noWorker {
 		b.startWorker(t, "in-process")
 	}
@@ -88,10 +95,18 @@ func setup(t testing.TB, o setupOptions) *bundle {
 func (b *bundle) startWorker(t testing.TB, identity string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	var box *sandbox.Host
+	if b.environ != nil {
+		h, err := sandbox.New(sandbox.Options{Mode: sandbox.Mode(b.cfg.Executor.Sandbox), Limits: b.cfg.Executor.Limits(),
+			Hide: b.cfg.HiddenPaths(), RunsDir: b.cfg.RunsDir(), Environ: append(os.Environ(), b.environ...)})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = h.Close() })
+		box = h
+	}
 	go func() {
 		done <- workers.Run(ctx, workers.Options{Config: b.cfg, Client: b.client, Store: b.store,
 			Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
-			Identity: identity})
+			Identity: identity, Sandbox: box})
 	}()
 	t.Cleanup(func() {
 		cancel()

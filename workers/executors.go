@@ -40,6 +40,8 @@ type Executors struct {
 	// Secrets redacts cfg's secrets, the worker's secret variables, what
 	// the executors pass to their runs, and any extra secret.
 	Secrets *redact.Redactor
+	// Environ is the worker's environment the runs are built from.
+	Environ []string
 }
 
 // NewExecutors builds the executors of cfg on h. extra are further values
@@ -51,7 +53,7 @@ func NewExecutors(cfg config.Config, h *sandbox.Host, log *slog.Logger, extra ..
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	e := &Executors{Gates: map[string]*sandbox.Executor{}, Setups: map[string]*sandbox.Executor{}}
+	e := &Executors{Gates: map[string]*sandbox.Executor{}, Setups: map[string]*sandbox.Executor{}, Environ: h.Environ()}
 	// A forge token is read from the environment or its file; it is
 	// redacted like the secrets written in the configuration.
 	secrets := append(append(cfg.Secrets(), cfg.ForgeTokens(os.Getenv)...), extra...)

@@ -76,12 +76,19 @@ func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 func NewEnvironments(cfg config.Config, ex *Executors) *environment.Manager {
 	pc := cfg.Patch
 	return &environment.Manager{
-		Store: &environment.Store{Root: cfg.EnvironmentsDir(),
-			MaxBytes: func(repo string) int64 { return pc.Repository(repo).Setup.MaxBytes() }},
-		Config: func(repo string) environment.Config { return pc.Repository(repo).Setup.Environment() },
-		Setup:  ex.Setup,
-		Budget: func(repo string) time.Duration { return pc.Repository(repo).Setup.Budget },
+		Store:   environmentStore(cfg),
+		Config:  func(repo string) environment.Config { return pc.Repository(repo).Setup.Environment() },
+		Setup:   ex.Setup,
+		Budget:  func(repo string) time.Duration { return pc.Repository(repo).Setup.Budget },
+		Environ: ex.Environ,
 	}
+}
+
+// environmentStore is where this host keeps repositories' environments,
+// each repository's capped by its setup.cache_max_mb.
+func environmentStore(cfg config.Config) *environment.Store {
+	return &environment.Store{Root: cfg.EnvironmentsDir(),
+		MaxBytes: func(repo string) int64 { return cfg.Patch.Repository(repo).Setup.MaxBytes() }}
 }
 
 // openAIOptions is the openai client of patch.openai asking model: the

@@ -20,5 +20,5 @@ func NewPruner(cfg config.Config, st store.Querier, log *slog.Logger) (*retentio
 		return nil, fmt.Errorf("patch.git_dir: %w", err)
 	}
 	return &retention.Pruner{Store: st, Git: gitops.Git{}, Dir: dir, Retention: cfg.Patch.Retention,
-		Interval: cfg.Patch.GCInterval, Log: log}, nil
+		Interval: cfg.Patch.GCInterval, Log: log, Environments: environmentStore(cfg)}, nil
 }

@@ -28,7 +28,9 @@ DONE or a retry superseded its workorder, and only if its branch was pushed,
 a pause state warned that it would be pruned, or it holds no commit of its
 own. The newest workorder of an objective that is not DONE is never pruned.
 Directories the store does not account for and symbolic links are reported
-and left alone. Then every mirror is git gc'd.
+and left alone. Then every mirror is git gc'd, and each repository's
+environments (what setup prepared) are cut back to setup.cache_max_mb, the
+least recently used first, passing over those in use.
 
 Prints what was pruned (with the space freed), what was kept and why, the
 orphans and the mirrors; exits 1 if an entry or a mirror could not be
@@ -103,6 +105,10 @@ func writeGCText(w io.Writer, rep retention.Report) error {
 			continue
 		}
 		fmt.Fprintf(&b, "%-12s %s  %s freed\n", gcd, textsafe.Line(m.Dir), humanBytes(m.BytesFreed))
+	}
+	for _, u := range rep.Environments {
+		fmt.Fprintf(&b, "%-12s %s  %s, %s of its %s cap\n", "environments", textsafe.Line(u.Repository),
+			verifyCount(u.Environments, "environment"), humanBytes(u.Bytes), humanBytes(u.MaxBytes))
 	}
 	for _, e := range rep.Errors {
 		fmt.Fprintf(&b, "%-12s %s\n", "error", textsafe.Line(e))

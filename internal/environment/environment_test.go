@@ -323,3 +323,9 @@ func TestPrepare_InTheSandboxSetupWritesOnlyItsEnvironment(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ok\n", string(ok))
 }
+
+func TestCacheVar_IsAVariableName(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "AZOLLA_CACHE_NODE_MODULES", environment.CacheVar("node_modules"))
+	require.Equal(t, "AZOLLA_CACHE_CUSTOM_TOOLS_DIR", environment.CacheVar("custom-tools_dir"))
+}

@@ -189,6 +189,7 @@ func (m *Manager) setupExtra(spec Spec, dir string) (sandbox.Extra, []string) {
 	for _, n := range spec.PassEnv {
 		if v, ok := lookupEnv(environ, n); ok {
 			env[n] = v
+			x.Binds = append(x.Binds, localSources(v)...)
 		}
 	}
 	for _, c := range spec.Caches {
@@ -209,9 +210,42 @@ func (m *Manager) setupExtra(spec Spec, dir string) (sandbox.Extra, []string) {
 	}
 	var vars []string
 	for _, c := range spec.Caches {
-		vars = append(vars, "AZOLLA_CACHE_"+strings.ToUpper(c.Name)+"="+paths[c.Name])
+		vars = append(vars, CacheVar(c.Name)+"="+paths[c.Name])
 	}
 	return x, vars
+}
+
+// CacheVar is the descriptor that names cache name's directory in setup:
+// AZOLLA_CACHE_ and its name in capitals, anything but letters and digits
+// an underscore.
+func CacheVar(name string) string {
+	return "AZOLLA_CACHE_" + strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			return r
+		}
+		return '_'
+	}, name)
+}
+
+// localSources are the local directories a passed variable names, such as
+// a file:// module proxy or a directory of wheels: setup sees them
+// read-only, wherever they are, since they are where it is told to fetch
+// from.
+func localSources(v string) []sandbox.Bind {
+	var out []sandbox.Bind
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
+		p := strings.TrimPrefix(part, "file://")
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			out = append(out, sandbox.Bind{Path: p})
+		}
+	}
+	return out
 }
 
 func lookupEnv(environ []string, name string) (string, bool) {

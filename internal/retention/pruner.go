@@ -13,6 +13,7 @@ import (
 
 	"github.com/azolla/azolla/internal/background"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/environment"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -34,6 +35,10 @@ type Pruner struct {
 	Now func() time.Time
 	// Log gets one line per pruned entry, orphan and error (default: none).
 	Log *slog.Logger
+	// Environments, when set, are this host's repository environments:
+	// each pass evicts those least recently used beyond their
+	// repository's cap (not under DryRun) and reports what is left.
+	Environments *environment.Store
 
 	loopOnce sync.Once
 	loop     *background.Loop[Report]
@@ -64,7 +69,7 @@ func (p *Pruner) Stop() { p.background().Stop() }
 // error is for a pass that could not run at all.
 func (p *Pruner) RunOnce(ctx context.Context) (Report, error) {
 	rep := Report{DryRun: p.DryRun, Pruned: []Entry{}, Kept: []Entry{}, Orphans: []Entry{}, Mirrors: []Mirror{},
-		TranscriptsPruned: []string{}, Errors: []string{}}
+		TranscriptsPruned: []string{}, Errors: []string{}, Environments: []environment.Usage{}}
 	if !filepath.IsAbs(p.Dir) {
 		return rep, fmt.Errorf("retention pass: git dir %q is not an absolute path", p.Dir)
 	}
@@ -76,6 +81,13 @@ func (p *Pruner) RunOnce(ctx context.Context) (Report, error) {
 	}
 	p.mirrors(ctx, &rep)
 	p.transcripts(ctx, &rep)
+	if p.Environments != nil && !p.DryRun {
+		usage, err := p.Environments.Prune()
+		if err != nil {
+			rep.Errors = append(rep.Errors, "environments: "+err.Error())
+		}
+		rep.Environments = append(rep.Environments, usage...)
+	}
 	if n := len(rep.Pruned) + len(rep.Mirrors) + len(rep.TranscriptsPruned) + len(rep.Errors); n > 0 {
 		p.log().Info("workspace retention pass", "dry_run", p.DryRun, "pruned", len(rep.Pruned),
 			"transcripts_pruned", len(rep.TranscriptsPruned),

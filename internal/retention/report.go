@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/environment"
 )
 
 // Reason says why an entry was pruned, kept or left alone.
@@ -90,6 +91,9 @@ type Report struct {
 	// TranscriptsPruned are the workorders whose stored run transcript
 	// was deleted (under DryRun: would be).
 	TranscriptsPruned []string `json:"transcripts_pruned"`
+	// Environments are what each repository's environments hold on this
+	// host after the pass evicted past their caps.
+	Environments []environment.Usage `json:"environments"`
 	// Errors are the per-entry and per-mirror errors; each left its item
 	// as it was.
 	Errors []string `json:"errors"`

@@ -130,6 +130,9 @@ func New(o Options) (*Host, error) {
 	return h, nil
 }
 
+// Environ is the worker's environment runs are built from (a copy).
+func (h *Host) Environ() []string { return slices.Clone(h.environ) }
+
 // Mode is the mode runs get: ModeBwrap or ModeNone.
 func (h *Host) Mode() Mode { return h.mode }
 
