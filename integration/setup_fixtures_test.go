@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,7 +27,7 @@ import (
 // Each serves one small library, greet, whose Hello says hello.
 
 // writeFiles writes files (path to content) under dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, name)
@@ -43,7 +44,7 @@ var goModule = map[string]string{
 
 // goProxy writes a file:// module proxy holding goModule and returns its
 // URL and the go.sum lines of a module that requires it.
-func goProxy(t *testing.T) (proxy, sum string) {
+func goProxy(t testing.TB) (proxy, sum string) {
 	t.Helper()
 	const mod, version = "example.com/greet", "v1.0.0"
 	dir := filepath.Join(t.TempDir(), "goproxy")
@@ -84,31 +85,34 @@ func goProxy(t *testing.T) (proxy, sum string) {
 
 // goRepository is a module that uses greet, whose test fails until
 // greeting.go says "hello, world".
-func goRepository(t *testing.T, sum string) string {
+func goRepository(t testing.TB, sum string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "goapp")
 	writeFiles(t, dir, map[string]string{
 		"go.mod":           "module example.com/app\n\ngo 1.22\n\nrequire example.com/greet v1.0.0\n",
 		"go.sum":           sum,
 		"greeting.go":      "package app\n\nimport \"example.com/greet\"\n\n// Greeting is what the app says.\nfunc Greeting() string { return greet.Hello(\"wrld\") }\n",
-		"greeting_test.go": "package app\n\nimport \"testing\"\n\nfunc TestGreeting(t *testing.T) {\n\tif got := Greeting(); got != \"hello, world\" {\n\t\tt.Fatalf(\"Greeting() = %q\", got)\n\t}\n}\n",
+		"greeting_test.go": "package app\n\nimport \"testing\"\n\nfunc TestGreeting(t testing.TB) {\n\tif got := Greeting(); got != \"hello, world\" {\n\t\tt.Fatalf(\"Greeting() = %q\", got)\n\t}\n}\n",
 	})
 	return commitAll(t, dir)
 }
 
 // commitAll makes dir a repository with everything in it committed on
 // main.
-func commitAll(t *testing.T, dir string) string {
+func commitAll(t testing.TB, dir string) string {
 	t.Helper()
-	gitIn(t, dir, "init", "-q", "-b", "main")
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-q", "-m", "initial")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "initial"}} {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=Upstream", "-c", "user.email=up@example.com"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
 	return dir
 }
 
 // npmRegistry serves greet 1.0.0's tarball on loopback and returns the
 // tarball's URL and its integrity.
-func npmRegistry(t *testing.T) (tarball, integrity string) {
+func npmRegistry(t testing.TB) (tarball, integrity string) {
 	t.Helper()
 	var tgz bytes.Buffer
 	gz := gzip.NewWriter(&tgz)
@@ -138,7 +142,7 @@ func npmRegistry(t *testing.T) (tarball, integrity string) {
 
 // nodeRepository is a package using greet, whose test fails until
 // greeting.js says "hello, world".
-func nodeRepository(t *testing.T, tarball, integrity string) string {
+func nodeRepository(t testing.TB, tarball, integrity string) string {
 	t.Helper()
 	lock, err := json.MarshalIndent(map[string]any{
 		"name": "app", "version": "1.0.0", "lockfileVersion": 3, "requires": true,
@@ -161,7 +165,7 @@ func nodeRepository(t *testing.T, tarball, integrity string) string {
 }
 
 // wheels writes a directory holding greet's wheel.
-func wheels(t *testing.T) string {
+func wheels(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "wheels")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -199,7 +203,7 @@ func wheels(t *testing.T) string {
 
 // pythonRepository uses greet, whose test fails until greeting.py says
 // "hello, world".
-func pythonRepository(t *testing.T) string {
+func pythonRepository(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "pyapp")
 	writeFiles(t, dir, map[string]string{

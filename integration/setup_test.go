@@ -24,7 +24,7 @@ type setupWorld struct {
 	repo string
 }
 
-func setupRepository(t *testing.T, repo, agent string, gate []string, environ []string,
+func setupRepository(t testing.TB, repo, agent string, gate []string, environ []string,
 	rc func(*config.RepositoryConfig)) *setupWorld {
 	t.Helper()
 	sandboxtest.RequireBwrap(t)
@@ -41,7 +41,7 @@ func setupRepository(t *testing.T, repo, agent string, gate []string, environ []
 }
 
 // approveAndWait runs an objective on the repository to its next pause.
-func (w *setupWorld) approveAndWait(t *testing.T, id, step string) workflows.State {
+func (w *setupWorld) approveAndWait(t testing.TB, id, step string) workflows.State {
 	t.Helper()
 	w.create(t, id, func(o *store.Objective) {
 		o.Repository, o.BaseBranch, o.Generator = w.repo, "main", config.GeneratorCommand

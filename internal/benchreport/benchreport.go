@@ -50,6 +50,7 @@ var Goals = []Goal{
 	{ID: "S1", What: "lean `azolla version` wall time / `git --version`", Benchmark: "BenchmarkStartup", Unit: "lean-time-ratio", AtMost: true, Bound: 15},
 	{ID: "S2", What: "lean `azolla version` peak RSS / `git --version`", Benchmark: "BenchmarkStartup", Unit: "lean-rss-ratio", AtMost: true, Bound: 8},
 	{ID: "BN", What: "best-of-N, approval to DONE, 3 candidates / 1 (agent sleeping 2 s)", Benchmark: "BenchmarkBestOfN", Unit: "bn-ratio", AtMost: true, Bound: 1.5},
+	{ID: "X2", What: "Go repository with a dependency, approval to DONE, warm environment / cold (mean)", Benchmark: "BenchmarkEnvironment", Unit: "x2-ratio", AtMost: true, Bound: 0.35},
 	{ID: "X1", What: "COMMAND_DIAZOTROPH `true`, approval to DONE, sandboxed / unconfined (mean)", Benchmark: "BenchmarkSandbox", Unit: "x1-ratio", AtMost: true, Bound: 1.1},
 	{ID: "G1 sqlite", What: "store bytes per DONE objective, after store retention / before", Benchmark: "BenchmarkStoreGrowth", Unit: "g1-sqlite-ratio", AtMost: true, Bound: 0.5},
 	{ID: "G1 postgres", What: "store bytes per DONE objective, after store retention / before", Benchmark: "BenchmarkStoreGrowth", Unit: "g1-postgres-ratio", AtMost: true, Bound: 0.5},

@@ -36,6 +36,17 @@ func GenerationInput(in Input) string {
 	return b.String()
 }
 
+// withHouseRules adds the repository's AGENTS.md to a prompt, as the
+// repository's own instructions for whoever changes it.
+func withHouseRules(prompt, rules string) string {
+	rules = strings.TrimSpace(rules)
+	if rules == "" {
+		return prompt
+	}
+	return prompt + "\n## The repository's instructions (its AGENTS.md)\n\n" +
+		"Follow them where they apply to this change.\n\n" + rules + "\n"
+}
+
 // objectiveText renders the title and acceptance criteria.
 func objectiveText(in Input) string {
 	var b strings.Builder

@@ -201,7 +201,8 @@ type chatReply struct {
 
 // Generate asks the endpoint for a patch for in.
 func (g *OpenAI) Generate(ctx context.Context, in Input) (Output, error) {
-	cr, attempts, waited, err := g.complete(ctx, systemPrompt, GenerationInput(in), g.sampling(in.Candidate))
+	cr, attempts, waited, err := g.complete(ctx, systemPrompt, withHouseRules(GenerationInput(in), in.HouseRules),
+		g.sampling(in.Candidate))
 	if err != nil {
 		return Output{}, fmt.Errorf("openai generator: objective %s: model %s: %w", in.ObjectiveID, g.model, err)
 	}

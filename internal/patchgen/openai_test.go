@@ -242,3 +242,24 @@ func TestNewOpenAI_RefusesIncompleteOrInvalidOptions(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenAI_TheRepositorysAgentsMDIsInThePrompt(t *testing.T) {
+	t.Parallel()
+	srv := newChatServer(t, completion("```diff\n"+helloDiff+"```\n", "stop"))
+	g := newOpenAI(t, srv.URL+"/v1", testKey)
+	in := newInput("/work/tree")
+	in.HouseRules = "Run `make check` before you answer.\nNever touch vendor/."
+	_, err := g.Generate(t.Context(), in)
+	require.NoError(t, err)
+	body := <-srv.bodies
+	user := body["messages"].([]any)[1].(map[string]any)["content"].(string)
+	require.Contains(t, user, "## The repository's instructions (its AGENTS.md)")
+	require.Contains(t, user, "Never touch vendor/.")
+
+	in.HouseRules = ""
+	_, err = g.Generate(t.Context(), in)
+	require.NoError(t, err)
+	body = <-srv.bodies
+	user = body["messages"].([]any)[1].(map[string]any)["content"].(string)
+	require.NotContains(t, user, "AGENTS.md", "a repository without one says nothing of it")
+}

@@ -66,7 +66,14 @@ type Input struct {
 	// Environment is what the repository's prepared environment adds to a
 	// command's run: its caches and variables (package environment).
 	Environment sandbox.Extra
+	// HouseRules is the repository's AGENTS.md at the base commit, cut to
+	// MaxHouseRules; "" when it has none. The openai generator puts it in
+	// its prompt; an agent in the worktree finds the file itself.
+	HouseRules string
 }
+
+// MaxHouseRules bounds what a prompt carries of a repository's AGENTS.md.
+const MaxHouseRules = 16 << 10
 
 // Output is a candidate patch.
 type Output struct {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/environment"
 	"github.com/azolla/azolla/internal/gitops"
+	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -99,4 +101,21 @@ func (r *run) environmentFailed(se *environment.SetupError) diazotroph.Result {
 	notes := r.p.o.Secrets.String(se.Report()) + "\n\nThe repository's environment could not be prepared, so no " +
 		"agent ran and nothing was spent on it.\n"
 	return r.result(store.RunnerEnvironmentFailed, "", notes, store.BundleMetadata{BranchName: r.branch})
+}
+
+// houseRulesFile is where a repository keeps its instructions for agents.
+const houseRulesFile = "AGENTS.md"
+
+// houseRules is the repository's AGENTS.md at the base commit, cut to
+// patchgen.MaxHouseRules; "" when it has none or it cannot be read.
+func (r *run) houseRules(ctx context.Context) string {
+	b, err := r.p.o.Git.ReadFile(ctx, r.ws, r.base, houseRulesFile, maxSetupFile)
+	if err != nil {
+		return ""
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if len(s) > patchgen.MaxHouseRules {
+		s = strings.ToValidUTF8(s[:patchgen.MaxHouseRules], "") + "\n[... AGENTS.md cut here ...]"
+	}
+	return s
 }

@@ -253,7 +253,7 @@ func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, 
 		BranchName: r.branch, BaseBranch: r.req.Snapshot.Metadata.BaseBranch, CommitSHA: r.base, Title: o.Title,
 		AcceptanceCriteria: o.AcceptanceCriteria, Prompt: r.req.Snapshot.FullPromptText, StaticPatch: o.Patch,
 		Worktree: r.ws, BudgetUSDRemaining: r.req.WorkOrder.BudgetUSDRemaining, Candidate: r.candidate,
-		Environment: r.env.extra()})
+		Environment: r.env.extra(), HouseRules: r.houseRules(ctx)})
 	r.out, r.ran = out, true
 	r.transcript = r.p.transcript(out.Transcript)
 	if errors.Is(err, patchgen.ErrNoStaticPatch) {
