@@ -92,7 +92,7 @@ func goRepository(t testing.TB, sum string) string {
 		"go.mod":           "module example.com/app\n\ngo 1.22\n\nrequire example.com/greet v1.0.0\n",
 		"go.sum":           sum,
 		"greeting.go":      "package app\n\nimport \"example.com/greet\"\n\n// Greeting is what the app says.\nfunc Greeting() string { return greet.Hello(\"wrld\") }\n",
-		"greeting_test.go": "package app\n\nimport \"testing\"\n\nfunc TestGreeting(t testing.TB) {\n\tif got := Greeting(); got != \"hello, world\" {\n\t\tt.Fatalf(\"Greeting() = %q\", got)\n\t}\n}\n",
+		"greeting_test.go": "package app\n\nimport \"testing\"\n\nfunc TestGreeting(t *testing.T) {\n\tif got := Greeting(); got != \"hello, world\" {\n\t\tt.Fatalf(\"Greeting() = %q\", got)\n\t}\n}\n",
 	})
 	return commitAll(t, dir)
 }
