@@ -199,6 +199,9 @@ type chatReply struct {
 	body   []byte
 }
 
+// ReadsHouseRules says the prompt carries the repository's AGENTS.md.
+func (g *OpenAI) ReadsHouseRules() bool { return true }
+
 // Generate asks the endpoint for a patch for in.
 func (g *OpenAI) Generate(ctx context.Context, in Input) (Output, error) {
 	cr, attempts, waited, err := g.complete(ctx, systemPrompt, withHouseRules(GenerationInput(in), in.HouseRules),

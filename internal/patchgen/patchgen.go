@@ -102,6 +102,13 @@ type Generator interface {
 	Generate(ctx context.Context, in Input) (Output, error)
 }
 
+// HouseRulesReader is implemented by generators that put the repository's
+// AGENTS.md in their prompt (openai); for the others it is not read, which
+// saves a git run on every workorder.
+type HouseRulesReader interface {
+	ReadsHouseRules() bool
+}
+
 // WorktreeKeeper is implemented by generators that never write to the
 // worktree (static, openai). The patch flow can then apply their patch to
 // the worktree as prepared; after any other generator it resets it first.

@@ -109,6 +109,9 @@ const houseRulesFile = "AGENTS.md"
 // houseRules is the repository's AGENTS.md at the base commit, cut to
 // patchgen.MaxHouseRules; "" when it has none or it cannot be read.
 func (r *run) houseRules(ctx context.Context) string {
+	if h, ok := r.gen.(patchgen.HouseRulesReader); !ok || !h.ReadsHouseRules() {
+		return ""
+	}
 	b, err := r.p.o.Git.ReadFile(ctx, r.ws, r.base, houseRulesFile, maxSetupFile)
 	if err != nil {
 		return ""

@@ -21,6 +21,8 @@ func (s *seeing) Generate(_ context.Context, in patchgen.Input) (patchgen.Output
 
 func (s *seeing) KeepsWorktree() bool { return true }
 
+func (s *seeing) ReadsHouseRules() bool { return true }
+
 // The generator is given the repository's AGENTS.md as the base commit has
 // it; a repository without one gives none.
 func TestExecute_TheGeneratorGetsTheBaseCommitsAgentsMD(t *testing.T) {
