@@ -95,14 +95,14 @@ func setup(t testing.TB, o setupOptions) *bundle {
 func (b *bundle) startWorker(t testing.TB, identity string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var box *sandbox.Host
-	if b.environ != nil {
-		h, err := sandbox.New(sandbox.Options{Mode: sandbox.Mode(b.cfg.Executor.Sandbox), Limits: b.cfg.Executor.Limits(),
-			Hide: b.cfg.HiddenPaths(), RunsDir: b.cfg.RunsDir(), Environ: append(os.Environ(), b.environ...)})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = h.Close() })
-		box = h
-	}
+	// The worker's sandbox as NewSandbox builds it, but for the worker's
+	// environment (the test's, and setupOptions.environ) and the relay of
+	// allowlist runs: this process is no azolla binary, azollaBin is.
+	box, err := sandbox.New(sandbox.Options{Mode: sandbox.Mode(b.cfg.Executor.Sandbox), Bwrap: b.cfg.Executor.Bwrap,
+		Limits: b.cfg.Executor.Limits(), Hide: b.cfg.HiddenPaths(), RunsDir: b.cfg.RunsDir(),
+		Environ: append(os.Environ(), b.environ...), Relay: azollaBin})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = box.Close() })
 	go func() {
 		done <- workers.Run(ctx, workers.Options{Config: b.cfg, Client: b.client, Store: b.store,
 			Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),

@@ -187,6 +187,9 @@ func Run(ctx context.Context, o Options) error {
 		defer h.Close()
 		o.Sandbox = h
 	}
+	if o.Metrics != nil {
+		o.Sandbox.ObserveEgress(o.Metrics.Egress)
+	}
 	ex, err := NewExecutors(o.Config, o.Sandbox, o.Log)
 	if err != nil {
 		return err

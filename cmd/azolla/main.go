@@ -13,9 +13,16 @@ import (
 	"syscall"
 
 	"github.com/azolla/azolla/internal/cli"
+	"github.com/azolla/azolla/internal/egress"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == egress.RelayCommand {
+		// Not a command of a person's: the first process of a sandbox whose
+		// network is an allowlist (package sandbox), run before anything
+		// else so that the run's signals reach the run's command.
+		os.Exit(egress.RelayMain(os.Args[2:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv,
 		cli.WithDevServer(startDevServer), cli.WithName(os.Args[0]))

@@ -296,6 +296,9 @@ type RepositoryConfig struct {
 	GateSecretEnv []string          `mapstructure:"gate_secret_env" json:"gate_secret_env" yaml:"gate_secret_env"`
 	GateNetwork   string            `mapstructure:"gate_network" json:"gate_network" yaml:"gate_network"`
 	GateBinds     []BindConfig      `mapstructure:"gate_binds" json:"gate_binds" yaml:"gate_binds"`
+	// GateEgress are the hosts gate commands may reach under gate_network
+	// allowlist (a service the tests need).
+	GateEgress []string `mapstructure:"gate_egress" json:"gate_egress" yaml:"gate_egress"`
 	// Forge, when its kind is set, gets a pull request for each objective
 	// whose gate passes (docs/pull-requests.md).
 	Forge ForgeConfig `mapstructure:"forge" json:"forge" yaml:"forge"`
@@ -313,7 +316,7 @@ type RepositoryConfig struct {
 // Gate returns the gate commands' run settings.
 func (r RepositoryConfig) Gate() RunConfig {
 	return RunConfig{PassEnv: r.GatePassEnv, Env: r.GateEnv, SecretEnv: r.GateSecretEnv, Network: r.GateNetwork,
-		Binds: r.GateBinds}
+		Binds: r.GateBinds, Egress: r.GateEgress}
 }
 
 // Patch generators.
@@ -426,7 +429,9 @@ func DefaultFor(getenv func(string) string) Config {
 		Patch: PatchConfig{Generator: GeneratorStatic,
 			Author:        AuthorConfig{Name: "azolla", Email: "azolla@localhost"},
 			MaxPatchBytes: 4 << 20, FileListLimit: 200,
-			Command:   PatchCommandConfig{RunConfig: RunConfig{Network: NetworkHost}},
+			// No network set: the host's, or with a preset an allowlist of
+			// its model's hosts (PatchCommandPolicy).
+			Command:   PatchCommandConfig{},
 			Retention: DefaultRetention, GCInterval: DefaultGCInterval, EarlyStop: true,
 			OpenAI: OpenAIConfig{BaseURL: "https://api.openai.com/v1", APIKey: getenv("OPENAI_API_KEY"),
 				TokenParam: patchgen.TokenParamMaxCompletionTokens, MaxTokens: patchgen.DefaultOpenAIMaxTokens,

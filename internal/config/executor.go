@@ -61,14 +61,43 @@ type RunConfig struct {
 	// although their names do not say they are secret (names with KEY,
 	// TOKEN, SECRET, PASSWORD ... are redacted anyway).
 	SecretEnv []string `mapstructure:"secret_env" json:"secret_env" yaml:"secret_env"`
-	// Network is host or none (loopback only; needs the sandbox).
+	// Network is host, none (loopback only; needs the sandbox) or
+	// allowlist (none, plus azolla's egress proxy to the hosts of Egress
+	// and Credentials).
 	Network string `mapstructure:"network" json:"network" yaml:"network"`
+	// Egress are the hosts an allowlist run may reach: "api.example.com",
+	// "host:port", "*.example.com".
+	Egress []string `mapstructure:"egress" json:"egress" yaml:"egress"`
+	// Credentials are keys the egress proxy adds, as headers, to what an
+	// allowlist run sends to their hosts: the run never holds them.
+	Credentials []CredentialConfig `mapstructure:"credentials" json:"credentials" yaml:"credentials"`
 	// Home, when its path is set, is the run's HOME instead of a private
 	// one: where an agent keeps its login and settings. Read-only unless
 	// its mode is rw; never the worker's own HOME unless named here.
 	Home BindConfig `mapstructure:"home" json:"home" yaml:"home"`
 	// Binds are host paths the run sees (caches such as GOMODCACHE).
 	Binds []BindConfig `mapstructure:"binds" json:"binds" yaml:"binds"`
+}
+
+// CredentialConfig is a key an allowlist run uses without holding it.
+type CredentialConfig struct {
+	// Host is the endpoint's host (or host:port).
+	Host string `mapstructure:"host" json:"host" yaml:"host"`
+	// Header is the header that carries the key (x-api-key,
+	// Authorization); Format its value, {secret} standing for the key
+	// ("Bearer {secret}"); "" is the key alone.
+	Header string `mapstructure:"header" json:"header" yaml:"header"`
+	Format string `mapstructure:"format" json:"format" yaml:"format"`
+	// SecretEnv names the worker's variable that holds the key. It may not
+	// be passed to the run as well.
+	SecretEnv string `mapstructure:"secret_env" json:"secret_env" yaml:"secret_env"`
+	// BaseURLEnv is the variable the agent reads its endpoint from
+	// (ANTHROPIC_BASE_URL): it is pointed at the proxy, with BasePath after
+	// the host.
+	BaseURLEnv string `mapstructure:"base_url_env" json:"base_url_env" yaml:"base_url_env"`
+	BasePath   string `mapstructure:"base_path" json:"base_path" yaml:"base_path"`
+	// Scheme is https (the default), or http for a local endpoint.
+	Scheme string `mapstructure:"scheme" json:"scheme" yaml:"scheme"`
 }
 
 // BindConfig is a host path a run sees at the same path.
@@ -82,6 +111,9 @@ type BindConfig struct {
 const (
 	NetworkHost = string(sandbox.NetworkHost)
 	NetworkNone = string(sandbox.NetworkNone)
+	// NetworkAllowlist: none, plus azolla's egress proxy to the hosts of
+	// egress and credentials.
+	NetworkAllowlist = string(sandbox.NetworkAllowlist)
 )
 
 // Bind modes.
@@ -144,7 +176,11 @@ func (e ExecutorConfig) Limits() sandbox.Limits {
 // network is fallback when r names none.
 func (r RunConfig) Policy(name string, fallback sandbox.Network) sandbox.Policy {
 	p := sandbox.Policy{Name: name, PassEnv: r.PassEnv, Env: r.Env, SecretEnv: r.SecretEnv,
-		Network: sandbox.Network(r.Network), Binds: make([]sandbox.Bind, 0, len(r.Binds))}
+		Network: sandbox.Network(r.Network), Binds: make([]sandbox.Bind, 0, len(r.Binds)), Egress: r.Egress}
+	for _, c := range r.Credentials {
+		p.Credentials = append(p.Credentials, sandbox.Credential{Host: c.Host, Header: c.Header, Format: c.Format,
+			SecretEnv: c.SecretEnv, BaseURLEnv: c.BaseURLEnv, BasePath: c.BasePath, Scheme: c.Scheme})
+	}
 	if p.Network == "" {
 		p.Network = fallback
 	}
@@ -173,10 +209,34 @@ func (c Config) CommandPolicy() sandbox.Policy {
 	return c.Diazotroph.Command.Policy("diazotroph.command", sandbox.NetworkHost)
 }
 
-// PatchCommandPolicy is the command generator's: the host's network unless
-// set, for the agent to reach its model.
+// PatchCommandPolicy is the command generator's. With a preset and no
+// network set, the agent's network is an allowlist of its model's hosts,
+// and the model's key, when the worker has it under the preset's name and
+// passes it no other way, is added by the egress proxy: the agent never
+// holds it. Without a preset, the host's network unless set.
 func (c Config) PatchCommandPolicy() sandbox.Policy {
-	return c.Patch.Command.Policy("patch.command", sandbox.NetworkHost)
+	pc := c.Patch.Command
+	p := pc.Policy("patch.command", sandbox.NetworkHost)
+	if pc.Preset == "" || pc.Network != "" {
+		return p
+	}
+	preset, err := runreport.LookupPreset(pc.Preset)
+	if err != nil {
+		return p // validation says so
+	}
+	p.Network = sandbox.NetworkAllowlist
+	for _, h := range preset.Egress {
+		if !slices.Contains(p.Egress, h) {
+			p.Egress = append(p.Egress, h)
+		}
+	}
+	if k := preset.Key; k != nil && len(pc.Credentials) == 0 && !slices.Contains(pc.PassEnv, k.SecretEnv) {
+		if _, inEnv := pc.Env[k.SecretEnv]; !inEnv {
+			p.Credentials = append(p.Credentials, sandbox.Credential{Host: k.Host, Header: k.Header, Format: k.Format,
+				SecretEnv: k.SecretEnv, BaseURLEnv: k.BaseURLEnv, BasePath: k.BasePath})
+		}
+	}
+	return p
 }
 
 // GatePolicy is the gate commands' of patch.repositories[i]: no network

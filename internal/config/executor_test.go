@@ -40,7 +40,7 @@ func TestValidateExecutors_NamesTheKeyOfEachProblem(t *testing.T) {
 		}, `patch.repositories[0].gate_env.AZOLLA_TEMPORAL_API_KEY: AZOLLA_TEMPORAL_API_KEY cannot be passed`},
 		{"a gate network that is not one", func(c *config.Config) {
 			c.Patch.Repositories = []config.RepositoryConfig{{Repository: "/r", GateNetwork: "lan"}}
-		}, `patch.repositories[0].gate_network: must be "none" or "host", got "lan"`},
+		}, `patch.repositories[0].gate_network: must be one of [none allowlist host], got "lan"`},
 		{"an env value holding azolla's secret", func(c *config.Config) {
 			c.Temporal.APIKey = "tmprl-secret-value"
 			c.Patch.Command.Env = map[string]string{"AGENT_ARGS": "--key tmprl-secret-value"}

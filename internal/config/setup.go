@@ -142,25 +142,30 @@ func (s SetupConfig) validate(key string, add func(key, format string, args ...a
 }
 
 // validateSetupSecretsStayInSetup refuses an agent or a gate command that
-// would be passed a variable a setup holds as its secret.
+// would be passed a variable a setup holds as its secret, and any executor
+// passed a key the egress proxy adds for an agent (credentials).
 func (c Config) validateSetupSecretsStayInSetup(add func(key, format string, args ...any)) {
-	secrets := map[string]string{}
+	setup, proxied := map[string]string{}, map[string]string{}
 	for i, r := range c.Patch.Repositories {
 		for _, n := range r.Setup.SecretEnv {
-			secrets[n] = fmt.Sprintf("patch.repositories[%d].setup.secret_env", i)
+			setup[n] = fmt.Sprintf("patch.repositories[%d].setup.secret_env", i)
 		}
 	}
-	if len(secrets) == 0 {
-		return
-	}
-	for _, p := range c.Executors() {
-		if strings.HasSuffix(p.Name, ".setup") {
-			continue
+	executors := c.Executors()
+	for _, p := range executors {
+		for i, k := range p.Credentials {
+			proxied[k.SecretEnv] = fmt.Sprintf("%s.credentials[%d]", p.Name, i)
 		}
+	}
+	for _, p := range executors {
+		isSetup := strings.HasSuffix(p.Name, ".setup")
 		for i, n := range p.PassEnv {
-			if owner, ok := secrets[n]; ok {
-				add(strings.Replace(fmt.Sprintf("%s.pass_env[%d]", p.Name, i), gateKey+".", gateKey+"_", 1),
-					"%s is a setup secret (%s): only setup receives it, never an agent or a gate command", n, owner)
+			key := strings.Replace(fmt.Sprintf("%s.pass_env[%d]", p.Name, i), gateKey+".", gateKey+"_", 1)
+			if owner, ok := setup[n]; ok && !isSetup {
+				add(key, "%s is a setup secret (%s): only setup receives it, never an agent or a gate command", n, owner)
+			}
+			if owner, ok := proxied[n]; ok && !strings.HasPrefix(owner, p.Name+".") {
+				add(key, "%s is a key the egress proxy adds for %s: no run holds it", n, owner)
 			}
 		}
 	}

@@ -69,3 +69,31 @@ func TestSetup_ZeroValueIsAutoWithTheHostsNetwork(t *testing.T) {
 	require.Equal(t, []string{"GOPROXY", "NPM_TOKEN"}, p.PassEnv, "a setup secret is passed to setup")
 	require.Equal(t, []string{"NPM_TOKEN"}, p.SecretEnv, "and redacted")
 }
+
+func TestPatchCommandPolicy_APresetsAgentReachesItsModelAndNeverHoldsItsKey(t *testing.T) {
+	t.Parallel()
+	c := valid()
+	c.Patch.Command.Preset = "claude-code"
+	p := c.PatchCommandPolicy()
+	require.Equal(t, sandbox.NetworkAllowlist, p.Network)
+	require.Equal(t, []string{"api.anthropic.com"}, p.Egress)
+	require.Equal(t, []sandbox.Credential{{Host: "api.anthropic.com", Header: "x-api-key", SecretEnv: "ANTHROPIC_API_KEY",
+		BaseURLEnv: "ANTHROPIC_BASE_URL"}}, p.Credentials)
+	require.NoError(t, c.Validate())
+
+	c.Patch.Command.PassEnv = []string{"ANTHROPIC_API_KEY"}
+	p = c.PatchCommandPolicy()
+	require.Equal(t, sandbox.NetworkAllowlist, p.Network, "a key passed the old way still gets the allowlist")
+	require.Empty(t, p.Credentials, "the key passed by name is the agent's; the proxy adds none")
+
+	c.Patch.Command.PassEnv, c.Patch.Command.Network = nil, "host"
+	p = c.PatchCommandPolicy()
+	require.Equal(t, sandbox.NetworkHost, p.Network, "a network set is the one used")
+	require.Empty(t, p.Credentials)
+
+	c = valid()
+	c.Patch.Command.Preset = "claude-code"
+	c.Patch.Repositories = []config.RepositoryConfig{{Repository: "/r", GatePassEnv: []string{"ANTHROPIC_API_KEY"}}}
+	require.ErrorContains(t, c.Validate(),
+		"patch.repositories[0].gate_pass_env[0]: ANTHROPIC_API_KEY is a key the egress proxy adds for patch.command.credentials[0]: no run holds it")
+}

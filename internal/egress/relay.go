@@ -67,6 +67,16 @@ func Relay(listen, socket string, argv []string) int {
 	return 0
 }
 
+// RelayMain runs Relay from the relay's command line: the address to
+// listen on, the proxy's socket, "--", and the command.
+func RelayMain(args []string) int {
+	if len(args) < 4 || args[2] != "--" {
+		fmt.Fprintln(os.Stderr, "usage: azolla "+RelayCommand+" ADDRESS SOCKET -- COMMAND...")
+		return 2
+	}
+	return Relay(args[0], args[1], args[3:])
+}
+
 // serveRelay forwards each connection on l to the socket.
 func serveRelay(l net.Listener, socket string) {
 	for {

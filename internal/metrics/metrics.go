@@ -38,6 +38,7 @@ type Metrics struct {
 	deadLetters prometheus.Counter
 	reaper      *prometheus.CounterVec
 	spend       *spendSeries
+	egress      *egressSeries
 }
 
 // New registers azolla's counters on reg.
@@ -61,9 +62,9 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "What the control plane's reaper did, by action."},
 			[]string{"action"}),
 	}
-	m.spend = newSpendSeries()
+	m.spend, m.egress = newSpendSeries(), newEgressSeries()
 	reg.MustRegister(m.claims, m.executed, m.gate, m.prs, m.deadLetters, m.reaper, m.spend.cost, m.spend.tokens,
-		m.spend.runs)
+		m.spend.runs, m.egress.refused, m.egress.requests, m.egress.bytes)
 	return m
 }
 

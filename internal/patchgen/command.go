@@ -209,6 +209,9 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 	if stderr.Total() > 0 {
 		notes += "\n" + stderrNote(stderr)
 	}
+	if n := EgressNote(run); n != "" {
+		notes += "\n" + n
+	}
 	report, problem := runreport.ReadFile(reportFile)
 	if problem != "" {
 		notes += "\n" + problem
@@ -221,6 +224,28 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 	}
 	return Output{Patch: patch, Notes: notes, Report: report,
 		Transcript: transcript(report, artifactDir, stdoutTail, stderr)}, nil
+}
+
+// EgressNote says which hosts an allowlist run was refused, and which it
+// reached; "" for a run of another network, or that used none.
+func EgressNote(run *sandbox.Run) string {
+	refused, traffic := run.Egress()
+	var parts []string
+	for _, t := range traffic {
+		parts = append(parts, fmt.Sprintf("%s: %d request(s), %d bytes", t.Host, t.Requests, t.Bytes))
+	}
+	var s string
+	if len(parts) > 0 {
+		s = "egress: " + strings.Join(parts, "; ")
+	}
+	if len(refused) > 0 {
+		if s != "" {
+			s += "\n"
+		}
+		s += "egress refused (not in the run's allowlist; add a host the run needs to its egress): " +
+			strings.Join(refused, ", ")
+	}
+	return s
 }
 
 // stderrNote quotes the end of stderr, at most stderrTailBytes of it.

@@ -35,6 +35,27 @@ type Preset struct {
 	Output Stream
 	// Parse derives the report from Output.
 	Parse func(out []byte) (Report, error)
+	// Egress are the hosts the agent reaches: its model's. Without a
+	// network configured, the agent may reach these and no other.
+	Egress []string
+	// Key is how the agent's model key is added on the way out, by the
+	// egress proxy, so that the agent never holds it; nil: the agent
+	// needs it passed (pass_env).
+	Key *ModelKey
+}
+
+// ModelKey is where an agent's model key goes, and where the agent takes
+// its endpoint from.
+type ModelKey struct {
+	// Host is the model's API host; Header the header carrying the key,
+	// Format its value ({secret} is the key).
+	Host, Header, Format string
+	// SecretEnv is the variable the agent reads its key from, and the
+	// worker's variable the proxy reads it from.
+	SecretEnv string
+	// BaseURLEnv is the variable the agent takes its endpoint from, with
+	// BasePath after the host.
+	BaseURLEnv, BasePath string
 }
 
 // The presets. The flags are those of the agents' CLI references
@@ -54,18 +75,26 @@ var presets = []Preset{
 		BudgetFlag: "--max-budget-usd",
 		Output:     Stdout,
 		Parse:      ParseClaudeCode,
+		Egress:     []string{"api.anthropic.com"},
+		Key: &ModelKey{Host: "api.anthropic.com", Header: "x-api-key", SecretEnv: "ANTHROPIC_API_KEY",
+			BaseURLEnv: "ANTHROPIC_BASE_URL"},
 	},
 	{
 		Name:    SourceCodex,
 		Command: `codex exec --json --sandbox workspace-write - < "$AZOLLA_INPUT_FILE"`,
 		Output:  Stdout,
 		Parse:   ParseCodex,
+		Egress:  []string{"api.openai.com"},
+		Key: &ModelKey{Host: "api.openai.com", Header: "Authorization", Format: "Bearer {secret}",
+			SecretEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL", BasePath: "/v1"},
 	},
 	{
 		Name:    SourceAider,
 		Command: `aider --message-file "$AZOLLA_INPUT_FILE" --yes-always --no-pretty --no-auto-commits --no-gitignore`,
 		Output:  Stdout,
 		Parse:   ParseAider,
+		// aider speaks to whichever model it is told; its key is passed.
+		Egress: []string{"api.openai.com", "api.anthropic.com"},
 	},
 }
 

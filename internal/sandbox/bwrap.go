@@ -56,7 +56,7 @@ func probeBwrap(path string) (string, error) {
 func namespaceArgs(n Network) []string {
 	args := []string{"--die-with-parent", "--new-session", "--unshare-user", "--unshare-pid", "--unshare-ipc",
 		"--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--hostname", "azolla-run"}
-	if n == NetworkNone {
+	if n == NetworkNone || n == NetworkAllowlist {
 		args = append(args, "--unshare-net")
 	}
 	return args

@@ -6,9 +6,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/azolla/azolla/internal/egress"
 	"github.com/azolla/azolla/internal/redact"
 )
 
@@ -23,10 +25,35 @@ const (
 	// the default for gate commands. It needs the sandbox; without one a
 	// run gets the host's network and the worker says so at start.
 	NetworkNone Network = "none"
+	// NetworkAllowlist is NetworkNone and a way out through azolla's
+	// egress proxy to the hosts of Egress and Credentials only (package
+	// egress). It needs the sandbox too.
+	NetworkAllowlist Network = "allowlist"
 )
 
 // Networks lists the valid values, for messages.
-var Networks = []Network{NetworkNone, NetworkHost}
+var Networks = []Network{NetworkNone, NetworkAllowlist, NetworkHost}
+
+// Credential is a key a run uses without holding it: the egress proxy adds
+// it, as a header, to what the run sends to Host through its base URL.
+type Credential struct {
+	// Host is host or host:port.
+	Host string
+	// Header is the header's name; Format its value, where {secret} stands
+	// for the key ("" is the key alone, "Bearer {secret}" for a bearer
+	// token).
+	Header, Format string
+	// SecretEnv names the worker's variable that holds the key. The run
+	// gets a placeholder under that name, so an agent that insists on the
+	// variable starts; never the key.
+	SecretEnv string
+	// BaseURLEnv, when set, is the variable the run's agent takes its
+	// endpoint from (ANTHROPIC_BASE_URL): it is pointed at the proxy, with
+	// BasePath after the host (/v1).
+	BaseURLEnv, BasePath string
+	// Scheme is https (the default), or http for a local endpoint.
+	Scheme string
+}
 
 // Bind is a host path a run sees, at the same path.
 type Bind struct {
@@ -54,6 +81,12 @@ type Policy struct {
 	Home *Bind
 	// Binds are further host paths the run sees (caches such as GOMODCACHE).
 	Binds []Bind
+	// Egress are the hosts a NetworkAllowlist run may reach:
+	// "api.example.com", "host:port", "*.example.com".
+	Egress []string
+	// Credentials are the keys the egress proxy adds for a NetworkAllowlist
+	// run.
+	Credentials []Credential
 }
 
 // Check reports every problem of p, each prefixed by the key it is about
@@ -82,7 +115,41 @@ func (p Policy) Check() error {
 		}
 	}
 	if p.Network != "" && !slices.Contains(Networks, p.Network) {
-		add("network", "must be %q or %q, got %q", NetworkNone, NetworkHost, p.Network)
+		add("network", "must be one of %v, got %q", Networks, p.Network)
+	}
+	if (len(p.Egress) > 0 || len(p.Credentials) > 0) && p.Network != NetworkAllowlist {
+		add("network", "must be %q for egress and credentials to apply, got %q", NetworkAllowlist, p.network())
+	}
+	for i, h := range p.Egress {
+		if err := checkHost(h); err != nil {
+			add(fmt.Sprintf("egress[%d]", i), "%v", err)
+		}
+	}
+	for i, c := range p.Credentials {
+		key := fmt.Sprintf("credentials[%d]", i)
+		if err := checkHost(c.Host); err != nil || strings.HasPrefix(c.Host, "*.") {
+			add(key+".host", "must be one host (host or host:port), got %q", c.Host)
+		}
+		if !headerName.MatchString(c.Header) {
+			add(key+".header", "must be a header name, got %q", c.Header)
+		}
+		if err := CheckName(c.SecretEnv); err != nil {
+			add(key+".secret_env", "%v", err)
+		} else if _, inEnv := p.Env[c.SecretEnv]; inEnv || slices.Contains(p.PassEnv, c.SecretEnv) {
+			add(key+".secret_env", "%s is also passed to the run (pass_env or env): the proxy adds the key so "+
+				"that the run never holds it; pass it one way", c.SecretEnv)
+		}
+		if c.BaseURLEnv != "" {
+			if err := CheckName(c.BaseURLEnv); err != nil {
+				add(key+".base_url_env", "%v", err)
+			}
+		}
+		if c.Scheme != "" && c.Scheme != "https" && c.Scheme != "http" {
+			add(key+".scheme", "must be https (the default) or http, got %q", c.Scheme)
+		}
+		if c.Format != "" && !strings.Contains(c.Format, "{secret}") {
+			add(key+".format", "must hold {secret}, where the key goes, got %q", c.Format)
+		}
 	}
 	if p.Home != nil {
 		if err := checkPath(p.Home.Path); err != nil {
@@ -95,6 +162,20 @@ func (p Policy) Check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+var (
+	headerName = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
+	hostName   = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?$`)
+)
+
+// checkHost refuses an egress entry that is no host: a URL, a path, a
+// blank.
+func checkHost(h string) error {
+	if !hostName.MatchString(h) {
+		return fmt.Errorf("must be a host name, host:port or *.domain, got %q", h)
+	}
+	return nil
 }
 
 // checkPath refuses a bind path that is not absolute and clean, or is the
@@ -135,6 +216,26 @@ func (p Policy) network() Network {
 		return NetworkHost
 	}
 	return p.Network
+}
+
+// credentials are p's credentials with their keys from the worker's
+// environment, the keys as secrets to redact, and the variables missing.
+func (p Policy) credentials(environ []string) (out []egress.Credential, secrets []redact.Secret, missing []string) {
+	for _, c := range p.Credentials {
+		key, ok := lookup(environ, c.SecretEnv)
+		if !ok || key == "" {
+			missing = append(missing, c.SecretEnv)
+			continue
+		}
+		format := c.Format
+		if format == "" {
+			format = "{secret}"
+		}
+		out = append(out, egress.Credential{Host: c.Host, Header: c.Header, Scheme: c.Scheme,
+			Value: strings.ReplaceAll(format, "{secret}", key)})
+		secrets = append(secrets, redact.Secret{Name: c.SecretEnv, Value: key})
+	}
+	return out, secrets, missing
 }
 
 // env returns the variables p adds to a run, from the worker's

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/azolla/azolla/internal/egress"
 	"github.com/azolla/azolla/internal/proc"
 )
 
@@ -19,6 +21,13 @@ type Run struct {
 	e         *Executor
 	dir       string
 	home, tmp string
+	// proxy is an allowlist run's way out: on socket, which the sandbox's
+	// relay reaches, or, unconfined, on address.
+	proxy           *egress.Proxy
+	socket, address string
+	// socketDir holds socket: a short path of the system's temp dir, since
+	// a socket's path is bounded; the sandbox sees the socket alone.
+	socketDir string
 }
 
 // Begin makes a run's private directories.
@@ -40,16 +49,102 @@ func (e *Executor) Begin() (*Run, error) {
 	if e.p.Home != nil {
 		r.home = e.p.Home.Path
 	}
+	if e.p.network() == NetworkAllowlist {
+		if err := r.startProxy(); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("%s: %w", e.p.Name, err)
+		}
+	}
 	return r, nil
 }
+
+// startProxy starts the run's egress proxy: on a socket in the run's
+// directory, which the sandbox shows the run, or, unconfined, on a port of
+// the host's loopback.
+func (r *Run) startProxy() error {
+	e := r.e
+	r.proxy = &egress.Proxy{Allow: e.p.Egress, Credentials: e.credentials}
+	name := e.p.Name
+	r.proxy.Observe = func(host string, refused bool, bytes int64) {
+		if on := e.h.onEgress.Load(); on != nil {
+			(*on)(name, host, refused, bytes)
+		}
+	}
+	var l net.Listener
+	var err error
+	if e.h.mode == ModeBwrap {
+		if r.socketDir, err = os.MkdirTemp("", "azolla-egress-"); err != nil {
+			return fmt.Errorf("start the egress proxy: %w", err)
+		}
+		r.socket = filepath.Join(r.socketDir, "egress.sock")
+		l, err = egress.Listen(context.Background(), r.socket)
+	} else {
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+		if err == nil {
+			r.address = l.Addr().String()
+		}
+	}
+	if err != nil {
+		if r.socketDir != "" {
+			_ = os.RemoveAll(r.socketDir)
+		}
+		return fmt.Errorf("start the egress proxy: %w", err)
+	}
+	r.proxy.Start(l)
+	return nil
+}
+
+// Egress is what an allowlist run was refused ("host:port (n)") and what
+// it sent to the hosts allowed; nothing for other runs.
+func (r *Run) Egress() (refused []string, traffic []egress.Traffic) {
+	if r.proxy == nil {
+		return nil, nil
+	}
+	return r.proxy.Refused(), r.proxy.Traffic()
+}
+
+// egressEnv points an allowlist run's tools at its proxy: the proxy
+// variables, and each credentialed host's base URL with a placeholder for
+// its key.
+func (r *Run) egressEnv() []string {
+	if r.proxy == nil {
+		return nil
+	}
+	addr := egress.RelayAddress
+	if r.address != "" {
+		addr = r.address
+	}
+	proxy := "http://" + addr
+	env := []string{"HTTP_PROXY=" + proxy, "HTTPS_PROXY=" + proxy, "http_proxy=" + proxy, "https_proxy=" + proxy,
+		"NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1"}
+	for _, c := range r.e.p.Credentials {
+		env = append(env, c.SecretEnv+"="+credentialPlaceholder)
+		if c.BaseURLEnv != "" {
+			env = append(env, c.BaseURLEnv+"="+proxy+egress.PathPrefix+c.Host+c.BasePath)
+		}
+	}
+	return env
+}
+
+// credentialPlaceholder stands in a run's environment for a key the proxy
+// adds on the way out.
+const credentialPlaceholder = "azolla-egress-proxy-adds-the-key"
 
 // Path is where a file of the run named name goes (an input the command
 // reads, a report it writes): private to the run, outside its working
 // directory, visible to its commands.
 func (r *Run) Path(name string) string { return filepath.Join(r.dir, "files", filepath.Base(name)) }
 
-// End removes the run's private directories.
-func (r *Run) End() error { return os.RemoveAll(r.dir) }
+// End stops the run's proxy and removes its private directories.
+func (r *Run) End() error {
+	if r.proxy != nil {
+		_ = r.proxy.Close()
+	}
+	if r.socketDir != "" {
+		_ = os.RemoveAll(r.socketDir)
+	}
+	return os.RemoveAll(r.dir)
+}
 
 // Command is one command of a run.
 type Command struct {
@@ -128,10 +223,20 @@ func (r *Run) Exec(ctx context.Context, c Command) (Outcome, error) {
 	}
 	defer h.close()
 	spec := proc.Spec{Command: c.Line, Dir: dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr,
-		Env: slices.Concat(baseEnv(e.h.environ, r.home, r.tmp), e.vars, c.Vars), ExtraFiles: h.files}
+		Env: slices.Concat(baseEnv(e.h.environ, r.home, r.tmp), e.vars, r.egressEnv(), c.Vars), ExtraFiles: h.files}
 	spec.Shell = h.shell
 	if e.h.mode == ModeBwrap {
 		spec.Wrap = e.h.bwrapArgs(e.p, dir, r.dir, c.ReadOnly, h.bwrapArgs)
+		if r.socket != "" {
+			// The relay is the sandbox's first process: it listens on the
+			// sandbox's loopback before it starts the command.
+			if e.h.relay == "" {
+				return Outcome{}, fmt.Errorf("%s: network allowlist: no azolla binary to relay the run's egress", e.p.Name)
+			}
+			spec.Wrap = slices.Concat(spec.Wrap[:len(spec.Wrap)-1],
+				[]string{"--ro-bind", e.h.relay, e.h.relay, "--bind", r.socket, r.socket, "--"})
+			spec.Shell = []string{e.h.relay, egress.RelayCommand, egress.RelayAddress, r.socket, "--", "/bin/sh", "-c"}
+		}
 	}
 	cg, err := e.h.cgroups.forRun(e.h.limits)
 	if err != nil {

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/azolla/azolla/internal/egress"
 	"github.com/azolla/azolla/internal/redact"
 )
 
@@ -50,6 +52,14 @@ type Options struct {
 	Environ []string
 	// Log hears which mode and limits were chosen; nil discards.
 	Log *slog.Logger
+	// Relay is the azolla binary whose egress-relay subcommand carries an
+	// allowlist run's loopback to its egress proxy (package egress); ""
+	// means this process's own executable.
+	Relay string
+	// OnEgress, when set, hears of each request an allowlist run makes
+	// through its proxy: the executor, the host, whether it was refused,
+	// and the bytes it carried.
+	OnEgress func(executor, host string, refused bool, bytes int64)
 }
 
 // Host confines the runs of one worker process. It is safe for concurrent
@@ -66,6 +76,19 @@ type Host struct {
 	cgroups *cgroups
 	// secrets are those of the worker's environment, by name.
 	secrets *redact.Redactor
+	// relay and onEgress serve allowlist runs (Options, ObserveEgress).
+	relay    string
+	onEgress atomic.Pointer[egressObserver]
+}
+
+// egressObserver hears of an allowlist run's requests.
+type egressObserver func(executor, host string, refused bool, bytes int64)
+
+// ObserveEgress makes fn hear of every request allowlist runs make through
+// their proxies from now on (metrics built after the host).
+func (h *Host) ObserveEgress(fn func(executor, host string, refused bool, bytes int64)) {
+	o := egressObserver(fn)
+	h.onEgress.Store(&o)
 }
 
 // New resolves o.Mode on this host, probing bubblewrap, and finds the
@@ -86,7 +109,15 @@ func New(o Options) (*Host, error) {
 		environ = os.Environ()
 	}
 	h := &Host{limits: o.Limits, runsDir: o.RunsDir, environ: slices.Clone(environ),
-		secrets: redact.New(redact.FromEnviron(environ)...)}
+		secrets: redact.New(redact.FromEnviron(environ)...), relay: o.Relay}
+	if o.OnEgress != nil {
+		h.ObserveEgress(o.OnEgress)
+	}
+	if h.relay == "" {
+		if self, err := os.Executable(); err == nil {
+			h.relay = self
+		}
+	}
 	if err := os.MkdirAll(o.RunsDir, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: create runs directory: %w", err)
 	}
@@ -185,6 +216,9 @@ type Executor struct {
 	p       Policy
 	vars    []string
 	secrets *redact.Redactor
+	// credentials are p's, with their keys: the egress proxy's, never a
+	// run's.
+	credentials []egress.Credential
 	// stall is the stall timeout its callers pass (WithStallTimeout).
 	stall time.Duration
 }
@@ -203,11 +237,21 @@ func (h *Host) Executor(p Policy, log *slog.Logger) (*Executor, error) {
 	if p.network() == NetworkNone && h.mode == ModeNone && log != nil {
 		log.Warn("network: none needs the sandbox; without it runs reach the host's network", "executor", p.Name)
 	}
+	if p.network() == NetworkAllowlist && h.mode == ModeNone && log != nil {
+		log.Warn("network: allowlist needs the sandbox; without it runs are pointed at the egress proxy but can "+
+			"reach the host's network around it", "executor", p.Name)
+	}
+	creds, credSecrets, missingKeys := p.credentials(h.environ)
+	secrets = append(secrets, credSecrets...)
+	if len(missingKeys) > 0 && log != nil {
+		log.Warn("credentials name variables this worker does not have; the proxy sends those hosts no key",
+			"executor", p.Name, "missing", missingKeys)
+	}
 	if absent := p.absentBinds(); len(absent) > 0 && h.mode == ModeBwrap && log != nil {
 		log.Warn("binds name paths that do not exist; runs go without them until they do", "executor", p.Name,
 			"paths", absent)
 	}
-	return &Executor{h: h, p: p, vars: vars, secrets: redact.New(secrets...)}, nil
+	return &Executor{h: h, p: p, vars: vars, secrets: redact.New(secrets...), credentials: creds}, nil
 }
 
 // Secrets redacts the secrets e passes to its runs.

@@ -176,7 +176,7 @@ func TestPolicyCheck_NamesEveryProblemByKey(t *testing.T) {
 		"patch.command.env.HOME: HOME cannot be set",
 		"patch.command.env.OK: is also in pass_env",
 		"patch.command.secret_env[0]: ELSEWHERE is neither in pass_env nor in env",
-		`patch.command.network: must be "none" or "host", got "lan"`,
+		`patch.command.network: must be one of [none allowlist host], got "lan"`,
 		"patch.command.home.path: must be an absolute path",
 		"patch.command.binds[0].path: cannot be / itself",
 		"patch.command.binds[1].path: must be a clean path",

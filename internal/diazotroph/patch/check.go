@@ -170,6 +170,10 @@ func (p *Patch) gateCommands(ctx context.Context, s Settings, repository, dir, b
 				cmd, res.Status(), res.Duration.Round(time.Millisecond), limitNote(res), tail(out))
 			detail = fmt.Sprintf("%s after %s%s", res.Status(), res.Duration.Round(time.Millisecond), limitNote(res))
 			fix = environmentFault(res)
+			if refused, _ := run.Egress(); fix == "" && len(refused) > 0 {
+				fix = "the gate was refused egress to " + strings.Join(refused, ", ") + ": add the host to " +
+					"gate_egress (gate_network: allowlist), or let the repository's setup fetch what the tests need"
+			}
 		default:
 			g.results = append(g.results, GateResult{Command: cmd, Passed: true,
 				Detail: fmt.Sprintf("passed after %s", res.Duration.Round(time.Millisecond))})
