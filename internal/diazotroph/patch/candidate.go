@@ -119,7 +119,7 @@ func (p *Patch) RunCandidate(ctx context.Context, req diazotroph.Request, k int)
 		return c, nil
 	}
 	vars := append(gateVars(o.ObjectiveID, w.WorkOrderID, r.branch, c.CommitSHA), "AZOLLA_CANDIDATE="+strconv.Itoa(k))
-	g, err := p.gateCommands(ctx, s, o.Repository, r.ws, r.base, vars, true)
+	g, err := p.gateCommands(ctx, s, o.Repository, o.ObjectiveID, r.ws, r.base, vars, true)
 	if err != nil {
 		return Candidate{}, fmt.Errorf("candidate %d: %w", k, err)
 	}

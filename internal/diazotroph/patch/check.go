@@ -64,7 +64,8 @@ func (p *Patch) gate(ctx context.Context, c diazotroph.Check) (diazotroph.Verdic
 		return diazotroph.Verdict{Reason: failed}, err
 	}
 	vars := gateVars(c.Objective.ObjectiveID, c.WorkOrder.WorkOrderID, c.WorkOrder.BranchName, c.Bundle.Metadata.CommitSHA)
-	g, err := p.gateCommands(ctx, s, c.Objective.Repository, dir, c.Snapshot.Metadata.CommitSHA, vars, false)
+	g, err := p.gateCommands(ctx, s, c.Objective.Repository, c.Objective.ObjectiveID, dir, c.Snapshot.Metadata.CommitSHA,
+		vars, false)
 	if err != nil {
 		return diazotroph.Verdict{}, err
 	}
@@ -117,7 +118,7 @@ type gateRun struct {
 // (prepared first, on this host). With all it runs every command whatever
 // the ones before did (a candidate's figures); without, it stops at the
 // first that fails (the gate).
-func (p *Patch) gateCommands(ctx context.Context, s Settings, repository, dir, base string, vars []string,
+func (p *Patch) gateCommands(ctx context.Context, s Settings, repository, objectiveID, dir, base string, vars []string,
 	all bool) (gateRun, error) {
 	if s.Gate == nil {
 		return gateRun{}, fmt.Errorf("repository %s: no executor for its gate commands", repository)
@@ -182,8 +183,17 @@ func (p *Patch) gateCommands(ctx context.Context, s Settings, repository, dir, b
 		g.results = append(g.results, GateResult{Command: cmd, Detail: detail + "; output ends: " + lastLine(tail(out))})
 		if g.failed == "" {
 			g.failed, g.fix = reason, fix
-			if fix != "" {
+			switch {
+			case fix != "":
 				g.failed = "environment: " + reason + "\nfix: " + fix
+			case !all:
+				// Whether the patch broke it, or it failed before: the
+				// base commit, in the same environment, says.
+				if b, ok := p.baselineFor(ctx, s, repository, objectiveID, base, env); ok {
+					if said := b.says(cmd); said != "" {
+						g.failed += "\n" + said
+					}
+				}
 			}
 		}
 	}

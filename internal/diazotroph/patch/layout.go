@@ -14,6 +14,7 @@ import (
 //	workspaces/<work_order_id>-c<k>  candidate k's workspace, on azolla/<objective_id>/c<k>
 //	workspaces/.<name>.tmp-<random>  a clone of one of those in progress (gitops)
 //	pushed/<work_order_id>           the push marker of a workorder (see Pushed)
+//	baselines/<key>.json             the gate commands' results on a base commit (baseline.go)
 const (
 	mirrorsDir    = "mirrors"
 	workspacesDir = "workspaces"
