@@ -97,9 +97,12 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 	// Asked only where a pull request is opened or followed.
 	forge := versionMarkers(t, filepath.Join(newest, "forge_review_run1.json"))
 	require.Equal(t, 1, forge[changePullRequest], "%s was recorded before change %q", newest, changePullRequest)
+	// Asked only where a PATCH_DIAZOTROPH workorder runs: the forge's are.
+	require.Equal(t, 1, forge[changeSetupAllowance], "%s was recorded before change %q", newest, changeSetupAllowance)
 	// Asked only where a workorder runs as several candidates.
 	best := versionMarkers(t, filepath.Join(newest, "best_of_n_run1.json"))
-	require.Equal(t, 1, best[changeBestOfN], "%s was recorded before change %q", newest, changeBestOfN)
+	require.Equal(t, bestOfNParallel, int(best[changeBestOfN]), "%s was recorded before version %d of change %q", newest,
+		bestOfNParallel, changeBestOfN)
 }
 
 // versionMarkers reads a recorded history's version markers: change id to
