@@ -36,9 +36,6 @@ type Config struct {
 // configuration trusts it (setup.from_repository).
 const RepositoryScript = ".azolla/setup.sh"
 
-// maxKeyFile bounds what is read of one key file.
-const maxKeyFile = 64 << 20
-
 // Tree is the base commit, as setup reads it.
 type Tree interface {
 	// Root lists the names at the repository's root.
