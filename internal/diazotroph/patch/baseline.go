@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,16 +111,17 @@ func (p *Patch) computeBaseline(ctx context.Context, s Settings, repository, obj
 	return b, nil
 }
 
-// says is the sentence the gate's reason adds about cmd's failure.
+// says is the sentence the gate's reason adds, after the line naming cmd,
+// about cmd's failure.
 func (b baseline) says(cmd string) string {
 	passed, ok := b[cmd]
 	switch {
 	case !ok:
 		return ""
 	case passed:
-		return fmt.Sprintf("baseline: %q passes on the base commit: the change broke it", cmd)
+		return "baseline: it passes on the base commit: the change broke it"
 	}
-	return fmt.Sprintf("baseline: %q fails on the base commit too: it failed before the change", cmd)
+	return "baseline: it fails on the base commit too: it failed before the change"
 }
 
 func randomSuffix() string {

@@ -27,7 +27,9 @@ func TestCheck_AFailureSaysWhetherTheBaseCommitFailedToo(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, v.Pass)
 	require.False(t, v.Environment, "the patch's failure, not the environment's")
-	require.Contains(t, v.Reason, `baseline: "grep -q goodbye README.md" fails on the base commit too: it failed before the change`)
+	require.Contains(t, v.Reason, "gate command \"grep -q goodbye README.md\" exited with status 1")
+	require.Contains(t, v.Reason, "\nbaseline: it fails on the base commit too: it failed before the change\noutput tail:",
+		"after the line naming the command, before its output")
 
 	kept, err := filepath.Glob(filepath.Join(tb.gitDir, "baselines", "*.json"))
 	require.NoError(t, err)
@@ -35,12 +37,12 @@ func TestCheck_AFailureSaysWhetherTheBaseCommitFailedToo(t *testing.T) {
 	require.NoError(t, os.WriteFile(kept[0], []byte(`{"grep -q goodbye README.md":true,"grep -qx 'echo hello' src/greet.sh":true}`), 0o644))
 	v, err = tb.p.Check(context.Background(), c)
 	require.NoError(t, err)
-	require.Contains(t, v.Reason, `baseline: "grep -q goodbye README.md" passes on the base commit: the change broke it`,
+	require.Contains(t, v.Reason, "baseline: it passes on the base commit: the change broke it",
 		"the kept baseline is read, not computed again")
 
 	tb.settings.GateCommands = []string{"grep -qx 'echo hello' src/greet.sh"}
 	v, err = tb.p.Check(context.Background(), c)
 	require.NoError(t, err)
 	require.False(t, v.Pass)
-	require.Contains(t, v.Reason, `baseline: "grep -qx 'echo hello' src/greet.sh" passes on the base commit: the change broke it`)
+	require.Contains(t, v.Reason, "\nbaseline: it passes on the base commit: the change broke it\n")
 }

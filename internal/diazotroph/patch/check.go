@@ -191,7 +191,10 @@ func (p *Patch) gateCommands(ctx context.Context, s Settings, repository, object
 				// base commit, in the same environment, says.
 				if b, ok := p.baselineFor(ctx, s, repository, objectiveID, base, env); ok {
 					if said := b.says(cmd); said != "" {
-						g.failed += "\n" + said
+						// After the line that names the command, before its
+						// output.
+						first, rest, _ := strings.Cut(g.failed, "\n")
+						g.failed = first + "\n" + said + "\n" + rest
 					}
 				}
 			}
