@@ -26,9 +26,8 @@ import (
 // one at a time, so each latency is one workorder's alone. The command is
 // `printf ok` (`true` prints nothing and the gate fails empty content).
 //
-// X1 is the ratio of mean latencies: a lifecycle's latency on this server
-// falls in steps of about 50 ms, so a few milliseconds more can move the
-// median a whole step, and the mean shows what a workorder costs.
+// X1 is the ratio of mean latencies, which show what a workorder costs
+// (docs/benchmarks.md says why lifecycles once fell in 50 ms steps).
 func BenchmarkSandbox(b *testing.B) {
 	sandboxtest.RequireBwrap(b)
 	const rounds, perRound = 10, 6
