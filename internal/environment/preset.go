@@ -114,7 +114,7 @@ var presets = []Preset{
 			{Name: "gomodcache", Env: "GOMODCACHE"},
 			{Name: "gocache", Env: "GOCACHE", Writable: true},
 		},
-		Env:     map[string]string{"GOTOOLCHAIN": "local"},
+		Env: map[string]string{"GOTOOLCHAIN": "local"},
 		// No GOPROXY=off: a patch that adds a module fails on the run's
 		// network (none, or an allowlist that names the refused proxy),
 		// which says more.
