@@ -122,15 +122,6 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// (keeping the defaults' 2:9 ratio) so they are not throttled.
 		dynamicconfig.FrontendPersistenceMaxQPS.Key(): 10000,
 		dynamicconfig.HistoryPersistenceMaxQPS.Key():  45000,
-		// The transfer queue's reader, which hands a workflow's next task to
-		// matching, may read 20 times a second per shard by default, with a
-		// burst of 20: sized for clusters of hundreds of shards. With one
-		// shard that is the whole server's, so once a few lifecycles have
-		// spent the burst, each workflow task after an activity waits for
-		// the next token, on a 50 ms grid: a lifecycle took about 96 ms or
-		// 145 ms, in steps. At 1000 it takes about 40 ms, and idle CPU is
-		// unchanged (the reader is woken by new tasks; this only caps it).
-		dynamicconfig.TransferProcessorMaxPollRPS.Key(): 1000,
 		// The Web UI polls visibility; the default of 10 rps throttles it.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 		// The mutable-state cache (128k entries by default) holds every
