@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 )
@@ -25,10 +27,15 @@ func TestDev_ServesOpsEndpointsAndLogsToItsFile(t *testing.T) {
 	t.Parallel()
 	d := startDev(t, "AZOLLA_LOG_LEVEL=info")
 	base := "http://" + d.ops
-	require.Eventually(t, func() bool {
-		code, _ := httpGet(t, base+"/readyz")
+	var last atomic.Value
+	last.Store("no answer")
+	if !assert.Eventually(t, func() bool {
+		code, body := httpGet(t, base+"/readyz")
+		last.Store(fmt.Sprintf("%d %s", code, strings.TrimSpace(body)))
 		return code == http.StatusOK
-	}, time.Minute, 100*time.Millisecond, "/readyz never said ready")
+	}, time.Minute, 100*time.Millisecond) {
+		t.Fatalf("/readyz never said ready; its last answer: %s\nazolla dev said:\n%s", last.Load(), d.out.String())
+	}
 	require.Eventually(t, func() bool {
 		_, body := httpGet(t, base+"/metrics")
 		return strings.Contains(body, "temporal_request_latency_seconds_bucket{") && strings.Contains(body, "azolla_objectives{")
