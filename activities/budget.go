@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -11,18 +12,18 @@ import (
 // budget_usd: no round starts until a human raises it.
 type BudgetSpentError struct {
 	ObjectiveID string
-	Spend       store.Spend
+	Spend       domain.Spend
 	Budget      float64
 }
 
 func (e *BudgetSpentError) Error() string {
 	return fmt.Sprintf("objective %s has spent %s of its %s budget over %s: raise it first with `objective budget %s --add <dollars>`",
-		e.ObjectiveID, store.USD(e.Spend.USD), store.USD(e.Budget), e.Spend.RunsLine(), e.ObjectiveID)
+		e.ObjectiveID, domain.USD(e.Spend.USD), domain.USD(e.Budget), e.Spend.RunsLine(), e.ObjectiveID)
 }
 
 // budgetLeft is what is left of o's budget for its next run, nil when o
 // has none, or a *BudgetSpentError when nothing is.
-func budgetLeft(ctx context.Context, q store.Querier, o *store.Objective) (*float64, error) {
+func budgetLeft(ctx context.Context, q store.Querier, o *domain.Objective) (*float64, error) {
 	if o.BudgetUSD == nil {
 		return nil, nil
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
-	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -27,7 +27,7 @@ func costing(cost float64, notes string, pass bool) func(context.Context, diazot
 		}
 		res.Notes = notes
 		res.Metadata.Generator = "command"
-		res.Metadata.RunReport = &runreport.Report{Model: "agent-1", CostUSD: &cost}
+		res.Metadata.RunReport = &domain.RunReport{Model: "agent-1", CostUSD: &cost}
 		return res, err
 	}
 }
@@ -49,14 +49,14 @@ func (tb *testBundle) retried(t *testing.T) *activities.WorkOrderRef {
 	ev := tb.ready(t, "obj-1", activities.ReadyRetry)
 	res, err := tb.l.Schedule(context.Background(), activities.ScheduleInput{EventID: ev.EventID})
 	require.NoError(t, err)
-	require.Equal(t, store.ReasonScheduled, res.Reason)
+	require.Equal(t, domain.ReasonScheduled, res.Reason)
 	return res.WorkOrder
 }
 
 func TestBudget_SpentStopsTheNextRoundUntilRaised(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
-		tb.newObjective(t, "obj-1", func(o *store.Objective) { o.BudgetUSD = dollars(2) })
+		tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.BudgetUSD = dollars(2) })
 		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 		sr, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err)
@@ -65,7 +65,7 @@ func TestBudget_SpentStopsTheNextRoundUntilRaised(t *testing.T) {
 
 		tb.fake.exec = costing(1.5, "nothing changed", false)
 		g := tb.round(t, wo)
-		require.Equal(t, store.PauseGateFailed, g.Pause.Reason, "$1.50 of $2: the budget is not spent")
+		require.Equal(t, domain.PauseGateFailed, g.Pause.Reason, "$1.50 of $2: the budget is not spent")
 
 		wo = tb.retried(t)
 		require.Equal(t, dollars(0.5), tb.workOrder(t, wo.WorkOrderID).BudgetUSDRemaining,
@@ -74,8 +74,8 @@ func TestBudget_SpentStopsTheNextRoundUntilRaised(t *testing.T) {
 		g = tb.round(t, wo)
 		calls := tb.fake.Calls()
 		require.Equal(t, dollars(0.5), calls[len(calls)-1].WorkOrder.BudgetUSDRemaining, "the executor gets it")
-		require.Equal(t, store.GateFail, g.GateResult, "the run's outcome stands: it is gated as usual")
-		require.Equal(t, store.PauseBudgetSpent, g.Pause.Reason)
+		require.Equal(t, domain.GateFail, g.GateResult, "the run's outcome stands: it is gated as usual")
+		require.Equal(t, domain.PauseBudgetSpent, g.Pause.Reason)
 		require.Equal(t, []string{pause.ReviewGateFailure, pause.AddBudget, pause.Retry}, g.Pause.ActionKinds)
 		require.Equal(t, "Spent $2.50 of its $2.00 budget (over by $0.50): raise the budget to run again",
 			g.Pause.PrioritizedActions[1])
@@ -84,7 +84,7 @@ func TestBudget_SpentStopsTheNextRoundUntilRaised(t *testing.T) {
 		var spent *activities.BudgetSpentError
 		require.True(t, errors.As(err, &spent), "got %v", err)
 		require.ErrorContains(t, err, "has spent $2.50 of its $2.00 budget")
-		require.Equal(t, store.StatusTodo, tb.objective(t, "obj-1").Status, "the refused retry changed nothing")
+		require.Equal(t, domain.StatusTodo, tb.objective(t, "obj-1").Status, "the refused retry changed nothing")
 		require.Len(t, tb.workOrders(t, "obj-1"), 2)
 
 		_, err = tb.store.SetObjectiveBudget(ctx, store.SetObjectiveBudgetParams{ObjectiveID: "obj-1", BudgetUSD: dollars(5)})
@@ -97,15 +97,15 @@ func TestBudget_SpentStopsTheNextRoundUntilRaised(t *testing.T) {
 func TestBudget_PassPastTheBudgetRecordsTheOverrun(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
-		tb.newObjective(t, "obj-1", func(o *store.Objective) { o.BudgetUSD = dollars(1) })
+		tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.BudgetUSD = dollars(1) })
 		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 		sr, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err)
 		tb.fake.exec = costing(3.25, "done", true)
 		g := tb.round(t, sr.WorkOrder)
-		require.Equal(t, store.GatePass, g.GateResult, "the money is spent and the work is real")
-		require.Equal(t, store.StatusDone, g.Status)
-		require.Equal(t, store.PauseRunComplete, g.Pause.Reason)
+		require.Equal(t, domain.GatePass, g.GateResult, "the money is spent and the work is real")
+		require.Equal(t, domain.StatusDone, g.Status)
+		require.Equal(t, domain.PauseRunComplete, g.Pause.Reason)
 		require.Contains(t, g.Pause.ActionKinds, pause.ReviewSpend)
 		require.Contains(t, g.Pause.PrioritizedActions, "Spent $3.25 of its $1.00 budget (over by $2.25)")
 	})
@@ -117,7 +117,7 @@ func TestBudget_NoBudgetNoCapAndNoRemaining(t *testing.T) {
 		wo := tb.scheduled(t, "obj-1")
 		require.Nil(t, tb.workOrder(t, wo.WorkOrderID).BudgetUSDRemaining)
 		g := tb.round(t, wo)
-		require.Equal(t, store.PauseGateFailed, g.Pause.Reason)
+		require.Equal(t, domain.PauseGateFailed, g.Pause.Reason)
 		require.NotContains(t, g.Pause.ActionKinds, pause.ReviewSpend)
 		tb.retried(t) // nothing caps it
 	})
@@ -132,7 +132,7 @@ func TestBudget_SameFailureTwiceIsSaidSo(t *testing.T) {
 		tb.fake.exec = costing(0, "no change at 0x9b21 after 0.4s", false)
 		first := tb.workOrders(t, "obj-1")[0].WorkOrderID
 		g = tb.round(t, tb.retried(t))
-		require.Equal(t, store.PauseGateFailed, g.Pause.Reason)
+		require.Equal(t, domain.PauseGateFailed, g.Pause.Reason)
 		require.Equal(t, []string{pause.ReviewGateFailure, pause.ReviewRepeatedFailure, pause.Retry}, g.Pause.ActionKinds)
 		require.Contains(t, g.Pause.PrioritizedActions[1], first)
 
@@ -163,13 +163,13 @@ func TestFailureFingerprint(t *testing.T) {
 // spentRecorder is an Observer that keeps the runs it was told were spent.
 type spentRecorder struct {
 	mu    sync.Mutex
-	spent []store.BundleMetadata
+	spent []domain.BundleMetadata
 }
 
 func (*spentRecorder) WorkOrderExecuted(string)   {}
 func (*spentRecorder) GateVerdict(string, string) {}
 func (*spentRecorder) PullRequest(string)         {}
-func (r *spentRecorder) RunSpent(m store.BundleMetadata) {
+func (r *spentRecorder) RunSpent(m domain.BundleMetadata) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.spent = append(r.spent, m)

@@ -9,6 +9,7 @@ import (
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // (docs/patches.md#several-candidates): PATCH_DIAZOTROPH's.
 type Candidates interface {
 	// GeneratorName is the generator o's runs use.
-	GeneratorName(o store.Objective) string
+	GeneratorName(o domain.Objective) string
 	RunCandidate(ctx context.Context, req diazotroph.Request, k int) (patch.Candidate, error)
 	SelectCommand(ctx context.Context, req diazotroph.Request, cands []patch.Candidate, tie []int) (int, error)
 	DeliverCandidate(ctx context.Context, req diazotroph.Request, c patch.Candidate, why string) (diazotroph.Result, error)
@@ -54,7 +55,7 @@ type SelectInput struct {
 
 // attemptsOf sets how many candidates a workorder of o runs: its
 // attempts, for a patch workorder; none otherwise.
-func (a *Lifecycle) attemptsOf(ref *WorkOrderRef, o *store.Objective) {
+func (a *Lifecycle) attemptsOf(ref *WorkOrderRef, o *domain.Objective) {
 	if ref == nil || ref.DiazotrophType != diazotroph.PatchType || o.Attempts == nil || *o.Attempts < 2 {
 		return
 	}
@@ -62,8 +63,8 @@ func (a *Lifecycle) attemptsOf(ref *WorkOrderRef, o *store.Objective) {
 }
 
 // candidateResult is the result of a recorded candidate.
-func (a *Lifecycle) candidateResult(c *store.Candidate) CandidateResult {
-	passed := c.Status == store.CandidateDone && patchCandidate(c).HasPatch() && c.CommandsPassed == len(c.GateResults)
+func (a *Lifecycle) candidateResult(c *domain.Candidate) CandidateResult {
+	passed := c.Status == domain.CandidateDone && patchCandidate(c).HasPatch() && c.CommandsPassed == len(c.GateResults)
 	small := a.EarlyStopMaxDiffLines <= 0 || (c.DiffLines != nil && *c.DiffLines <= a.EarlyStopMaxDiffLines)
 	return CandidateResult{Attempt: c.Attempt, Status: c.Status, PassedAll: passed, Small: small}
 }
@@ -79,15 +80,15 @@ func (a *Lifecycle) candidateResult(c *store.Candidate) CandidateResult {
 // own (runCandidateRemote), once the same budget checks let it start.
 func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (CandidateResult, error) {
 	fail := func(err error) (CandidateResult, error) {
-		return CandidateResult{}, fmt.Errorf("run candidate %s: %w", store.CandidateKey(in.WorkOrderID, in.Attempt), err)
+		return CandidateResult{}, fmt.Errorf("run candidate %s: %w", domain.CandidateKey(in.WorkOrderID, in.Attempt), err)
 	}
 	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
 	if err != nil {
 		return fail(permanent(err))
 	}
-	if c, err := a.Store.GetCandidate(ctx, w.WorkOrderID, in.Attempt); err == nil && c.Status != store.CandidateRunning {
+	if c, err := a.Store.GetCandidate(ctx, w.WorkOrderID, in.Attempt); err == nil && c.Status != domain.CandidateRunning {
 		return a.candidateResult(c), nil
-	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+	} else if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return fail(err)
 	}
 	if a.Candidates == nil {
@@ -97,8 +98,8 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	if err != nil {
 		return fail(permanent(err))
 	}
-	rec := &store.Candidate{WorkOrderID: w.WorkOrderID, Attempt: in.Attempt, Generator: a.Candidates.GeneratorName(req.Objective),
-		Status: store.CandidateRunning, GateResults: []store.CandidateGateResult{}, CreatedAt: a.now(), UpdatedAt: a.now()}
+	rec := &domain.Candidate{WorkOrderID: w.WorkOrderID, Attempt: in.Attempt, Generator: a.Candidates.GeneratorName(req.Objective),
+		Status: domain.CandidateRunning, GateResults: []domain.CandidateGateResult{}, CreatedAt: a.now(), UpdatedAt: a.now()}
 	remote, started, err := a.remoteCandidate(ctx, w, req, in.Attempt)
 	if err != nil {
 		return fail(err)
@@ -109,7 +110,7 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	left, err := budgetLeft(ctx, a.Store, &req.Objective)
 	var spent *BudgetSpentError
 	if errors.As(err, &spent) {
-		rec.Status, rec.Why = store.CandidateSkipped, "not started: "+spent.Error()
+		rec.Status, rec.Why = domain.CandidateSkipped, "not started: "+spent.Error()
 		return a.putCandidate(ctx, rec)
 	}
 	if err != nil {
@@ -118,14 +119,14 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	if why, err := cannotCoverAnother(ctx, a.Store, w.WorkOrderID, in.Attempt, left); err != nil {
 		return fail(err)
 	} else if why != "" {
-		rec.Status, rec.Why = store.CandidateSkipped, why
+		rec.Status, rec.Why = domain.CandidateSkipped, why
 		return a.putCandidate(ctx, rec)
 	}
 	req.WorkOrder.BudgetUSDRemaining = left
 	if remote {
 		return a.runCandidateRemote(ctx, w, req, rec, false)
 	}
-	lease, err := a.acquire(ctx, store.ResourceCandidate, candidateResource(w.WorkOrderID, in.Attempt), a.runLease(ctx))
+	lease, err := a.acquire(ctx, domain.ResourceCandidate, candidateResource(w.WorkOrderID, in.Attempt), a.runLease(ctx))
 	if err != nil {
 		return fail(err)
 	}
@@ -143,13 +144,13 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	case ctx.Err() != nil:
 		// Cancelled: the record says so, whatever the run left.
 		wctx := context.WithoutCancel(ctx)
-		rec.Status, rec.Why = store.CandidateCancelled, "cancelled while it ran: another candidate passed every gate command first"
+		rec.Status, rec.Why = domain.CandidateCancelled, "cancelled while it ran: another candidate passed every gate command first"
 		if _, err := budgetLeft(wctx, a.Store, &req.Objective); errors.As(err, &spent) {
 			rec.Why = "cancelled while it ran: the objective's budget ran out"
 		}
 		return a.putCandidate(wctx, rec)
 	case err != nil:
-		rec.Status, rec.Why = store.CandidateFailed, oneLine(err.Error())
+		rec.Status, rec.Why = domain.CandidateFailed, oneLine(err.Error())
 		return a.putCandidate(ctx, rec)
 	}
 	fillCandidate(rec, c)
@@ -160,7 +161,7 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	if a.Observer != nil {
 		// Counted here, once per candidate that ran: the workorder's
 		// bundle repeats the winner's report and is not counted again.
-		a.Observer.RunSpent(store.BundleMetadata{Generator: rec.Generator, RunReport: rec.Report})
+		a.Observer.RunSpent(domain.BundleMetadata{Generator: rec.Generator, RunReport: rec.Report})
 	}
 	// What this candidate spent may have used up the budget: the others
 	// are then stopped.
@@ -176,11 +177,11 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 // must stay as it is: the winner is chosen already, or the record says
 // how the candidate ended (cancelled by the selection as it finished).
 func candidateSettled(err error) bool {
-	return errors.Is(err, store.ErrCandidatesSettled) || errors.Is(err, store.ErrCandidateFinished)
+	return errors.Is(err, domain.ErrCandidatesSettled) || errors.Is(err, domain.ErrCandidateFinished)
 }
 
 // putCandidate records c and answers with what it says.
-func (a *Lifecycle) putCandidate(ctx context.Context, c *store.Candidate) (CandidateResult, error) {
+func (a *Lifecycle) putCandidate(ctx context.Context, c *domain.Candidate) (CandidateResult, error) {
 	c.UpdatedAt = a.now()
 	stored, err := a.Store.PutCandidate(ctx, c)
 	if candidateSettled(err) {
@@ -188,19 +189,19 @@ func (a *Lifecycle) putCandidate(ctx context.Context, c *store.Candidate) (Candi
 		stored, err = a.Store.GetCandidate(ctx, c.WorkOrderID, c.Attempt)
 	}
 	if err != nil {
-		return CandidateResult{}, fmt.Errorf("record candidate %s: %w", store.CandidateKey(c.WorkOrderID, c.Attempt), err)
+		return CandidateResult{}, fmt.Errorf("record candidate %s: %w", domain.CandidateKey(c.WorkOrderID, c.Attempt), err)
 	}
 	return a.candidateResult(stored), nil
 }
 
 // fillCandidate copies a finished run into its record.
-func fillCandidate(rec *store.Candidate, c patch.Candidate) {
-	rec.Status, rec.Generator, rec.RunnerStatus = store.CandidateDone, c.Generator, c.RunnerStatus
+func fillCandidate(rec *domain.Candidate, c patch.Candidate) {
+	rec.Status, rec.Generator, rec.RunnerStatus = domain.CandidateDone, c.Generator, c.RunnerStatus
 	rec.Patch, rec.PatchSHA256, rec.Report = c.Patch, c.PatchSHA256, c.Report
 	lines, done := c.DiffLines, c.FinishedAt.UTC()
 	rec.DiffLines, rec.FinishedAt, rec.CommandsPassed = &lines, &done, c.CommandsPassed
 	for _, g := range c.Gate {
-		rec.GateResults = append(rec.GateResults, store.CandidateGateResult{Command: g.Command, Passed: g.Passed,
+		rec.GateResults = append(rec.GateResults, domain.CandidateGateResult{Command: g.Command, Passed: g.Passed,
 			Detail: oneLine(g.Detail)})
 	}
 }
@@ -212,7 +213,7 @@ func candidateResource(workOrderID string, k int) string {
 }
 
 // patchCandidate is a recorded candidate as package patch compares it.
-func patchCandidate(c *store.Candidate) patch.Candidate {
+func patchCandidate(c *domain.Candidate) patch.Candidate {
 	pc := patch.Candidate{Attempt: c.Attempt, Generator: c.Generator, RunnerStatus: c.RunnerStatus, Patch: c.Patch,
 		PatchSHA256: c.PatchSHA256, CommandsPassed: c.CommandsPassed, Report: c.Report}
 	if c.DiffLines != nil {
@@ -240,7 +241,7 @@ func (a *Lifecycle) SelectCandidate(ctx context.Context, in SelectInput) (RunRes
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("select candidate of %q: %w", in.WorkOrderID, err))
 	}
-	if w.Status == store.WorkOrderExecuted {
+	if w.Status == domain.WorkOrderExecuted {
 		return a.executed(ctx, w.WorkOrderID)
 	}
 	if a.Candidates == nil {
@@ -251,7 +252,7 @@ func (a *Lifecycle) SelectCandidate(ctx context.Context, in SelectInput) (RunRes
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("select candidate of %q: %w", w.WorkOrderID, err))
 	}
-	lease, err := a.acquire(ctx, store.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
+	lease, err := a.acquire(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -262,7 +263,7 @@ func (a *Lifecycle) SelectCandidate(ctx context.Context, in SelectInput) (RunRes
 	if err != nil {
 		return RunResult{}, fmt.Errorf("select candidate of %q: %w", w.WorkOrderID, err)
 	}
-	bundle := &store.OutputBundle{WorkOrderID: w.WorkOrderID, Title: oneLine(out.Title), Content: out.Content,
+	bundle := &domain.OutputBundle{WorkOrderID: w.WorkOrderID, Title: oneLine(out.Title), Content: out.Content,
 		Notes: out.Notes, Metadata: out.Metadata, RunnerStatus: out.RunnerStatus, CreatedAt: a.now()}
 	res := RunResult{WorkOrderID: w.WorkOrderID}
 	var changed bool
@@ -301,16 +302,16 @@ func (a *Lifecycle) deliverBest(ctx context.Context, req diazotroph.Request, in 
 		return diazotroph.Result{}, err
 	}
 	var cands []patch.Candidate
-	var recOf []*store.Candidate
+	var recOf []*domain.Candidate
 	allCommands := 0
 	for _, c := range recs {
-		if c.Status == store.CandidateRunning {
-			c.Status, c.Why = store.CandidateCancelled, why
+		if c.Status == domain.CandidateRunning {
+			c.Status, c.Why = domain.CandidateCancelled, why
 			if _, err := a.putCandidate(ctx, c); err != nil {
 				return diazotroph.Result{}, err
 			}
 		}
-		if c.Status == store.CandidateDone {
+		if c.Status == domain.CandidateDone {
 			cands, recOf = append(cands, patchCandidate(c)), append(recOf, c)
 			allCommands = max(allCommands, len(c.GateResults))
 		}
@@ -325,7 +326,7 @@ func (a *Lifecycle) deliverBest(ctx context.Context, req diazotroph.Request, in 
 	}
 	if winner < 0 {
 		return diazotroph.Result{Title: "No candidate produced a patch", Notes: reason + "\n" + settled(recs),
-			Metadata: store.BundleMetadata{BranchName: req.WorkOrder.BranchName}, RunnerStatus: store.RunnerOK}, nil
+			Metadata: domain.BundleMetadata{BranchName: req.WorkOrder.BranchName}, RunnerStatus: domain.RunnerOK}, nil
 	}
 	if _, err := a.Store.ChooseCandidate(ctx, store.ChooseCandidateParams{WorkOrderID: req.WorkOrder.WorkOrderID,
 		Attempt: recOf[winner].Attempt, Why: oneLine(reason), Now: a.now()}); err != nil {
@@ -338,11 +339,11 @@ func (a *Lifecycle) deliverBest(ctx context.Context, req diazotroph.Request, in 
 // each gate command that failed on it with the first line of what it
 // said. The next round's input quotes it, so a retry sees every
 // candidate's failures, not only the delivered one's.
-func settled(recs []*store.Candidate) string {
+func settled(recs []*domain.Candidate) string {
 	out := "Candidates:"
 	for _, c := range recs {
 		out += fmt.Sprintf("\n- candidate %d: %s", c.Attempt, c.Status)
-		if c.Status == store.CandidateDone {
+		if c.Status == domain.CandidateDone {
 			out += fmt.Sprintf(", %d of %d gate command(s) passed", c.CommandsPassed, len(c.GateResults))
 		}
 		if c.Why != "" {
@@ -361,7 +362,7 @@ func settled(recs []*store.Candidate) string {
 // spend was counted as each ran (a failed read counts as none: metrics
 // only). Only an objective with several attempts has any, so one with a
 // single attempt, the common case, costs no store read.
-func (a *Lifecycle) hasCandidates(ctx context.Context, w *store.WorkOrder, o *store.Objective) bool {
+func (a *Lifecycle) hasCandidates(ctx context.Context, w *domain.WorkOrder, o *domain.Objective) bool {
 	if o.Attempts == nil || *o.Attempts < 2 {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -33,15 +34,15 @@ func cannotCoverAnother(ctx context.Context, q store.Querier, workOrderID string
 		return "", nil
 	}
 	return fmt.Sprintf("not started: %s is left of the objective's budget, less than the %s a candidate has cost so far (%d of them)",
-		store.USD(*left), store.USD(sum/float64(n)), n), nil
+		domain.USD(*left), domain.USD(sum/float64(n)), n), nil
 }
 
 // recordUnstarted records as SKIPPED, with why, each of the workorder's
 // candidates that was never started (patch.parallel_candidates held it
 // back until another passed or the budget ran out), and returns every
 // record in attempt order.
-func (a *Lifecycle) recordUnstarted(ctx context.Context, req diazotroph.Request, recs []*store.Candidate,
-	in SelectInput) ([]*store.Candidate, error) {
+func (a *Lifecycle) recordUnstarted(ctx context.Context, req diazotroph.Request, recs []*domain.Candidate,
+	in SelectInput) ([]*domain.Candidate, error) {
 	attempts := 0
 	if req.Objective.Attempts != nil {
 		attempts = *req.Objective.Attempts
@@ -61,14 +62,14 @@ func (a *Lifecycle) recordUnstarted(ctx context.Context, req diazotroph.Request,
 		if have[k] {
 			continue
 		}
-		c := &store.Candidate{WorkOrderID: req.WorkOrder.WorkOrderID, Attempt: k,
-			Generator: a.Candidates.GeneratorName(req.Objective), Status: store.CandidateSkipped, Why: why,
-			GateResults: []store.CandidateGateResult{}, CreatedAt: a.now()}
+		c := &domain.Candidate{WorkOrderID: req.WorkOrder.WorkOrderID, Attempt: k,
+			Generator: a.Candidates.GeneratorName(req.Objective), Status: domain.CandidateSkipped, Why: why,
+			GateResults: []domain.CandidateGateResult{}, CreatedAt: a.now()}
 		if _, err := a.putCandidate(ctx, c); err != nil {
 			return nil, err
 		}
 		recs = append(recs, c)
 	}
-	slices.SortFunc(recs, func(x, y *store.Candidate) int { return x.Attempt - y.Attempt })
+	slices.SortFunc(recs, func(x, y *domain.Candidate) int { return x.Attempt - y.Attempt })
 	return recs, nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // A budget that covers two candidates' reports: the third is not started,
@@ -27,12 +27,12 @@ func TestCandidates_NotStartedWhenWhatIsLeftCannotCoverAnother(t *testing.T) {
 		for k := 1; k <= 2; k++ {
 			r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 			require.NoError(t, err)
-			require.Equal(t, store.CandidateDone, r.Status)
+			require.Equal(t, domain.CandidateDone, r.Status)
 			require.False(t, r.BudgetSpent, "$1.40 of $1.50: not spent")
 		}
 		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 3})
 		require.NoError(t, err)
-		require.Equal(t, store.CandidateSkipped, r.Status)
+		require.Equal(t, domain.CandidateSkipped, r.Status)
 		require.Equal(t, []int{1, 2}, f.ran, "the third never ran")
 		c3, err := tb.store.GetCandidate(ctx, wo.WorkOrderID, 3)
 		require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestCandidates_TheOnesNeverStartedAreRecordedSkipped(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, cs, 3)
 		for _, c := range cs[1:] {
-			require.Equal(t, store.CandidateSkipped, c.Status)
+			require.Equal(t, domain.CandidateSkipped, c.Status)
 			require.Equal(t, "not started: another candidate passed every gate command first", c.Why)
 		}
 		b, err := tb.store.GetOutputBundle(ctx, wo.WorkOrderID)

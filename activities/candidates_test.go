@@ -12,8 +12,7 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
-	"github.com/azolla/azolla/internal/runreport"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // fakeCandidates answers each candidate k with byK[k]; a candidate whose
@@ -29,7 +28,7 @@ type fakeCandidates struct {
 	delivered *patch.Candidate
 }
 
-func (*fakeCandidates) GeneratorName(store.Objective) string { return "command" }
+func (*fakeCandidates) GeneratorName(domain.Objective) string { return "command" }
 
 func (f *fakeCandidates) RunCandidate(ctx context.Context, _ diazotroph.Request, k int) (patch.Candidate, error) {
 	f.mu.Lock()
@@ -56,13 +55,13 @@ func (f *fakeCandidates) DeliverCandidate(_ context.Context, req diazotroph.Requ
 	f.delivered = &c
 	f.mu.Unlock()
 	return diazotroph.Result{Title: fmt.Sprintf("candidate %d", c.Attempt), Content: c.Patch, Notes: why,
-		Metadata:     store.BundleMetadata{BranchName: req.WorkOrder.BranchName, Generator: c.Generator, RunReport: c.Report},
-		RunnerStatus: store.RunnerOK}, nil
+		Metadata:     domain.BundleMetadata{BranchName: req.WorkOrder.BranchName, Generator: c.Generator, RunReport: c.Report},
+		RunnerStatus: domain.RunnerOK}, nil
 }
 
 func cand(patchText string, passed, of, lines int, at time.Duration, cost float64) patch.Candidate {
-	c := patch.Candidate{Generator: "command", RunnerStatus: store.RunnerOK, Patch: patchText, DiffLines: lines,
-		CommandsPassed: passed, FinishedAt: time.Unix(1000, 0).Add(at), Report: &runreport.Report{CostUSD: &cost}}
+	c := patch.Candidate{Generator: "command", RunnerStatus: domain.RunnerOK, Patch: patchText, DiffLines: lines,
+		CommandsPassed: passed, FinishedAt: time.Unix(1000, 0).Add(at), Report: &domain.RunReport{CostUSD: &cost}}
 	for i := range of {
 		c.Gate = append(c.Gate, patch.GateResult{Command: fmt.Sprintf("check-%d", i), Passed: i < passed})
 	}
@@ -72,7 +71,7 @@ func cand(patchText string, passed, of, lines int, at time.Duration, cost float6
 // bestOfN stores objective obj-1 with attempts and schedules it.
 func (tb *testBundle) bestOfN(t *testing.T, attempts int, budget *float64) *activities.WorkOrderRef {
 	t.Helper()
-	tb.newObjective(t, "obj-1", func(o *store.Objective) { o.Attempts, o.BudgetUSD = &attempts, budget })
+	tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.Attempts, o.BudgetUSD = &attempts, budget })
 	ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 	res, err := tb.l.Schedule(context.Background(), activities.ScheduleInput{EventID: ev.EventID})
 	require.NoError(t, err)
@@ -94,7 +93,7 @@ func TestCandidates_EachRecordedThenTheBestDeliveredAsTheOneBundle(t *testing.T)
 		for k := 1; k <= 3; k++ {
 			r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 			require.NoError(t, err)
-			require.Equal(t, store.CandidateDone, r.Status)
+			require.Equal(t, domain.CandidateDone, r.Status)
 			require.Equal(t, k == 2, r.PassedAll, "candidate %d", k)
 			require.True(t, r.Small, "no bound on the diff: every candidate is small enough")
 		}
@@ -105,13 +104,13 @@ func TestCandidates_EachRecordedThenTheBestDeliveredAsTheOneBundle(t *testing.T)
 
 		run, err := tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, store.RunnerOK, run.RunnerStatus)
+		require.Equal(t, domain.RunnerOK, run.RunnerStatus)
 		require.Equal(t, 2, f.delivered.Attempt)
 		b, err := tb.store.GetOutputBundle(ctx, wo.WorkOrderID)
 		require.NoError(t, err)
 		require.Equal(t, "diff --git a/x b/x\n+right\n", b.Content)
 		require.Contains(t, b.Notes, "candidate 1: DONE")
-		require.Equal(t, store.WorkOrderExecuted, tb.workOrder(t, wo.WorkOrderID).Status)
+		require.Equal(t, domain.WorkOrderExecuted, tb.workOrder(t, wo.WorkOrderID).Status)
 		cs, err := tb.store.ListCandidates(ctx, wo.WorkOrderID)
 		require.NoError(t, err)
 		require.Len(t, cs, 3)
@@ -127,7 +126,7 @@ func TestCandidates_EachRecordedThenTheBestDeliveredAsTheOneBundle(t *testing.T)
 		require.True(t, again2.AlreadyExecuted)
 		g, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, store.GatePass, g.GateResult)
+		require.Equal(t, domain.GatePass, g.GateResult)
 		var counted float64
 		for _, m := range rec.spent {
 			counted += *m.RunReport.CostUSD
@@ -154,11 +153,11 @@ func TestCandidates_NotStartedOnceTheBudgetIsSpent(t *testing.T) {
 		// Candidate 2 would run until cancelled: it is never started.
 		r, err = tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
 		require.NoError(t, err)
-		require.Equal(t, store.CandidateSkipped, r.Status, "$1.50 of $1 spent: not started")
+		require.Equal(t, domain.CandidateSkipped, r.Status, "$1.50 of $1 spent: not started")
 
 		r, err = tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 3})
 		require.NoError(t, err)
-		require.Equal(t, store.CandidateSkipped, r.Status)
+		require.Equal(t, domain.CandidateSkipped, r.Status)
 		c3, err := tb.store.GetCandidate(ctx, wo.WorkOrderID, 3)
 		require.NoError(t, err)
 		require.Contains(t, c3.Why, "not started: objective obj-1 has spent $1.50 of its $1.00 budget")
@@ -194,23 +193,23 @@ func TestCandidates_ACancelledRunIsRecordedCancelled(t *testing.T) {
 		}
 		c, err := tb.store.GetCandidate(ctx, wo.WorkOrderID, 1)
 		require.NoError(t, err)
-		require.Equal(t, store.CandidateRunning, c.Status)
+		require.Equal(t, domain.CandidateRunning, c.Status)
 		cancel()
 		o := <-done
 		require.NoError(t, o.err)
-		require.Equal(t, store.CandidateCancelled, o.r.Status)
+		require.Equal(t, domain.CandidateCancelled, o.r.Status)
 
 		// Nothing produced a patch: the bundle has no content, and says why.
 		run, err := tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID, EarlyStopped: true})
 		require.NoError(t, err)
-		require.Equal(t, store.RunnerOK, run.RunnerStatus)
+		require.Equal(t, domain.RunnerOK, run.RunnerStatus)
 		b, err := tb.store.GetOutputBundle(ctx, wo.WorkOrderID)
 		require.NoError(t, err)
 		require.Empty(t, b.Content)
 		require.Contains(t, b.Notes, "candidate 1: CANCELLED")
 		g, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, store.GateFail, g.GateResult)
+		require.Equal(t, domain.GateFail, g.GateResult)
 	})
 }
 
@@ -255,7 +254,7 @@ func TestCandidates_ACancelledRunSaysTheBudgetRanOut(t *testing.T) {
 		require.NoError(t, <-done)
 		c, err := tb.store.GetCandidate(ctx, wo.WorkOrderID, 1)
 		require.NoError(t, err)
-		require.Equal(t, store.CandidateCancelled, c.Status)
+		require.Equal(t, domain.CandidateCancelled, c.Status)
 		require.Contains(t, c.Why, "the objective's budget ran out")
 	})
 }

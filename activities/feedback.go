@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 )
@@ -24,8 +25,8 @@ const (
 // gate reason and the tail of its output, and the comment of the human
 // decision that emitted ev. Without them a retry runs the same generator on
 // the same input and repeats its mistake.
-func relatedYields(ctx context.Context, q store.Querier, o *store.Objective, ev *store.Event) ([]store.YieldRef, error) {
-	var yields []store.YieldRef
+func relatedYields(ctx context.Context, q store.Querier, o *domain.Objective, ev *domain.Event) ([]domain.YieldRef, error) {
+	var yields []domain.YieldRef
 	prev, err := lastGated(ctx, q, o.ObjectiveID, ev.EventID)
 	if err != nil {
 		return nil, err
@@ -36,8 +37,8 @@ func relatedYields(ctx context.Context, q store.Querier, o *store.Objective, ev 
 	}
 	// A round the environment failed says nothing of the patch: the agent
 	// is not told to avoid a mistake it did not make.
-	if prev != nil && prev.record.Blame != store.BlameEnvironment && (prev.record.GateResult == store.GateFail || revising) {
-		y := store.YieldRef{Kind: store.YieldPreviousAttempt, Ref: prev.workOrder.WorkOrderID,
+	if prev != nil && prev.record.Blame != domain.BlameEnvironment && (prev.record.GateResult == domain.GateFail || revising) {
+		y := domain.YieldRef{Kind: domain.YieldPreviousAttempt, Ref: prev.workOrder.WorkOrderID,
 			GateResult: prev.record.GateResult, GateReason: tail(prev.record.GateReason, maxYieldReason)}
 		if prev.bundle != nil {
 			y.OutputTail = tail(joinNonEmpty(prev.bundle.Notes, prev.bundle.Content), maxYieldOutput)
@@ -45,16 +46,16 @@ func relatedYields(ctx context.Context, q store.Querier, o *store.Objective, ev 
 		yields = append(yields, y)
 	}
 	if ev.Comment != "" {
-		yields = append(yields, store.YieldRef{Kind: store.YieldHumanComment, Ref: ev.EventID,
+		yields = append(yields, domain.YieldRef{Kind: domain.YieldHumanComment, Ref: ev.EventID,
 			By: cmpBy(ev.DecidedBy), Comment: ev.Comment})
 	}
 	return yields, nil
 }
 
 type gatedAttempt struct {
-	workOrder *store.WorkOrder
-	record    *store.RunRecord
-	bundle    *store.OutputBundle
+	workOrder *domain.WorkOrder
+	record    *domain.RunRecord
+	bundle    *domain.OutputBundle
 }
 
 // lastGated is the objective's newest workorder that has a run record,
@@ -69,14 +70,14 @@ func lastGated(ctx context.Context, q store.Querier, objectiveID, eventID string
 			continue
 		}
 		rr, err := q.GetRunRecord(ctx, w.WorkOrderID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
 		b, err := q.GetOutputBundle(ctx, w.WorkOrderID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			b, err = nil, nil // a Run that gave up is gated without a bundle
 		}
 		if err != nil {
@@ -90,16 +91,16 @@ func lastGated(ctx context.Context, q store.Querier, objectiveID, eventID string
 // writeYields renders the yields into the prompt, where every generator
 // reads them: the command agent in its input file, a chat model in its
 // prompt, COMMAND_DIAZOTROPH on stdin.
-func writeYields(b *strings.Builder, yields []store.YieldRef) {
+func writeYields(b *strings.Builder, yields []domain.YieldRef) {
 	for _, y := range yields {
 		switch y.Kind {
-		case store.YieldPreviousAttempt:
+		case domain.YieldPreviousAttempt:
 			fmt.Fprintf(b, "\nPrevious attempt %s was judged %s by the gate. Do not repeat its mistake.\n", y.Ref, y.GateResult)
 			fmt.Fprintf(b, "\nGate reason:\n%s\n", indentBlock(y.GateReason))
 			if y.OutputTail != "" {
 				fmt.Fprintf(b, "\nEnd of its output:\n%s\n", indentBlock(y.OutputTail))
 			}
-		case store.YieldHumanComment:
+		case domain.YieldHumanComment:
 			fmt.Fprintf(b, "\nComment from %s on this attempt:\n%s\n", y.By, indentBlock(y.Comment))
 		}
 	}
@@ -153,15 +154,15 @@ func cmpBy(by string) string {
 // request is open: a review or a check asked for changes to it, so the
 // next run sees the patch it revises, not only what was said of it.
 func revisingPullRequest(ctx context.Context, q store.Querier, objectiveID string, prev *gatedAttempt) (bool, error) {
-	if prev == nil || prev.record.GateResult != store.GatePass {
+	if prev == nil || prev.record.GateResult != domain.GatePass {
 		return false, nil
 	}
 	pr, err := q.GetPullRequest(ctx, objectiveID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return pr.State == store.PullRequestOpen, nil
+	return pr.State == domain.PullRequestOpen, nil
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // After a failed gate, the retry's workorder is scheduled from a snapshot
@@ -23,13 +23,13 @@ func TestSchedule_RetryCarriesTheGateFeedbackAndTheComment(t *testing.T) {
 		ctx := context.Background()
 		longOutput := strings.Repeat("+ compiling...\n", 2000) + "+ main.go:3: undefined: frobnicate\n"
 		tb.fake.exec = returning(diazotroph.Result{Title: "attempt 1", Content: longOutput,
-			Notes: "error: patch failed: main.go:3\nthe hunk does not match", RunnerStatus: store.RunnerApplyFailed})
+			Notes: "error: patch failed: main.go:3\nthe hunk does not match", RunnerStatus: domain.RunnerApplyFailed})
 		first := tb.scheduled(t, "obj-1")
 		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: first.WorkOrderID})
 		require.NoError(t, err)
 		gated, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: first.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, store.GateFail, gated.GateResult)
+		require.Equal(t, domain.GateFail, gated.GateResult)
 
 		r, err := tb.l.Ready(ctx, activities.ReadyInput{ObjectiveID: "obj-1", Mode: activities.ReadyRetry,
 			By: "ana", Comment: "frobnicate lives in pkg/frob: import it"})
@@ -40,19 +40,19 @@ func TestSchedule_RetryCarriesTheGateFeedbackAndTheComment(t *testing.T) {
 
 		res, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: r.EventID})
 		require.NoError(t, err)
-		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		snap, err := tb.store.GetContextSnapshot(ctx, tb.workOrder(t, res.WorkOrder.WorkOrderID).ContextSnapshotID)
 		require.NoError(t, err)
 		require.Len(t, snap.RelatedYieldRefs, 2)
 		prev, comment := snap.RelatedYieldRefs[0], snap.RelatedYieldRefs[1]
-		require.Equal(t, store.YieldPreviousAttempt, prev.Kind)
+		require.Equal(t, domain.YieldPreviousAttempt, prev.Kind)
 		require.Equal(t, first.WorkOrderID, prev.Ref)
-		require.Equal(t, store.GateFail, prev.GateResult)
+		require.Equal(t, domain.GateFail, prev.GateResult)
 		require.Equal(t, gated.GateReason, prev.GateReason)
 		require.LessOrEqual(t, len([]rune(prev.OutputTail)), 8192, "the output is bounded")
 		require.True(t, strings.HasSuffix(prev.OutputTail, "main.go:3: undefined: frobnicate"), "its tail is kept")
 		require.True(t, strings.HasPrefix(prev.OutputTail, "[... earlier output cut ...]"), "the cut is said")
-		require.Equal(t, store.YieldRef{Kind: store.YieldHumanComment, Ref: r.EventID, By: "ana",
+		require.Equal(t, domain.YieldRef{Kind: domain.YieldHumanComment, Ref: r.EventID, By: "ana",
 			Comment: "frobnicate lives in pkg/frob: import it"}, comment)
 
 		for _, want := range []string{"Previous attempt " + first.WorkOrderID, "judged FAIL",
@@ -120,11 +120,11 @@ func TestGate_WarnsWhenTheBranchWasNotPushed(t *testing.T) {
 		require.NoError(t, err)
 		g, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, store.GatePass, g.GateResult)
+		require.Equal(t, domain.GatePass, g.GateResult)
 		require.Equal(t, []string{pause.ReviewBranch, pause.KeepBranch, pause.ConfirmCompletion}, g.Pause.ActionKinds)
 		require.Contains(t, g.Pause.PrioritizedActions[1], "azolla/obj-1")
 		require.Contains(t, g.Pause.PrioritizedActions[1], "7 days")
 		require.True(t, pause.Warned(&g.Pause))
-		require.Equal(t, []*store.PauseState{&g.Pause}, tb.pausesOf(t, "obj-1", wo.WorkOrderID))
+		require.Equal(t, []*domain.PauseState{&g.Pause}, tb.pausesOf(t, "obj-1", wo.WorkOrderID))
 	})
 }

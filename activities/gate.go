@@ -10,6 +10,7 @@ import (
 
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/transition"
@@ -30,9 +31,9 @@ type GateResult struct {
 	CommitSHA  string
 	// Status and BlockerRef are the objective's afterwards: a FAIL leaves
 	// it TODO with a blocker_ref, waiting for a human's retry.
-	Status     store.Status
-	BlockerRef store.BlockerRef
-	Pause      store.PauseState
+	Status     domain.Status
+	BlockerRef domain.BlockerRef
+	Pause      domain.PauseState
 	// PullRequest: the PASS is to get a pull request on the repository's
 	// forge (OpenPullRequest).
 	PullRequest bool `json:",omitempty"`
@@ -51,7 +52,7 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 	if res, done, err := a.gated(ctx, a.Store, w); err != nil || done {
 		return res, permanent(err)
 	}
-	lease, err := a.acquire(ctx, store.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
+	lease, err := a.acquire(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
 	if err != nil {
 		return GateResult{}, err
 	}
@@ -66,7 +67,7 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
 	}
 	var res GateResult
-	var o *store.Objective // as the verdict left it; nil unless written
+	var o *domain.Objective // as the verdict left it; nil unless written
 	var written bool
 	err = lease.Fenced(ctx, func(q store.Querier) error {
 		var done bool
@@ -94,41 +95,41 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 }
 
 // verdict judges a bundle (docs/protocol/patch-flow.md#checking-the-bundle).
-func verdict(b *store.OutputBundle, runFailure string) (result, reason string) {
+func verdict(b *domain.OutputBundle, runFailure string) (result, reason string) {
 	switch {
 	case b == nil && runFailure != "":
-		return store.GateFail, "run produced no output bundle: " + runFailure
+		return domain.GateFail, "run produced no output bundle: " + runFailure
 	case b == nil:
-		return store.GateFail, "run produced no output bundle"
+		return domain.GateFail, "run produced no output bundle"
 	}
 	if err := schemas.Validate(schemas.OutputBundle, b); err != nil {
-		return store.GateFail, "output bundle is invalid: " + err.Error()
+		return domain.GateFail, "output bundle is invalid: " + err.Error()
 	}
 	// The non-empty check does not apply to an exhausted budget or a
 	// stalled run: the empty content is expected there. The run still did
 	// not do the work, so the verdict is FAIL, for the budget or the stall
 	// rather than for the empty content.
 	switch b.RunnerStatus {
-	case store.RunnerBudgetExhausted:
-		return store.GateFail, "budget exhausted: " + firstLine(b.Notes)
-	case store.RunnerStalled:
+	case domain.RunnerBudgetExhausted:
+		return domain.GateFail, "budget exhausted: " + firstLine(b.Notes)
+	case domain.RunnerStalled:
 		// Its notes' first line names the stall timeout.
-		return store.GateFail, "run stalled: " + firstLine(b.Notes)
-	case store.RunnerApplyFailed:
-		return store.GateFail, "patch did not apply: " + firstLine(b.Notes)
-	case store.RunnerEnvironmentFailed:
+		return domain.GateFail, "run stalled: " + firstLine(b.Notes)
+	case domain.RunnerApplyFailed:
+		return domain.GateFail, "patch did not apply: " + firstLine(b.Notes)
+	case domain.RunnerEnvironmentFailed:
 		// Its notes are the setup's report: the failure, the output's
 		// tail, the fix.
-		return store.GateFail, "environment: " + strings.TrimSpace(b.Notes)
+		return domain.GateFail, "environment: " + strings.TrimSpace(b.Notes)
 	}
 	if strings.TrimSpace(b.Content) == "" {
 		reason := "output bundle content is empty"
 		if b.Notes != "" {
 			reason += ": " + firstLine(b.Notes)
 		}
-		return store.GateFail, reason
+		return domain.GateFail, reason
 	}
-	return store.GatePass, fmt.Sprintf("output bundle valid, %d bytes of content, runner status %s",
+	return domain.GatePass, fmt.Sprintf("output bundle valid, %d bytes of content, runner status %s",
 		len(b.Content), b.RunnerStatus)
 }
 
@@ -142,14 +143,14 @@ type judgement struct {
 	environment bool
 	fix         string
 	// bundle is the one judged, nil when the run left none.
-	bundle *store.OutputBundle
+	bundle *domain.OutputBundle
 }
 
 // judge runs the built-in checks and, when they pass and the workorder's
 // diazotroph has checks of its own, those.
-func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure string) (judgement, error) {
+func (a *Lifecycle) judge(ctx context.Context, w *domain.WorkOrder, runFailure string) (judgement, error) {
 	b, err := a.Store.GetOutputBundle(ctx, w.WorkOrderID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		b, err = nil, nil
 	}
 	if err != nil {
@@ -160,11 +161,11 @@ func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure st
 	j.bundle = b
 	if b != nil {
 		j.commitSHA = b.Metadata.CommitSHA
-		if b.RunnerStatus == store.RunnerEnvironmentFailed {
+		if b.RunnerStatus == domain.RunnerEnvironmentFailed {
 			j.environment, j.fix = true, fixOf(b.Notes)
 		}
 	}
-	if j.result != store.GatePass || a.Diazotrophs == nil {
+	if j.result != domain.GatePass || a.Diazotrophs == nil {
 		return j, nil
 	}
 	d, err := a.Diazotrophs.Lookup(w.DiazotrophType)
@@ -190,7 +191,7 @@ func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure st
 	j.unpushed = v.Unpushed
 	switch {
 	case !v.Pass:
-		j.result, j.reason = store.GateFail, cmp.Or(v.Reason, w.DiazotrophType+" gate checks failed")
+		j.result, j.reason = domain.GateFail, cmp.Or(v.Reason, w.DiazotrophType+" gate checks failed")
 		j.environment, j.fix = v.Environment, v.Fix
 	case v.Reason != "":
 		j.reason += "; " + v.Reason
@@ -200,17 +201,17 @@ func (a *Lifecycle) judge(ctx context.Context, w *store.WorkOrder, runFailure st
 
 // gate writes the verdict, the transition and the pause state, and returns
 // the objective as the transition left it.
-func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrder, j judgement) (GateResult, *store.Objective, error) {
+func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *domain.WorkOrder, j judgement) (GateResult, *domain.Objective, error) {
 	now := a.now()
-	rr := &store.RunRecord{WorkOrderID: w.WorkOrderID, ObjectiveID: w.ObjectiveID, GateResult: j.result,
+	rr := &domain.RunRecord{WorkOrderID: w.WorkOrderID, ObjectiveID: w.ObjectiveID, GateResult: j.result,
 		GateReason: j.reason, CommitSHA: j.commitSHA, CreatedAt: now, UpdatedAt: now}
-	if j.result == store.GateFail && j.environment {
-		rr.Blame = store.BlameEnvironment
+	if j.result == domain.GateFail && j.environment {
+		rr.Blame = domain.BlameEnvironment
 	}
 	if _, err := q.UpsertRunRecord(ctx, rr); err != nil {
 		return GateResult{}, nil, err
 	}
-	if rr.Blame == store.BlameEnvironment {
+	if rr.Blame == domain.BlameEnvironment {
 		return a.gateEnvironment(ctx, q, w, j, rr, now)
 	}
 	var keep *pause.Action
@@ -218,9 +219,9 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrde
 		keep = pause.KeepBranchAction(w.BranchName, a.Retention)
 	}
 	p := transition.Pass.Params(w.ObjectiveID, now)
-	if j.result != store.GatePass {
+	if j.result != domain.GatePass {
 		p = transition.Fail.Params(w.ObjectiveID, now)
-		ref := store.GateBlocker(w.WorkOrderID)
+		ref := domain.GateBlocker(w.WorkOrderID)
 		p.BlockerRef = &ref
 	}
 	o, err := q.TransitionObjective(ctx, p)
@@ -240,9 +241,9 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *store.WorkOrde
 
 // gated returns the stored verdict of a workorder gated before, done=false
 // if there is none.
-func (a *Lifecycle) gated(ctx context.Context, q store.Querier, w *store.WorkOrder) (GateResult, bool, error) {
+func (a *Lifecycle) gated(ctx context.Context, q store.Querier, w *domain.WorkOrder) (GateResult, bool, error) {
 	rr, err := q.GetRunRecord(ctx, w.WorkOrderID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return GateResult{}, false, nil
 	}
 	if err != nil {
@@ -270,10 +271,10 @@ func (a *Lifecycle) gated(ctx context.Context, q store.Querier, w *store.WorkOrd
 // objective is BLOCKED on it (a blocker naming the failure, the gate's
 // blocker_ref), and the pause says what to fix before unblocking. No round
 // is charged to the agent.
-func (a *Lifecycle) gateEnvironment(ctx context.Context, q store.Querier, w *store.WorkOrder, j judgement,
-	rr *store.RunRecord, now time.Time) (GateResult, *store.Objective, error) {
+func (a *Lifecycle) gateEnvironment(ctx context.Context, q store.Querier, w *domain.WorkOrder, j judgement,
+	rr *domain.RunRecord, now time.Time) (GateResult, *domain.Objective, error) {
 	p := transition.Environment.Params(w.ObjectiveID, now)
-	ref := store.GateBlocker(w.WorkOrderID)
+	ref := domain.GateBlocker(w.WorkOrderID)
 	blocker := truncate(oneLine(strings.TrimPrefix(firstLine(j.reason), "environment: ")), maxBlocker)
 	p.BlockerRef, p.Blockers = &ref, &[]string{"environment: " + blocker}
 	o, err := q.TransitionObjective(ctx, p)
@@ -311,7 +312,7 @@ func firstLine(s string) string {
 
 // wantsPullRequest says whether a verdict gets a pull request: a PASS with
 // a commit, on a repository with a forge.
-func (a *Lifecycle) wantsPullRequest(rr *store.RunRecord, o *store.Objective) bool {
-	return rr.GateResult == store.GatePass && rr.CommitSHA != "" && a.Forges != nil && o.Repository != "" &&
+func (a *Lifecycle) wantsPullRequest(rr *domain.RunRecord, o *domain.Objective) bool {
+	return rr.GateResult == domain.GatePass && rr.CommitSHA != "" && a.Forges != nil && o.Repository != "" &&
 		a.Forges.Has(o.Repository)
 }

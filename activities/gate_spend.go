@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -18,25 +19,25 @@ import (
 // spend when the runs went past the objective's budget; a FAIL reviews the
 // failure, says when it is the round before's again, and asks for more
 // budget before a retry when the budget is spent.
-func (a *Lifecycle) gatePause(ctx context.Context, q store.Querier, w *store.WorkOrder, o *store.Objective,
-	j judgement, rr *store.RunRecord, keep *pause.Action) (store.PauseState, error) {
+func (a *Lifecycle) gatePause(ctx context.Context, q store.Querier, w *domain.WorkOrder, o *domain.Objective,
+	j judgement, rr *domain.RunRecord, keep *pause.Action) (domain.PauseState, error) {
 	now := a.now()
-	var spend store.Spend
+	var spend domain.Spend
 	if o.BudgetUSD != nil {
 		var err error
 		if spend, err = q.ObjectiveSpend(ctx, o.ObjectiveID); err != nil {
-			return store.PauseState{}, err
+			return domain.PauseState{}, err
 		}
 	}
 	exhausted := spend.Exhausted(o.BudgetUSD)
-	if j.result == store.GatePass {
+	if j.result == domain.GatePass {
 		branch := ""
 		if rr.CommitSHA != "" {
 			branch = w.BranchName
 		}
 		url, err := a.openPullRequestURL(ctx, q, rr, o)
 		if err != nil {
-			return store.PauseState{}, err
+			return domain.PauseState{}, err
 		}
 		var spent *pause.Action
 		if exhausted {
@@ -46,7 +47,7 @@ func (a *Lifecycle) gatePause(ctx context.Context, q store.Querier, w *store.Wor
 	}
 	repeated, err := repeatedFailure(ctx, q, w, j.reason)
 	if err != nil {
-		return store.PauseState{}, err
+		return domain.PauseState{}, err
 	}
 	if exhausted {
 		return pause.BudgetSpent(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, spend, *o.BudgetUSD, keep,
@@ -57,15 +58,15 @@ func (a *Lifecycle) gatePause(ctx context.Context, q store.Querier, w *store.Wor
 
 // openPullRequestURL is the URL of the objective's open pull request when
 // a PASS goes to one (a later round: the review is there), "" otherwise.
-func (a *Lifecycle) openPullRequestURL(ctx context.Context, q store.Querier, rr *store.RunRecord, o *store.Objective) (string, error) {
+func (a *Lifecycle) openPullRequestURL(ctx context.Context, q store.Querier, rr *domain.RunRecord, o *domain.Objective) (string, error) {
 	if !a.wantsPullRequest(rr, o) {
 		return "", nil
 	}
 	pr, err := q.GetPullRequest(ctx, o.ObjectiveID)
 	switch {
-	case err == nil && pr.State == store.PullRequestOpen:
+	case err == nil && pr.State == domain.PullRequestOpen:
 		return pr.URL, nil
-	case err != nil && !errors.Is(err, store.ErrNotFound):
+	case err != nil && !errors.Is(err, domain.ErrNotFound):
 		return "", err
 	}
 	return "", nil
@@ -73,24 +74,24 @@ func (a *Lifecycle) openPullRequestURL(ctx context.Context, q store.Querier, rr 
 
 // repeatedFailure is the warning that reason fails the same way as the
 // objective's round before w, nil when it does not (or there is none).
-func repeatedFailure(ctx context.Context, q store.Querier, w *store.WorkOrder, reason string) (*pause.Action, error) {
+func repeatedFailure(ctx context.Context, q store.Querier, w *domain.WorkOrder, reason string) (*pause.Action, error) {
 	wos, err := q.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: w.ObjectiveID})
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(wos, func(x *store.WorkOrder) bool { return x.WorkOrderID == w.WorkOrderID })
+	i := slices.IndexFunc(wos, func(x *domain.WorkOrder) bool { return x.WorkOrderID == w.WorkOrderID })
 	if i < 1 {
 		return nil, nil
 	}
 	prev := wos[i-1]
 	rr, err := q.GetRunRecord(ctx, prev.WorkOrderID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if rr.GateResult != store.GateFail || FailureFingerprint(rr.GateReason) != FailureFingerprint(reason) {
+	if rr.GateResult != domain.GateFail || FailureFingerprint(rr.GateReason) != FailureFingerprint(reason) {
 		return nil, nil
 	}
 	return pause.Repeated(prev.WorkOrderID), nil

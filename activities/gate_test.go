@@ -10,6 +10,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -63,27 +64,27 @@ func TestGate_PassCompletesObjective(t *testing.T) {
 				res, err := tb.l.Gate(ctx, in)
 				require.NoError(t, err)
 
-				require.Equal(t, store.GatePass, res.GateResult)
+				require.Equal(t, domain.GatePass, res.GateResult)
 				require.Equal(t, tc.commitSHA, res.CommitSHA)
-				require.Equal(t, store.StatusDone, res.Status)
+				require.Equal(t, domain.StatusDone, res.Status)
 				rr, err := tb.store.GetRunRecord(ctx, wo.WorkOrderID)
 				require.NoError(t, err)
 				require.Equal(t, "obj-1", rr.ObjectiveID)
-				require.Equal(t, store.GatePass, rr.GateResult)
+				require.Equal(t, domain.GatePass, rr.GateResult)
 				require.Equal(t, res.GateReason, rr.GateReason)
 				require.Equal(t, tc.commitSHA, rr.CommitSHA, "commit_sha comes from the bundle")
 				o := tb.objective(t, "obj-1")
-				require.Equal(t, store.StatusDone, o.Status)
+				require.Equal(t, domain.StatusDone, o.Status)
 				require.Empty(t, o.BlockerRef)
 
 				pauses := tb.pausesOf(t, "obj-1", wo.WorkOrderID)
 				require.Len(t, pauses, 1)
 				require.Equal(t, *pauses[0], res.Pause)
-				require.Equal(t, store.PauseRunComplete, res.Pause.Reason)
+				require.Equal(t, domain.PauseRunComplete, res.Pause.Reason)
 				require.Len(t, res.Pause.PrioritizedActions, 2)
 				require.True(t, strings.HasPrefix(res.Pause.PrioritizedActions[0], tc.review), res.Pause.PrioritizedActions[0])
 				require.Equal(t, "Confirm completion", res.Pause.PrioritizedActions[1])
-				tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+				tb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 
 				tb.requireGateIdempotent(t, in, res)
 			})
@@ -100,22 +101,22 @@ func TestGate_FailHandsObjectiveBackWithBlockerRef(t *testing.T) {
 		commitSHA  string
 	}{{
 		name:   "empty content",
-		result: &diazotroph.Result{Title: "nothing", Content: " \n", Notes: "nothing to change", RunnerStatus: store.RunnerOK},
+		result: &diazotroph.Result{Title: "nothing", Content: " \n", Notes: "nothing to change", RunnerStatus: domain.RunnerOK},
 		reason: []string{"content is empty", "nothing to change"},
 	}, {
 		name: "budget exhausted",
 		result: &diazotroph.Result{Title: "out of time", Notes: "budget of 90s exhausted\nstopped at step 3",
-			RunnerStatus: store.RunnerBudgetExhausted},
+			RunnerStatus: domain.RunnerBudgetExhausted},
 		reason: []string{"budget exhausted", "budget of 90s exhausted"},
 	}, {
 		name: "stalled",
 		result: &diazotroph.Result{Title: "waiting", Notes: "no output and no file changed for 10m0s (executor.stall_timeout)\nstderr: Allow edit? [y/n]",
-			RunnerStatus: store.RunnerStalled},
+			RunnerStatus: domain.RunnerStalled},
 		reason: []string{"run stalled", "no output and no file changed for 10m0s"},
 	}, {
 		name: "apply failed",
 		result: &diazotroph.Result{Title: "conflict", Content: "diff --git a/x.go b/x.go\n", Notes: "conflict in x.go",
-			Metadata: store.BundleMetadata{CommitSHA: testSHA}, RunnerStatus: store.RunnerApplyFailed},
+			Metadata: domain.BundleMetadata{CommitSHA: testSHA}, RunnerStatus: domain.RunnerApplyFailed},
 		reason:    []string{"did not apply", "conflict in x.go"},
 		commitSHA: testSHA,
 	}, {
@@ -137,29 +138,29 @@ func TestGate_FailHandsObjectiveBackWithBlockerRef(t *testing.T) {
 				res, err := tb.l.Gate(ctx, in)
 				require.NoError(t, err)
 
-				require.Equal(t, store.GateFail, res.GateResult)
+				require.Equal(t, domain.GateFail, res.GateResult)
 				for _, part := range tc.reason {
 					require.Contains(t, res.GateReason, part)
 				}
 				require.Equal(t, tc.commitSHA, res.CommitSHA)
-				require.Equal(t, store.StatusTodo, res.Status)
+				require.Equal(t, domain.StatusTodo, res.Status)
 				rr, err := tb.store.GetRunRecord(ctx, wo.WorkOrderID)
 				require.NoError(t, err)
-				require.Equal(t, store.GateFail, rr.GateResult)
+				require.Equal(t, domain.GateFail, rr.GateResult)
 				require.Equal(t, res.GateReason, rr.GateReason)
 				require.Equal(t, tc.commitSHA, rr.CommitSHA, "commit_sha comes from the bundle")
 				o := tb.objective(t, "obj-1")
-				require.Equal(t, store.StatusTodo, o.Status)
-				require.Equal(t, store.GateBlocker(wo.WorkOrderID), o.BlockerRef)
+				require.Equal(t, domain.StatusTodo, o.Status)
+				require.Equal(t, domain.GateBlocker(wo.WorkOrderID), o.BlockerRef)
 
 				pauses := tb.pausesOf(t, "obj-1", wo.WorkOrderID)
 				require.Len(t, pauses, 1)
 				require.Equal(t, *pauses[0], res.Pause)
-				require.Equal(t, store.PauseGateFailed, res.Pause.Reason)
+				require.Equal(t, domain.PauseGateFailed, res.Pause.Reason)
 				require.Len(t, res.Pause.PrioritizedActions, 2)
 				require.Equal(t, "Review gate failure reason: "+res.GateReason, res.Pause.PrioritizedActions[0])
 				require.True(t, strings.HasPrefix(res.Pause.PrioritizedActions[1], "Refine objective and retry"))
-				tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+				tb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 
 				tb.requireGateIdempotent(t, in, res)
 			})
@@ -175,25 +176,25 @@ func TestGate_RefusedTransitionWritesNothing(t *testing.T) {
 		ctx := context.Background()
 		wo := tb.runWith(t, okResult)
 		_, err := tb.store.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
-			From: []store.Status{store.StatusInProgress}, To: store.StatusBlocked})
+			From: []domain.Status{domain.StatusInProgress}, To: domain.StatusBlocked})
 		require.NoError(t, err)
 		before := tb.objective(t, "obj-1")
 
 		_, err = tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		requirePermanent(t, err, activities.ErrTypeInvalidStatus)
 		_, err = tb.store.GetRunRecord(ctx, wo.WorkOrderID)
-		require.ErrorIs(t, err, store.ErrNotFound, "no run record")
+		require.ErrorIs(t, err, domain.ErrNotFound, "no run record")
 		require.Empty(t, tb.pauses(t, "obj-1"), "no pause state")
 		require.Equal(t, before, tb.objective(t, "obj-1"))
-		tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+		tb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 
 		// Once the human puts it back, the gate runs at once.
 		_, err = tb.store.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
-			From: []store.Status{store.StatusBlocked}, To: store.StatusInProgress})
+			From: []domain.Status{domain.StatusBlocked}, To: domain.StatusInProgress})
 		require.NoError(t, err)
 		res, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, store.GatePass, res.GateResult)
+		require.Equal(t, domain.GatePass, res.GateResult)
 	})
 }
 
@@ -202,7 +203,7 @@ func TestGate_WorkOrderClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
 		ctx := context.Background()
 		wo := tb.runWith(t, okResult)
 		before := tb.objective(t, "obj-1")
-		_, ok, err := tb.l.Claims.Acquire(ctx, store.ResourceWorkOrder, wo.WorkOrderID, "other-gate", time.Minute)
+		_, ok, err := tb.l.Claims.Acquire(ctx, domain.ResourceWorkOrder, wo.WorkOrderID, "other-gate", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 
@@ -211,7 +212,7 @@ func TestGate_WorkOrderClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
 		require.ErrorAs(t, err, &claimed)
 		require.Equal(t, "other-gate", claimed.Holder.OwnerID)
 		_, err = tb.store.GetRunRecord(ctx, wo.WorkOrderID)
-		require.ErrorIs(t, err, store.ErrNotFound)
+		require.ErrorIs(t, err, domain.ErrNotFound)
 		require.Empty(t, tb.pauses(t, "obj-1"))
 		require.Equal(t, before, tb.objective(t, "obj-1"))
 	})

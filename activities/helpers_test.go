@@ -13,6 +13,7 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 	"github.com/azolla/azolla/schemas"
@@ -91,8 +92,8 @@ func (f *fakeDiazotroph) Calls() []diazotroph.Request {
 func okResult(_ context.Context, req diazotroph.Request) (diazotroph.Result, error) {
 	return diazotroph.Result{Title: "Patch for " + req.Objective.ObjectiveID,
 		Content: "diff --git a/x.go b/x.go\n+// fixed\n", Notes: "changed x.go",
-		Metadata:     store.BundleMetadata{BranchName: req.WorkOrder.BranchName},
-		RunnerStatus: store.RunnerOK}, nil
+		Metadata:     domain.BundleMetadata{BranchName: req.WorkOrder.BranchName},
+		RunnerStatus: domain.RunnerOK}, nil
 }
 
 // returning makes an exec that answers res whatever the request.
@@ -101,7 +102,7 @@ func returning(res diazotroph.Result) func(context.Context, diazotroph.Request) 
 }
 
 // newObjective stores a NEW ticket objective, changed by edit first.
-func (tb *testBundle) newObjective(t *testing.T, id string, edit func(o *store.Objective)) *store.Objective {
+func (tb *testBundle) newObjective(t *testing.T, id string, edit func(o *domain.Objective)) *domain.Objective {
 	t.Helper()
 	o := storetest.Objective(id)
 	o.AcceptanceCriteria = []string{"the build is green", "x.go handles empty input"}
@@ -128,47 +129,47 @@ func (tb *testBundle) scheduled(t *testing.T, id string) *activities.WorkOrderRe
 	ev := tb.ready(t, id, activities.ReadyApprove)
 	res, err := tb.l.Schedule(context.Background(), activities.ScheduleInput{EventID: ev.EventID})
 	require.NoError(t, err)
-	require.Equal(t, store.ReasonScheduled, res.Reason)
+	require.Equal(t, domain.ReasonScheduled, res.Reason)
 	require.NotNil(t, res.WorkOrder)
 	return res.WorkOrder
 }
 
-func (tb *testBundle) objective(t *testing.T, id string) *store.Objective {
+func (tb *testBundle) objective(t *testing.T, id string) *domain.Objective {
 	t.Helper()
 	o, err := tb.store.GetObjective(context.Background(), id)
 	require.NoError(t, err)
 	return o
 }
 
-func (tb *testBundle) events(t *testing.T, subject string) []*store.Event {
+func (tb *testBundle) events(t *testing.T, subject string) []*domain.Event {
 	t.Helper()
 	evs, err := tb.store.ListEvents(context.Background(), store.ListEventsParams{SubjectID: subject})
 	require.NoError(t, err)
 	return evs
 }
 
-func (tb *testBundle) event(t *testing.T, id string) *store.Event {
+func (tb *testBundle) event(t *testing.T, id string) *domain.Event {
 	t.Helper()
 	ev, err := tb.store.GetEvent(context.Background(), id)
 	require.NoError(t, err)
 	return ev
 }
 
-func (tb *testBundle) workOrders(t *testing.T, objectiveID string) []*store.WorkOrder {
+func (tb *testBundle) workOrders(t *testing.T, objectiveID string) []*domain.WorkOrder {
 	t.Helper()
 	wos, err := tb.store.ListWorkOrders(context.Background(), store.ListWorkOrdersParams{ObjectiveID: objectiveID})
 	require.NoError(t, err)
 	return wos
 }
 
-func (tb *testBundle) workOrder(t *testing.T, id string) *store.WorkOrder {
+func (tb *testBundle) workOrder(t *testing.T, id string) *domain.WorkOrder {
 	t.Helper()
 	w, err := tb.store.GetWorkOrder(context.Background(), id)
 	require.NoError(t, err)
 	return w
 }
 
-func (tb *testBundle) pauses(t *testing.T, objectiveID string) []*store.PauseState {
+func (tb *testBundle) pauses(t *testing.T, objectiveID string) []*domain.PauseState {
 	t.Helper()
 	ps, err := tb.store.ListPauseStates(context.Background(), objectiveID)
 	require.NoError(t, err)
@@ -176,9 +177,9 @@ func (tb *testBundle) pauses(t *testing.T, objectiveID string) []*store.PauseSta
 }
 
 // pausesOf returns the pause states written for one workorder.
-func (tb *testBundle) pausesOf(t *testing.T, objectiveID, workOrderID string) []*store.PauseState {
+func (tb *testBundle) pausesOf(t *testing.T, objectiveID, workOrderID string) []*domain.PauseState {
 	t.Helper()
-	var out []*store.PauseState
+	var out []*domain.PauseState
 	for _, p := range tb.pauses(t, objectiveID) {
 		if p.WorkOrderID == workOrderID {
 			out = append(out, p)
@@ -191,13 +192,13 @@ func (tb *testBundle) pausesOf(t *testing.T, objectiveID, workOrderID string) []
 func (tb *testBundle) requireNoBundle(t *testing.T, workOrderID string) {
 	t.Helper()
 	_, err := tb.store.GetOutputBundle(context.Background(), workOrderID)
-	require.ErrorIs(t, err, store.ErrNotFound, "no output bundle is written")
-	require.Equal(t, store.WorkOrderCreated, tb.workOrder(t, workOrderID).Status)
+	require.ErrorIs(t, err, domain.ErrNotFound, "no output bundle is written")
+	require.Equal(t, domain.WorkOrderCreated, tb.workOrder(t, workOrderID).Status)
 }
 
 // requireReleased asserts the claim row of a resource exists, is released
 // and is a valid claim record.
-func (tb *testBundle) requireReleased(t *testing.T, resourceType, resourceID string) *store.ClaimRecord {
+func (tb *testBundle) requireReleased(t *testing.T, resourceType, resourceID string) *domain.ClaimRecord {
 	t.Helper()
 	c, err := tb.store.GetClaim(context.Background(), resourceType, resourceID)
 	require.NoError(t, err)

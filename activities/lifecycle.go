@@ -21,6 +21,7 @@ import (
 
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -85,7 +86,7 @@ type Observer interface {
 	PullRequest(event string)
 	// RunSpent: a gate wrote the verdict on a run whose bundle carries
 	// meta (its generator and run report: what the run cost).
-	RunSpent(meta store.BundleMetadata)
+	RunSpent(meta domain.BundleMetadata)
 }
 
 // Pull request events, as Observer.PullRequest counts them.
@@ -129,7 +130,7 @@ const (
 // the resource: the step waits its turn through the activity's retries.
 type Claimed struct {
 	ResourceType, ResourceID string
-	Holder                   store.ClaimRecord
+	Holder                   domain.ClaimRecord
 }
 
 func (e *Claimed) Error() string {
@@ -195,11 +196,11 @@ func (a *Lifecycle) release(ctx context.Context, lease *claim.Lease) {
 
 // permanent marks errors no retry can fix as non-retryable.
 func permanent(err error) error {
-	var te *store.TransitionError
+	var te *domain.TransitionError
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNotFound, err)
 	case errors.As(err, &te):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidStatus, err)

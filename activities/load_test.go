@@ -8,7 +8,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 func TestLoad_UnknownObjectiveIsNotFoundWithoutError(t *testing.T) {
@@ -47,7 +47,7 @@ func TestLoad_FollowsTheLifecycle(t *testing.T) {
 			require.NoError(t, err)
 			v := load()
 			require.Equal(t, &activities.WorkOrderRef{WorkOrderID: wo.WorkOrderID, DiazotrophType: fakeType,
-				BudgetMS: testBudget.Milliseconds(), Status: store.WorkOrderExecuted, BranchName: wo.BranchName}, v.OpenWorkOrder,
+				BudgetMS: testBudget.Milliseconds(), Status: domain.WorkOrderExecuted, BranchName: wo.BranchName}, v.OpenWorkOrder,
 				"an executed workorder stays open until gated")
 			res, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 			require.NoError(t, err)
@@ -56,29 +56,29 @@ func TestLoad_FollowsTheLifecycle(t *testing.T) {
 
 		tb.newObjective(t, "obj-1", nil)
 		v := load()
-		require.Equal(t, store.StatusNew, v.Status)
+		require.Equal(t, domain.StatusNew, v.Status)
 		require.Empty(t, v.PendingEventID)
 		require.Nil(t, v.OpenWorkOrder)
 		require.Nil(t, v.LastPause)
 
 		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 		v = load()
-		require.Equal(t, store.StatusTodo, v.Status)
+		require.Equal(t, domain.StatusTodo, v.Status)
 		require.Equal(t, int64(1), v.StatusSeq)
 		require.Equal(t, ev.EventID, v.PendingEventID)
 
 		first := schedule(ev.EventID)
 		v = load()
-		require.Equal(t, store.StatusInProgress, v.Status)
+		require.Equal(t, domain.StatusInProgress, v.Status)
 		require.Empty(t, v.PendingEventID, "the event is processed")
 		require.Equal(t, first, v.OpenWorkOrder)
 
-		tb.fake.exec = returning(diazotroph.Result{Title: "nothing", Notes: "no change needed", RunnerStatus: store.RunnerOK})
+		tb.fake.exec = returning(diazotroph.Result{Title: "nothing", Notes: "no change needed", RunnerStatus: domain.RunnerOK})
 		failed := runAndGate(first)
-		require.Equal(t, store.GateFail, failed.GateResult)
+		require.Equal(t, domain.GateFail, failed.GateResult)
 		v = load()
-		require.Equal(t, store.StatusTodo, v.Status)
-		require.Equal(t, store.GateBlocker(first.WorkOrderID), v.BlockerRef)
+		require.Equal(t, domain.StatusTodo, v.Status)
+		require.Equal(t, domain.GateBlocker(first.WorkOrderID), v.BlockerRef)
 		require.Nil(t, v.OpenWorkOrder, "a gated workorder is closed")
 		require.Equal(t, &failed.Pause, v.LastPause)
 
@@ -94,9 +94,9 @@ func TestLoad_FollowsTheLifecycle(t *testing.T) {
 
 		tb.fake.exec = okResult
 		passed := runAndGate(second)
-		require.Equal(t, store.GatePass, passed.GateResult)
+		require.Equal(t, domain.GatePass, passed.GateResult)
 		v = load()
-		require.Equal(t, store.StatusDone, v.Status)
+		require.Equal(t, domain.StatusDone, v.Status)
 		require.Nil(t, v.OpenWorkOrder)
 		require.Empty(t, v.PendingEventID)
 		require.Equal(t, &passed.Pause, v.LastPause, "the newest pause state")

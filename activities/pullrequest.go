@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -80,9 +81,9 @@ func (a *Lifecycle) OpenPullRequest(ctx context.Context, in PullRequestInput) (P
 	}
 	prev, err := a.Store.GetPullRequest(ctx, w.ObjectiveID)
 	switch {
-	case err == nil && prev.State == store.PullRequestMerged:
+	case err == nil && prev.State == domain.PullRequestMerged:
 		return PullRequestResult{Number: prev.Number, URL: prev.URL}, nil
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 		prev = nil
 	case err != nil:
 		return PullRequestResult{}, fmt.Errorf("pull request of objective %s: %w", w.ObjectiveID, err)
@@ -112,7 +113,7 @@ func (a *Lifecycle) OpenPullRequest(ctx context.Context, in PullRequestInput) (P
 	case fresh:
 		a.observePullRequest(PullRequestAdopted)
 	}
-	if prev != nil && prev.State == store.PullRequestOpen && prev.Number == rec.Number && prev.WorkOrderID != w.WorkOrderID {
+	if prev != nil && prev.State == domain.PullRequestOpen && prev.Number == rec.Number && prev.WorkOrderID != w.WorkOrderID {
 		// A new round pushed to the same pull request: say so there, once
 		// (after the record, so a retry finds its workorder and says
 		// nothing; a failure here loses the note, never the round).
@@ -132,7 +133,7 @@ type openRequest struct {
 
 // pullRequestFor gathers the pull request of w's objective: its forge,
 // head and base, title and body.
-func (a *Lifecycle) pullRequestFor(ctx context.Context, w *store.WorkOrder) (openRequest, error) {
+func (a *Lifecycle) pullRequestFor(ctx context.Context, w *domain.WorkOrder) (openRequest, error) {
 	fail := func(err error) (openRequest, error) {
 		return openRequest{}, permanent(fmt.Errorf("pull request of workorder %s: %w", w.WorkOrderID, err))
 	}
@@ -140,7 +141,7 @@ func (a *Lifecycle) pullRequestFor(ctx context.Context, w *store.WorkOrder) (ope
 	if err != nil {
 		return fail(err)
 	}
-	if rr.GateResult != store.GatePass || rr.CommitSHA == "" {
+	if rr.GateResult != domain.GatePass || rr.CommitSHA == "" {
 		return fail(fmt.Errorf("the gate's verdict is %s without a commit: no pull request", rr.GateResult))
 	}
 	o, err := a.Store.GetObjective(ctx, w.ObjectiveID)
@@ -166,7 +167,7 @@ func (a *Lifecycle) pullRequestFor(ctx context.Context, w *store.WorkOrder) (ope
 }
 
 // pullRequestTitle is the bundle's title, or the objective's.
-func pullRequestTitle(o *store.Objective, b *store.OutputBundle) string {
+func pullRequestTitle(o *domain.Objective, b *domain.OutputBundle) string {
 	if t := strings.TrimSpace(b.Title); t != "" {
 		return t
 	}
@@ -175,7 +176,7 @@ func pullRequestTitle(o *store.Objective, b *store.OutputBundle) string {
 
 // pullRequestBody is the drafted description, the acceptance criteria
 // and the way back to azolla's records.
-func pullRequestBody(o *store.Objective, w *store.WorkOrder, rr *store.RunRecord, b *store.OutputBundle) string {
+func pullRequestBody(o *domain.Objective, w *domain.WorkOrder, rr *domain.RunRecord, b *domain.OutputBundle) string {
 	var s strings.Builder
 	if d := strings.TrimSpace(b.Metadata.PRDescriptionDraft); d != "" {
 		s.WriteString(d)
@@ -215,7 +216,7 @@ func permanentForge(msg string, cause error) error {
 }
 
 // roundComment announces a round's commit on the pull request.
-func roundComment(pr *store.PullRequest, w *store.WorkOrder, commit string) string {
+func roundComment(pr *domain.PullRequest, w *domain.WorkOrder, commit string) string {
 	return fmt.Sprintf("azolla: round %d pushed `%s` (workorder `%s`, gate PASS) to this pull request. "+
 		"`azolla objective show %s` has its run record.", pr.Rounds, commit, w.WorkOrderID, w.ObjectiveID)
 }

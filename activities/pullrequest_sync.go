@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
@@ -26,7 +27,7 @@ type SyncPullRequestInput struct {
 
 // SyncPullRequestResult is what the look found and did.
 type SyncPullRequestResult struct {
-	State store.PullRequestState
+	State domain.PullRequestState
 	URL   string
 	// Waiting summarises feedback that asks for changes and has not been
 	// taken into a round: a human confirms it with objective retry.
@@ -36,7 +37,7 @@ type SyncPullRequestResult struct {
 	Revised *ReadyResult
 	// Pause is a pause state it wrote (closed without merge, the round
 	// limit reached).
-	Pause *store.PauseState
+	Pause *domain.PauseState
 	// PollInterval is when to look again.
 	PollInterval time.Duration
 }
@@ -59,7 +60,7 @@ func (a *Lifecycle) SyncPullRequest(ctx context.Context, in SyncPullRequestInput
 		return SyncPullRequestResult{}, permanent(fmt.Errorf("pull request of objective %q: %w", in.ObjectiveID, err))
 	}
 	res := SyncPullRequestResult{State: pr.State, URL: pr.URL, PollInterval: time.Minute}
-	if pr.State == store.PullRequestMerged {
+	if pr.State == domain.PullRequestMerged {
 		return res, nil
 	}
 	o, err := a.Store.GetObjective(ctx, in.ObjectiveID)
@@ -96,7 +97,7 @@ func (a *Lifecycle) SyncPullRequest(ctx context.Context, in SyncPullRequestInput
 		if fb.cursor != forge.Cursor(pr.ReviewCursor) {
 			_, err := a.Store.AdvancePullRequestCursor(ctx, store.AdvancePullRequestCursorParams{
 				ObjectiveID: o.ObjectiveID, From: pr.ReviewCursor, To: string(fb.cursor), Now: a.now()})
-			if err != nil && !errors.Is(err, store.ErrPullRequestStale) {
+			if err != nil && !errors.Is(err, domain.ErrPullRequestStale) {
 				return res, fmt.Errorf("move the review cursor of %s: %w", pr.URL, err)
 			}
 		}
@@ -117,7 +118,7 @@ func (a *Lifecycle) SyncPullRequest(ctx context.Context, in SyncPullRequestInput
 // recordRefused records the feedback of untrusted authors before the
 // review cursor can move past it, so that a human sees it (objective show,
 // inbox) though no round ever takes it.
-func (a *Lifecycle) recordRefused(ctx context.Context, pr *store.PullRequest, refused []*store.PullRequestFeedback) error {
+func (a *Lifecycle) recordRefused(ctx context.Context, pr *domain.PullRequest, refused []*domain.PullRequestFeedback) error {
 	if len(refused) == 0 {
 		return nil
 	}
@@ -136,7 +137,7 @@ func (a *Lifecycle) recordRefused(ctx context.Context, pr *store.PullRequest, re
 }
 
 // forgeOf is the forge of o's repository, or a permanent error.
-func (a *Lifecycle) forgeOf(o *store.Objective) (*ForgeTarget, error) {
+func (a *Lifecycle) forgeOf(o *domain.Objective) (*ForgeTarget, error) {
 	if a.Forges == nil {
 		return nil, forgeMissing(o.Repository, nil)
 	}
@@ -149,10 +150,10 @@ func (a *Lifecycle) forgeOf(o *store.Objective) (*ForgeTarget, error) {
 
 // pullRequestMerged records the merge: the objective is confirmed. The
 // head stays the commit azolla pushed, whatever else was pushed since.
-func (a *Lifecycle) pullRequestMerged(ctx context.Context, pr *store.PullRequest,
+func (a *Lifecycle) pullRequestMerged(ctx context.Context, pr *domain.PullRequest,
 	res SyncPullRequestResult) (SyncPullRequestResult, error) {
 	_, changed, err := a.Store.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{
-		ObjectiveID: pr.ObjectiveID, State: store.PullRequestMerged, Now: a.now()})
+		ObjectiveID: pr.ObjectiveID, State: domain.PullRequestMerged, Now: a.now()})
 	if err != nil {
 		return res, fmt.Errorf("record the merge of %s: %w", pr.URL, err)
 	}
@@ -160,16 +161,16 @@ func (a *Lifecycle) pullRequestMerged(ctx context.Context, pr *store.PullRequest
 		a.observePullRequest(PullRequestMerged)
 	}
 	logger(ctx, pr.ObjectiveID, pr.WorkOrderID).Info("pull request merged: objective confirmed", "url", pr.URL)
-	res.State = store.PullRequestMerged
+	res.State = domain.PullRequestMerged
 	return res, nil
 }
 
 // pullRequestClosed records a close without merge and hands the objective
 // back to a human.
-func (a *Lifecycle) pullRequestClosed(ctx context.Context, o *store.Objective, pr *store.PullRequest,
+func (a *Lifecycle) pullRequestClosed(ctx context.Context, o *domain.Objective, pr *domain.PullRequest,
 	res SyncPullRequestResult) (SyncPullRequestResult, error) {
 	_, changed, err := a.Store.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{
-		ObjectiveID: pr.ObjectiveID, State: store.PullRequestClosed, Now: a.now()})
+		ObjectiveID: pr.ObjectiveID, State: domain.PullRequestClosed, Now: a.now()})
 	if err != nil {
 		return res, fmt.Errorf("record the close of %s: %w", pr.URL, err)
 	}
@@ -180,7 +181,7 @@ func (a *Lifecycle) pullRequestClosed(ctx context.Context, o *store.Objective, p
 	if _, _, err := a.Store.CreatePauseStateOnce(ctx, &ps); err != nil {
 		return res, fmt.Errorf("pause on the close of %s: %w", pr.URL, err)
 	}
-	res.State, res.Pause = store.PullRequestClosed, &ps
+	res.State, res.Pause = domain.PullRequestClosed, &ps
 	return res, nil
 }
 
@@ -188,7 +189,7 @@ func (a *Lifecycle) pullRequestClosed(ctx context.Context, o *store.Objective, p
 // (the cursor moves from where it was read), the objective goes DONE ->
 // TODO and its TICKET_READY carries the feedback. A retry of a committed
 // revise finds its own event and returns it.
-func (a *Lifecycle) revise(ctx context.Context, o *store.Objective, pr *store.PullRequest, fb feedback,
+func (a *Lifecycle) revise(ctx context.Context, o *domain.Objective, pr *domain.PullRequest, fb feedback,
 	in SyncPullRequestInput, res SyncPullRequestResult) (SyncPullRequestResult, error) {
 	if _, err := budgetLeft(ctx, a.Store, o); err != nil {
 		return a.budgetSpent(ctx, o, in, res, err)
@@ -208,8 +209,8 @@ func (a *Lifecycle) revise(ctx context.Context, o *store.Objective, pr *store.Pu
 		if err != nil {
 			return err
 		}
-		ev, _, err := q.EmitEvent(ctx, &store.Event{EventID: eventID(cur.ObjectiveID, cur.StatusSeq),
-			EventType: store.EventTicketReady, SubjectID: cur.ObjectiveID, TransitionSeq: cur.StatusSeq,
+		ev, _, err := q.EmitEvent(ctx, &domain.Event{EventID: eventID(cur.ObjectiveID, cur.StatusSeq),
+			EventType: domain.EventTicketReady, SubjectID: cur.ObjectiveID, TransitionSeq: cur.StatusSeq,
 			DecidedBy: truncate(textsafe.Line(by), maxDecidedBy), Comment: truncate(comment, maxFeedback),
 			CreatedAt: a.now()})
 		if err != nil {
@@ -223,7 +224,7 @@ func (a *Lifecycle) revise(ctx context.Context, o *store.Objective, pr *store.Pu
 		res.Revised = &ReadyResult{EventID: ev.EventID, Status: cur.Status, StatusSeq: cur.StatusSeq}
 		return nil
 	})
-	if errors.Is(err, store.ErrPullRequestStale) {
+	if errors.Is(err, domain.ErrPullRequestStale) {
 		// Taken already: by this step's earlier attempt, or another.
 		return a.revisedAlready(ctx, o.ObjectiveID, res)
 	}
@@ -244,7 +245,7 @@ func (a *Lifecycle) revisedAlready(ctx context.Context, objectiveID string, res 
 	if err != nil {
 		return res, err
 	}
-	if o.Status != store.StatusTodo {
+	if o.Status != domain.StatusTodo {
 		res.Waiting = ""
 		return res, nil
 	}
@@ -263,7 +264,7 @@ type feedback struct {
 	reviews []trustedReview
 	// refused are the reviews and line comments of authors who may not
 	// steer an agent: recorded, shown, never taken.
-	refused []*store.PullRequestFeedback
+	refused []*domain.PullRequestFeedback
 	cursor  forge.Cursor
 	// failed are the failed checks on checksSHA, azolla's head; empty
 	// checksSHA when there are none to take. Posting a commit status needs
@@ -287,7 +288,7 @@ type trustedReview struct {
 // were not taken yet, its failed checks. The pull request's own author,
 // azolla's account, is not a reviewer: what it wrote is neither taken nor
 // recorded.
-func readFeedback(ctx context.Context, target *ForgeTarget, pr *store.PullRequest, fpr forge.PullRequest,
+func readFeedback(ctx context.Context, target *ForgeTarget, pr *domain.PullRequest, fpr forge.PullRequest,
 	now time.Time) (feedback, error) {
 	f := target.Forge
 	reviews, cur, err := f.Reviews(ctx, pr.Number, forge.Cursor(pr.ReviewCursor))
@@ -305,7 +306,7 @@ func readFeedback(ctx context.Context, target *ForgeTarget, pr *store.PullReques
 			return feedback{}, err
 		}
 		if !v.Trusted {
-			fb.refused = append(fb.refused, judged(pr, "review-"+r.ID, store.FeedbackReview, r.Author,
+			fb.refused = append(fb.refused, judged(pr, "review-"+r.ID, domain.FeedbackReview, r.Author,
 				string(r.State), r.Body, v, now))
 			continue
 		}
@@ -321,7 +322,7 @@ func readFeedback(ctx context.Context, target *ForgeTarget, pr *store.PullReques
 					return feedback{}, err
 				}
 				if !cv.Trusted {
-					fb.refused = append(fb.refused, judged(pr, "comment-"+c.ID, store.FeedbackLineComment, c.Author,
+					fb.refused = append(fb.refused, judged(pr, "comment-"+c.ID, domain.FeedbackLineComment, c.Author,
 						"", c.Body, cv, now))
 					continue
 				}
@@ -348,11 +349,11 @@ func readFeedback(ctx context.Context, target *ForgeTarget, pr *store.PullReques
 
 // judged is the record of one piece of feedback and the verdict on its
 // author.
-func judged(pr *store.PullRequest, id string, kind store.FeedbackKind, author, state, body string, v forge.Verdict,
-	now time.Time) *store.PullRequestFeedback {
-	return &store.PullRequestFeedback{ObjectiveID: pr.ObjectiveID, Number: pr.Number, FeedbackID: id, Kind: kind,
+func judged(pr *domain.PullRequest, id string, kind domain.FeedbackKind, author, state, body string, v forge.Verdict,
+	now time.Time) *domain.PullRequestFeedback {
+	return &domain.PullRequestFeedback{ObjectiveID: pr.ObjectiveID, Number: pr.Number, FeedbackID: id, Kind: kind,
 		Author: truncate(cmp.Or(textsafe.Line(strings.TrimSpace(author)), "(no author)"), maxFeedbackAuthor),
-		State:  state, Summary: store.FeedbackSummary(body), Trusted: v.Trusted,
+		State:  state, Summary: domain.FeedbackSummary(body), Trusted: v.Trusted,
 		TrustReason: truncate(textsafe.Line(v.Reason), maxTrustReason), CreatedAt: now}
 }
 
@@ -364,16 +365,16 @@ const (
 
 // taken is the record of each trusted review (and trusted line comment by
 // another author) a round takes, naming the round's event.
-func (fb feedback) taken(pr *store.PullRequest, eventID string, now time.Time) []*store.PullRequestFeedback {
-	var out []*store.PullRequestFeedback
+func (fb feedback) taken(pr *domain.PullRequest, eventID string, now time.Time) []*domain.PullRequestFeedback {
+	var out []*domain.PullRequestFeedback
 	for _, r := range fb.reviews {
-		rec := judged(pr, "review-"+r.ID, store.FeedbackReview, r.Author, string(r.State), r.Body,
+		rec := judged(pr, "review-"+r.ID, domain.FeedbackReview, r.Author, string(r.State), r.Body,
 			forge.Verdict{User: r.Author, Trusted: true, Reason: r.reason}, now)
 		rec.TakenBy = eventID
 		out = append(out, rec)
 		for _, c := range r.Comments {
 			if why, ok := r.commentReasons[c.ID]; ok {
-				rec := judged(pr, "comment-"+c.ID, store.FeedbackLineComment, c.Author, "", c.Body,
+				rec := judged(pr, "comment-"+c.ID, domain.FeedbackLineComment, c.Author, "", c.Body,
 					forge.Verdict{User: c.Author, Trusted: true, Reason: why}, now)
 				rec.TakenBy = eventID
 				out = append(out, rec)
@@ -415,7 +416,7 @@ func (fb feedback) summary() string {
 
 // text is the feedback as the next run reads it: every review since the
 // last round with its line comments (file:line), then the failed checks.
-func (fb feedback) text(pr *store.PullRequest) string {
+func (fb feedback) text(pr *domain.PullRequest) string {
 	var s strings.Builder
 	if len(fb.reviews) > 0 {
 		fmt.Fprintf(&s, "Review of pull request %s (round %d):\n", pr.URL, pr.Rounds)
@@ -460,7 +461,7 @@ func forgeMissing(repository string, err error) error {
 // budgetSpent answers a round asked for once the objective's budget is
 // spent: a human's ask is refused with why; review feedback pauses the
 // objective for a human to raise the budget.
-func (a *Lifecycle) budgetSpent(ctx context.Context, o *store.Objective, in SyncPullRequestInput,
+func (a *Lifecycle) budgetSpent(ctx context.Context, o *domain.Objective, in SyncPullRequestInput,
 	res SyncPullRequestResult, err error) (SyncPullRequestResult, error) {
 	var spent *BudgetSpentError
 	if !errors.As(err, &spent) {

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
@@ -19,16 +20,16 @@ type ObjectiveView struct {
 	Found         bool
 	ObjectiveID   string
 	ObjectiveType string
-	Status        store.Status
+	Status        domain.Status
 	StatusSeq     int64
-	BlockerRef    store.BlockerRef
+	BlockerRef    domain.BlockerRef
 	// PendingEventID is the oldest unprocessed TICKET_READY event about the
 	// objective, "" if none.
 	PendingEventID string
 	// OpenWorkOrder is the newest workorder without a run record, if any.
 	OpenWorkOrder *WorkOrderRef
 	// LastPause is the newest pause state.
-	LastPause *store.PauseState
+	LastPause *domain.PauseState
 	// LeaseTTL is the workers' lease, the Run activity's heartbeat timeout.
 	LeaseTTL time.Duration
 	// PullRequest is the URL of a DONE objective's open pull request,
@@ -51,7 +52,7 @@ type WorkOrderRef struct {
 	Parallel  int  `json:",omitempty"`
 }
 
-func workOrderRef(w *store.WorkOrder) *WorkOrderRef {
+func workOrderRef(w *domain.WorkOrder) *WorkOrderRef {
 	return &WorkOrderRef{WorkOrderID: w.WorkOrderID, DiazotrophType: w.DiazotrophType, BudgetMS: w.BudgetMS,
 		Status: w.Status, BranchName: w.BranchName}
 }
@@ -61,7 +62,7 @@ func (a *Lifecycle) Load(ctx context.Context, objectiveID string) (ObjectiveView
 	v := ObjectiveView{ObjectiveID: objectiveID, LeaseTTL: a.LeaseTTL}
 	// Events first: one about a missing objective still needs scheduling
 	// (to MISSING_TICKET).
-	events, err := a.Store.ListUnprocessedEvents(ctx, store.ListEventsParams{EventType: store.EventTicketReady,
+	events, err := a.Store.ListUnprocessedEvents(ctx, store.ListEventsParams{EventType: domain.EventTicketReady,
 		SubjectID: objectiveID, Limit: 1})
 	if err != nil {
 		return v, err
@@ -70,7 +71,7 @@ func (a *Lifecycle) Load(ctx context.Context, objectiveID string) (ObjectiveView
 		v.PendingEventID = events[0].EventID
 	}
 	o, err := a.Store.GetObjective(ctx, objectiveID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return v, nil
 	}
 	if err != nil {
@@ -88,12 +89,12 @@ func (a *Lifecycle) Load(ctx context.Context, objectiveID string) (ObjectiveView
 	if n := len(pauses); n > 0 {
 		v.LastPause = pauses[n-1]
 	}
-	if o.Status == store.StatusDone && a.Forges != nil {
+	if o.Status == domain.StatusDone && a.Forges != nil {
 		pr, err := a.Store.GetPullRequest(ctx, objectiveID)
 		switch {
-		case err == nil && pr.State == store.PullRequestOpen:
+		case err == nil && pr.State == domain.PullRequestOpen:
 			v.PullRequest = pr.URL
-		case err != nil && !errors.Is(err, store.ErrNotFound):
+		case err != nil && !errors.Is(err, domain.ErrNotFound):
 			return v, err
 		}
 	}
@@ -107,7 +108,7 @@ func (a *Lifecycle) openWorkOrder(ctx context.Context, objectiveID string) (*Wor
 	}
 	for _, w := range slices.Backward(wos) {
 		_, err := a.Store.GetRunRecord(ctx, w.WorkOrderID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return workOrderRef(w), nil
 		}
 		if err != nil {
@@ -144,7 +145,7 @@ type ReadyInput struct {
 // ReadyResult names the event that now stands for the objective's readiness.
 type ReadyResult struct {
 	EventID   string
-	Status    store.Status
+	Status    domain.Status
 	StatusSeq int64
 }
 
@@ -188,15 +189,15 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 				return err
 			}
 		case ReadyResume:
-			if o.Status != store.StatusTodo || o.BlockerRef != "" {
-				return store.ObjectiveTransitionError(o.ObjectiveID, o.Status, []store.Status{store.StatusTodo},
-					string(store.StatusTodo))
+			if o.Status != domain.StatusTodo || o.BlockerRef != "" {
+				return domain.ObjectiveTransitionError(o.ObjectiveID, o.Status, []domain.Status{domain.StatusTodo},
+					string(domain.StatusTodo))
 			}
 		default:
 			return fmt.Errorf("readiness: unknown mode %q", in.Mode)
 		}
-		ev, _, err := q.EmitEvent(ctx, &store.Event{EventID: eventID(o.ObjectiveID, o.StatusSeq),
-			EventType: store.EventTicketReady, SubjectID: o.ObjectiveID, TransitionSeq: o.StatusSeq,
+		ev, _, err := q.EmitEvent(ctx, &domain.Event{EventID: eventID(o.ObjectiveID, o.StatusSeq),
+			EventType: domain.EventTicketReady, SubjectID: o.ObjectiveID, TransitionSeq: o.StatusSeq,
 			DecidedBy: truncate(textsafe.Line(in.By), maxDecidedBy), Comment: truncate(in.Comment, maxComment),
 			CreatedAt: a.now()})
 		if err != nil {
@@ -214,8 +215,8 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 
 // pendingEvent returns the unprocessed TICKET_READY event of the objective's
 // current transition, or nil.
-func pendingEvent(ctx context.Context, q store.Querier, o *store.Objective) (*store.Event, error) {
-	events, err := q.ListUnprocessedEvents(ctx, store.ListEventsParams{EventType: store.EventTicketReady,
+func pendingEvent(ctx context.Context, q store.Querier, o *domain.Objective) (*domain.Event, error) {
+	events, err := q.ListUnprocessedEvents(ctx, store.ListEventsParams{EventType: domain.EventTicketReady,
 		SubjectID: o.ObjectiveID})
 	if err != nil {
 		return nil, err
@@ -237,8 +238,8 @@ type RejectInput struct {
 
 // Reject ends a NEW objective's lifecycle with a REJECTED pause state. The
 // objective stays NEW: nothing was done, and the record says why.
-func (a *Lifecycle) Reject(ctx context.Context, in RejectInput) (store.PauseState, error) {
-	var ps store.PauseState
+func (a *Lifecycle) Reject(ctx context.Context, in RejectInput) (domain.PauseState, error) {
+	var ps domain.PauseState
 	err := a.Store.InTx(ctx, func(q store.Querier) error {
 		o, err := q.GetObjective(ctx, in.ObjectiveID)
 		if err != nil {
@@ -261,7 +262,7 @@ func (a *Lifecycle) Reject(ctx context.Context, in RejectInput) (store.PauseStat
 		return q.CreatePauseState(ctx, &ps)
 	})
 	if err != nil {
-		return store.PauseState{}, permanent(fmt.Errorf("reject objective %q: %w", in.ObjectiveID, err))
+		return domain.PauseState{}, permanent(fmt.Errorf("reject objective %q: %w", in.ObjectiveID, err))
 	}
 	return ps, nil
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 var allModes = []string{activities.ReadyApprove, activities.ReadyRetry, activities.ReadyUnblock, activities.ReadyResume}
@@ -18,13 +18,13 @@ func TestReady_ApproveEmitsOneEventKeyedByStatusSeq(t *testing.T) {
 		res := tb.ready(t, "obj-1", activities.ReadyApprove)
 
 		o := tb.objective(t, "obj-1")
-		require.Equal(t, store.StatusTodo, o.Status)
+		require.Equal(t, domain.StatusTodo, o.Status)
 		require.Equal(t, int64(1), o.StatusSeq)
-		require.Equal(t, activities.ReadyResult{EventID: res.EventID, Status: store.StatusTodo, StatusSeq: 1}, res)
+		require.Equal(t, activities.ReadyResult{EventID: res.EventID, Status: domain.StatusTodo, StatusSeq: 1}, res)
 		evs := tb.events(t, "obj-1")
 		require.Len(t, evs, 1)
 		require.Equal(t, res.EventID, evs[0].EventID)
-		require.Equal(t, store.EventTicketReady, evs[0].EventType)
+		require.Equal(t, domain.EventTicketReady, evs[0].EventType)
 		require.Equal(t, o.StatusSeq, evs[0].TransitionSeq, "the event is keyed by the transition")
 		require.False(t, evs[0].Processed)
 	})
@@ -44,10 +44,10 @@ func TestReady_RetriedApproveReturnsSameEventAndEmitsNothing(t *testing.T) {
 }
 
 func TestReady_ApproveRefusesObjectiveThatIsNotNew(t *testing.T) {
-	for _, status := range []store.Status{store.StatusTodo, store.StatusInProgress, store.StatusDone, store.StatusBlocked} {
+	for _, status := range []domain.Status{domain.StatusTodo, domain.StatusInProgress, domain.StatusDone, domain.StatusBlocked} {
 		t.Run(string(status), func(t *testing.T) {
 			forEachBackend(t, func(t *testing.T, tb *testBundle) {
-				before := tb.newObjective(t, "obj-1", func(o *store.Objective) { o.Status, o.StatusSeq = status, 2 })
+				before := tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.Status, o.StatusSeq = status, 2 })
 				_, err := tb.l.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "obj-1",
 					Mode: activities.ReadyApprove})
 				requirePermanent(t, err, activities.ErrTypeInvalidStatus)
@@ -60,16 +60,16 @@ func TestReady_ApproveRefusesObjectiveThatIsNotNew(t *testing.T) {
 
 func TestReady_RetryClearsBlockerRefAndEmitsAtNewSeq(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		tb.newObjective(t, "obj-1", func(o *store.Objective) {
-			o.Status, o.StatusSeq, o.BlockerRef = store.StatusTodo, 3, "gate:wo-obj-1-1"
+		tb.newObjective(t, "obj-1", func(o *domain.Objective) {
+			o.Status, o.StatusSeq, o.BlockerRef = domain.StatusTodo, 3, "gate:wo-obj-1-1"
 		})
 		res := tb.ready(t, "obj-1", activities.ReadyRetry)
 
 		o := tb.objective(t, "obj-1")
-		require.Equal(t, store.StatusTodo, o.Status)
+		require.Equal(t, domain.StatusTodo, o.Status)
 		require.Empty(t, o.BlockerRef, "retry clears the blocker_ref")
 		require.Equal(t, int64(4), o.StatusSeq)
-		require.Equal(t, activities.ReadyResult{EventID: res.EventID, Status: store.StatusTodo, StatusSeq: 4}, res)
+		require.Equal(t, activities.ReadyResult{EventID: res.EventID, Status: domain.StatusTodo, StatusSeq: 4}, res)
 		evs := tb.events(t, "obj-1")
 		require.Len(t, evs, 1)
 		require.Equal(t, res.EventID, evs[0].EventID)
@@ -84,19 +84,19 @@ func TestReady_RetryClearsBlockerRefAndEmitsAtNewSeq(t *testing.T) {
 
 func TestReady_UnblockClearsBlockersRetryKeepsThem(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		blocked := func(o *store.Objective) {
-			o.Status, o.StatusSeq = store.StatusBlocked, 2
-			o.Blockers, o.BlockerRef = []string{"needs an API key"}, store.BlockersOf(o.ObjectiveID)
+		blocked := func(o *domain.Objective) {
+			o.Status, o.StatusSeq = domain.StatusBlocked, 2
+			o.Blockers, o.BlockerRef = []string{"needs an API key"}, domain.BlockersOf(o.ObjectiveID)
 		}
 		tb.newObjective(t, "obj-unblock", blocked)
 		tb.newObjective(t, "obj-retry", blocked)
 
 		res := tb.ready(t, "obj-unblock", activities.ReadyUnblock)
 		o := tb.objective(t, "obj-unblock")
-		require.Equal(t, store.StatusTodo, o.Status)
+		require.Equal(t, domain.StatusTodo, o.Status)
 		require.Empty(t, o.Blockers, "unblock clears the blockers")
 		require.Empty(t, o.BlockerRef)
-		require.Equal(t, activities.ReadyResult{EventID: res.EventID, Status: store.StatusTodo, StatusSeq: 3}, res)
+		require.Equal(t, activities.ReadyResult{EventID: res.EventID, Status: domain.StatusTodo, StatusSeq: 3}, res)
 		evs := tb.events(t, "obj-unblock")
 		require.Len(t, evs, 1)
 		require.Equal(t, int64(3), evs[0].TransitionSeq)
@@ -105,7 +105,7 @@ func TestReady_UnblockClearsBlockersRetryKeepsThem(t *testing.T) {
 
 		tb.ready(t, "obj-retry", activities.ReadyRetry)
 		o = tb.objective(t, "obj-retry")
-		require.Equal(t, store.StatusTodo, o.Status)
+		require.Equal(t, domain.StatusTodo, o.Status)
 		require.Empty(t, o.BlockerRef)
 		require.Equal(t, []string{"needs an API key"}, o.Blockers, "retry leaves the blockers to the scheduler")
 	})
@@ -117,28 +117,28 @@ func TestReady_UnblockClearsBlockersRetryKeepsThem(t *testing.T) {
 func TestReady_UnblockBeforeSchedulingClearsBlockers(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
-		tb.newObjective(t, "obj-1", func(o *store.Objective) { o.Blockers = []string{"needs an API key"} })
+		tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.Blockers = []string{"needs an API key"} })
 		approved := tb.ready(t, "obj-1", activities.ReadyApprove)
 
 		res := tb.ready(t, "obj-1", activities.ReadyUnblock)
 		o := tb.objective(t, "obj-1")
 		require.Empty(t, o.Blockers, "unblock clears the blockers")
-		require.Equal(t, activities.ReadyResult{EventID: res.EventID, Status: store.StatusTodo, StatusSeq: o.StatusSeq}, res)
+		require.Equal(t, activities.ReadyResult{EventID: res.EventID, Status: domain.StatusTodo, StatusSeq: o.StatusSeq}, res)
 		require.Equal(t, res, tb.ready(t, "obj-1", activities.ReadyUnblock), "idempotent")
 
 		sched, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: approved.EventID})
 		require.NoError(t, err)
-		require.Equal(t, store.ReasonScheduled, sched.Reason, "the waiting event now schedules work")
+		require.Equal(t, domain.ReasonScheduled, sched.Reason, "the waiting event now schedules work")
 	})
 }
 
 func TestReady_ResumeEmitsForTodoWithoutEventOnce(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		before := tb.newObjective(t, "obj-1", func(o *store.Objective) { o.Status, o.StatusSeq = store.StatusTodo, 2 })
+		before := tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.Status, o.StatusSeq = domain.StatusTodo, 2 })
 		res := tb.ready(t, "obj-1", activities.ReadyResume)
 
 		require.Equal(t, before, tb.objective(t, "obj-1"), "resume makes no transition")
-		require.Equal(t, activities.ReadyResult{EventID: res.EventID, Status: store.StatusTodo, StatusSeq: 2}, res)
+		require.Equal(t, activities.ReadyResult{EventID: res.EventID, Status: domain.StatusTodo, StatusSeq: 2}, res)
 		evs := tb.events(t, "obj-1")
 		require.Len(t, evs, 1)
 		require.Equal(t, res.EventID, evs[0].EventID)
@@ -150,12 +150,12 @@ func TestReady_ResumeEmitsForTodoWithoutEventOnce(t *testing.T) {
 }
 
 func TestReady_ResumeRefusesObjectiveThatIsNotPlainTodo(t *testing.T) {
-	cases := map[string]func(o *store.Objective){
-		"NEW":                 func(o *store.Objective) {},
-		"IN_PROGRESS":         func(o *store.Objective) { o.Status, o.StatusSeq = store.StatusInProgress, 2 },
-		"TODO with blocker":   func(o *store.Objective) { o.Status, o.StatusSeq, o.BlockerRef = store.StatusTodo, 3, "gate:wo-1" },
-		"BLOCKED":             func(o *store.Objective) { o.Status, o.StatusSeq = store.StatusBlocked, 2 },
-		"DONE after its work": func(o *store.Objective) { o.Status, o.StatusSeq = store.StatusDone, 3 },
+	cases := map[string]func(o *domain.Objective){
+		"NEW":                 func(o *domain.Objective) {},
+		"IN_PROGRESS":         func(o *domain.Objective) { o.Status, o.StatusSeq = domain.StatusInProgress, 2 },
+		"TODO with blocker":   func(o *domain.Objective) { o.Status, o.StatusSeq, o.BlockerRef = domain.StatusTodo, 3, "gate:wo-1" },
+		"BLOCKED":             func(o *domain.Objective) { o.Status, o.StatusSeq = domain.StatusBlocked, 2 },
+		"DONE after its work": func(o *domain.Objective) { o.Status, o.StatusSeq = domain.StatusDone, 3 },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -190,7 +190,7 @@ func TestReject_NewObjectiveGetsOneRejectedPause(t *testing.T) {
 		require.NoError(t, err)
 
 		require.Equal(t, "obj-1", ps.ObjectiveID)
-		require.Equal(t, store.PauseRejected, ps.Reason)
+		require.Equal(t, domain.PauseRejected, ps.Reason)
 		require.Empty(t, ps.WorkOrderID)
 		require.Len(t, ps.PrioritizedActions, 2)
 		require.Equal(t, "Rejected by alice: too vague", ps.PrioritizedActions[0])

@@ -11,16 +11,17 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
 // Enqueuer hands a workorder, or a candidate of one, to remote workers:
 // the control plane's Enqueue, idempotent by workorder and candidate.
 type Enqueuer interface {
-	Enqueue(ctx context.Context, p controlplane.EnqueueParams) (*store.Job, error)
+	Enqueue(ctx context.Context, p controlplane.EnqueueParams) (*domain.Job, error)
 	// CandidateJob returns the job of candidate k of a workorder, or an
 	// error wrapping store.ErrNotFound before it is enqueued.
-	CandidateJob(ctx context.Context, workOrderID string, k int) (*store.Job, error)
+	CandidateJob(ctx context.Context, workOrderID string, k int) (*domain.Job, error)
 }
 
 // Remote routes diazotroph types to remote workers through the control
@@ -49,7 +50,7 @@ func (r *Remote) routes(diazotrophType string) bool {
 // output bundle and EXECUTED in the job's own transaction. A retried
 // attempt finds the same job: a settled one answers at once, a waiting or
 // running one is waited for again.
-func (a *Lifecycle) runRemote(ctx context.Context, w *store.WorkOrder) (RunResult, error) {
+func (a *Lifecycle) runRemote(ctx context.Context, w *domain.WorkOrder) (RunResult, error) {
 	req, err := a.request(ctx, w)
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
@@ -62,7 +63,7 @@ func (a *Lifecycle) runRemote(ctx context.Context, w *store.WorkOrder) (RunResul
 		Payload: payload, WorkOrderID: w.WorkOrderID, MaxAttempts: a.Remote.MaxAttempts}
 	if activity.IsActivity(ctx) {
 		info := activity.GetInfo(ctx)
-		p.Activity = &store.ActivityRef{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
+		p.Activity = &domain.ActivityRef{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
 			ActivityID: info.ActivityID}
 	}
 	j, err := a.Remote.Enqueuer.Enqueue(ctx, p)
@@ -71,9 +72,9 @@ func (a *Lifecycle) runRemote(ctx context.Context, w *store.WorkOrder) (RunResul
 	}
 	log := logger(ctx, w.ObjectiveID, w.WorkOrderID)
 	switch j.Status {
-	case store.JobSucceeded:
+	case domain.JobSucceeded:
 		return a.executed(ctx, w.WorkOrderID)
-	case store.JobFailed, store.JobDeadLettered:
+	case domain.JobFailed, domain.JobDeadLettered:
 		return RunResult{}, JobFailure(j)
 	}
 	if !activity.IsActivity(ctx) {
@@ -86,12 +87,12 @@ func (a *Lifecycle) runRemote(ctx context.Context, w *store.WorkOrder) (RunResul
 
 // JobFailure is the non-retryable error of a Run whose remote job failed
 // for good; the gate records its message as the FAIL.
-func JobFailure(j *store.Job) error {
+func JobFailure(j *domain.Job) error {
 	return temporal.NewNonRetryableApplicationError(jobFailed(j), ErrTypeDeadLettered, nil)
 }
 
 // jobFailed says how a remote job failed for good.
-func jobFailed(j *store.Job) string {
+func jobFailed(j *domain.Job) string {
 	msg := fmt.Sprintf("remote job %s %s after %d attempt(s)", j.JobID, j.Status, j.AttemptCount)
 	if j.Error != nil {
 		msg += ": " + j.Error.Code + ": " + oneLine(j.Error.Message)
@@ -121,7 +122,7 @@ type RemoteHooks struct {
 var _ controlplane.Hooks = RemoteHooks{}
 
 // remoteOwner is the WORKORDER claim's owner for one attempt of a job.
-func remoteOwner(j *store.Job) string {
+func remoteOwner(j *domain.Job) string {
 	return fmt.Sprintf("remote:%s/%d", j.JobID, j.AttemptCount)
 }
 
@@ -134,7 +135,7 @@ func (RemoteHooks) OnStart(ctx context.Context, q store.Querier, s *store.Starte
 	if j.Candidate > 0 {
 		return startCandidate(ctx, q, s)
 	}
-	_, ok, err := q.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceWorkOrder,
+	_, ok, err := q.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: domain.ResourceWorkOrder,
 		ResourceID: j.WorkOrderID, OwnerID: remoteOwner(j), TTL: s.Lease.LeaseExpiresAt.Sub(s.Lease.HeartbeatAt),
 		Now: s.Lease.HeartbeatAt})
 	if err != nil {
@@ -152,18 +153,18 @@ var errWorkOrderClaimed = errors.New("held by another owner")
 // OnRenew renews the workorder's claim with the lease. The renewal is the
 // store's compare-and-swap on (owner, version): a claim another owner took
 // is a *store.LeaseLostError.
-func (RemoteHooks) OnRenew(ctx context.Context, q store.Querier, j *store.Job, l *store.JobLease) error {
+func (RemoteHooks) OnRenew(ctx context.Context, q store.Querier, j *domain.Job, l *domain.JobLease) error {
 	if j.WorkOrderID == "" {
 		return nil
 	}
 	if j.Candidate > 0 {
 		return renewCandidate(ctx, q, j, l)
 	}
-	c, err := q.GetClaim(ctx, store.ResourceWorkOrder, j.WorkOrderID)
+	c, err := q.GetClaim(ctx, domain.ResourceWorkOrder, j.WorkOrderID)
 	if err != nil {
 		return fmt.Errorf("renew claim on workorder %s: %w", j.WorkOrderID, err)
 	}
-	_, err = q.RenewClaim(ctx, store.RenewClaimParams{ResourceType: store.ResourceWorkOrder, ResourceID: j.WorkOrderID,
+	_, err = q.RenewClaim(ctx, store.RenewClaimParams{ResourceType: domain.ResourceWorkOrder, ResourceID: j.WorkOrderID,
 		OwnerID: remoteOwner(j), ClaimVersion: c.ClaimVersion, TTL: l.LeaseExpiresAt.Sub(l.HeartbeatAt),
 		Now: l.HeartbeatAt})
 	return err
@@ -172,7 +173,7 @@ func (RemoteHooks) OnRenew(ctx context.Context, q store.Querier, j *store.Job, l
 // OnSucceed writes the workorder's output bundle from the job's result and
 // marks it EXECUTED, fenced by the attempt's claim, then releases the
 // claim: the same writes as a local Run, in the job's transaction.
-func (h RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Job) error {
+func (h RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *domain.Job) error {
 	if j.WorkOrderID == "" {
 		return nil
 	}
@@ -181,16 +182,16 @@ func (h RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Jo
 	}
 	var out controlplane.WorkResult
 	if err := json.Unmarshal(j.Result, &out); err != nil {
-		return fmt.Errorf("%w: job %s: result is not a work result: %v", store.ErrInvalid, j.JobID, err)
+		return fmt.Errorf("%w: job %s: result is not a work result: %v", domain.ErrInvalid, j.JobID, err)
 	}
 	if err := out.Validate(); err != nil {
-		return fmt.Errorf("%w: job %s: %v", store.ErrInvalid, j.JobID, err)
+		return fmt.Errorf("%w: job %s: %v", domain.ErrInvalid, j.JobID, err)
 	}
-	c, err := q.GetClaim(ctx, store.ResourceWorkOrder, j.WorkOrderID)
+	c, err := q.GetClaim(ctx, domain.ResourceWorkOrder, j.WorkOrderID)
 	if err != nil {
 		return fmt.Errorf("fence workorder %s: %w", j.WorkOrderID, err)
 	}
-	f := store.Fence{ResourceType: store.ResourceWorkOrder, ResourceID: j.WorkOrderID, OwnerID: remoteOwner(j),
+	f := store.Fence{ResourceType: domain.ResourceWorkOrder, ResourceID: j.WorkOrderID, OwnerID: remoteOwner(j),
 		ClaimVersion: c.ClaimVersion}
 	if err := q.CheckFence(ctx, f); err != nil {
 		return err
@@ -207,22 +208,22 @@ func (h RemoteHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Jo
 	if changed && h.Observer != nil {
 		h.Observer.WorkOrderExecuted(RunnerRemote)
 	}
-	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceWorkOrder,
+	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: domain.ResourceWorkOrder,
 		ResourceID: j.WorkOrderID, OwnerID: f.OwnerID, ClaimVersion: f.ClaimVersion, Now: now})
 	return err
 }
 
 // OnDeadLetter releases the attempt's claim, if it still holds it, so the
 // gate can judge the failure without waiting for the lease to lapse.
-func (RemoteHooks) OnDeadLetter(ctx context.Context, q store.Querier, j *store.Job) error {
+func (RemoteHooks) OnDeadLetter(ctx context.Context, q store.Querier, j *domain.Job) error {
 	if j.WorkOrderID == "" {
 		return nil
 	}
 	if j.Candidate > 0 {
 		return deadLetterCandidate(ctx, q, j)
 	}
-	c, err := q.GetClaim(ctx, store.ResourceWorkOrder, j.WorkOrderID)
-	if errors.Is(err, store.ErrNotFound) {
+	c, err := q.GetClaim(ctx, domain.ResourceWorkOrder, j.WorkOrderID)
+	if errors.Is(err, domain.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -231,7 +232,7 @@ func (RemoteHooks) OnDeadLetter(ctx context.Context, q store.Querier, j *store.J
 	if c.OwnerID != remoteOwner(j) || c.ReleasedAt != nil {
 		return nil
 	}
-	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceWorkOrder,
+	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: domain.ResourceWorkOrder,
 		ResourceID: j.WorkOrderID, OwnerID: c.OwnerID, ClaimVersion: c.ClaimVersion, Now: j.UpdatedAt})
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -35,7 +36,7 @@ const ErrTypeInvalidCandidate = "InvalidCandidate"
 // started.
 // A candidate its workorder does not have is refused before anything is
 // written, whatever the budget would say.
-func (a *Lifecycle) remoteCandidate(ctx context.Context, w *store.WorkOrder, req diazotroph.Request, k int) (remote, started bool, err error) {
+func (a *Lifecycle) remoteCandidate(ctx context.Context, w *domain.WorkOrder, req diazotroph.Request, k int) (remote, started bool, err error) {
 	if !a.Remote.routes(w.DiazotrophType) {
 		return false, false, nil
 	}
@@ -46,7 +47,7 @@ func (a *Lifecycle) remoteCandidate(ctx context.Context, w *store.WorkOrder, req
 	switch {
 	case err == nil:
 		return true, true, nil
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 		return true, false, nil
 	}
 	return true, false, err
@@ -57,11 +58,11 @@ func (a *Lifecycle) remoteCandidate(ctx context.Context, w *store.WorkOrder, req
 // then on only the job's outcome or SelectCandidate writes it), enqueues
 // its job, once, and leaves the activity pending. A settled job answers
 // at once from the record its outcome wrote.
-func (a *Lifecycle) runCandidateRemote(ctx context.Context, w *store.WorkOrder, req diazotroph.Request,
-	rec *store.Candidate, started bool) (CandidateResult, error) {
+func (a *Lifecycle) runCandidateRemote(ctx context.Context, w *domain.WorkOrder, req diazotroph.Request,
+	rec *domain.Candidate, started bool) (CandidateResult, error) {
 	k := rec.Attempt
 	fail := func(err error) (CandidateResult, error) {
-		return CandidateResult{}, fmt.Errorf("run candidate %s remotely: %w", store.CandidateKey(w.WorkOrderID, k), err)
+		return CandidateResult{}, fmt.Errorf("run candidate %s remotely: %w", domain.CandidateKey(w.WorkOrderID, k), err)
 	}
 	payload, err := json.Marshal(controlplane.NewCandidatePayload(req, k))
 	if err != nil {
@@ -76,7 +77,7 @@ func (a *Lifecycle) runCandidateRemote(ctx context.Context, w *store.WorkOrder, 
 		Payload: payload, WorkOrderID: w.WorkOrderID, Candidate: k, MaxAttempts: a.Remote.MaxAttempts}
 	if activity.IsActivity(ctx) {
 		info := activity.GetInfo(ctx)
-		p.Activity = &store.ActivityRef{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
+		p.Activity = &domain.ActivityRef{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
 			ActivityID: info.ActivityID}
 	}
 	j, err := a.Remote.Enqueuer.Enqueue(ctx, p)
@@ -87,7 +88,7 @@ func (a *Lifecycle) runCandidateRemote(ctx context.Context, w *store.WorkOrder, 
 	if err != nil {
 		return fail(err)
 	}
-	if store.JobSettled(j.Status) {
+	if domain.JobSettled(j.Status) {
 		out, err := candidateOutcome(ctx, a.Store, a.EarlyStopMaxDiffLines, j)
 		if err != nil {
 			return fail(err)
@@ -117,11 +118,11 @@ type RemoteOutcome struct {
 // good; a candidate's job completes RunCandidate with the CandidateResult
 // of the record its outcome wrote (DONE, or FAILED once dead-lettered),
 // as the local path returns it. q is read for candidates only.
-func (h RemoteHooks) Outcome(ctx context.Context, q store.Querier, j *store.Job) (RemoteOutcome, error) {
+func (h RemoteHooks) Outcome(ctx context.Context, q store.Querier, j *domain.Job) (RemoteOutcome, error) {
 	if j.Candidate > 0 {
 		return candidateOutcome(ctx, q, h.EarlyStopMaxDiffLines, j)
 	}
-	if j.Status != store.JobSucceeded {
+	if j.Status != domain.JobSucceeded {
 		return RemoteOutcome{Failure: JobFailure(j)}, nil
 	}
 	var out controlplane.WorkResult
@@ -136,16 +137,16 @@ func (h RemoteHooks) Outcome(ctx context.Context, q store.Querier, j *store.Job)
 // up the objective's budget, as the local path says it. A record that is
 // missing, or still RUNNING, under a settled job cannot be: the job fails
 // the activity for good.
-func candidateOutcome(ctx context.Context, q store.Querier, maxDiffLines int, j *store.Job) (RemoteOutcome, error) {
+func candidateOutcome(ctx context.Context, q store.Querier, maxDiffLines int, j *domain.Job) (RemoteOutcome, error) {
 	c, err := q.GetCandidate(ctx, j.WorkOrderID, j.Candidate)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && c.Status == store.CandidateRunning) {
+	if errors.Is(err, domain.ErrNotFound) || (err == nil && c.Status == domain.CandidateRunning) {
 		return RemoteOutcome{Failure: JobFailure(j)}, nil
 	}
 	if err != nil {
-		return RemoteOutcome{}, fmt.Errorf("read candidate %s: %w", store.CandidateKey(j.WorkOrderID, j.Candidate), err)
+		return RemoteOutcome{}, fmt.Errorf("read candidate %s: %w", domain.CandidateKey(j.WorkOrderID, j.Candidate), err)
 	}
 	res := (&Lifecycle{EarlyStopMaxDiffLines: maxDiffLines}).candidateResult(c)
-	if c.Status != store.CandidateDone {
+	if c.Status != domain.CandidateDone {
 		return RemoteOutcome{Result: res}, nil
 	}
 	w, err := q.GetWorkOrder(ctx, j.WorkOrderID)
@@ -170,7 +171,7 @@ func candidateOutcome(ctx context.Context, q store.Querier, maxDiffLines int, j 
 // workorder's job, and the candidate's record is the job's outcome.
 
 // candidateClaim names the CANDIDATE claim of j's attempt.
-func candidateClaim(j *store.Job) (resourceID, owner string) {
+func candidateClaim(j *domain.Job) (resourceID, owner string) {
 	return candidateResource(j.WorkOrderID, j.Candidate), remoteOwner(j)
 }
 
@@ -178,7 +179,7 @@ func candidateClaim(j *store.Job) (resourceID, owner string) {
 func startCandidate(ctx context.Context, q store.Querier, s *store.StartedJobAttempt) error {
 	j := s.Job
 	id, owner := candidateClaim(j)
-	_, ok, err := q.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceCandidate,
+	_, ok, err := q.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: domain.ResourceCandidate,
 		ResourceID: id, OwnerID: owner, TTL: s.Lease.LeaseExpiresAt.Sub(s.Lease.HeartbeatAt), Now: s.Lease.HeartbeatAt})
 	if err != nil {
 		return fmt.Errorf("claim candidate %s for job %s: %w", id, j.JobID, err)
@@ -190,13 +191,13 @@ func startCandidate(ctx context.Context, q store.Querier, s *store.StartedJobAtt
 }
 
 // renewCandidate renews the candidate's claim with the lease.
-func renewCandidate(ctx context.Context, q store.Querier, j *store.Job, l *store.JobLease) error {
+func renewCandidate(ctx context.Context, q store.Querier, j *domain.Job, l *domain.JobLease) error {
 	id, owner := candidateClaim(j)
-	c, err := q.GetClaim(ctx, store.ResourceCandidate, id)
+	c, err := q.GetClaim(ctx, domain.ResourceCandidate, id)
 	if err != nil {
 		return fmt.Errorf("renew claim on candidate %s: %w", id, err)
 	}
-	_, err = q.RenewClaim(ctx, store.RenewClaimParams{ResourceType: store.ResourceCandidate, ResourceID: id,
+	_, err = q.RenewClaim(ctx, store.RenewClaimParams{ResourceType: domain.ResourceCandidate, ResourceID: id,
 		OwnerID: owner, ClaimVersion: c.ClaimVersion, TTL: l.LeaseExpiresAt.Sub(l.HeartbeatAt), Now: l.HeartbeatAt})
 	return err
 }
@@ -207,25 +208,25 @@ func renewCandidate(ctx context.Context, q store.Querier, j *store.Job, l *store
 // transaction, that the record is still RUNNING (controlplane.ErrRunGone
 // otherwise); once the winner is chosen, or the record was settled since
 // that check, the store refuses the write, which is the same refusal.
-func (h RemoteHooks) succeedCandidate(ctx context.Context, q store.Querier, j *store.Job) error {
+func (h RemoteHooks) succeedCandidate(ctx context.Context, q store.Querier, j *domain.Job) error {
 	var out controlplane.CandidateWorkResult
 	if err := json.Unmarshal(j.Result, &out); err != nil {
-		return fmt.Errorf("%w: job %s: result is not a candidate's result: %v", store.ErrInvalid, j.JobID, err)
+		return fmt.Errorf("%w: job %s: result is not a candidate's result: %v", domain.ErrInvalid, j.JobID, err)
 	}
 	if err := out.Validate(j.Candidate); err != nil {
-		return fmt.Errorf("%w: job %s: %v", store.ErrInvalid, j.JobID, err)
+		return fmt.Errorf("%w: job %s: %v", domain.ErrInvalid, j.JobID, err)
 	}
 	id, owner := candidateClaim(j)
-	c, err := q.GetClaim(ctx, store.ResourceCandidate, id)
+	c, err := q.GetClaim(ctx, domain.ResourceCandidate, id)
 	if err != nil {
 		return fmt.Errorf("fence candidate %s: %w", id, err)
 	}
-	f := store.Fence{ResourceType: store.ResourceCandidate, ResourceID: id, OwnerID: owner, ClaimVersion: c.ClaimVersion}
+	f := store.Fence{ResourceType: domain.ResourceCandidate, ResourceID: id, OwnerID: owner, ClaimVersion: c.ClaimVersion}
 	if err := q.CheckFence(ctx, f); err != nil {
 		return err
 	}
 	now := j.UpdatedAt
-	rec := &store.Candidate{WorkOrderID: j.WorkOrderID, Attempt: j.Candidate, GateResults: []store.CandidateGateResult{},
+	rec := &domain.Candidate{WorkOrderID: j.WorkOrderID, Attempt: j.Candidate, GateResults: []domain.CandidateGateResult{},
 		CreatedAt: now, UpdatedAt: now}
 	fillCandidate(rec, remotePatchCandidate(out))
 	if _, err := q.PutCandidate(ctx, rec); candidateSettled(err) {
@@ -235,9 +236,9 @@ func (h RemoteHooks) succeedCandidate(ctx context.Context, q store.Querier, j *s
 	}
 	if h.Observer != nil {
 		// Counted once per candidate that ran, as the local path counts it.
-		h.Observer.RunSpent(store.BundleMetadata{Generator: rec.Generator, RunReport: rec.Report})
+		h.Observer.RunSpent(domain.BundleMetadata{Generator: rec.Generator, RunReport: rec.Report})
 	}
-	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceCandidate, ResourceID: id,
+	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: domain.ResourceCandidate, ResourceID: id,
 		OwnerID: owner, ClaimVersion: f.ClaimVersion, Now: now})
 	return err
 }
@@ -249,7 +250,7 @@ func remotePatchCandidate(out controlplane.CandidateWorkResult) patch.Candidate 
 	pc := patch.Candidate{Attempt: out.Candidate, Generator: oneLine(out.Generator), RunnerStatus: out.RunnerStatus,
 		Patch: out.Patch, Report: out.Report, Notes: out.Notes, FinishedAt: out.FinishedAt}
 	if pc.Patch != "" {
-		pc.PatchSHA256, pc.DiffLines = store.PatchSHA256(pc.Patch), patch.DiffLines(pc.Patch)
+		pc.PatchSHA256, pc.DiffLines = domain.PatchSHA256(pc.Patch), patch.DiffLines(pc.Patch)
 	}
 	for _, g := range out.Gate {
 		pc.Gate = append(pc.Gate, patch.GateResult{Command: g.Command, Passed: g.Passed, Detail: g.Detail})
@@ -264,22 +265,22 @@ func remotePatchCandidate(out controlplane.CandidateWorkResult) patch.Candidate 
 // FAILED, with the job's error, unless its record is settled already
 // (cancelled meanwhile, or chosen among), and releases the attempt's
 // claim if it still holds it.
-func deadLetterCandidate(ctx context.Context, q store.Querier, j *store.Job) error {
+func deadLetterCandidate(ctx context.Context, q store.Querier, j *domain.Job) error {
 	// RunCandidate recorded it RUNNING before enqueuing its job; a record
 	// gone missing has nothing to mark.
 	rec, err := q.GetCandidate(ctx, j.WorkOrderID, j.Candidate)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return err
 	}
-	if err == nil && rec.Status == store.CandidateRunning {
-		rec.Status, rec.Why, rec.UpdatedAt = store.CandidateFailed, jobFailed(j), j.UpdatedAt
+	if err == nil && rec.Status == domain.CandidateRunning {
+		rec.Status, rec.Why, rec.UpdatedAt = domain.CandidateFailed, jobFailed(j), j.UpdatedAt
 		if _, err := q.PutCandidate(ctx, rec); err != nil && !candidateSettled(err) {
 			return err
 		}
 	}
 	id, owner := candidateClaim(j)
-	c, err := q.GetClaim(ctx, store.ResourceCandidate, id)
-	if errors.Is(err, store.ErrNotFound) {
+	c, err := q.GetClaim(ctx, domain.ResourceCandidate, id)
+	if errors.Is(err, domain.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -288,7 +289,7 @@ func deadLetterCandidate(ctx context.Context, q store.Querier, j *store.Job) err
 	if c.OwnerID != owner || c.ReleasedAt != nil {
 		return nil
 	}
-	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceCandidate, ResourceID: id,
+	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: domain.ResourceCandidate, ResourceID: id,
 		OwnerID: owner, ClaimVersion: c.ClaimVersion, Now: j.UpdatedAt})
 	return err
 }

@@ -10,13 +10,13 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/controlplane"
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
 // enqueuedCandidate runs candidate k remotely: outside an activity,
 // RunCandidate enqueues its job and says it cannot wait for it.
-func (rb *remoteBundle) enqueuedCandidate(t *testing.T, wo *activities.WorkOrderRef, k int) *store.Job {
+func (rb *remoteBundle) enqueuedCandidate(t *testing.T, wo *activities.WorkOrderRef, k int) *domain.Job {
 	t.Helper()
 	ctx := context.Background()
 	_, err := rb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
@@ -26,7 +26,7 @@ func (rb *remoteBundle) enqueuedCandidate(t *testing.T, wo *activities.WorkOrder
 	require.Equal(t, k, j.Candidate)
 	c, err := rb.store.GetCandidate(ctx, wo.WorkOrderID, k)
 	require.NoError(t, err)
-	require.Equal(t, store.CandidateRunning, c.Status, "recorded RUNNING once its job is enqueued")
+	require.Equal(t, domain.CandidateRunning, c.Status, "recorded RUNNING once its job is enqueued")
 	return j
 }
 
@@ -34,10 +34,10 @@ func (rb *remoteBundle) enqueuedCandidate(t *testing.T, wo *activities.WorkOrder
 func candidateResult(t *testing.T, k int, patchText string, passed ...bool) json.RawMessage {
 	t.Helper()
 	cost := 0.25
-	r := controlplane.CandidateWorkResult{Candidate: k, Generator: "openai", RunnerStatus: store.RunnerOK,
-		Patch: patchText, Report: &runreport.Report{CostUSD: &cost}, FinishedAt: time.Unix(2000, 0).UTC()}
+	r := controlplane.CandidateWorkResult{Candidate: k, Generator: "openai", RunnerStatus: domain.RunnerOK,
+		Patch: patchText, Report: &domain.RunReport{CostUSD: &cost}, FinishedAt: time.Unix(2000, 0).UTC()}
 	for i, p := range passed {
-		r.Gate = append(r.Gate, store.CandidateGateResult{Command: "check-" + string(rune('a'+i)), Passed: p,
+		r.Gate = append(r.Gate, domain.CandidateGateResult{Command: "check-" + string(rune('a'+i)), Passed: p,
 			Detail: "line one\nline two"})
 	}
 	b, err := json.Marshal(r)
@@ -67,7 +67,7 @@ func TestRunCandidateRemote_EachCandidateIsAJobOfItsOwnUnderItsOwnClaim(t *testi
 		f := &fakeCandidates{}
 		tb.l.Candidates = f
 		wo := tb.bestOfN(t, 3, nil)
-		jobs := map[int]*store.Job{}
+		jobs := map[int]*domain.Job{}
 		for k := 1; k <= 3; k++ {
 			jobs[k] = rb.enqueuedCandidate(t, wo, k)
 			var p controlplane.CandidatePayload
@@ -83,7 +83,7 @@ func TestRunCandidateRemote_EachCandidateIsAJobOfItsOwnUnderItsOwnClaim(t *testi
 		require.NoError(t, err)
 		require.Len(t, all, 3, "one job per candidate, none for the workorder")
 		_, err = rb.store.GetJobByWorkOrder(ctx, wo.WorkOrderID)
-		require.ErrorIs(t, err, store.ErrNotFound)
+		require.ErrorIs(t, err, domain.ErrNotFound)
 		require.Empty(t, f.ran, "a remote candidate never runs in the worker")
 
 		for k := 1; k <= 3; k++ {
@@ -92,15 +92,15 @@ func TestRunCandidateRemote_EachCandidateIsAJobOfItsOwnUnderItsOwnClaim(t *testi
 			require.NoError(t, err)
 			k := j.Candidate
 			// The claim takes the candidate's own claim, not the workorder's.
-			c, err := rb.store.GetClaim(ctx, store.ResourceCandidate, wo.WorkOrderID+"-c"+string(rune('0'+k)))
+			c, err := rb.store.GetClaim(ctx, domain.ResourceCandidate, wo.WorkOrderID+"-c"+string(rune('0'+k)))
 			require.NoError(t, err)
 			require.Equal(t, "remote:"+j.JobID+"/1", c.OwnerID)
-			_, err = rb.store.GetClaim(ctx, store.ResourceWorkOrder, wo.WorkOrderID)
-			require.ErrorIs(t, err, store.ErrNotFound)
+			_, err = rb.store.GetClaim(ctx, domain.ResourceWorkOrder, wo.WorkOrderID)
+			require.ErrorIs(t, err, domain.ErrNotFound)
 			_, err = rb.svc.Heartbeat(ctx, controlplane.HeartbeatRequest{WorkerID: "builder-1", JobID: resp.JobID,
 				LeaseToken: resp.LeaseToken})
 			require.NoError(t, err)
-			renewed, err := rb.store.GetClaim(ctx, store.ResourceCandidate, c.ResourceID)
+			renewed, err := rb.store.GetClaim(ctx, domain.ResourceCandidate, c.ResourceID)
 			require.NoError(t, err)
 			require.Equal(t, c.ClaimVersion+1, renewed.ClaimVersion)
 
@@ -109,26 +109,26 @@ func TestRunCandidateRemote_EachCandidateIsAJobOfItsOwnUnderItsOwnClaim(t *testi
 				controlplane.CodeInvalid)
 			rec, err := rb.store.GetCandidate(ctx, wo.WorkOrderID, k)
 			require.NoError(t, err)
-			require.Equal(t, store.CandidateRunning, rec.Status)
+			require.Equal(t, domain.CandidateRunning, rec.Status)
 
 			passed := []bool{k >= 2, k == 2}
 			text := "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+" + string(rune('0'+k)) + "\n"
 			require.NoError(t, rb.completeCandidate(t, resp, candidateResult(t, k, text, passed...)))
 			rec, err = rb.store.GetCandidate(ctx, wo.WorkOrderID, k)
 			require.NoError(t, err)
-			require.Equal(t, store.CandidateDone, rec.Status)
+			require.Equal(t, domain.CandidateDone, rec.Status)
 			require.Equal(t, "openai", rec.Generator, "the remote worker's generator")
 			require.Equal(t, text, rec.Patch)
-			require.Equal(t, store.PatchSHA256(text), rec.PatchSHA256)
+			require.Equal(t, domain.PatchSHA256(text), rec.PatchSHA256)
 			require.Equal(t, 2, *rec.DiffLines, "computed from the patch where it is recorded")
 			require.Len(t, rec.GateResults, 2)
 			require.Equal(t, "line one; line two", rec.GateResults[0].Detail)
-			tb.requireReleased(t, store.ResourceCandidate, c.ResourceID)
+			tb.requireReleased(t, domain.ResourceCandidate, c.ResourceID)
 
 			// RunCandidate again (a retried activity) answers from the record.
 			r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 			require.NoError(t, err)
-			require.Equal(t, store.CandidateDone, r.Status)
+			require.Equal(t, domain.CandidateDone, r.Status)
 			require.Equal(t, k == 2, r.PassedAll)
 			out, err := activities.RemoteHooks{}.Outcome(ctx, rb.store, mustJob(t, rb, resp.JobID))
 			require.NoError(t, err)
@@ -139,7 +139,7 @@ func TestRunCandidateRemote_EachCandidateIsAJobOfItsOwnUnderItsOwnClaim(t *testi
 		// Delivery is local, from the recorded patch.
 		run, err := tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, store.RunnerOK, run.RunnerStatus)
+		require.Equal(t, domain.RunnerOK, run.RunnerStatus)
 		require.Equal(t, 2, f.delivered.Attempt)
 		b, err := tb.store.GetOutputBundle(ctx, wo.WorkOrderID)
 		require.NoError(t, err)
@@ -148,7 +148,7 @@ func TestRunCandidateRemote_EachCandidateIsAJobOfItsOwnUnderItsOwnClaim(t *testi
 		require.NoError(t, err)
 		require.InDelta(t, 0.75, sp.USD, 1e-9, "every remote candidate's cost counts")
 		for _, j := range jobs {
-			require.Equal(t, store.JobSucceeded, mustJob(t, rb, j.JobID).Status)
+			require.Equal(t, domain.JobSucceeded, mustJob(t, rb, j.JobID).Status)
 		}
 		_, err = tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
@@ -156,7 +156,7 @@ func TestRunCandidateRemote_EachCandidateIsAJobOfItsOwnUnderItsOwnClaim(t *testi
 	})
 }
 
-func mustJob(t *testing.T, rb *remoteBundle, id string) *store.Job {
+func mustJob(t *testing.T, rb *remoteBundle, id string) *domain.Job {
 	t.Helper()
 	j, err := rb.store.GetJob(context.Background(), id)
 	require.NoError(t, err)
@@ -173,20 +173,20 @@ func TestRunCandidateRemote_ADeadLetteredJobRecordsTheCandidateFailed(t *testing
 		resp := rb.claim(t, "builder-1")
 		ans, err := rb.svc.Fail(ctx, controlplane.FailRequest{WorkerID: "builder-1", JobID: resp.JobID,
 			AttemptID: resp.AttemptID, LeaseToken: resp.LeaseToken, Stream: resp.Stream.Name,
-			MessageID: resp.Stream.MessageID, Error: store.JobError{Code: "invalid_payload", Message: "cannot read it"}})
+			MessageID: resp.Stream.MessageID, Error: domain.JobError{Code: "invalid_payload", Message: "cannot read it"}})
 		require.NoError(t, err)
 		require.True(t, ans.DLQ)
-		tb.requireReleased(t, store.ResourceCandidate, wo.WorkOrderID+"-c1")
+		tb.requireReleased(t, domain.ResourceCandidate, wo.WorkOrderID+"-c1")
 		rec, err := rb.store.GetCandidate(ctx, wo.WorkOrderID, 1)
 		require.NoError(t, err)
-		require.Equal(t, store.CandidateFailed, rec.Status)
+		require.Equal(t, domain.CandidateFailed, rec.Status)
 		require.Contains(t, rec.Why, "DEAD_LETTERED after 1 attempt(s): invalid_payload: cannot read it")
 
 		// The activity is told the candidate failed, as a local one's
 		// failed run is: a result, not an error.
 		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
 		require.NoError(t, err)
-		require.Equal(t, store.CandidateFailed, r.Status)
+		require.Equal(t, domain.CandidateFailed, r.Status)
 		out, err := activities.RemoteHooks{}.Outcome(ctx, rb.store, mustJob(t, rb, resp.JobID))
 		require.NoError(t, err)
 		require.NoError(t, out.Failure)
@@ -215,7 +215,7 @@ func TestRunCandidateRemote_ACancelledCandidatesJobWritesNothingMore(t *testing.
 		for _, k := range []int{2, 3} {
 			rec, err := rb.store.GetCandidate(ctx, wo.WorkOrderID, k)
 			require.NoError(t, err)
-			require.Equal(t, store.CandidateCancelled, rec.Status, "candidate %d", k)
+			require.Equal(t, domain.CandidateCancelled, rec.Status, "candidate %d", k)
 		}
 
 		_, err = rb.svc.Heartbeat(ctx, controlplane.HeartbeatRequest{WorkerID: "builder-1", JobID: running.JobID,
@@ -225,21 +225,21 @@ func TestRunCandidateRemote_ACancelledCandidatesJobWritesNothingMore(t *testing.
 		requireCode(t, err, controlplane.CodeCancelled)
 		rec, err := rb.store.GetCandidate(ctx, wo.WorkOrderID, 2)
 		require.NoError(t, err)
-		require.Equal(t, store.CandidateCancelled, rec.Status, "a late completion overwrites nothing")
+		require.Equal(t, domain.CandidateCancelled, rec.Status, "a late completion overwrites nothing")
 		require.Empty(t, rec.Patch)
 
 		counts, err := controlplane.NewReaper(rb.svc).RunOnce(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, counts.RunGone, "the queued candidate's job is dead-lettered unrun")
 		dj := mustJob(t, rb, queued.JobID)
-		require.Equal(t, store.JobDeadLettered, dj.Status)
+		require.Equal(t, domain.JobDeadLettered, dj.Status)
 		require.Equal(t, controlplane.CodeRunGone, dj.Error.Code)
 		rec, err = rb.store.GetCandidate(ctx, wo.WorkOrderID, 3)
 		require.NoError(t, err)
-		require.Equal(t, store.CandidateCancelled, rec.Status, "it stays as the selection recorded it")
+		require.Equal(t, domain.CandidateCancelled, rec.Status, "it stays as the selection recorded it")
 		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 3})
 		require.NoError(t, err)
-		require.Equal(t, store.CandidateCancelled, r.Status)
+		require.Equal(t, domain.CandidateCancelled, r.Status)
 	})
 }
 
@@ -259,9 +259,9 @@ func TestRunCandidateRemote_NotEnqueuedOnceTheBudgetIsSpent(t *testing.T) {
 
 		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
 		require.NoError(t, err)
-		require.Equal(t, store.CandidateSkipped, r.Status)
+		require.Equal(t, domain.CandidateSkipped, r.Status)
 		_, err = rb.svc.CandidateJob(ctx, wo.WorkOrderID, 2)
-		require.ErrorIs(t, err, store.ErrNotFound, "a skipped candidate gets no job")
+		require.ErrorIs(t, err, domain.ErrNotFound, "a skipped candidate gets no job")
 	})
 }
 

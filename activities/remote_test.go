@@ -10,7 +10,7 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/controlplane/dbqueue"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -35,13 +35,13 @@ func setupRemote(t *testing.T, tb *testBundle) *remoteBundle {
 
 // enqueued runs wo remotely: outside an activity, Run enqueues the job and
 // says it cannot wait for it.
-func (rb *remoteBundle) enqueued(t *testing.T, wo *activities.WorkOrderRef) *store.Job {
+func (rb *remoteBundle) enqueued(t *testing.T, wo *activities.WorkOrderRef) *domain.Job {
 	t.Helper()
 	_, err := rb.l.Run(context.Background(), activities.RunInput{WorkOrderID: wo.WorkOrderID})
 	require.ErrorContains(t, err, "only an activity waits for it")
 	j, err := rb.store.GetJobByWorkOrder(context.Background(), wo.WorkOrderID)
 	require.NoError(t, err)
-	require.Equal(t, store.JobQueued, j.Status)
+	require.Equal(t, domain.JobQueued, j.Status)
 	require.Empty(t, rb.fake.Calls(), "a remote diazotroph never runs in the worker")
 	return j
 }
@@ -76,14 +76,14 @@ func TestRunRemote_ClaimHeartbeatCompleteWriteTheWorkOrdersOutcome(t *testing.T)
 		// The claim takes the WORKORDER claim for the attempt; each
 		// heartbeat renews it.
 		resp := rb.claim(t, "builder-1")
-		c, err := rb.store.GetClaim(ctx, store.ResourceWorkOrder, wo.WorkOrderID)
+		c, err := rb.store.GetClaim(ctx, domain.ResourceWorkOrder, wo.WorkOrderID)
 		require.NoError(t, err)
 		require.Equal(t, "remote:"+j.JobID+"/1", c.OwnerID)
 		require.True(t, c.Live(c.HeartbeatAt))
 		_, err = rb.svc.Heartbeat(ctx, controlplane.HeartbeatRequest{WorkerID: "builder-1", JobID: resp.JobID,
 			LeaseToken: resp.LeaseToken})
 		require.NoError(t, err)
-		renewed, err := rb.store.GetClaim(ctx, store.ResourceWorkOrder, wo.WorkOrderID)
+		renewed, err := rb.store.GetClaim(ctx, domain.ResourceWorkOrder, wo.WorkOrderID)
 		require.NoError(t, err)
 		require.Equal(t, c.ClaimVersion+1, renewed.ClaimVersion)
 
@@ -98,7 +98,7 @@ func TestRunRemote_ClaimHeartbeatCompleteWriteTheWorkOrdersOutcome(t *testing.T)
 		rb.requireNoBundle(t, wo.WorkOrderID)
 
 		complete.Result = result(t, controlplane.WorkResult{Title: "Remote\x1b[2J title", Content: "diff",
-			Metadata: store.BundleMetadata{BranchName: wo.BranchName}, RunnerStatus: store.RunnerOK})
+			Metadata: domain.BundleMetadata{BranchName: wo.BranchName}, RunnerStatus: domain.RunnerOK})
 		ans, err := rb.svc.Complete(ctx, complete)
 		require.NoError(t, err)
 		require.True(t, ans.OK && ans.Ack)
@@ -107,15 +107,15 @@ func TestRunRemote_ClaimHeartbeatCompleteWriteTheWorkOrdersOutcome(t *testing.T)
 		require.Equal(t, "diff", b.Content)
 		require.NotContains(t, b.Title, "\x1b", "a worker's title is made one safe line")
 		require.NoError(t, schemas.Validate(schemas.OutputBundle, b))
-		require.Equal(t, store.WorkOrderExecuted, rb.workOrder(t, wo.WorkOrderID).Status)
-		released := rb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+		require.Equal(t, domain.WorkOrderExecuted, rb.workOrder(t, wo.WorkOrderID).Status)
+		released := rb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 		require.Equal(t, "remote:"+j.JobID+"/1", released.OwnerID)
 
 		// Run again (a retried activity) answers from the stored bundle.
 		res, err := rb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.True(t, res.AlreadyExecuted)
-		require.Equal(t, store.RunnerOK, res.RunnerStatus)
+		require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	})
 }
 
@@ -126,7 +126,7 @@ func TestRunRemote_AStolenWorkOrderClaimRefusesTheHeartbeatAndTheCompletion(t *t
 		wo := rb.scheduled(t, "stolen")
 		rb.enqueued(t, wo)
 		resp := rb.claim(t, "builder-1")
-		_, ok, err := rb.thief().Acquire(ctx, store.ResourceWorkOrder, wo.WorkOrderID, "thief", testLease)
+		_, ok, err := rb.thief().Acquire(ctx, domain.ResourceWorkOrder, wo.WorkOrderID, "thief", testLease)
 		require.NoError(t, err)
 		require.True(t, ok)
 
@@ -138,13 +138,13 @@ func TestRunRemote_AStolenWorkOrderClaimRefusesTheHeartbeatAndTheCompletion(t *t
 		_, err = rb.svc.Complete(ctx, controlplane.CompleteRequest{WorkerID: "builder-1", JobID: resp.JobID,
 			AttemptID: resp.AttemptID, LeaseToken: resp.LeaseToken, Stream: resp.Stream.Name,
 			MessageID: resp.Stream.MessageID, Result: result(t, controlplane.WorkResult{Title: "t",
-				RunnerStatus: store.RunnerOK})})
+				RunnerStatus: domain.RunnerOK})})
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, controlplane.CodeLeaseLost, ce.Code)
 		rb.requireNoBundle(t, wo.WorkOrderID)
 		j, err := rb.store.GetJobByWorkOrder(ctx, wo.WorkOrderID)
 		require.NoError(t, err)
-		require.Equal(t, store.JobRunning, j.Status, "nothing of the completion was written")
+		require.Equal(t, domain.JobRunning, j.Status, "nothing of the completion was written")
 	})
 }
 
@@ -157,11 +157,11 @@ func TestRunRemote_ADeadLetteredJobFailsRunForGood(t *testing.T) {
 		resp := rb.claim(t, "builder-1")
 		ans, err := rb.svc.Fail(ctx, controlplane.FailRequest{WorkerID: "builder-1", JobID: resp.JobID,
 			AttemptID: resp.AttemptID, LeaseToken: resp.LeaseToken, Stream: resp.Stream.Name,
-			MessageID: resp.Stream.MessageID, Error: store.JobError{Code: "invalid_payload",
+			MessageID: resp.Stream.MessageID, Error: domain.JobError{Code: "invalid_payload",
 				Message: "cannot read it", Retryable: false}})
 		require.NoError(t, err)
 		require.True(t, ans.DLQ)
-		rb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+		rb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 
 		_, err = rb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		requirePermanent(t, err, activities.ErrTypeDeadLettered)

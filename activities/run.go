@@ -12,6 +12,7 @@ import (
 
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -40,7 +41,7 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", in.WorkOrderID, err))
 	}
-	if w.Status == store.WorkOrderExecuted {
+	if w.Status == domain.WorkOrderExecuted {
 		return a.executed(ctx, w.WorkOrderID)
 	}
 	if w.Track != "" {
@@ -57,7 +58,7 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
 	}
-	lease, err := a.acquire(ctx, store.ResourceWorkOrder, w.WorkOrderID, a.runLease(ctx))
+	lease, err := a.acquire(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.runLease(ctx))
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -86,7 +87,7 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 
 	// A title is one safe line whatever the diazotroph made of it; content
 	// and notes may hold anything, and are escaped where they are shown.
-	bundle := &store.OutputBundle{WorkOrderID: w.WorkOrderID, Title: oneLine(out.Title), Content: out.Content,
+	bundle := &domain.OutputBundle{WorkOrderID: w.WorkOrderID, Title: oneLine(out.Title), Content: out.Content,
 		Notes: out.Notes, Metadata: out.Metadata, RunnerStatus: out.RunnerStatus, CreatedAt: a.now()}
 	var res RunResult
 	var changed bool
@@ -137,7 +138,7 @@ func (a *Lifecycle) executed(ctx context.Context, workOrderID string) (RunResult
 }
 
 // request loads what the diazotroph may read.
-func (a *Lifecycle) request(ctx context.Context, w *store.WorkOrder) (diazotroph.Request, error) {
+func (a *Lifecycle) request(ctx context.Context, w *domain.WorkOrder) (diazotroph.Request, error) {
 	snap, err := a.Store.GetContextSnapshot(ctx, w.ContextSnapshotID)
 	if err != nil {
 		return diazotroph.Request{}, err

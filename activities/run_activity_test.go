@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+
 	// The test drives Run from a workflow, as the lifecycle does, so that the
 	// activity sees a real heartbeat timeout; activities code itself never
 	// imports the workflow SDK.
@@ -19,7 +20,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // heartbeats records every activity heartbeat's details; Run's are the
@@ -67,9 +68,9 @@ func (o *heartbeatOutbound) RecordHeartbeat(ctx context.Context, details ...any)
 
 // holding is an exec that runs for d and, at its start, reports the claim
 // the runner holds on the workorder.
-func holding(tb *testBundle, d time.Duration, seen chan<- store.ClaimRecord) func(context.Context, diazotroph.Request) (diazotroph.Result, error) {
+func holding(tb *testBundle, d time.Duration, seen chan<- domain.ClaimRecord) func(context.Context, diazotroph.Request) (diazotroph.Result, error) {
 	return func(ctx context.Context, req diazotroph.Request) (diazotroph.Result, error) {
-		c, err := tb.store.GetClaim(ctx, store.ResourceWorkOrder, req.WorkOrder.WorkOrderID)
+		c, err := tb.store.GetClaim(ctx, domain.ResourceWorkOrder, req.WorkOrder.WorkOrderID)
 		if err != nil {
 			return diazotroph.Result{}, err
 		}
@@ -91,7 +92,7 @@ func TestRun_InActivityHeartbeatsEachRenewal(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		wo := tb.scheduled(t, "obj-1")
 		tb.l.LeaseTTL = 600 * time.Millisecond // renewed every 200ms
-		seen := make(chan store.ClaimRecord, 1)
+		seen := make(chan domain.ClaimRecord, 1)
 		tb.fake.exec = holding(tb, 1300*time.Millisecond, seen)
 		hb := &heartbeats{}
 		var suite testsuite.WorkflowTestSuite
@@ -104,7 +105,7 @@ func TestRun_InActivityHeartbeatsEachRenewal(t *testing.T) {
 		require.NoError(t, err)
 		var res activities.RunResult
 		require.NoError(t, val.Get(&res))
-		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: store.RunnerOK}, res)
+		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: domain.RunnerOK}, res)
 
 		held := <-seen
 		require.Equal(t, 600*time.Millisecond, held.LeaseExpiresAt.Sub(held.HeartbeatAt),
@@ -119,7 +120,7 @@ func TestRun_InActivityHeartbeatsEachRenewal(t *testing.T) {
 		for i, v := range versions {
 			require.Equal(t, int64(i+2), v, "heartbeat %d reports the claim_version the renewal produced: %v", i, versions)
 		}
-		c := tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+		c := tb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 		require.Equal(t, versions[len(versions)-1]+1, c.ClaimVersion, "released after the last renewal")
 	})
 }
@@ -142,7 +143,7 @@ func TestRun_InWorkflowLeaseIsHeartbeatTimeout(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		wo := tb.scheduled(t, "obj-1")
 		const heartbeat = 1500 * time.Millisecond
-		seen := make(chan store.ClaimRecord, 1)
+		seen := make(chan domain.ClaimRecord, 1)
 		tb.fake.exec = holding(tb, 2*heartbeat, seen)
 		hb := &heartbeats{}
 		var suite testsuite.WorkflowTestSuite
@@ -157,12 +158,12 @@ func TestRun_InWorkflowLeaseIsHeartbeatTimeout(t *testing.T) {
 		require.NoError(t, env.GetWorkflowError(), "heartbeats kept the activity alive past its heartbeat timeout")
 		var res activities.RunResult
 		require.NoError(t, env.GetWorkflowResult(&res))
-		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: store.RunnerOK}, res)
+		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: domain.RunnerOK}, res)
 
 		held := <-seen
 		require.Equal(t, heartbeat, held.LeaseExpiresAt.Sub(held.HeartbeatAt), "the lease is the heartbeat timeout")
 		require.NotEqual(t, tb.l.LeaseTTL, heartbeat)
 		require.GreaterOrEqual(t, len(hb.Versions()), 3, "renewed every 500ms for 3s: %v", hb.Versions())
-		require.Equal(t, store.WorkOrderExecuted, tb.workOrder(t, wo.WorkOrderID).Status)
+		require.Equal(t, domain.WorkOrderExecuted, tb.workOrder(t, wo.WorkOrderID).Status)
 	})
 }

@@ -11,14 +11,14 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 func TestRun_DispatchesByTypeAndPersistsOneBundle(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
 		other := newFake("OTHER_DIAZOTROPH", returning(diazotroph.Result{Title: "other",
-			Content: "other diff", RunnerStatus: store.RunnerOK}))
+			Content: "other diff", RunnerStatus: domain.RunnerOK}))
 		tb.l.Diazotrophs.Register(other)
 		wo := tb.scheduled(t, "obj-1")
 		w, o := tb.workOrder(t, wo.WorkOrderID), tb.objective(t, "obj-1")
@@ -27,7 +27,7 @@ func TestRun_DispatchesByTypeAndPersistsOneBundle(t *testing.T) {
 
 		res, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: store.RunnerOK}, res)
+		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: domain.RunnerOK}, res)
 		require.Empty(t, other.Calls(), "only the workorder's diazotroph_type runs")
 		calls := tb.fake.Calls()
 		require.Len(t, calls, 1)
@@ -40,16 +40,16 @@ func TestRun_DispatchesByTypeAndPersistsOneBundle(t *testing.T) {
 		require.Equal(t, want, diazotroph.Result{Title: b.Title, Content: b.Content, Notes: b.Notes,
 			Metadata: b.Metadata, RunnerStatus: b.RunnerStatus}, "the bundle is what the diazotroph returned")
 		executed := tb.workOrder(t, wo.WorkOrderID)
-		require.Equal(t, store.WorkOrderExecuted, executed.Status)
+		require.Equal(t, domain.WorkOrderExecuted, executed.Status)
 		require.NotNil(t, executed.ExecutedAt)
-		tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+		tb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 
 		// A second objective scheduled for the other type goes to the other.
 		tb.l.Diazotroph = other.Type()
 		wo2 := tb.scheduled(t, "obj-2")
 		res, err = tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo2.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, store.RunnerOK, res.RunnerStatus)
+		require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 		require.Len(t, other.Calls(), 1)
 		require.Equal(t, wo2.WorkOrderID, other.Calls()[0].WorkOrder.WorkOrderID)
 		require.Len(t, tb.fake.Calls(), 1)
@@ -63,7 +63,7 @@ func TestRun_ExecutedWorkOrderIsNoOp(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
 		tb.fake.exec = returning(diazotroph.Result{Title: "out of time", Notes: "budget of 90s exhausted",
-			RunnerStatus: store.RunnerBudgetExhausted})
+			RunnerStatus: domain.RunnerBudgetExhausted})
 		wo := tb.scheduled(t, "obj-1")
 		first, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
@@ -74,7 +74,7 @@ func TestRun_ExecutedWorkOrderIsNoOp(t *testing.T) {
 
 		again, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: store.RunnerBudgetExhausted,
+		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: domain.RunnerBudgetExhausted,
 			AlreadyExecuted: true}, again)
 		require.Len(t, tb.fake.Calls(), 1, "the diazotroph is not called again")
 		stored, err := tb.store.GetOutputBundle(ctx, wo.WorkOrderID)
@@ -95,8 +95,8 @@ func TestRun_UnknownDiazotrophTypeIsPermanentAndWritesNothing(t *testing.T) {
 		require.ErrorIs(t, err, diazotroph.ErrUnknownType)
 		tb.requireNoBundle(t, wo.WorkOrderID)
 		require.Empty(t, tb.fake.Calls())
-		_, err = tb.store.GetClaim(ctx, store.ResourceWorkOrder, wo.WorkOrderID)
-		require.ErrorIs(t, err, store.ErrNotFound, "not even a claim")
+		_, err = tb.store.GetClaim(ctx, domain.ResourceWorkOrder, wo.WorkOrderID)
+		require.ErrorIs(t, err, domain.ErrNotFound, "not even a claim")
 	})
 }
 
@@ -120,12 +120,12 @@ func TestRun_DiazotrophErrorWritesNothingAndReleasesClaim(t *testing.T) {
 		require.ErrorIs(t, err, unavailable)
 		requireRetryable(t, err)
 		tb.requireNoBundle(t, wo.WorkOrderID)
-		tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+		tb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 
 		tb.fake.exec = okResult
 		res, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err, "the released claim lets the retry run at once")
-		require.Equal(t, store.RunnerOK, res.RunnerStatus)
+		require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	})
 }
 
@@ -133,7 +133,7 @@ func TestRun_WorkOrderClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
 		wo := tb.scheduled(t, "obj-1")
-		_, ok, err := tb.l.Claims.Acquire(ctx, store.ResourceWorkOrder, wo.WorkOrderID, "other-runner", time.Minute)
+		_, ok, err := tb.l.Claims.Acquire(ctx, domain.ResourceWorkOrder, wo.WorkOrderID, "other-runner", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 
@@ -172,7 +172,7 @@ func TestRun_LeaseLostDuringExecutionCancelsAndWritesNothing(t *testing.T) {
 			done <- err
 		}()
 		<-started
-		taker, ok, err := tb.thief().Acquire(ctx, store.ResourceWorkOrder, wo.WorkOrderID, "taker", time.Hour)
+		taker, ok, err := tb.thief().Acquire(ctx, domain.ResourceWorkOrder, wo.WorkOrderID, "taker", time.Hour)
 		require.NoError(t, err)
 		require.True(t, ok, "the lease looks expired to the taker")
 
@@ -180,7 +180,7 @@ func TestRun_LeaseLostDuringExecutionCancelsAndWritesNothing(t *testing.T) {
 		require.ErrorIs(t, err, claim.ErrLeaseLost)
 		require.ErrorIs(t, <-cause, claim.ErrLeaseLost, "the diazotroph saw its context cancelled for the lost lease")
 		tb.requireNoBundle(t, wo.WorkOrderID)
-		c, err := tb.store.GetClaim(ctx, store.ResourceWorkOrder, wo.WorkOrderID)
+		c, err := tb.store.GetClaim(ctx, domain.ResourceWorkOrder, wo.WorkOrderID)
 		require.NoError(t, err)
 		require.Equal(t, taker.Record(), *c, "the new holder keeps its claim")
 	})
@@ -195,7 +195,7 @@ func TestRun_ClaimTakenBeforeWriteIsFencedOut(t *testing.T) {
 		wo := tb.scheduled(t, "obj-1") // LeaseTTL is a minute: no renewal runs
 		var taker *claim.Lease
 		tb.fake.exec = func(ctx context.Context, req diazotroph.Request) (diazotroph.Result, error) {
-			l, ok, err := tb.thief().Acquire(ctx, store.ResourceWorkOrder, req.WorkOrder.WorkOrderID, "taker", time.Hour)
+			l, ok, err := tb.thief().Acquire(ctx, domain.ResourceWorkOrder, req.WorkOrder.WorkOrderID, "taker", time.Hour)
 			if err != nil || !ok {
 				return diazotroph.Result{}, errors.Join(errors.New("take over failed"), err)
 			}
@@ -207,7 +207,7 @@ func TestRun_ClaimTakenBeforeWriteIsFencedOut(t *testing.T) {
 		require.ErrorIs(t, err, claim.ErrLeaseLost)
 		require.NotNil(t, taker)
 		tb.requireNoBundle(t, wo.WorkOrderID)
-		c, err := tb.store.GetClaim(ctx, store.ResourceWorkOrder, wo.WorkOrderID)
+		c, err := tb.store.GetClaim(ctx, domain.ResourceWorkOrder, wo.WorkOrderID)
 		require.NoError(t, err)
 		require.Equal(t, taker.Record(), *c)
 	})
@@ -218,13 +218,13 @@ func TestRun_ClaimTakenBeforeWriteIsFencedOut(t *testing.T) {
 func TestRun_InvalidResultWritesNothingAndReleasesClaim(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
-		tb.fake.exec = returning(diazotroph.Result{Content: "diff", RunnerStatus: store.RunnerOK})
+		tb.fake.exec = returning(diazotroph.Result{Content: "diff", RunnerStatus: domain.RunnerOK})
 		wo := tb.scheduled(t, "obj-1")
 
 		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.ErrorContains(t, err, "title")
 		tb.requireNoBundle(t, wo.WorkOrderID)
-		tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+		tb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 	})
 }
 
@@ -233,7 +233,7 @@ func TestRun_InvalidResultWritesNothingAndReleasesClaim(t *testing.T) {
 func TestRun_TitleIsStoredOnOneSafeLine(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		tb.fake.exec = returning(diazotroph.Result{Title: "Fixed it\n\x1b]0;pwned\x07done", Content: "diff",
-			RunnerStatus: store.RunnerOK})
+			RunnerStatus: domain.RunnerOK})
 		wo := tb.scheduled(t, "obj-1")
 		_, err := tb.l.Run(context.Background(), activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)

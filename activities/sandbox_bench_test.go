@@ -11,6 +11,7 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
@@ -101,7 +102,7 @@ func timeExecute(b *testing.B, l *activities.Lifecycle, n int) []time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := diazotroph.Request{WorkOrder: store.WorkOrder{WorkOrderID: "wo-exec-1"}, Budget: time.Minute}
+	req := diazotroph.Request{WorkOrder: domain.WorkOrder{WorkOrderID: "wo-exec-1"}, Budget: time.Minute}
 	out := make([]time.Duration, 0, n)
 	for range n {
 		start := time.Now()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/transition"
@@ -32,11 +33,11 @@ type ScheduleResult struct {
 	// ObjectiveID is the event's subject.
 	ObjectiveID string
 	// Status is the objective's status afterwards ("" if it does not exist).
-	Status store.Status
+	Status domain.Status
 	// WorkOrder is set when Reason is SCHEDULED.
 	WorkOrder *WorkOrderRef
 	// Pause is set when Reason is BLOCKED.
-	Pause *store.PauseState
+	Pause *domain.PauseState
 	// NeedsRepository answers a Local call that would have read the
 	// objective's repository: nothing was written, and the other fields are
 	// empty. Schedule it as an activity.
@@ -62,7 +63,7 @@ func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleRes
 		res, err := a.scheduled(ctx, a.Store, ev)
 		return res, permanent(err)
 	}
-	lease, err := a.acquire(ctx, store.ResourceEvent, ev.EventID, a.LeaseTTL)
+	lease, err := a.acquire(ctx, domain.ResourceEvent, ev.EventID, a.LeaseTTL)
 	if err != nil {
 		return ScheduleResult{}, err
 	}
@@ -121,15 +122,15 @@ type resolved struct {
 // target resolves the repository of the event's objective when it will be
 // scheduled; nil when it names none or will not be scheduled. With local
 // set it returns errNeedsRepository instead of reading the repository.
-func (a *Lifecycle) target(ctx context.Context, ev *store.Event, local bool) (*resolved, error) {
+func (a *Lifecycle) target(ctx context.Context, ev *domain.Event, local bool) (*resolved, error) {
 	o, err := a.Store.GetObjective(ctx, ev.SubjectID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if o.Repository == "" || o.Status != store.StatusTodo || len(o.Blockers) > 0 {
+	if o.Repository == "" || o.Status != domain.StatusTodo || len(o.Blockers) > 0 {
 		return nil, nil
 	}
 	if a.Targets == nil {
@@ -151,21 +152,21 @@ func (a *Lifecycle) target(ctx context.Context, ev *store.Event, local bool) (*r
 }
 
 // schedule writes the terminal outcome of an unprocessed event.
-func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Event, r *resolved) error {
+func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *domain.Event, r *resolved) error {
 	now := a.now()
 	mark := func(reason string) error {
 		_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: reason, Now: now})
 		return err
 	}
 	o, err := q.GetObjective(ctx, ev.SubjectID)
-	if errors.Is(err, store.ErrNotFound) {
-		return mark(store.ReasonMissingTicket)
+	if errors.Is(err, domain.ErrNotFound) {
+		return mark(domain.ReasonMissingTicket)
 	}
 	if err != nil {
 		return err
 	}
 	if !transition.Executable(o.Status) {
-		return mark(store.ReasonNonExecutableStatus)
+		return mark(domain.ReasonNonExecutableStatus)
 	}
 	blockers := o.Blockers
 	if len(blockers) == 0 && r != nil && r.blocker != "" {
@@ -185,9 +186,9 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Eve
 		if err := a.block(ctx, q, o, blockers, now); err != nil {
 			return err
 		}
-		return mark(store.ReasonBlocked)
+		return mark(domain.ReasonBlocked)
 	}
-	typ, meta := a.Diazotroph, store.SnapshotMetadata{BaseBranch: o.BaseBranch}
+	typ, meta := a.Diazotroph, domain.SnapshotMetadata{BaseBranch: o.BaseBranch}
 	var target *diazotroph.Target
 	if o.Repository != "" {
 		if r == nil || r.target == nil {
@@ -195,37 +196,37 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *store.Eve
 			return fmt.Errorf("objective %s changed while its event was scheduled", o.ObjectiveID)
 		}
 		target = r.target
-		typ, meta = diazotroph.PatchType, store.SnapshotMetadata{CommitSHA: target.CommitSHA, BaseBranch: target.BaseBranch}
+		typ, meta = diazotroph.PatchType, domain.SnapshotMetadata{CommitSHA: target.CommitSHA, BaseBranch: target.BaseBranch}
 	}
 	yields, err := relatedYields(ctx, q, o, ev)
 	if err != nil {
 		return err
 	}
 
-	snap := &store.ContextSnapshot{ContextSnapshotID: snapshotID(o.ObjectiveID, ev.TransitionSeq),
+	snap := &domain.ContextSnapshot{ContextSnapshotID: snapshotID(o.ObjectiveID, ev.TransitionSeq),
 		ObjectiveID: o.ObjectiveID, FullPromptText: Prompt(o, target, yields), Metadata: meta,
 		RelatedYieldRefs: yields, CreatedAt: now}
 	if err := q.CreateContextSnapshot(ctx, snap); err != nil {
 		return err
 	}
-	_, _, err = q.CreateWorkOrder(ctx, &store.WorkOrder{WorkOrderID: workOrderID(o.ObjectiveID, ev.TransitionSeq),
+	_, _, err = q.CreateWorkOrder(ctx, &domain.WorkOrder{WorkOrderID: workOrderID(o.ObjectiveID, ev.TransitionSeq),
 		EventID: ev.EventID, ObjectiveID: o.ObjectiveID, DiazotrophType: typ,
 		ContextSnapshotID: snap.ContextSnapshotID, BranchName: BranchName(o.ObjectiveID),
-		BudgetMS: a.Budget.Milliseconds(), BudgetUSDRemaining: left, Status: store.WorkOrderCreated, CreatedAt: now})
+		BudgetMS: a.Budget.Milliseconds(), BudgetUSDRemaining: left, Status: domain.WorkOrderCreated, CreatedAt: now})
 	if err != nil {
 		return err
 	}
 	if _, err := q.TransitionObjective(ctx, transition.Schedule.Params(o.ObjectiveID, now)); err != nil {
 		return err
 	}
-	return mark(store.ReasonScheduled)
+	return mark(domain.ReasonScheduled)
 }
 
 // block is the scheduler's answer to blockers (docs/protocol/patch-flow.md#blockers): the objective becomes BLOCKED with its blockers
 // and a pause state that says how to go on.
-func (a *Lifecycle) block(ctx context.Context, q store.Querier, o *store.Objective, blockers []string, now time.Time) error {
+func (a *Lifecycle) block(ctx context.Context, q store.Querier, o *domain.Objective, blockers []string, now time.Time) error {
 	p := transition.Block.Params(o.ObjectiveID, now)
-	ref := store.BlockersOf(o.ObjectiveID)
+	ref := domain.BlockersOf(o.ObjectiveID)
 	p.BlockerRef, p.Blockers = &ref, &blockers
 	moved, err := q.TransitionObjective(ctx, p)
 	if err != nil {
@@ -236,31 +237,31 @@ func (a *Lifecycle) block(ctx context.Context, q store.Querier, o *store.Objecti
 }
 
 // scheduled reads the stored outcome of a processed event.
-func (a *Lifecycle) scheduled(ctx context.Context, q store.Querier, ev *store.Event) (ScheduleResult, error) {
+func (a *Lifecycle) scheduled(ctx context.Context, q store.Querier, ev *domain.Event) (ScheduleResult, error) {
 	res := ScheduleResult{Reason: ev.ProcessedReason, ObjectiveID: ev.SubjectID}
 	o, err := q.GetObjective(ctx, ev.SubjectID)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 		return res, nil
 	case err != nil:
 		return res, err
 	}
 	res.Status = o.Status
 	switch ev.ProcessedReason {
-	case store.ReasonScheduled:
+	case domain.ReasonScheduled:
 		w, err := q.GetWorkOrderByEvent(ctx, ev.EventID)
 		if err != nil {
 			return res, err
 		}
 		res.WorkOrder = workOrderRef(w)
 		a.attemptsOf(res.WorkOrder, o)
-	case store.ReasonBlocked:
+	case domain.ReasonBlocked:
 		pauses, err := q.ListPauseStates(ctx, o.ObjectiveID)
 		if err != nil {
 			return res, err
 		}
 		for _, p := range pauses {
-			if p.Reason == store.PauseBlocked {
+			if p.Reason == domain.PauseBlocked {
 				res.Pause = p
 			}
 		}
@@ -272,7 +273,7 @@ func (a *Lifecycle) scheduled(ctx context.Context, q store.Querier, ev *store.Ev
 // criteria; for a repository, the state the run starts from with a bounded
 // listing of its files; and what the run draws on (yields): the previous
 // attempt's verdict and output, the human's comment.
-func Prompt(o *store.Objective, t *diazotroph.Target, yields []store.YieldRef) string {
+func Prompt(o *domain.Objective, t *diazotroph.Target, yields []domain.YieldRef) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Objective %s (%s, urgency %s)\n\n%s\n", o.ObjectiveID, o.ObjectiveType, o.Urgency, o.Title)
 	if len(o.AcceptanceCriteria) > 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -36,9 +37,9 @@ func TestSchedule_TerminalPaths(t *testing.T) {
 	}{{
 		name:    "subject missing",
 		prepare: func(t *testing.T, tb *testBundle) string { return tb.emit(t, "ghost", 1) },
-		reason:  store.ReasonMissingTicket,
+		reason:  domain.ReasonMissingTicket,
 		check: func(t *testing.T, tb *testBundle, _ string, res activities.ScheduleResult) {
-			require.Equal(t, activities.ScheduleResult{Reason: store.ReasonMissingTicket, ObjectiveID: "ghost"}, res)
+			require.Equal(t, activities.ScheduleResult{Reason: domain.ReasonMissingTicket, ObjectiveID: "ghost"}, res)
 		},
 	}, {
 		name: "objective NEW",
@@ -46,46 +47,46 @@ func TestSchedule_TerminalPaths(t *testing.T) {
 			tb.newObjective(t, "obj-1", nil)
 			return tb.emit(t, "obj-1", 0)
 		},
-		reason: store.ReasonNonExecutableStatus,
-		check:  nonExecutable(store.StatusNew),
+		reason: domain.ReasonNonExecutableStatus,
+		check:  nonExecutable(domain.StatusNew),
 	}, {
 		name: "objective DONE",
 		prepare: func(t *testing.T, tb *testBundle) string {
-			tb.newObjective(t, "obj-1", func(o *store.Objective) { o.Status, o.StatusSeq = store.StatusDone, 3 })
+			tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.Status, o.StatusSeq = domain.StatusDone, 3 })
 			return tb.emit(t, "obj-1", 3)
 		},
-		reason: store.ReasonNonExecutableStatus,
-		check:  nonExecutable(store.StatusDone),
+		reason: domain.ReasonNonExecutableStatus,
+		check:  nonExecutable(domain.StatusDone),
 	}, {
 		name: "objective BLOCKED after approval",
 		prepare: func(t *testing.T, tb *testBundle) string {
 			tb.newObjective(t, "obj-1", nil)
 			ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 			_, err := tb.store.TransitionObjective(context.Background(), store.TransitionObjectiveParams{
-				ObjectiveID: "obj-1", From: []store.Status{store.StatusTodo}, To: store.StatusBlocked})
+				ObjectiveID: "obj-1", From: []domain.Status{domain.StatusTodo}, To: domain.StatusBlocked})
 			require.NoError(t, err)
 			return ev.EventID
 		},
-		reason: store.ReasonNonExecutableStatus,
-		check:  nonExecutable(store.StatusBlocked),
+		reason: domain.ReasonNonExecutableStatus,
+		check:  nonExecutable(domain.StatusBlocked),
 	}, {
 		name: "objective with blockers",
 		prepare: func(t *testing.T, tb *testBundle) string {
-			tb.newObjective(t, "obj-1", func(o *store.Objective) { o.Blockers = []string{"needs an API key"} })
+			tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.Blockers = []string{"needs an API key"} })
 			return tb.ready(t, "obj-1", activities.ReadyApprove).EventID
 		},
-		reason: store.ReasonBlocked,
+		reason: domain.ReasonBlocked,
 		check: func(t *testing.T, tb *testBundle, _ string, res activities.ScheduleResult) {
-			require.Equal(t, store.StatusBlocked, res.Status)
+			require.Equal(t, domain.StatusBlocked, res.Status)
 			require.Nil(t, res.WorkOrder)
 			o := tb.objective(t, "obj-1")
-			require.Equal(t, store.StatusBlocked, o.Status)
+			require.Equal(t, domain.StatusBlocked, o.Status)
 			require.NotEmpty(t, o.BlockerRef)
 			pauses := tb.pauses(t, "obj-1")
 			require.Len(t, pauses, 1)
 			require.NotNil(t, res.Pause)
 			require.Equal(t, pauses[0], res.Pause)
-			require.Equal(t, store.PauseBlocked, res.Pause.Reason)
+			require.Equal(t, domain.PauseBlocked, res.Pause.Reason)
 			require.Len(t, res.Pause.PrioritizedActions, 2)
 			require.Contains(t, res.Pause.PrioritizedActions[0], "Resolve blockers for obj-1")
 			require.Contains(t, res.Pause.PrioritizedActions[0], "needs an API key")
@@ -99,7 +100,7 @@ func TestSchedule_TerminalPaths(t *testing.T) {
 			tb.newObjective(t, "obj-1", nil)
 			return tb.ready(t, "obj-1", activities.ReadyApprove).EventID
 		},
-		reason: store.ReasonScheduled,
+		reason: domain.ReasonScheduled,
 		check:  checkScheduled,
 	}}
 	for _, tc := range cases {
@@ -116,9 +117,9 @@ func TestSchedule_TerminalPaths(t *testing.T) {
 				require.True(t, ev.Processed)
 				require.Equal(t, tc.reason, ev.ProcessedReason)
 				require.NotNil(t, ev.ProcessedAt)
-				tb.requireReleased(t, store.ResourceEvent, id)
+				tb.requireReleased(t, domain.ResourceEvent, id)
 				wos := tb.workOrders(t, res.ObjectiveID)
-				var before *store.Objective
+				var before *domain.Objective
 				if res.Status != "" {
 					before = tb.objective(t, res.ObjectiveID)
 				}
@@ -136,9 +137,9 @@ func TestSchedule_TerminalPaths(t *testing.T) {
 	}
 }
 
-func nonExecutable(status store.Status) func(t *testing.T, tb *testBundle, _ string, res activities.ScheduleResult) {
+func nonExecutable(status domain.Status) func(t *testing.T, tb *testBundle, _ string, res activities.ScheduleResult) {
 	return func(t *testing.T, tb *testBundle, _ string, res activities.ScheduleResult) {
-		require.Equal(t, activities.ScheduleResult{Reason: store.ReasonNonExecutableStatus, ObjectiveID: "obj-1",
+		require.Equal(t, activities.ScheduleResult{Reason: domain.ReasonNonExecutableStatus, ObjectiveID: "obj-1",
 			Status: status}, res)
 		require.Equal(t, status, tb.objective(t, "obj-1").Status, "the objective is left alone")
 		require.Empty(t, tb.workOrders(t, "obj-1"))
@@ -149,20 +150,20 @@ func nonExecutable(status store.Status) func(t *testing.T, tb *testBundle, _ str
 func checkScheduled(t *testing.T, tb *testBundle, eventID string, res activities.ScheduleResult) {
 	ctx := context.Background()
 	require.Equal(t, "obj-1", res.ObjectiveID)
-	require.Equal(t, store.StatusInProgress, res.Status)
+	require.Equal(t, domain.StatusInProgress, res.Status)
 	require.Nil(t, res.Pause)
 	wos := tb.workOrders(t, "obj-1")
 	require.Len(t, wos, 1)
 	w := wos[0]
 	require.Equal(t, &activities.WorkOrderRef{WorkOrderID: w.WorkOrderID, DiazotrophType: fakeType,
-		BudgetMS: testBudget.Milliseconds(), Status: store.WorkOrderCreated, BranchName: "azolla/obj-1"}, res.WorkOrder)
+		BudgetMS: testBudget.Milliseconds(), Status: domain.WorkOrderCreated, BranchName: "azolla/obj-1"}, res.WorkOrder)
 	require.Equal(t, eventID, w.EventID)
 	require.Equal(t, "obj-1", w.ObjectiveID)
 	require.Equal(t, "azolla/obj-1", w.BranchName)
 	require.Equal(t, activities.BranchName("obj-1"), w.BranchName)
 	require.Equal(t, int64(90000), w.BudgetMS)
 	require.Equal(t, fakeType, w.DiazotrophType)
-	require.Equal(t, store.WorkOrderCreated, w.Status)
+	require.Equal(t, domain.WorkOrderCreated, w.Status)
 
 	snap, err := tb.store.GetContextSnapshot(ctx, w.ContextSnapshotID)
 	require.NoError(t, err)
@@ -173,7 +174,7 @@ func checkScheduled(t *testing.T, tb *testBundle, eventID string, res activities
 		require.Contains(t, snap.FullPromptText, c)
 	}
 	require.Equal(t, "main", snap.Metadata.BaseBranch)
-	require.Equal(t, store.StatusInProgress, o.Status)
+	require.Equal(t, domain.StatusInProgress, o.Status)
 	require.Empty(t, tb.pauses(t, "obj-1"))
 }
 
@@ -190,7 +191,7 @@ func TestSchedule_EventClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
 		tb.newObjective(t, "obj-1", nil)
 		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 		before := tb.objective(t, "obj-1")
-		other, ok, err := tb.l.Claims.Acquire(ctx, store.ResourceEvent, ev.EventID, "other-worker", time.Minute)
+		other, ok, err := tb.l.Claims.Acquire(ctx, domain.ResourceEvent, ev.EventID, "other-worker", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 
@@ -204,14 +205,14 @@ func TestSchedule_EventClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
 		require.False(t, tb.event(t, ev.EventID).Processed)
 		require.Equal(t, before, tb.objective(t, "obj-1"))
 		require.Empty(t, tb.workOrders(t, "obj-1"))
-		c, err := tb.store.GetClaim(ctx, store.ResourceEvent, ev.EventID)
+		c, err := tb.store.GetClaim(ctx, domain.ResourceEvent, ev.EventID)
 		require.NoError(t, err)
 		require.Equal(t, other.Record(), *c, "the holder's claim is untouched")
 
 		require.NoError(t, other.Release(ctx))
 		res, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err)
-		require.Equal(t, store.ReasonScheduled, res.Reason, "scheduled once the holder lets go")
+		require.Equal(t, domain.ReasonScheduled, res.Reason, "scheduled once the holder lets go")
 	})
 }
 
@@ -245,16 +246,16 @@ func TestSchedule_ConcurrentWorkersCreateOneWorkOrder(t *testing.T) {
 				require.ErrorAs(t, errs[i], &claimed, "worker %d", i)
 				continue
 			}
-			require.Equal(t, store.ReasonScheduled, results[i].Reason)
+			require.Equal(t, domain.ReasonScheduled, results[i].Reason)
 			require.Equal(t, wos[0].WorkOrderID, results[i].WorkOrder.WorkOrderID)
 			scheduled++
 		}
 		require.GreaterOrEqual(t, scheduled, 1)
 		got := tb.event(t, ev.EventID)
 		require.True(t, got.Processed)
-		require.Equal(t, store.ReasonScheduled, got.ProcessedReason)
-		require.Equal(t, store.StatusInProgress, tb.objective(t, "obj-1").Status)
-		tb.requireReleased(t, store.ResourceEvent, ev.EventID)
+		require.Equal(t, domain.ReasonScheduled, got.ProcessedReason)
+		require.Equal(t, domain.StatusInProgress, tb.objective(t, "obj-1").Status)
+		tb.requireReleased(t, domain.ResourceEvent, ev.EventID)
 	})
 }
 
@@ -275,12 +276,12 @@ func TestSchedule_FailedWriteWritesNothingAndReleasesClaim(t *testing.T) {
 		require.False(t, tb.event(t, ev.EventID).Processed)
 		require.Equal(t, before, tb.objective(t, "obj-1"))
 		require.Empty(t, tb.workOrders(t, "obj-1"))
-		tb.requireReleased(t, store.ResourceEvent, ev.EventID)
+		tb.requireReleased(t, domain.ResourceEvent, ev.EventID)
 
 		tb.l.Diazotroph = fakeType
 		res, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err, "no snapshot was left behind to collide with")
-		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		require.Len(t, tb.workOrders(t, "obj-1"), 1)
 	})
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/controlplane"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // A remote worker's run that stalled completes its job like any other
@@ -24,19 +24,19 @@ func TestRunRemote_AStalledRunCompletesAndFailsTheGate(t *testing.T) {
 			AttemptID: resp.AttemptID, LeaseToken: resp.LeaseToken, Stream: resp.Stream.Name,
 			MessageID: resp.Stream.MessageID, Result: result(t, controlplane.WorkResult{Title: "No patch (stalled)",
 				Notes:        "The run was stopped: no output and no file changed for 2m0s (executor.stall_timeout).",
-				Metadata:     store.BundleMetadata{BranchName: wo.BranchName},
-				RunnerStatus: store.RunnerStalled})})
+				Metadata:     domain.BundleMetadata{BranchName: wo.BranchName},
+				RunnerStatus: domain.RunnerStalled})})
 		require.NoError(t, err)
 		require.True(t, ans.OK && ans.Ack)
 		b, err := rb.store.GetOutputBundle(ctx, wo.WorkOrderID)
 		require.NoError(t, err)
-		require.Equal(t, store.RunnerStalled, b.RunnerStatus)
+		require.Equal(t, domain.RunnerStalled, b.RunnerStatus)
 
 		res, err := rb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, store.GateFail, res.GateResult)
+		require.Equal(t, domain.GateFail, res.GateResult)
 		require.Contains(t, res.GateReason, "run stalled")
 		require.Contains(t, res.GateReason, "no output and no file changed for 2m0s")
-		require.Equal(t, store.PauseGateFailed, res.Pause.Reason)
+		require.Equal(t, domain.PauseGateFailed, res.Pause.Reason)
 	})
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // fakeTargets answers Resolve with resolve and counts the calls.
@@ -41,9 +41,9 @@ func resolvedAt(sha string, files ...string) func(repo, branch string) (diazotro
 
 // scheduleRepo stores an objective naming a repository, approves it and
 // schedules its event.
-func (tb *testBundle) scheduleRepo(t *testing.T, id string, edit func(*store.Objective)) (activities.ScheduleResult, error) {
+func (tb *testBundle) scheduleRepo(t *testing.T, id string, edit func(*domain.Objective)) (activities.ScheduleResult, error) {
 	t.Helper()
-	tb.newObjective(t, id, func(o *store.Objective) {
+	tb.newObjective(t, id, func(o *domain.Objective) {
 		o.Repository = "/srv/app"
 		if edit != nil {
 			edit(o)
@@ -58,9 +58,9 @@ func TestSchedule_RepositoryObjectiveFreezesItsTarget(t *testing.T) {
 		ctx := context.Background()
 		targets := &fakeTargets{resolve: resolvedAt(testSHA, "go.mod", "main.go")}
 		tb.l.Targets = targets
-		res, err := tb.scheduleRepo(t, "obj-1", func(o *store.Objective) { o.BaseBranch = "" })
+		res, err := tb.scheduleRepo(t, "obj-1", func(o *domain.Objective) { o.BaseBranch = "" })
 		require.NoError(t, err)
-		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		require.Equal(t, diazotroph.PatchType, res.WorkOrder.DiazotrophType,
 			"an objective naming a repository is the patch diazotroph's")
 
@@ -102,7 +102,7 @@ func TestSchedule_LocalHandsBackARepositoryObjective(t *testing.T) {
 		ctx := context.Background()
 		targets := &fakeTargets{resolve: resolvedAt(testSHA, "go.mod")}
 		tb.l.Targets = targets
-		tb.newObjective(t, "obj-1", func(o *store.Objective) { o.Repository = "/srv/app" })
+		tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.Repository = "/srv/app" })
 		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 
 		res, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID, Local: true})
@@ -110,13 +110,13 @@ func TestSchedule_LocalHandsBackARepositoryObjective(t *testing.T) {
 		require.Equal(t, activities.ScheduleResult{NeedsRepository: true}, res)
 		require.Zero(t, targets.calls)
 		require.False(t, tb.events(t, "obj-1")[0].Processed)
-		require.Equal(t, store.StatusTodo, tb.objective(t, "obj-1").Status)
+		require.Equal(t, domain.StatusTodo, tb.objective(t, "obj-1").Status)
 		require.Empty(t, tb.workOrders(t, "obj-1"))
-		tb.requireReleased(t, store.ResourceEvent, ev.EventID)
+		tb.requireReleased(t, domain.ResourceEvent, ev.EventID)
 
 		res, err = tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err)
-		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		require.Equal(t, 1, targets.calls)
 
 		// Once processed, a local call returns the stored outcome.
@@ -128,7 +128,7 @@ func TestSchedule_LocalHandsBackARepositoryObjective(t *testing.T) {
 		ev2 := tb.ready(t, "obj-2", activities.ReadyApprove)
 		res, err = tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev2.EventID, Local: true})
 		require.NoError(t, err)
-		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		require.False(t, res.NeedsRepository)
 		require.Equal(t, 1, targets.calls)
 	})
@@ -144,8 +144,8 @@ func TestSchedule_BadTargetBlocksTheObjectiveUntilUnblocked(t *testing.T) {
 		tb.l.Targets = targets
 		res, err := tb.scheduleRepo(t, "obj-1", nil)
 		require.NoError(t, err)
-		require.Equal(t, store.ReasonBlocked, res.Reason)
-		require.Equal(t, store.StatusBlocked, res.Status)
+		require.Equal(t, domain.ReasonBlocked, res.Reason)
+		require.Equal(t, domain.StatusBlocked, res.Status)
 		o := tb.objective(t, "obj-1")
 		require.Equal(t, []string{`repository /srv/app has no branch "main": bad target; fatal: couldn't find remote ref \x1b[1mmain`},
 			o.Blockers, "the blocker says what to fix, on one safe line")
@@ -158,7 +158,7 @@ func TestSchedule_BadTargetBlocksTheObjectiveUntilUnblocked(t *testing.T) {
 		ev := tb.ready(t, "obj-1", activities.ReadyUnblock)
 		res, err = tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err)
-		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		require.Equal(t, 2, targets.calls)
 	})
 }
@@ -174,8 +174,8 @@ func TestSchedule_UnreachableRepositoryIsRetriedAndWritesNothing(t *testing.T) {
 		ev := tb.events(t, "obj-1")
 		require.Len(t, ev, 1)
 		require.False(t, ev[0].Processed)
-		require.Equal(t, store.StatusTodo, tb.objective(t, "obj-1").Status)
-		tb.requireReleased(t, store.ResourceEvent, ev[0].EventID)
+		require.Equal(t, domain.StatusTodo, tb.objective(t, "obj-1").Status)
+		tb.requireReleased(t, domain.ResourceEvent, ev[0].EventID)
 	})
 }
 
@@ -215,9 +215,9 @@ func TestGate_DiazotrophChecksJudgeABundleThatPassedTheBuiltInChecks(t *testing.
 		wantResult string
 		wantReason []string
 	}{
-		{"pass", diazotroph.Verdict{Pass: true, Reason: "gate commands passed: make test"}, store.GatePass,
+		{"pass", diazotroph.Verdict{Pass: true, Reason: "gate commands passed: make test"}, domain.GatePass,
 			[]string{"output bundle valid", "; gate commands passed: make test"}},
-		{"fail", diazotroph.Verdict{Reason: "gate command \"make test\" exited 2\noutput tail:\nFAIL x_test.go"}, store.GateFail,
+		{"fail", diazotroph.Verdict{Reason: "gate command \"make test\" exited 2\noutput tail:\nFAIL x_test.go"}, domain.GateFail,
 			[]string{"gate command \"make test\" exited 2\noutput tail:\nFAIL x_test.go"}},
 	}
 	for _, tc := range cases {
@@ -251,11 +251,11 @@ func TestGate_DiazotrophChecksSkipABundleThatFailedTheBuiltInChecks(t *testing.T
 		c := withChecks(tb, func(diazotroph.Check) (diazotroph.Verdict, error) {
 			return diazotroph.Verdict{Pass: true}, nil
 		})
-		wo := tb.runWith(t, returning(diazotroph.Result{Title: "t", RunnerStatus: store.RunnerApplyFailed,
+		wo := tb.runWith(t, returning(diazotroph.Result{Title: "t", RunnerStatus: domain.RunnerApplyFailed,
 			Notes: "patch does not apply"}))
 		res, err := tb.l.Gate(context.Background(), activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, store.GateFail, res.GateResult)
+		require.Equal(t, domain.GateFail, res.GateResult)
 		require.Empty(t, c.checks)
 	})
 }
@@ -270,8 +270,8 @@ func TestGate_ChecksThatCannotRunAreRetriedAndWriteNothing(t *testing.T) {
 		_, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		requireRetryable(t, err)
 		_, err = tb.store.GetRunRecord(ctx, wo.WorkOrderID)
-		require.ErrorIs(t, err, store.ErrNotFound)
-		require.Equal(t, store.StatusInProgress, tb.objective(t, "obj-1").Status)
-		tb.requireReleased(t, store.ResourceWorkOrder, wo.WorkOrderID)
+		require.ErrorIs(t, err, domain.ErrNotFound)
+		require.Equal(t, domain.StatusInProgress, tb.objective(t, "obj-1").Status)
+		tb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 	})
 }

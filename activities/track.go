@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // The task-management activities (docs/protocol/tasks.md): the track's scheduler (track A,
@@ -85,7 +85,7 @@ type TrackScheduleResult struct {
 	// BLOCKED (an unreachable substrate: Pause set, nothing else written).
 	Reason    string
 	WorkOrder *WorkOrderRef
-	Pause     *store.PauseState
+	Pause     *domain.PauseState
 }
 
 // ScheduleTrack is the scheduler of tracks A and B. It claims the event and
@@ -117,7 +117,7 @@ type TrackGateResult struct {
 	GateReason  string
 	// ObjectiveIDs are the objectives a triage run proposed (created NEW).
 	ObjectiveIDs []string
-	Pause        store.PauseState
+	Pause        domain.PauseState
 }
 
 // GateTrack is the gate of tracks A and B. A triage run's proposals are
@@ -138,7 +138,7 @@ type DeadlineScanInput struct {
 	// AsOf is "now" for the scan: the monitor run's scheduled time, so a
 	// backfill judges as the run would have.
 	AsOf  time.Time
-	After store.Cursor
+	After domain.Cursor
 	// Limit bounds the objectives read; zero means 500.
 	Limit int
 }
@@ -160,7 +160,7 @@ type DeadlineScanResult struct {
 	Scanned int
 	Overdue []Overdue
 	// Next is where the next page starts; nil when the scan is done.
-	Next *store.Cursor
+	Next *domain.Cursor
 }
 
 // ScanDeadlines reads one page of the non-DONE objectives past their

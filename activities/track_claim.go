@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -64,33 +65,33 @@ func claimNow() time.Time { return store.NowOr(time.Time{}) }
 // extends it when that owner holds it already. Another owner's live claim
 // is a (retryable) *Claimed.
 func (a *Lifecycle) holdTrack(ctx context.Context, track, eventID string) error {
-	res, owner, ttl := store.TrackResource(track), store.TrackOwner(eventID), a.trackTTL()
+	res, owner, ttl := domain.TrackResource(track), domain.TrackOwner(eventID), a.trackTTL()
 	now := claimNow()
-	cur, err := a.Store.GetClaim(ctx, store.ResourceTrack, res)
+	cur, err := a.Store.GetClaim(ctx, domain.ResourceTrack, res)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 	case err != nil:
 		return fmt.Errorf("track claim %s: %w", res, err)
 	case cur.Live(now) && cur.OwnerID == owner:
-		if _, err := a.Store.RenewClaim(ctx, store.RenewClaimParams{ResourceType: store.ResourceTrack, ResourceID: res,
+		if _, err := a.Store.RenewClaim(ctx, store.RenewClaimParams{ResourceType: domain.ResourceTrack, ResourceID: res,
 			OwnerID: owner, ClaimVersion: cur.ClaimVersion, TTL: ttl, Now: now}); err != nil {
 			return fmt.Errorf("extend track claim %s: %w", res, err)
 		}
 		return nil
 	case cur.Live(now):
-		return &Claimed{ResourceType: store.ResourceTrack, ResourceID: res, Holder: *cur}
+		return &Claimed{ResourceType: domain.ResourceTrack, ResourceID: res, Holder: *cur}
 	}
-	_, ok, err := a.Store.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceTrack, ResourceID: res,
+	_, ok, err := a.Store.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: domain.ResourceTrack, ResourceID: res,
 		OwnerID: owner, TTL: ttl, Now: now})
 	if err != nil {
 		return fmt.Errorf("track claim %s: %w", res, err)
 	}
 	if !ok {
-		holder, gerr := a.Store.GetClaim(ctx, store.ResourceTrack, res)
+		holder, gerr := a.Store.GetClaim(ctx, domain.ResourceTrack, res)
 		if gerr != nil {
 			return fmt.Errorf("track claim %s: held by another owner", res)
 		}
-		return &Claimed{ResourceType: store.ResourceTrack, ResourceID: res, Holder: *holder}
+		return &Claimed{ResourceType: domain.ResourceTrack, ResourceID: res, Holder: *holder}
 	}
 	return nil
 }
@@ -99,16 +100,16 @@ func (a *Lifecycle) holdTrack(ctx context.Context, track, eventID string) error 
 // the durable write. A failure is only logged: the lease lapses on its own.
 func (a *Lifecycle) releaseTrack(ctx context.Context, track, eventID string) {
 	ctx = context.WithoutCancel(ctx)
-	res, owner := store.TrackResource(track), store.TrackOwner(eventID)
-	cur, err := a.Store.GetClaim(ctx, store.ResourceTrack, res)
+	res, owner := domain.TrackResource(track), domain.TrackOwner(eventID)
+	cur, err := a.Store.GetClaim(ctx, domain.ResourceTrack, res)
 	if err == nil && (cur.OwnerID != owner || cur.ReleasedAt != nil) {
 		return
 	}
 	if err == nil {
-		_, err = a.Store.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceTrack, ResourceID: res,
+		_, err = a.Store.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: domain.ResourceTrack, ResourceID: res,
 			OwnerID: owner, ClaimVersion: cur.ClaimVersion, Now: claimNow()})
 	}
-	if err != nil && !errors.Is(err, store.ErrNotFound) && activity.IsActivity(ctx) {
+	if err != nil && !errors.Is(err, domain.ErrNotFound) && activity.IsActivity(ctx) {
 		activity.GetLogger(ctx).Warn("release track claim", "track", track, "event_id", eventID, "error", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/azolla/azolla/internal/deadline"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -21,7 +22,7 @@ func (a *Lifecycle) scanDeadlines(ctx context.Context, in DeadlineScanInput) (De
 	// Only the objectives already past their deadline are read, so a scan
 	// costs what is overdue, not what waits (issue 10's idle cost).
 	objs, err := a.Store.ListObjectivesPage(ctx, store.ObjectivesPageParams{
-		Statuses:     store.OpenStatuses(),
+		Statuses:     domain.OpenStatuses(),
 		PastDeadline: &store.DeadlineFilter{Before: asOf, SLA: deadline.Resolved(a.Tasks.SLA)},
 		After:        in.After, Limit: limit})
 	if err != nil {
@@ -29,7 +30,7 @@ func (a *Lifecycle) scanDeadlines(ctx context.Context, in DeadlineScanInput) (De
 	}
 	res := DeadlineScanResult{Scanned: len(objs)}
 	for _, o := range objs {
-		if o.Status == store.StatusNew {
+		if o.Status == domain.StatusNew {
 			// A rejected objective stays NEW, its lifecycle ended: it waits
 			// for nobody, so it is not overdue.
 			rejected, err := a.rejected(ctx, o.ObjectiveID)
@@ -51,7 +52,7 @@ func (a *Lifecycle) scanDeadlines(ctx context.Context, in DeadlineScanInput) (De
 	}
 	if len(objs) == limit && limit > 0 {
 		last := objs[len(objs)-1]
-		res.Next = &store.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
+		res.Next = &domain.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
 	}
 	return res, nil
 }

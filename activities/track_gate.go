@@ -13,6 +13,7 @@ import (
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/strictjson"
@@ -40,7 +41,7 @@ type trackVerdict struct {
 	captures []string
 	// objectives are the triage proposals to create, valid; made maps each
 	// capture to the objectives it became.
-	objectives []*store.Objective
+	objectives []*domain.Objective
 	made       map[string][]string
 	// merged counts the captures merged into another's proposal.
 	merged     int
@@ -49,7 +50,7 @@ type trackVerdict struct {
 	// (releaseCaptures says when).
 	release bool
 	// spent is the judged bundle's metadata: what a model route cost.
-	spent *store.BundleMetadata
+	spent *domain.BundleMetadata
 }
 
 // maxFailures is tasks.triage.max_failures, as the diazotroph reads it.
@@ -89,7 +90,7 @@ func (a *Lifecycle) gateTrack(ctx context.Context, in TrackGateInput) (TrackGate
 		}
 		return res, permanent(err)
 	}
-	lease, err := a.acquire(ctx, store.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
+	lease, err := a.acquire(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
 	if err != nil {
 		return TrackGateResult{}, err
 	}
@@ -130,9 +131,9 @@ func (a *Lifecycle) gateTrack(ctx context.Context, in TrackGateInput) (TrackGate
 // judgeTrack judges the bundle: the built-in checks, then, for triage, every
 // proposal built into a valid objective, for a manifest, its report's top
 // actions. Anything invalid is a FAIL that creates nothing.
-func (a *Lifecycle) judgeTrack(ctx context.Context, w *store.WorkOrder, runFailure string, now time.Time) (trackVerdict, error) {
+func (a *Lifecycle) judgeTrack(ctx context.Context, w *domain.WorkOrder, runFailure string, now time.Time) (trackVerdict, error) {
 	b, err := a.Store.GetOutputBundle(ctx, w.WorkOrderID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		b, err = nil, nil
 	}
 	if err != nil {
@@ -144,7 +145,7 @@ func (a *Lifecycle) judgeTrack(ctx context.Context, w *store.WorkOrder, runFailu
 	}
 	var v trackVerdict
 	for _, r := range snap.RelatedYieldRefs {
-		if r.Kind == store.YieldCapture {
+		if r.Kind == domain.YieldCapture {
 			v.captures = append(v.captures, r.Ref)
 		}
 	}
@@ -152,18 +153,18 @@ func (a *Lifecycle) judgeTrack(ctx context.Context, w *store.WorkOrder, runFailu
 	if b != nil {
 		v.spent = &b.Metadata
 	}
-	if v.result == store.GatePass && b.RunnerStatus != store.RunnerOK {
-		v.result, v.reason = store.GateFail, "runner status "+b.RunnerStatus+": "+firstLine(b.Notes)
+	if v.result == domain.GatePass && b.RunnerStatus != domain.RunnerOK {
+		v.result, v.reason = domain.GateFail, "runner status "+b.RunnerStatus+": "+firstLine(b.Notes)
 	}
 	releasing := func(v trackVerdict) trackVerdict {
 		v.release = w.DiazotrophType == triage.Type && releaseCaptures(snap.FullPromptText, a.Tasks.maxFailures())
 		return v
 	}
-	if v.result != store.GatePass {
+	if v.result != domain.GatePass {
 		return releasing(v), nil
 	}
 	fail := func(err error) (trackVerdict, error) {
-		v.result, v.reason, v.objectives, v.made, v.topActions = store.GateFail, err.Error(), nil, nil, nil
+		v.result, v.reason, v.objectives, v.made, v.topActions = domain.GateFail, err.Error(), nil, nil, nil
 		return releasing(v), nil
 	}
 	switch w.DiazotrophType {
@@ -213,8 +214,8 @@ func (v *trackVerdict) proposals(content string, notes string, now time.Time) er
 	v.made = map[string][]string{}
 	ranks := map[string]int{}
 	for i, p := range set.Proposals {
-		o := &store.Objective{ObjectiveID: ProposalObjectiveID(p.CaptureBufferID, ranks[p.CaptureBufferID]),
-			ObjectiveType: "TICKET", Title: p.Title, AcceptanceCriteria: p.AcceptanceCriteria, Status: store.StatusNew,
+		o := &domain.Objective{ObjectiveID: ProposalObjectiveID(p.CaptureBufferID, ranks[p.CaptureBufferID]),
+			ObjectiveType: "TICKET", Title: p.Title, AcceptanceCriteria: p.AcceptanceCriteria, Status: domain.StatusNew,
 			Blockers: []string{}, Urgency: p.Urgency, CreatedAt: now, UpdatedAt: now}
 		ranks[p.CaptureBufferID]++
 		if o.AcceptanceCriteria == nil {
@@ -237,11 +238,11 @@ func (v *trackVerdict) proposals(content string, notes string, now time.Time) er
 }
 
 // writeTrackGate writes the verdict in the gate's transaction.
-func (a *Lifecycle) writeTrackGate(ctx context.Context, q store.Querier, w *store.WorkOrder, v trackVerdict, now time.Time) (TrackGateResult, error) {
+func (a *Lifecycle) writeTrackGate(ctx context.Context, q store.Querier, w *domain.WorkOrder, v trackVerdict, now time.Time) (TrackGateResult, error) {
 	res := TrackGateResult{WorkOrderID: w.WorkOrderID, GateResult: v.result, GateReason: v.reason}
-	var ps store.PauseState
+	var ps domain.PauseState
 	switch {
-	case w.DiazotrophType == triage.Type && v.result == store.GatePass:
+	case w.DiazotrophType == triage.Type && v.result == domain.GatePass:
 		proposed := make([]pause.Proposed, 0, len(v.objectives))
 		for _, o := range v.objectives {
 			if err := q.CreateObjective(ctx, o); err != nil {
@@ -267,12 +268,12 @@ func (a *Lifecycle) writeTrackGate(ctx context.Context, q store.Querier, w *stor
 		ps = pause.TriageRetried(w.WorkOrderID, v.reason, v.captures, now)
 	case w.DiazotrophType == triage.Type:
 		ps = pause.TriageFailed(w.WorkOrderID, v.reason, v.captures, now)
-	case v.result == store.GatePass:
+	case v.result == domain.GatePass:
 		ps = pause.ManifestReady(w.WorkOrderID, v.topActions, now)
 	default:
 		ps = pause.ManifestFailed(w.WorkOrderID, v.reason, now)
 	}
-	if _, err := q.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: w.WorkOrderID, Track: w.Track, GateResult: v.result,
+	if _, err := q.UpsertRunRecord(ctx, &domain.RunRecord{WorkOrderID: w.WorkOrderID, Track: w.Track, GateResult: v.result,
 		GateReason: v.reason, CreatedAt: now, UpdatedAt: now}); err != nil {
 		return res, err
 	}
@@ -285,24 +286,24 @@ func (a *Lifecycle) writeTrackGate(ctx context.Context, q store.Querier, w *stor
 
 // trackPauseReason is the reason of a track workorder's gate pause.
 func trackPauseReason(diazotrophType, result string) (subject, reason string) {
-	subject = store.SubjectManifest
+	subject = domain.SubjectManifest
 	if diazotrophType == triage.Type {
-		subject = store.SubjectTriage
+		subject = domain.SubjectTriage
 	}
 	switch {
-	case result != store.GatePass:
-		return subject, store.PauseGateFailed
-	case subject == store.SubjectTriage:
-		return subject, store.PauseProposalsReview
+	case result != domain.GatePass:
+		return subject, domain.PauseGateFailed
+	case subject == domain.SubjectTriage:
+		return subject, domain.PauseProposalsReview
 	}
-	return subject, store.PauseManifestReady
+	return subject, domain.PauseManifestReady
 }
 
 // trackGated rebuilds the stored verdict of a track workorder gated before
 // from its records; done=false if there is none.
-func (a *Lifecycle) trackGated(ctx context.Context, q store.Querier, w *store.WorkOrder) (TrackGateResult, bool, error) {
+func (a *Lifecycle) trackGated(ctx context.Context, q store.Querier, w *domain.WorkOrder) (TrackGateResult, bool, error) {
 	rr, err := q.GetRunRecord(ctx, w.WorkOrderID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return TrackGateResult{}, false, nil
 	}
 	if err != nil {
@@ -315,7 +316,7 @@ func (a *Lifecycle) trackGated(ctx context.Context, q store.Querier, w *store.Wo
 		return res, true, err
 	}
 	res.Pause = *ps
-	if w.DiazotrophType == triage.Type && rr.GateResult == store.GatePass {
+	if w.DiazotrophType == triage.Type && rr.GateResult == domain.GatePass {
 		snap, err := q.GetContextSnapshot(ctx, w.ContextSnapshotID)
 		if err != nil {
 			return res, true, err
@@ -324,7 +325,7 @@ func (a *Lifecycle) trackGated(ctx context.Context, q store.Querier, w *store.Wo
 		// another capture of the round names too: each id once.
 		seen := map[string]bool{}
 		for _, r := range snap.RelatedYieldRefs {
-			if r.Kind != store.YieldCapture {
+			if r.Kind != domain.YieldCapture {
 				continue
 			}
 			c, err := q.GetCaptureBuffer(ctx, r.Ref)

@@ -14,6 +14,7 @@ import (
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -27,7 +28,7 @@ func trackWorkOrderID(eventID string) string { return "wo-" + eventID }
 func (a *Lifecycle) pendingTrackEvents(ctx context.Context, in PendingTrackEventsInput) ([]TrackEvent, error) {
 	limit := cmp.Or(in.Limit, DefaultTrackEventsLimit)
 	var out []TrackEvent
-	for _, typ := range store.TrackEventTypes() {
+	for _, typ := range domain.TrackEventTypes() {
 		evs, err := a.Store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ, Limit: limit})
 		if err != nil {
 			return nil, fmt.Errorf("pending %s events: %w", typ, err)
@@ -48,7 +49,7 @@ func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (T
 	if err != nil {
 		return TrackScheduleResult{}, permanent(fmt.Errorf("schedule track event %q: %w", in.EventID, err))
 	}
-	if ev.EventType != store.EventCaptureReady && ev.EventType != store.EventManifestRequested {
+	if ev.EventType != domain.EventCaptureReady && ev.EventType != domain.EventManifestRequested {
 		err := fmt.Errorf("schedule track event %q: a %s event is not a track event", ev.EventID, ev.EventType)
 		return TrackScheduleResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidStatus, err)
 	}
@@ -58,14 +59,14 @@ func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (T
 	}
 	if ev.Processed {
 		res, err := a.trackScheduled(ctx, a.Store, ev)
-		if err == nil && res.Reason != store.ReasonScheduled {
+		if err == nil && res.Reason != domain.ReasonScheduled {
 			// An attempt that wrote the outcome may have died before
 			// freeing the track.
 			a.releaseTrack(ctx, in.Track, ev.EventID)
 		}
 		return res, permanent(err)
 	}
-	lease, err := a.acquire(ctx, store.ResourceEvent, ev.EventID, a.LeaseTTL)
+	lease, err := a.acquire(ctx, domain.ResourceEvent, ev.EventID, a.LeaseTTL)
 	if err != nil {
 		return TrackScheduleResult{}, err
 	}
@@ -80,7 +81,7 @@ func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (T
 		queries  []manifest.QueryResult
 		queryErr error
 	)
-	if ev.EventType == store.EventManifestRequested {
+	if ev.EventType == domain.EventManifestRequested {
 		kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
 			OnError: func(err error) { logger(ctx, "", "").Warn("renew event claim", "error", err) }})
 		if a.Tasks.Substrate == nil {
@@ -102,7 +103,7 @@ func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (T
 		}
 		if !ev.Processed {
 			switch ev.EventType {
-			case store.EventCaptureReady:
+			case domain.EventCaptureReady:
 				err = a.scheduleTriage(ctx, q, in.Track, ev)
 			default:
 				err = a.scheduleManifest(ctx, q, in.Track, ev, queries, queryErr)
@@ -120,7 +121,7 @@ func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (T
 	if err != nil {
 		return TrackScheduleResult{}, permanent(fmt.Errorf("schedule track event %q: %w", in.EventID, err))
 	}
-	if res.Reason != store.ReasonScheduled {
+	if res.Reason != domain.ReasonScheduled {
 		// Nothing to run: the track is free for the next event.
 		a.releaseTrack(ctx, in.Track, ev.EventID)
 	}
@@ -134,33 +135,33 @@ func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (T
 
 // scheduleTriage freezes the untaken captures into a triage workorder, or
 // marks the event ALREADY_TAKEN when its capture is in a workorder already.
-func (a *Lifecycle) scheduleTriage(ctx context.Context, q store.Querier, track string, ev *store.Event) error {
+func (a *Lifecycle) scheduleTriage(ctx context.Context, q store.Querier, track string, ev *domain.Event) error {
 	now := a.now()
 	mark := func(reason string) error {
 		_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: reason, Now: now})
 		return err
 	}
 	own, err := q.GetCaptureBuffer(ctx, ev.SubjectID)
-	if errors.Is(err, store.ErrNotFound) {
-		return mark(store.ReasonAlreadyTaken) // nothing left to take
+	if errors.Is(err, domain.ErrNotFound) {
+		return mark(domain.ReasonAlreadyTaken) // nothing left to take
 	}
 	if err != nil {
 		return err
 	}
-	if own.WorkOrderID != "" || own.Status != store.CapturePending {
-		return mark(store.ReasonAlreadyTaken)
+	if own.WorkOrderID != "" || own.Status != domain.CapturePending {
+		return mark(domain.ReasonAlreadyTaken)
 	}
 	untaken, err := q.ListUntakenCaptures(ctx, a.Tasks.maxCaptures())
 	if err != nil {
 		return err
 	}
 	round := triageRound(untaken, own, a.Tasks.maxCaptures(), a.Tasks.maxBytes())
-	captures := make([]store.CaptureBuffer, len(round))
-	refs := make([]store.YieldRef, len(round))
+	captures := make([]domain.CaptureBuffer, len(round))
+	refs := make([]domain.YieldRef, len(round))
 	ids := make([]string, len(round))
 	for i, c := range round {
 		captures[i], ids[i] = *c, c.CaptureBufferID
-		refs[i] = store.YieldRef{Kind: store.YieldCapture, Ref: c.CaptureBufferID}
+		refs[i] = domain.YieldRef{Kind: domain.YieldCapture, Ref: c.CaptureBufferID}
 	}
 	in := triage.NewInput(captures)
 	if in.OpenObjectives, err = openObjectives(ctx, q); err != nil {
@@ -180,14 +181,14 @@ func (a *Lifecycle) scheduleTriage(ctx context.Context, q store.Querier, track s
 	if err := q.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: woID, CaptureBufferIDs: ids, Now: now}); err != nil {
 		return err
 	}
-	return mark(store.ReasonScheduled)
+	return mark(domain.ReasonScheduled)
 }
 
 // openObjectives are the objectives not yet DONE, oldest first, at most
 // triage.MaxOpenObjectives: what a model route may call a capture a
 // duplicate of.
 func openObjectives(ctx context.Context, q store.Querier) ([]triage.OpenObjective, error) {
-	objs, err := q.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: store.OpenStatuses(),
+	objs, err := q.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: domain.OpenStatuses(),
 		Limit: triage.MaxOpenObjectives})
 	if err != nil {
 		return nil, err
@@ -211,13 +212,13 @@ func failedTriageRounds(ctx context.Context, q store.Querier, track string) (int
 	n := 0
 	for _, w := range slices.Backward(wos) {
 		rr, err := q.GetRunRecord(ctx, w.WorkOrderID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			break
 		}
 		if err != nil {
 			return 0, err
 		}
-		if rr.GateResult != store.GateFail {
+		if rr.GateResult != domain.GateFail {
 			break
 		}
 		n++
@@ -229,18 +230,18 @@ func failedTriageRounds(ctx context.Context, q store.Querier, track string) (int
 // their content within maxBytes (at least one whatever its size), and
 // always the event's own capture, so no event is processed leaving its
 // capture behind.
-func triageRound(untaken []*store.CaptureBuffer, own *store.CaptureBuffer, maxCount, maxBytes int) []*store.CaptureBuffer {
-	byAge := func(x, y *store.CaptureBuffer) int {
+func triageRound(untaken []*domain.CaptureBuffer, own *domain.CaptureBuffer, maxCount, maxBytes int) []*domain.CaptureBuffer {
+	byAge := func(x, y *domain.CaptureBuffer) int {
 		return cmp.Or(x.CreatedAt.Compare(y.CreatedAt), strings.Compare(x.CaptureBufferID, y.CaptureBufferID))
 	}
 	cs := slices.Clone(untaken)
-	if !slices.ContainsFunc(cs, func(c *store.CaptureBuffer) bool { return c.CaptureBufferID == own.CaptureBufferID }) {
+	if !slices.ContainsFunc(cs, func(c *domain.CaptureBuffer) bool { return c.CaptureBufferID == own.CaptureBufferID }) {
 		cs = append(cs, own)
 	}
 	slices.SortStableFunc(cs, byAge)
 	// The event's own capture first, then the oldest others, within the
 	// bounds; the chosen ones go back to age order.
-	picked := []*store.CaptureBuffer{own}
+	picked := []*domain.CaptureBuffer{own}
 	size := len(own.Content)
 	for _, c := range cs {
 		if len(picked) >= maxCount {
@@ -262,7 +263,7 @@ func triageRound(untaken []*store.CaptureBuffer, own *store.CaptureBuffer, maxCo
 // scheduleManifest freezes the substrate's answers into a manifest
 // workorder, or, when the substrate could not be read, marks the event
 // BLOCKED with a pause saying why.
-func (a *Lifecycle) scheduleManifest(ctx context.Context, q store.Querier, track string, ev *store.Event,
+func (a *Lifecycle) scheduleManifest(ctx context.Context, q store.Querier, track string, ev *domain.Event,
 	queries []manifest.QueryResult, queryErr error) error {
 	now := a.now()
 	if queryErr != nil {
@@ -270,7 +271,7 @@ func (a *Lifecycle) scheduleManifest(ctx context.Context, q store.Querier, track
 		if _, _, err := q.CreatePauseStateOnce(ctx, &ps); err != nil {
 			return err
 		}
-		_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: store.ReasonBlocked, Now: now})
+		_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: domain.ReasonBlocked, Now: now})
 		return err
 	}
 	last, err := lastManifestAt(ctx, q, track)
@@ -282,7 +283,7 @@ func (a *Lifecycle) scheduleManifest(ctx context.Context, q store.Querier, track
 	if err != nil {
 		return err
 	}
-	refs := make([]store.YieldRef, 0, len(queries))
+	refs := make([]domain.YieldRef, 0, len(queries))
 	for _, qr := range queries {
 		hash, err := qr.ContentHash()
 		if err != nil {
@@ -293,13 +294,13 @@ func (a *Lifecycle) scheduleManifest(ctx context.Context, q store.Querier, track
 		if params == nil {
 			params = map[string]string{}
 		}
-		refs = append(refs, store.YieldRef{Kind: store.YieldSubstrateQuery, Ref: qr.Name, Version: qr.Version,
+		refs = append(refs, domain.YieldRef{Kind: domain.YieldSubstrateQuery, Ref: qr.Name, Version: qr.Version,
 			Substrate: qr.Substrate, Parameters: params, RowCount: &rows, ContentHash: hash})
 	}
 	if err := a.createTrackWork(ctx, q, track, ev, manifest.Type, prompt, refs, now); err != nil {
 		return err
 	}
-	_, err = q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: store.ReasonScheduled, Now: now})
+	_, err = q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: domain.ReasonScheduled, Now: now})
 	return err
 }
 
@@ -312,7 +313,7 @@ func lastManifestAt(ctx context.Context, q store.Querier, track string) (*time.T
 	}
 	var last *time.Time
 	for _, w := range wos {
-		if _, err := q.GetRunRecord(ctx, w.WorkOrderID); errors.Is(err, store.ErrNotFound) {
+		if _, err := q.GetRunRecord(ctx, w.WorkOrderID); errors.Is(err, domain.ErrNotFound) {
 			continue
 		} else if err != nil {
 			return nil, err
@@ -326,31 +327,31 @@ func lastManifestAt(ctx context.Context, q store.Querier, track string) (*time.T
 }
 
 // createTrackWork writes a track workorder and its snapshot.
-func (a *Lifecycle) createTrackWork(ctx context.Context, q store.Querier, track string, ev *store.Event, typ, prompt string,
-	refs []store.YieldRef, now time.Time) error {
-	snap := &store.ContextSnapshot{ContextSnapshotID: trackSnapshotID(ev.EventID), Track: track, FullPromptText: prompt,
+func (a *Lifecycle) createTrackWork(ctx context.Context, q store.Querier, track string, ev *domain.Event, typ, prompt string,
+	refs []domain.YieldRef, now time.Time) error {
+	snap := &domain.ContextSnapshot{ContextSnapshotID: trackSnapshotID(ev.EventID), Track: track, FullPromptText: prompt,
 		RelatedYieldRefs: refs, CreatedAt: now}
 	if err := q.CreateContextSnapshot(ctx, snap); err != nil {
 		return err
 	}
-	_, _, err := q.CreateWorkOrder(ctx, &store.WorkOrder{WorkOrderID: trackWorkOrderID(ev.EventID), EventID: ev.EventID,
+	_, _, err := q.CreateWorkOrder(ctx, &domain.WorkOrder{WorkOrderID: trackWorkOrderID(ev.EventID), EventID: ev.EventID,
 		Track: track, DiazotrophType: typ, ContextSnapshotID: snap.ContextSnapshotID,
-		BudgetMS: a.Tasks.budget().Milliseconds(), Status: store.WorkOrderCreated, CreatedAt: now})
+		BudgetMS: a.Tasks.budget().Milliseconds(), Status: domain.WorkOrderCreated, CreatedAt: now})
 	return err
 }
 
 // trackScheduled reads the stored outcome of a processed track event.
-func (a *Lifecycle) trackScheduled(ctx context.Context, q store.Querier, ev *store.Event) (TrackScheduleResult, error) {
+func (a *Lifecycle) trackScheduled(ctx context.Context, q store.Querier, ev *domain.Event) (TrackScheduleResult, error) {
 	res := TrackScheduleResult{EventID: ev.EventID, Reason: ev.ProcessedReason}
 	switch ev.ProcessedReason {
-	case store.ReasonScheduled:
+	case domain.ReasonScheduled:
 		w, err := q.GetWorkOrderByEvent(ctx, ev.EventID)
 		if err != nil {
 			return res, err
 		}
 		res.WorkOrder = workOrderRef(w)
-	case store.ReasonBlocked:
-		p, err := q.GetPauseState(ctx, pause.SubjectID(store.SubjectManifest, ev.EventID, store.PauseBlocked))
+	case domain.ReasonBlocked:
+		p, err := q.GetPauseState(ctx, pause.SubjectID(domain.SubjectManifest, ev.EventID, domain.PauseBlocked))
 		if err != nil {
 			return res, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -39,7 +40,7 @@ func forEachTrackBackend(t *testing.T, edit func(l *activities.Lifecycle), test 
 
 // capture stores a PENDING capture created at T0+offset and emits its
 // CAPTURE_READY event.
-func (tb *testBundle) capture(t *testing.T, id, content string, offset time.Duration) *store.Event {
+func (tb *testBundle) capture(t *testing.T, id, content string, offset time.Duration) *domain.Event {
 	t.Helper()
 	ctx := context.Background()
 	c := storetest.Capture(id, storetest.T0.Add(offset))
@@ -50,9 +51,9 @@ func (tb *testBundle) capture(t *testing.T, id, content string, offset time.Dura
 	return ev
 }
 
-func (tb *testBundle) manifestRequest(t *testing.T, id string, offset time.Duration) *store.Event {
+func (tb *testBundle) manifestRequest(t *testing.T, id string, offset time.Duration) *domain.Event {
 	t.Helper()
-	ev, _, err := tb.store.EmitEvent(context.Background(), &store.Event{EventID: id, EventType: store.EventManifestRequested,
+	ev, _, err := tb.store.EmitEvent(context.Background(), &domain.Event{EventID: id, EventType: domain.EventManifestRequested,
 		SubjectID: "mr-" + id, Scope: "ticket", CreatedAt: storetest.T0.Add(offset)})
 	require.NoError(t, err)
 	return ev
@@ -65,22 +66,22 @@ func (tb *testBundle) scheduleTrack(t *testing.T, eventID string) activities.Tra
 	return res
 }
 
-func (tb *testBundle) captureRec(t *testing.T, id string) *store.CaptureBuffer {
+func (tb *testBundle) captureRec(t *testing.T, id string) *domain.CaptureBuffer {
 	t.Helper()
 	c, err := tb.store.GetCaptureBuffer(context.Background(), id)
 	require.NoError(t, err)
 	return c
 }
 
-func (tb *testBundle) trackClaim(t *testing.T) *store.ClaimRecord {
+func (tb *testBundle) trackClaim(t *testing.T) *domain.ClaimRecord {
 	t.Helper()
-	c, err := tb.store.GetClaim(context.Background(), store.ResourceTrack, store.TrackResource(testTrack))
+	c, err := tb.store.GetClaim(context.Background(), domain.ResourceTrack, domain.TrackResource(testTrack))
 	require.NoError(t, err)
 	require.NoError(t, schemas.Validate(schemas.ClaimRecord, c))
 	return c
 }
 
-func (tb *testBundle) trackWorkOrders(t *testing.T) []*store.WorkOrder {
+func (tb *testBundle) trackWorkOrders(t *testing.T) []*domain.WorkOrder {
 	t.Helper()
 	wos, err := tb.store.ListWorkOrders(context.Background(), store.ListWorkOrdersParams{Track: testTrack})
 	require.NoError(t, err)
@@ -94,14 +95,14 @@ func (tb *testBundle) objectiveCount(t *testing.T) int {
 	return len(os)
 }
 
-func snapshotCaptures(t *testing.T, snap *store.ContextSnapshot) []string {
+func snapshotCaptures(t *testing.T, snap *domain.ContextSnapshot) []string {
 	t.Helper()
 	in, err := triage.DecodeInput(snap.FullPromptText)
 	require.NoError(t, err)
 	var ids []string
 	for i, c := range in.Captures {
 		ids = append(ids, c.CaptureBufferID)
-		require.Equal(t, store.YieldRef{Kind: store.YieldCapture, Ref: c.CaptureBufferID}, snap.RelatedYieldRefs[i])
+		require.Equal(t, domain.YieldRef{Kind: domain.YieldCapture, Ref: c.CaptureBufferID}, snap.RelatedYieldRefs[i])
 	}
 	require.Len(t, snap.RelatedYieldRefs, len(ids))
 	return ids
@@ -133,7 +134,7 @@ func TestScheduleTrack_TriageFreezesOldestFirstBoundedCapturesAndTakesThem(t *te
 		ev2 := tb.capture(t, "cap-2", "Second", 2*time.Second)
 
 		res := tb.scheduleTrack(t, ev1.EventID)
-		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		require.Equal(t, "wo-"+ev1.EventID, res.WorkOrder.WorkOrderID)
 		require.Equal(t, triage.Type, res.WorkOrder.DiazotrophType)
 		require.Equal(t, int64(30000), res.WorkOrder.BudgetMS)
@@ -149,7 +150,7 @@ func TestScheduleTrack_TriageFreezesOldestFirstBoundedCapturesAndTakesThem(t *te
 		for _, id := range []string{"cap-1", "cap-2", "cap-3"} {
 			c := tb.captureRec(t, id)
 			require.Equal(t, w.WorkOrderID, c.WorkOrderID, id)
-			require.Equal(t, store.CapturePending, c.Status, id)
+			require.Equal(t, domain.CapturePending, c.Status, id)
 		}
 		require.Empty(t, tb.captureRec(t, "cap-4").WorkOrderID, "left for the next round")
 		require.True(t, tb.event(t, ev1.EventID).Processed)
@@ -161,7 +162,7 @@ func TestScheduleTrack_TriageFreezesOldestFirstBoundedCapturesAndTakesThem(t *te
 
 		// The TRACK claim is the round's; another event waits its turn.
 		c := tb.trackClaim(t)
-		require.Equal(t, store.TrackOwner(ev1.EventID), c.OwnerID)
+		require.Equal(t, domain.TrackOwner(ev1.EventID), c.OwnerID)
 		require.True(t, c.Live(time.Now()))
 		_, err = tb.l.ScheduleTrack(t.Context(), activities.TrackScheduleInput{Track: testTrack, EventID: ev4.EventID})
 		var claimed *activities.Claimed
@@ -172,7 +173,7 @@ func TestScheduleTrack_TriageFreezesOldestFirstBoundedCapturesAndTakesThem(t *te
 
 		// cap-2 is taken: its event creates nothing.
 		taken := tb.scheduleTrackAfterGate(t, res.WorkOrder.WorkOrderID, ev2.EventID)
-		require.Equal(t, store.ReasonAlreadyTaken, taken.Reason)
+		require.Equal(t, domain.ReasonAlreadyTaken, taken.Reason)
 		require.Nil(t, taken.WorkOrder)
 		require.Len(t, tb.trackWorkOrders(t), 1)
 		require.NotNil(t, tb.trackClaim(t).ReleasedAt, "an ALREADY_TAKEN event leaves the track free")
@@ -199,7 +200,7 @@ func TestScheduleTrack_TriageRoundIsBoundedBySizeAndKeepsTheEventsCapture(t *tes
 			res := tb.scheduleTrack(t, big.EventID)
 			snap, err := tb.store.GetContextSnapshot(t.Context(), "cs-"+big.EventID)
 			require.NoError(t, err)
-			require.Equal(t, store.ReasonScheduled, res.Reason)
+			require.Equal(t, domain.ReasonScheduled, res.Reason)
 			require.Equal(t, []string{"cap-big"}, snapshotCaptures(t, snap), "its own capture, alone over the bound")
 		})
 	})
@@ -227,34 +228,34 @@ func TestTrack_TriageGateCreatesNewObjectivesProcessesCapturesAndPausesOnce(t *t
 		_, err := tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
 		require.NoError(t, err)
 		during := tb.trackClaim(t)
-		require.Equal(t, store.TrackOwner(ev.EventID), during.OwnerID)
+		require.Equal(t, domain.TrackOwner(ev.EventID), during.OwnerID)
 		require.Greater(t, during.ClaimVersion, before.ClaimVersion, "Run extends the track's claim")
 		require.Nil(t, during.ReleasedAt)
 
 		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
 		require.NoError(t, err)
-		require.Equal(t, store.GatePass, gate.GateResult)
+		require.Equal(t, domain.GatePass, gate.GateResult)
 		id := activities.ProposalObjectiveID("cap-1", 0)
 		require.Regexp(t, `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`, id)
 		require.Equal(t, []string{id}, gate.ObjectiveIDs)
 		o := tb.objective(t, id)
-		require.Equal(t, store.StatusNew, o.Status)
+		require.Equal(t, domain.StatusNew, o.Status)
 		require.Equal(t, "TICKET", o.ObjectiveType)
 		require.Equal(t, "Fix the login page", o.Title)
 		require.Equal(t, []string{id}, tb.captureRec(t, "cap-1").ObjectiveIDs)
 		for _, c := range []string{"cap-1", "cap-2"} {
-			require.Equal(t, store.CaptureProcessed, tb.captureRec(t, c).Status, c)
+			require.Equal(t, domain.CaptureProcessed, tb.captureRec(t, c).Status, c)
 		}
 		require.Empty(t, tb.captureRec(t, "cap-2").ObjectiveIDs, "skipped: it became nothing")
 
 		rr, err := tb.store.GetRunRecord(t.Context(), wo)
 		require.NoError(t, err)
 		require.Equal(t, testTrack, rr.Track)
-		require.Equal(t, store.GatePass, rr.GateResult)
+		require.Equal(t, domain.GatePass, rr.GateResult)
 		p, err := tb.store.GetPauseState(t.Context(), gate.Pause.PauseStateID)
 		require.NoError(t, err)
-		require.Equal(t, store.PauseProposalsReview, p.Reason)
-		require.Equal(t, store.SubjectTriage, p.SubjectType)
+		require.Equal(t, domain.PauseProposalsReview, p.Reason)
+		require.Equal(t, domain.SubjectTriage, p.SubjectType)
 		require.Equal(t, wo, p.SubjectID)
 		require.Equal(t, "Review 1 proposed objectives", p.PrioritizedActions[0])
 		require.Equal(t, []string{pause.ReviewProposals, pause.Approve}, p.ActionKinds)
@@ -280,21 +281,21 @@ func TestTrack_AnInvalidProposalFailsTheGateAndCreatesNothing(t *testing.T) {
 		content, err := json.Marshal(set)
 		require.NoError(t, err)
 		tb.l.Diazotrophs = diazotroph.NewRegistry(newFake(triage.Type, returning(diazotroph.Result{Title: "Triage",
-			Content: string(content), RunnerStatus: store.RunnerOK})))
+			Content: string(content), RunnerStatus: domain.RunnerOK})))
 		ev := tb.capture(t, "cap-1", "Fine", time.Second)
 		wo := tb.scheduleTrack(t, ev.EventID).WorkOrder.WorkOrderID
 		_, err = tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
 		require.NoError(t, err)
 		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
 		require.NoError(t, err)
-		require.Equal(t, store.GateFail, gate.GateResult)
+		require.Equal(t, domain.GateFail, gate.GateResult)
 		require.Contains(t, gate.GateReason, "cap-2")
 		require.Empty(t, gate.ObjectiveIDs)
 		require.Equal(t, 0, tb.objectiveCount(t))
-		require.Equal(t, store.PauseGateFailed, gate.Pause.Reason)
-		require.Equal(t, store.SubjectTriage, gate.Pause.SubjectType)
+		require.Equal(t, domain.PauseGateFailed, gate.Pause.Reason)
+		require.Equal(t, domain.SubjectTriage, gate.Pause.SubjectType)
 		c := tb.captureRec(t, "cap-1")
-		require.Equal(t, store.CapturePending, c.Status)
+		require.Equal(t, domain.CapturePending, c.Status)
 		require.Empty(t, c.WorkOrderID, "the capture goes back to triage")
 		require.Contains(t, gate.Pause.PrioritizedActions[1], "cap-1")
 		require.Contains(t, gate.Pause.PrioritizedActions[1], "went back to triage")
@@ -302,16 +303,16 @@ func TestTrack_AnInvalidProposalFailsTheGateAndCreatesNothing(t *testing.T) {
 		require.Equal(t, int64(1), next.TransitionSeq, "the capture's second CAPTURE_READY event")
 		rr, err := tb.store.GetRunRecord(t.Context(), wo)
 		require.NoError(t, err)
-		require.Equal(t, store.GateFail, rr.GateResult)
+		require.Equal(t, domain.GateFail, rr.GateResult)
 		require.NotNil(t, tb.trackClaim(t).ReleasedAt)
 	})
 }
 
 // pendingCaptureEvent is the one unprocessed CAPTURE_READY event of a
 // capture, as the poller would hand it to the track.
-func (tb *testBundle) pendingCaptureEvent(t *testing.T, id string) *store.Event {
+func (tb *testBundle) pendingCaptureEvent(t *testing.T, id string) *domain.Event {
 	t.Helper()
-	evs, err := tb.store.ListUnprocessedEvents(t.Context(), store.ListEventsParams{EventType: store.EventCaptureReady,
+	evs, err := tb.store.ListUnprocessedEvents(t.Context(), store.ListEventsParams{EventType: domain.EventCaptureReady,
 		SubjectID: id})
 	require.NoError(t, err)
 	require.Len(t, evs, 1, "capture %s has one CAPTURE_READY event waiting", id)
@@ -324,7 +325,7 @@ func TestTrack_ARunFailureFailsTheGate(t *testing.T) {
 		wo := tb.scheduleTrack(t, ev.EventID).WorkOrder.WorkOrderID
 		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo, RunFailure: "worker lost"})
 		require.NoError(t, err)
-		require.Equal(t, store.GateFail, gate.GateResult)
+		require.Equal(t, domain.GateFail, gate.GateResult)
 		require.Contains(t, gate.GateReason, "worker lost")
 		require.Equal(t, 0, tb.objectiveCount(t))
 	})
@@ -344,7 +345,7 @@ func (f *fixedSubstrate) ManifestQueries(_ context.Context, scope string, _ time
 
 func manifestResults(t *testing.T) []manifest.QueryResult {
 	t.Helper()
-	blocked := store.Objective{ObjectiveID: "o-b", Title: "Blocked one", Status: store.StatusBlocked, Urgency: "HIGH",
+	blocked := domain.Objective{ObjectiveID: "o-b", Title: "Blocked one", Status: domain.StatusBlocked, Urgency: "HIGH",
 		Blockers: []string{"waiting"}, CreatedAt: storetest.T0, UpdatedAt: storetest.T0}
 	var out []manifest.QueryResult
 	add := func(q manifest.QueryResult, err error) {
@@ -352,10 +353,10 @@ func manifestResults(t *testing.T) []manifest.QueryResult {
 		q.Substrate = "other"
 		out = append(out, q)
 	}
-	add(manifest.Rows(manifest.QueryObjectivesByStatus, 1, map[string]string{"statuses": "NEW,TODO"}, []store.Objective{blocked}))
+	add(manifest.Rows(manifest.QueryObjectivesByStatus, 1, map[string]string{"statuses": "NEW,TODO"}, []domain.Objective{blocked}))
 	// Every query has parameters (the substrate's always carry its limit).
 	limit := func() map[string]string { return map[string]string{"limit": "500"} }
-	add(manifest.Rows(manifest.QueryBlockedObjectives, 1, limit(), []store.Objective{blocked}))
+	add(manifest.Rows(manifest.QueryBlockedObjectives, 1, limit(), []domain.Objective{blocked}))
 	add(manifest.Rows(manifest.QueryOverdueObjectives, 1, limit(), []manifest.ObjectiveRow{}))
 	add(manifest.Rows(manifest.QueryHumanPauseStates, 1, limit(), []manifest.PauseRow{}))
 	add(manifest.Rows(manifest.QueryRecentRunRecords, 1, map[string]string{"limit": "500"}, []manifest.RunRow{}))
@@ -368,7 +369,7 @@ func TestTrack_ManifestFreezesTheQueriesAndPausesWithTheTopActions(t *testing.T)
 		tb.l.Tasks.Substrate = sub
 		ev := tb.manifestRequest(t, "ev-manifest-1", time.Second)
 		res := tb.scheduleTrack(t, ev.EventID)
-		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		require.Equal(t, manifest.Type, res.WorkOrder.DiazotrophType)
 		require.Equal(t, []string{"ticket"}, sub.scopes)
 		w := tb.workOrder(t, res.WorkOrder.WorkOrderID)
@@ -379,7 +380,7 @@ func TestTrack_ManifestFreezesTheQueriesAndPausesWithTheTopActions(t *testing.T)
 			q := sub.results[i]
 			hash, err := q.ContentHash()
 			require.NoError(t, err)
-			require.Equal(t, store.YieldSubstrateQuery, r.Kind)
+			require.Equal(t, domain.YieldSubstrateQuery, r.Kind)
 			require.Equal(t, q.Name, r.Ref)
 			require.Equal(t, 1, r.Version)
 			require.Equal(t, "other", r.Substrate)
@@ -395,10 +396,10 @@ func TestTrack_ManifestFreezesTheQueriesAndPausesWithTheTopActions(t *testing.T)
 		require.NoError(t, err)
 		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: w.WorkOrderID})
 		require.NoError(t, err)
-		require.Equal(t, store.GatePass, gate.GateResult)
+		require.Equal(t, domain.GatePass, gate.GateResult)
 		p := gate.Pause
-		require.Equal(t, store.PauseManifestReady, p.Reason)
-		require.Equal(t, store.SubjectManifest, p.SubjectType)
+		require.Equal(t, domain.PauseManifestReady, p.Reason)
+		require.Equal(t, domain.SubjectManifest, p.SubjectType)
 		require.Equal(t, "Review the manifest: azolla manifest show "+w.WorkOrderID, p.PrioritizedActions[0])
 		require.Equal(t, []string{pause.ReviewManifest, pause.ManifestAction}, p.ActionKinds)
 		require.Contains(t, p.PrioritizedActions[1], "Unblock o-b")
@@ -436,18 +437,18 @@ func TestTrack_AnUnreachableSubstrateBlocksTheManifestRequest(t *testing.T) {
 				tb.l.Tasks.Substrate = sub(t)
 				ev := tb.manifestRequest(t, "ev-manifest-1", time.Second)
 				res := tb.scheduleTrack(t, ev.EventID)
-				require.Equal(t, store.ReasonBlocked, res.Reason)
+				require.Equal(t, domain.ReasonBlocked, res.Reason)
 				require.Nil(t, res.WorkOrder)
 				require.NotNil(t, res.Pause)
-				require.Equal(t, store.PauseBlocked, res.Pause.Reason)
-				require.Equal(t, store.SubjectManifest, res.Pause.SubjectType)
+				require.Equal(t, domain.PauseBlocked, res.Pause.Reason)
+				require.Equal(t, domain.SubjectManifest, res.Pause.SubjectType)
 				require.Equal(t, ev.EventID, res.Pause.SubjectID)
 				require.Contains(t, res.Pause.PrioritizedActions[1], "azolla manifest request")
-				require.Equal(t, store.ReasonBlocked, tb.event(t, ev.EventID).ProcessedReason)
+				require.Equal(t, domain.ReasonBlocked, tb.event(t, ev.EventID).ProcessedReason)
 				_, err := tb.store.GetWorkOrderByEvent(t.Context(), ev.EventID)
-				require.True(t, errors.Is(err, store.ErrNotFound), "no workorder")
+				require.True(t, errors.Is(err, domain.ErrNotFound), "no workorder")
 				_, err = tb.store.GetContextSnapshot(t.Context(), "cs-"+ev.EventID)
-				require.True(t, errors.Is(err, store.ErrNotFound), "no snapshot")
+				require.True(t, errors.Is(err, domain.ErrNotFound), "no snapshot")
 				require.NotNil(t, tb.trackClaim(t).ReleasedAt, "the track is free again")
 				again := tb.scheduleTrack(t, ev.EventID)
 				require.Equal(t, res.Pause.PauseStateID, again.Pause.PauseStateID)
@@ -459,10 +460,10 @@ func TestTrack_AnUnreachableSubstrateBlocksTheManifestRequest(t *testing.T) {
 func TestScanDeadlines_OneOverduePausePerObjectiveAndDeadline(t *testing.T) {
 	forEachTrackBackend(t, nil, func(t *testing.T, tb *testBundle) {
 		t0 := storetest.T0
-		tb.newObjective(t, "o-late", func(o *store.Objective) { o.Urgency = "CRITICAL" })
-		tb.newObjective(t, "o-done", func(o *store.Objective) { o.Urgency = "CRITICAL"; o.Status = store.StatusDone })
+		tb.newObjective(t, "o-late", func(o *domain.Objective) { o.Urgency = "CRITICAL" })
+		tb.newObjective(t, "o-done", func(o *domain.Objective) { o.Urgency = "CRITICAL"; o.Status = domain.StatusDone })
 		due := t0.Add(48 * time.Hour)
-		tb.newObjective(t, "o-due", func(o *store.Objective) { o.DueAt = &due })
+		tb.newObjective(t, "o-due", func(o *domain.Objective) { o.DueAt = &due })
 		asOf := t0.Add(5 * time.Hour)
 
 		res, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf})
@@ -476,7 +477,7 @@ func TestScanDeadlines_OneOverduePausePerObjectiveAndDeadline(t *testing.T) {
 		require.True(t, od.Created)
 		p, err := tb.store.GetPauseState(t.Context(), od.PauseStateID)
 		require.NoError(t, err)
-		require.Equal(t, store.PauseOverdue, p.Reason)
+		require.Equal(t, domain.PauseOverdue, p.Reason)
 		require.Equal(t, "o-late", p.ObjectiveID)
 		require.Equal(t, t0.Add(4*time.Hour), *p.DeadlineAt)
 		require.Equal(t, asOf, p.CreatedAt)
@@ -504,7 +505,7 @@ func TestScanDeadlines_OneOverduePausePerObjectiveAndDeadline(t *testing.T) {
 		require.Nil(t, rest.Next)
 
 		// A rejected objective stays NEW but waits for nobody: not overdue.
-		rej := tb.newObjective(t, "o-rejected", func(o *store.Objective) { o.Urgency = "CRITICAL" })
+		rej := tb.newObjective(t, "o-rejected", func(o *domain.Objective) { o.Urgency = "CRITICAL" })
 		ps := pause.Rejected("o-rejected", rej.StatusSeq, "ana", "not ours", t0)
 		require.NoError(t, tb.store.CreatePauseState(t.Context(), &ps))
 		after, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf})
@@ -519,13 +520,13 @@ func TestScanDeadlines_OneOverduePausePerObjectiveAndDeadline(t *testing.T) {
 func TestScheduleTrack_ARetryAfterACrashExtendsItsOwnTrackClaim(t *testing.T) {
 	forEachTrackBackend(t, nil, func(t *testing.T, tb *testBundle) {
 		ev := tb.capture(t, "cap-1", "First", time.Second)
-		_, ok, err := tb.store.AcquireClaim(t.Context(), store.AcquireClaimParams{ResourceType: store.ResourceTrack,
-			ResourceID: store.TrackResource(testTrack), OwnerID: store.TrackOwner(ev.EventID), TTL: time.Minute, Now: time.Now()})
+		_, ok, err := tb.store.AcquireClaim(t.Context(), store.AcquireClaimParams{ResourceType: domain.ResourceTrack,
+			ResourceID: domain.TrackResource(testTrack), OwnerID: domain.TrackOwner(ev.EventID), TTL: time.Minute, Now: time.Now()})
 		require.NoError(t, err)
 		require.True(t, ok)
 		before := tb.trackClaim(t)
 		res := tb.scheduleTrack(t, ev.EventID)
-		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		after := tb.trackClaim(t)
 		require.Equal(t, before.OwnerID, after.OwnerID)
 		require.Greater(t, after.ClaimVersion, before.ClaimVersion)

@@ -15,6 +15,7 @@ import (
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
@@ -74,7 +75,7 @@ func forEachModelTrackBackend(t *testing.T, maxFailures int, answers []string, t
 func (tb *testBundle) runTriage(t *testing.T, eventID string) activities.TrackGateResult {
 	t.Helper()
 	res := tb.scheduleTrack(t, eventID)
-	require.Equal(t, store.ReasonScheduled, res.Reason)
+	require.Equal(t, domain.ReasonScheduled, res.Reason)
 	wo := res.WorkOrder.WorkOrderID
 	_, err := tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
 	require.NoError(t, err)
@@ -109,7 +110,7 @@ func TestTrack_ModelRouteMergesSplitsAndSkipsIntoTheRightObjectivesOnce(t *testi
 		tb.capture(t, "cap-4", "a login page", 4*time.Second)
 
 		gate := tb.runTriage(t, ev.EventID)
-		require.Equal(t, store.GatePass, gate.GateResult, gate.GateReason)
+		require.Equal(t, domain.GatePass, gate.GateResult, gate.GateReason)
 		require.Contains(t, gate.GateReason, "3 proposed objective(s) from 4 capture(s), each valid; 1 capture(s) merged")
 		merged, first, second := activities.ProposalObjectiveID("cap-1", 0), activities.ProposalObjectiveID("cap-3", 0),
 			activities.ProposalObjectiveID("cap-3", 1)
@@ -119,7 +120,7 @@ func TestTrack_ModelRouteMergesSplitsAndSkipsIntoTheRightObjectivesOnce(t *testi
 		require.Equal(t, "Add search filters", tb.objective(t, second).Title)
 		for c, want := range map[string][]string{"cap-1": {merged}, "cap-2": {merged}, "cap-3": {first, second}, "cap-4": {}} {
 			rec := tb.captureRec(t, c)
-			require.Equal(t, store.CaptureProcessed, rec.Status, c)
+			require.Equal(t, domain.CaptureProcessed, rec.Status, c)
 			require.Equal(t, want, rec.ObjectiveIDs, c)
 		}
 
@@ -155,13 +156,13 @@ func TestTrack_AnAnswerThatIsNotAValidAccountFailsAndCreatesNothing(t *testing.T
 				ev := tb.capture(t, "cap-1", "one", time.Second)
 				tb.capture(t, "cap-2", "two", 2*time.Second)
 				gate := tb.runTriage(t, ev.EventID)
-				require.Equal(t, store.GateFail, gate.GateResult)
+				require.Equal(t, domain.GateFail, gate.GateResult)
 				require.Empty(t, gate.ObjectiveIDs)
 				require.Equal(t, 0, tb.objectiveCount(t))
-				require.Equal(t, store.PauseGateFailed, gate.Pause.Reason)
+				require.Equal(t, domain.PauseGateFailed, gate.Pause.Reason)
 				for _, c := range []string{"cap-1", "cap-2"} {
 					rec := tb.captureRec(t, c)
-					require.Equal(t, store.CapturePending, rec.Status, "%s is left unprocessed", c)
+					require.Equal(t, domain.CapturePending, rec.Status, "%s is left unprocessed", c)
 					require.Empty(t, rec.ObjectiveIDs)
 					require.Empty(t, rec.WorkOrderID, "%s goes back to triage", c)
 				}
@@ -169,7 +170,7 @@ func TestTrack_AnAnswerThatIsNotAValidAccountFailsAndCreatesNothing(t *testing.T
 				// one; cap-2 gets its second while its first still waits.
 				require.Equal(t, int64(1), tb.pendingCaptureEvent(t, "cap-1").TransitionSeq)
 				evs, err := tb.store.ListUnprocessedEvents(t.Context(), store.ListEventsParams{
-					EventType: store.EventCaptureReady, SubjectID: "cap-2"})
+					EventType: domain.EventCaptureReady, SubjectID: "cap-2"})
 				require.NoError(t, err)
 				require.Len(t, evs, 2)
 				if name == "misses a capture" {
@@ -193,10 +194,10 @@ func (tb *testBundle) runNextTriage(t *testing.T) activities.TrackGateResult {
 	require.NoError(t, err)
 	for _, ev := range evs {
 		res := tb.scheduleTrack(t, ev.EventID)
-		if res.Reason == store.ReasonAlreadyTaken {
+		if res.Reason == domain.ReasonAlreadyTaken {
 			continue
 		}
-		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		wo := res.WorkOrder.WorkOrderID
 		_, err := tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
 		require.NoError(t, err)
@@ -214,7 +215,7 @@ func (tb *testBundle) requireNoTrackEventPending(t *testing.T) {
 	evs, err := tb.l.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
 	require.NoError(t, err)
 	for _, ev := range evs {
-		require.Equal(t, store.ReasonAlreadyTaken, tb.scheduleTrack(t, ev.EventID).Reason, ev.EventID)
+		require.Equal(t, domain.ReasonAlreadyTaken, tb.scheduleTrack(t, ev.EventID).Reason, ev.EventID)
 	}
 	evs, err = tb.l.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
 	require.NoError(t, err)
@@ -234,7 +235,7 @@ func TestTrack_AFailedRoundHandsItsCapturesToTheNextUntilTheFallbackTriagesThem(
 		var failed []string
 		for round := range 2 {
 			gate := tb.runNextTriage(t)
-			require.Equal(t, store.GateFail, gate.GateResult, "round %d", round+1)
+			require.Equal(t, domain.GateFail, gate.GateResult, "round %d", round+1)
 			require.Contains(t, gate.Pause.PrioritizedActions[1], "went back to triage")
 			failed = append(failed, gate.WorkOrderID)
 			for _, c := range []string{"cap-1", "cap-2"} {
@@ -251,13 +252,13 @@ func TestTrack_AFailedRoundHandsItsCapturesToTheNextUntilTheFallbackTriagesThem(
 
 		gate := tb.runNextTriage(t)
 		require.Equal(t, 2, m.asked(), "the third round does not ask the model")
-		require.Equal(t, store.GatePass, gate.GateResult, gate.GateReason)
+		require.Equal(t, domain.GatePass, gate.GateResult, gate.GateReason)
 		ids := []string{activities.ProposalObjectiveID("cap-1", 0), activities.ProposalObjectiveID("cap-2", 0)}
 		require.Equal(t, ids, gate.ObjectiveIDs)
 		require.Equal(t, "Fix the first", tb.objective(t, ids[0]).Title)
 		for i, c := range []string{"cap-1", "cap-2"} {
 			rec := tb.captureRec(t, c)
-			require.Equal(t, store.CaptureProcessed, rec.Status, c)
+			require.Equal(t, domain.CaptureProcessed, rec.Status, c)
 			require.Equal(t, gate.WorkOrderID, rec.WorkOrderID, c)
 			require.Equal(t, []string{ids[i]}, rec.ObjectiveIDs, c)
 		}
@@ -272,7 +273,7 @@ func TestTrack_AFailedRoundHandsItsCapturesToTheNextUntilTheFallbackTriagesThem(
 
 		// The fallback passed: the next round asks the model again.
 		tb.capture(t, "cap-4", "Fix the fourth", 4*time.Second)
-		require.Equal(t, store.GateFail, tb.runNextTriage(t).GateResult)
+		require.Equal(t, domain.GateFail, tb.runNextTriage(t).GateResult)
 		require.Equal(t, 3, m.asked())
 		tb.requireAuditClean(t)
 	})
@@ -285,19 +286,19 @@ func TestTrack_AFailedFallbackRoundKeepsItsCapturesForAHuman(t *testing.T) {
 	forEachModelTrackBackend(t, 1, []string{"not an answer"}, func(t *testing.T, tb *testBundle, m *modelEndpoint) {
 		tb.l.Tasks.TriageMaxFailures = 1
 		ev := tb.capture(t, "cap-1", "Fix it", time.Second)
-		require.Equal(t, store.GateFail, tb.runTriage(t, ev.EventID).GateResult)
+		require.Equal(t, domain.GateFail, tb.runTriage(t, ev.EventID).GateResult)
 		next := tb.pendingCaptureEvent(t, "cap-1")
 
 		res := tb.scheduleTrack(t, next.EventID)
-		require.Equal(t, store.ReasonScheduled, res.Reason)
+		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		wo := res.WorkOrder.WorkOrderID
 		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo,
 			RunFailure: "worker lost"})
 		require.NoError(t, err)
-		require.Equal(t, store.GateFail, gate.GateResult)
+		require.Equal(t, domain.GateFail, gate.GateResult)
 		require.Equal(t, 1, m.asked())
 		rec := tb.captureRec(t, "cap-1")
-		require.Equal(t, store.CapturePending, rec.Status)
+		require.Equal(t, domain.CapturePending, rec.Status)
 		require.Equal(t, wo, rec.WorkOrderID, "the capture stays taken")
 		require.Contains(t, gate.Pause.PrioritizedActions[1], "add the captures again")
 		tb.requireNoTrackEventPending(t)
@@ -323,7 +324,7 @@ echo '{"proposals":[{"capture_buffer_id":"cap-1","merged_capture_buffer_ids":["c
 		ev := tb.capture(t, "cap-1", "fetches fail", time.Second)
 		tb.capture(t, "cap-2", "retry fetches", 2*time.Second)
 		gate := tb.runTriage(t, ev.EventID)
-		require.Equal(t, store.GatePass, gate.GateResult, gate.GateReason)
+		require.Equal(t, domain.GatePass, gate.GateResult, gate.GateReason)
 		id := activities.ProposalObjectiveID("cap-1", 0)
 		require.Equal(t, []string{id}, gate.ObjectiveIDs)
 		require.Equal(t, 1, tb.objectiveCount(t))

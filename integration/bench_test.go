@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
@@ -121,7 +121,7 @@ func awaitingLifecycles(b *testing.B, s *starter.Starter, prefix string, n int) 
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%s-%d", prefix, i)
-		o := &store.Objective{ObjectiveID: ids[i], ObjectiveType: "TICKET", Title: "bench", Status: store.StatusNew, Urgency: "NORMAL"}
+		o := &domain.Objective{ObjectiveID: ids[i], ObjectiveType: "TICKET", Title: "bench", Status: domain.StatusNew, Urgency: "NORMAL"}
 		if _, err := s.Create(context.Background(), o); err != nil {
 			b.Fatal(err)
 		}

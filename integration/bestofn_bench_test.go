@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -68,7 +68,7 @@ func (w *bundle) bestOfNToDone(b *testing.B, repo string, n int, name string) ti
 	}
 	st := w.waitStep(b, id, workflows.StepDone)
 	took := time.Since(start)
-	if st.GateResult != store.GatePass {
+	if st.GateResult != domain.GatePass {
 		b.Fatalf("objective %s: gate %s: %s", id, st.GateResult, st.GateReason)
 	}
 	return took

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // With one candidate at a time (patch.parallel_candidates) and a budget
@@ -30,17 +30,17 @@ printf '{"model":"agent-1","cost_usd":0.7,"tokens":{"input":100,"output":10}}' >
 	}})
 	id := uniqueID("bestofn-cover")
 	paused := b.failWithinBudget(t, id, repo, 1.5)
-	require.NotEqual(t, store.PauseBudgetSpent, paused.LastPause.Reason, "$1.40 of $1.50 is not spent")
+	require.NotEqual(t, domain.PauseBudgetSpent, paused.LastPause.Reason, "$1.40 of $1.50 is not spent")
 
 	wo := b.onlyWorkOrder(t, id)
 	cands, err := b.store.ListCandidates(ctx, wo.WorkOrderID)
 	require.NoError(t, err)
 	require.Len(t, cands, 3)
 	for _, c := range cands[:2] {
-		require.Equal(t, store.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
+		require.Equal(t, domain.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
 		require.InDelta(t, 0.7, *c.Report.CostUSD, 1e-9)
 	}
-	require.Equal(t, store.CandidateSkipped, cands[2].Status)
+	require.Equal(t, domain.CandidateSkipped, cands[2].Status)
 	require.Equal(t, "not started: $0.10 is left of the objective's budget, less than the $0.70 a candidate has cost so far (2 of them)",
 		cands[2].Why)
 	require.Nil(t, cands[2].Report)

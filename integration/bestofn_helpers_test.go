@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
@@ -35,15 +36,15 @@ func valueRepo(tb testing.TB) string {
 }
 
 // bestOfN targets repo with the command generator and n attempts.
-func bestOfN(repo string, n int) func(*store.Objective) {
-	return func(o *store.Objective) {
+func bestOfN(repo string, n int) func(*domain.Objective) {
+	return func(o *domain.Objective) {
 		o.Repository, o.BaseBranch, o.Generator = repo, "main", config.GeneratorCommand
 		o.Attempts = &n
 	}
 }
 
 // onlyWorkOrder returns the objective's one workorder.
-func (b *bundle) onlyWorkOrder(t testing.TB, id string) *store.WorkOrder {
+func (b *bundle) onlyWorkOrder(t testing.TB, id string) *domain.WorkOrder {
 	t.Helper()
 	wos, err := b.store.ListWorkOrders(context.Background(), store.ListWorkOrdersParams{ObjectiveID: id})
 	require.NoError(t, err)
@@ -52,7 +53,7 @@ func (b *bundle) onlyWorkOrder(t testing.TB, id string) *store.WorkOrder {
 }
 
 // gatePassed lists whether each gate command passed on c, in order.
-func gatePassed(c *store.Candidate) []bool {
+func gatePassed(c *domain.Candidate) []bool {
 	out := []bool{}
 	for _, g := range c.GateResults {
 		out = append(out, g.Passed)
@@ -61,7 +62,7 @@ func gatePassed(c *store.Candidate) []bool {
 }
 
 // gateCommands lists the gate commands run on c, in order.
-func gateCommands(c *store.Candidate) []string {
+func gateCommands(c *domain.Candidate) []string {
 	out := []string{}
 	for _, g := range c.GateResults {
 		out = append(out, g.Command)
@@ -112,25 +113,25 @@ func processAlive(pid int) bool {
 // round has failed the gate and paused.
 func (b *bundle) failWithinBudget(t testing.TB, id, repo string, budget float64) workflows.State {
 	t.Helper()
-	b.create(t, id, bestOfN(repo, 3), func(o *store.Objective) { o.BudgetUSD = &budget })
+	b.create(t, id, bestOfN(repo, 3), func(o *domain.Objective) { o.BudgetUSD = &budget })
 	b.waitStep(t, id, workflows.StepAwaitingApproval)
 	_, err := b.starter.Decide(context.Background(), id, workflows.Approve, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
 	paused := b.waitStep(t, id, workflows.StepAwaitingRetry)
-	require.Equal(t, store.GateFail, paused.GateResult)
+	require.Equal(t, domain.GateFail, paused.GateResult)
 	return paused
 }
 
 // requireEarlyStopped checks the records of an early stop among three
 // candidates: the first is DONE and chosen, the other two CANCELLED for it
 // with no patch.
-func requireEarlyStopped(t testing.TB, cands []*store.Candidate) {
+func requireEarlyStopped(t testing.TB, cands []*domain.Candidate) {
 	t.Helper()
 	require.Len(t, cands, 3)
-	require.Equal(t, store.CandidateDone, cands[0].Status, cands[0].Why)
+	require.Equal(t, domain.CandidateDone, cands[0].Status, cands[0].Why)
 	require.True(t, cands[0].Chosen)
 	for _, c := range cands[1:] {
-		require.Equal(t, store.CandidateCancelled, c.Status, "candidate %d", c.Attempt)
+		require.Equal(t, domain.CandidateCancelled, c.Status, "candidate %d", c.Attempt)
 		require.False(t, c.Chosen)
 		require.Contains(t, c.Why, "another candidate passed every gate command first")
 		require.Empty(t, c.Patch)

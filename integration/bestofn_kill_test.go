@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc/proctest"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -51,7 +51,7 @@ func TestBestOfN_WorkerKilledDuringTheCandidates(t *testing.T) {
 
 	second := b.workerProcess(t, "second")
 	st := b.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, store.GatePass, st.GateResult)
+	require.Equal(t, domain.GatePass, st.GateResult)
 	require.GreaterOrEqual(t, proctest.CountLines(starts), 4, "candidates ran again on the second worker")
 
 	wos, bundles, records := b.counts(t, id)
@@ -61,7 +61,7 @@ func TestBestOfN_WorkerKilledDuringTheCandidates(t *testing.T) {
 	require.Len(t, cands, 3, "one record per candidate, none duplicated")
 	chosen := 0
 	for _, c := range cands {
-		require.Equal(t, store.CandidateDone, c.Status, "candidate %d", c.Attempt)
+		require.Equal(t, domain.CandidateDone, c.Status, "candidate %d", c.Attempt)
 		if c.Chosen {
 			chosen++
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -49,7 +49,7 @@ esac`
 	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
 	done := b.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, store.GatePass, done.GateResult)
+	require.Equal(t, domain.GatePass, done.GateResult)
 
 	wos, bundles, records := b.counts(t, id)
 	require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "one workorder, one output bundle, one run record")
@@ -63,8 +63,8 @@ esac`
 	}{{[]bool{true, false}, false}, {[]bool{true, true}, true}, {[]bool{false, false}, false}} {
 		c := cands[i]
 		require.Equal(t, i+1, c.Attempt)
-		require.Equal(t, store.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
-		require.Equal(t, store.RunnerOK, c.RunnerStatus)
+		require.Equal(t, domain.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
+		require.Equal(t, domain.RunnerOK, c.RunnerStatus)
 		require.Equal(t, config.GeneratorCommand, c.Generator)
 		require.NotEmpty(t, c.Patch)
 		require.Equal(t, want.passed, gatePassed(c), "candidate %d's gate results", c.Attempt)
@@ -81,7 +81,7 @@ esac`
 	require.Contains(t, out.Notes, "Candidate 2 won (the only candidate to pass every gate command)")
 	rr, err := b.store.GetRunRecord(ctx, wo.WorkOrderID)
 	require.NoError(t, err)
-	require.Equal(t, store.GatePass, rr.GateResult)
+	require.Equal(t, domain.GatePass, rr.GateResult)
 	require.Equal(t, out.Metadata.CommitSHA, rr.CommitSHA)
 	b.requireAuditClean(t)
 	recordHistories(t, b, "best_of_n", id)
@@ -125,7 +125,7 @@ esac`, shared, nap)
 	}, 60*time.Second, 50*time.Millisecond, "candidates 2 and 3 fall asleep (found %v)", &sleepers)
 	require.NoError(t, os.WriteFile(filepath.Join(shared, "go"), nil, 0o644))
 	done := b.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, store.GatePass, done.GateResult)
+	require.Equal(t, domain.GatePass, done.GateResult)
 	// The sleepers were stopped, not waited for: their records say
 	// CANCELLED for the early stop (below), where a run left to its
 	// budget would be BUDGET_EXHAUSTED, and they learn it at a heartbeat.
@@ -180,7 +180,7 @@ printf '{"model":"agent-1","cost_usd":0.6,"tokens":{"input":100,"output":10}}' >
 	}})
 	id := uniqueID("bestofn-budget")
 	paused := b.failWithinBudget(t, id, repo, 1)
-	require.Equal(t, store.PauseBudgetSpent, paused.LastPause.Reason)
+	require.Equal(t, domain.PauseBudgetSpent, paused.LastPause.Reason)
 
 	wo := b.onlyWorkOrder(t, id)
 	cands, err := b.store.ListCandidates(ctx, wo.WorkOrderID)
@@ -189,14 +189,14 @@ printf '{"model":"agent-1","cost_usd":0.6,"tokens":{"input":100,"output":10}}' >
 	ran, cancelled := 0, 0
 	for _, c := range cands {
 		switch {
-		case c.Attempt == 3 && c.Status == store.CandidateSkipped:
+		case c.Attempt == 3 && c.Status == domain.CandidateSkipped:
 			require.Contains(t, c.Why, "not started: objective "+id+" has spent $1.20 of its $1.00 budget")
 			require.Nil(t, c.Report)
-		case c.Status == store.CandidateCancelled:
+		case c.Status == domain.CandidateCancelled:
 			require.Contains(t, c.Why, "budget ran out")
 			cancelled++
 		default:
-			require.Equal(t, store.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
+			require.Equal(t, domain.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
 			require.NotNil(t, c.Report)
 			require.NotNil(t, c.Report.CostUSD)
 			require.InDelta(t, 0.6, *c.Report.CostUSD, 1e-9)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
@@ -36,7 +37,7 @@ printf '{"model":"agent-1","cost_usd":0.7,"tokens":{"input":1000,"output":200}}'
 		p.Repositories = []config.RepositoryConfig{{Repository: repo, GateCommands: []string{"echo 'not yet'; exit 1"}}}
 	}})
 	id := uniqueID("budget")
-	b.create(t, id, func(o *store.Objective) {
+	b.create(t, id, func(o *domain.Objective) {
 		o.Repository, o.BaseBranch, o.Generator = repo, "main", config.GeneratorCommand
 		budget := 1.0
 		o.BudgetUSD = &budget
@@ -45,13 +46,13 @@ printf '{"model":"agent-1","cost_usd":0.7,"tokens":{"input":1000,"output":200}}'
 	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
 	first := b.waitStep(t, id, workflows.StepAwaitingRetry)
-	require.Equal(t, store.PauseGateFailed, first.LastPause.Reason, "$0.70 of $1")
+	require.Equal(t, domain.PauseGateFailed, first.LastPause.Reason, "$0.70 of $1")
 
 	_, err = b.starter.Decide(ctx, id, workflows.Retry, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
 	second := b.waitRound(t, id, 1, workflows.StepAwaitingRetry)
-	require.Equal(t, store.GateFail, second.GateResult, "the run past the budget is gated as usual")
-	require.Equal(t, store.PauseBudgetSpent, second.LastPause.Reason)
+	require.Equal(t, domain.GateFail, second.GateResult, "the run past the budget is gated as usual")
+	require.Equal(t, domain.PauseBudgetSpent, second.LastPause.Reason)
 	require.Contains(t, second.LastPause.PrioritizedActions, "Spent $1.40 of its $1.00 budget (over by $0.40): raise the budget to run again")
 	require.Contains(t, second.LastPause.ActionKinds, pause.AddBudget)
 
@@ -75,7 +76,7 @@ printf '{"model":"agent-1","cost_usd":0.7,"tokens":{"input":1000,"output":200}}'
 	}
 	spend, err := b.store.ObjectiveSpend(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, store.Spend{USD: spend.USD, Runs: 3, Tokens: spend.Tokens}, spend)
+	require.Equal(t, domain.Spend{USD: spend.USD, Runs: 3, Tokens: spend.Tokens}, spend)
 	require.InDelta(t, 2.1, spend.USD, 1e-9)
 	require.Equal(t, int64(3000), spend.Tokens.Input)
 	b.requireAuditClean(t)

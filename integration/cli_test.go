@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // The command line a user types, against a worker process: create, approve,
@@ -47,18 +47,18 @@ func TestCLI_ObjectiveFromCreateToDone(t *testing.T) {
 	out, code = run("objective", "show", idCli, "--output", "json")
 	require.Equal(t, 0, code, out)
 	var d struct {
-		Objective  store.Objective
+		Objective  domain.Objective
 		WorkOrders []struct {
-			OutputBundle store.OutputBundle `json:"output_bundle"`
-			RunRecord    store.RunRecord    `json:"run_record"`
+			OutputBundle domain.OutputBundle `json:"output_bundle"`
+			RunRecord    domain.RunRecord    `json:"run_record"`
 		} `json:"workorders"`
 		Lifecycle struct{ Step string }
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &d))
-	require.Equal(t, store.StatusDone, d.Objective.Status)
+	require.Equal(t, domain.StatusDone, d.Objective.Status)
 	require.Equal(t, "done", d.Lifecycle.Step)
 	require.Len(t, d.WorkOrders, 1)
-	require.Equal(t, store.GatePass, d.WorkOrders[0].RunRecord.GateResult)
+	require.Equal(t, domain.GatePass, d.WorkOrders[0].RunRecord.GateResult)
 	require.Contains(t, d.WorkOrders[0].OutputBundle.Content, "Write the release notes")
 
 	out, code = run("objective", "approve", idCli)

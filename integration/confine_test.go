@@ -21,10 +21,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc/proctest"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
@@ -226,7 +226,7 @@ func historyText(t *testing.T, b *bundle, workflowID string) string {
 }
 
 // bundleOf returns the output bundle of objective id's first workorder.
-func (w *confineWorld) bundleOf(t *testing.T, id string) *store.OutputBundle {
+func (w *confineWorld) bundleOf(t *testing.T, id string) *domain.OutputBundle {
 	t.Helper()
 	ob, err := w.b.store.GetOutputBundle(context.Background(), "wo-"+id+"-1")
 	require.NoError(t, err)
@@ -292,7 +292,7 @@ executor:
 
 	cmdID, patchID := uniqueID("confine-cmd"), uniqueID("confine-patch")
 	w.b.create(t, cmdID)
-	w.b.create(t, patchID, patchObjective(repo), func(o *store.Objective) { o.Generator, o.Patch = "command", "" })
+	w.b.create(t, patchID, patchObjective(repo), func(o *domain.Objective) { o.Generator, o.Patch = "command", "" })
 	for _, id := range []string{cmdID, patchID} {
 		_, err := w.b.starter.Decide(context.Background(), id, workflows.Approve, workflows.Decision{By: "tester"})
 		require.NoError(t, err)
@@ -307,14 +307,14 @@ executor:
 
 	// The agent ran blind and its patch was committed and pushed.
 	patchBundle := w.bundleOf(t, patchID)
-	require.Equal(t, store.RunnerOK, patchBundle.RunnerStatus, patchBundle.Notes)
+	require.Equal(t, domain.RunnerOK, patchBundle.RunnerStatus, patchBundle.Notes)
 	requireSpyBlind(t, "the command generator", patchBundle.Notes)
 	require.Contains(t, patchBundle.Content, "+agent was here")
 
 	// The gate ran blind, without the host's network, and failed as told.
 	rr, err := w.b.store.GetRunRecord(context.Background(), "wo-"+patchID+"-1")
 	require.NoError(t, err)
-	require.Equal(t, store.GateFail, rr.GateResult)
+	require.Equal(t, domain.GateFail, rr.GateResult)
 	require.Contains(t, rr.GateReason, "exited with status 1")
 	// The reason quotes the command, then the output's tail.
 	_, gateOut, ok := strings.Cut(rr.GateReason, "output tail:")
@@ -365,7 +365,7 @@ func TestConfine_ARemoteJobSeesNeitherTheWorkersNorTheControlPlanesSecrets(t *te
 
 	j, err := w.b.store.GetJobByWorkOrder(context.Background(), "wo-"+id+"-1")
 	require.NoError(t, err)
-	require.Equal(t, store.JobSucceeded, j.Status, "it ran as a remote job")
+	require.Equal(t, domain.JobSucceeded, j.Status, "it ran as a remote job")
 	requireSpyBlind(t, "the remote job", w.bundleOf(t, id).Content)
 	w.requireNoCanary(t, []string{id}, "")
 }
@@ -409,7 +409,7 @@ esac`
 	require.Contains(t, st.GateReason, "budget exhausted")
 	bombBundle, err := b.store.GetOutputBundle(ctx, "wo-"+bomb+"-1")
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerBudgetExhausted, bombBundle.RunnerStatus)
+	require.Equal(t, domain.RunnerBudgetExhausted, bombBundle.RunnerStatus)
 	require.Contains(t, bombBundle.Notes, "the run hit its process limit (max_processes 64)")
 
 	b.waitStep(t, big, workflows.StepDone)

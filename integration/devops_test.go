@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -68,8 +68,8 @@ func TestDev_WorkListQueryLeavesTheDeadlineMonitorOut(t *testing.T) {
 	require.Eventually(t, func() bool { return len(list(monitor)) > 0 }, time.Minute, 200*time.Millisecond,
 		"the deadline monitor's first pass never ran")
 	id := uniqueID("worklist")
-	_, err := d.starter.Create(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Listed",
-		AcceptanceCriteria: []string{"it is in the list"}, Status: store.StatusNew, Urgency: "NORMAL"})
+	_, err := d.starter.Create(ctx, &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Listed",
+		AcceptanceCriteria: []string{"it is in the list"}, Status: domain.StatusNew, Urgency: "NORMAL"})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return slices.Contains(list(workflows.WorkListQuery), workflows.ObjectiveWorkflowName) },
 		time.Minute, 200*time.Millisecond, "the objective's lifecycle is not in the list")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
@@ -55,7 +56,7 @@ echo "env $(env | grep -c %s) proc $(cat /proc/[0-9]*/environ 2>/dev/null | tr '
 		c.Patch.Repositories = []config.RepositoryConfig{{Repository: repo}}
 	}})
 	id := uniqueID("egress")
-	b.create(t, id, func(o *store.Objective) {
+	b.create(t, id, func(o *domain.Objective) {
 		o.Repository, o.BaseBranch, o.Generator = repo, "main", config.GeneratorCommand
 	})
 	b.waitStep(t, id, workflows.StepAwaitingApproval)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
@@ -34,7 +35,7 @@ if grep -q 'undefined: FROB42' "$AZOLLA_INPUT_FILE"; then echo 'FROB42 = 1' > fr
 		p.Repositories = []config.RepositoryConfig{{Repository: repo, GateCommands: []string{gate}}}
 	}})
 	id := uniqueID("feedback")
-	b.create(t, id, func(o *store.Objective) {
+	b.create(t, id, func(o *domain.Objective) {
 		o.Repository, o.BaseBranch, o.Generator = repo, "main", config.GeneratorCommand
 		o.Title = "Define the frob constant"
 	})
@@ -42,14 +43,14 @@ if grep -q 'undefined: FROB42' "$AZOLLA_INPUT_FILE"; then echo 'FROB42 = 1' > fr
 	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
 	failed := b.waitStep(t, id, workflows.StepAwaitingRetry)
-	require.Equal(t, store.GateFail, failed.GateResult)
+	require.Equal(t, domain.GateFail, failed.GateResult)
 	require.Contains(t, failed.GateReason, "undefined: FROB42")
 
 	_, err = b.starter.Decide(ctx, id, workflows.Retry,
 		workflows.Decision{By: "ana", Comment: "the build wants FROB42, not FROB"})
 	require.NoError(t, err)
 	done := b.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, store.GatePass, done.GateResult)
+	require.Equal(t, domain.GatePass, done.GateResult)
 
 	first, err := os.ReadFile(filepath.Join(inputs, "input-0.txt"))
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/forge/giteatest"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -79,7 +80,7 @@ func BenchmarkForge(b *testing.B) {
 			w.repo.Path(fmt.Sprintf("/pulls/%d/reviews", number)), review, nil))
 		reviewed := time.Now()
 		w.sync(b, id)
-		var ev *store.Event
+		var ev *domain.Event
 		require.Eventually(b, func() bool {
 			evs, err := w.store.ListEvents(ctx, store.ListEventsParams{SubjectID: id})
 			if err != nil || len(evs) < 2 {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/forge/gitea"
 	"github.com/azolla/azolla/internal/forge/giteatest"
@@ -83,7 +84,7 @@ func setupForgeWith(t testing.TB, s *giteatest.Server, f func(*config.ForgeConfi
 // approve creates an objective on the repository and approves it.
 func (w *forgeWorld) approve(t testing.TB, id string) {
 	t.Helper()
-	w.create(t, id, func(o *store.Objective) {
+	w.create(t, id, func(o *domain.Objective) {
 		o.Repository, o.BaseBranch, o.Generator = w.clone, "main", config.GeneratorCommand
 		o.AcceptanceCriteria = []string{"task.txt says what to do"}
 	})
@@ -146,9 +147,9 @@ func (w *forgeWorld) comments(t testing.TB, number int) []string {
 
 // waitRound waits until the objective's pull request is in round n and its
 // lifecycle follows it again.
-func (w *forgeWorld) waitRound(t testing.TB, id string, n int) *store.PullRequest {
+func (w *forgeWorld) waitRound(t testing.TB, id string, n int) *domain.PullRequest {
 	t.Helper()
-	var pr *store.PullRequest
+	var pr *domain.PullRequest
 	require.Eventually(t, func() bool {
 		var err error
 		pr, err = w.store.GetPullRequest(context.Background(), id)
@@ -157,7 +158,7 @@ func (w *forgeWorld) waitRound(t testing.TB, id string, n int) *store.PullReques
 		}
 		st, err := w.starter.State(context.Background(), id)
 		return err == nil && st.Step == workflows.StepAwaitingReview && st.PullRequest == pr.URL &&
-			st.Status == store.StatusDone
+			st.Status == domain.StatusDone
 	}, 2*time.Minute, 100*time.Millisecond, "round %d never reached review (pull request %+v)", n, pr)
 	return pr
 }
@@ -181,7 +182,7 @@ func TestForge_FullLoopOnGitea(t *testing.T) {
 	require.Len(t, wos, 1)
 	rr, err := w.store.GetRunRecord(ctx, wos[0].WorkOrderID)
 	require.NoError(t, err)
-	require.Equal(t, store.GatePass, rr.GateResult)
+	require.Equal(t, domain.GatePass, rr.GateResult)
 	require.Equal(t, rr.CommitSHA, pr.HeadSHA, "the recorded head is the commit the gate passed")
 	require.False(t, pr.Adopted)
 	fpr, err := w.forge.PullRequest(ctx, pr.Number)
@@ -237,10 +238,10 @@ func TestForge_FullLoopOnGitea(t *testing.T) {
 	w.repo.Merge(t, pr.Number)
 	w.sync(t, id)
 	st := w.waitStep(t, id, workflows.StepMerged)
-	require.Equal(t, store.StatusDone, st.Status)
+	require.Equal(t, domain.StatusDone, st.Status)
 	p, err = w.store.GetPullRequest(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, store.PullRequestMerged, p.State)
+	require.Equal(t, domain.PullRequestMerged, p.State)
 	require.NotNil(t, p.MergedAt)
 	require.Equal(t, 2, p.Rounds)
 	nWO, bundles, records := w.counts(t, id)
@@ -338,10 +339,10 @@ func TestForge_FailedCheckRevisesThenACloseHandsBack(t *testing.T) {
 	w.repo.Close(t, pr.Number)
 	w.sync(t, id)
 	st := w.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, store.PausePullRequestClosed, st.LastPause.Reason)
+	require.Equal(t, domain.PausePullRequestClosed, st.LastPause.Reason)
 	p, err := w.store.GetPullRequest(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, store.PullRequestClosed, p.State)
+	require.Equal(t, domain.PullRequestClosed, p.State)
 	require.Equal(t, 2, p.Rounds, "the success started no round")
 	require.Equal(t, []int{pr.Number}, w.pullRequests(t))
 	w.requireAuditClean(t)
@@ -415,7 +416,7 @@ func TestForge_WebhookWakesTheLifecycle(t *testing.T) {
 	t.Cleanup(func() { _ = os.Unsetenv(secretEnv) })
 	w := setupForge(t, s, func(f *config.ForgeConfig) { f.WebhookSecretEnv = secretEnv })
 	var delivered atomic.Int64
-	hook := workers.ForgeWebhook(w.cfg, os.Getenv, w.store, func(ctx context.Context, o *store.Objective) error {
+	hook := workers.ForgeWebhook(w.cfg, os.Getenv, w.store, func(ctx context.Context, o *domain.Objective) error {
 		delivered.Add(1)
 		return w.starter.Start(ctx, o)
 	}, nil)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/azolla/azolla/internal/audit"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
@@ -115,10 +116,10 @@ func (b *bundle) startWorker(t testing.TB, identity string) {
 }
 
 // create stores an objective and starts its lifecycle.
-func (b *bundle) create(t testing.TB, id string, mutate ...func(*store.Objective)) *store.Objective {
+func (b *bundle) create(t testing.TB, id string, mutate ...func(*domain.Objective)) *domain.Objective {
 	t.Helper()
-	o := &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Integration objective " + id,
-		AcceptanceCriteria: []string{"it runs"}, Status: store.StatusNew, Urgency: "NORMAL"}
+	o := &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Integration objective " + id,
+		AcceptanceCriteria: []string{"it runs"}, Status: domain.StatusNew, Urgency: "NORMAL"}
 	for _, m := range mutate {
 		m(o)
 	}

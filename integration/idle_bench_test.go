@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
@@ -167,8 +167,8 @@ func (d *idleDev) measure(b *testing.B, n int) idleRow {
 		ids = append(ids, fmt.Sprintf("idle-%05d", i))
 	}
 	if err := inParallel(ids, func(id string) error {
-		_, err := d.starter.Create(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "waits",
-			Status: store.StatusNew, Urgency: "NORMAL"})
+		_, err := d.starter.Create(ctx, &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "waits",
+			Status: domain.StatusNew, Urgency: "NORMAL"})
 		return err
 	}); err != nil {
 		b.Fatalf("create: %v", err)
@@ -255,7 +255,7 @@ func (d *idleDev) quiet(b *testing.B) bool {
 // pollerVersion is the poller's leadership claim_version: it grows by one
 // each pass (and by one each third of a lease during a long pass).
 func (d *idleDev) pollerVersion(b *testing.B) int64 {
-	c, err := d.store.GetClaim(context.Background(), store.ResourcePoller, store.PollerLeadership)
+	c, err := d.store.GetClaim(context.Background(), domain.ResourcePoller, domain.PollerLeadership)
 	if err != nil {
 		b.Fatalf("the poller's leadership claim: %v", err)
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc/proctest"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -53,7 +53,7 @@ func TestKill_WorkerKilledMidRunIsTakenOver(t *testing.T) {
 
 	second := b.workerProcess(t, "second")
 	st := b.waitStep(t, idKilled, workflows.StepDone)
-	require.Equal(t, store.GatePass, st.GateResult)
+	require.Equal(t, domain.GatePass, st.GateResult)
 	require.Equal(t, 2, proctest.CountLines(starts), "the workorder ran again on the second worker")
 
 	wos, bundles, records := b.counts(t, idKilled)
@@ -61,7 +61,7 @@ func TestKill_WorkerKilledMidRunIsTakenOver(t *testing.T) {
 	out, err := b.store.GetOutputBundle(ctx, "wo-"+idKilled+"-1")
 	require.NoError(t, err)
 	require.Equal(t, "finished wo-"+idKilled+"-1\n", out.Content)
-	claim, err := b.store.GetClaim(ctx, store.ResourceWorkOrder, "wo-"+idKilled+"-1")
+	claim, err := b.store.GetClaim(ctx, domain.ResourceWorkOrder, "wo-"+idKilled+"-1")
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(claim.OwnerID, "second"), "the takeover holds the last claim, got %s", claim.OwnerID)
 	require.NotNil(t, claim.ReleasedAt)

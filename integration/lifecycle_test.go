@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
@@ -28,13 +29,13 @@ func TestLifecycle_ApproveSignalRunsToDone(t *testing.T) {
 		workflows.Decision{By: "tester", Comment: "looks right"}))
 	st := b.waitStep(t, idPass, workflows.StepDone)
 
-	require.Equal(t, store.StatusDone, st.Status)
-	require.Equal(t, store.GatePass, st.GateResult)
+	require.Equal(t, domain.StatusDone, st.Status)
+	require.Equal(t, domain.GatePass, st.GateResult)
 	require.Equal(t, []string{"wo-" + idPass + "-1"}, st.WorkOrderIDs)
-	require.Equal(t, store.PauseRunComplete, st.LastPause.Reason)
+	require.Equal(t, domain.PauseRunComplete, st.LastPause.Reason)
 	o, err := b.store.GetObjective(ctx, idPass)
 	require.NoError(t, err)
-	require.Equal(t, store.StatusDone, o.Status)
+	require.Equal(t, domain.StatusDone, o.Status)
 	out, err := b.store.GetOutputBundle(ctx, "wo-"+idPass+"-1")
 	require.NoError(t, err)
 	require.Contains(t, out.Content, fmt.Sprintf("objective %s, workorder wo-%s-1", idPass, idPass), "the default command names its ids")
@@ -68,7 +69,7 @@ func TestLifecycle_ApproveUpdateAnswersAndRefusesTwice(t *testing.T) {
 	_, err = b.starter.Decide(ctx, idUpd, workflows.Approve, workflows.Decision{By: "tester"})
 	require.ErrorIs(t, err, starter.ErrRefused)
 	_, err = b.starter.Decide(ctx, "nope", workflows.Approve, workflows.Decision{})
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	events, err := b.store.ListEvents(ctx, store.ListEventsParams{SubjectID: idUpd})
 	require.NoError(t, err)
 	require.Len(t, events, 1, "a refused approval emits nothing")
@@ -90,12 +91,12 @@ func TestLifecycle_GateFailThenRetry(t *testing.T) {
 	require.NoError(t, err)
 
 	st := b.waitStep(t, idRetry, workflows.StepAwaitingRetry)
-	require.Equal(t, store.GateFail, st.GateResult)
-	require.Equal(t, store.PauseGateFailed, st.LastPause.Reason)
+	require.Equal(t, domain.GateFail, st.GateResult)
+	require.Equal(t, domain.PauseGateFailed, st.LastPause.Reason)
 	o, err := b.store.GetObjective(ctx, idRetry)
 	require.NoError(t, err)
-	require.Equal(t, store.StatusTodo, o.Status)
-	require.Equal(t, store.GateBlocker("wo-"+idRetry+"-1"), o.BlockerRef)
+	require.Equal(t, domain.StatusTodo, o.Status)
+	require.Equal(t, domain.GateBlocker("wo-"+idRetry+"-1"), o.BlockerRef)
 
 	// Approving now is refused: the objective is past approval.
 	_, err = b.starter.Decide(ctx, idRetry, workflows.Approve, workflows.Decision{})
@@ -112,7 +113,7 @@ func TestLifecycle_GateFailThenRetry(t *testing.T) {
 	require.Equal(t, []int{2, 2, 2}, []int{wos, bundles, records})
 	first, err := b.store.GetRunRecord(ctx, "wo-"+idRetry+"-1")
 	require.NoError(t, err)
-	require.Equal(t, store.GateFail, first.GateResult)
+	require.Equal(t, domain.GateFail, first.GateResult)
 	b.requireAuditClean(t)
 	recordHistories(t, b, "gate_fail_retry", idRetry)
 }
@@ -122,17 +123,17 @@ func TestLifecycle_BlockedThenUnblock(t *testing.T) {
 	idBlocked := uniqueID("blocked")
 	b := setup(t, setupOptions{})
 	ctx := context.Background()
-	b.create(t, idBlocked, func(o *store.Objective) { o.Blockers = []string{"waiting for an API key"} })
+	b.create(t, idBlocked, func(o *domain.Objective) { o.Blockers = []string{"waiting for an API key"} })
 	_, err := b.starter.Decide(ctx, idBlocked, workflows.Approve, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
 
 	st := b.waitStep(t, idBlocked, workflows.StepAwaitingUnblock)
-	require.Equal(t, store.StatusBlocked, st.Status)
-	require.Equal(t, store.PauseBlocked, st.LastPause.Reason)
+	require.Equal(t, domain.StatusBlocked, st.Status)
+	require.Equal(t, domain.PauseBlocked, st.LastPause.Reason)
 	require.Contains(t, st.LastPause.PrioritizedActions[0], "Resolve blockers for blocked")
 	ev, err := b.store.GetEvent(ctx, "ev-"+idBlocked+"-1")
 	require.NoError(t, err)
-	require.Equal(t, store.ReasonBlocked, ev.ProcessedReason)
+	require.Equal(t, domain.ReasonBlocked, ev.ProcessedReason)
 
 	_, err = b.starter.Decide(ctx, idBlocked, workflows.Unblock, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
@@ -140,7 +141,7 @@ func TestLifecycle_BlockedThenUnblock(t *testing.T) {
 	o, err := b.store.GetObjective(ctx, idBlocked)
 	require.NoError(t, err)
 	require.Empty(t, o.Blockers)
-	require.Equal(t, store.StatusDone, o.Status)
+	require.Equal(t, domain.StatusDone, o.Status)
 	b.requireAuditClean(t)
 	recordHistories(t, b, "blocked_unblock", idBlocked)
 }
@@ -154,7 +155,7 @@ func TestLifecycle_RejectEndsIt(t *testing.T) {
 	b.waitStep(t, idRejected, workflows.StepAwaitingApproval)
 	res, err := b.starter.Decide(ctx, idRejected, workflows.Reject, workflows.Decision{By: "tester", Comment: "out of scope"})
 	require.NoError(t, err)
-	require.Equal(t, store.PauseRejected, res.Pause.Reason)
+	require.Equal(t, domain.PauseRejected, res.Pause.Reason)
 	require.Contains(t, res.Pause.PrioritizedActions[0], "out of scope")
 
 	run := b.client.GetWorkflow(ctx, workflows.ObjectiveWorkflowID(idRejected), "")
@@ -163,7 +164,7 @@ func TestLifecycle_RejectEndsIt(t *testing.T) {
 	require.Equal(t, workflows.StepRejected, final.Step)
 	o, err := b.store.GetObjective(ctx, idRejected)
 	require.NoError(t, err)
-	require.Equal(t, store.StatusNew, o.Status, "a rejection changes no status")
+	require.Equal(t, domain.StatusNew, o.Status, "a rejection changes no status")
 	b.requireAuditClean(t)
 	recordHistories(t, b, "reject", idRejected)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
@@ -50,8 +51,8 @@ const helloPatch = `--- a/hello.txt
 `
 
 // patchObjective targets repo with the static helloPatch.
-func patchObjective(repo string) func(*store.Objective) {
-	return func(o *store.Objective) {
+func patchObjective(repo string) func(*domain.Objective) {
+	return func(o *domain.Objective) {
 		o.Repository, o.BaseBranch, o.Generator, o.Patch = repo, "main", config.GeneratorStatic, helloPatch
 	}
 }
@@ -59,7 +60,7 @@ func patchObjective(repo string) func(*store.Objective) {
 // requirePatchRun checks one workorder's patch run end to end: its branch
 // has one commit on the snapshot's commit, and the bundle's content is that
 // commit's diff as git prints it.
-func (b *bundle) requirePatchRun(t *testing.T, w *store.WorkOrder) *store.OutputBundle {
+func (b *bundle) requirePatchRun(t *testing.T, w *domain.WorkOrder) *domain.OutputBundle {
 	t.Helper()
 	ctx := context.Background()
 	require.Equal(t, diazotroph.PatchType, w.DiazotrophType)
@@ -67,7 +68,7 @@ func (b *bundle) requirePatchRun(t *testing.T, w *store.WorkOrder) *store.Output
 	require.NoError(t, err)
 	out, err := b.store.GetOutputBundle(ctx, w.WorkOrderID)
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerOK, out.RunnerStatus, out.Notes)
+	require.Equal(t, domain.RunnerOK, out.RunnerStatus, out.Notes)
 	ws := filepath.Join(b.cfg.GitDir(), "workspaces", w.WorkOrderID)
 	require.Equal(t, out.Metadata.CommitSHA, gitIn(t, ws, "rev-parse", "--verify", "refs/heads/"+w.BranchName))
 	require.Equal(t, "1", gitIn(t, ws, "rev-list", "--count", snap.Metadata.CommitSHA+".."+w.BranchName))
@@ -108,13 +109,13 @@ func TestPatch_ApprovedObjectiveYieldsABranchCommitAndDiff(t *testing.T) {
 
 	rr, err := b.store.GetRunRecord(ctx, wos[0].WorkOrderID)
 	require.NoError(t, err)
-	require.Equal(t, store.GatePass, rr.GateResult)
+	require.Equal(t, domain.GatePass, rr.GateResult)
 	require.Equal(t, out.Metadata.CommitSHA, rr.CommitSHA)
 	require.Contains(t, rr.GateReason, `gate commands passed: "grep -q again hello.txt"`)
 	pauses, err := b.store.ListPauseStates(ctx, id)
 	require.NoError(t, err)
 	last := pauses[len(pauses)-1]
-	require.Equal(t, store.PauseRunComplete, last.Reason)
+	require.Equal(t, domain.PauseRunComplete, last.Reason)
 	require.Equal(t, []string{"Review PR on azolla/" + id,
 		"Push or fetch azolla/" + id + " within 7 days: it was not pushed and lives only in the runner's workspace, which is pruned then",
 		"Confirm completion"}, last.PrioritizedActions, "no push remote: the human is told the branch will go with its workspace")
@@ -158,16 +159,16 @@ func TestPatch_GateFailureThenRetryResetsTheBranchOnANewWorkOrder(t *testing.T) 
 	first := b.requirePatchRun(t, wos[0])
 	rr, err := b.store.GetRunRecord(ctx, wos[0].WorkOrderID)
 	require.NoError(t, err)
-	require.Equal(t, store.GateFail, rr.GateResult)
+	require.Equal(t, domain.GateFail, rr.GateResult)
 	require.Contains(t, rr.GateReason, `gate command "`+gate+`" exited with status 1`)
 	require.Contains(t, rr.GateReason, "checking", "the reason carries the output's tail")
 	require.Equal(t, first.Metadata.CommitSHA, gitIn(t, remote, "rev-parse", "refs/heads/azolla/"+id), "pushed")
 	o, err := b.store.GetObjective(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, store.StatusTodo, o.Status)
+	require.Equal(t, domain.StatusTodo, o.Status)
 	pauses, err := b.store.ListPauseStates(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, store.PauseGateFailed, pauses[len(pauses)-1].Reason)
+	require.Equal(t, domain.PauseGateFailed, pauses[len(pauses)-1].Reason)
 
 	// Upstream moves on, the human fixes what the gate wanted, and retries.
 	require.NoError(t, os.WriteFile(filepath.Join(repo, "other.txt"), []byte("more\n"), 0o644))
@@ -197,14 +198,14 @@ func TestPatch_MissingBaseBranchBlocksTheObjective(t *testing.T) {
 	repo := sampleRepo(t)
 	b := setup(t, setupOptions{})
 	id := uniqueID("patch-blocked")
-	b.create(t, id, patchObjective(repo), func(o *store.Objective) { o.BaseBranch = "develop" })
+	b.create(t, id, patchObjective(repo), func(o *domain.Objective) { o.BaseBranch = "develop" })
 	b.waitStep(t, id, workflows.StepAwaitingApproval)
 	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
 	b.waitStep(t, id, workflows.StepAwaitingUnblock)
 	o, err := b.store.GetObjective(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, store.StatusBlocked, o.Status)
+	require.Equal(t, domain.StatusBlocked, o.Status)
 	require.Len(t, o.Blockers, 1)
 	require.Contains(t, o.Blockers[0], `has no branch "develop"`)
 

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/azolla/azolla/internal/claim"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workers"
@@ -34,13 +34,13 @@ func TestPoller_StartsLifecyclesForStoredWork(t *testing.T) {
 	now := time.Now().UTC()
 
 	// Written while Temporal was unreachable: waits for approval.
-	require.NoError(t, b.store.CreateObjective(ctx, &store.Objective{ObjectiveID: idOffline, ObjectiveType: "TICKET",
-		Title: "created offline", Status: store.StatusNew, Urgency: "NORMAL", CreatedAt: now}))
+	require.NoError(t, b.store.CreateObjective(ctx, &domain.Objective{ObjectiveID: idOffline, ObjectiveType: "TICKET",
+		Title: "created offline", Status: domain.StatusNew, Urgency: "NORMAL", CreatedAt: now}))
 	// Approved by hand in the database: runs to DONE.
-	require.NoError(t, b.store.CreateObjective(ctx, &store.Objective{ObjectiveID: idDirect, ObjectiveType: "TICKET",
-		Title: "approved in the database", Status: store.StatusTodo, Urgency: "NORMAL", CreatedAt: now}))
+	require.NoError(t, b.store.CreateObjective(ctx, &domain.Objective{ObjectiveID: idDirect, ObjectiveType: "TICKET",
+		Title: "approved in the database", Status: domain.StatusTodo, Urgency: "NORMAL", CreatedAt: now}))
 	// An event about an objective that does not exist: MISSING_TICKET.
-	_, _, err := b.store.EmitEvent(ctx, &store.Event{EventID: "ev-" + idGhost, EventType: store.EventTicketReady,
+	_, _, err := b.store.EmitEvent(ctx, &domain.Event{EventID: "ev-" + idGhost, EventType: domain.EventTicketReady,
 		SubjectID: idGhost, CreatedAt: now})
 	require.NoError(t, err)
 
@@ -50,7 +50,7 @@ func TestPoller_StartsLifecyclesForStoredWork(t *testing.T) {
 	b.waitStep(t, idDirect, workflows.StepDone)
 	require.Eventually(t, func() bool {
 		ev, err := b.store.GetEvent(ctx, "ev-"+idGhost)
-		return err == nil && ev.Processed && ev.ProcessedReason == store.ReasonMissingTicket
+		return err == nil && ev.Processed && ev.ProcessedReason == domain.ReasonMissingTicket
 	}, 60*time.Second, 100*time.Millisecond)
 
 	// Later passes find everything handed over: they start nothing, and
@@ -64,7 +64,7 @@ func TestPoller_StartsLifecyclesForStoredWork(t *testing.T) {
 	}
 	wos, bundles, records := b.counts(t, idDirect)
 	require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records})
-	claim, err := b.store.GetClaim(ctx, store.ResourceEvent, "ev-"+idGhost)
+	claim, err := b.store.GetClaim(ctx, domain.ResourceEvent, "ev-"+idGhost)
 	require.NoError(t, err)
 	require.NotNil(t, claim.ReleasedAt, "the poller and the scheduler release their event claims")
 	b.requireAuditClean(t)
@@ -83,8 +83,8 @@ func TestPoller_NeverTwoLifecyclesWhenPollersAndTheStarterRace(t *testing.T) {
 	for i := range n {
 		w, a := uniqueID(fmt.Sprintf("race-new-%d", i)), uniqueID(fmt.Sprintf("race-todo-%d", i))
 		waiting, approved = append(waiting, w), append(approved, a)
-		for id, status := range map[string]store.Status{w: store.StatusNew, a: store.StatusTodo} {
-			require.NoError(t, b.store.CreateObjective(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET",
+		for id, status := range map[string]domain.Status{w: domain.StatusNew, a: domain.StatusTodo} {
+			require.NoError(t, b.store.CreateObjective(ctx, &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET",
 				Title: "race " + id, Status: status, Urgency: "NORMAL"}))
 		}
 	}
@@ -107,7 +107,7 @@ func TestPoller_NeverTwoLifecyclesWhenPollersAndTheStarterRace(t *testing.T) {
 		errs <- err
 	}()
 	require.Eventually(t, func() bool {
-		c, err := b.store.GetClaim(ctx, store.ResourcePoller, store.PollerLeadership)
+		c, err := b.store.GetClaim(ctx, domain.ResourcePoller, domain.PollerLeadership)
 		return err == nil && c.OwnerID == "first"
 	}, 30*time.Second, time.Millisecond, "the first poller leads")
 	wg.Add(1)
@@ -122,7 +122,7 @@ func TestPoller_NeverTwoLifecyclesWhenPollersAndTheStarterRace(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- b.starter.Start(ctx, &store.Objective{ObjectiveID: id})
+			errs <- b.starter.Start(ctx, &domain.Objective{ObjectiveID: id})
 		}()
 	}
 	wg.Wait()
@@ -163,8 +163,8 @@ func TestPoller_DoneObjectiveWithAFinishedLifecycleIsNeverRestarted(t *testing.T
 	id := uniqueID("finished")
 	b := setupWithoutPoller(t)
 	ctx := context.Background()
-	require.NoError(t, b.store.CreateObjective(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET",
-		Title: "approved in the database", Status: store.StatusTodo, Urgency: "NORMAL"}))
+	require.NoError(t, b.store.CreateObjective(ctx, &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET",
+		Title: "approved in the database", Status: domain.StatusTodo, Urgency: "NORMAL"}))
 	p := newTestPoller(t, b, "test-poller", 0)
 	require.Equal(t, 1, runPass(t, p).Started)
 	b.waitStep(t, id, workflows.StepDone)
@@ -176,7 +176,7 @@ func TestPoller_DoneObjectiveWithAFinishedLifecycleIsNeverRestarted(t *testing.T
 	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Marked: 1}, runPass(t, p))
 	require.Equal(t, workers.Counts{Leader: true, Batches: 2}, runPass(t, p))
 
-	err = b.starter.StartFirst(ctx, &store.Objective{ObjectiveID: id})
+	err = b.starter.StartFirst(ctx, &domain.Objective{ObjectiveID: id})
 	require.ErrorIs(t, err, starter.ErrLifecycleEnded, "the server refuses a first start once a lifecycle closed")
 	require.Equal(t, 1, lifecycleRuns(t, b, id))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc/proctest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
@@ -63,7 +64,7 @@ esac`
 	d.logJobsIfFailed(t, "wo-"+id+"-1")
 	d.approve(t, id, bestOfN(repo, 3))
 	st := d.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, store.GatePass, st.GateResult, st.GateReason)
+	require.Equal(t, domain.GatePass, st.GateResult, st.GateReason)
 
 	wo := "wo-" + id + "-1"
 	cands, err := d.store.ListCandidates(ctx, wo)
@@ -75,7 +76,7 @@ esac`
 	}{{[]bool{true, false}, false}, {[]bool{true, true}, true}, {[]bool{false, false}, false}} {
 		c := cands[i]
 		require.Equal(t, i+1, c.Attempt)
-		require.Equal(t, store.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
+		require.Equal(t, domain.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
 		require.Equal(t, want.passed, gatePassed(c), "candidate %d's gate results, from the remote worker", c.Attempt)
 		require.Equal(t, want.chosen, c.Chosen, "candidate %d", c.Attempt)
 	}
@@ -85,13 +86,13 @@ esac`
 	require.Len(t, jobs, 3, "a job per candidate, none for the workorder itself")
 	seen := map[int]bool{}
 	for _, j := range jobs {
-		require.Equal(t, store.JobSucceeded, j.Status, "candidate %d's job", j.Candidate)
+		require.Equal(t, domain.JobSucceeded, j.Status, "candidate %d's job", j.Candidate)
 		attempts, err := d.store.ListJobAttempts(ctx, j.JobID)
 		require.NoError(t, err)
 		require.Len(t, attempts, 1)
 		require.Equal(t, "remote-bestofn", attempts[0].WorkerID)
 		seen[j.Candidate] = true
-		c, err := d.store.GetClaim(ctx, store.ResourceCandidate, fmt.Sprintf("%s-c%d", wo, j.Candidate))
+		c, err := d.store.GetClaim(ctx, domain.ResourceCandidate, fmt.Sprintf("%s-c%d", wo, j.Candidate))
 		require.NoError(t, err)
 		require.Equal(t, fmt.Sprintf("remote:%s/1", j.JobID), c.OwnerID, "held for the remote worker")
 		require.NotNil(t, c.ReleasedAt)
@@ -100,7 +101,7 @@ esac`
 
 	b, err := d.store.GetOutputBundle(ctx, wo)
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerOK, b.RunnerStatus, b.Notes)
+	require.Equal(t, domain.RunnerOK, b.RunnerStatus, b.Notes)
 	require.Equal(t, cands[1].Patch, b.Content, "delivered locally from candidate 2's recorded patch")
 	require.Contains(t, b.Content, "+42")
 	d.requireAuditClean(t)
@@ -165,28 +166,28 @@ func TestRemote_BestOfNWorkerKilledMidCandidateLosesOnlyThatAttempt(t *testing.T
 *) echo 'forty-two(' > value.txt ;;
 esac`))
 	st := d.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, store.GatePass, st.GateResult, st.GateReason)
+	require.Equal(t, domain.GatePass, st.GateResult, st.GateReason)
 
 	cands, err := d.store.ListCandidates(ctx, wo)
 	require.NoError(t, err)
 	require.Len(t, cands, 3, "one record per candidate, none duplicated")
 	for _, c := range cands {
-		require.Equal(t, store.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
+		require.Equal(t, domain.CandidateDone, c.Status, "candidate %d: %s", c.Attempt, c.Why)
 		require.Equal(t, c.Attempt == 2, c.Chosen, "candidate %d", c.Attempt)
 	}
 	jobs, err := d.store.ListJobs(ctx, store.ListJobsParams{WorkOrderID: wo})
 	require.NoError(t, err)
 	require.Len(t, jobs, 3)
 	for _, j := range jobs {
-		require.Equal(t, store.JobSucceeded, j.Status)
+		require.Equal(t, domain.JobSucceeded, j.Status)
 		attempts, err := d.store.ListJobAttempts(ctx, j.JobID)
 		require.NoError(t, err)
 		if fmt.Sprint(j.Candidate)+"\n" == string(killed) {
 			require.Len(t, attempts, 2, "the killed candidate's attempt is lost and run again")
 			require.Equal(t, "remote-first", attempts[0].WorkerID)
-			require.Equal(t, store.AttemptExpired, attempts[0].Status)
+			require.Equal(t, domain.AttemptExpired, attempts[0].Status)
 			require.Equal(t, "remote-second", attempts[1].WorkerID)
-			require.Equal(t, store.AttemptSucceeded, attempts[1].Status)
+			require.Equal(t, domain.AttemptSucceeded, attempts[1].Status)
 			continue
 		}
 		require.Len(t, attempts, 1, "candidate %d ran once", j.Candidate)
@@ -224,21 +225,21 @@ esac`, shared, nap)
 	d.logJobsIfFailed(t, wo)
 	d.approve(t, id, bestOfN(repo, 3))
 	st := d.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, store.GatePass, st.GateResult, st.GateReason)
+	require.Equal(t, domain.GatePass, st.GateResult, st.GateReason)
 	require.Eventually(t, func() bool { return len(processesRunning("sleep", nap)) == 0 }, time.Minute,
 		50*time.Millisecond, "the cancelled candidates' agents are killed")
 
 	cands, err := d.store.ListCandidates(ctx, wo)
 	require.NoError(t, err)
 	requireEarlyStopped(t, cands)
-	jobOf := func(k int) *store.Job {
+	jobOf := func(k int) *domain.Job {
 		j, err := d.store.GetCandidateJob(ctx, wo, k)
 		require.NoError(t, err)
 		return j
 	}
-	require.Equal(t, store.JobSucceeded, jobOf(1).Status)
+	require.Equal(t, domain.JobSucceeded, jobOf(1).Status)
 	for _, k := range []int{2, 3} {
-		require.Eventually(t, func() bool { return jobOf(k).Status == store.JobDeadLettered }, time.Minute,
+		require.Eventually(t, func() bool { return jobOf(k).Status == domain.JobDeadLettered }, time.Minute,
 			50*time.Millisecond, "candidate %d's job is dead-lettered once its lease lapses", k)
 		j := jobOf(k)
 		require.Equal(t, controlplane.CodeRunGone, j.Error.Code)

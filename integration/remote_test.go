@@ -15,8 +15,8 @@ import (
 
 	"github.com/azolla/azolla/internal/audit"
 	"github.com/azolla/azolla/internal/controlplane/redisstream/redistest"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc/proctest"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -63,11 +63,11 @@ func (d *devProc) startRemoteWorker(t *testing.T, name, dir string, env ...strin
 
 // approve creates objective id through d's store and lifecycle and
 // approves it.
-func (d *devProc) approve(t *testing.T, id string, mutate ...func(*store.Objective)) {
+func (d *devProc) approve(t *testing.T, id string, mutate ...func(*domain.Objective)) {
 	t.Helper()
 	ctx := context.Background()
-	o := &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Remote " + id,
-		AcceptanceCriteria: []string{"it runs on a remote worker"}, Status: store.StatusNew, Urgency: "NORMAL"}
+	o := &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Remote " + id,
+		AcceptanceCriteria: []string{"it runs on a remote worker"}, Status: domain.StatusNew, Urgency: "NORMAL"}
 	for _, m := range mutate {
 		m(o)
 	}
@@ -90,7 +90,7 @@ func (d *devProc) waitStep(t *testing.T, id, step string) workflows.State {
 }
 
 // job returns the job of objective id's first workorder and its attempts.
-func (d *devProc) job(t *testing.T, id string) (*store.Job, []*store.JobAttempt) {
+func (d *devProc) job(t *testing.T, id string) (*domain.Job, []*domain.JobAttempt) {
 	t.Helper()
 	ctx := context.Background()
 	j, err := d.store.GetJobByWorkOrder(ctx, "wo-"+id+"-1")
@@ -123,15 +123,15 @@ func TestRemote_TwoRemoteWorkersTakeTenPatchObjectivesToDone(t *testing.T) {
 	workers := map[string]int{}
 	for _, id := range ids {
 		st := d.waitStep(t, id, workflows.StepDone)
-		require.Equal(t, store.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
+		require.Equal(t, domain.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
 		j, attempts := d.job(t, id)
-		require.Equal(t, store.JobSucceeded, j.Status)
+		require.Equal(t, domain.JobSucceeded, j.Status)
 		require.Len(t, attempts, 1)
-		require.Equal(t, store.AttemptSucceeded, attempts[0].Status)
+		require.Equal(t, domain.AttemptSucceeded, attempts[0].Status)
 		workers[attempts[0].WorkerID]++
 		b, err := d.store.GetOutputBundle(context.Background(), "wo-"+id+"-1")
 		require.NoError(t, err)
-		require.Equal(t, store.RunnerOK, b.RunnerStatus)
+		require.Equal(t, domain.RunnerOK, b.RunnerStatus)
 		require.Contains(t, b.Content, "+hello again")
 	}
 	t.Logf("jobs per remote worker: %v", workers)
@@ -160,20 +160,20 @@ func TestRemote_WorkerKilledMidJobIsRequeuedAndCompletedByAnother(t *testing.T) 
 
 	d.remoteWorker(t, "remote-second", `AZOLLA_DIAZOTROPH_COMMAND_RUN=echo "finished $AZOLLA_WORK_ORDER_ID"`)
 	st := d.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, store.GatePass, st.GateResult, st.GateReason)
+	require.Equal(t, domain.GatePass, st.GateResult, st.GateReason)
 	j, attempts := d.job(t, id)
-	require.Equal(t, store.JobSucceeded, j.Status)
+	require.Equal(t, domain.JobSucceeded, j.Status)
 	require.Len(t, attempts, 2)
 	require.Equal(t, "remote-first", attempts[0].WorkerID)
-	require.Equal(t, store.AttemptExpired, attempts[0].Status)
+	require.Equal(t, domain.AttemptExpired, attempts[0].Status)
 	require.Equal(t, "remote-second", attempts[1].WorkerID)
-	require.Equal(t, store.AttemptSucceeded, attempts[1].Status)
+	require.Equal(t, domain.AttemptSucceeded, attempts[1].Status)
 	out, err := d.store.GetOutputBundle(context.Background(), "wo-"+id+"-1")
 	require.NoError(t, err)
 	require.Equal(t, "finished wo-"+id+"-1\n", out.Content)
 	rr, err := d.store.GetRunRecord(context.Background(), "wo-"+id+"-1")
 	require.NoError(t, err)
-	require.Equal(t, store.GatePass, rr.GateResult)
+	require.Equal(t, domain.GatePass, rr.GateResult)
 	d.requireAuditClean(t)
 }
 
@@ -188,19 +188,19 @@ func TestRemote_MaxAttemptsDeadLetterAndTheGateFails(t *testing.T) {
 	id := uniqueID("remotedlq")
 	d.approve(t, id)
 	st := d.waitStep(t, id, workflows.StepAwaitingRetry)
-	require.Equal(t, store.GateFail, st.GateResult)
-	require.Contains(t, st.GateReason, store.JobDeadLettered)
+	require.Equal(t, domain.GateFail, st.GateResult)
+	require.Contains(t, st.GateReason, domain.JobDeadLettered)
 	j, attempts := d.job(t, id)
-	require.Equal(t, store.JobDeadLettered, j.Status)
+	require.Equal(t, domain.JobDeadLettered, j.Status)
 	require.Equal(t, 2, j.AttemptCount)
 	require.Len(t, attempts, 2)
 	for _, a := range attempts {
-		require.Equal(t, store.AttemptFailed, a.Status)
+		require.Equal(t, domain.AttemptFailed, a.Status)
 	}
 	pauses, err := d.store.ListPauseStates(context.Background(), id)
 	require.NoError(t, err)
 	require.NotEmpty(t, pauses)
-	require.Equal(t, store.PauseGateFailed, pauses[len(pauses)-1].Reason)
+	require.Equal(t, domain.PauseGateFailed, pauses[len(pauses)-1].Reason)
 	d.requireAuditClean(t)
 }
 
@@ -220,11 +220,11 @@ func TestRemote_RedisFlushedMidFlightLosesNoJob(t *testing.T) {
 	// No remote worker yet: the job waits, its message in the stream.
 	id := uniqueID("remoteflush")
 	d.approve(t, id)
-	var queued *store.Job
+	var queued *domain.Job
 	require.Eventually(t, func() bool {
 		j, err := d.store.GetJobByWorkOrder(ctx, "wo-"+id+"-1")
 		queued = j
-		return err == nil && j.Status == store.JobQueued && j.MessageID != ""
+		return err == nil && j.Status == domain.JobQueued && j.MessageID != ""
 	}, time.Minute, 50*time.Millisecond, "the job is enqueued on Redis")
 	n, err := rdb.XLen(ctx, "azolla:stream:command").Result()
 	require.NoError(t, err)
@@ -234,10 +234,10 @@ func TestRemote_RedisFlushedMidFlightLosesNoJob(t *testing.T) {
 	require.NoError(t, rdb.FlushDB(ctx).Err())
 	d.remoteWorker(t, "remote-after-flush", `AZOLLA_DIAZOTROPH_COMMAND_RUN=echo "survived $AZOLLA_WORK_ORDER_ID"`)
 	st := d.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, store.GatePass, st.GateResult, st.GateReason)
+	require.Equal(t, domain.GatePass, st.GateResult, st.GateReason)
 	j, attempts := d.job(t, id)
 	require.Equal(t, queued.JobID, j.JobID, "the same job, not a second one")
-	require.Equal(t, store.JobSucceeded, j.Status)
+	require.Equal(t, domain.JobSucceeded, j.Status)
 	require.Len(t, attempts, 1)
 	require.NotEqual(t, queued.MessageID, attempts[0].MessageID, "claimed from the message the reaper wrote again")
 	out, err := d.store.GetOutputBundle(ctx, "wo-"+id+"-1")

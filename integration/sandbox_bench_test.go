@@ -11,8 +11,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workers"
@@ -111,7 +111,7 @@ func sandboxSide(b *testing.B, mode string) *starter.Starter {
 func workorderToDone(b *testing.B, s *starter.Starter, id string) time.Duration {
 	b.Helper()
 	id += "-" + randomHex(3)
-	o := &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "x1", Status: store.StatusNew, Urgency: "NORMAL"}
+	o := &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "x1", Status: domain.StatusNew, Urgency: "NORMAL"}
 	if _, err := s.Create(context.Background(), o); err != nil {
 		b.Fatal(err)
 	}

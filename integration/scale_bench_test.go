@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -172,7 +172,7 @@ func scaleRun(b *testing.B, n int, profileDir string) scalePoint {
 	}
 	start := time.Now()
 	bounded(n, 32, func(i int) {
-		o := &store.Objective{ObjectiveID: ids[i], ObjectiveType: "TICKET", Title: "scale", Status: store.StatusNew, Urgency: "NORMAL"}
+		o := &domain.Objective{ObjectiveID: ids[i], ObjectiveType: "TICKET", Title: "scale", Status: domain.StatusNew, Urgency: "NORMAL"}
 		if _, err := d.starter.Create(ctx, o); err != nil {
 			b.Errorf("create %s: %v", ids[i], err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
@@ -48,7 +49,7 @@ func BenchmarkEnvironment(b *testing.B) {
 // long it took to reach DONE; its run's notes must say note.
 func (w *setupWorld) timeToDone(b *testing.B, id, note string) time.Duration {
 	b.Helper()
-	w.create(b, id, func(o *store.Objective) {
+	w.create(b, id, func(o *domain.Objective) {
 		o.Repository, o.BaseBranch, o.Generator = w.repo, "main", "command"
 	})
 	w.waitStep(b, id, workflows.StepAwaitingApproval)
@@ -66,7 +67,7 @@ func (w *setupWorld) timeToDone(b *testing.B, id, note string) time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if rr, err := w.store.GetRunRecord(context.Background(), wos[0].WorkOrderID); err != nil || rr.GateResult != store.GatePass {
+	if rr, err := w.store.GetRunRecord(context.Background(), wos[0].WorkOrderID); err != nil || rr.GateResult != domain.GatePass {
 		b.Fatalf("%s did not pass: %v %+v", id, err, rr)
 	}
 	if !strings.Contains(bundle.Notes, note) {

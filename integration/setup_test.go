@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
@@ -43,7 +44,7 @@ func setupRepository(t testing.TB, repo, agent string, gate []string, environ []
 // approveAndWait runs an objective on the repository to its next pause.
 func (w *setupWorld) approveAndWait(t testing.TB, id, step string) workflows.State {
 	t.Helper()
-	w.create(t, id, func(o *store.Objective) {
+	w.create(t, id, func(o *domain.Objective) {
 		o.Repository, o.BaseBranch, o.Generator = w.repo, "main", config.GeneratorCommand
 	})
 	w.waitStep(t, id, workflows.StepAwaitingApproval)
@@ -53,7 +54,7 @@ func (w *setupWorld) approveAndWait(t testing.TB, id, step string) workflows.Sta
 }
 
 // lastRun is the objective's newest workorder's bundle and run record.
-func (w *setupWorld) lastRun(t *testing.T, id string) (*store.OutputBundle, *store.RunRecord) {
+func (w *setupWorld) lastRun(t *testing.T, id string) (*domain.OutputBundle, *domain.RunRecord) {
 	t.Helper()
 	ctx := context.Background()
 	wos, err := w.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
@@ -83,7 +84,7 @@ func TestSetup_AGoRepositoryWithADependencyNeedsNoSetting(t *testing.T) {
 	id := uniqueID("go-cold")
 	w.approveAndWait(t, id, workflows.StepDone)
 	b, rr := w.lastRun(t, id)
-	require.Equal(t, store.GatePass, rr.GateResult, rr.GateReason)
+	require.Equal(t, domain.GatePass, rr.GateResult, rr.GateReason)
 	require.Contains(t, b.Notes, "environment built in")
 	require.Contains(t, b.Notes, "go environment")
 	require.Contains(t, b.Content, "+func Greeting() string { return greet.Hello(\"world\") }")
@@ -91,7 +92,7 @@ func TestSetup_AGoRepositoryWithADependencyNeedsNoSetting(t *testing.T) {
 	warm := uniqueID("go-warm")
 	w.approveAndWait(t, warm, workflows.StepDone)
 	b, rr = w.lastRun(t, warm)
-	require.Equal(t, store.GatePass, rr.GateResult, rr.GateReason)
+	require.Equal(t, domain.GatePass, rr.GateResult, rr.GateReason)
 	require.Contains(t, b.Notes, "environment warm: go environment")
 	require.Contains(t, rr.GateReason, "environment warm", "the gate ran in the warm environment: its dependency compiled")
 	w.requireAuditClean(t)
@@ -109,7 +110,7 @@ func TestSetup_ANodeRepositoryNeedsNoSetting(t *testing.T) {
 	id := uniqueID("node")
 	w.approveAndWait(t, id, workflows.StepDone)
 	b, rr := w.lastRun(t, id)
-	require.Equal(t, store.GatePass, rr.GateResult, rr.GateReason)
+	require.Equal(t, domain.GatePass, rr.GateResult, rr.GateReason)
 	require.Contains(t, b.Notes, "node environment")
 	require.NotContains(t, b.Content, "node_modules", "the environment's link is not the agent's work")
 
@@ -128,7 +129,7 @@ func TestSetup_APythonRepositoryNeedsNoSetting(t *testing.T) {
 	id := uniqueID("py")
 	w.approveAndWait(t, id, workflows.StepDone)
 	b, rr := w.lastRun(t, id)
-	require.Equal(t, store.GatePass, rr.GateResult, rr.GateReason)
+	require.Equal(t, domain.GatePass, rr.GateResult, rr.GateReason)
 	require.Contains(t, b.Notes, "python environment")
 	require.NotContains(t, b.Content, "__pycache__")
 }
@@ -147,20 +148,20 @@ func TestSetup_AFailedSetupBlocksThenUnblockRunsIt(t *testing.T) {
 	})
 	id := uniqueID("setup-fail")
 	st := w.approveAndWait(t, id, workflows.StepAwaitingUnblock)
-	require.Equal(t, store.StatusBlocked, st.Status)
+	require.Equal(t, domain.StatusBlocked, st.Status)
 	b, rr := w.lastRun(t, id)
-	require.Equal(t, store.RunnerEnvironmentFailed, b.RunnerStatus)
+	require.Equal(t, domain.RunnerEnvironmentFailed, b.RunnerStatus)
 	require.Contains(t, b.Notes, "mirror down", "the setup's output tail")
 	require.Contains(t, b.Notes, "no agent ran")
 	require.Empty(t, b.Content)
 	require.Nil(t, b.Metadata.RunReport, "nothing was spent")
-	require.Equal(t, store.GateFail, rr.GateResult)
-	require.Equal(t, store.BlameEnvironment, rr.Blame)
+	require.Equal(t, domain.GateFail, rr.GateResult)
+	require.Equal(t, domain.BlameEnvironment, rr.Blame)
 	o, err := w.store.GetObjective(context.Background(), id)
 	require.NoError(t, err)
 	require.Len(t, o.Blockers, 1)
 	require.True(t, strings.HasPrefix(o.Blockers[0], "environment: setup: "), o.Blockers[0])
-	require.Equal(t, store.PauseBlocked, st.LastPause.Reason)
+	require.Equal(t, domain.PauseBlocked, st.LastPause.Reason)
 	require.Contains(t, strings.Join(st.LastPause.PrioritizedActions, "\n"), "Fix the environment")
 
 	require.NoError(t, os.WriteFile(filepath.Join(state, "up"), nil, 0o644))
@@ -168,7 +169,7 @@ func TestSetup_AFailedSetupBlocksThenUnblockRunsIt(t *testing.T) {
 	require.NoError(t, err)
 	w.waitStep(t, id, workflows.StepDone)
 	_, rr = w.lastRun(t, id)
-	require.Equal(t, store.GatePass, rr.GateResult, rr.GateReason)
+	require.Equal(t, domain.GatePass, rr.GateResult, rr.GateReason)
 	w.requireAuditClean(t)
 }
 
@@ -180,10 +181,10 @@ func TestSetup_AGateCommandThatCannotStartIsTheEnvironments(t *testing.T) {
 	w := setupRepository(t, repo, "echo more >> hello.txt", []string{"no-such-tool-azolla --check"}, nil, nil)
 	id := uniqueID("no-tool")
 	st := w.approveAndWait(t, id, workflows.StepAwaitingUnblock)
-	require.Equal(t, store.StatusBlocked, st.Status)
+	require.Equal(t, domain.StatusBlocked, st.Status)
 	b, rr := w.lastRun(t, id)
-	require.Equal(t, store.RunnerOK, b.RunnerStatus, "the agent's run went fine")
-	require.Equal(t, store.BlameEnvironment, rr.Blame)
+	require.Equal(t, domain.RunnerOK, b.RunnerStatus, "the agent's run went fine")
+	require.Equal(t, domain.BlameEnvironment, rr.Blame)
 	require.Contains(t, rr.GateReason, "exited with status 127")
 	require.Contains(t, rr.GateReason, "fix: the gate command was not found")
 	w.requireAuditClean(t)
@@ -207,7 +208,7 @@ func TestSetup_APatchThatRewritesTheSetupDoesNotChangeIt(t *testing.T) {
 	id := uniqueID("setup-patched")
 	w.approveAndWait(t, id, workflows.StepDone)
 	b, rr := w.lastRun(t, id)
-	require.Equal(t, store.GatePass, rr.GateResult, rr.GateReason)
+	require.Equal(t, domain.GatePass, rr.GateResult, rr.GateReason)
 	require.Contains(t, b.Content, "+echo patched", "the patch rewrote the setup")
 	require.Contains(t, b.Notes, "custom environment")
 

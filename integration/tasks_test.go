@@ -25,6 +25,7 @@ import (
 	"github.com/azolla/azolla/internal/deadline"
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workers"
@@ -76,7 +77,7 @@ func (b *bundle) azolla(t *testing.T, args ...string) (string, string, int) {
 // of the track's next event waits (retrying) until release is called.
 func (b *bundle) holdTrack(t *testing.T) (release func()) {
 	t.Helper()
-	return b.holdClaim(t, store.ResourceTrack, store.TrackResource(b.cfg.Tasks.Track))
+	return b.holdClaim(t, domain.ResourceTrack, domain.TrackResource(b.cfg.Tasks.Track))
 }
 
 // holdClaim takes a claim on the resource for the test, for ten minutes;
@@ -108,11 +109,11 @@ func (b *bundle) addCapture(t *testing.T, content string) (captureID, eventID st
 // storeCapture stores PENDING capture id with its CAPTURE_READY event in
 // one transaction, as `azolla capture add` does before it hands the event
 // to the track.
-func storeCapture(ctx context.Context, st store.Store, id, source, content string) (*store.Event, error) {
+func storeCapture(ctx context.Context, st store.Store, id, source, content string) (*domain.Event, error) {
 	now := store.NowOr(time.Time{})
-	cb := &store.CaptureBuffer{CaptureBufferID: id, Source: source, Content: content,
-		Status: store.CapturePending, CreatedAt: now, UpdatedAt: now}
-	var ev *store.Event
+	cb := &domain.CaptureBuffer{CaptureBufferID: id, Source: source, Content: content,
+		Status: domain.CapturePending, CreatedAt: now, UpdatedAt: now}
+	var ev *domain.Event
 	err := st.InTx(ctx, func(q store.Querier) error {
 		if err := q.CreateCaptureBuffer(ctx, cb); err != nil {
 			return err
@@ -130,11 +131,11 @@ func storeCapture(ctx context.Context, st store.Store, id, source, content strin
 // waitTrackEvents waits until every event is processed and every
 // workorder of the track has its run record; it returns the events and the
 // track's workorders, oldest first.
-func (b *bundle) waitTrackEvents(t *testing.T, eventIDs []string) (map[string]*store.Event, []*store.WorkOrder) {
+func (b *bundle) waitTrackEvents(t *testing.T, eventIDs []string) (map[string]*domain.Event, []*domain.WorkOrder) {
 	t.Helper()
 	ctx := context.Background()
-	events := map[string]*store.Event{}
-	var wos []*store.WorkOrder
+	events := map[string]*domain.Event{}
+	var wos []*domain.WorkOrder
 	require.Eventually(t, func() bool {
 		for _, id := range eventIDs {
 			ev, err := b.store.GetEvent(ctx, id)
@@ -154,7 +155,7 @@ func (b *bundle) waitTrackEvents(t *testing.T, eventIDs []string) (map[string]*s
 		}
 		return true
 	}, 3*time.Minute, 100*time.Millisecond, "the track never processed its %d events", len(eventIDs))
-	slices.SortFunc(wos, func(x, y *store.WorkOrder) int {
+	slices.SortFunc(wos, func(x, y *domain.WorkOrder) int {
 		return x.CreatedAt.Compare(y.CreatedAt)
 	})
 	return events, wos
@@ -162,7 +163,7 @@ func (b *bundle) waitTrackEvents(t *testing.T, eventIDs []string) (map[string]*s
 
 // requireOneWorkOrderPerScheduledEvent checks that the track's workorders
 // are exactly one per SCHEDULED event, each with its one PASS run record.
-func (b *bundle) requireOneWorkOrderPerScheduledEvent(t *testing.T, events map[string]*store.Event, wos []*store.WorkOrder) {
+func (b *bundle) requireOneWorkOrderPerScheduledEvent(t *testing.T, events map[string]*domain.Event, wos []*domain.WorkOrder) {
 	t.Helper()
 	ctx := context.Background()
 	byEvent := map[string]int{}
@@ -170,11 +171,11 @@ func (b *bundle) requireOneWorkOrderPerScheduledEvent(t *testing.T, events map[s
 		byEvent[w.EventID]++
 		rr, err := b.store.GetRunRecord(ctx, w.WorkOrderID)
 		require.NoError(t, err)
-		require.Equal(t, store.GatePass, rr.GateResult, "%s %s: %s", w.DiazotrophType, w.WorkOrderID, rr.GateReason)
+		require.Equal(t, domain.GatePass, rr.GateResult, "%s %s: %s", w.DiazotrophType, w.WorkOrderID, rr.GateReason)
 	}
 	scheduled := 0
 	for id, ev := range events {
-		if ev.ProcessedReason == store.ReasonScheduled {
+		if ev.ProcessedReason == domain.ReasonScheduled {
 			scheduled++
 			require.Equal(t, 1, byEvent[id], "workorders of SCHEDULED event %s", id)
 		} else {
@@ -195,7 +196,7 @@ func (b *bundle) requireCapturesTriaged(t *testing.T, n int) []string {
 	require.Len(t, captures, n)
 	var ids []string
 	for _, c := range captures {
-		require.Equal(t, store.CaptureProcessed, c.Status, "capture %s", c.CaptureBufferID)
+		require.Equal(t, domain.CaptureProcessed, c.Status, "capture %s", c.CaptureBufferID)
 		w, err := b.store.GetWorkOrder(ctx, c.WorkOrderID)
 		require.NoError(t, err, "capture %s", c.CaptureBufferID)
 		require.Equal(t, triage.Type, w.DiazotrophType)
@@ -206,7 +207,7 @@ func (b *bundle) requireCapturesTriaged(t *testing.T, n int) []string {
 	require.NoError(t, err)
 	var got []string
 	for _, o := range objectives {
-		require.Equal(t, store.StatusNew, o.Status, "objective %s", o.ObjectiveID)
+		require.Equal(t, domain.StatusNew, o.Status, "objective %s", o.ObjectiveID)
 		got = append(got, o.ObjectiveID)
 	}
 	require.ElementsMatch(t, ids, got, "one objective per capture, and no other")
@@ -265,13 +266,13 @@ func TestTrack_ConcurrentCapturesAndManifestsAreSerializedTriageFirst(t *testing
 	var scheduledCaptures int
 	for id, ev := range events {
 		switch ev.EventType {
-		case store.EventCaptureReady:
-			require.Contains(t, []string{store.ReasonScheduled, store.ReasonAlreadyTaken}, ev.ProcessedReason, "event %s", id)
-			if ev.ProcessedReason == store.ReasonScheduled {
+		case domain.EventCaptureReady:
+			require.Contains(t, []string{domain.ReasonScheduled, domain.ReasonAlreadyTaken}, ev.ProcessedReason, "event %s", id)
+			if ev.ProcessedReason == domain.ReasonScheduled {
 				scheduledCaptures++
 			}
-		case store.EventManifestRequested:
-			require.Equal(t, store.ReasonScheduled, ev.ProcessedReason, "event %s", id)
+		case domain.EventManifestRequested:
+			require.Equal(t, domain.ReasonScheduled, ev.ProcessedReason, "event %s", id)
 		default:
 			t.Fatalf("event %s is a %s", id, ev.EventType)
 		}
@@ -286,7 +287,7 @@ func TestTrack_ConcurrentCapturesAndManifestsAreSerializedTriageFirst(t *testing
 		order = append(order, w.DiazotrophType)
 	}
 	want := []string{triage.Type, manifest.Type, manifest.Type, manifest.Type}
-	if first.EventType == store.EventManifestRequested {
+	if first.EventType == domain.EventManifestRequested {
 		want = []string{manifest.Type, triage.Type, manifest.Type, manifest.Type}
 	}
 	require.Equal(t, want, order, "workorders by creation (the track had picked %s %s)", first.EventType, first.EventID)
@@ -320,7 +321,7 @@ func TestTrack_WorkerKilledMidTriageDuplicatesNothing(t *testing.T) {
 		_, ev := b.addCapture(t, fmt.Sprintf("Review the on-call handbook, part %d", i))
 		eventIDs = append(eventIDs, ev)
 		// A triage workorder is wo-<event id>: its Run cannot take it.
-		releases = append(releases, b.holdClaim(t, store.ResourceWorkOrder, "wo-"+ev))
+		releases = append(releases, b.holdClaim(t, domain.ResourceWorkOrder, "wo-"+ev))
 	}
 
 	// The first worker's poller hands the events to the track.
@@ -350,7 +351,7 @@ func TestTrack_WorkerKilledMidTriageDuplicatesNothing(t *testing.T) {
 	require.Len(t, wos, 1, "one triage workorder when the worker died")
 	require.Equal(t, triage.Type, wos[0].DiazotrophType)
 	_, err = b.store.GetRunRecord(ctx, wos[0].WorkOrderID)
-	require.ErrorIs(t, err, store.ErrNotFound, "the workorder was active when the worker died")
+	require.ErrorIs(t, err, domain.ErrNotFound, "the workorder was active when the worker died")
 
 	for _, r := range releases {
 		r()
@@ -360,7 +361,7 @@ func TestTrack_WorkerKilledMidTriageDuplicatesNothing(t *testing.T) {
 	b.requireOneWorkOrderPerScheduledEvent(t, events, wos)
 	require.Len(t, wos, nCaptures/5, "rounds of five captures")
 	for _, ev := range events {
-		require.Contains(t, []string{store.ReasonScheduled, store.ReasonAlreadyTaken}, ev.ProcessedReason, "event %s", ev.EventID)
+		require.Contains(t, []string{domain.ReasonScheduled, domain.ReasonAlreadyTaken}, ev.ProcessedReason, "event %s", ev.EventID)
 	}
 	ids := b.requireCapturesTriaged(t, nCaptures)
 	for _, id := range ids {
@@ -388,7 +389,7 @@ func TestDeadline_MonitorRunTwiceWritesOneOverduePause(t *testing.T) {
 	ctx := context.Background()
 	id := uniqueID("overdue")
 	due := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
-	b.create(t, id, func(o *store.Objective) { o.DueAt = &due })
+	b.create(t, id, func(o *domain.Objective) { o.DueAt = &due })
 	b.waitStep(t, id, workflows.StepAwaitingApproval)
 
 	var runs []client.WorkflowRun
@@ -404,9 +405,9 @@ func TestDeadline_MonitorRunTwiceWritesOneOverduePause(t *testing.T) {
 
 	pauses, err := b.store.ListPauseStates(ctx, id)
 	require.NoError(t, err)
-	var overdue []*store.PauseState
+	var overdue []*domain.PauseState
 	for _, p := range pauses {
-		if p.Reason == store.PauseOverdue {
+		if p.Reason == domain.PauseOverdue {
 			overdue = append(overdue, p)
 		}
 	}
@@ -458,17 +459,17 @@ substrates:
 	require.True(t, strings.HasPrefix(eventID, "ev-manifest-"), "stdout is the event id: %q", out)
 
 	events, wos := b.waitTrackEvents(t, []string{eventID})
-	require.Equal(t, store.ReasonBlocked, events[eventID].ProcessedReason)
+	require.Equal(t, domain.ReasonBlocked, events[eventID].ProcessedReason)
 	require.Empty(t, wos, "no workorder for a blocked manifest")
 	_, err := b.store.GetWorkOrderByEvent(ctx, eventID)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	_, err = b.store.GetContextSnapshot(ctx, "cs-"+eventID)
-	require.ErrorIs(t, err, store.ErrNotFound, "no snapshot for a blocked manifest")
+	require.ErrorIs(t, err, domain.ErrNotFound, "no snapshot for a blocked manifest")
 
-	p, err := b.store.GetPauseState(ctx, pause.SubjectID(store.SubjectManifest, eventID, store.PauseBlocked))
+	p, err := b.store.GetPauseState(ctx, pause.SubjectID(domain.SubjectManifest, eventID, domain.PauseBlocked))
 	require.NoError(t, err)
-	require.Equal(t, store.PauseBlocked, p.Reason)
-	require.Equal(t, store.SubjectManifest, p.Subject())
+	require.Equal(t, domain.PauseBlocked, p.Reason)
+	require.Equal(t, domain.SubjectManifest, p.Subject())
 	require.NotEmpty(t, p.PrioritizedActions)
 	require.Contains(t, p.PrioritizedActions[0], "Manifest not written")
 	require.Contains(t, p.PrioritizedActions[0], "unreachable")

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // BenchmarkTrack's workload, on top of BenchmarkLifecycle's benchRounds
@@ -78,7 +78,7 @@ func BenchmarkTrack(b *testing.B) {
 	// became one objective, NEW.
 	processed := func(id string) (bool, error) {
 		cb, err := d.store.GetCaptureBuffer(ctx, id)
-		if err != nil || cb.Status != store.CaptureProcessed {
+		if err != nil || cb.Status != domain.CaptureProcessed {
 			return false, err
 		}
 		if len(cb.ObjectiveIDs) != 1 {
@@ -88,7 +88,7 @@ func BenchmarkTrack(b *testing.B) {
 		if err != nil {
 			return true, fmt.Errorf("objective of capture %s: %w", id, err)
 		}
-		if o.Status != store.StatusNew {
+		if o.Status != domain.StatusNew {
 			return true, fmt.Errorf("objective %s of capture %s is %s, not NEW", o.ObjectiveID, id, o.Status)
 		}
 		return true, nil

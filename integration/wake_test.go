@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
@@ -19,10 +20,10 @@ func approveInTheStore(t *testing.T, b *bundle, id string) string {
 	t.Helper()
 	ctx := context.Background()
 	o, err := b.store.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id,
-		From: []store.Status{store.StatusNew}, To: store.StatusTodo})
+		From: []domain.Status{domain.StatusNew}, To: domain.StatusTodo})
 	require.NoError(t, err)
-	ev, created, err := b.store.EmitEvent(ctx, &store.Event{EventID: "ev-" + id + "-by-hand",
-		EventType: store.EventTicketReady, SubjectID: id, TransitionSeq: o.StatusSeq})
+	ev, created, err := b.store.EmitEvent(ctx, &domain.Event{EventID: "ev-" + id + "-by-hand",
+		EventType: domain.EventTicketReady, SubjectID: id, TransitionSeq: o.StatusSeq})
 	require.NoError(t, err)
 	require.True(t, created)
 	return ev.EventID
@@ -42,11 +43,11 @@ func TestWake_EventWrittenInTheStoreIsScheduledByAWaitingLifecycle(t *testing.T)
 	eventID := approveInTheStore(t, b, id)
 	st := b.waitStep(t, id, workflows.StepDone)
 
-	require.Equal(t, store.StatusDone, st.Status)
+	require.Equal(t, domain.StatusDone, st.Status)
 	ev, err := b.store.GetEvent(context.Background(), eventID)
 	require.NoError(t, err)
 	require.True(t, ev.Processed)
-	require.Equal(t, store.ReasonScheduled, ev.ProcessedReason)
+	require.Equal(t, domain.ReasonScheduled, ev.ProcessedReason)
 	wos, bundles, records := b.counts(t, id)
 	require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records})
 	b.requireAuditClean(t)
@@ -78,9 +79,9 @@ func TestWake_ApproveBeforeThePollerHandsTheObjectiveOver(t *testing.T) {
 	b := setupWithoutPoller(t)
 	ctx := context.Background()
 	id := uniqueID("fresh")
-	require.NoError(t, b.store.CreateObjective(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET",
+	require.NoError(t, b.store.CreateObjective(ctx, &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET",
 		Title: "Proposed by triage " + id, AcceptanceCriteria: []string{"it runs"},
-		Status: store.StatusNew, Urgency: "NORMAL"}))
+		Status: domain.StatusNew, Urgency: "NORMAL"}))
 	_, err := b.starter.State(ctx, id)
 	require.ErrorIs(t, err, starter.ErrNoLifecycle, "nothing has handed the objective over")
 
@@ -88,7 +89,7 @@ func TestWake_ApproveBeforeThePollerHandsTheObjectiveOver(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, res.EventID)
 	st := b.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, store.StatusDone, st.Status)
+	require.Equal(t, domain.StatusDone, st.Status)
 	require.Equal(t, 1, lifecycleRuns(t, b, id))
 
 	// Once DONE, a second approval is refused and starts nothing.

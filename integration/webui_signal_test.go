@@ -23,6 +23,7 @@ import (
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
 	"go.temporal.io/sdk/client"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
@@ -221,14 +222,14 @@ func TestWebUI_ApproveSignalRunsToDone(t *testing.T) {
 					ui.signal(t, workflows.ObjectiveWorkflowID(id), workflows.Approve, body)
 				}
 				st := b.waitStep(t, id, workflows.StepDone)
-				require.Equal(t, store.StatusDone, st.Status)
-				require.Equal(t, store.GatePass, st.GateResult)
+				require.Equal(t, domain.StatusDone, st.Status)
+				require.Equal(t, domain.GatePass, st.GateResult)
 
 				events, err := b.store.ListEvents(context.Background(), store.ListEventsParams{SubjectID: id})
 				require.NoError(t, err)
 				require.Len(t, events, 1, "one approval, one TICKET_READY")
 				ev := events[0]
-				require.Equal(t, store.EventTicketReady, ev.EventType)
+				require.Equal(t, domain.EventTicketReady, ev.EventType)
 				require.Equal(t, tc.by, ev.DecidedBy, "who approved, from the signal's body")
 				require.Equal(t, tc.comment, ev.Comment)
 				if tc.logged != "" {

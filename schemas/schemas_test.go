@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/forge"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -182,78 +182,78 @@ func records() map[string]struct {
 		value any
 	}
 	return map[string]rec{
-		"objective": {schemas.Objective, &store.Objective{
+		"objective": {schemas.Objective, &domain.Objective{
 			ObjectiveID: "objective-abc_1", ObjectiveType: "TICKET", Title: "Add retry",
-			AcceptanceCriteria: []string{"retries 3 times"}, Status: store.StatusTodo, StatusSeq: 1,
+			AcceptanceCriteria: []string{"retries 3 times"}, Status: domain.StatusTodo, StatusSeq: 1,
 			Blockers: []string{}, Urgency: "HIGH", DueAt: ptr(later), Repository: "github.com/azolla/azolla",
 			BaseBranch: "main", CreatedAt: now, UpdatedAt: later,
 		}},
-		"objective_nil_slices": {schemas.Objective, store.Objective{
-			ObjectiveID: "o1", ObjectiveType: "TRIAGE", Title: "Triage", Status: store.StatusBlocked,
+		"objective_nil_slices": {schemas.Objective, domain.Objective{
+			ObjectiveID: "o1", ObjectiveType: "TRIAGE", Title: "Triage", Status: domain.StatusBlocked,
 			BlockerRef: "o2", Urgency: "LOW", CreatedAt: now, UpdatedAt: now,
 		}},
-		"event_unprocessed": {schemas.Event, store.Event{
-			EventID: "evt-1", EventType: store.EventTicketReady, SubjectID: "objective-abc_1",
+		"event_unprocessed": {schemas.Event, domain.Event{
+			EventID: "evt-1", EventType: domain.EventTicketReady, SubjectID: "objective-abc_1",
 			TransitionSeq: 1, CreatedAt: now,
 		}},
-		"event_processed": {schemas.Event, store.Event{
-			EventID: "evt-1", EventType: store.EventCaptureReady, SubjectID: "cap-1", TransitionSeq: 0,
-			Processed: true, ProcessedReason: store.ReasonScheduled, ProcessedAt: ptr(later), CreatedAt: now,
+		"event_processed": {schemas.Event, domain.Event{
+			EventID: "evt-1", EventType: domain.EventCaptureReady, SubjectID: "cap-1", TransitionSeq: 0,
+			Processed: true, ProcessedReason: domain.ReasonScheduled, ProcessedAt: ptr(later), CreatedAt: now,
 		}},
-		"context_snapshot": {schemas.ContextSnapshot, store.ContextSnapshot{
+		"context_snapshot": {schemas.ContextSnapshot, domain.ContextSnapshot{
 			ContextSnapshotID: "ctx-1", ObjectiveID: "objective-abc_1", FullPromptText: "do it",
-			Metadata:         store.SnapshotMetadata{CommitSHA: sha, BaseBranch: "main"},
-			RelatedYieldRefs: []store.YieldRef{{Kind: store.YieldPreviousAttempt, Ref: "wo-1", GateResult: store.GateFail}},
+			Metadata:         domain.SnapshotMetadata{CommitSHA: sha, BaseBranch: "main"},
+			RelatedYieldRefs: []domain.YieldRef{{Kind: domain.YieldPreviousAttempt, Ref: "wo-1", GateResult: domain.GateFail}},
 			CreatedAt:        now,
 		}},
-		"context_snapshot_empty": {schemas.ContextSnapshot, store.ContextSnapshot{
+		"context_snapshot_empty": {schemas.ContextSnapshot, domain.ContextSnapshot{
 			ContextSnapshotID: "ctx-1", ObjectiveID: "o1", FullPromptText: "do it", CreatedAt: now,
 		}},
-		"workorder_created": {schemas.WorkOrder, store.WorkOrder{
+		"workorder_created": {schemas.WorkOrder, domain.WorkOrder{
 			WorkOrderID: "wo-1", EventID: "evt-1", ObjectiveID: "objective-abc_1", DiazotrophType: "PATCH_DIAZOTROPH",
 			ContextSnapshotID: "ctx-1", BranchName: "azolla/objective-abc_1", BudgetMS: 60000,
-			Status: store.WorkOrderCreated, CreatedAt: now,
+			Status: domain.WorkOrderCreated, CreatedAt: now,
 		}},
-		"workorder_executed": {schemas.WorkOrder, store.WorkOrder{
+		"workorder_executed": {schemas.WorkOrder, domain.WorkOrder{
 			WorkOrderID: "wo-1", EventID: "evt-1", ObjectiveID: "objective-abc_1", DiazotrophType: "COMMAND_DIAZOTROPH",
 			ContextSnapshotID: "ctx-1", BranchName: "azolla/objective-abc_1", BudgetMS: 1,
-			Status: store.WorkOrderExecuted, CreatedAt: now, ExecutedAt: ptr(later),
+			Status: domain.WorkOrderExecuted, CreatedAt: now, ExecutedAt: ptr(later),
 		}},
-		"output_bundle": {schemas.OutputBundle, store.OutputBundle{
+		"output_bundle": {schemas.OutputBundle, domain.OutputBundle{
 			WorkOrderID: "wo-1", Title: "Add retry", Content: "diff", Notes: "",
-			Metadata:     store.BundleMetadata{BranchName: "azolla/objective-abc_1", PRDescriptionDraft: "Adds retry.", CommitSHA: sha},
-			RunnerStatus: store.RunnerOK, CreatedAt: now,
+			Metadata:     domain.BundleMetadata{BranchName: "azolla/objective-abc_1", PRDescriptionDraft: "Adds retry.", CommitSHA: sha},
+			RunnerStatus: domain.RunnerOK, CreatedAt: now,
 		}},
-		"run_record": {schemas.RunRecord, store.RunRecord{
-			WorkOrderID: "wo-1", ObjectiveID: "objective-abc_1", GateResult: store.GatePass, GateReason: "tests passed",
+		"run_record": {schemas.RunRecord, domain.RunRecord{
+			WorkOrderID: "wo-1", ObjectiveID: "objective-abc_1", GateResult: domain.GatePass, GateReason: "tests passed",
 			CommitSHA: sha, CreatedAt: now, UpdatedAt: later,
 		}},
-		"pause_state": {schemas.PauseState, store.PauseState{
-			PauseStateID: "pause-1", ObjectiveID: "objective-abc_1", WorkOrderID: "wo-1", Reason: store.PauseGateFailed,
+		"pause_state": {schemas.PauseState, domain.PauseState{
+			PauseStateID: "pause-1", ObjectiveID: "objective-abc_1", WorkOrderID: "wo-1", Reason: domain.PauseGateFailed,
 			PrioritizedActions: []string{"read the gate reason"}, CreatedAt: now,
 		}},
-		"claim_record_held": {schemas.ClaimRecord, store.ClaimRecord{
-			ResourceType: store.ResourceEvent, ResourceID: "evt-1", OwnerID: "12345@host:azolla/objective-abc/3",
+		"claim_record_held": {schemas.ClaimRecord, domain.ClaimRecord{
+			ResourceType: domain.ResourceEvent, ResourceID: "evt-1", OwnerID: "12345@host:azolla/objective-abc/3",
 			LeaseExpiresAt: later, HeartbeatAt: now, ClaimVersion: 0,
 		}},
-		"claim_record_released": {schemas.ClaimRecord, store.ClaimRecord{
-			ResourceType: store.ResourceWorkOrder, ResourceID: "wo-1", OwnerID: "12345@host:azolla/objective-abc/3",
+		"claim_record_released": {schemas.ClaimRecord, domain.ClaimRecord{
+			ResourceType: domain.ResourceWorkOrder, ResourceID: "wo-1", OwnerID: "12345@host:azolla/objective-abc/3",
 			LeaseExpiresAt: now, HeartbeatAt: now, ClaimVersion: 7, ReleasedAt: ptr(now),
 		}},
-		"pull_request": {schemas.PullRequest, store.PullRequest{
+		"pull_request": {schemas.PullRequest, domain.PullRequest{
 			ObjectiveID: "objective-abc_1", WorkOrderID: "wo-1", Forge: forge.KindGitHub, Repository: "azolla/azolla",
 			Number: 12, URL: "https://github.com/azolla/azolla/pull/12", HeadBranch: "azolla/objective-abc_1",
-			BaseBranch: "main", HeadSHA: sha, State: store.PullRequestOpen, Rounds: 1, CreatedAt: now, UpdatedAt: now,
+			BaseBranch: "main", HeadSHA: sha, State: domain.PullRequestOpen, Rounds: 1, CreatedAt: now, UpdatedAt: now,
 		}},
-		"pull_request_merged": {schemas.PullRequest, store.PullRequest{
+		"pull_request_merged": {schemas.PullRequest, domain.PullRequest{
 			ObjectiveID: "objective-abc_1", WorkOrderID: "wo-2", Forge: forge.KindGitLab, Repository: "group/sub/azolla",
 			Number: 3, URL: "https://gitlab.example.org/group/sub/azolla/-/merge_requests/3", HeadBranch: "azolla/objective-abc_1",
-			BaseBranch: "main", HeadSHA: sha, State: store.PullRequestMerged, Adopted: true, ReviewCursor: "n:1093",
+			BaseBranch: "main", HeadSHA: sha, State: domain.PullRequestMerged, Adopted: true, ReviewCursor: "n:1093",
 			ChecksSHA: sha, Rounds: 2, CreatedAt: now, UpdatedAt: later, MergedAt: ptr(later),
 		}},
-		"capture_buffer": {schemas.CaptureBuffer, store.CaptureBuffer{
+		"capture_buffer": {schemas.CaptureBuffer, domain.CaptureBuffer{
 			CaptureBufferID: "cap-1", Source: "cli", Content: "the fetcher should retry",
-			Status: store.CapturePending, CreatedAt: now, UpdatedAt: now,
+			Status: domain.CapturePending, CreatedAt: now, UpdatedAt: now,
 		}},
 	}
 }
@@ -279,97 +279,97 @@ func TestStoreRecordsMutatedInvalid(t *testing.T) {
 		pointer string
 	}{
 		{"objective traversal id", "objective", func(v any) any {
-			o := *v.(*store.Objective)
+			o := *v.(*domain.Objective)
 			o.ObjectiveID = "../evil"
 			return o
 		}, "/objective_id"},
 		{"objective non-UTC time", "objective", func(v any) any {
-			o := *v.(*store.Objective)
+			o := *v.(*domain.Objective)
 			o.UpdatedAt = nonUTC
 			return o
 		}, "/updated_at"},
 		{"objective empty title", "objective_nil_slices", func(v any) any {
-			o := v.(store.Objective)
+			o := v.(domain.Objective)
 			o.Title = ""
 			return o
 		}, "/title"},
 		{"event processed without reason", "event_processed", func(v any) any {
-			e := v.(store.Event)
+			e := v.(domain.Event)
 			e.ProcessedReason = ""
 			return e
 		}, "/processed_reason"},
 		{"event unprocessed with time", "event_unprocessed", func(v any) any {
-			e := v.(store.Event)
+			e := v.(domain.Event)
 			e.ProcessedAt = ptr(e.CreatedAt)
 			return e
 		}, "/processed_at"},
 		{"snapshot objective with dots", "context_snapshot", func(v any) any {
-			c := v.(store.ContextSnapshot)
+			c := v.(domain.ContextSnapshot)
 			c.ObjectiveID = "a..b"
 			return c
 		}, "/objective_id"},
 		{"workorder executed without time", "workorder_executed", func(v any) any {
-			w := v.(store.WorkOrder)
+			w := v.(domain.WorkOrder)
 			w.ExecutedAt = nil
 			return w
 		}, "/executed_at"},
 		{"workorder created with time", "workorder_created", func(v any) any {
-			w := v.(store.WorkOrder)
+			w := v.(domain.WorkOrder)
 			w.ExecutedAt = ptr(w.CreatedAt)
 			return w
 		}, "/executed_at"},
 		{"bundle bad branch", "output_bundle", func(v any) any {
-			b := v.(store.OutputBundle)
+			b := v.(domain.OutputBundle)
 			b.Metadata.BranchName = "main"
 			return b
 		}, "/metadata/branch_name"},
 		{"run record bad result", "run_record", func(v any) any {
-			r := v.(store.RunRecord)
+			r := v.(domain.RunRecord)
 			r.GateResult = "MAYBE"
 			return r
 		}, "/gate_result"},
 		{"pause state without actions", "pause_state", func(v any) any {
-			p := v.(store.PauseState)
+			p := v.(domain.PauseState)
 			p.PrioritizedActions = nil
 			return p
 		}, "/prioritized_actions"},
 		{"claim negative version", "claim_record_held", func(v any) any {
-			c := v.(store.ClaimRecord)
+			c := v.(domain.ClaimRecord)
 			c.ClaimVersion = -1
 			return c
 		}, "/claim_version"},
 		{"claim empty owner", "claim_record_released", func(v any) any {
-			c := v.(store.ClaimRecord)
+			c := v.(domain.ClaimRecord)
 			c.OwnerID = ""
 			return c
 		}, "/owner_id"},
 		{"pull request merged without time", "pull_request_merged", func(v any) any {
-			p := v.(store.PullRequest)
+			p := v.(domain.PullRequest)
 			p.MergedAt = nil
 			return p
 		}, "/merged_at"},
 		{"pull request open with merge time", "pull_request", func(v any) any {
-			p := v.(store.PullRequest)
+			p := v.(domain.PullRequest)
 			p.MergedAt = ptr(p.CreatedAt)
 			return p
 		}, "/merged_at"},
 		{"pull request number zero", "pull_request", func(v any) any {
-			p := v.(store.PullRequest)
+			p := v.(domain.PullRequest)
 			p.Number = 0
 			return p
 		}, "/number"},
 		{"pull request no rounds", "pull_request", func(v any) any {
-			p := v.(store.PullRequest)
+			p := v.(domain.PullRequest)
 			p.Rounds = 0
 			return p
 		}, "/rounds"},
 		{"pull request unknown forge", "pull_request", func(v any) any {
-			p := v.(store.PullRequest)
+			p := v.(domain.PullRequest)
 			p.Forge = "bitbucket"
 			return p
 		}, "/forge"},
 		{"capture bad status", "capture_buffer", func(v any) any {
-			c := v.(store.CaptureBuffer)
+			c := v.(domain.CaptureBuffer)
 			c.Status = "DONE"
 			return c
 		}, "/status"},
@@ -522,10 +522,10 @@ func TestPullRequestStatesAreTheSchemas(t *testing.T) {
 	var doc struct {
 		Properties struct {
 			State struct {
-				Enum []store.PullRequestState `json:"enum"`
+				Enum []domain.PullRequestState `json:"enum"`
 			} `json:"state"`
 		} `json:"properties"`
 	}
 	require.NoError(t, json.Unmarshal(src, &doc))
-	require.ElementsMatch(t, store.PullRequestStates(), doc.Properties.State.Enum)
+	require.ElementsMatch(t, domain.PullRequestStates(), doc.Properties.State.Enum)
 }

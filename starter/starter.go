@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
@@ -53,7 +54,7 @@ var (
 // Client: the caller could not dial), it returns the stored objective and an
 // error saying why: the poller starts the lifecycle once Temporal is
 // back, so nothing is lost. A nil objective means nothing was written.
-func (s *Starter) Create(ctx context.Context, o *store.Objective) (*store.Objective, error) {
+func (s *Starter) Create(ctx context.Context, o *domain.Objective) (*domain.Objective, error) {
 	if err := s.Store.CreateObjective(ctx, o); err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func (s *Starter) Create(ctx context.Context, o *store.Objective) (*store.Object
 // objective the store does not have, and its lifecycle then records
 // MISSING_TICKET. Once the lifecycle runs, the objective is marked handed
 // over in the store, so the poller never asks Temporal about it again.
-func (s *Starter) Start(ctx context.Context, o *store.Objective) error {
+func (s *Starter) Start(ctx context.Context, o *domain.Objective) error {
 	return s.start(ctx, o, enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE)
 }
 
@@ -82,11 +83,11 @@ func (s *Starter) Start(ctx context.Context, o *store.Objective) error {
 // between a look at Temporal and this call), it starts nothing and returns
 // an error wrapping ErrLifecycleEnded. A running lifecycle is woken as by
 // Start.
-func (s *Starter) StartFirst(ctx context.Context, o *store.Objective) error {
+func (s *Starter) StartFirst(ctx context.Context, o *domain.Objective) error {
 	return s.start(ctx, o, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE)
 }
 
-func (s *Starter) start(ctx context.Context, o *store.Objective, reuse enumspb.WorkflowIdReusePolicy) error {
+func (s *Starter) start(ctx context.Context, o *domain.Objective, reuse enumspb.WorkflowIdReusePolicy) error {
 	attrs := []temporal.SearchAttributeUpdate{workflows.AttrObjectiveID.ValueSet(o.ObjectiveID)}
 	if o.ObjectiveType != "" {
 		attrs = append(attrs, workflows.AttrObjectiveType.ValueSet(o.ObjectiveType))
@@ -212,8 +213,8 @@ func (s *Starter) update(ctx context.Context, objectiveID, kind string, d workfl
 // and never had one, and says whether it did. A DONE or rejected objective
 // gets none, nor does one whose lifecycle ran and closed (StartFirst
 // refuses): those are explained, not restarted.
-func (s *Starter) neverStarted(ctx context.Context, o *store.Objective) bool {
-	if o.Status == store.StatusDone {
+func (s *Starter) neverStarted(ctx context.Context, o *domain.Objective) bool {
+	if o.Status == domain.StatusDone {
 		return false
 	}
 	if pauses, err := s.Store.ListPauseStates(ctx, o.ObjectiveID); err != nil || pause.WasRejected(pauses) {
@@ -223,10 +224,10 @@ func (s *Starter) neverStarted(ctx context.Context, o *store.Objective) bool {
 }
 
 // explain turns an update failure into what the user can act on.
-func (s *Starter) explain(ctx context.Context, o *store.Objective, kind string, err error) error {
+func (s *Starter) explain(ctx context.Context, o *domain.Objective, kind string, err error) error {
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		if o.Status == store.StatusDone {
+		if o.Status == domain.StatusDone {
 			return fmt.Errorf("%s: %w: objective %s is DONE; its lifecycle has ended", kind, ErrRefused, o.ObjectiveID)
 		}
 		if pauses, perr := s.Store.ListPauseStates(ctx, o.ObjectiveID); perr == nil && pause.WasRejected(pauses) {

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
@@ -43,7 +43,7 @@ func (f *fakeClient) SignalWithStartWorkflow(_ context.Context, _, _ string, _ a
 	return nil, nil
 }
 
-var objective = &store.Objective{ObjectiveID: "o1", ObjectiveType: "TICKET", Status: store.StatusNew}
+var objective = &domain.Objective{ObjectiveID: "o1", ObjectiveType: "TICKET", Status: domain.StatusNew}
 
 func TestStart_WaitsWhileTheNamespaceLearnsItsSearchAttributes(t *testing.T) {
 	t.Parallel()

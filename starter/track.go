@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
@@ -20,7 +21,7 @@ import (
 // does not run, and the call returns once the track has the event queued
 // (an event it already has is a duplicate, and changes nothing). Then the
 // event is marked handed over in the store, so the poller leaves it.
-func (s *Starter) Enqueue(ctx context.Context, track string, e *store.Event) (workflows.EnqueueResult, error) {
+func (s *Starter) Enqueue(ctx context.Context, track string, e *domain.Event) (workflows.EnqueueResult, error) {
 	if s.Client == nil {
 		return workflows.EnqueueResult{}, ErrNotConnected
 	}
@@ -76,6 +77,6 @@ func (s *Starter) TrackState(ctx context.Context, track string) (workflows.Track
 }
 
 // TrackEvent is the track event of e, as TrackWorkflow queues it.
-func TrackEvent(e *store.Event) activities.TrackEvent {
+func TrackEvent(e *domain.Event) activities.TrackEvent {
 	return activities.TrackEvent{EventID: e.EventID, EventType: e.EventType, CreatedAt: e.CreatedAt}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/azolla/azolla/internal/background"
 	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/starter"
@@ -114,8 +115,8 @@ type Counts struct {
 func (p *Poller) background() *background.Loop[Counts] {
 	p.loopOnce.Do(func() {
 		p.loop = &background.Loop[Counts]{Name: "poller", Interval: p.Interval, Pass: p.pass, Log: p.Log,
-			Leadership: &background.Leadership{Name: "poller", Claims: p.Claims, ResourceType: store.ResourcePoller,
-				ResourceID: store.PollerLeadership, Owner: p.OwnerID, TTL: p.LeaseTTL, Log: p.Log},
+			Leadership: &background.Leadership{Name: "poller", Claims: p.Claims, ResourceType: domain.ResourcePoller,
+				ResourceID: domain.PollerLeadership, Owner: p.OwnerID, TTL: p.LeaseTTL, Log: p.Log},
 			Passed: func(c Counts, led bool, err error) {
 				if led && err == nil {
 					p.Log.Debug("poller pass", "batches", c.Batches, "started", c.Started, "woken", c.Woken,
@@ -178,16 +179,16 @@ func (p *Poller) now() time.Time {
 
 // passEvents pages through the unprocessed TICKET_READY events.
 func (p *Poller) passEvents(ctx context.Context, c *Counts, seen map[string]bool) error {
-	var after store.Cursor
+	var after domain.Cursor
 	for {
-		page, err := p.Store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: store.EventTicketReady,
+		page, err := p.Store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: domain.EventTicketReady,
 			After: after, Limit: p.batch()})
 		if err != nil {
 			return fmt.Errorf("list pending events: %w", err)
 		}
 		c.Batches++
 		for _, pe := range page {
-			after = store.Cursor{CreatedAt: pe.CreatedAt, ID: pe.EventID}
+			after = domain.Cursor{CreatedAt: pe.CreatedAt, ID: pe.EventID}
 			if seen[pe.SubjectID] {
 				c.Skipped++
 				continue
@@ -210,7 +211,7 @@ func (p *Poller) passEvents(ctx context.Context, c *Counts, seen map[string]bool
 
 // passObjectives pages through the objectives not handed over.
 func (p *Poller) passObjectives(ctx context.Context, c *Counts, seen map[string]bool) error {
-	var after store.Cursor
+	var after domain.Cursor
 	for {
 		page, err := p.Store.ListObjectivesToHandOver(ctx, store.PageParams{After: after, Limit: p.batch()})
 		if err != nil {
@@ -218,7 +219,7 @@ func (p *Poller) passObjectives(ctx context.Context, c *Counts, seen map[string]
 		}
 		c.Batches++
 		for _, o := range page {
-			after = store.Cursor{CreatedAt: o.CreatedAt, ID: o.ObjectiveID}
+			after = domain.Cursor{CreatedAt: o.CreatedAt, ID: o.ObjectiveID}
 			if seen[o.ObjectiveID] {
 				c.Skipped++
 				continue
@@ -240,14 +241,14 @@ func (p *Poller) passObjectives(ctx context.Context, c *Counts, seen map[string]
 // passCaptures emits the CAPTURE_READY event of every PENDING capture that
 // has none. Handing the event to the track is the scheduler's business.
 func (p *Poller) passCaptures(ctx context.Context, c *Counts) error {
-	var after store.Cursor
+	var after domain.Cursor
 	for {
 		page, err := p.Store.ListCapturesWithoutEvent(ctx, store.PageParams{After: after, Limit: p.batch()})
 		if err != nil {
 			return fmt.Errorf("list captures without event: %w", err)
 		}
 		for _, cb := range page {
-			after = store.Cursor{CreatedAt: cb.CreatedAt, ID: cb.CaptureBufferID}
+			after = domain.Cursor{CreatedAt: cb.CreatedAt, ID: cb.CaptureBufferID}
 			ev, created, err := store.EmitCaptureReady(ctx, p.Store, cb.CaptureBufferID, p.now())
 			switch {
 			case err != nil:
@@ -279,7 +280,7 @@ func (p *Poller) passCaptures(ctx context.Context, c *Counts) error {
 // for good.
 func (p *Poller) passTrack(ctx context.Context, c *Counts) error {
 	track := cmp.Or(p.Track, workflows.DefaultTrack)
-	for _, typ := range store.TrackEventTypes() {
+	for _, typ := range domain.TrackEventTypes() {
 		if err := p.passTrackEvents(ctx, c, track, typ); err != nil {
 			return err
 		}
@@ -290,7 +291,7 @@ func (p *Poller) passTrack(ctx context.Context, c *Counts) error {
 // passTrackEvents pages through the unprocessed events of type typ, handing
 // each that needs it to track.
 func (p *Poller) passTrackEvents(ctx context.Context, c *Counts, track, typ string) error {
-	var after store.Cursor
+	var after domain.Cursor
 	for {
 		page, err := p.Store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ, After: after,
 			Limit: p.batch()})
@@ -298,7 +299,7 @@ func (p *Poller) passTrackEvents(ctx context.Context, c *Counts, track, typ stri
 			return fmt.Errorf("list pending %s events: %w", typ, err)
 		}
 		for _, pe := range page {
-			after = store.Cursor{CreatedAt: pe.CreatedAt, ID: pe.EventID}
+			after = domain.Cursor{CreatedAt: pe.CreatedAt, ID: pe.EventID}
 			if pe.HandedOver && !pe.CreatedAt.Before(p.now().Add(-p.LeaseTTL)) {
 				c.Skipped++
 				continue
@@ -322,7 +323,7 @@ func (p *Poller) passTrackEvents(ctx context.Context, c *Counts, track, typ stri
 
 // handEvent starts or wakes the lifecycle of an event's objective, holding
 // the event's claim meanwhile.
-func (p *Poller) handEvent(ctx context.Context, pe *store.PendingEvent, c *Counts) error {
+func (p *Poller) handEvent(ctx context.Context, pe *domain.PendingEvent, c *Counts) error {
 	ev := pe.Event
 	stale := ev.CreatedAt.Before(p.now().Add(-p.LeaseTTL))
 	if pe.SubjectHandedOver && !stale {
@@ -335,7 +336,7 @@ func (p *Poller) handEvent(ctx context.Context, pe *store.PendingEvent, c *Count
 	}
 	if lc == lifecycleRunning || lc == lifecycleStopped {
 		if !pe.SubjectHandedOver {
-			if err := p.mark(ctx, ev.SubjectID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if err := p.mark(ctx, ev.SubjectID); err != nil && !errors.Is(err, domain.ErrNotFound) {
 				return err
 			}
 		}
@@ -352,7 +353,7 @@ func (p *Poller) handEvent(ctx context.Context, pe *store.PendingEvent, c *Count
 			return nil
 		}
 	}
-	lease, ok, err := p.Claims.Acquire(ctx, store.ResourceEvent, ev.EventID, p.OwnerID, p.LeaseTTL)
+	lease, ok, err := p.Claims.Acquire(ctx, domain.ResourceEvent, ev.EventID, p.OwnerID, p.LeaseTTL)
 	if err != nil {
 		return fmt.Errorf("claim event %s: %w", ev.EventID, err)
 	}
@@ -376,10 +377,10 @@ func (p *Poller) handEvent(ctx context.Context, pe *store.PendingEvent, c *Count
 		c.Skipped++
 		return nil
 	}
-	o := &store.Objective{ObjectiveID: ev.SubjectID}
+	o := &domain.Objective{ObjectiveID: ev.SubjectID}
 	if stored, err := p.Store.GetObjective(ctx, ev.SubjectID); err == nil {
 		o = stored
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, domain.ErrNotFound) {
 		return err
 	}
 	if err := p.Starter.Start(ctx, o); err != nil {
@@ -398,7 +399,7 @@ func (p *Poller) handEvent(ctx context.Context, pe *store.PendingEvent, c *Count
 
 // handObjective hands an objective not marked handed over to Temporal,
 // once: it finds its lifecycle, or starts one if it needs one, and marks it.
-func (p *Poller) handObjective(ctx context.Context, o *store.Objective, c *Counts) error {
+func (p *Poller) handObjective(ctx context.Context, o *domain.Objective, c *Counts) error {
 	lc, err := p.lifecycle(ctx, o.ObjectiveID)
 	if err != nil {
 		return err
@@ -496,8 +497,8 @@ func (p *Poller) lifecycle(ctx context.Context, objectiveID string) (int, error)
 
 // finished reports whether the objective has nothing left to run: DONE, or
 // rejected by a human.
-func (p *Poller) finished(ctx context.Context, o *store.Objective) (bool, error) {
-	if o.Status == store.StatusDone {
+func (p *Poller) finished(ctx context.Context, o *domain.Objective) (bool, error) {
+	if o.Status == domain.StatusDone {
 		return true, nil
 	}
 	pauses, err := p.Store.ListPauseStates(ctx, o.ObjectiveID)

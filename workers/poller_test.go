@@ -15,6 +15,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -60,7 +61,7 @@ func (b *pollerBundle) poller(t *testing.T, owner string, batch int, skew time.D
 
 // stored writes an objective straight into the store, as a script (or an
 // azolla that could not reach Temporal) does: not handed over.
-func (b *pollerBundle) stored(t *testing.T, id string, status store.Status) {
+func (b *pollerBundle) stored(t *testing.T, id string, status domain.Status) {
 	t.Helper()
 	o := storetest.Objective(id)
 	o.Status = status
@@ -109,19 +110,19 @@ func TestPoller_StoredObjectivesAreHandedOverOnce(t *testing.T) {
 	t.Parallel()
 	b := setupPoller(t)
 	ctx := context.Background()
-	b.stored(t, "new", store.StatusNew) // never started: starts
-	b.stored(t, "running", store.StatusTodo)
+	b.stored(t, "new", domain.StatusNew) // never started: starts
+	b.stored(t, "running", domain.StatusTodo)
 	b.temporal.set("running", running)
-	b.stored(t, "failed", store.StatusInProgress) // a human's call
+	b.stored(t, "failed", domain.StatusInProgress) // a human's call
 	b.temporal.set("failed", failed)
-	b.stored(t, "done", store.StatusDone) // ran to DONE: never restarted
+	b.stored(t, "done", domain.StatusDone) // ran to DONE: never restarted
 	b.temporal.set("done", completed)
-	b.stored(t, "done-by-hand", store.StatusDone) // nothing to run
-	b.stored(t, "rejected", store.StatusNew)
+	b.stored(t, "done-by-hand", domain.StatusDone) // nothing to run
+	b.stored(t, "rejected", domain.StatusNew)
 	b.temporal.set("rejected", completed)
-	require.NoError(t, b.store.CreatePauseState(ctx, &store.PauseState{PauseStateID: "ps-rejected",
-		ObjectiveID: "rejected", Reason: store.PauseRejected, PrioritizedActions: []string{"nothing"}}))
-	b.stored(t, "ended-early", store.StatusTodo) // its lifecycle ended before it was stored
+	require.NoError(t, b.store.CreatePauseState(ctx, &domain.PauseState{PauseStateID: "ps-rejected",
+		ObjectiveID: "rejected", Reason: domain.PauseRejected, PrioritizedActions: []string{"nothing"}}))
+	b.stored(t, "ended-early", domain.StatusTodo) // its lifecycle ended before it was stored
 	b.temporal.set("ended-early", completed)
 
 	p := b.poller(t, "a", 2, 0)
@@ -145,7 +146,7 @@ func TestPoller_AFailingObjectiveIsCountedAndThePassGoesOn(t *testing.T) {
 	t.Parallel()
 	b := setupPoller(t)
 	for _, id := range []string{"a", "b", "c"} {
-		b.stored(t, id, store.StatusNew)
+		b.stored(t, id, domain.StatusNew)
 	}
 	b.temporal.mu.Lock()
 	b.temporal.fail[workflows.ObjectiveWorkflowID("b")] = errors.New("frontend unavailable")
@@ -187,7 +188,7 @@ func TestPoller_EventsWakeAWaitingLifecycleOnlyOnceStale(t *testing.T) {
 	describes, starts, queries := b.temporal.calls()
 	require.Equal(t, []int{1, 4, 0}, []int{describes, starts, queries}, "only the ghost's lifecycle is looked at")
 	require.Equal(t, 1, b.temporal.runCount("ghost"))
-	c, err := b.store.GetClaim(ctx, store.ResourceEvent, ghost)
+	c, err := b.store.GetClaim(ctx, domain.ResourceEvent, ghost)
 	require.NoError(t, err)
 	require.NotNil(t, c.ReleasedAt, "the event's claim is released after the hand-over")
 
@@ -210,7 +211,7 @@ func TestPoller_OneLeaderAndAStandbyTakesOverWhenTheLeaseLapses(t *testing.T) {
 	a, s := b.poller(t, "poller-a", 0, 0), b.poller(t, "poller-s", 0, 0)
 	require.True(t, pass(t, a).Leader)
 
-	b.stored(t, "x", store.StatusNew)
+	b.stored(t, "x", domain.StatusNew)
 	require.Equal(t, workers.Counts{}, pass(t, s), "a standby does nothing")
 	describes, _, _ := b.temporal.calls()
 	require.Zero(t, describes)
@@ -222,7 +223,7 @@ func TestPoller_OneLeaderAndAStandbyTakesOverWhenTheLeaseLapses(t *testing.T) {
 
 	s.Stop()
 	require.True(t, pass(t, a).Leader, "a stopped leader releases: the standby takes over without waiting")
-	c, err := b.store.GetClaim(context.Background(), store.ResourcePoller, store.PollerLeadership)
+	c, err := b.store.GetClaim(context.Background(), domain.ResourcePoller, domain.PollerLeadership)
 	require.NoError(t, err)
 	require.Equal(t, "poller-a", c.OwnerID)
 	require.Equal(t, 1, b.temporal.runCount("x"))
@@ -235,7 +236,7 @@ func TestPoller_NoSecondLifecycleWhenOneEndsBetweenTheLookAndTheStart(t *testing
 	t.Parallel()
 	b := setupPoller(t)
 	ctx := context.Background()
-	b.stored(t, "x", store.StatusTodo)
+	b.stored(t, "x", domain.StatusTodo)
 	var fired atomic.Bool
 	b.temporal.afterDescribe = func(string) {
 		// Someone else's start, and the lifecycle runs to its end; its DONE
@@ -248,7 +249,7 @@ func TestPoller_NoSecondLifecycleWhenOneEndsBetweenTheLookAndTheStart(t *testing
 	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Skipped: 1}, pass(t, p))
 	require.Equal(t, 1, b.temporal.runCount("x"))
 
-	_, err := b.store.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "x", To: store.StatusDone})
+	_, err := b.store.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "x", To: domain.StatusDone})
 	require.NoError(t, err)
 	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Marked: 1}, pass(t, p))
 	require.Equal(t, workers.Counts{Leader: true, Batches: 2}, pass(t, p))
@@ -264,7 +265,7 @@ func TestPoller_NoSecondLifecycleWhenATakeoverOvertakesAPass(t *testing.T) {
 	ctx := context.Background()
 	const n = 20
 	for i := range n {
-		b.stored(t, fmt.Sprintf("obj-%02d", i), store.StatusNew)
+		b.stored(t, fmt.Sprintf("obj-%02d", i), domain.StatusNew)
 	}
 	old, next := b.poller(t, "old", 0, 0), b.poller(t, "next", 0, 2*leaseTTL)
 	var overtaken workers.Counts
@@ -320,7 +321,7 @@ func TestPoller_CapturesWrittenStraightIntoTheDatabaseGetOneEventOnce(t *testing
 		return err
 	}))
 	done := storetest.Capture("cap-done", b.clock.Now())
-	done.Status = store.CaptureProcessed
+	done.Status = domain.CaptureProcessed
 	require.NoError(t, b.store.CreateCaptureBuffer(ctx, done))
 
 	leader, standby := b.poller(t, "a", 2, 0), b.poller(t, "s", 2, 0)
@@ -329,7 +330,7 @@ func TestPoller_CapturesWrittenStraightIntoTheDatabaseGetOneEventOnce(t *testing
 	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Skipped: 6}, pass(t, leader),
 		"nothing is emitted or handed over twice")
 
-	evs, err := b.store.ListEvents(ctx, store.ListEventsParams{EventType: store.EventCaptureReady})
+	evs, err := b.store.ListEvents(ctx, store.ListEventsParams{EventType: domain.EventCaptureReady})
 	require.NoError(t, err)
 	per := map[string]int{}
 	for _, ev := range evs {
@@ -381,11 +382,11 @@ func (c *testClock) Advance(d time.Duration) {
 
 // captured writes a capture and its CAPTURE_READY event straight into the
 // store (not handed over), at the bundle's clock.
-func (b *pollerBundle) captured(t *testing.T, id string) *store.Event {
+func (b *pollerBundle) captured(t *testing.T, id string) *domain.Event {
 	t.Helper()
 	ctx, now := context.Background(), b.clock.Now()
-	require.NoError(t, b.store.CreateCaptureBuffer(ctx, &store.CaptureBuffer{CaptureBufferID: id, Source: "test",
-		Content: "note " + id, Status: store.CapturePending, CreatedAt: now, UpdatedAt: now}))
+	require.NoError(t, b.store.CreateCaptureBuffer(ctx, &domain.CaptureBuffer{CaptureBufferID: id, Source: "test",
+		Content: "note " + id, Status: domain.CapturePending, CreatedAt: now, UpdatedAt: now}))
 	ev, _, err := store.EmitCaptureReady(ctx, b.store, id, now)
 	require.NoError(t, err)
 	return ev

@@ -11,6 +11,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -31,7 +32,7 @@ var _ controlplane.Activities = (*RemoteActivities)(nil)
 
 // Heartbeat records a heartbeat of the activity. A cancelled activity, or
 // one Temporal no longer knows, is controlplane.ErrActivityGone.
-func (r *RemoteActivities) Heartbeat(ctx context.Context, ref store.ActivityRef) error {
+func (r *RemoteActivities) Heartbeat(ctx context.Context, ref domain.ActivityRef) error {
 	err := r.Client.RecordActivityHeartbeatByID(ctx, r.Namespace, ref.WorkflowID, ref.RunID, ref.ActivityID)
 	return r.gone(ref, "heartbeat", err)
 }
@@ -40,18 +41,18 @@ func (r *RemoteActivities) Heartbeat(ctx context.Context, ref store.ActivityRef)
 // RunResult, a RunCandidate with its CandidateResult. An activity that is
 // gone is not an error: its next attempt, if any, finds the job SUCCEEDED
 // and answers from the store.
-func (r *RemoteActivities) Complete(ctx context.Context, j *store.Job) error {
+func (r *RemoteActivities) Complete(ctx context.Context, j *domain.Job) error {
 	return r.settle(ctx, j, "complete")
 }
 
 // Fail tells the activity its job failed for good: a Run fails
 // non-retryably with the job's error; a RunCandidate is completed with
 // its candidate recorded FAILED, as a local candidate's failed run is.
-func (r *RemoteActivities) Fail(ctx context.Context, j *store.Job) error {
+func (r *RemoteActivities) Fail(ctx context.Context, j *domain.Job) error {
 	return r.settle(ctx, j, "fail")
 }
 
-func (r *RemoteActivities) settle(ctx context.Context, j *store.Job, what string) error {
+func (r *RemoteActivities) settle(ctx context.Context, j *domain.Job, what string) error {
 	if j.Activity == nil {
 		return nil
 	}
@@ -69,7 +70,7 @@ func (r *RemoteActivities) settle(ctx context.Context, j *store.Job, what string
 
 // gone turns Temporal's "this activity no longer waits" answers into
 // controlplane.ErrActivityGone.
-func (r *RemoteActivities) gone(ref store.ActivityRef, what string, err error) error {
+func (r *RemoteActivities) gone(ref domain.ActivityRef, what string, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/audit"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
@@ -121,9 +122,9 @@ func measureGrowth(b *testing.B, be storetest.Backend, n int) growth {
 func lifecycle(b *testing.B, ctx context.Context, s store.Store, l *activities.Lifecycle, identity, id string) {
 	owner := func(step int) string { return fmt.Sprintf("%s:objective-%s/%d/1", identity, id, step) }
 	now := time.Now()
-	o := &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Handle empty input in the parser " + id,
+	o := &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Handle empty input in the parser " + id,
 		AcceptanceCriteria: []string{"the build is green", "an empty input is an error, not a panic"},
-		Status:             store.StatusNew, Urgency: "NORMAL", CreatedAt: now, UpdatedAt: now}
+		Status:             domain.StatusNew, Urgency: "NORMAL", CreatedAt: now, UpdatedAt: now}
 	must(b, s.CreateObjective(ctx, o))
 	must(b, s.MarkHandedOver(ctx, store.MarkHandedOverParams{ObjectiveID: id}))
 	l.Identity = owner(1)
@@ -141,7 +142,7 @@ func lifecycle(b *testing.B, ctx context.Context, s store.Store, l *activities.L
 	l.Identity = owner(4)
 	g, err := l.Gate(ctx, activities.GateInput{WorkOrderID: sc.WorkOrder.WorkOrderID})
 	must(b, err)
-	if g.Status != store.StatusDone {
+	if g.Status != domain.StatusDone {
 		b.Fatalf("%s: gate %s (%s), objective %s, not DONE", id, g.GateResult, g.GateReason, g.Status)
 	}
 }

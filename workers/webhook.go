@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -21,7 +22,7 @@ const maxWebhookBody = 1 << 20
 
 // Waker wakes an objective's lifecycle (starter.Start): it reads its pull
 // request at once.
-type Waker func(ctx context.Context, o *store.Objective) error
+type Waker func(ctx context.Context, o *domain.Objective) error
 
 // ForgeWebhook takes the forges' webhook deliveries (docs/pull-requests.md#webhooks)
 // for the repositories whose forge sets webhook_secret_env. A delivery is
@@ -95,7 +96,7 @@ func matchDelivery(cfg config.Config, getenv func(string) string, h http.Header,
 // wakeFollowed wakes objective id's lifecycle if its pull request is open.
 func wakeFollowed(ctx context.Context, st store.Store, wake Waker, id string) bool {
 	pr, err := st.GetPullRequest(ctx, id)
-	if err != nil || pr.State != store.PullRequestOpen {
+	if err != nil || pr.State != domain.PullRequestOpen {
 		return false
 	}
 	o, err := st.GetObjective(ctx, id)

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store/sqlite"
 	"github.com/azolla/azolla/internal/store/storetest"
 	"github.com/azolla/azolla/workers"
@@ -53,7 +53,7 @@ func newHookWorld(t *testing.T, kind string) *hookWorld {
 	env := map[string]string{"APP_HOOK": hookSecret}
 	w := &hookWorld{}
 	w.h = workers.ForgeWebhook(cfg, func(k string) string { return env[k] }, st,
-		func(_ context.Context, o *store.Objective) error {
+		func(_ context.Context, o *domain.Objective) error {
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			w.woken = append(w.woken, o.ObjectiveID)

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // deadlinePage bounds the objectives one ScanDeadlines reads.
@@ -37,7 +37,7 @@ func DeadlineMonitorWorkflow(ctx workflow.Context) (DeadlineMonitorResult, error
 	logger := log.With(workflow.GetLogger(ctx), "as_of", res.AsOf)
 
 	actx := withTrackOptions(ctx)
-	var after store.Cursor
+	var after domain.Cursor
 	for {
 		var page activities.DeadlineScanResult
 		if err := workflow.ExecuteActivity(actx, act.ScanDeadlines, activities.DeadlineScanInput{

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -38,7 +38,7 @@ func setupDeadline(t *testing.T) *deadlineBundle {
 }
 
 // page expects the scan page starting after, as of asOf, answering res.
-func (b *deadlineBundle) page(asOf time.Time, after store.Cursor, res activities.DeadlineScanResult) {
+func (b *deadlineBundle) page(asOf time.Time, after domain.Cursor, res activities.DeadlineScanResult) {
 	b.env.OnActivity(a.ScanDeadlines, mock.Anything, mock.MatchedBy(func(in activities.DeadlineScanInput) bool {
 		return in.AsOf.Equal(asOf) && in.After == after && in.Limit == 500
 	})).Return(res, nil).Once()
@@ -90,8 +90,8 @@ func TestDeadlineMonitor_ScansAsScheduledAndSignalsNewlyOverdue(t *testing.T) {
 	b := setupDeadline(t)
 	require.NoError(t, b.env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(
 		temporal.NewSearchAttributeKeyTime("TemporalScheduledStartTime").ValueSet(scheduledAt))))
-	next := store.Cursor{CreatedAt: scheduledAt.Add(-48 * time.Hour), ID: "o-500"}
-	b.page(scheduledAt, store.Cursor{}, activities.DeadlineScanResult{Scanned: 500,
+	next := domain.Cursor{CreatedAt: scheduledAt.Add(-48 * time.Hour), ID: "o-500"}
+	b.page(scheduledAt, domain.Cursor{}, activities.DeadlineScanResult{Scanned: 500,
 		Overdue: []activities.Overdue{overdue("o-1", true), overdue("o-2", false)}, Next: &next})
 	b.page(scheduledAt, next, activities.DeadlineScanResult{Scanned: 20,
 		Overdue: []activities.Overdue{overdue("o-501", true), overdue("o-502", true)}})
@@ -109,7 +109,7 @@ func TestDeadlineMonitor_ScansAsScheduledAndSignalsNewlyOverdue(t *testing.T) {
 // A run started by hand (no scheduled time) judges as of its start.
 func TestDeadlineMonitor_WithoutScheduleJudgesAtStart(t *testing.T) {
 	b := setupDeadline(t)
-	b.page(startedAt, store.Cursor{}, activities.DeadlineScanResult{Scanned: 3})
+	b.page(startedAt, domain.Cursor{}, activities.DeadlineScanResult{Scanned: 3})
 
 	res := b.execute()
 

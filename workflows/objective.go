@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // ObjectiveInput starts (or continues) one objective's lifecycle.
@@ -23,7 +23,7 @@ type ObjectiveInput struct {
 	Round int
 	// WorkOrderIDs and LastPause carry the query state across rounds.
 	WorkOrderIDs []string
-	LastPause    *store.PauseState
+	LastPause    *domain.PauseState
 }
 
 // Decision is a human's word on the objective: who and why.
@@ -37,14 +37,14 @@ type DecisionResult struct {
 	// EventID is the TICKET_READY event emitted (approve, retry, unblock).
 	EventID string
 	// Pause is the pause state written (reject).
-	Pause *store.PauseState
+	Pause *domain.PauseState
 }
 
 // State is what the state query returns, and the workflow's result.
 type State struct {
 	ObjectiveID string
 	// Status is the objective's status as last written by the lifecycle.
-	Status store.Status
+	Status domain.Status
 	// Step is what the lifecycle is doing or waiting for (Step* constants).
 	Step  string
 	Round int
@@ -54,7 +54,7 @@ type State struct {
 	CurrentWorkOrderID string
 	GateResult         string
 	GateReason         string
-	LastPause          *store.PauseState
+	LastPause          *domain.PauseState
 	// Error is the last step failure the lifecycle gave up on.
 	Error string
 	// PullRequest is the URL of the objective's pull request, once open;
@@ -106,7 +106,7 @@ type objective struct {
 	view       activities.ObjectiveView
 	pending    string
 	open       *activities.WorkOrderRef
-	blockerRef store.BlockerRef
+	blockerRef domain.BlockerRef
 
 	// prOpen says the objective's pull request is open and followed;
 	// prPoll is how often it is read.

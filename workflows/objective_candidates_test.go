@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -23,7 +23,7 @@ func candidatesToDone(t *testing.T, earlyStop bool, parallel int,
 	b := setup(t)
 	wo := woA
 	wo.Attempts, wo.EarlyStop, wo.Parallel = 3, earlyStop, parallel
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	b.env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(wo), nil).Once()
 	// Under early stop a cancelled candidate may never start: the count
@@ -56,7 +56,7 @@ func TestObjective_EveryCandidateRunsThenTheBestIsSelected(t *testing.T) {
 		if in.Attempt == 3 {
 			return activities.CandidateResult{}, temporal.NewNonRetryableApplicationError("agent crashed", "Crash", nil)
 		}
-		return activities.CandidateResult{Attempt: in.Attempt, Status: store.CandidateDone, PassedAll: true}, nil
+		return activities.CandidateResult{Attempt: in.Attempt, Status: domain.CandidateDone, PassedAll: true}, nil
 	})
 	require.Equal(t, map[int]bool{1: true, 2: true, 3: true}, seen)
 	require.Equal(t, activities.SelectInput{WorkOrderID: woA.WorkOrderID}, sel)
@@ -67,7 +67,7 @@ func TestObjective_EveryCandidateRunsThenTheBestIsSelected(t *testing.T) {
 func TestObjective_EarlyStopCancelsTheOtherCandidates(t *testing.T) {
 	sel := candidatesToDone(t, true, 0, func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
 		if in.Attempt == 2 {
-			return activities.CandidateResult{Attempt: 2, Status: store.CandidateDone, PassedAll: true, Small: true}, nil
+			return activities.CandidateResult{Attempt: 2, Status: domain.CandidateDone, PassedAll: true, Small: true}, nil
 		}
 		<-ctx.Done() // the others run until cancelled
 		return activities.CandidateResult{}, ctx.Err()
@@ -80,7 +80,7 @@ func TestObjective_EarlyStopCancelsTheOtherCandidates(t *testing.T) {
 func TestObjective_ASpentBudgetCancelsTheOtherCandidates(t *testing.T) {
 	sel := candidatesToDone(t, false, 0, func(ctx context.Context, in activities.CandidateInput) (activities.CandidateResult, error) {
 		if in.Attempt == 1 {
-			return activities.CandidateResult{Attempt: 1, Status: store.CandidateDone, BudgetSpent: true}, nil
+			return activities.CandidateResult{Attempt: 1, Status: domain.CandidateDone, BudgetSpent: true}, nil
 		}
 		<-ctx.Done()
 		return activities.CandidateResult{}, ctx.Err()
@@ -97,7 +97,7 @@ func TestObjective_ALargePassingCandidateStopsNobody(t *testing.T) {
 		mu.Lock()
 		n++
 		mu.Unlock()
-		return activities.CandidateResult{Attempt: in.Attempt, Status: store.CandidateDone, PassedAll: true}, nil
+		return activities.CandidateResult{Attempt: in.Attempt, Status: domain.CandidateDone, PassedAll: true}, nil
 	})
 	require.Equal(t, 3, n, "every candidate ran to its end")
 	require.Equal(t, activities.SelectInput{WorkOrderID: woA.WorkOrderID}, sel)
@@ -118,7 +118,7 @@ func TestObjective_ParallelCandidatesBoundsHowManyRunAtATime(t *testing.T) {
 		if in.Attempt == 1 {
 			return activities.CandidateResult{}, temporal.NewNonRetryableApplicationError("agent crashed", "Crash", nil)
 		}
-		return activities.CandidateResult{Attempt: in.Attempt, Status: store.CandidateDone, PassedAll: true}, nil
+		return activities.CandidateResult{Attempt: in.Attempt, Status: domain.CandidateDone, PassedAll: true}, nil
 	})
 	require.Equal(t, 1, most, "one candidate at a time")
 	require.Equal(t, []int{1, 2, 3}, order, "each started after the one before ended, the failed one's included")
@@ -135,7 +135,7 @@ func TestObjective_ASpentBudgetStartsNoMoreCandidates(t *testing.T) {
 		seen[in.Attempt] = true
 		mu.Unlock()
 		if in.Attempt == 1 {
-			return activities.CandidateResult{Attempt: 1, Status: store.CandidateDone, BudgetSpent: true}, nil
+			return activities.CandidateResult{Attempt: 1, Status: domain.CandidateDone, BudgetSpent: true}, nil
 		}
 		<-ctx.Done()
 		return activities.CandidateResult{}, ctx.Err()

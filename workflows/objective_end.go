@@ -3,14 +3,14 @@ package workflows
 import (
 	"fmt"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
 // holdStatus records the objective's status and keeps its search
 // attribute for the next upsert.
-func (w *objective) holdStatus(status store.Status) {
+func (w *objective) holdStatus(status domain.Status) {
 	if status != "" && status != w.state.Status {
 		w.state.Status, w.statusHeld = status, true
 	}
@@ -27,7 +27,7 @@ func (w *objective) withHeldStatus(attrs []temporal.SearchAttributeUpdate) []tem
 // setStatus records the objective's status and upserts it (and attrs, and a
 // held status) as search attributes, so the Web UI filters by it. With no
 // status and no attrs it upserts a held status, if any.
-func (w *objective) setStatus(ctx workflow.Context, status store.Status, attrs ...temporal.SearchAttributeUpdate) {
+func (w *objective) setStatus(ctx workflow.Context, status domain.Status, attrs ...temporal.SearchAttributeUpdate) {
 	w.holdStatus(status)
 	if attrs = w.withHeldStatus(attrs); len(attrs) == 0 {
 		return

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -27,21 +27,21 @@ const (
 
 var (
 	woA = activities.WorkOrderRef{WorkOrderID: "wo-obj-1-2", DiazotrophType: "PATCH_DIAZOTROPH",
-		BudgetMS: 90_000, Status: store.WorkOrderCreated, BranchName: "azolla/" + objID}
+		BudgetMS: 90_000, Status: domain.WorkOrderCreated, BranchName: "azolla/" + objID}
 	woB = activities.WorkOrderRef{WorkOrderID: "wo-obj-1-4", DiazotrophType: "PATCH_DIAZOTROPH",
-		BudgetMS: 90_000, Status: store.WorkOrderCreated, BranchName: "azolla/" + objID}
-	runComplete = store.PauseState{PauseStateID: "ps-obj-1-3-RUN_COMPLETE", ObjectiveID: objID,
-		WorkOrderID: woA.WorkOrderID, Reason: store.PauseRunComplete, PrioritizedActions: []string{"Review", "Confirm completion"}}
-	gateFailed = store.PauseState{PauseStateID: "ps-obj-1-3-GATE_FAILED", ObjectiveID: objID,
-		WorkOrderID: woA.WorkOrderID, Reason: store.PauseGateFailed, PrioritizedActions: []string{"Review gate failure reason"}}
-	blockedPause = store.PauseState{PauseStateID: "ps-obj-1-3-BLOCKED", ObjectiveID: objID,
-		Reason: store.PauseBlocked, PrioritizedActions: []string{"Resolve blockers for obj-1"}}
-	rejectedPause = store.PauseState{PauseStateID: "ps-obj-1-1-REJECTED", ObjectiveID: objID,
-		Reason: store.PauseRejected, PrioritizedActions: []string{"Rejected by ana: out of scope"}}
+		BudgetMS: 90_000, Status: domain.WorkOrderCreated, BranchName: "azolla/" + objID}
+	runComplete = domain.PauseState{PauseStateID: "ps-obj-1-3-RUN_COMPLETE", ObjectiveID: objID,
+		WorkOrderID: woA.WorkOrderID, Reason: domain.PauseRunComplete, PrioritizedActions: []string{"Review", "Confirm completion"}}
+	gateFailed = domain.PauseState{PauseStateID: "ps-obj-1-3-GATE_FAILED", ObjectiveID: objID,
+		WorkOrderID: woA.WorkOrderID, Reason: domain.PauseGateFailed, PrioritizedActions: []string{"Review gate failure reason"}}
+	blockedPause = domain.PauseState{PauseStateID: "ps-obj-1-3-BLOCKED", ObjectiveID: objID,
+		Reason: domain.PauseBlocked, PrioritizedActions: []string{"Resolve blockers for obj-1"}}
+	rejectedPause = domain.PauseState{PauseStateID: "ps-obj-1-1-REJECTED", ObjectiveID: objID,
+		Reason: domain.PauseRejected, PrioritizedActions: []string{"Rejected by ana: out of scope"}}
 )
 
 // view is a stored objective as Load returns it.
-func view(status store.Status) activities.ObjectiveView {
+func view(status domain.Status) activities.ObjectiveView {
 	return activities.ObjectiveView{Found: true, ObjectiveID: objID, ObjectiveType: "TICKET", Status: status,
 		StatusSeq: 1, LeaseTTL: 45 * time.Second}
 }
@@ -53,26 +53,26 @@ func scheduleIn(eventID string) activities.ScheduleInput {
 }
 
 func scheduled(wo activities.WorkOrderRef) activities.ScheduleResult {
-	return activities.ScheduleResult{Reason: store.ReasonScheduled, ObjectiveID: objID,
-		Status: store.StatusInProgress, WorkOrder: &wo}
+	return activities.ScheduleResult{Reason: domain.ReasonScheduled, ObjectiveID: objID,
+		Status: domain.StatusInProgress, WorkOrder: &wo}
 }
 
 func ran(wo activities.WorkOrderRef) activities.RunResult {
-	return activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: store.RunnerOK}
+	return activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: domain.RunnerOK}
 }
 
 func passed() activities.GateResult {
-	return activities.GateResult{GateResult: store.GatePass, GateReason: "output bundle valid",
-		CommitSHA: commitSHA, Status: store.StatusDone, Pause: runComplete}
+	return activities.GateResult{GateResult: domain.GatePass, GateReason: "output bundle valid",
+		CommitSHA: commitSHA, Status: domain.StatusDone, Pause: runComplete}
 }
 
 func failed() activities.GateResult {
-	return activities.GateResult{GateResult: store.GateFail, GateReason: "output bundle content is empty",
-		Status: store.StatusTodo, BlockerRef: store.GateBlocker(gateFailed.WorkOrderID), Pause: gateFailed}
+	return activities.GateResult{GateResult: domain.GateFail, GateReason: "output bundle content is empty",
+		Status: domain.StatusTodo, BlockerRef: domain.GateBlocker(gateFailed.WorkOrderID), Pause: gateFailed}
 }
 
 func readied(eventID string) activities.ReadyResult {
-	return activities.ReadyResult{EventID: eventID, Status: store.StatusTodo, StatusSeq: 2}
+	return activities.ReadyResult{EventID: eventID, Status: domain.StatusTodo, StatusSeq: 2}
 }
 
 // readyIn is the Ready activity's input for mode, carrying the decision
@@ -149,8 +149,8 @@ func (b *testBundle) execute(in workflows.ObjectiveInput) {
 			return activities.ReadyResult{}, b.unexpected("Ready", in)
 		})
 	env.OnActivity(a.Reject, mock.Anything, mock.Anything).Maybe().Return(
-		func(_ context.Context, in activities.RejectInput) (store.PauseState, error) {
-			return store.PauseState{}, b.unexpected("Reject", in)
+		func(_ context.Context, in activities.RejectInput) (domain.PauseState, error) {
+			return domain.PauseState{}, b.unexpected("Reject", in)
 		})
 	env.OnActivity(a.Schedule, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, in activities.ScheduleInput) (activities.ScheduleResult, error) {

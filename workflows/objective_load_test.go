@@ -12,7 +12,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -32,19 +32,19 @@ func TestObjective_PendingEventIsScheduledFirst(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name     string
-		status   store.Status // at load
+		status   domain.Status // at load
 		schedule activities.ScheduleResult
 		want     workflows.State
 	}{
-		{"missing ticket", store.StatusTodo,
-			activities.ScheduleResult{Reason: store.ReasonMissingTicket, ObjectiveID: objID},
-			workflows.State{ObjectiveID: objID, Status: store.StatusTodo, Step: workflows.StepMissing}},
-		{"non-executable, done", store.StatusDone,
-			activities.ScheduleResult{Reason: store.ReasonNonExecutableStatus, ObjectiveID: objID, Status: store.StatusDone},
-			workflows.State{ObjectiveID: objID, Status: store.StatusDone, Step: workflows.StepDone}},
-		{"non-executable, done meanwhile", store.StatusTodo,
-			activities.ScheduleResult{Reason: store.ReasonNonExecutableStatus, ObjectiveID: objID, Status: store.StatusDone},
-			workflows.State{ObjectiveID: objID, Status: store.StatusDone, Step: workflows.StepDone}},
+		{"missing ticket", domain.StatusTodo,
+			activities.ScheduleResult{Reason: domain.ReasonMissingTicket, ObjectiveID: objID},
+			workflows.State{ObjectiveID: objID, Status: domain.StatusTodo, Step: workflows.StepMissing}},
+		{"non-executable, done", domain.StatusDone,
+			activities.ScheduleResult{Reason: domain.ReasonNonExecutableStatus, ObjectiveID: objID, Status: domain.StatusDone},
+			workflows.State{ObjectiveID: objID, Status: domain.StatusDone, Step: workflows.StepDone}},
+		{"non-executable, done meanwhile", domain.StatusTodo,
+			activities.ScheduleResult{Reason: domain.ReasonNonExecutableStatus, ObjectiveID: objID, Status: domain.StatusDone},
+			workflows.State{ObjectiveID: objID, Status: domain.StatusDone, Step: workflows.StepDone}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestObjective_PendingEventIsScheduledFirst(t *testing.T) {
 func TestObjective_TodoWithoutEventResumesThenSchedules(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusTodo), nil).Once()
+	env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusTodo), nil).Once()
 	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyResume)).Return(readied(eventA), nil).Once()
 	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
@@ -75,8 +75,8 @@ func TestObjective_TodoWithoutEventResumesThenSchedules(t *testing.T) {
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
 	p := runComplete
-	b.done(workflows.State{ObjectiveID: objID, Status: store.StatusDone, Step: workflows.StepDone,
-		WorkOrderIDs: []string{woA.WorkOrderID}, GateResult: store.GatePass, GateReason: "output bundle valid", LastPause: &p})
+	b.done(workflows.State{ObjectiveID: objID, Status: domain.StatusDone, Step: workflows.StepDone,
+		WorkOrderIDs: []string{woA.WorkOrderID}, GateResult: domain.GatePass, GateReason: "output bundle valid", LastPause: &p})
 }
 
 // An IN_PROGRESS objective with an open workorder is a lifecycle cut short
@@ -97,13 +97,13 @@ func TestObjective_InProgressWithOpenWorkOrderRunsAndGates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			v := view(store.StatusInProgress)
+			v := view(domain.StatusInProgress)
 			v.OpenWorkOrder, v.PendingEventID = &woB, tc.pending
 			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 			if tc.pending != "" {
 				env.OnActivity(a.Schedule, mock.Anything, scheduleIn(tc.pending)).Return(
-					activities.ScheduleResult{Reason: store.ReasonNonExecutableStatus, ObjectiveID: objID,
-						Status: store.StatusInProgress}, nil).Once()
+					activities.ScheduleResult{Reason: domain.ReasonNonExecutableStatus, ObjectiveID: objID,
+						Status: domain.StatusInProgress}, nil).Once()
 			}
 			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woB.WorkOrderID}).Return(ran(woB), nil).Once()
 			env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woB.WorkOrderID}).Return(passed(), nil).Once()
@@ -111,8 +111,8 @@ func TestObjective_InProgressWithOpenWorkOrderRunsAndGates(t *testing.T) {
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID, Round: 4, WorkOrderIDs: tc.carried})
 
 			p := runComplete
-			b.done(workflows.State{ObjectiveID: objID, Status: store.StatusDone, Step: workflows.StepDone, Round: 4,
-				WorkOrderIDs: tc.want, GateResult: store.GatePass, GateReason: "output bundle valid", LastPause: &p})
+			b.done(workflows.State{ObjectiveID: objID, Status: domain.StatusDone, Step: workflows.StepDone, Round: 4,
+				WorkOrderIDs: tc.want, GateResult: domain.GatePass, GateReason: "output bundle valid", LastPause: &p})
 		})
 	}
 }
@@ -137,7 +137,7 @@ func TestObjective_RunHeartbeatTimeoutIsTheLease(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			v := view(store.StatusInProgress)
+			v := view(domain.StatusInProgress)
 			v.OpenWorkOrder, v.LeaseTTL = &woA, tc.lease
 			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 			var info activity.Info
@@ -164,7 +164,7 @@ func TestObjective_RunHeartbeatTimeoutIsTheLease(t *testing.T) {
 func TestObjective_CancelDuringRunSkipsGate(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	v := view(store.StatusInProgress)
+	v := view(domain.StatusInProgress)
 	v.OpenWorkOrder = &woA
 	env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).
@@ -187,9 +187,9 @@ func TestObjective_StepFailureFailsTheLifecycle(t *testing.T) {
 	boom := func(msg string) error {
 		return temporal.NewNonRetryableApplicationError(msg, activities.ErrTypeNotFound, nil)
 	}
-	inProgress := view(store.StatusInProgress)
+	inProgress := view(domain.StatusInProgress)
 	inProgress.OpenWorkOrder = &woA
-	pending := view(store.StatusTodo)
+	pending := view(domain.StatusTodo)
 	pending.PendingEventID = eventA
 	cases := []struct {
 		name    string
@@ -202,7 +202,7 @@ func TestObjective_StepFailureFailsTheLifecycle(t *testing.T) {
 			b.env.OnActivity(a.Load, mock.Anything, objID).Return(activities.ObjectiveView{}, boom("store is gone")).Once()
 		}, "", "store is gone", workflows.StepLoading},
 		{"in progress without a workorder", func(b *testBundle) {
-			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusInProgress), nil).Once()
+			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusInProgress), nil).Once()
 		}, "", "objective obj-1 is IN_PROGRESS without an open workorder", workflows.StepLoading},
 		{"schedule", func(b *testBundle) {
 			b.env.OnActivity(a.Load, mock.Anything, objID).Return(pending, nil).Once()
@@ -216,14 +216,14 @@ func TestObjective_StepFailureFailsTheLifecycle(t *testing.T) {
 				Return(activities.GateResult{}, boom("workorder vanished")).Once()
 		}, "", "workorder vanished", workflows.StepGating},
 		{"approve", func(b *testBundle) {
-			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 			b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).
 				Return(activities.ReadyResult{}, boom("objective vanished")).Once()
 		}, workflows.Approve, "objective vanished", workflows.StepReadying},
 		{"reject", func(b *testBundle) {
-			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 			b.env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
-				Return(store.PauseState{}, boom("objective vanished")).Once()
+				Return(domain.PauseState{}, boom("objective vanished")).Once()
 		}, workflows.Reject, "objective vanished", workflows.StepAwaitingApproval},
 	}
 	for _, tc := range cases {

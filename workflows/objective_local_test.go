@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -74,7 +74,7 @@ func approveToDoneRepo(t *testing.T, repo bool, pins ...pin) (*testBundle, *step
 		}
 	}
 	k := watchSteps(b)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	if localSchedule {
 		res := scheduled(woA)
@@ -135,7 +135,7 @@ func TestObjective_RunsBeforeLocalStoreStepsScheduleActivities(t *testing.T) {
 func TestObjective_RejectRunsAsLocalActivity(t *testing.T) {
 	b := setup(t)
 	k := watchSteps(b)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	b.env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).Return(rejectedPause, nil).Once()
 	b.updateAt(time.Minute, workflows.Reject, workflows.Decision{By: "ana"})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
@@ -181,9 +181,9 @@ func TestObjective_RunStatusAndWorkOrderShareOneUpsert(t *testing.T) {
 		if now == nil || v1 == nil || before1 == nil {
 			return
 		}
-		require.Equal(t, store.StatusStrings([]store.Status{store.StatusNew, store.StatusInProgress, store.StatusDone}),
+		require.Equal(t, domain.StatusStrings([]domain.Status{domain.StatusNew, domain.StatusInProgress, domain.StatusDone}),
 			now.statuses)
-		want := store.StatusStrings([]store.Status{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone})
+		want := domain.StatusStrings([]domain.Status{domain.StatusNew, domain.StatusTodo, domain.StatusInProgress, domain.StatusDone})
 		require.Equal(t, want, v1.statuses)
 		require.Equal(t, want, before1.statuses)
 		require.Len(t, v1.upserts, len(now.upserts)+1)

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -30,7 +30,7 @@ func (b *testBundle) overdueUpserts() int {
 // still waits for approval.
 func TestObjective_OverdueSignalSetsTheAttributeOnce(t *testing.T) {
 	b := setup(t)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 
 	b.at(time.Minute, func() { b.env.SignalWorkflow(workflows.Overdue, nil) })
 	b.at(2*time.Minute, func() { b.env.SignalWorkflow(workflows.Overdue, nil) })
@@ -49,7 +49,7 @@ func TestObjective_OverdueSignalSetsTheAttributeOnce(t *testing.T) {
 func TestObjective_OverdueSignalUnreadBeforeTheChange(t *testing.T) {
 	b := setup(t)
 	b.env.OnGetVersion("overdue-attribute", workflow.DefaultVersion, 2).Return(workflow.DefaultVersion)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 
 	b.at(time.Minute, func() { b.env.SignalWorkflow(workflows.Overdue, nil) })
 	b.cancelAt(2 * time.Minute)
@@ -67,7 +67,7 @@ func TestObjective_OverdueClearedWhenTheLifecycleEnds(t *testing.T) {
 		t.Run(end, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+			env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 			b.at(time.Minute, func() { env.SignalWorkflow(workflows.Overdue, nil) })
 			overdue := b.queryAt(90 * time.Second)
 			yes := workflows.Decision{By: "ana"}
@@ -97,7 +97,7 @@ func TestObjective_OverdueClearedWhenTheLifecycleEnds(t *testing.T) {
 func TestObjective_OverdueKeptAtTheEndBeforeTheChange(t *testing.T) {
 	b := setup(t)
 	b.env.OnGetVersion("overdue-attribute", workflow.DefaultVersion, 2).Return(workflow.Version(1))
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	b.env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
 		Return(rejectedPause, nil).Once()
 	b.at(time.Minute, func() { b.env.SignalWorkflow(workflows.Overdue, nil) })

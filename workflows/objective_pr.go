@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // openPullRequest opens or adopts the pull request of a PASS and upserts
@@ -84,10 +84,10 @@ func (w *objective) awaitReview(ctx workflow.Context) (next, error) {
 		w.state.LastPause = res.Pause
 	}
 	switch {
-	case res.State == store.PullRequestMerged:
+	case res.State == domain.PullRequestMerged:
 		w.prOpen, w.state.Step = false, StepMerged
 		return complete, nil
-	case res.State == store.PullRequestClosed:
+	case res.State == domain.PullRequestClosed:
 		w.prOpen, w.state.Step = false, StepDone
 		return complete, nil
 	case res.Revised != nil:

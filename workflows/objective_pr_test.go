@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -21,7 +21,7 @@ const prURL = "https://forge.example/team/app/pulls/7"
 // pull request when pr is true.
 func (b *testBundle) approvedToPass(pr bool) {
 	env, yes := b.env, workflows.Decision{By: "ana"}
-	env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, yes)).Return(readied(eventA), nil).Once()
 	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
@@ -39,7 +39,7 @@ func TestObjective_PassWithAForgeOpensThePullRequest(t *testing.T) {
 	b.env.OnActivity(a.OpenPullRequest, mock.Anything, activities.PullRequestInput{WorkOrderID: woA.WorkOrderID}).
 		Return(activities.PullRequestResult{Number: 7, URL: prURL, Created: true}, nil).Once()
 	b.env.OnActivity(a.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID}).
-		Return(synced(store.PullRequestMerged), nil).Once()
+		Return(synced(domain.PullRequestMerged), nil).Once()
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
 	st, err := b.result()
@@ -62,7 +62,7 @@ func TestObjective_AForgeRefusalLeavesThePass(t *testing.T) {
 
 	st, err := b.result()
 	require.NoError(t, err)
-	require.Equal(t, store.StatusDone, st.Status)
+	require.Equal(t, domain.StatusDone, st.Status)
 	require.Contains(t, st.PullRequestError, "the forge refused the token")
 	require.NotContains(t, b.attrs, workflows.AttrPullRequest.GetName())
 }
@@ -95,7 +95,7 @@ func (b *testBundle) opened() {
 		Return(activities.PullRequestResult{Number: 7, URL: prURL, Created: true}, nil).Once()
 }
 
-func synced(state store.PullRequestState) activities.SyncPullRequestResult {
+func synced(state domain.PullRequestState) activities.SyncPullRequestResult {
 	return activities.SyncPullRequestResult{State: state, URL: prURL, PollInterval: 30 * time.Second}
 }
 
@@ -106,8 +106,8 @@ func TestObjective_MergeEndsTheLifecycle(t *testing.T) {
 	b.approvedToPass(true)
 	b.opened()
 	sync := activities.SyncPullRequestInput{ObjectiveID: objID}
-	b.env.OnActivity(a.SyncPullRequest, mock.Anything, sync).Return(synced(store.PullRequestOpen), nil).Twice()
-	b.env.OnActivity(a.SyncPullRequest, mock.Anything, sync).Return(synced(store.PullRequestMerged), nil).Once()
+	b.env.OnActivity(a.SyncPullRequest, mock.Anything, sync).Return(synced(domain.PullRequestOpen), nil).Twice()
+	b.env.OnActivity(a.SyncPullRequest, mock.Anything, sync).Return(synced(domain.PullRequestMerged), nil).Once()
 	waiting := b.queryAt(90 * time.Second)
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -115,7 +115,7 @@ func TestObjective_MergeEndsTheLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, workflows.StepAwaitingReview, waiting.Step)
 	require.Equal(t, workflows.StepMerged, st.Step)
-	require.Equal(t, store.StatusDone, st.Status)
+	require.Equal(t, domain.StatusDone, st.Status)
 }
 
 // Feedback a forge holds starts a round when the step takes it
@@ -124,15 +124,15 @@ func TestObjective_FeedbackTakenStartsTheNextRound(t *testing.T) {
 	b := setup(t)
 	b.approvedToPass(true)
 	b.opened()
-	revised := synced(store.PullRequestOpen)
-	revised.Revised = &activities.ReadyResult{EventID: eventB, Status: store.StatusTodo, StatusSeq: 4}
+	revised := synced(domain.PullRequestOpen)
+	revised.Revised = &activities.ReadyResult{EventID: eventB, Status: domain.StatusTodo, StatusSeq: 4}
 	b.env.OnActivity(a.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID}).
 		Return(revised, nil).Once()
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
 	next := b.continuedAsNew()
 	require.Equal(t, 1, next.Round)
-	require.Equal(t, string(store.StatusTodo), b.statuses[len(b.statuses)-1])
+	require.Equal(t, string(domain.StatusTodo), b.statuses[len(b.statuses)-1])
 }
 
 // A human's retry while the pull request waits for review asks for the
@@ -143,8 +143,8 @@ func TestObjective_RetryDuringReviewAsksForTheNextRound(t *testing.T) {
 	b.approvedToPass(true)
 	b.opened()
 	yes := workflows.Decision{By: "ana", Comment: "also handle the empty case"}
-	revised := synced(store.PullRequestOpen)
-	revised.Revised = &activities.ReadyResult{EventID: eventB, Status: store.StatusTodo, StatusSeq: 4}
+	revised := synced(domain.PullRequestOpen)
+	revised.Revised = &activities.ReadyResult{EventID: eventB, Status: domain.StatusTodo, StatusSeq: 4}
 	b.env.OnActivity(a.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID,
 		Revise: true, By: "ana", Comment: "also handle the empty case"}).Return(revised, nil).Once()
 	u := b.updateAt(70*time.Second, workflows.Retry, yes)
@@ -160,15 +160,15 @@ func TestObjective_ClosedPullRequestEndsWithItsPause(t *testing.T) {
 	b := setup(t)
 	b.approvedToPass(true)
 	b.opened()
-	closed := synced(store.PullRequestClosed)
-	closed.Pause = &store.PauseState{PauseStateID: "ps-obj-1-3-PULL_REQUEST_CLOSED", ObjectiveID: objID,
-		Reason: store.PausePullRequestClosed, PrioritizedActions: []string{"Pull request closed"}}
+	closed := synced(domain.PullRequestClosed)
+	closed.Pause = &domain.PauseState{PauseStateID: "ps-obj-1-3-PULL_REQUEST_CLOSED", ObjectiveID: objID,
+		Reason: domain.PausePullRequestClosed, PrioritizedActions: []string{"Pull request closed"}}
 	b.env.OnActivity(a.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID}).
 		Return(closed, nil).Once()
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
 	st, err := b.result()
 	require.NoError(t, err)
-	require.Equal(t, store.PausePullRequestClosed, st.LastPause.Reason)
+	require.Equal(t, domain.PausePullRequestClosed, st.LastPause.Reason)
 	require.Equal(t, workflows.StepDone, st.Step)
 }

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -32,11 +32,11 @@ func TestObjective_BlockedAwaitsUnblockThenContinuesAsNew(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			v := view(store.StatusTodo)
+			v := view(domain.StatusTodo)
 			v.PendingEventID = eventA
 			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 			env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(
-				activities.ScheduleResult{Reason: store.ReasonBlocked, ObjectiveID: objID, Status: store.StatusBlocked,
+				activities.ScheduleResult{Reason: domain.ReasonBlocked, ObjectiveID: objID, Status: domain.StatusBlocked,
 					Pause: &blockedPause}, nil).Once()
 			env.OnActivity(a.Ready, mock.Anything, readyIn(tc.mode, workflows.Decision{By: "ana", Comment: "resolved"})).Return(readied(eventB), nil).Once()
 
@@ -51,7 +51,7 @@ func TestObjective_BlockedAwaitsUnblockThenContinuesAsNew(t *testing.T) {
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID, Round: 2, WorkOrderIDs: []string{"wo-obj-1-0"}})
 
 			p := blockedPause
-			require.Equal(t, workflows.State{ObjectiveID: objID, Status: store.StatusBlocked,
+			require.Equal(t, workflows.State{ObjectiveID: objID, Status: domain.StatusBlocked,
 				Step: workflows.StepAwaitingUnblock, Round: 2, WorkOrderIDs: []string{"wo-obj-1-0"}, LastPause: &p}, *waiting)
 			require.Equal(t, workflows.ObjectiveInput{ObjectiveID: objID, Round: 3, WorkOrderIDs: []string{"wo-obj-1-0"},
 				LastPause: &p}, b.continuedAsNew())
@@ -60,7 +60,7 @@ func TestObjective_BlockedAwaitsUnblockThenContinuesAsNew(t *testing.T) {
 				require.NoError(t, u.err)
 				require.Equal(t, workflows.DecisionResult{EventID: eventB}, u.result)
 			}
-			require.Equal(t, store.StatusStrings([]store.Status{store.StatusTodo, store.StatusBlocked, store.StatusTodo}), b.statuses)
+			require.Equal(t, domain.StatusStrings([]domain.Status{domain.StatusTodo, domain.StatusBlocked, domain.StatusTodo}), b.statuses)
 		})
 	}
 }
@@ -68,7 +68,7 @@ func TestObjective_BlockedAwaitsUnblockThenContinuesAsNew(t *testing.T) {
 func TestObjective_GateFailAwaitsRetryThenContinuesAsNew(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	v := view(store.StatusInProgress)
+	v := view(domain.StatusInProgress)
 	v.OpenWorkOrder = &woA
 	env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
@@ -86,11 +86,11 @@ func TestObjective_GateFailAwaitsRetryThenContinuesAsNew(t *testing.T) {
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
 	p := gateFailed
-	require.Equal(t, workflows.State{ObjectiveID: objID, Status: store.StatusTodo, Step: workflows.StepAwaitingRetry,
-		WorkOrderIDs: []string{woA.WorkOrderID}, GateResult: store.GateFail, GateReason: "output bundle content is empty",
+	require.Equal(t, workflows.State{ObjectiveID: objID, Status: domain.StatusTodo, Step: workflows.StepAwaitingRetry,
+		WorkOrderIDs: []string{woA.WorkOrderID}, GateResult: domain.GateFail, GateReason: "output bundle content is empty",
 		LastPause: &p}, *waiting)
-	require.Equal(t, store.GateFail, attrs["AzollaGateResult"])
-	require.Equal(t, string(store.StatusTodo), attrs["AzollaStatus"])
+	require.Equal(t, domain.GateFail, attrs["AzollaGateResult"])
+	require.Equal(t, string(domain.StatusTodo), attrs["AzollaStatus"])
 	require.True(t, u.accepted, u)
 	require.NoError(t, u.err)
 	require.Equal(t, workflows.DecisionResult{EventID: eventB}, u.result)
@@ -107,7 +107,7 @@ func TestObjective_ContinueAsNewCarriesTheNewestWorkOrders(t *testing.T) {
 	for i := range 20 {
 		carried = append(carried, "wo-old-"+string(rune('a'+i)))
 	}
-	v := view(store.StatusInProgress)
+	v := view(domain.StatusInProgress)
 	v.OpenWorkOrder = &woA
 	env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
@@ -138,7 +138,7 @@ func TestObjective_RunFailureIsGatedAsFail(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			v := view(store.StatusInProgress)
+			v := view(domain.StatusInProgress)
 			v.OpenWorkOrder = &woA
 			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).
@@ -155,7 +155,7 @@ func TestObjective_RunFailureIsGatedAsFail(t *testing.T) {
 			require.Contains(t, gated.RunFailure, "diazotroph crashed")
 			env.AssertActivityNumberOfCalls(t, "Run", tc.attempts)
 			require.Equal(t, workflows.StepAwaitingRetry, waiting.Step)
-			require.Equal(t, store.GateFail, waiting.GateResult)
+			require.Equal(t, domain.GateFail, waiting.GateResult)
 			require.Empty(t, waiting.Error)
 			b.canceled()
 		})
@@ -167,10 +167,10 @@ func TestObjective_RunFailureIsGatedAsFail(t *testing.T) {
 // and takes the next decision.
 func TestObjective_RefusedReEmitKeepsWaiting(t *testing.T) {
 	t.Parallel()
-	gateFail := view(store.StatusTodo)
-	gateFail.BlockerRef = store.GateBlocker(woA.WorkOrderID)
-	blocked := view(store.StatusBlocked)
-	blocked.BlockerRef = store.BlockersOf(objID)
+	gateFail := view(domain.StatusTodo)
+	gateFail.BlockerRef = domain.GateBlocker(woA.WorkOrderID)
+	blocked := view(domain.StatusBlocked)
+	blocked.BlockerRef = domain.BlockersOf(objID)
 	cases := []struct {
 		name      string
 		view      activities.ObjectiveView

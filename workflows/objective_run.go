@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/transition"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -73,18 +73,18 @@ func (w *objective) turn(ctx workflow.Context) (next, error) {
 		w.state.Step = StepMissing
 		w.log.Warn("objective not found in the store; lifecycle ends")
 		return complete, nil
-	case status == store.StatusInProgress && w.open != nil:
+	case status == domain.StatusInProgress && w.open != nil:
 		return w.runRound(ctx)
-	case status == store.StatusInProgress:
+	case status == domain.StatusInProgress:
 		return again, fmt.Errorf("objective %s is IN_PROGRESS without an open workorder", w.state.ObjectiveID)
-	case status == store.StatusDone && w.prOpen:
+	case status == domain.StatusDone && w.prOpen:
 		return w.awaitReview(ctx)
-	case status == store.StatusDone:
+	case status == domain.StatusDone:
 		w.state.Step = StepDone
 		return complete, nil
 	case transition.Approve.Allows(status): // NEW: the human's turn
 		return w.awaitApproval(ctx)
-	case status == store.StatusTodo && w.blockerRef == "":
+	case status == domain.StatusTodo && w.blockerRef == "":
 		return w.resume(ctx)
 	default: // BLOCKED, or TODO after a failed gate
 		return w.awaitRetryOrUnblock(ctx)
@@ -127,7 +127,7 @@ func (w *objective) scheduleEvent(ctx workflow.Context) (next, error) {
 		w.state.Step = StepMissing
 		return complete, nil
 	}
-	if w.v.oneUpsertPerRun && w.view.Found && res.Status == store.StatusInProgress && res.WorkOrder != nil {
+	if w.v.oneUpsertPerRun && w.view.Found && res.Status == domain.StatusInProgress && res.WorkOrder != nil {
 		// The workorder runs next, in this workflow task: its upsert
 		// carries the status too.
 		w.holdStatus(res.Status)
@@ -160,7 +160,7 @@ func (w *objective) runRound(ctx workflow.Context) (next, error) {
 // awaitApproval waits for a NEW objective's approval or rejection; an
 // objective already rejected has nothing to wait for.
 func (w *objective) awaitApproval(ctx workflow.Context) (next, error) {
-	if pause.WasRejected([]*store.PauseState{w.state.LastPause}) {
+	if pause.WasRejected([]*domain.PauseState{w.state.LastPause}) {
 		w.state.Step = StepRejected
 		return complete, nil
 	}
@@ -172,7 +172,7 @@ func (w *objective) awaitApproval(ctx workflow.Context) (next, error) {
 		return w.reload(ctx)
 	}
 	if d.kind == Reject {
-		var ps store.PauseState
+		var ps domain.PauseState
 		err := w.storeStep(ctx, act.Reject, activities.RejectInput{
 			ObjectiveID: w.state.ObjectiveID, By: d.By, Comment: d.Comment}).Get(ctx, &ps)
 		w.resolve(DecisionResult{Pause: &ps}, err)
@@ -206,7 +206,7 @@ func (w *objective) resume(ctx workflow.Context) (next, error) {
 // a BLOCKED objective, then begins a new round.
 func (w *objective) awaitRetryOrUnblock(ctx workflow.Context) (next, error) {
 	step := StepAwaitingRetry
-	if w.state.Status == store.StatusBlocked {
+	if w.state.Status == domain.StatusBlocked {
 		step = StepAwaitingUnblock
 	}
 	d, err := w.await(ctx, step)

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -24,7 +24,7 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+			env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 			env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana", Comment: "go"})).Return(readied(eventA), nil).Once()
 			env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
@@ -40,11 +40,11 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 			}
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
-			require.Equal(t, workflows.State{ObjectiveID: objID, Status: store.StatusNew,
+			require.Equal(t, workflows.State{ObjectiveID: objID, Status: domain.StatusNew,
 				Step: workflows.StepAwaitingApproval}, *waiting)
 			p := runComplete
-			b.done(workflows.State{ObjectiveID: objID, Status: store.StatusDone, Step: workflows.StepDone,
-				WorkOrderIDs: []string{woA.WorkOrderID}, GateResult: store.GatePass,
+			b.done(workflows.State{ObjectiveID: objID, Status: domain.StatusDone, Step: workflows.StepDone,
+				WorkOrderIDs: []string{woA.WorkOrderID}, GateResult: domain.GatePass,
 				GateReason: "output bundle valid", LastPause: &p})
 			if viaUpdate {
 				require.True(t, u.accepted, u)
@@ -55,16 +55,16 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 			require.Equal(t, map[string]string{
 				"AzollaObjectiveId":   objID,
 				"AzollaObjectiveType": "TICKET",
-				"AzollaStatus":        string(store.StatusDone),
+				"AzollaStatus":        string(domain.StatusDone),
 				"AzollaDiazotroph":    "PATCH_DIAZOTROPH",
-				"AzollaGateResult":    store.GatePass,
+				"AzollaGateResult":    domain.GatePass,
 				"AzollaWorkOrderId":   woA.WorkOrderID,
 				"AzollaBranch":        "azolla/" + objID,
 				"AzollaCommitSha":     commitSHA,
 			}, b.attrs, "the Web UI finds the lifecycle by its workorder, branch and commit")
 			// TODO lasts from Ready to Schedule, one workflow task: it is
 			// never upserted on its own.
-			require.Equal(t, store.StatusStrings([]store.Status{store.StatusNew, store.StatusInProgress, store.StatusDone}), b.statuses)
+			require.Equal(t, domain.StatusStrings([]domain.Status{domain.StatusNew, domain.StatusInProgress, domain.StatusDone}), b.statuses)
 		})
 	}
 }
@@ -79,7 +79,7 @@ func TestObjective_RejectEndsNewObjective(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+			env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 			env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana",
 				Comment: "out of scope"}).Return(rejectedPause, nil).Once()
 
@@ -93,7 +93,7 @@ func TestObjective_RejectEndsNewObjective(t *testing.T) {
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
 			p := rejectedPause
-			b.done(workflows.State{ObjectiveID: objID, Status: store.StatusNew, Step: workflows.StepRejected, LastPause: &p})
+			b.done(workflows.State{ObjectiveID: objID, Status: domain.StatusNew, Step: workflows.StepRejected, LastPause: &p})
 			if viaUpdate {
 				require.True(t, u.accepted, u)
 				require.True(t, u.completed, u)
@@ -106,22 +106,22 @@ func TestObjective_RejectEndsNewObjective(t *testing.T) {
 
 func TestObjective_RejectedObjectiveEndsAtOnce(t *testing.T) {
 	b := setup(t)
-	v := view(store.StatusNew)
+	v := view(domain.StatusNew)
 	v.LastPause = &rejectedPause
 	b.env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
 	p := rejectedPause
-	b.done(workflows.State{ObjectiveID: objID, Status: store.StatusNew, Step: workflows.StepRejected, LastPause: &p})
+	b.done(workflows.State{ObjectiveID: objID, Status: domain.StatusNew, Step: workflows.StepRejected, LastPause: &p})
 }
 
 // A NEW objective's earlier pause that is not a rejection (say an overdue
 // notice) does not end it: it still waits for approval.
 func TestObjective_NewObjectiveWithOtherPauseAwaitsApproval(t *testing.T) {
 	b := setup(t)
-	overdue := store.PauseState{PauseStateID: "ps-obj-1-1-OVERDUE", ObjectiveID: objID, Reason: store.PauseOverdue}
-	v := view(store.StatusNew)
+	overdue := domain.PauseState{PauseStateID: "ps-obj-1-1-OVERDUE", ObjectiveID: objID, Reason: domain.PauseOverdue}
+	v := view(domain.StatusNew)
 	v.LastPause = &overdue
 	b.env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
 
@@ -136,10 +136,10 @@ func TestObjective_NewObjectiveWithOtherPauseAwaitsApproval(t *testing.T) {
 
 func TestObjective_DecisionUpdateRefusedOutsideItsStep(t *testing.T) {
 	t.Parallel()
-	blocked := view(store.StatusBlocked)
-	blocked.BlockerRef = store.BlockersOf(objID)
-	gateFail := view(store.StatusTodo)
-	gateFail.BlockerRef = store.GateBlocker(woA.WorkOrderID)
+	blocked := view(domain.StatusBlocked)
+	blocked.BlockerRef = domain.BlockersOf(objID)
+	gateFail := view(domain.StatusTodo)
+	gateFail.BlockerRef = domain.GateBlocker(woA.WorkOrderID)
 	cases := []struct {
 		name     string
 		view     activities.ObjectiveView
@@ -149,8 +149,8 @@ func TestObjective_DecisionUpdateRefusedOutsideItsStep(t *testing.T) {
 	}{
 		{"approve while blocked", blocked, workflows.Approve, workflows.StepAwaitingUnblock, "approve is only possible while it is [NEW]"},
 		{"reject after a failed gate", gateFail, workflows.Reject, workflows.StepAwaitingRetry, "reject is only possible while it is [NEW]"},
-		{"retry while awaiting approval", view(store.StatusNew), workflows.Retry, workflows.StepAwaitingApproval, "retry is only possible while it is [TODO BLOCKED]"},
-		{"unblock while awaiting approval", view(store.StatusNew), workflows.Unblock, workflows.StepAwaitingApproval, "unblock is only possible while it is [TODO BLOCKED]"},
+		{"retry while awaiting approval", view(domain.StatusNew), workflows.Retry, workflows.StepAwaitingApproval, "retry is only possible while it is [TODO BLOCKED]"},
+		{"unblock while awaiting approval", view(domain.StatusNew), workflows.Unblock, workflows.StepAwaitingApproval, "unblock is only possible while it is [TODO BLOCKED]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,7 +177,7 @@ func TestObjective_DecisionUpdateRefusedOutsideItsStep(t *testing.T) {
 func TestObjective_ApproveRefusedOnceApproved(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).After(time.Minute).Return(readied(eventA), nil).Once()
 	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).After(time.Hour).Return(ran(woA), nil).Once()
@@ -203,10 +203,10 @@ func TestObjective_ApproveRefusedOnceApproved(t *testing.T) {
 // change, and the lifecycle still takes the next valid decision.
 func TestObjective_InvalidSignalsAreIgnored(t *testing.T) {
 	t.Parallel()
-	gateFail := view(store.StatusTodo)
-	gateFail.BlockerRef = store.GateBlocker(woA.WorkOrderID)
-	blocked := view(store.StatusBlocked)
-	blocked.BlockerRef = store.BlockersOf(objID)
+	gateFail := view(domain.StatusTodo)
+	gateFail.BlockerRef = domain.GateBlocker(woA.WorkOrderID)
+	blocked := view(domain.StatusBlocked)
+	blocked.BlockerRef = domain.BlockersOf(objID)
 	cases := []struct {
 		name    string
 		view    activities.ObjectiveView
@@ -214,7 +214,7 @@ func TestObjective_InvalidSignalsAreIgnored(t *testing.T) {
 		valid   string
 		step    string
 	}{
-		{"retry and unblock while awaiting approval", view(store.StatusNew),
+		{"retry and unblock while awaiting approval", view(domain.StatusNew),
 			[]string{workflows.Retry, workflows.Unblock}, workflows.Reject, workflows.StepAwaitingApproval},
 		{"approve and reject while awaiting retry", gateFail,
 			[]string{workflows.Approve, workflows.Reject}, workflows.Retry, workflows.StepAwaitingRetry},
@@ -264,7 +264,7 @@ func TestObjective_InvalidSignalsAreIgnored(t *testing.T) {
 func TestObjective_ApproveSignalDuringLoadIsKept(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	env.OnActivity(a.Load, mock.Anything, objID).After(time.Minute).Return(view(store.StatusNew), nil).Once()
+	env.OnActivity(a.Load, mock.Anything, objID).After(time.Minute).Return(view(domain.StatusNew), nil).Once()
 	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()

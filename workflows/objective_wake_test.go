@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -19,8 +19,8 @@ import (
 func TestObjective_WakeWhileWaitingReloadsAndSchedulesTheStoredEvent(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
-	approvedInTheStore := view(store.StatusTodo)
+	env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	approvedInTheStore := view(domain.StatusTodo)
 	approvedInTheStore.PendingEventID = eventA
 	env.OnActivity(a.Load, mock.Anything, objID).Return(approvedInTheStore, nil).Once()
 	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
@@ -43,10 +43,10 @@ func TestObjective_WakeWhileWaitingReloadsAndSchedulesTheStoredEvent(t *testing.
 func TestObjective_WakeWhileAwaitingRetryFindsTheObjectiveDone(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	gateFail := view(store.StatusTodo)
-	gateFail.BlockerRef = store.GateBlocker(woA.WorkOrderID)
+	gateFail := view(domain.StatusTodo)
+	gateFail.BlockerRef = domain.GateBlocker(woA.WorkOrderID)
 	env.OnActivity(a.Load, mock.Anything, objID).Return(gateFail, nil).Once()
-	env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusDone), nil).Once()
+	env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusDone), nil).Once()
 
 	waiting := b.queryAt(time.Minute)
 	b.signalAt(2*time.Minute, workflows.Wake, workflows.Decision{})
@@ -56,14 +56,14 @@ func TestObjective_WakeWhileAwaitingRetryFindsTheObjectiveDone(t *testing.T) {
 	s, err := b.result()
 	require.NoError(t, err)
 	require.Equal(t, workflows.StepDone, s.Step)
-	require.Equal(t, store.StatusDone, s.Status)
+	require.Equal(t, domain.StatusDone, s.Status)
 }
 
 // The wake that starts a lifecycle (SignalWithStart) is answered by the
 // first Load: it costs no second one.
 func TestObjective_StartingWakeCostsNoReload(t *testing.T) {
 	b := setup(t)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	b.signalAt(0, workflows.Wake, workflows.Decision{})
 	waiting := b.queryAt(time.Minute)
 	b.cancelAt(2 * time.Minute)
@@ -78,7 +78,7 @@ func TestObjective_StartingWakeCostsNoReload(t *testing.T) {
 func TestObjective_RunsBeforeWakeReloadsIgnoreWakes(t *testing.T) {
 	b := setup(t)
 	b.env.OnGetVersion("wake-reloads", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(store.StatusNew), nil).Once()
+	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	b.signalAt(time.Minute, workflows.Wake, workflows.Decision{})
 	after := b.queryAt(2 * time.Minute)
 	b.cancelAt(3 * time.Minute)

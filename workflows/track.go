@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // trackEventsPerRun is how many events one run of a track finishes before it
@@ -77,8 +77,8 @@ func validTrackEvent(ev TrackItem) error {
 	if ev.EventID == "" {
 		return errors.New("track event without an event id")
 	}
-	if !slices.Contains(store.TrackEventTypes(), ev.EventType) {
-		return fmt.Errorf("track event %s: type %q is none of %v", ev.EventID, ev.EventType, store.TrackEventTypes())
+	if !slices.Contains(domain.TrackEventTypes(), ev.EventType) {
+		return fmt.Errorf("track event %s: type %q is none of %v", ev.EventID, ev.EventType, domain.TrackEventTypes())
 	}
 	return nil
 }
@@ -99,7 +99,7 @@ func (t *track) add(ev activities.TrackEvent) bool {
 // goes first), else the oldest MANIFEST_REQUESTED. Oldest is by CreatedAt,
 // then by arrival.
 func (t *track) next() (activities.TrackEvent, bool) {
-	for _, kind := range store.TrackEventTypes() {
+	for _, kind := range domain.TrackEventTypes() {
 		pick := -1
 		for i, ev := range t.waiting {
 			if ev.EventType == kind && (pick < 0 || ev.CreatedAt.Before(t.waiting[pick].CreatedAt)) {
@@ -118,7 +118,7 @@ func (t *track) next() (activities.TrackEvent, bool) {
 func (t *track) snapshot() TrackState {
 	s := TrackState{Track: t.in.Track, Completed: t.completed, Last: t.last}
 	for _, ev := range t.waiting {
-		if ev.EventType == store.EventCaptureReady {
+		if ev.EventType == domain.EventCaptureReady {
 			s.WaitingTriage = append(s.WaitingTriage, ev.EventID)
 		} else {
 			s.WaitingManifest = append(s.WaitingManifest, ev.EventID)
@@ -209,7 +209,7 @@ func (t *track) process(ctx workflow.Context, ev activities.TrackEvent) error {
 		return giveUp(StepScheduling, err)
 	}
 	out.Reason = res.Reason
-	if res.Reason != store.ReasonScheduled || res.WorkOrder == nil {
+	if res.Reason != domain.ReasonScheduled || res.WorkOrder == nil {
 		lg.Info("track event processed without a workorder", "reason", res.Reason)
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -22,17 +22,17 @@ var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 // capture and manifest are track events created minute minutes after t0.
 func capture(id string, minute int) activities.TrackEvent {
-	return activities.TrackEvent{EventID: id, EventType: store.EventCaptureReady, CreatedAt: t0.Add(time.Duration(minute) * time.Minute)}
+	return activities.TrackEvent{EventID: id, EventType: domain.EventCaptureReady, CreatedAt: t0.Add(time.Duration(minute) * time.Minute)}
 }
 
 func manifest(id string, minute int) activities.TrackEvent {
-	return activities.TrackEvent{EventID: id, EventType: store.EventManifestRequested, CreatedAt: t0.Add(time.Duration(minute) * time.Minute)}
+	return activities.TrackEvent{EventID: id, EventType: domain.EventManifestRequested, CreatedAt: t0.Add(time.Duration(minute) * time.Minute)}
 }
 
 // trackWO is the workorder a track event's schedule creates.
 func trackWO(eventID string) activities.WorkOrderRef {
 	return activities.WorkOrderRef{WorkOrderID: "wo-" + eventID, DiazotrophType: "TRIAGE_DIAZOTROPH",
-		BudgetMS: 60_000, Status: store.WorkOrderCreated}
+		BudgetMS: 60_000, Status: domain.WorkOrderCreated}
 }
 
 // trackBundle is one TrackWorkflow under test with mocked activities. The
@@ -93,12 +93,12 @@ func (b *trackBundle) schedules(eventID string, res activities.TrackScheduleResu
 // the workflow clock, failing with runErr if set) and gated with verdict.
 func (b *trackBundle) runs(eventID string, took time.Duration, runErr error, verdict string) {
 	wo := trackWO(eventID)
-	b.schedules(eventID, activities.TrackScheduleResult{EventID: eventID, Reason: store.ReasonScheduled, WorkOrder: &wo}, nil)
+	b.schedules(eventID, activities.TrackScheduleResult{EventID: eventID, Reason: domain.ReasonScheduled, WorkOrder: &wo}, nil)
 	run := b.env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 	if runErr != nil {
 		run.Return(activities.RunResult{}, runErr)
 	} else {
-		run.Return(activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: store.RunnerOK}, nil)
+		run.Return(activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: domain.RunnerOK}, nil)
 	}
 	run.Once().After(took)
 	gin := activities.TrackGateInput{Track: trackName, WorkOrderID: wo.WorkOrderID}
@@ -116,7 +116,7 @@ func (b *trackBundle) runs(eventID string, took time.Duration, runErr error, ver
 // gated is the outcome runs records for eventID.
 func gated(ev activities.TrackEvent, verdict string) *workflows.TrackOutcome {
 	wo := trackWO(ev.EventID).WorkOrderID
-	return &workflows.TrackOutcome{EventID: ev.EventID, EventType: ev.EventType, Reason: store.ReasonScheduled,
+	return &workflows.TrackOutcome{EventID: ev.EventID, EventType: ev.EventType, Reason: domain.ReasonScheduled,
 		WorkOrderID: wo, GateResult: verdict, GateReason: "gated " + wo, ObjectiveIDs: []string{"obj-of-" + ev.EventID}}
 }
 

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -20,9 +20,9 @@ func TestTrack_TriageGoesBeforeManifestOneAtATime(t *testing.T) {
 	t.Parallel()
 	b := setupTrack(t)
 	b1, a1, b2 := manifest("ev-b1", 0), capture("ev-a1", 1), manifest("ev-b2", 2)
-	b.runs(b1.EventID, time.Hour, nil, store.GatePass)
-	b.runs(a1.EventID, time.Minute, nil, store.GatePass)
-	b.runs(b2.EventID, time.Minute, nil, store.GatePass)
+	b.runs(b1.EventID, time.Hour, nil, domain.GatePass)
+	b.runs(a1.EventID, time.Minute, nil, domain.GatePass)
+	b.runs(b2.EventID, time.Minute, nil, domain.GatePass)
 
 	u1 := b.enqueueAt(time.Minute, a1)
 	u2 := b.enqueueAt(2*time.Minute, b2)
@@ -36,9 +36,9 @@ func TestTrack_TriageGoesBeforeManifestOneAtATime(t *testing.T) {
 	require.Equal(t, workflows.EnqueueResult{Waiting: 2}, u2.result, u2)
 	require.Equal(t, workflows.TrackState{Track: trackName, WaitingTriage: []string{a1.EventID},
 		WaitingManifest: []string{b2.EventID}, Active: &workflows.TrackActive{EventID: b1.EventID,
-			EventType: store.EventManifestRequested, WorkOrderID: trackWO(b1.EventID).WorkOrderID,
+			EventType: domain.EventManifestRequested, WorkOrderID: trackWO(b1.EventID).WorkOrderID,
 			Step: workflows.StepRunning}}, *during, "the state query shows what waits and what runs")
-	require.Equal(t, workflows.TrackState{Track: trackName, Completed: 3, Last: gated(b2, store.GatePass)}, b.state())
+	require.Equal(t, workflows.TrackState{Track: trackName, Completed: 3, Last: gated(b2, domain.GatePass)}, b.state())
 	require.Equal(t, map[string]string{"AzollaTrack": trackName}, b.attrs)
 }
 
@@ -49,7 +49,7 @@ func TestTrack_OldestOfAKindFirst(t *testing.T) {
 	b := setupTrack(t)
 	m1, m2, c1, c2 := manifest("ev-m1", 1), manifest("ev-m2", 2), capture("ev-c1", 3), capture("ev-c2", 4)
 	for _, ev := range []activities.TrackEvent{c1, c2, m1, m2} {
-		b.runs(ev.EventID, time.Minute, nil, store.GatePass)
+		b.runs(ev.EventID, time.Minute, nil, domain.GatePass)
 	}
 	b.cancelAt(24 * time.Hour)
 	b.execute(workflows.TrackInput{Track: trackName, Waiting: []activities.TrackEvent{m2, c2, m1, c1}, Recovered: true})
@@ -64,8 +64,8 @@ func TestTrack_DuplicateEnqueueChangesNothing(t *testing.T) {
 	t.Parallel()
 	b := setupTrack(t)
 	x, y, old := capture("ev-x", 0), manifest("ev-y", 1), capture("ev-old", -60)
-	b.runs(x.EventID, time.Hour, nil, store.GatePass)
-	b.runs(y.EventID, time.Minute, nil, store.GatePass)
+	b.runs(x.EventID, time.Hour, nil, domain.GatePass)
+	b.runs(y.EventID, time.Minute, nil, domain.GatePass)
 
 	first := b.enqueueAt(time.Minute, x)
 	active := b.enqueueAt(2*time.Minute, x)
@@ -99,8 +99,8 @@ func TestTrack_DuplicateEnqueueChangesNothing(t *testing.T) {
 func TestTrack_ValidatorRefusesWhatNoTrackRuns(t *testing.T) {
 	t.Parallel()
 	b := setupTrack(t)
-	unknown := b.enqueueAt(time.Minute, activities.TrackEvent{EventID: "ev-t", EventType: store.EventTicketReady})
-	noID := b.enqueueAt(2*time.Minute, activities.TrackEvent{EventType: store.EventCaptureReady})
+	unknown := b.enqueueAt(time.Minute, activities.TrackEvent{EventID: "ev-t", EventType: domain.EventTicketReady})
+	noID := b.enqueueAt(2*time.Minute, activities.TrackEvent{EventType: domain.EventCaptureReady})
 	after := b.queryAt(3 * time.Minute)
 	b.cancelAt(time.Hour)
 	b.execute(workflows.TrackInput{Track: trackName, Recovered: true})
@@ -124,9 +124,9 @@ func TestTrack_FirstRunRecoversPendingEvents(t *testing.T) {
 	p1, p2, p3 := capture("ev-p1", 0), manifest("ev-p2", 1), capture("ev-p3", 2)
 	b.env.OnActivity(a.PendingTrackEvents, mock.Anything, activities.PendingTrackEventsInput{}).
 		Return([]activities.TrackEvent{p1, p2}, nil).Once()
-	b.runs(p1.EventID, time.Hour, nil, store.GatePass)
-	b.runs(p3.EventID, time.Minute, nil, store.GatePass)
-	b.runs(p2.EventID, time.Minute, nil, store.GatePass)
+	b.runs(p1.EventID, time.Hour, nil, domain.GatePass)
+	b.runs(p3.EventID, time.Minute, nil, domain.GatePass)
+	b.runs(p2.EventID, time.Minute, nil, domain.GatePass)
 
 	dup := b.enqueueAt(time.Minute, p2)
 	fresh := b.enqueueAt(2*time.Minute, p3)
@@ -148,7 +148,7 @@ func TestTrack_FailedScheduleIsRecordedAndTheTrackGoesOn(t *testing.T) {
 	c1, c2 := capture("ev-c1", 0), capture("ev-c2", 1)
 	b.schedules(c1.EventID, activities.TrackScheduleResult{}, temporal.NewNonRetryableApplicationError(
 		"schedule track event \"ev-c1\": event is not a track event", activities.ErrTypeInvalidRecord, nil))
-	b.runs(c2.EventID, time.Hour, nil, store.GatePass)
+	b.runs(c2.EventID, time.Hour, nil, domain.GatePass)
 
 	during := b.queryAt(30 * time.Minute)
 	b.cancelAt(24 * time.Hour)
@@ -156,10 +156,10 @@ func TestTrack_FailedScheduleIsRecordedAndTheTrackGoesOn(t *testing.T) {
 
 	b.canceled()
 	require.Equal(t, []string{c1.EventID, c2.EventID}, b.scheduled)
-	require.Equal(t, &workflows.TrackOutcome{EventID: c1.EventID, EventType: store.EventCaptureReady,
+	require.Equal(t, &workflows.TrackOutcome{EventID: c1.EventID, EventType: domain.EventCaptureReady,
 		Error: "schedule track event \"ev-c1\": event is not a track event (type: InvalidRecord, retryable: false)"}, during.Last)
 	require.Equal(t, 1, during.Completed)
-	require.Equal(t, gated(c2, store.GatePass), b.state().Last)
+	require.Equal(t, gated(c2, domain.GatePass), b.state().Last)
 }
 
 // A schedule that creates no workorder (the capture already taken) ends
@@ -168,13 +168,13 @@ func TestTrack_ScheduleWithoutWorkOrderRunsNothing(t *testing.T) {
 	t.Parallel()
 	b := setupTrack(t)
 	c1 := capture("ev-c1", 0)
-	b.schedules(c1.EventID, activities.TrackScheduleResult{EventID: c1.EventID, Reason: store.ReasonAlreadyTaken}, nil)
+	b.schedules(c1.EventID, activities.TrackScheduleResult{EventID: c1.EventID, Reason: domain.ReasonAlreadyTaken}, nil)
 	b.cancelAt(time.Hour)
 	b.execute(workflows.TrackInput{Track: trackName, Waiting: []activities.TrackEvent{c1}, Recovered: true})
 
 	b.canceled()
 	require.Equal(t, workflows.TrackState{Track: trackName, Completed: 1, Last: &workflows.TrackOutcome{
-		EventID: c1.EventID, EventType: store.EventCaptureReady, Reason: store.ReasonAlreadyTaken}}, b.state())
+		EventID: c1.EventID, EventType: domain.EventCaptureReady, Reason: domain.ReasonAlreadyTaken}}, b.state())
 }
 
 // A Run that gives up is gated all the same: its failure is the gate's
@@ -183,12 +183,12 @@ func TestTrack_RunFailureIsGated(t *testing.T) {
 	t.Parallel()
 	b := setupTrack(t)
 	m1 := manifest("ev-m1", 0)
-	b.runs(m1.EventID, time.Minute, temporal.NewNonRetryableApplicationError("diazotroph exited 2", "RunFailed", nil), store.GateFail)
+	b.runs(m1.EventID, time.Minute, temporal.NewNonRetryableApplicationError("diazotroph exited 2", "RunFailed", nil), domain.GateFail)
 	b.cancelAt(time.Hour)
 	b.execute(workflows.TrackInput{Track: trackName, Waiting: []activities.TrackEvent{m1}, Recovered: true})
 
 	b.canceled()
-	require.Equal(t, gated(m1, store.GateFail), b.state().Last)
+	require.Equal(t, gated(m1, domain.GateFail), b.state().Last)
 }
 
 // After trackEventsPerRun events the track continues as new, carrying every
@@ -199,8 +199,8 @@ func TestTrack_ContinuesAsNewCarryingTheQueue(t *testing.T) {
 	b := setupTrack(t)
 	c1, m1, c2, m2, m3 := capture("ev-c1", 0), manifest("ev-m1", 1), capture("ev-c2", 2), manifest("ev-m2", 3), manifest("ev-m3", 4)
 	m4 := manifest("ev-m4", 10)
-	b.runs(c1.EventID, time.Minute, nil, store.GatePass)
-	b.runs(c2.EventID, time.Hour, nil, store.GateFail)
+	b.runs(c1.EventID, time.Minute, nil, domain.GatePass)
+	b.runs(c2.EventID, time.Hour, nil, domain.GateFail)
 	late := b.enqueueAt(30*time.Minute, m4)
 	b.execute(workflows.TrackInput{Track: trackName, Waiting: []activities.TrackEvent{c1, m1, c2, m2, m3},
 		Done: []string{"ev-0"}, Completed: 7, Recovered: true})
@@ -209,7 +209,7 @@ func TestTrack_ContinuesAsNewCarryingTheQueue(t *testing.T) {
 	require.Equal(t, workflows.EnqueueResult{Waiting: 4}, late.result, late)
 	require.Equal(t, workflows.TrackInput{Track: trackName, Waiting: []activities.TrackEvent{m1, m2, m3, m4},
 		Done: []string{"ev-0", c1.EventID, c2.EventID}, Completed: 9, Recovered: true,
-		Last: gated(c2, store.GateFail)}, next)
+		Last: gated(c2, domain.GateFail)}, next)
 }
 
 // The server's suggestion ends the run after the event in hand.
@@ -217,7 +217,7 @@ func TestTrack_ContinuesAsNewWhenSuggested(t *testing.T) {
 	t.Parallel()
 	b := setupTrack(t)
 	c1, c2 := capture("ev-c1", 0), capture("ev-c2", 1)
-	b.runs(c1.EventID, time.Minute, nil, store.GatePass)
+	b.runs(c1.EventID, time.Minute, nil, domain.GatePass)
 	b.env.SetContinueAsNewSuggested(true)
 	b.execute(workflows.TrackInput{Track: trackName, Waiting: []activities.TrackEvent{c1, c2}, Recovered: true})
 
@@ -234,8 +234,8 @@ func TestTrack_RecoveryDeduplicatesAnEarlierEnqueue(t *testing.T) {
 	p1, p2 := manifest("ev-p1", 0), capture("ev-p2", 1)
 	b.env.OnActivity(a.PendingTrackEvents, mock.Anything, activities.PendingTrackEventsInput{}).
 		Return([]activities.TrackEvent{p1, p2}, nil).Once().After(time.Minute)
-	b.runs(p2.EventID, time.Minute, nil, store.GatePass)
-	b.runs(p1.EventID, time.Minute, nil, store.GatePass)
+	b.runs(p2.EventID, time.Minute, nil, domain.GatePass)
+	b.runs(p1.EventID, time.Minute, nil, domain.GatePass)
 
 	early := b.enqueueAt(time.Second, p2)
 	b.cancelAt(24 * time.Hour)

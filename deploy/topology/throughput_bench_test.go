@@ -17,6 +17,7 @@ import (
 
 	"github.com/azolla/azolla/deploy/compose"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/starter"
@@ -175,7 +176,7 @@ func lifecycles(t testing.TB, s *side, n int) throughput {
 	t.Helper()
 	ctx := context.Background()
 	countDone := func() int {
-		done, err := s.store.ListObjectives(ctx, store.ListObjectivesParams{Status: store.StatusDone})
+		done, err := s.store.ListObjectives(ctx, store.ListObjectivesParams{Status: domain.StatusDone})
 		require.NoError(t, err)
 		return len(done)
 	}
@@ -186,8 +187,8 @@ func lifecycles(t testing.TB, s *side, n int) throughput {
 	for i := range n {
 		id := fmt.Sprintf("rate%02d-%s", i, suffix)
 		step := time.Now()
-		_, err := s.starter.Create(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Rate " + id,
-			AcceptanceCriteria: []string{"its command runs"}, Status: store.StatusNew, Urgency: "NORMAL"})
+		_, err := s.starter.Create(ctx, &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Rate " + id,
+			AcceptanceCriteria: []string{"its command runs"}, Status: domain.StatusNew, Urgency: "NORMAL"})
 		require.NoError(t, err)
 		r.creates += time.Since(step)
 		step = time.Now()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/azolla/azolla/deploy/compose"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc/proctest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
@@ -118,7 +119,7 @@ func TestTopology_TwentyObjectivesSurviveAWorkerAndTheControlPlaneKilled(t *test
 	var local, remoteIDs []string
 	lifecycles := time.Now()
 	for i := range objectives {
-		o := &store.Objective{ObjectiveType: "TICKET", Status: store.StatusNew, Urgency: "NORMAL"}
+		o := &domain.Objective{ObjectiveType: "TICKET", Status: domain.StatusNew, Urgency: "NORMAL"}
 		if i%2 == 0 {
 			o.ObjectiveID = fmt.Sprintf("local%02d-%s", i, suffix)
 			o.AcceptanceCriteria = []string{"its patch runs on a lifecycle worker"}
@@ -149,10 +150,10 @@ func TestTopology_TwentyObjectivesSurviveAWorkerAndTheControlPlaneKilled(t *test
 	waitReady(t, envValue(workers[0].env, opsAddress), workers[0])
 
 	// The control plane dies while the remote worker holds a job.
-	waitFor(t, 2*time.Minute, "a remote job runs", func() bool { return remoteJobs(st, remoteIDs, store.JobRunning) > 0 },
+	waitFor(t, 2*time.Minute, "a remote job runs", func() bool { return remoteJobs(st, remoteIDs, domain.JobRunning) > 0 },
 		everyone...)
 	controlPlane.kill(t)
-	succeededAtKill := remoteJobs(st, remoteIDs, store.JobSucceeded)
+	succeededAtKill := remoteJobs(st, remoteIDs, domain.JobSucceeded)
 	t.Logf("control plane SIGKILLed with %d remote jobs succeeded", succeededAtKill)
 	require.Less(t, succeededAtKill, len(remoteIDs), "the control plane died with remote jobs still to finish")
 	controlPlane.start(t)
@@ -164,7 +165,7 @@ func TestTopology_TwentyObjectivesSurviveAWorkerAndTheControlPlaneKilled(t *test
 	for _, id := range all {
 		state, err := s.State(ctx, id)
 		require.NoError(t, err)
-		require.Equal(t, store.GatePass, state.GateResult, "%s: %s", id, state.GateReason)
+		require.Equal(t, domain.GatePass, state.GateResult, "%s: %s", id, state.GateReason)
 		wos, err := st.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
 		require.NoError(t, err)
 		require.Len(t, wos, 1, "%s: one workorder", id)
@@ -176,7 +177,7 @@ func TestTopology_TwentyObjectivesSurviveAWorkerAndTheControlPlaneKilled(t *test
 	for _, id := range remoteIDs {
 		j, err := st.GetJobByWorkOrder(ctx, "wo-"+id+"-1")
 		require.NoError(t, err)
-		require.Equal(t, store.JobSucceeded, j.Status, id)
+		require.Equal(t, domain.JobSucceeded, j.Status, id)
 		attempts, err := st.ListJobAttempts(ctx, j.JobID)
 		require.NoError(t, err)
 		require.Equal(t, "remote-1", attempts[len(attempts)-1].WorkerID, id)
@@ -231,7 +232,7 @@ func done(st store.Store, ids []string) int {
 	n := 0
 	for _, id := range ids {
 		o, err := st.GetObjective(context.Background(), id)
-		if err == nil && o.Status == store.StatusDone {
+		if err == nil && o.Status == domain.StatusDone {
 			n++
 		}
 	}

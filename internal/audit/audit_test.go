@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -23,39 +24,39 @@ func everyOutcome(t *testing.T, s store.Querier) {
 
 	failed := schedule(t, s, "obj-fail")
 	execute(t, s, failed)
-	gate(t, s, failed, store.GateFail)
+	gate(t, s, failed, domain.GateFail)
 
 	// The Run failed for good: a FAIL verdict on a workorder never executed.
 	broken := schedule(t, s, "obj-run-failed")
-	release(t, s, hold(t, s, store.ResourceWorkOrder, broken.WorkOrderID, T0.Add(2*time.Minute)), T0.Add(2*time.Minute))
-	gate(t, s, broken, store.GateFail)
+	release(t, s, hold(t, s, domain.ResourceWorkOrder, broken.WorkOrderID, T0.Add(2*time.Minute)), T0.Add(2*time.Minute))
+	gate(t, s, broken, domain.GateFail)
 
 	// A runner is at work: its claim is live, nothing is gated yet.
 	running := schedule(t, s, "obj-running")
-	hold(t, s, store.ResourceWorkOrder, running.WorkOrderID, now.Add(-10*time.Second))
+	hold(t, s, domain.ResourceWorkOrder, running.WorkOrderID, now.Add(-10*time.Second))
 
 	// Blocked at scheduling (step 4).
 	require.NoError(t, s.CreateObjective(ctx, storetest.Objective("obj-blocked")))
-	move(t, s, "obj-blocked", store.StatusNew, store.StatusTodo, T0)
+	move(t, s, "obj-blocked", domain.StatusNew, domain.StatusTodo, T0)
 	ev := emit(t, s, "ev-obj-blocked", "obj-blocked", 1)
-	c := hold(t, s, store.ResourceEvent, ev.EventID, T0.Add(time.Minute))
-	pause(t, s, "obj-blocked", "", store.PauseBlocked)
-	move(t, s, "obj-blocked", store.StatusTodo, store.StatusBlocked, T0.Add(time.Minute))
-	markProcessed(t, s, ev.EventID, store.ReasonBlocked)
+	c := hold(t, s, domain.ResourceEvent, ev.EventID, T0.Add(time.Minute))
+	pause(t, s, "obj-blocked", "", domain.PauseBlocked)
+	move(t, s, "obj-blocked", domain.StatusTodo, domain.StatusBlocked, T0.Add(time.Minute))
+	markProcessed(t, s, ev.EventID, domain.ReasonBlocked)
 	release(t, s, c, T0.Add(time.Minute))
 
 	// Step 3: no objective, and one not executable.
 	emit(t, s, "ev-ghost", "obj-ghost", 1)
-	markProcessed(t, s, "ev-ghost", store.ReasonMissingTicket)
+	markProcessed(t, s, "ev-ghost", domain.ReasonMissingTicket)
 	require.NoError(t, s.CreateObjective(ctx, storetest.Objective("obj-new")))
 	emit(t, s, "ev-obj-new", "obj-new", 0)
-	markProcessed(t, s, "ev-obj-new", store.ReasonNonExecutableStatus)
+	markProcessed(t, s, "ev-obj-new", domain.ReasonNonExecutableStatus)
 
 	// Waiting for the scheduler: an unprocessed event, an expired claim.
 	require.NoError(t, s.CreateObjective(ctx, storetest.Objective("obj-waiting")))
-	move(t, s, "obj-waiting", store.StatusNew, store.StatusTodo, T0)
+	move(t, s, "obj-waiting", domain.StatusNew, domain.StatusTodo, T0)
 	emit(t, s, "ev-obj-waiting", "obj-waiting", 1)
-	hold(t, s, store.ResourceEvent, "ev-obj-waiting", T0)
+	hold(t, s, domain.ResourceEvent, "ev-obj-waiting", T0)
 }
 
 func TestRun_ConsistentLifecycleReportsNothingAndChecksEveryRule(t *testing.T) {
@@ -114,7 +115,7 @@ func TestRun_ReportsEachBrokenGuarantee(t *testing.T) {
 		}, []want{{audit.RuleWorkOrderPerEvent, "workorder wo-ev-2"}}},
 		{"workorder on an event processed MISSING_TICKET", func(t *testing.T, s *sqlstore.Store) {
 			ev := emit(t, s, "ev-2", "obj-1", 7)
-			markProcessed(t, s, ev.EventID, store.ReasonMissingTicket)
+			markProcessed(t, s, ev.EventID, domain.ReasonMissingTicket)
 			workOrderOn(t, s, ev)
 		}, []want{{audit.RuleWorkOrderPerEvent, "workorder wo-ev-2"}, {audit.RuleEventProcessedOnce, "event ev-2"}}},
 
@@ -126,8 +127,8 @@ func TestRun_ReportsEachBrokenGuarantee(t *testing.T) {
 		}, []want{{audit.RuleBundlePerExecuted, "workorder wo-obj-2"}}},
 		{"created workorder with a bundle", func(t *testing.T, s *sqlstore.Store) {
 			wo := schedule(t, s, "obj-2")
-			_, _, err := s.CreateOutputBundle(context.Background(), &store.OutputBundle{WorkOrderID: wo.WorkOrderID,
-				Title: "Fix", RunnerStatus: store.RunnerBudgetExhausted, CreatedAt: T0})
+			_, _, err := s.CreateOutputBundle(context.Background(), &domain.OutputBundle{WorkOrderID: wo.WorkOrderID,
+				Title: "Fix", RunnerStatus: domain.RunnerBudgetExhausted, CreatedAt: T0})
 			require.NoError(t, err)
 		}, []want{{audit.RuleBundlePerExecuted, "workorder wo-obj-2"}}},
 		{"two bundles for one workorder", func(t *testing.T, s *sqlstore.Store) {
@@ -144,15 +145,15 @@ func TestRun_ReportsEachBrokenGuarantee(t *testing.T) {
 		// run-record-per-gated-workorder
 		{"PASS on a workorder never executed", func(t *testing.T, s *sqlstore.Store) {
 			wo := schedule(t, s, "obj-2")
-			gate(t, s, wo, store.GatePass)
+			gate(t, s, wo, domain.GatePass)
 		}, []want{{audit.RuleRunRecordPerGated, "workorder wo-obj-2"}}},
 		{"gate pause state without a run record", func(t *testing.T, s *sqlstore.Store) {
 			wo := schedule(t, s, "obj-2")
 			execute(t, s, wo)
-			pause(t, s, "obj-2", wo.WorkOrderID, store.PauseGateFailed)
+			pause(t, s, "obj-2", wo.WorkOrderID, domain.PauseGateFailed)
 		}, []want{{audit.RuleRunRecordPerGated, "workorder wo-obj-2"}}},
 		{"gate pause state naming a missing workorder", func(t *testing.T, s *sqlstore.Store) {
-			pause(t, s, "obj-1", "wo-ghost", store.PauseRunComplete)
+			pause(t, s, "obj-1", "wo-ghost", domain.PauseRunComplete)
 		}, []want{{audit.RuleRunRecordPerGated, "workorder wo-ghost"}}},
 		{"two run records for one workorder", func(t *testing.T, s *sqlstore.Store) {
 			dropUnique(t, s, "run_records")
@@ -162,8 +163,8 @@ func TestRun_ReportsEachBrokenGuarantee(t *testing.T) {
 			insertRunRecord(t, s, "wo-ghost")
 		}, []want{{audit.RuleRunRecordPerGated, "workorder wo-ghost"}}},
 		{"run record naming another objective", func(t *testing.T, s *sqlstore.Store) {
-			_, err := s.UpsertRunRecord(context.Background(), &store.RunRecord{WorkOrderID: "wo-obj-1", ObjectiveID: "obj-other",
-				GateResult: store.GatePass, GateReason: "checked", CreatedAt: T0, UpdatedAt: T0})
+			_, err := s.UpsertRunRecord(context.Background(), &domain.RunRecord{WorkOrderID: "wo-obj-1", ObjectiveID: "obj-other",
+				GateResult: domain.GatePass, GateReason: "checked", CreatedAt: T0, UpdatedAt: T0})
 			require.NoError(t, err)
 		}, []want{{audit.RuleRunRecordPerGated, "workorder wo-obj-1"}}},
 
@@ -189,7 +190,7 @@ func TestRun_ReportsEachBrokenGuarantee(t *testing.T) {
 		}, []want{{audit.RuleEventProcessedOnce, "event ev-2"}}},
 		{"SCHEDULED event without a workorder", func(t *testing.T, s *sqlstore.Store) {
 			emit(t, s, "ev-2", "obj-1", 7)
-			markProcessed(t, s, "ev-2", store.ReasonScheduled)
+			markProcessed(t, s, "ev-2", domain.ReasonScheduled)
 		}, []want{{audit.RuleEventProcessedOnce, "event ev-2"}}},
 
 		// claim-schema
@@ -203,10 +204,10 @@ func TestRun_ReportsEachBrokenGuarantee(t *testing.T) {
 
 		// no-live-claim-on-finished
 		{"live claim on a processed event", func(t *testing.T, s *sqlstore.Store) {
-			hold(t, s, store.ResourceEvent, "ev-obj-1", now.Add(-10*time.Second))
+			hold(t, s, domain.ResourceEvent, "ev-obj-1", now.Add(-10*time.Second))
 		}, []want{{audit.RuleNoLiveClaimOnFinished, "claim EVENT ev-obj-1"}}},
 		{"live claim on a gated workorder", func(t *testing.T, s *sqlstore.Store) {
-			hold(t, s, store.ResourceWorkOrder, "wo-obj-1", now.Add(-10*time.Second))
+			hold(t, s, domain.ResourceWorkOrder, "wo-obj-1", now.Add(-10*time.Second))
 		}, []want{{audit.RuleNoLiveClaimOnFinished, "claim WORKORDER wo-obj-1"}}},
 
 		// objective-status
@@ -215,11 +216,11 @@ func TestRun_ReportsEachBrokenGuarantee(t *testing.T) {
 		}, []want{{audit.RuleObjectiveStatus, "objective obj-1"}}},
 		{"DONE without any run record", func(t *testing.T, s *sqlstore.Store) {
 			require.NoError(t, s.CreateObjective(context.Background(), storetest.Objective("obj-2")))
-			move(t, s, "obj-2", store.StatusNew, store.StatusDone, T0)
+			move(t, s, "obj-2", domain.StatusNew, domain.StatusDone, T0)
 		}, []want{{audit.RuleObjectiveStatus, "objective obj-2"}}},
 		{"DONE whose verdict is FAIL", func(t *testing.T, s *sqlstore.Store) {
-			_, err := s.UpsertRunRecord(context.Background(), &store.RunRecord{WorkOrderID: "wo-obj-1", ObjectiveID: "obj-1",
-				GateResult: store.GateFail, GateReason: "regate", CreatedAt: now, UpdatedAt: now})
+			_, err := s.UpsertRunRecord(context.Background(), &domain.RunRecord{WorkOrderID: "wo-obj-1", ObjectiveID: "obj-1",
+				GateResult: domain.GateFail, GateReason: "regate", CreatedAt: now, UpdatedAt: now})
 			require.NoError(t, err)
 		}, []want{{audit.RuleObjectiveStatus, "objective obj-1"}, {audit.RuleTerminalPauseState, "workorder wo-obj-1"}}},
 
@@ -227,23 +228,23 @@ func TestRun_ReportsEachBrokenGuarantee(t *testing.T) {
 		{"PASS without a RUN_COMPLETE pause state", func(t *testing.T, s *sqlstore.Store) {
 			wo := schedule(t, s, "obj-2")
 			execute(t, s, wo)
-			_, err := s.UpsertRunRecord(context.Background(), &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "obj-2",
-				GateResult: store.GatePass, GateReason: "checked", CreatedAt: T0, UpdatedAt: T0})
+			_, err := s.UpsertRunRecord(context.Background(), &domain.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "obj-2",
+				GateResult: domain.GatePass, GateReason: "checked", CreatedAt: T0, UpdatedAt: T0})
 			require.NoError(t, err)
-			move(t, s, "obj-2", store.StatusInProgress, store.StatusDone, T0)
+			move(t, s, "obj-2", domain.StatusInProgress, domain.StatusDone, T0)
 		}, []want{{audit.RuleTerminalPauseState, "workorder wo-obj-2"}}},
 		{"FAIL handed back as RUN_COMPLETE", func(t *testing.T, s *sqlstore.Store) {
 			wo := schedule(t, s, "obj-2")
 			execute(t, s, wo)
-			_, err := s.UpsertRunRecord(context.Background(), &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "obj-2",
-				GateResult: store.GateFail, GateReason: "checked", CreatedAt: T0, UpdatedAt: T0})
+			_, err := s.UpsertRunRecord(context.Background(), &domain.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "obj-2",
+				GateResult: domain.GateFail, GateReason: "checked", CreatedAt: T0, UpdatedAt: T0})
 			require.NoError(t, err)
-			pause(t, s, "obj-2", wo.WorkOrderID, store.PauseRunComplete)
+			pause(t, s, "obj-2", wo.WorkOrderID, domain.PauseRunComplete)
 		}, []want{{audit.RuleTerminalPauseState, "workorder wo-obj-2"}}},
 		{"BLOCKED event without a BLOCKED pause state", func(t *testing.T, s *sqlstore.Store) {
 			require.NoError(t, s.CreateObjective(context.Background(), storetest.Objective("obj-2")))
 			emit(t, s, "ev-2", "obj-2", 0)
-			markProcessed(t, s, "ev-2", store.ReasonBlocked)
+			markProcessed(t, s, "ev-2", domain.ReasonBlocked)
 		}, []want{{audit.RuleTerminalPauseState, "objective obj-2"}}},
 	}
 	for _, tt := range tests {
@@ -266,7 +267,7 @@ func TestRun_GraceSparesClaimsWithARecentHeartbeat(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *sqlstore.Store) {
 		passed(t, s, "obj-1")
-		hold(t, s, store.ResourceEvent, "ev-obj-1", now.Add(-10*time.Second))
+		hold(t, s, domain.ResourceEvent, "ev-obj-1", now.Add(-10*time.Second))
 		require.Empty(t, audited(t, s, audit.WithGrace(30*time.Second)).Violations, "heartbeat 10s ago, grace 30s")
 		requireReported(t, audited(t, s, audit.WithGrace(5*time.Second)), audit.RuleNoLiveClaimOnFinished, "claim EVENT ev-obj-1")
 		requireReported(t, audited(t, s), audit.RuleNoLiveClaimOnFinished, "claim EVENT ev-obj-1")
@@ -280,7 +281,7 @@ func TestRun_ViolationsAreOrderedByRuleThenResource(t *testing.T) {
 	raw(t, s, `UPDATE objectives SET status = 'FINISHED' WHERE objective_id = 'obj-1'`)
 	for _, id := range []string{"ev-b", "ev-a"} {
 		emit(t, s, id, "obj-1", map[string]int64{"ev-a": 7, "ev-b": 8}[id])
-		markProcessed(t, s, id, store.ReasonScheduled)
+		markProcessed(t, s, id, domain.ReasonScheduled)
 	}
 	rep := audited(t, s)
 	var got [][2]string
@@ -315,11 +316,11 @@ func TestRun_WithoutSQLAccessSkipsRowCountsAndSaysSo(t *testing.T) {
 
 // workOrderOn creates a workorder wo-<event> for ev's objective through the
 // store, which does not check the event's state.
-func workOrderOn(t *testing.T, s store.Querier, ev *store.Event) {
+func workOrderOn(t *testing.T, s store.Querier, ev *domain.Event) {
 	t.Helper()
-	_, created, err := s.CreateWorkOrder(context.Background(), &store.WorkOrder{WorkOrderID: "wo-" + ev.EventID,
+	_, created, err := s.CreateWorkOrder(context.Background(), &domain.WorkOrder{WorkOrderID: "wo-" + ev.EventID,
 		EventID: ev.EventID, ObjectiveID: ev.SubjectID, DiazotrophType: "PATCH_DIAZOTROPH", ContextSnapshotID: "cs-" + ev.SubjectID,
-		BranchName: "azolla/" + ev.SubjectID, BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: T0})
+		BranchName: "azolla/" + ev.SubjectID, BudgetMS: 60000, Status: domain.WorkOrderCreated, CreatedAt: T0})
 	require.NoError(t, err)
 	require.True(t, created)
 }

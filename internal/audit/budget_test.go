@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/audit"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 )
 
@@ -18,18 +18,18 @@ func TestAudit_FailHandedBackAsBudgetSpentIsClean(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *sqlstore.Store) {
 		wo := schedule(t, s, "obj-1")
 		execute(t, s, wo)
-		_, err := s.UpsertRunRecord(context.Background(), &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "obj-1",
-			GateResult: store.GateFail, GateReason: "checked", CreatedAt: T0, UpdatedAt: T0})
+		_, err := s.UpsertRunRecord(context.Background(), &domain.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "obj-1",
+			GateResult: domain.GateFail, GateReason: "checked", CreatedAt: T0, UpdatedAt: T0})
 		require.NoError(t, err)
-		move(t, s, "obj-1", store.StatusInProgress, store.StatusTodo, T0)
-		pause(t, s, "obj-1", wo.WorkOrderID, store.PauseBudgetSpent)
+		move(t, s, "obj-1", domain.StatusInProgress, domain.StatusTodo, T0)
+		pause(t, s, "obj-1", wo.WorkOrderID, domain.PauseBudgetSpent)
 		require.Empty(t, audited(t, s).Violations)
 
 		// Without its run record, the BUDGET_SPENT pause is a gate's
 		// pause naming a workorder nobody gated.
 		wo2 := schedule(t, s, "obj-2")
 		execute(t, s, wo2)
-		pause(t, s, "obj-2", wo2.WorkOrderID, store.PauseBudgetSpent)
+		pause(t, s, "obj-2", wo2.WorkOrderID, domain.PauseBudgetSpent)
 		requireReported(t, audited(t, s), audit.RuleRunRecordPerGated, "workorder "+wo2.WorkOrderID)
 	})
 }

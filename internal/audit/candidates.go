@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // the store offers it, the workorder ids of every candidate row, those of
 // workorders that are gone included.
 func (s *state) loadCandidates(ctx context.Context, q store.Querier) error {
-	s.candidates = map[string][]*store.Candidate{}
+	s.candidates = map[string][]*domain.Candidate{}
 	for _, w := range s.workOrders {
 		cs, err := q.ListCandidates(ctx, w.WorkOrderID)
 		if err != nil {
@@ -39,8 +40,8 @@ func (s *state) loadCandidates(ctx context.Context, q store.Querier) error {
 }
 
 // chosenOf returns the workorder's chosen candidates, by attempt.
-func chosenOf(cs []*store.Candidate) []*store.Candidate {
-	var out []*store.Candidate
+func chosenOf(cs []*domain.Candidate) []*domain.Candidate {
+	var out []*domain.Candidate
 	for _, c := range cs {
 		if c.Chosen {
 			out = append(out, c)
@@ -81,14 +82,14 @@ func bundleIsChosenCandidate(s *state, r recorder) {
 	for _, w := range s.workOrders {
 		b := s.bundle[w.WorkOrderID]
 		chosen := chosenOf(s.candidates[w.WorkOrderID])
-		if b == nil || len(chosen) != 1 || w.DiazotrophType != patchDiazotroph || b.RunnerStatus != store.RunnerOK {
+		if b == nil || len(chosen) != 1 || w.DiazotrophType != patchDiazotroph || b.RunnerStatus != domain.RunnerOK {
 			continue // no bundle yet, or candidate-chosen-once reports it
 		}
 		r.checked(1)
 		c := chosen[0]
 		res := "output_bundle " + w.WorkOrderID
 		if c.Patch == "" && c.PatchSHA256 != "" {
-			if got := store.PatchSHA256(b.Content); got != c.PatchSHA256 {
+			if got := domain.PatchSHA256(b.Content); got != c.PatchSHA256 {
 				r.violation(res, "its content (SHA-256 %s) is not chosen candidate %d's patch (SHA-256 %s)",
 					got, c.Attempt, c.PatchSHA256)
 			}
@@ -140,7 +141,7 @@ func candidateOfWorkOrder(s *state, r recorder) {
 }
 
 // attempts lists candidates' attempt numbers: "1, 3".
-func attempts(cs []*store.Candidate) string {
+func attempts(cs []*domain.Candidate) string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = fmt.Sprint(c.Attempt)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -20,7 +21,7 @@ const bundlePatch = "diff --git a/x b/x\n"
 // bestOf runs objective id to a PASS with two candidates: attempt 1
 // carries patch1 and attempt 2 another patch; chosen (0: none) is chosen
 // before the bundle is written.
-func bestOf(t *testing.T, s store.Querier, id, patch1 string, chosen int) *store.WorkOrder {
+func bestOf(t *testing.T, s store.Querier, id, patch1 string, chosen int) *domain.WorkOrder {
 	t.Helper()
 	ctx := context.Background()
 	wo := schedule(t, s, id)
@@ -36,7 +37,7 @@ func bestOf(t *testing.T, s store.Querier, id, patch1 string, chosen int) *store
 		require.NoError(t, err)
 	}
 	execute(t, s, wo)
-	gate(t, s, wo, store.GatePass)
+	gate(t, s, wo, domain.GatePass)
 	return wo
 }
 
@@ -48,7 +49,7 @@ func candidatesEveryState(t *testing.T, s store.Querier) {
 	bestOf(t, s, "obj-bo-crlf", "diff --git a/x b/x  \r\n\n", 1)
 	wo := schedule(t, s, "obj-bo-running")
 	c := storetest.Candidate(wo.WorkOrderID, 1, 0)
-	c.Status, c.RunnerStatus, c.Patch, c.FinishedAt = store.CandidateRunning, "", "", nil
+	c.Status, c.RunnerStatus, c.Patch, c.FinishedAt = domain.CandidateRunning, "", "", nil
 	_, err := s.PutCandidate(context.Background(), c)
 	require.NoError(t, err)
 }

@@ -3,7 +3,7 @@ package audit
 import (
 	"time"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -33,15 +33,15 @@ func noLiveClaimOnFinished(s *state, r recorder) {
 		}
 		held := "is live (owner " + c.OwnerID + ", lease until " + c.LeaseExpiresAt.Format(timeLayout) + ")"
 		switch c.ResourceType {
-		case store.ResourceEvent:
+		case domain.ResourceEvent:
 			if e := s.event[c.ResourceID]; e != nil && e.Processed {
 				r.violation(claimResource(c), "%s on an event processed %s", held, e.ProcessedReason)
 			}
-		case store.ResourceWorkOrder:
+		case domain.ResourceWorkOrder:
 			if s.runRecordCount(c.ResourceID) > 0 {
 				r.violation(claimResource(c), "%s on a workorder that has its run_record", held)
 			}
-		case store.ResourceTrack:
+		case domain.ResourceTrack:
 			if why := s.trackClaimFinished(c); why != "" {
 				r.violation(claimResource(c), "%s, %s", held, why)
 			}
@@ -49,6 +49,6 @@ func noLiveClaimOnFinished(s *state, r recorder) {
 	}
 }
 
-func claimResource(c *store.ClaimRecord) string {
+func claimResource(c *domain.ClaimRecord) string {
 	return "claim " + c.ResourceType + " " + c.ResourceID
 }

@@ -4,13 +4,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // terminalReasons are the processed reasons of scheduling (docs/protocol/lifecycle.md#scheduling),
 // and the track's no-op for a capture an earlier triage took.
-var terminalReasons = []string{store.ReasonScheduled, store.ReasonMissingTicket, store.ReasonNonExecutableStatus,
-	store.ReasonBlocked, store.ReasonAlreadyTaken}
+var terminalReasons = []string{domain.ReasonScheduled, domain.ReasonMissingTicket, domain.ReasonNonExecutableStatus,
+	domain.ReasonBlocked, domain.ReasonAlreadyTaken}
 
 // eventProcessedOnce: every event ends processed exactly once, with its
 // terminal reason (docs/protocol/lifecycle.md#scheduling). The store makes the second mark a
@@ -36,10 +36,10 @@ func eventProcessedOnce(s *state, r recorder) {
 		}
 		n := len(s.byEvent[e.EventID])
 		switch {
-		case e.ProcessedReason == store.ReasonScheduled && n == 0:
+		case e.ProcessedReason == domain.ReasonScheduled && n == 0:
 			r.violation(res, "is processed %s but has no workorder", e.ProcessedReason)
-		case e.ProcessedReason != store.ReasonScheduled && n > 0:
-			r.violation(res, "is processed %s but has %d workorder(s); only a %s event has one", e.ProcessedReason, n, store.ReasonScheduled)
+		case e.ProcessedReason != domain.ReasonScheduled && n > 0:
+			r.violation(res, "is processed %s but has %d workorder(s); only a %s event has one", e.ProcessedReason, n, domain.ReasonScheduled)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -53,15 +54,15 @@ func requireReported(t *testing.T, rep *audit.Report, rule, resource string) {
 	require.Failf(t, "violation not reported", "want %s on %q; got %+v", rule, resource, rep.Violations)
 }
 
-func move(t *testing.T, s store.Querier, id string, from, to store.Status, at time.Time) {
+func move(t *testing.T, s store.Querier, id string, from, to domain.Status, at time.Time) {
 	t.Helper()
 	_, err := s.TransitionObjective(context.Background(), store.TransitionObjectiveParams{ObjectiveID: id,
-		From: []store.Status{from}, To: to, Now: at})
+		From: []domain.Status{from}, To: to, Now: at})
 	require.NoError(t, err)
 }
 
 // hold acquires a one-minute claim at at.
-func hold(t *testing.T, s store.Querier, resourceType, id string, at time.Time) *store.ClaimRecord {
+func hold(t *testing.T, s store.Querier, resourceType, id string, at time.Time) *domain.ClaimRecord {
 	t.Helper()
 	c, ok, err := s.AcquireClaim(context.Background(), store.AcquireClaimParams{ResourceType: resourceType,
 		ResourceID: id, OwnerID: owner, TTL: time.Minute, Now: at})
@@ -70,7 +71,7 @@ func hold(t *testing.T, s store.Querier, resourceType, id string, at time.Time) 
 	return c
 }
 
-func release(t *testing.T, s store.Querier, c *store.ClaimRecord, at time.Time) {
+func release(t *testing.T, s store.Querier, c *domain.ClaimRecord, at time.Time) {
 	t.Helper()
 	_, err := s.ReleaseClaim(context.Background(), store.ReleaseClaimParams{ResourceType: c.ResourceType,
 		ResourceID: c.ResourceID, OwnerID: c.OwnerID, ClaimVersion: c.ClaimVersion, Now: at})
@@ -79,30 +80,30 @@ func release(t *testing.T, s store.Querier, c *store.ClaimRecord, at time.Time) 
 
 // schedule is scheduling (docs/protocol/lifecycle.md#scheduling) for a new objective id: workorder
 // wo-<id> CREATED, event ev-<id> processed SCHEDULED, objective IN_PROGRESS.
-func schedule(t *testing.T, s store.Querier, id string) *store.WorkOrder {
+func schedule(t *testing.T, s store.Querier, id string) *domain.WorkOrder {
 	t.Helper()
 	ctx, at := context.Background(), T0.Add(time.Minute)
 	wo := storetest.Scheduled(t, s, id)
-	move(t, s, id, store.StatusNew, store.StatusTodo, at)
-	c := hold(t, s, store.ResourceEvent, wo.EventID, at)
+	move(t, s, id, domain.StatusNew, domain.StatusTodo, at)
+	c := hold(t, s, domain.ResourceEvent, wo.EventID, at)
 	_, created, err := s.CreateWorkOrder(ctx, wo)
 	require.NoError(t, err)
 	require.True(t, created)
-	move(t, s, id, store.StatusTodo, store.StatusInProgress, at)
-	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: wo.EventID, Reason: store.ReasonScheduled, Now: at})
+	move(t, s, id, domain.StatusTodo, domain.StatusInProgress, at)
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: wo.EventID, Reason: domain.ReasonScheduled, Now: at})
 	require.NoError(t, err)
 	release(t, s, c, at)
 	return wo
 }
 
 // execute is step 10: one bundle, EXECUTED, claim released.
-func execute(t *testing.T, s store.Querier, wo *store.WorkOrder) {
+func execute(t *testing.T, s store.Querier, wo *domain.WorkOrder) {
 	t.Helper()
 	ctx, at := context.Background(), T0.Add(2*time.Minute)
-	c := hold(t, s, store.ResourceWorkOrder, wo.WorkOrderID, at)
-	_, _, err := s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix",
-		Content: "diff --git a/x b/x\n", Notes: "changed x", Metadata: store.BundleMetadata{BranchName: wo.BranchName},
-		RunnerStatus: store.RunnerOK, CreatedAt: at})
+	c := hold(t, s, domain.ResourceWorkOrder, wo.WorkOrderID, at)
+	_, _, err := s.CreateOutputBundle(ctx, &domain.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix",
+		Content: "diff --git a/x b/x\n", Notes: "changed x", Metadata: domain.BundleMetadata{BranchName: wo.BranchName},
+		RunnerStatus: domain.RunnerOK, CreatedAt: at})
 	require.NoError(t, err)
 	_, _, err = s.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: wo.WorkOrderID, Now: at})
 	require.NoError(t, err)
@@ -111,21 +112,21 @@ func execute(t *testing.T, s store.Querier, wo *store.WorkOrder) {
 
 // gate is steps 11-14: the run record, the objective's new status and the
 // pause state that hands it back.
-func gate(t *testing.T, s store.Querier, wo *store.WorkOrder, result string) {
+func gate(t *testing.T, s store.Querier, wo *domain.WorkOrder, result string) {
 	t.Helper()
 	ctx, at := context.Background(), T0.Add(3*time.Minute)
-	rr := &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: wo.ObjectiveID,
+	rr := &domain.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: wo.ObjectiveID,
 		GateResult: result, GateReason: "checked", CreatedAt: at, UpdatedAt: at}
-	if result == store.GatePass {
+	if result == domain.GatePass {
 		rr.CommitSHA = storetest.SHA1 // the commit a pull request records as its head
 	}
 	_, err := s.UpsertRunRecord(ctx, rr)
 	require.NoError(t, err)
-	to, reason := store.StatusDone, store.PauseRunComplete
-	if result == store.GateFail {
-		to, reason = store.StatusTodo, store.PauseGateFailed
+	to, reason := domain.StatusDone, domain.PauseRunComplete
+	if result == domain.GateFail {
+		to, reason = domain.StatusTodo, domain.PauseGateFailed
 	}
-	move(t, s, wo.ObjectiveID, store.StatusInProgress, to, at)
+	move(t, s, wo.ObjectiveID, domain.StatusInProgress, to, at)
 	pause(t, s, wo.ObjectiveID, wo.WorkOrderID, reason)
 }
 
@@ -135,22 +136,22 @@ func pause(t *testing.T, s store.Querier, objectiveID, workOrderID, reason strin
 	if workOrderID != "" {
 		id = "ps-" + workOrderID + "-" + strings.ToLower(reason)
 	}
-	require.NoError(t, s.CreatePauseState(context.Background(), &store.PauseState{PauseStateID: id,
+	require.NoError(t, s.CreatePauseState(context.Background(), &domain.PauseState{PauseStateID: id,
 		ObjectiveID: objectiveID, WorkOrderID: workOrderID, Reason: reason,
 		PrioritizedActions: []string{"Review"}, CreatedAt: T0.Add(3 * time.Minute)}))
 }
 
 // passed runs objective id through the whole lifecycle to a PASS.
-func passed(t *testing.T, s store.Querier, id string) *store.WorkOrder {
+func passed(t *testing.T, s store.Querier, id string) *domain.WorkOrder {
 	t.Helper()
 	wo := schedule(t, s, id)
 	execute(t, s, wo)
-	gate(t, s, wo, store.GatePass)
+	gate(t, s, wo, domain.GatePass)
 	return wo
 }
 
 // emit writes a new unprocessed TICKET_READY event for objective subject.
-func emit(t *testing.T, s store.Querier, id, subject string, seq int64) *store.Event {
+func emit(t *testing.T, s store.Querier, id, subject string, seq int64) *domain.Event {
 	t.Helper()
 	e, created, err := s.EmitEvent(context.Background(), storetest.Event(id, subject, seq, T0))
 	require.NoError(t, err)

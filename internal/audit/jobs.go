@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -28,14 +29,14 @@ func WithMessages(m MessageStates) Option { return func(o *options) { o.messages
 // deletes it) and is pending once delivered.
 type StoreMessages struct {
 	Store interface {
-		GetJobMessage(ctx context.Context, stream, messageID string) (*store.JobMessage, error)
+		GetJobMessage(ctx context.Context, stream, messageID string) (*domain.JobMessage, error)
 	}
 }
 
 // State implements MessageStates.
 func (m StoreMessages) State(ctx context.Context, stream, messageID string) (controlplane.MessageState, error) {
 	msg, err := m.Store.GetJobMessage(ctx, stream, messageID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return controlplane.MessageState{}, nil
 	}
 	if err != nil {
@@ -46,10 +47,10 @@ func (m StoreMessages) State(ctx context.Context, stream, messageID string) (con
 
 // jobReader is the part of store.JobStore the audit reads.
 type jobReader interface {
-	GetJob(ctx context.Context, jobID string) (*store.Job, error)
-	ListJobs(ctx context.Context, p store.ListJobsParams) ([]*store.Job, error)
-	ListJobAttempts(ctx context.Context, jobID string) ([]*store.JobAttempt, error)
-	ListJobLeases(ctx context.Context, jobID string) ([]*store.JobLease, error)
+	GetJob(ctx context.Context, jobID string) (*domain.Job, error)
+	ListJobs(ctx context.Context, p store.ListJobsParams) ([]*domain.Job, error)
+	ListJobAttempts(ctx context.Context, jobID string) ([]*domain.JobAttempt, error)
+	ListJobLeases(ctx context.Context, jobID string) ([]*domain.JobLease, error)
 }
 
 // jobPage is how many jobs one ListJobs call reads.
@@ -69,8 +70,8 @@ func (s *state) loadJobs(ctx context.Context, q store.Querier, m MessageStates) 
 	if !ok {
 		return []string{skipNoJobs}, nil
 	}
-	s.attempts, s.leases = map[string][]*store.JobAttempt{}, map[string][]*store.JobLease{}
-	var after store.Cursor
+	s.attempts, s.leases = map[string][]*domain.JobAttempt{}, map[string][]*domain.JobLease{}
+	var after domain.Cursor
 	for {
 		page, err := jr.ListJobs(ctx, store.ListJobsParams{After: after, Limit: jobPage})
 		if err != nil {
@@ -89,7 +90,7 @@ func (s *state) loadJobs(ctx context.Context, q store.Querier, m MessageStates) 
 			break
 		}
 		last := page[len(page)-1]
-		after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.JobID}
+		after = domain.Cursor{CreatedAt: last.CreatedAt, ID: last.JobID}
 	}
 	if m == nil {
 		return []string{skipNoTransport}, nil
@@ -100,8 +101,8 @@ func (s *state) loadJobs(ctx context.Context, q store.Querier, m MessageStates) 
 // lostMessage is a RUNNING attempt whose message the transport no longer
 // holds pending, still RUNNING when the job was read again.
 type lostMessage struct {
-	job     *store.Job
-	attempt *store.JobAttempt
+	job     *domain.Job
+	attempt *domain.JobAttempt
 	state   controlplane.MessageState
 }
 
@@ -114,11 +115,11 @@ type lostMessage struct {
 func (s *state) loadMessages(ctx context.Context, jr jobReader, m MessageStates) error {
 	s.messagesRead = true
 	for _, j := range s.jobs {
-		if j.Status != store.JobRunning {
+		if j.Status != domain.JobRunning {
 			continue
 		}
 		for _, a := range s.attempts[j.JobID] {
-			if a.Status != store.AttemptRunning {
+			if a.Status != domain.AttemptRunning {
 				continue
 			}
 			s.messagesChecked++
@@ -130,13 +131,13 @@ func (s *state) loadMessages(ctx context.Context, jr jobReader, m MessageStates)
 				continue
 			}
 			now, err := jr.GetJob(ctx, j.JobID)
-			if errors.Is(err, store.ErrNotFound) {
+			if errors.Is(err, domain.ErrNotFound) {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			if now.Status != store.JobRunning || now.AttemptCount != j.AttemptCount {
+			if now.Status != domain.JobRunning || now.AttemptCount != j.AttemptCount {
 				continue // it moved on: the acknowledgement followed a commit
 			}
 			s.lostMessages = append(s.lostMessages, lostMessage{job: now, attempt: a, state: st})
@@ -155,16 +156,16 @@ func jobOneOpenAttempt(s *state, r recorder) {
 		r.checked(1)
 		var open []string
 		for _, a := range s.attempts[j.JobID] {
-			if a.Status == store.AttemptRunning {
+			if a.Status == domain.AttemptRunning {
 				open = append(open, attemptLabel(a))
 			}
 		}
 		switch {
 		case len(open) > 1:
 			r.violation(jobResource(j), "has %d RUNNING attempts: %s", len(open), strings.Join(open, ", "))
-		case j.Status == store.JobRunning && len(open) == 0:
+		case j.Status == domain.JobRunning && len(open) == 0:
 			r.violation(jobResource(j), "is %s without a RUNNING attempt", j.Status)
-		case j.Status != store.JobRunning && len(open) > 0:
+		case j.Status != domain.JobRunning && len(open) > 0:
 			r.violation(jobResource(j), "is %s but its %s is RUNNING", j.Status, open[0])
 		}
 	}
@@ -178,14 +179,14 @@ func jobSucceededOnce(s *state, r recorder) {
 		r.checked(1)
 		var won []string
 		for _, a := range s.attempts[j.JobID] {
-			if a.Status == store.AttemptSucceeded {
+			if a.Status == domain.AttemptSucceeded {
 				won = append(won, attemptLabel(a))
 			}
 		}
 		switch {
-		case j.Status == store.JobSucceeded && len(won) != 1:
+		case j.Status == domain.JobSucceeded && len(won) != 1:
 			r.violation(jobResource(j), "is %s with %d SUCCEEDED attempts%s", j.Status, len(won), listed(won))
-		case j.Status != store.JobSucceeded && len(won) > 0:
+		case j.Status != domain.JobSucceeded && len(won) > 0:
 			r.violation(jobResource(j), "is %s but has SUCCEEDED attempts: %s", j.Status, strings.Join(won, ", "))
 		}
 	}
@@ -208,11 +209,11 @@ func jobNoLiveLeaseWhenSettled(s *state, r recorder) {
 			}
 			held := fmt.Sprintf("the lease of attempt %s (worker %s, until %s)", l.AttemptID, l.WorkerID, l.LeaseExpiresAt.Format(timeLayout))
 			live = append(live, held)
-			if st := status[l.AttemptID]; st != store.AttemptRunning && !store.JobSettled(j.Status) {
+			if st := status[l.AttemptID]; st != domain.AttemptRunning && !domain.JobSettled(j.Status) {
 				r.violation(jobResource(j), "has %s live on an attempt that is %s", held, cmp.Or(st, "missing"))
 			}
 		}
-		if store.JobSettled(j.Status) && len(live) > 0 {
+		if domain.JobSettled(j.Status) && len(live) > 0 {
 			r.violation(jobResource(j), "is %s with %s live", j.Status, strings.Join(live, " and "))
 		} else if len(live) > 1 {
 			r.violation(jobResource(j), "has %d live leases: %s", len(live), strings.Join(live, "; "))
@@ -266,7 +267,7 @@ var leaseTokenShape = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
 // withoutToken returns a copy of l whose token is a stand-in of the same
 // validity, so that no message of the audit can ever quote a live token.
-func withoutToken(l *store.JobLease) *store.JobLease {
+func withoutToken(l *domain.JobLease) *domain.JobLease {
 	c := *l
 	if leaseTokenShape.MatchString(c.LeaseToken) {
 		c.LeaseToken = strings.Repeat("x", 43)
@@ -276,9 +277,9 @@ func withoutToken(l *store.JobLease) *store.JobLease {
 	return &c
 }
 
-func jobResource(j *store.Job) string { return "job " + j.JobID }
+func jobResource(j *domain.Job) string { return "job " + j.JobID }
 
-func attemptLabel(a *store.JobAttempt) string {
+func attemptLabel(a *domain.JobAttempt) string {
 	return fmt.Sprintf("attempt %d (%s, worker %s)", a.AttemptNumber, a.AttemptID, a.WorkerID)
 }
 

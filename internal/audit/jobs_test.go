@@ -11,6 +11,7 @@ import (
 
 	"github.com/azolla/azolla/internal/audit"
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -40,12 +41,12 @@ func enqueueJob(t *testing.T, s store.Store, n int, enqueue string, at time.Time
 	t.Helper()
 	ctx := context.Background()
 	if enqueue == enqueueID(n) {
-		_, created, err := s.CreateJob(ctx, &store.Job{JobID: jobID(n), JobType: "PATCH_DIAZOTROPH", Stream: jobStream(n),
+		_, created, err := s.CreateJob(ctx, &domain.Job{JobID: jobID(n), JobType: "PATCH_DIAZOTROPH", Stream: jobStream(n),
 			Payload: []byte(`{}`), MaxAttempts: 2, EnqueueID: enqueue, CreatedAt: at, UpdatedAt: at})
 		require.NoError(t, err)
 		require.True(t, created)
 	}
-	m, err := s.EnqueueJobMessage(ctx, &store.JobMessage{Stream: jobStream(n), JobID: jobID(n), EnqueueID: enqueue, CreatedAt: at})
+	m, err := s.EnqueueJobMessage(ctx, &domain.JobMessage{Stream: jobStream(n), JobID: jobID(n), EnqueueID: enqueue, CreatedAt: at})
 	require.NoError(t, err)
 	_, err = s.SetJobMessage(ctx, store.SetJobMessageParams{JobID: jobID(n), EnqueueID: enqueue, MessageID: m.MessageID, Now: at})
 	require.NoError(t, err)
@@ -73,10 +74,10 @@ func settleJob(t *testing.T, s store.Store, st *store.StartedJobAttempt, status 
 	ctx := context.Background()
 	p := store.SettleJobAttemptParams{JobID: st.Job.JobID, AttemptID: st.Attempt.AttemptID, LeaseToken: st.Lease.LeaseToken,
 		Status: status, Next: next, Now: at}
-	if status == store.AttemptSucceeded {
+	if status == domain.AttemptSucceeded {
 		p.Result = []byte(`{}`)
 	} else {
-		p.Error = &store.JobError{Code: "RUN_FAILED", Message: "it broke", Retryable: next.Status == store.JobQueued}
+		p.Error = &domain.JobError{Code: "RUN_FAILED", Message: "it broke", Retryable: next.Status == domain.JobQueued}
 	}
 	_, err := s.SettleJobAttempt(ctx, p)
 	require.NoError(t, err)
@@ -91,7 +92,7 @@ func jobsEveryState(t *testing.T, s store.Store) {
 	at := T0.Add(time.Minute)
 
 	enqueueJob(t, s, jobSucceeded, enqueueID(jobSucceeded), at)
-	settleJob(t, s, claimJob(t, s, jobSucceeded, 1, enqueueID(jobSucceeded), at), store.AttemptSucceeded, store.JobNext{}, at)
+	settleJob(t, s, claimJob(t, s, jobSucceeded, 1, enqueueID(jobSucceeded), at), domain.AttemptSucceeded, store.JobNext{}, at)
 
 	enqueueJob(t, s, jobRunning, enqueueID(jobRunning), at)
 	claimJob(t, s, jobRunning, 1, enqueueID(jobRunning), now.Add(-10*time.Second))
@@ -99,8 +100,8 @@ func jobsEveryState(t *testing.T, s store.Store) {
 	enqueueJob(t, s, jobQueued, enqueueID(jobQueued), at)
 
 	enqueueJob(t, s, jobDead, enqueueID(jobDead), at)
-	settleJob(t, s, claimJob(t, s, jobDead, 1, enqueueID(jobDead), at), store.AttemptFailed,
-		store.JobNext{Status: store.JobDeadLettered}, at)
+	settleJob(t, s, claimJob(t, s, jobDead, 1, enqueueID(jobDead), at), domain.AttemptFailed,
+		store.JobNext{Status: domain.JobDeadLettered}, at)
 
 	// The reaper's repair: the first attempt's lease lapsed, so it is
 	// EXPIRED and the job requeued under a new enqueue; a second worker
@@ -109,8 +110,8 @@ func jobsEveryState(t *testing.T, s store.Store) {
 	first := claimJob(t, s, jobRequeued, 1, enqueueID(jobRequeued), at)
 	again := enqueueID(100 + jobRequeued)
 	_, err := s.ExpireJobAttempt(ctx, store.ExpireJobAttemptParams{JobID: first.Job.JobID, AttemptID: first.Attempt.AttemptID,
-		Error: &store.JobError{Code: "LEASE_EXPIRED", Message: "no heartbeat", Retryable: true},
-		Next:  store.JobNext{Status: store.JobQueued, EnqueueID: again}, Now: at.Add(2 * time.Minute)})
+		Error: &domain.JobError{Code: "LEASE_EXPIRED", Message: "no heartbeat", Retryable: true},
+		Next:  store.JobNext{Status: domain.JobQueued, EnqueueID: again}, Now: at.Add(2 * time.Minute)})
 	require.NoError(t, err)
 	require.NoError(t, s.AckJobMessage(ctx, first.Attempt.Stream, first.Attempt.MessageID))
 	enqueueJob(t, s, jobRequeued, again, at.Add(2*time.Minute))
@@ -161,7 +162,7 @@ func TestRun_ReportsEachBrokenJobGuarantee(t *testing.T) {
 		// job-one-open-attempt
 		{"two RUNNING attempts", func(t *testing.T, s *sqlstore.Store) {
 			raw(t, s, `DROP INDEX job_attempts_one_running`)
-			insertAttempt(t, s, jobRunning, 2, store.AttemptRunning)
+			insertAttempt(t, s, jobRunning, 2, domain.AttemptRunning)
 		}, []want{{audit.RuleJobOneOpenAttempt, job(jobRunning)}}},
 		{"RUNNING job without a RUNNING attempt", func(t *testing.T, s *sqlstore.Store) {
 			raw(t, s, `UPDATE job_attempts SET status = 'EXPIRED', finished_at = $1, next_status = 'QUEUED' WHERE job_id = $2`,
@@ -176,7 +177,7 @@ func TestRun_ReportsEachBrokenJobGuarantee(t *testing.T) {
 			raw(t, s, `UPDATE job_attempts SET status = 'FAILED' WHERE job_id = $1`, jobID(jobSucceeded))
 		}, []want{{audit.RuleJobSucceededOnce, job(jobSucceeded)}}},
 		{"SUCCEEDED job with two SUCCEEDED attempts", func(t *testing.T, s *sqlstore.Store) {
-			insertAttempt(t, s, jobSucceeded, 2, store.AttemptSucceeded)
+			insertAttempt(t, s, jobSucceeded, 2, domain.AttemptSucceeded)
 		}, []want{{audit.RuleJobSucceededOnce, job(jobSucceeded)}}},
 		{"DEAD_LETTERED job with a SUCCEEDED attempt", func(t *testing.T, s *sqlstore.Store) {
 			raw(t, s, `UPDATE job_attempts SET status = 'SUCCEEDED' WHERE job_id = $1`, jobID(jobDead))
@@ -304,7 +305,7 @@ func TestRun_MessageRuleSparesAJobSettledMeanwhile(t *testing.T) {
 			require.NoError(t, err)
 			a := as[len(as)-1]
 			_, err = s.SettleJobAttempt(ctx, store.SettleJobAttemptParams{JobID: a.JobID, AttemptID: a.AttemptID,
-				LeaseToken: leaseToken(n, a.AttemptNumber), Status: store.AttemptSucceeded, Result: []byte(`{}`), Now: now})
+				LeaseToken: leaseToken(n, a.AttemptNumber), Status: domain.AttemptSucceeded, Result: []byte(`{}`), Now: now})
 			require.NoError(t, err)
 			require.NoError(t, s.AckJobMessage(ctx, a.Stream, a.MessageID))
 		}
@@ -365,8 +366,8 @@ func TestRun_QuerierWithoutJobsSkipsTheJobRules(t *testing.T) {
 func insertAttempt(t *testing.T, s *sqlstore.Store, n, try int, status string) {
 	t.Helper()
 	finished, next := any(nil), any(nil)
-	if status != store.AttemptRunning {
-		finished, next = s.EncodeTime(now), store.JobSucceeded
+	if status != domain.AttemptRunning {
+		finished, next = s.EncodeTime(now), domain.JobSucceeded
 	}
 	raw(t, s, `INSERT INTO job_attempts (attempt_id, job_id, worker_id, attempt_number, status, stream, message_id,
 		started_at, finished_at, next_status) VALUES ($1, $2, 'remote-2', $3, $4, $5, '99', $6, $7, $8)`,

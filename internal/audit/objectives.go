@@ -9,7 +9,7 @@ import (
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/diazotroph/triage"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -22,14 +22,14 @@ func objectiveStatus(s *state, r recorder) {
 		if msg := statusViolation(o); msg != "" {
 			r.violation(res, "status %q: %s", o.Status, msg)
 		}
-		if o.Status == store.StatusDone && !s.passed(o.ObjectiveID) {
-			r.violation(res, "is %s without a %s run_record for any of its workorders", o.Status, store.GatePass)
+		if o.Status == domain.StatusDone && !s.passed(o.ObjectiveID) {
+			r.violation(res, "is %s without a %s run_record for any of its workorders", o.Status, domain.GatePass)
 		}
 	}
 }
 
 // statusViolation returns the schema's complaint about o's status, or "".
-func statusViolation(o *store.Objective) string {
+func statusViolation(o *domain.Objective) string {
 	err := schemas.Validate(schemas.Objective, o)
 	var ve *schemas.ValidationError
 	if !errors.As(err, &ve) {
@@ -46,7 +46,7 @@ func statusViolation(o *store.Objective) string {
 // passed reports whether any workorder of the objective has a PASS verdict.
 func (s *state) passed(objectiveID string) bool {
 	for _, w := range s.byObjective[objectiveID] {
-		if rr := s.runRecord[w.WorkOrderID]; rr != nil && rr.GateResult == store.GatePass {
+		if rr := s.runRecord[w.WorkOrderID]; rr != nil && rr.GateResult == domain.GatePass {
 			return true
 		}
 	}
@@ -54,11 +54,11 @@ func (s *state) passed(objectiveID string) bool {
 }
 
 // pauseFor is the pause reason the gate writes (docs/protocol/lifecycle.md#pause-states) for a verdict.
-var pauseFor = map[string]string{store.GatePass: store.PauseRunComplete, store.GateFail: store.PauseGateFailed}
+var pauseFor = map[string]string{domain.GatePass: domain.PauseRunComplete, domain.GateFail: domain.PauseGateFailed}
 
 // trackPassPause is the pause a track workorder's PASS writes (docs/protocol/tasks.md's
 // gates).
-var trackPassPause = map[string]string{triage.Type: store.PauseProposalsReview, manifest.Type: store.PauseManifestReady}
+var trackPassPause = map[string]string{triage.Type: domain.PauseProposalsReview, manifest.Type: domain.PauseManifestReady}
 
 // terminalPauseState: every outcome is written down, not only logged
 // (docs/protocol/patch-flow.md#guarantees): a verdict and a BLOCKED event
@@ -70,7 +70,7 @@ func terminalPauseState(s *state, r recorder) {
 		if p.WorkOrderID != "" {
 			byWorkOrder[p.WorkOrderID] = append(byWorkOrder[p.WorkOrderID], p.Reason)
 		}
-		if p.Reason == store.PauseBlocked {
+		if p.Reason == domain.PauseBlocked {
 			blockedPauses[p.ObjectiveID]++
 		}
 	}
@@ -78,24 +78,24 @@ func terminalPauseState(s *state, r recorder) {
 		r.checked(1)
 		rr := s.runRecord[id]
 		want, ok := pauseFor[rr.GateResult]
-		if w := s.workOrder[id]; w != nil && w.Track != "" && rr.GateResult == store.GatePass {
+		if w := s.workOrder[id]; w != nil && w.Track != "" && rr.GateResult == domain.GatePass {
 			want = trackPassPause[w.DiazotrophType]
 		}
 		// A FAIL that is the environment's blocks the objective: its pause
 		// is BLOCKED, naming what to fix.
-		if rr.GateResult == store.GateFail && rr.Blame == store.BlameEnvironment {
-			want = store.PauseBlocked
+		if rr.GateResult == domain.GateFail && rr.Blame == domain.BlameEnvironment {
+			want = domain.PauseBlocked
 		}
 		// A FAIL once the objective's budget is spent hands it back as
 		// BUDGET_SPENT, the GATE_FAILED pause with the budget's actions.
-		spent := rr.GateResult == store.GateFail && slices.Contains(byWorkOrder[id], store.PauseBudgetSpent)
+		spent := rr.GateResult == domain.GateFail && slices.Contains(byWorkOrder[id], domain.PauseBudgetSpent)
 		if ok && !spent && !slices.Contains(byWorkOrder[id], want) {
 			r.violation("workorder "+id, "has run_record %s but no %s pause_state", rr.GateResult, want)
 		}
 	}
 	blockedEvents := map[string][]string{} // objective_id -> events processed BLOCKED
 	for _, e := range s.events {
-		if e.EventType == store.EventTicketReady && e.Processed && e.ProcessedReason == store.ReasonBlocked {
+		if e.EventType == domain.EventTicketReady && e.Processed && e.ProcessedReason == domain.ReasonBlocked {
 			r.checked(1)
 			blockedEvents[e.SubjectID] = append(blockedEvents[e.SubjectID], e.EventID)
 		}
@@ -104,7 +104,7 @@ func terminalPauseState(s *state, r recorder) {
 		evs := blockedEvents[id]
 		if n := blockedPauses[id]; n < len(evs) {
 			r.violation("objective "+id, "has %d event(s) processed %s (%s) but %s",
-				len(evs), store.ReasonBlocked, strings.Join(evs, ", "), plural(n, store.PauseBlocked+" pause_state"))
+				len(evs), domain.ReasonBlocked, strings.Join(evs, ", "), plural(n, domain.PauseBlocked+" pause_state"))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -13,7 +14,7 @@ const pullRequestPage = 500
 
 // loadPullRequests reads every pull request, in pages.
 func (s *state) loadPullRequests(ctx context.Context, q store.Querier) error {
-	for after := (store.Cursor{}); ; {
+	for after := (domain.Cursor{}); ; {
 		page, err := q.ListPullRequests(ctx, store.ListPullRequestsParams{After: after, Limit: pullRequestPage})
 		if err != nil {
 			return err
@@ -30,7 +31,7 @@ func (s *state) loadPullRequests(ctx context.Context, q store.Querier) error {
 			return nil
 		}
 		last := page[len(page)-1]
-		after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
+		after = domain.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
 	}
 }
 
@@ -71,8 +72,8 @@ func pullRequestOfPassedWorkOrder(s *state, r recorder) {
 			r.violation(res, "its workorder %s does not exist", p.WorkOrderID)
 		case w.ObjectiveID != p.ObjectiveID:
 			r.violation(res, "its workorder %s is of objective %q", w.WorkOrderID, w.ObjectiveID)
-		case s.runRecord[w.WorkOrderID] == nil || s.runRecord[w.WorkOrderID].GateResult != store.GatePass:
-			r.violation(res, "its workorder %s has no %s run_record", w.WorkOrderID, store.GatePass)
+		case s.runRecord[w.WorkOrderID] == nil || s.runRecord[w.WorkOrderID].GateResult != domain.GatePass:
+			r.violation(res, "its workorder %s has no %s run_record", w.WorkOrderID, domain.GatePass)
 		case s.runRecord[w.WorkOrderID].CommitSHA != p.HeadSHA:
 			r.violation(res, "its recorded head %s is not the commit its workorder %s passed with (%s)",
 				p.HeadSHA, w.WorkOrderID, s.runRecord[w.WorkOrderID].CommitSHA)
@@ -80,7 +81,7 @@ func pullRequestOfPassedWorkOrder(s *state, r recorder) {
 	}
 }
 
-func pullRequestResource(p *store.PullRequest) string { return "pull_request " + p.ObjectiveID }
+func pullRequestResource(p *domain.PullRequest) string { return "pull_request " + p.ObjectiveID }
 
 // feedbackTakenFromTrusted: only people who may steer an agent on the
 // repository started a round with their words. Every feedback record is a
@@ -101,7 +102,7 @@ func feedbackTakenFromTrusted(s *state, r recorder) {
 		switch ev := s.event[f.TakenBy]; {
 		case ev == nil:
 			r.violation(res, "the round that took it, event %s, does not exist", f.TakenBy)
-		case ev.EventType != store.EventTicketReady || ev.SubjectID != f.ObjectiveID:
+		case ev.EventType != domain.EventTicketReady || ev.SubjectID != f.ObjectiveID:
 			r.violation(res, "it was taken by event %s, a %s of %q, not a TICKET_READY of its objective",
 				ev.EventID, ev.EventType, ev.SubjectID)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -15,7 +16,7 @@ import (
 
 // openPullRequest records pull request number for wo's objective, after
 // its PASS.
-func openPullRequest(t *testing.T, s store.Querier, wo *store.WorkOrder, number int) *store.PullRequest {
+func openPullRequest(t *testing.T, s store.Querier, wo *domain.WorkOrder, number int) *domain.PullRequest {
 	t.Helper()
 	pr, created, err := s.RecordPullRequest(context.Background(), storetest.PullRequestParams(wo, number, T0.Add(4*time.Minute)))
 	require.NoError(t, err)
@@ -33,7 +34,7 @@ func pullRequestsEveryState(t *testing.T, s store.Querier) {
 	_, err := s.AdvancePullRequestCursor(ctx, store.AdvancePullRequestCursorParams{ObjectiveID: "obj-pr-open",
 		To: "r1", ChecksSHA: storetest.SHA1, NewRound: true, Now: T0.Add(5 * time.Minute)})
 	require.NoError(t, err)
-	for i, state := range []store.PullRequestState{store.PullRequestMerged, store.PullRequestClosed} {
+	for i, state := range []domain.PullRequestState{domain.PullRequestMerged, domain.PullRequestClosed} {
 		wo := passed(t, s, "obj-pr-"+string(state))
 		openPullRequest(t, s, wo, 2+i)
 		_, _, err := s.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{ObjectiveID: wo.ObjectiveID,
@@ -98,7 +99,7 @@ func TestRun_ReportsEachBrokenPullRequestGuarantee(t *testing.T) {
 		{"workorder that failed its gate", func(t *testing.T, s *sqlstore.Store) {
 			wo := schedule(t, s, "obj-2")
 			execute(t, s, wo)
-			gate(t, s, wo, store.GateFail)
+			gate(t, s, wo, domain.GateFail)
 			openPullRequest(t, s, wo, 2)
 		}, []want{{audit.RulePullRequestOfPassedWorkOrder, "pull_request obj-2"}}},
 		{"a head azolla did not push", func(t *testing.T, s *sqlstore.Store) {
@@ -132,10 +133,10 @@ func judge(t *testing.T, s store.Querier, ev string) {
 // judgeOn records feedback on pull request #1 of objective id.
 func judgeOn(t *testing.T, s store.Querier, id, ev string) {
 	t.Helper()
-	taken := &store.PullRequestFeedback{ObjectiveID: id, Number: 1, FeedbackID: "review-2",
-		Kind: store.FeedbackReview, Author: "writer", State: "changes_requested", Summary: "Rename it.",
+	taken := &domain.PullRequestFeedback{ObjectiveID: id, Number: 1, FeedbackID: "review-2",
+		Kind: domain.FeedbackReview, Author: "writer", State: "changes_requested", Summary: "Rename it.",
 		Trusted: true, TrustReason: "write access to azolla/azolla", TakenBy: ev, CreatedAt: T0.Add(5 * time.Minute)}
-	_, err := s.RecordPullRequestFeedback(context.Background(), []*store.PullRequestFeedback{
+	_, err := s.RecordPullRequestFeedback(context.Background(), []*domain.PullRequestFeedback{
 		storetest.NotTakenFeedback(id, 1, "1", T0.Add(5*time.Minute)), taken})
 	require.NoError(t, err)
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -17,31 +18,31 @@ type state struct {
 	now   time.Time
 	grace time.Duration
 
-	objectives []*store.Objective
-	events     []*store.Event
-	event      map[string]*store.Event
-	workOrders []*store.WorkOrder
-	workOrder  map[string]*store.WorkOrder
+	objectives []*domain.Objective
+	events     []*domain.Event
+	event      map[string]*domain.Event
+	workOrders []*domain.WorkOrder
+	workOrder  map[string]*domain.WorkOrder
 	// byEvent and byObjective index workOrders by event_id and objective_id.
-	byEvent     map[string][]*store.WorkOrder
-	byObjective map[string][]*store.WorkOrder
+	byEvent     map[string][]*domain.WorkOrder
+	byObjective map[string][]*domain.WorkOrder
 	// bundle and runRecord are what the store returns per existing workorder.
-	bundle    map[string]*store.OutputBundle
-	runRecord map[string]*store.RunRecord
-	pauses    []*store.PauseState
-	claims    []*store.ClaimRecord
-	captures  []*store.CaptureBuffer
+	bundle    map[string]*domain.OutputBundle
+	runRecord map[string]*domain.RunRecord
+	pauses    []*domain.PauseState
+	claims    []*domain.ClaimRecord
+	captures  []*domain.CaptureBuffer
 	// failedTriage counts, per capture_buffer_id, the triage workorders
 	// with a FAIL run_record whose snapshot names the capture.
 	failedTriage map[string]int
 	// pullRequests, in (created_at, objective_id) order, and the feedback
 	// judged on them, by objective in that order.
-	pullRequests []*store.PullRequest
-	feedback     []*store.PullRequestFeedback
+	pullRequests []*domain.PullRequest
+	feedback     []*domain.PullRequestFeedback
 	// candidates are each workorder's candidates, by attempt;
 	// candidateRows counts the candidate rows per work_order_id, those of
 	// workorders that are gone included (nil without SQL).
-	candidates    map[string][]*store.Candidate
+	candidates    map[string][]*domain.Candidate
 	candidateRows map[string]int
 
 	// bundleRows and runRecordRows count the rows each work_order_id has in
@@ -51,9 +52,9 @@ type state struct {
 
 	// jobs, in (created_at, job_id) order, with their attempts and leases
 	// by job_id; empty when the store offers no jobs.
-	jobs     []*store.Job
-	attempts map[string][]*store.JobAttempt
-	leases   map[string][]*store.JobLease
+	jobs     []*domain.Job
+	attempts map[string][]*domain.JobAttempt
+	leases   map[string][]*domain.JobLease
 	// messagesRead is set when a transport was asked about the message of
 	// each of the messagesChecked RUNNING attempts; lostMessages are those
 	// it no longer holds pending.
@@ -66,9 +67,9 @@ type state struct {
 type sqlDB interface{ DB() *sql.DB }
 
 func load(ctx context.Context, q store.Querier) (*state, error) {
-	s := &state{event: map[string]*store.Event{}, workOrder: map[string]*store.WorkOrder{},
-		byEvent: map[string][]*store.WorkOrder{}, byObjective: map[string][]*store.WorkOrder{},
-		bundle: map[string]*store.OutputBundle{}, runRecord: map[string]*store.RunRecord{}}
+	s := &state{event: map[string]*domain.Event{}, workOrder: map[string]*domain.WorkOrder{},
+		byEvent: map[string][]*domain.WorkOrder{}, byObjective: map[string][]*domain.WorkOrder{},
+		bundle: map[string]*domain.OutputBundle{}, runRecord: map[string]*domain.RunRecord{}}
 	var err error
 	if s.objectives, err = q.ListObjectives(ctx, store.ListObjectivesParams{}); err != nil {
 		return nil, err
@@ -125,14 +126,14 @@ func (s *state) loadOutcome(ctx context.Context, q store.Querier, id string) err
 	switch {
 	case err == nil:
 		s.bundle[id] = b
-	case !errors.Is(err, store.ErrNotFound):
+	case !errors.Is(err, domain.ErrNotFound):
 		return err
 	}
 	rr, err := q.GetRunRecord(ctx, id)
 	switch {
 	case err == nil:
 		s.runRecord[id] = rr
-	case !errors.Is(err, store.ErrNotFound):
+	case !errors.Is(err, domain.ErrNotFound):
 		return err
 	}
 	return nil
@@ -142,7 +143,7 @@ func (s *state) loadOutcome(ctx context.Context, q store.Querier, id string) err
 // objectives the store no longer has) and triage and manifest runs'.
 func (s *state) loadPauses(ctx context.Context, q store.Querier) error {
 	const page = 1000
-	for after := (store.Cursor{}); ; {
+	for after := (domain.Cursor{}); ; {
 		ps, err := q.ListPauseStatesPage(ctx, store.ListPauseStatesParams{After: after, Limit: page})
 		if err != nil {
 			return err
@@ -152,7 +153,7 @@ func (s *state) loadPauses(ctx context.Context, q store.Querier) error {
 			return nil
 		}
 		last := ps[len(ps)-1]
-		after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.PauseStateID}
+		after = domain.Cursor{CreatedAt: last.CreatedAt, ID: last.PauseStateID}
 	}
 }
 

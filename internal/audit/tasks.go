@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -23,9 +24,9 @@ import (
 // a release emits the next event in its own: otherwise no round would ever
 // take it.
 func captureReadyOnce(s *state, r recorder) {
-	events := map[string][]*store.Event{} // capture_buffer_id -> CAPTURE_READY events
+	events := map[string][]*domain.Event{} // capture_buffer_id -> CAPTURE_READY events
 	for _, e := range s.events {
-		if e.EventType == store.EventCaptureReady {
+		if e.EventType == domain.EventCaptureReady {
 			events[e.SubjectID] = append(events[e.SubjectID], e)
 		}
 	}
@@ -43,10 +44,10 @@ func captureReadyOnce(s *state, r recorder) {
 			}
 			r.violation(res, "has %d CAPTURE_READY events (%s) but %d failed triage round(s) took it; a capture has one, plus one per failed round that handed it back",
 				len(evs), strings.Join(ids, ", "), failed)
-		case len(evs) == 0 && c.Status == store.CapturePending && c.CreatedAt.Before(cutoff):
+		case len(evs) == 0 && c.Status == domain.CapturePending && c.CreatedAt.Before(cutoff):
 			r.violation(res, "is PENDING without a CAPTURE_READY event")
-		case len(evs) > 0 && c.Status == store.CapturePending && c.WorkOrderID == "" &&
-			!slices.ContainsFunc(evs, func(e *store.Event) bool { return !e.Processed }):
+		case len(evs) > 0 && c.Status == domain.CapturePending && c.WorkOrderID == "" &&
+			!slices.ContainsFunc(evs, func(e *domain.Event) bool { return !e.Processed }):
 			r.violation(res, "is PENDING and no workorder holds it, but all its %d CAPTURE_READY event(s) are processed: no triage round will take it",
 				len(evs))
 		}
@@ -60,18 +61,18 @@ func (s *state) loadFailedTriage(ctx context.Context, q store.Querier) error {
 	s.failedTriage = map[string]int{}
 	for _, w := range s.workOrders {
 		rr := s.runRecord[w.WorkOrderID]
-		if w.DiazotrophType != triage.Type || rr == nil || rr.GateResult != store.GateFail {
+		if w.DiazotrophType != triage.Type || rr == nil || rr.GateResult != domain.GateFail {
 			continue
 		}
 		snap, err := q.GetContextSnapshot(ctx, w.ContextSnapshotID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
 		for _, ref := range snap.RelatedYieldRefs {
-			if ref.Kind == store.YieldCapture {
+			if ref.Kind == domain.YieldCapture {
 				s.failedTriage[ref.Ref]++
 			}
 		}
@@ -101,11 +102,11 @@ func captureProcessedByItsTriage(s *state, r recorder) {
 			continue
 		}
 		rr := s.runRecord[c.WorkOrderID]
-		passed := rr != nil && rr.GateResult == store.GatePass
+		passed := rr != nil && rr.GateResult == domain.GatePass
 		switch {
-		case passed && c.Status != store.CaptureProcessed:
+		case passed && c.Status != domain.CaptureProcessed:
 			r.violation(res, "is %s although its triage %s passed its gate", c.Status, c.WorkOrderID)
-		case !passed && c.Status == store.CaptureProcessed:
+		case !passed && c.Status == domain.CaptureProcessed:
 			r.violation(res, "is PROCESSED but its triage %s has no PASS run_record", c.WorkOrderID)
 		}
 		for _, id := range c.ObjectiveIDs {
@@ -121,7 +122,7 @@ func captureProcessedByItsTriage(s *state, r recorder) {
 // active from its creation to its run record (or now, while it has none);
 // no two of one track's intervals overlap.
 func trackOneActive(s *state, r recorder) {
-	byTrack := map[string][]*store.WorkOrder{}
+	byTrack := map[string][]*domain.WorkOrder{}
 	for _, w := range s.workOrders {
 		if w.Track != "" {
 			byTrack[w.Track] = append(byTrack[w.Track], w)
@@ -129,7 +130,7 @@ func trackOneActive(s *state, r recorder) {
 	}
 	for _, track := range slices.Sorted(maps.Keys(byTrack)) {
 		ws := byTrack[track]
-		slices.SortFunc(ws, func(a, b *store.WorkOrder) int {
+		slices.SortFunc(ws, func(a, b *domain.WorkOrder) int {
 			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.WorkOrderID, b.WorkOrderID))
 		})
 		for i, w := range ws {
@@ -149,7 +150,7 @@ func trackOneActive(s *state, r recorder) {
 
 // activeUntil is when a track workorder stopped being active: its run
 // record's creation, or now.
-func (s *state) activeUntil(w *store.WorkOrder) time.Time {
+func (s *state) activeUntil(w *domain.WorkOrder) time.Time {
 	if rr := s.runRecord[w.WorkOrderID]; rr != nil {
 		return rr.CreatedAt
 	}
@@ -159,8 +160,8 @@ func (s *state) activeUntil(w *store.WorkOrder) time.Time {
 // trackClaimFinished reports a live TRACK claim whose holder is done: the
 // claim of an event is held by its store.TrackOwner from its scheduling to
 // its gate.
-func (s *state) trackClaimFinished(c *store.ClaimRecord) string {
-	eventID, ok := store.TrackOwnerEvent(c.OwnerID)
+func (s *state) trackClaimFinished(c *domain.ClaimRecord) string {
+	eventID, ok := domain.TrackOwnerEvent(c.OwnerID)
 	if !ok {
 		return ""
 	}
@@ -168,7 +169,7 @@ func (s *state) trackClaimFinished(c *store.ClaimRecord) string {
 	switch {
 	case e == nil:
 		return ""
-	case e.Processed && e.ProcessedReason != store.ReasonScheduled:
+	case e.Processed && e.ProcessedReason != domain.ReasonScheduled:
 		return "held for event " + eventID + ", processed " + e.ProcessedReason
 	}
 	for _, w := range s.byEvent[eventID] {

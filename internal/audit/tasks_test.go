@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -16,12 +17,12 @@ import (
 const testTrack = "default"
 
 // capture writes a PENDING capture with its CAPTURE_READY event at at.
-func capture(t *testing.T, s store.Querier, id string, at time.Time) *store.Event {
+func capture(t *testing.T, s store.Querier, id string, at time.Time) *domain.Event {
 	t.Helper()
 	ctx := context.Background()
-	require.NoError(t, s.CreateCaptureBuffer(ctx, &store.CaptureBuffer{CaptureBufferID: id, Source: "test",
-		Content: "Do " + id, Status: store.CapturePending, CreatedAt: at, UpdatedAt: at}))
-	e, created, err := s.EmitEvent(ctx, &store.Event{EventID: "ev-" + id, EventType: store.EventCaptureReady,
+	require.NoError(t, s.CreateCaptureBuffer(ctx, &domain.CaptureBuffer{CaptureBufferID: id, Source: "test",
+		Content: "Do " + id, Status: domain.CapturePending, CreatedAt: at, UpdatedAt: at}))
+	e, created, err := s.EmitEvent(ctx, &domain.Event{EventID: "ev-" + id, EventType: domain.EventCaptureReady,
 		SubjectID: id, CreatedAt: at})
 	require.NoError(t, err)
 	require.True(t, created)
@@ -30,41 +31,41 @@ func capture(t *testing.T, s store.Querier, id string, at time.Time) *store.Even
 
 // trackWorkOrder schedules a track workorder of diazotroph typ for event
 // e at at, taking captures.
-func trackWorkOrder(t *testing.T, s store.Querier, e *store.Event, typ string, at time.Time, captures ...string) *store.WorkOrder {
+func trackWorkOrder(t *testing.T, s store.Querier, e *domain.Event, typ string, at time.Time, captures ...string) *domain.WorkOrder {
 	t.Helper()
 	ctx := context.Background()
-	require.NoError(t, s.CreateContextSnapshot(ctx, &store.ContextSnapshot{ContextSnapshotID: "cs-" + e.EventID,
+	require.NoError(t, s.CreateContextSnapshot(ctx, &domain.ContextSnapshot{ContextSnapshotID: "cs-" + e.EventID,
 		Track: testTrack, FullPromptText: "input", CreatedAt: at}))
-	wo := &store.WorkOrder{WorkOrderID: "wo-" + e.EventID, EventID: e.EventID, Track: testTrack, DiazotrophType: typ,
-		ContextSnapshotID: "cs-" + e.EventID, BudgetMS: 60_000, Status: store.WorkOrderCreated, CreatedAt: at}
+	wo := &domain.WorkOrder{WorkOrderID: "wo-" + e.EventID, EventID: e.EventID, Track: testTrack, DiazotrophType: typ,
+		ContextSnapshotID: "cs-" + e.EventID, BudgetMS: 60_000, Status: domain.WorkOrderCreated, CreatedAt: at}
 	_, _, err := s.CreateWorkOrder(ctx, wo)
 	require.NoError(t, err)
 	if len(captures) > 0 {
 		require.NoError(t, s.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: wo.WorkOrderID,
 			CaptureBufferIDs: captures, Now: at}))
 	}
-	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: e.EventID, Reason: store.ReasonScheduled, Now: at})
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: e.EventID, Reason: domain.ReasonScheduled, Now: at})
 	require.NoError(t, err)
 	return wo
 }
 
 // trackGate executes and passes a track workorder at at, with its pause.
-func trackGate(t *testing.T, s store.Querier, wo *store.WorkOrder, reason string, at time.Time) {
+func trackGate(t *testing.T, s store.Querier, wo *domain.WorkOrder, reason string, at time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	_, _, err := s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Run",
-		Content: "{}", RunnerStatus: store.RunnerOK, CreatedAt: at})
+	_, _, err := s.CreateOutputBundle(ctx, &domain.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Run",
+		Content: "{}", RunnerStatus: domain.RunnerOK, CreatedAt: at})
 	require.NoError(t, err)
 	_, _, err = s.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: wo.WorkOrderID, Now: at})
 	require.NoError(t, err)
-	_, err = s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, Track: testTrack,
-		GateResult: store.GatePass, GateReason: "checked", CreatedAt: at, UpdatedAt: at})
+	_, err = s.UpsertRunRecord(ctx, &domain.RunRecord{WorkOrderID: wo.WorkOrderID, Track: testTrack,
+		GateResult: domain.GatePass, GateReason: "checked", CreatedAt: at, UpdatedAt: at})
 	require.NoError(t, err)
-	subject := store.SubjectTriage
-	if reason == store.PauseManifestReady {
-		subject = store.SubjectManifest
+	subject := domain.SubjectTriage
+	if reason == domain.PauseManifestReady {
+		subject = domain.SubjectManifest
 	}
-	require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "ps-" + wo.WorkOrderID,
+	require.NoError(t, s.CreatePauseState(ctx, &domain.PauseState{PauseStateID: "ps-" + wo.WorkOrderID,
 		SubjectType: subject, SubjectID: wo.WorkOrderID, WorkOrderID: wo.WorkOrderID, Reason: reason,
 		PrioritizedActions: []string{"Review"}, CreatedAt: at}))
 }
@@ -77,17 +78,17 @@ func tasksEveryState(t *testing.T, s store.Querier) {
 	ev := capture(t, s, "cap-1", T0)
 	triage := trackWorkOrder(t, s, ev, "TRIAGE_DIAZOTROPH", T0.Add(time.Minute), "cap-1")
 	require.NoError(t, s.CreateObjective(ctx, storetest.Objective("obj-from-cap-1")))
-	trackGate(t, s, triage, store.PauseProposalsReview, T0.Add(2*time.Minute))
+	trackGate(t, s, triage, domain.PauseProposalsReview, T0.Add(2*time.Minute))
 	_, err := s.ProcessCapture(ctx, store.ProcessCaptureParams{CaptureBufferID: "cap-1", WorkOrderID: triage.WorkOrderID,
 		ObjectiveIDs: []string{"obj-from-cap-1"}, Now: T0.Add(2 * time.Minute)})
 	require.NoError(t, err)
 
-	mr, created, err := s.EmitEvent(ctx, &store.Event{EventID: "ev-mr-1", EventType: store.EventManifestRequested,
+	mr, created, err := s.EmitEvent(ctx, &domain.Event{EventID: "ev-mr-1", EventType: domain.EventManifestRequested,
 		SubjectID: "mr-1", CreatedAt: T0.Add(2 * time.Minute)})
 	require.NoError(t, err)
 	require.True(t, created)
 	manifest := trackWorkOrder(t, s, mr, "MANIFEST_DIAZOTROPH", T0.Add(3*time.Minute))
-	trackGate(t, s, manifest, store.PauseManifestReady, T0.Add(4*time.Minute))
+	trackGate(t, s, manifest, domain.PauseManifestReady, T0.Add(4*time.Minute))
 
 	// A capture the round took whose own event came after it: a no-op.
 	late := capture(t, s, "cap-3", T0.Add(30*time.Second))
@@ -96,7 +97,7 @@ func tasksEveryState(t *testing.T, s store.Querier) {
 	_, err = s.ProcessCapture(ctx, store.ProcessCaptureParams{CaptureBufferID: "cap-3", WorkOrderID: triage.WorkOrderID,
 		Now: T0.Add(2 * time.Minute)})
 	require.NoError(t, err)
-	markProcessed(t, s, late.EventID, store.ReasonAlreadyTaken)
+	markProcessed(t, s, late.EventID, domain.ReasonAlreadyTaken)
 
 	capture(t, s, "cap-2", T0.Add(5*time.Minute))
 }
@@ -149,11 +150,11 @@ func TestRun_ReportsEachBrokenTaskGuarantee(t *testing.T) {
 				s.EncodeTime(T0.Add(90*time.Second)))
 		}, audit.RuleTrackOneActive, "track " + testTrack, nil},
 		{"a TRACK claim left live after its gate", func(t *testing.T, s *sqlstore.Store) {
-			_, ok, err := s.AcquireClaim(context.Background(), store.AcquireClaimParams{ResourceType: store.ResourceTrack,
-				ResourceID: store.TrackResource(testTrack), OwnerID: "track:ev-mr-1", TTL: time.Hour, Now: now.Add(-time.Minute)})
+			_, ok, err := s.AcquireClaim(context.Background(), store.AcquireClaimParams{ResourceType: domain.ResourceTrack,
+				ResourceID: domain.TrackResource(testTrack), OwnerID: "track:ev-mr-1", TTL: time.Hour, Now: now.Add(-time.Minute)})
 			require.NoError(t, err)
 			require.True(t, ok)
-		}, audit.RuleNoLiveClaimOnFinished, "claim TRACK " + store.TrackResource(testTrack), nil},
+		}, audit.RuleNoLiveClaimOnFinished, "claim TRACK " + domain.TrackResource(testTrack), nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,24 +178,24 @@ func TestRun_ACaptureHandedBackByAFailedTriageHasOneMoreEvent(t *testing.T) {
 		ctx := context.Background()
 		ev := capture(t, s, "cap-1", T0)
 		at := T0.Add(time.Minute)
-		require.NoError(t, s.CreateContextSnapshot(ctx, &store.ContextSnapshot{ContextSnapshotID: "cs-" + ev.EventID,
+		require.NoError(t, s.CreateContextSnapshot(ctx, &domain.ContextSnapshot{ContextSnapshotID: "cs-" + ev.EventID,
 			Track: testTrack, FullPromptText: "input", CreatedAt: at,
-			RelatedYieldRefs: []store.YieldRef{{Kind: store.YieldCapture, Ref: "cap-1"}}}))
-		wo := &store.WorkOrder{WorkOrderID: "wo-" + ev.EventID, EventID: ev.EventID, Track: testTrack,
+			RelatedYieldRefs: []domain.YieldRef{{Kind: domain.YieldCapture, Ref: "cap-1"}}}))
+		wo := &domain.WorkOrder{WorkOrderID: "wo-" + ev.EventID, EventID: ev.EventID, Track: testTrack,
 			DiazotrophType: "TRIAGE_DIAZOTROPH", ContextSnapshotID: "cs-" + ev.EventID, BudgetMS: 60_000,
-			Status: store.WorkOrderCreated, CreatedAt: at}
+			Status: domain.WorkOrderCreated, CreatedAt: at}
 		_, _, err := s.CreateWorkOrder(ctx, wo)
 		require.NoError(t, err)
 		require.NoError(t, s.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: wo.WorkOrderID,
 			CaptureBufferIDs: []string{"cap-1"}, Now: at}))
-		markProcessed(t, s, ev.EventID, store.ReasonScheduled)
+		markProcessed(t, s, ev.EventID, domain.ReasonScheduled)
 		at = at.Add(time.Minute)
-		_, err = s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, Track: testTrack,
-			GateResult: store.GateFail, GateReason: "no answer", CreatedAt: at, UpdatedAt: at})
+		_, err = s.UpsertRunRecord(ctx, &domain.RunRecord{WorkOrderID: wo.WorkOrderID, Track: testTrack,
+			GateResult: domain.GateFail, GateReason: "no answer", CreatedAt: at, UpdatedAt: at})
 		require.NoError(t, err)
-		require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "ps-" + wo.WorkOrderID,
-			SubjectType: store.SubjectTriage, SubjectID: wo.WorkOrderID, WorkOrderID: wo.WorkOrderID,
-			Reason: store.PauseGateFailed, PrioritizedActions: []string{"Review"}, CreatedAt: at}))
+		require.NoError(t, s.CreatePauseState(ctx, &domain.PauseState{PauseStateID: "ps-" + wo.WorkOrderID,
+			SubjectType: domain.SubjectTriage, SubjectID: wo.WorkOrderID, WorkOrderID: wo.WorkOrderID,
+			Reason: domain.PauseGateFailed, PrioritizedActions: []string{"Review"}, CreatedAt: at}))
 		require.Empty(t, audited(t, s).Violations, "a failed round may keep its captures (the last before a human)")
 		evs, err := s.ReleaseCaptures(ctx, store.ReleaseCapturesParams{WorkOrderID: wo.WorkOrderID,
 			CaptureBufferIDs: []string{"cap-1"}, Now: at})

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // workOrderPerEvent: a processed TICKET_READY event has at most one
@@ -20,9 +20,9 @@ func workOrderPerEvent(s *state, r recorder) {
 		case ev == nil:
 			r.violation(res, "its event %s does not exist", w.EventID)
 		case !ev.Processed:
-			r.violation(res, "its event %s is not processed; scheduling marks it %s", w.EventID, store.ReasonScheduled)
-		case ev.ProcessedReason != store.ReasonScheduled:
-			r.violation(res, "its event %s was processed as %s, not %s", w.EventID, ev.ProcessedReason, store.ReasonScheduled)
+			r.violation(res, "its event %s is not processed; scheduling marks it %s", w.EventID, domain.ReasonScheduled)
+		case ev.ProcessedReason != domain.ReasonScheduled:
+			r.violation(res, "its event %s was processed as %s, not %s", w.EventID, ev.ProcessedReason, domain.ReasonScheduled)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.byEvent)) {
@@ -40,16 +40,16 @@ func bundlePerExecutedWorkOrder(s *state, r recorder) {
 		res := "workorder " + w.WorkOrderID
 		n := s.bundleCount(w.WorkOrderID)
 		switch w.Status {
-		case store.WorkOrderExecuted:
+		case domain.WorkOrderExecuted:
 			if n != 1 {
 				r.violation(res, "is %s with %d output_bundles; an executed workorder has exactly one", w.Status, n)
 			}
-		case store.WorkOrderCreated:
+		case domain.WorkOrderCreated:
 			if n != 0 {
 				r.violation(res, "is %s but has %d output_bundle(s); only an executed workorder has one", w.Status, n)
 			}
 		default:
-			r.violation(res, "has status %q, neither %s nor %s", w.Status, store.WorkOrderCreated, store.WorkOrderExecuted)
+			r.violation(res, "has status %q, neither %s nor %s", w.Status, domain.WorkOrderCreated, domain.WorkOrderExecuted)
 		}
 	}
 	for _, id := range s.orphanBundles() {
@@ -68,8 +68,8 @@ func runRecordPerGatedWorkOrder(s *state, r recorder) {
 		gated[id] = "it has a run_record"
 	}
 	for _, p := range s.pauses {
-		if p.WorkOrderID == "" || (p.Reason != store.PauseRunComplete && p.Reason != store.PauseGateFailed &&
-			p.Reason != store.PauseBudgetSpent) {
+		if p.WorkOrderID == "" || (p.Reason != domain.PauseRunComplete && p.Reason != domain.PauseGateFailed &&
+			p.Reason != domain.PauseBudgetSpent) {
 			continue
 		}
 		if _, ok := gated[p.WorkOrderID]; !ok {
@@ -94,8 +94,8 @@ func runRecordPerGatedWorkOrder(s *state, r recorder) {
 		if rr.ObjectiveID != w.ObjectiveID {
 			r.violation(res, "its run_record names objective %s, the workorder's is %s", rr.ObjectiveID, w.ObjectiveID)
 		}
-		executed := w.Status == store.WorkOrderExecuted
-		failedRun := w.Status == store.WorkOrderCreated && rr.GateResult == store.GateFail
+		executed := w.Status == domain.WorkOrderExecuted
+		failedRun := w.Status == domain.WorkOrderCreated && rr.GateResult == domain.GateFail
 		if !executed && !failedRun {
 			r.violation(res, "has run_record %s while %s; only an EXECUTED workorder is gated (a CREATED one may only hold FAIL, for a run that failed for good)",
 				rr.GateResult, w.Status)
@@ -103,7 +103,7 @@ func runRecordPerGatedWorkOrder(s *state, r recorder) {
 	}
 }
 
-func workOrderIDs(ws []*store.WorkOrder) string {
+func workOrderIDs(ws []*domain.WorkOrder) string {
 	ids := make([]string, len(ws))
 	for i, w := range ws {
 		ids[i] = w.WorkOrderID

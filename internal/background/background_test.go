@@ -11,6 +11,7 @@ import (
 
 	"github.com/azolla/azolla/internal/background"
 	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -21,8 +22,8 @@ type counter struct{ n atomic.Int64 }
 func (c *counter) pass(context.Context) (int64, error) { return c.n.Add(1), nil }
 
 func leadership(st store.Store, owner string) *background.Leadership {
-	return &background.Leadership{Name: "test loop", Claims: claim.NewBridge(st), ResourceType: store.ResourcePoller,
-		ResourceID: store.PollerLeadership, Owner: owner, TTL: time.Minute}
+	return &background.Leadership{Name: "test loop", Claims: claim.NewBridge(st), ResourceType: domain.ResourcePoller,
+		ResourceID: domain.PollerLeadership, Owner: owner, TTL: time.Minute}
 }
 
 func TestRunOnce_WithoutLeadershipEveryInstancePasses(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/claim"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -92,7 +92,7 @@ func setupPlain(b *testing.B, s *sqlstore.Store) {
 		// Rows for the acquire baseline (the first benchResources) and one per
 		// worker for the renew baseline, all expired at the clock's origin.
 		_, err := s.DB().ExecContext(ctx, s.Rebind(`INSERT INTO plain_claims VALUES ($1, $2, 'nobody', $3, $3, 0, NULL)`),
-			store.ResourceWorkOrder, fmt.Sprintf("res-%d", i), s.EncodeTime(storetest.T0))
+			domain.ResourceWorkOrder, fmt.Sprintf("res-%d", i), s.EncodeTime(storetest.T0))
 		if err != nil {
 			b.Fatalf("seed plain table: %v", err)
 		}
@@ -182,7 +182,7 @@ func bridgeAcquire(s *sqlstore.Store, rec *recorder) op {
 	br := claim.NewBridge(s, claim.WithClock(clock.Now))
 	return func(w int, rng *rand.Rand) error {
 		id := fmt.Sprintf("res-%d", rng.IntN(benchResources))
-		l, ok, err := br.Acquire(context.Background(), store.ResourceWorkOrder, id, fmt.Sprintf("w%d", w), benchTTL)
+		l, ok, err := br.Acquire(context.Background(), domain.ResourceWorkOrder, id, fmt.Sprintf("w%d", w), benchTTL)
 		if ok {
 			c := l.Record()
 			rec.add(storetest.Tenure{Resource: id, Owner: c.OwnerID, First: c.ClaimVersion, Last: c.ClaimVersion, Start: c.HeartbeatAt, End: c.LeaseExpiresAt})
@@ -200,7 +200,7 @@ func plainAcquire(s *sqlstore.Store, rec *recorder) op {
 		now := clock.Now()
 		var v int64
 		err := s.DB().QueryRowContext(context.Background(), q, fmt.Sprintf("w%d", w), s.EncodeTime(now.Add(benchTTL)),
-			s.EncodeTime(now), store.ResourceWorkOrder, id).Scan(&v)
+			s.EncodeTime(now), domain.ResourceWorkOrder, id).Scan(&v)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -215,7 +215,7 @@ func bridgeRenew(b *testing.B, s *sqlstore.Store) op {
 	br := claim.NewBridge(s)
 	leases := make([]*claim.Lease, benchWorkers)
 	for w := range benchWorkers {
-		l, ok, err := br.Acquire(context.Background(), store.ResourceEvent, fmt.Sprintf("renew-%d", w), fmt.Sprintf("w%d", w), time.Minute)
+		l, ok, err := br.Acquire(context.Background(), domain.ResourceEvent, fmt.Sprintf("renew-%d", w), fmt.Sprintf("w%d", w), time.Minute)
 		if err != nil || !ok {
 			b.Fatalf("acquire for renew benchmark: ok=%v err=%v", ok, err)
 		}
@@ -229,7 +229,7 @@ func plainRenew(s *sqlstore.Store) op {
 	return func(w int, _ *rand.Rand) error {
 		now := time.Now()
 		_, err := s.DB().ExecContext(context.Background(), q, s.EncodeTime(now.Add(time.Minute)), s.EncodeTime(now),
-			store.ResourceWorkOrder, fmt.Sprintf("res-%d", w))
+			domain.ResourceWorkOrder, fmt.Sprintf("res-%d", w))
 		return err
 	}
 }

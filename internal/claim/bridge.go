@@ -5,19 +5,20 @@ import (
 	"errors"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
 // Errors of the protocol, shared with the store that detects them.
 var (
-	ErrLeaseLost = store.ErrLeaseLost
-	ErrNotHolder = store.ErrNotHolder
+	ErrLeaseLost = domain.ErrLeaseLost
+	ErrNotHolder = domain.ErrNotHolder
 	// ErrReleased: the lease was released by its holder and cannot be used.
 	ErrReleased = errors.New("lease already released")
 )
 
 // LeaseLostError names the claim that was lost and who holds it now.
-type LeaseLostError = store.LeaseLostError
+type LeaseLostError = domain.LeaseLostError
 
 // Bridge hands out leases on the store's claims table.
 type Bridge struct {

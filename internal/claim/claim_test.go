@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -36,11 +37,11 @@ func forEachBackend(t *testing.T, test func(t *testing.T, tb testBundle)) {
 func TestAcquire_LiveClaimIsSkipped(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
-		l, ok, err := tb.a.Acquire(ctx, store.ResourceEvent, "ev-1", "w1", time.Minute)
+		l, ok, err := tb.a.Acquire(ctx, domain.ResourceEvent, "ev-1", "w1", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, "w1", l.Record().OwnerID)
-		_, ok, err = tb.a.Acquire(ctx, store.ResourceEvent, "ev-1", "w2", time.Minute)
+		_, ok, err = tb.a.Acquire(ctx, domain.ResourceEvent, "ev-1", "w2", time.Minute)
 		require.NoError(t, err)
 		require.False(t, ok)
 	})
@@ -49,7 +50,7 @@ func TestAcquire_LiveClaimIsSkipped(t *testing.T) {
 func TestKeeper_RenewsUntilStopped(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
-		l, _, err := tb.a.Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w1", 600*time.Millisecond)
+		l, _, err := tb.a.Acquire(ctx, domain.ResourceWorkOrder, "wo-1", "w1", 600*time.Millisecond)
 		require.NoError(t, err)
 		var renewals atomic.Int32
 		renewed := make(chan struct{}, 1)
@@ -75,7 +76,7 @@ func TestKeeper_RenewsUntilStopped(t *testing.T) {
 		require.Equal(t, context.Canceled, context.Cause(kctx), "stopped, not lost")
 		rec := l.Record()
 		require.Equal(t, int64(1+renewals.Load()), rec.ClaimVersion)
-		_, ok, err := tb.a.Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w2", time.Minute)
+		_, ok, err := tb.a.Acquire(ctx, domain.ResourceWorkOrder, "wo-1", "w2", time.Minute)
 		require.NoError(t, err)
 		require.False(t, ok, "a kept lease stays held")
 		require.NoError(t, l.Release(ctx))
@@ -87,12 +88,12 @@ func TestKeeper_CancelsHolderWhenLeaseIsTakenOver(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
 		wo := storetest.Scheduled(t, tb.store, "obj-1")
-		l, _, err := tb.a.Acquire(ctx, store.ResourceEvent, wo.EventID, "w1", 300*time.Millisecond)
+		l, _, err := tb.a.Acquire(ctx, domain.ResourceEvent, wo.EventID, "w1", 300*time.Millisecond)
 		require.NoError(t, err)
 		kctx, stop := l.Keep(ctx, claim.KeepOptions{})
 		defer stop()
 
-		taker, ok, err := tb.b.Acquire(ctx, store.ResourceEvent, wo.EventID, "w2", time.Minute)
+		taker, ok, err := tb.b.Acquire(ctx, domain.ResourceEvent, wo.EventID, "w2", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 
@@ -113,7 +114,7 @@ func TestKeeper_CancelsHolderWhenLeaseIsTakenOver(t *testing.T) {
 		})
 		require.ErrorIs(t, err, claim.ErrLeaseLost)
 		_, err = tb.store.GetWorkOrderByEvent(ctx, wo.EventID)
-		require.ErrorIs(t, err, store.ErrNotFound)
+		require.ErrorIs(t, err, domain.ErrNotFound)
 		require.ErrorIs(t, l.Release(ctx), claim.ErrLeaseLost)
 
 		require.NoError(t, taker.Fenced(ctx, func(q store.Querier) error {
@@ -128,16 +129,16 @@ func TestFenced_StaleHolderIsRefusedWithoutAKeeper(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
 		wo := storetest.Scheduled(t, tb.store, "obj-1")
-		stale, _, err := tb.a.Acquire(ctx, store.ResourceEvent, wo.EventID, "w1", time.Minute)
+		stale, _, err := tb.a.Acquire(ctx, domain.ResourceEvent, wo.EventID, "w1", time.Minute)
 		require.NoError(t, err)
-		_, ok, err := tb.b.Acquire(ctx, store.ResourceEvent, wo.EventID, "w2", time.Minute)
+		_, ok, err := tb.b.Acquire(ctx, domain.ResourceEvent, wo.EventID, "w2", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 
 		ran := false
 		err = stale.Fenced(ctx, func(q store.Querier) error {
 			ran = true
-			_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: wo.EventID, Reason: store.ReasonScheduled})
+			_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: wo.EventID, Reason: domain.ReasonScheduled})
 			return err
 		})
 		require.ErrorIs(t, err, claim.ErrLeaseLost)
@@ -160,7 +161,7 @@ type renewSpy struct {
 	renewals atomic.Int32
 }
 
-func (s *renewSpy) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*store.ClaimRecord, error) {
+func (s *renewSpy) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*domain.ClaimRecord, error) {
 	s.renewals.Add(1)
 	switch {
 	case s.fail != nil:
@@ -176,7 +177,7 @@ func TestKeeper_LapsedLeaseCancelsHolderWhenRenewalsFail(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
 		br := claim.NewBridge(&renewSpy{Store: tb.store, fail: errors.New("connection refused")})
-		l, _, err := br.Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w1", 300*time.Millisecond)
+		l, _, err := br.Acquire(ctx, domain.ResourceWorkOrder, "wo-1", "w1", 300*time.Millisecond)
 		require.NoError(t, err)
 		var failures atomic.Int32
 		kctx, stop := l.Keep(ctx, claim.KeepOptions{OnError: func(error) { failures.Add(1) }})
@@ -194,14 +195,14 @@ func TestKeeper_LapsedLeaseCancelsHolderWhenRenewalsFail(t *testing.T) {
 func TestRelease_AfterUnnoticedTakeoverIsRefusedAsNotHolder(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
-		stale, _, err := tb.a.Acquire(ctx, store.ResourceEvent, "ev-1", "w1", time.Minute)
+		stale, _, err := tb.a.Acquire(ctx, domain.ResourceEvent, "ev-1", "w1", time.Minute)
 		require.NoError(t, err)
-		taker, ok, err := tb.b.Acquire(ctx, store.ResourceEvent, "ev-1", "w2", time.Minute)
+		taker, ok, err := tb.b.Acquire(ctx, domain.ResourceEvent, "ev-1", "w2", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 
 		require.ErrorIs(t, stale.Release(ctx), claim.ErrNotHolder)
-		rec, err := tb.store.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		rec, err := tb.store.GetClaim(ctx, domain.ResourceEvent, "ev-1")
 		require.NoError(t, err)
 		require.Equal(t, taker.Record(), *rec, "the refused release changed nothing")
 	})
@@ -211,7 +212,7 @@ func TestKeeper_RenewalNeverAnsweredEndsWhenTheLeaseLapses(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
 		hs := &renewSpy{Store: tb.store, hang: true}
-		l, _, err := claim.NewBridge(hs).Acquire(ctx, store.ResourceWorkOrder, "wo-1", "w1", 300*time.Millisecond)
+		l, _, err := claim.NewBridge(hs).Acquire(ctx, domain.ResourceWorkOrder, "wo-1", "w1", 300*time.Millisecond)
 		require.NoError(t, err)
 		kctx, stop := l.Keep(ctx, claim.KeepOptions{})
 		select {
@@ -243,7 +244,7 @@ func TestRenew_LeaseLapsedByTheClockIsLostForGood(t *testing.T) {
 		now := func() time.Time { return time.UnixMicro(at.Load()).UTC() }
 		cs := &renewSpy{Store: tb.store}
 		br := claim.NewBridge(cs, claim.WithClock(now))
-		l, _, err := br.Acquire(ctx, store.ResourceEvent, "ev-1", "w1", time.Minute)
+		l, _, err := br.Acquire(ctx, domain.ResourceEvent, "ev-1", "w1", time.Minute)
 		require.NoError(t, err)
 		require.NoError(t, l.Renew(ctx))
 
@@ -256,7 +257,7 @@ func TestRenew_LeaseLapsedByTheClockIsLostForGood(t *testing.T) {
 		require.False(t, ran, "no write under a lapsed lease")
 
 		// Nobody took it meanwhile: the holder acquires it again, as a new hold.
-		again, ok, err := br.Acquire(ctx, store.ResourceEvent, "ev-1", "w1", time.Minute)
+		again, ok, err := br.Acquire(ctx, domain.ResourceEvent, "ev-1", "w1", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Greater(t, again.Record().ClaimVersion, l.Record().ClaimVersion)

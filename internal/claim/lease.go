@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -19,14 +20,14 @@ type Lease struct {
 	ttl    time.Duration
 
 	mu       sync.Mutex
-	rec      store.ClaimRecord
+	rec      domain.ClaimRecord
 	lost     error // set once the lease is known lost
 	released bool
 	watch    *lapseWatch // from the first renewal or keeper on
 }
 
 // Record returns the claim row as of the last successful operation.
-func (l *Lease) Record() store.ClaimRecord {
+func (l *Lease) Record() domain.ClaimRecord {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.rec

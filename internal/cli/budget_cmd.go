@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/schemas"
@@ -16,7 +17,7 @@ import (
 
 // budgetAllows refuses (exit 4) a new round of an objective whose runs
 // have spent its budget.
-func budgetAllows(ctx context.Context, q store.Querier, o *store.Objective) error {
+func budgetAllows(ctx context.Context, q store.Querier, o *domain.Objective) error {
 	if o.BudgetUSD == nil {
 		return nil
 	}
@@ -27,16 +28,16 @@ func budgetAllows(ctx context.Context, q store.Querier, o *store.Objective) erro
 	if sp.Exhausted(o.BudgetUSD) {
 		return &exitError{code: exitRefused, err: fmt.Errorf(
 			"objective %s has spent %s of its %s budget over %s: raise it first with 'objective budget %s --add DOLLARS'",
-			textsafe.Line(o.ObjectiveID), store.USD(sp.USD), store.USD(*o.BudgetUSD), sp.RunsLine(), textsafe.Line(o.ObjectiveID))}
+			textsafe.Line(o.ObjectiveID), domain.USD(sp.USD), domain.USD(*o.BudgetUSD), sp.RunsLine(), textsafe.Line(o.ObjectiveID))}
 	}
 	return nil
 }
 
 // budgetResult is what `objective budget` prints as JSON.
 type budgetResult struct {
-	ObjectiveID string      `json:"objective_id"`
-	BudgetUSD   *float64    `json:"budget_usd"`
-	Spend       store.Spend `json:"spend"`
+	ObjectiveID string       `json:"objective_id"`
+	BudgetUSD   *float64     `json:"budget_usd"`
+	Spend       domain.Spend `json:"spend"`
 	// RemainingUSD is what is left; absent without a cap.
 	RemainingUSD *float64 `json:"remaining_usd,omitempty"`
 }
@@ -122,8 +123,8 @@ start one: retry the objective afterwards.`,
 			_, err = fmt.Fprintf(out, "objective %s: no budget; spent %s\n", id, res.Spend)
 			return err
 		}
-		fmt.Fprintf(out, "objective %s: budget %s, spent %s, %s left\n", id, store.USD(*res.BudgetUSD), res.Spend,
-			store.USD(*res.RemainingUSD))
+		fmt.Fprintf(out, "objective %s: budget %s, spent %s, %s left\n", id, domain.USD(*res.BudgetUSD), res.Spend,
+			domain.USD(*res.RemainingUSD))
 		if *res.RemainingUSD <= 0 {
 			_, err = fmt.Fprintf(out, "no round starts until the budget is raised: %s objective budget %s --add DOLLARS\n", a.self(), id)
 		} else if fl.Changed("add") || fl.Changed("set") {

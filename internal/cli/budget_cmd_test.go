@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
-	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -21,11 +21,11 @@ func dollars(v float64) *float64 { return &v }
 func spentPast(t *testing.T, s store.Store, id string, cost, budget float64) {
 	t.Helper()
 	ctx := context.Background()
-	wo := executed(t, s, id, store.OutputBundle{Title: "Patch", RunnerStatus: store.RunnerOK,
-		Metadata: store.BundleMetadata{Generator: "command", RunReport: &runreport.Report{Model: "agent-1", CostUSD: &cost}}})
+	wo := executed(t, s, id, domain.OutputBundle{Title: "Patch", RunnerStatus: domain.RunnerOK,
+		Metadata: domain.BundleMetadata{Generator: "command", RunReport: &domain.RunReport{Model: "agent-1", CostUSD: &cost}}})
 	_, err := s.SetObjectiveBudget(ctx, store.SetObjectiveBudgetParams{ObjectiveID: id, BudgetUSD: &budget})
 	require.NoError(t, err)
-	failed := moveTo(t, s, id, store.StatusTodo)
+	failed := moveTo(t, s, id, domain.StatusTodo)
 	sp, err := s.ObjectiveSpend(ctx, id)
 	require.NoError(t, err)
 	createPause(t, s, pause.BudgetSpent(id, failed.StatusSeq, wo.WorkOrderID, "output bundle content is empty", sp, budget,
@@ -37,7 +37,7 @@ func TestObjectiveCreate_BudgetFromTheFlagOrTheRepositoryDefault(t *testing.T) {
 	env := offlineEnv(t)
 	res := azolla(t, env, "objective", "create", "--title", "Capped", "--id", "capped", "--budget-usd", "3.5", "-o", "json")
 	require.Equal(t, 0, res.code, res.stderr)
-	var o store.Objective
+	var o domain.Objective
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &o))
 	require.Equal(t, dollars(3.5), o.BudgetUSD)
 
@@ -87,7 +87,7 @@ func TestObjectiveBudget_ShowsRaisesSetsAndRemoves(t *testing.T) {
 	}
 	res, br := budget()
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Equal(t, budgetResult{ObjectiveID: "over", BudgetUSD: dollars(4), Spend: store.Spend{USD: 5, Runs: 1},
+	require.Equal(t, budgetResult{ObjectiveID: "over", BudgetUSD: dollars(4), Spend: domain.Spend{USD: 5, Runs: 1},
 		RemainingUSD: dollars(0)}, br)
 	text := azolla(t, env, "objective", "budget", "over")
 	require.Equal(t, 0, text.code, text.stderr)
@@ -135,8 +135,8 @@ func TestInboxAndShow_SaySpendAgainstTheBudget(t *testing.T) {
 	require.Len(t, items, 1)
 	it := items[0]
 	require.Equal(t, "over", it.SubjectID)
-	require.Equal(t, store.PauseBudgetSpent, it.Reason)
-	require.Equal(t, &store.Spend{USD: 5, Runs: 1}, it.Spend)
+	require.Equal(t, domain.PauseBudgetSpent, it.Reason)
+	require.Equal(t, &domain.Spend{USD: 5, Runs: 1}, it.Spend)
 	require.Equal(t, dollars(4), it.BudgetUSD)
 	require.Equal(t, "azolla objective budget over --add 5", it.Actions[1].Command)
 	text := azolla(t, env, "inbox")
@@ -149,8 +149,8 @@ func TestInboxAndShow_SaySpendAgainstTheBudget(t *testing.T) {
 	require.Contains(t, show.stdout, "  report    model agent-1, $5.0000")
 	require.Contains(t, show.stdout, "paused      BUDGET_SPENT")
 
-	executed(t, s, "unknown", store.OutputBundle{Title: "Patch", RunnerStatus: store.RunnerOK,
-		Metadata: store.BundleMetadata{Generator: "command"}})
+	executed(t, s, "unknown", domain.OutputBundle{Title: "Patch", RunnerStatus: domain.RunnerOK,
+		Metadata: domain.BundleMetadata{Generator: "command"}})
 	show = azolla(t, env, "objective", "show", "unknown")
 	require.Equal(t, 0, show.code, show.stderr)
 	require.Contains(t, show.stdout, "spent       $0.00 over 1 run (1 of unknown cost)\n")

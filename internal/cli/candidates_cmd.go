@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 )
@@ -16,8 +17,8 @@ import (
 // checkAttempts refuses an --attempts outside 1..MaxAttempts, before
 // anything is stored.
 func checkAttempts(n int) error {
-	if n < 1 || n > store.MaxAttempts {
-		return usageError(fmt.Errorf("--attempts %d: give a number of candidates from 1 to %d", n, store.MaxAttempts))
+	if n < 1 || n > domain.MaxAttempts {
+		return usageError(fmt.Errorf("--attempts %d: give a number of candidates from 1 to %d", n, domain.MaxAttempts))
 	}
 	return nil
 }
@@ -26,7 +27,7 @@ func checkAttempts(n int) error {
 // repository's attempts when neither the flags nor the file said how many:
 // as budget_usd, the repository's default applies only to what is unsaid.
 // One attempt is stored as none (the schema's absent means 1).
-func defaultAttempts(o *store.Objective, r config.RepositoryConfig, flagGiven bool) {
+func defaultAttempts(o *domain.Objective, r config.RepositoryConfig, flagGiven bool) {
 	if o.Attempts == nil && !flagGiven && o.Repository != "" && r.Attempts > 1 {
 		n := r.Attempts
 		o.Attempts = &n
@@ -63,7 +64,7 @@ ones it failed, its diff size, its cost, and whether it was chosen and why.
 		if err != nil {
 			return err
 		}
-		all := []*store.Candidate{}
+		all := []*domain.Candidate{}
 		for _, w := range wos {
 			cs, err := s.store.ListCandidates(ctx, w.WorkOrderID)
 			if err != nil {
@@ -81,17 +82,17 @@ ones it failed, its diff size, its cost, and whether it was chosen and why.
 
 // loadCandidates reads the candidates of a workorder; none is an empty,
 // non-nil list, so that the JSON detail says so.
-func loadCandidates(ctx context.Context, q store.CandidateQuerier, workOrderID string) ([]*store.Candidate, error) {
+func loadCandidates(ctx context.Context, q store.CandidateQuerier, workOrderID string) ([]*domain.Candidate, error) {
 	cs, err := q.ListCandidates(ctx, workOrderID)
 	if cs == nil {
-		cs = []*store.Candidate{}
+		cs = []*domain.Candidate{}
 	}
 	return cs, err
 }
 
 // printCandidates writes `objective candidates`: a heading per workorder,
 // a line per candidate, its failing gate commands under it.
-func printCandidates(out io.Writer, objectiveID string, cs []*store.Candidate) error {
+func printCandidates(out io.Writer, objectiveID string, cs []*domain.Candidate) error {
 	line := textsafe.Line
 	if len(cs) == 0 {
 		_, err := fmt.Fprintf(out, "objective %s has no candidates: its runs made one patch each (attempts 1)\n", line(objectiveID))
@@ -118,8 +119,8 @@ func printCandidates(out io.Writer, objectiveID string, cs []*store.Candidate) e
 
 // printCandidatesShort writes a workorder's candidates under it in `objective
 // show`: one line each, then which was chosen and why.
-func printCandidatesShort(out io.Writer, cs []*store.Candidate) {
-	var chosen *store.Candidate
+func printCandidatesShort(out io.Writer, cs []*domain.Candidate) {
+	var chosen *domain.Candidate
 	for _, c := range cs {
 		fmt.Fprintf(out, "  candidate %s\n", candidateLine(c, true))
 		if c.Chosen {
@@ -136,7 +137,7 @@ func printCandidatesShort(out io.Writer, cs []*store.Candidate) {
 // candidateLine is one candidate's facts on one safe line: "#2  DONE
 // runner OK  gates 1/2 passed (failed: go test ./...)  4 diff lines  $0.25
 // CHOSEN"; the failing commands only when withFailed.
-func candidateLine(c *store.Candidate, withFailed bool) string {
+func candidateLine(c *domain.Candidate, withFailed bool) string {
 	line := textsafe.Line
 	parts := []string{fmt.Sprintf("#%d", c.Attempt), line(c.Status)}
 	if c.RunnerStatus != "" {
@@ -163,7 +164,7 @@ func candidateLine(c *store.Candidate, withFailed bool) string {
 
 // passedCommands counts the gate commands a candidate passed from its
 // results, which are what is shown beside it.
-func passedCommands(c *store.Candidate) int {
+func passedCommands(c *domain.Candidate) int {
 	n := 0
 	for _, g := range c.GateResults {
 		if g.Passed {
@@ -173,7 +174,7 @@ func passedCommands(c *store.Candidate) int {
 	return n
 }
 
-func failedCommands(c *store.Candidate) []string {
+func failedCommands(c *domain.Candidate) []string {
 	var out []string
 	for _, g := range c.GateResults {
 		if !g.Passed {
@@ -187,21 +188,21 @@ func failedCommands(c *store.Candidate) []string {
 // without one. It counts the candidate as the objective's spend does
 // (Spend.AddCandidate): a skipped candidate never ran, and a run of a free
 // generator costs nothing.
-func candidateCost(c *store.Candidate) string {
-	var sp store.Spend
+func candidateCost(c *domain.Candidate) string {
+	var sp domain.Spend
 	sp.AddCandidate(c)
 	switch {
-	case c.Status == store.CandidateSkipped:
+	case c.Status == domain.CandidateSkipped:
 		return "not run"
 	case sp.Runs == 0:
 		return "no cost"
 	case sp.Unknown > 0:
 		return "cost unknown"
 	}
-	return store.USD(sp.USD)
+	return domain.USD(sp.USD)
 }
 
-func chosenWhy(c *store.Candidate) string {
+func chosenWhy(c *domain.Candidate) string {
 	if c.Why == "" {
 		return "no reason recorded"
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -20,14 +20,14 @@ const chosenWhyText = "passed every gate command (2 of 2), the smallest diff"
 // passed both gate commands and was chosen, candidate 2 failed `go test`,
 // candidate 3 was cancelled before it reported anything. The bundle carries
 // the winner's report again.
-func withCandidates(t *testing.T, s store.Store, id string) *store.WorkOrder {
+func withCandidates(t *testing.T, s store.Store, id string) *domain.WorkOrder {
 	t.Helper()
 	ctx := context.Background()
-	wo := executed(t, s, id, store.OutputBundle{Title: "Patch for " + id, Content: "diff --git a/f b/f\n",
-		RunnerStatus: store.RunnerOK, Metadata: store.BundleMetadata{Generator: "command",
-			RunReport: &runreport.Report{Model: "m", CostUSD: dollars(0.25)}}})
-	for _, c := range []*store.Candidate{storetest.Candidate(wo.WorkOrderID, 1, 2), storetest.Candidate(wo.WorkOrderID, 2, 1),
-		{WorkOrderID: wo.WorkOrderID, Attempt: 3, Generator: "command", Status: store.CandidateCancelled,
+	wo := executed(t, s, id, domain.OutputBundle{Title: "Patch for " + id, Content: "diff --git a/f b/f\n",
+		RunnerStatus: domain.RunnerOK, Metadata: domain.BundleMetadata{Generator: "command",
+			RunReport: &domain.RunReport{Model: "m", CostUSD: dollars(0.25)}}})
+	for _, c := range []*domain.Candidate{storetest.Candidate(wo.WorkOrderID, 1, 2), storetest.Candidate(wo.WorkOrderID, 2, 1),
+		{WorkOrderID: wo.WorkOrderID, Attempt: 3, Generator: "command", Status: domain.CandidateCancelled,
 			CreatedAt: storetest.T0, UpdatedAt: storetest.T0}} {
 		_, err := s.PutCandidate(ctx, c)
 		require.NoError(t, err)
@@ -54,7 +54,7 @@ func TestObjectiveCandidates_ListsEachCandidateWithItsEvidence(t *testing.T) {
 
 	res = azolla(t, env, "objective", "candidates", "obj-n", "-o", "json")
 	require.Equal(t, 0, res.code, res.stderr)
-	var got []*store.Candidate
+	var got []*domain.Candidate
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &got))
 	want, err := s.ListCandidates(t.Context(), "wo-obj-n")
 	require.NoError(t, err)
@@ -80,11 +80,11 @@ func TestObjectiveCandidates_OrdersByWorkOrderThenAttempt(t *testing.T) {
 
 	res := azolla(t, env, "objective", "candidates", "obj-n", "-o", "json")
 	require.Equal(t, 0, res.code, res.stderr)
-	var got []*store.Candidate
+	var got []*domain.Candidate
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &got))
 	var keys []string
 	for _, c := range got {
-		keys = append(keys, store.CandidateKey(c.WorkOrderID, c.Attempt))
+		keys = append(keys, domain.CandidateKey(c.WorkOrderID, c.Attempt))
 	}
 	require.Equal(t, []string{"wo-obj-n#1", "wo-obj-n#2", "wo-obj-n#3", "wo-obj-n-2#1", "wo-obj-n-2#2"}, keys)
 
@@ -117,7 +117,7 @@ func TestObjectiveCandidates_RendersHostileRowsVisibly(t *testing.T) {
 	s, env := migratedStore(t)
 	env = offline(t, env)
 	withCandidates(t, s, "obj-n")
-	gates, err := json.Marshal([]store.CandidateGateResult{{Command: "make " + hostile, Detail: "exit 2\n" + hostile}})
+	gates, err := json.Marshal([]domain.CandidateGateResult{{Command: "make " + hostile, Detail: "exit 2\n" + hostile}})
 	require.NoError(t, err)
 	rawSQL(t, env, "UPDATE candidates SET why = ?, runner_status = ? WHERE attempt = 1", "won "+hostile, "OK"+hostile)
 	rawSQL(t, env, "UPDATE candidates SET gate_results = ? WHERE attempt = 2", string(gates))
@@ -200,7 +200,7 @@ func TestObjectiveCreate_AttemptsFromTheFlagOrTheRepositoryDefault(t *testing.T)
 		args := append([]string{"--config", cfg, "objective", "create", "--title", tc.id, "--id", tc.id, "-o", "json"}, tc.args...)
 		res := azolla(t, env, args...)
 		require.Equal(t, 0, res.code, "%s: %s", tc.id, res.stderr)
-		var o store.Objective
+		var o domain.Objective
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &o))
 		require.Equal(t, tc.want, o.Attempts, tc.id)
 	}
@@ -233,17 +233,17 @@ func TestCandidateCost_CountsAsTheSpendDoes(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name string
-		c    store.Candidate
+		c    domain.Candidate
 		want string
 	}{
-		{"reported", store.Candidate{Generator: "command", Status: store.CandidateDone,
-			Report: &runreport.Report{CostUSD: dollars(1.5)}}, "$1.50"},
-		{"no report from an agent", store.Candidate{Generator: "command", Status: store.CandidateFailed}, "cost unknown"},
-		{"a report without cost", store.Candidate{Generator: "openai", Status: store.CandidateCancelled,
-			Report: &runreport.Report{Turns: 2}}, "cost unknown"},
-		{"the static generator", store.Candidate{Generator: "static", Status: store.CandidateDone}, "no cost"},
-		{"never started", store.Candidate{Generator: "command", Status: store.CandidateSkipped,
-			Report: &runreport.Report{CostUSD: dollars(1)}}, "not run"},
+		{"reported", domain.Candidate{Generator: "command", Status: domain.CandidateDone,
+			Report: &domain.RunReport{CostUSD: dollars(1.5)}}, "$1.50"},
+		{"no report from an agent", domain.Candidate{Generator: "command", Status: domain.CandidateFailed}, "cost unknown"},
+		{"a report without cost", domain.Candidate{Generator: "openai", Status: domain.CandidateCancelled,
+			Report: &domain.RunReport{Turns: 2}}, "cost unknown"},
+		{"the static generator", domain.Candidate{Generator: "static", Status: domain.CandidateDone}, "no cost"},
+		{"never started", domain.Candidate{Generator: "command", Status: domain.CandidateSkipped,
+			Report: &domain.RunReport{CostUSD: dollars(1)}}, "not run"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

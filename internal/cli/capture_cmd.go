@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 )
@@ -58,8 +59,8 @@ is stored as written and shown with its control characters escaped. At most
 			return err
 		}
 		now := store.NowOr(time.Time{})
-		c := &store.CaptureBuffer{CaptureBufferID: newCaptureID(now), Source: source, Content: content,
-			Status: store.CapturePending, CreatedAt: now, UpdatedAt: now}
+		c := &domain.CaptureBuffer{CaptureBufferID: newCaptureID(now), Source: source, Content: content,
+			Status: domain.CapturePending, CreatedAt: now, UpdatedAt: now}
 		s, err := a.openSession(cmd, false)
 		if err != nil {
 			return err
@@ -67,7 +68,7 @@ is stored as written and shown with its control characters escaped. At most
 		defer s.close()
 		// The event goes with the capture: the poller emits it only for
 		// captures written straight into the database.
-		var ev *store.Event
+		var ev *domain.Event
 		err = s.store.InTx(cmd.Context(), func(q store.Querier) error {
 			if err := q.CreateCaptureBuffer(cmd.Context(), c); err != nil {
 				return err
@@ -197,7 +198,7 @@ func (a *app) captureListCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if err := checkStatusFlag(status, store.CapturePending, store.CaptureProcessed); err != nil {
+		if err := checkStatusFlag(status, domain.CapturePending, domain.CaptureProcessed); err != nil {
 			return err
 		}
 		s, err := a.openSession(cmd, false)
@@ -211,7 +212,7 @@ func (a *app) captureListCmd() *cobra.Command {
 		}
 		if asJSON {
 			if list == nil {
-				list = []*store.CaptureBuffer{}
+				list = []*domain.CaptureBuffer{}
 			}
 			return writeJSON(cmd.OutOrStdout(), list)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlite"
 )
@@ -41,11 +42,11 @@ func captureEnv(t *testing.T) map[string]string {
 	return offlineEnv(t)
 }
 
-func listCaptures(t *testing.T, env map[string]string, args ...string) []store.CaptureBuffer {
+func listCaptures(t *testing.T, env map[string]string, args ...string) []domain.CaptureBuffer {
 	t.Helper()
 	res := azolla(t, env, append([]string{"capture", "list", "--output", "json"}, args...)...)
 	require.Equal(t, 0, res.code, res.stderr)
-	var list []store.CaptureBuffer
+	var list []domain.CaptureBuffer
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &list))
 	return list
 }
@@ -56,7 +57,7 @@ func captureEvents(t *testing.T, env map[string]string) map[string]int {
 	s, err := sqlite.Open(t.Context(), filepath.Join(env["AZOLLA_DATA_DIR"], "azolla.db"))
 	require.NoError(t, err)
 	defer s.Close()
-	evs, err := s.ListEvents(t.Context(), store.ListEventsParams{EventType: store.EventCaptureReady})
+	evs, err := s.ListEvents(t.Context(), store.ListEventsParams{EventType: domain.EventCaptureReady})
 	require.NoError(t, err)
 	out := map[string]int{}
 	for _, ev := range evs {
@@ -97,7 +98,7 @@ func TestCaptureAdd_TextFileAndStdinEachStoreOnePendingCaptureWithItsEvent(t *te
 	for _, c := range list {
 		w, ok := want[c.CaptureBufferID]
 		require.True(t, ok, "unexpected capture %s", c.CaptureBufferID)
-		require.Equal(t, store.CapturePending, c.Status)
+		require.Equal(t, domain.CapturePending, c.Status)
 		require.Equal(t, w.source, c.Source)
 		require.Equal(t, w.content, c.Content)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -95,13 +96,13 @@ func (a *app) createTaskDemo(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(all, func(c *store.CaptureBuffer) bool { return c.Source == demoCaptureSource }) {
+	if !slices.ContainsFunc(all, func(c *domain.CaptureBuffer) bool { return c.Source == demoCaptureSource }) {
 		now := store.NowOr(time.Time{})
 		err := s.store.InTx(ctx, func(q store.Querier) error {
 			for i, text := range demoCaptures {
 				at := now.Add(time.Duration(i) * time.Microsecond)
-				c := &store.CaptureBuffer{CaptureBufferID: newCaptureID(at), Source: demoCaptureSource, Content: text,
-					Status: store.CapturePending, CreatedAt: at, UpdatedAt: at}
+				c := &domain.CaptureBuffer{CaptureBufferID: newCaptureID(at), Source: demoCaptureSource, Content: text,
+					Status: domain.CapturePending, CreatedAt: at, UpdatedAt: at}
 				if err := q.CreateCaptureBuffer(ctx, c); err != nil {
 					return err
 				}
@@ -117,11 +118,11 @@ func (a *app) createTaskDemo(ctx context.Context, s *session) error {
 		}
 	}
 	o, err := s.store.GetObjective(ctx, demoOverdueObjectiveID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		due := store.NowOr(time.Time{}).Add(-2 * time.Hour)
-		o = &store.Objective{ObjectiveID: demoOverdueObjectiveID, ObjectiveType: "TICKET",
+		o = &domain.Objective{ObjectiveID: demoOverdueObjectiveID, ObjectiveType: "TICKET",
 			Title: "Renew the demo site's TLS certificate", AcceptanceCriteria: []string{"The new certificate is served"},
-			Status: store.StatusNew, Urgency: "HIGH", DueAt: &due}
+			Status: domain.StatusNew, Urgency: "HIGH", DueAt: &due}
 		if err = s.store.CreateObjective(ctx, o); err != nil {
 			return fmt.Errorf("create the demo's overdue objective: %w", err)
 		}

@@ -19,8 +19,8 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/ops"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workers"
 	"github.com/azolla/azolla/workflows"
 )
@@ -292,13 +292,13 @@ func (a *app) createDemo(cmd *cobra.Command, s *session) error {
 	id := demoObjectiveID
 	for n := 2; ; n++ {
 		o, err := s.store.GetObjective(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			break
 		}
 		if err != nil {
 			return err
 		}
-		if o.Status == store.StatusNew {
+		if o.Status == domain.StatusNew {
 			return a.announceDemo(cmd, s, o)
 		}
 		id = demoObjectiveID + "-" + strconv.Itoa(n)
@@ -307,10 +307,10 @@ func (a *app) createDemo(cmd *cobra.Command, s *session) error {
 	if err != nil {
 		return err
 	}
-	o := &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Greet by name in the demo repository",
+	o := &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Greet by name in the demo repository",
 		AcceptanceCriteria: []string{"greet.sh greets the name it is given, and the world without one",
 			"The README says how to pass a name"},
-		Status: store.StatusNew, Urgency: "NORMAL", Repository: repo, BaseBranch: demoBranch,
+		Status: domain.StatusNew, Urgency: "NORMAL", Repository: repo, BaseBranch: demoBranch,
 		Generator: config.GeneratorStatic, Patch: demoPatch}
 	if err := s.store.CreateObjective(ctx, o); err != nil {
 		return fmt.Errorf("create the demo objective: %w", err)
@@ -330,7 +330,7 @@ then writes the manifest; the deadline monitor (schedule %[3]s) finds
 `, a.self(), workflows.TrackWorkflowID(s.cfg.Tasks.Track), workflows.DeadlineScheduleID, demoOverdueObjectiveID)
 }
 
-func (a *app) announceDemo(cmd *cobra.Command, s *session, o *store.Objective) error {
+func (a *app) announceDemo(cmd *cobra.Command, s *session, o *domain.Objective) error {
 	if err := s.starter.Start(cmd.Context(), o); err != nil {
 		return err
 	}

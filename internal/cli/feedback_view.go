@@ -3,7 +3,7 @@ package cli
 import (
 	"strings"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/textsafe"
 )
 
@@ -11,7 +11,7 @@ import (
 // "not taken: stranger may not write to acme/widgets (read access):
 // <its first line>". The row may have been written straight into the
 // database, so every field is escaped.
-func notTakenLine(f *store.PullRequestFeedback) string {
+func notTakenLine(f *domain.PullRequestFeedback) string {
 	who, why := textsafe.Line(f.Author), textsafe.Line(f.TrustReason)
 	s := "not taken: " + who
 	if strings.HasPrefix(why, "may not ") {
@@ -27,7 +27,7 @@ func notTakenLine(f *store.PullRequestFeedback) string {
 
 // takenLine says which round took a review and why its author was
 // trusted.
-func takenLine(f *store.PullRequestFeedback) string {
+func takenLine(f *domain.PullRequestFeedback) string {
 	s := "taken:     " + textsafe.Line(f.Author) + " (" + textsafe.Line(f.TrustReason) + ") into the round of " +
 		textsafe.Line(f.TakenBy)
 	if sum := textsafe.Line(f.Summary); sum != "" {
@@ -37,8 +37,8 @@ func takenLine(f *store.PullRequestFeedback) string {
 }
 
 // notTaken returns the feedback not taken on pull request number.
-func notTaken(fb []*store.PullRequestFeedback, number int) []*store.PullRequestFeedback {
-	var out []*store.PullRequestFeedback
+func notTaken(fb []*domain.PullRequestFeedback, number int) []*domain.PullRequestFeedback {
+	var out []*domain.PullRequestFeedback
 	for _, f := range fb {
 		if f.Number == number && f.NotTaken() {
 			out = append(out, f)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/retention"
 	"github.com/azolla/azolla/internal/store"
@@ -65,19 +66,19 @@ func gitRun(t *testing.T, dir string, args ...string) {
 func gcDone(t *testing.T, s store.Store, id string, warned bool, at time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	require.NoError(t, s.CreateObjective(ctx, &store.Objective{ObjectiveID: id, ObjectiveType: "TICKET",
-		Title: "Fix " + id, AcceptanceCriteria: []string{"it works"}, Status: store.StatusNew, Urgency: "NORMAL",
+	require.NoError(t, s.CreateObjective(ctx, &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET",
+		Title: "Fix " + id, AcceptanceCriteria: []string{"it works"}, Status: domain.StatusNew, Urgency: "NORMAL",
 		Repository: "/srv/" + id, CreatedAt: at, UpdatedAt: at}))
-	ev, _, err := s.EmitEvent(ctx, &store.Event{EventID: "ev-" + id, EventType: store.EventTicketReady, SubjectID: id,
+	ev, _, err := s.EmitEvent(ctx, &domain.Event{EventID: "ev-" + id, EventType: domain.EventTicketReady, SubjectID: id,
 		TransitionSeq: 1, CreatedAt: at})
 	require.NoError(t, err)
-	require.NoError(t, s.CreateContextSnapshot(ctx, &store.ContextSnapshot{ContextSnapshotID: "cs-" + id,
+	require.NoError(t, s.CreateContextSnapshot(ctx, &domain.ContextSnapshot{ContextSnapshotID: "cs-" + id,
 		ObjectiveID: id, FullPromptText: "Fix it", CreatedAt: at}))
-	w, _, err := s.CreateWorkOrder(ctx, &store.WorkOrder{WorkOrderID: "wo-" + id + "-1", EventID: ev.EventID,
+	w, _, err := s.CreateWorkOrder(ctx, &domain.WorkOrder{WorkOrderID: "wo-" + id + "-1", EventID: ev.EventID,
 		ObjectiveID: id, DiazotrophType: diazotroph.PatchType, ContextSnapshotID: "cs-" + id,
-		BranchName: "azolla/" + id, BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: at})
+		BranchName: "azolla/" + id, BudgetMS: 60000, Status: domain.WorkOrderCreated, CreatedAt: at})
 	require.NoError(t, err)
-	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: store.StatusDone, Now: at})
+	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: domain.StatusDone, Now: at})
 	require.NoError(t, err)
 	var keep *pause.Action
 	if warned {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -49,14 +50,14 @@ func offline(t *testing.T, env map[string]string) map[string]string {
 func failedWithHostileOutput(t *testing.T, s store.Store, id string) {
 	t.Helper()
 	ctx, at := context.Background(), executedAt
-	wo := executed(t, s, id, store.OutputBundle{Title: "Patch for " + id,
+	wo := executed(t, s, id, domain.OutputBundle{Title: "Patch for " + id,
 		Content: "diff --git a/x b/x\n+\tfmt.Println(\"" + hostile + "\")\n", Notes: "generator said:\n" + hostile,
-		RunnerStatus: store.RunnerOK})
+		RunnerStatus: domain.RunnerOK})
 	reason := "gate command exited 1: " + hostile + "\n--- FAIL: " + hostile
-	_, err := s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: id,
-		GateResult: store.GateFail, GateReason: reason, CreatedAt: at, UpdatedAt: at})
+	_, err := s.UpsertRunRecord(ctx, &domain.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: id,
+		GateResult: domain.GateFail, GateReason: reason, CreatedAt: at, UpdatedAt: at})
 	require.NoError(t, err)
-	moved, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: store.StatusTodo, Now: at})
+	moved, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: domain.StatusTodo, Now: at})
 	require.NoError(t, err)
 	ps := pause.GateFailed(id, moved.StatusSeq, wo.WorkOrderID, reason, nil, nil, at)
 	require.NoError(t, s.CreatePauseState(ctx, &ps))
@@ -134,7 +135,7 @@ func TestObjectiveListAndShow_RenderATitleWrittenPastTheSchema(t *testing.T) {
 func TestVerify_RendersAHostileClaimRowVisibly(t *testing.T) {
 	t.Parallel()
 	s, env := migratedStore(t)
-	_, ok, err := s.AcquireClaim(t.Context(), store.AcquireClaimParams{ResourceType: store.ResourceEvent,
+	_, ok, err := s.AcquireClaim(t.Context(), store.AcquireClaimParams{ResourceType: domain.ResourceEvent,
 		ResourceID: "ev-1", OwnerID: "w1", TTL: time.Hour})
 	require.NoError(t, err)
 	require.True(t, ok)

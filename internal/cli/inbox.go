@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/deadline"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -54,8 +55,8 @@ type inboxItem struct {
 	NotTaken []string `json:"not_taken,omitempty"`
 	// Spend is what an objective's runs have spent so far, and BudgetUSD
 	// its cap; absent on approvals and on runs that cost nothing.
-	Spend     *store.Spend `json:"spend,omitempty"`
-	BudgetUSD *float64     `json:"budget_usd,omitempty"`
+	Spend     *domain.Spend `json:"spend,omitempty"`
+	BudgetUSD *float64      `json:"budget_usd,omitempty"`
 }
 
 // inboxSource is what the inbox reads.
@@ -81,11 +82,11 @@ const inboxPage = 500
 // blocked, failed gate, approval, proposals, manifest), then urgency, then
 // oldest first.
 func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
-	objectives := map[string]*store.Objective{}
-	var open []*store.Objective
-	listOpen := func(after store.Cursor) ([]*store.Objective, error) {
+	objectives := map[string]*domain.Objective{}
+	var open []*domain.Objective
+	listOpen := func(after domain.Cursor) ([]*domain.Objective, error) {
 		return src.q.ListObjectivesPage(ctx, store.ObjectivesPageParams{After: after, Limit: inboxPage,
-			Statuses: store.OpenStatuses()})
+			Statuses: domain.OpenStatuses()})
 	}
 	for o, err := range pages(listOpen, objectiveCursor) {
 		if err != nil {
@@ -95,10 +96,10 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 		open = append(open, o)
 	}
 	// The latest pause of each objective, of each triage and of manifests.
-	latest := map[string]*store.PauseState{}
-	var overdue, triage []*store.PauseState
-	var manifest *store.PauseState
-	listPauses := func(after store.Cursor) ([]*store.PauseState, error) {
+	latest := map[string]*domain.PauseState{}
+	var overdue, triage []*domain.PauseState
+	var manifest *domain.PauseState
+	listPauses := func(after domain.Cursor) ([]*domain.PauseState, error) {
 		return src.q.ListPauseStatesPage(ctx, store.ListPauseStatesParams{After: after, Limit: inboxPage})
 	}
 	for p, err := range pages(listPauses, pauseCursor) {
@@ -106,13 +107,13 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 			return nil, err
 		}
 		switch {
-		case p.Reason == store.PauseOverdue:
+		case p.Reason == domain.PauseOverdue:
 			overdue = append(overdue, p)
-		case p.Subject() == store.SubjectObjective:
+		case p.Subject() == domain.SubjectObjective:
 			latest[p.ObjectiveID] = p
-		case p.Subject() == store.SubjectTriage:
+		case p.Subject() == domain.SubjectTriage:
 			triage = append(triage, p)
-		case p.Subject() == store.SubjectManifest:
+		case p.Subject() == domain.SubjectManifest:
 			manifest = p
 		}
 	}
@@ -138,7 +139,7 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 	for _, o := range open {
 		ps := latest[o.ObjectiveID]
 		switch {
-		case o.Status == store.StatusNew && !isRejected(o, ps):
+		case o.Status == domain.StatusNew && !isRejected(o, ps):
 			approve := []inboxAction{
 				{Text: "approve it", Command: src.self + " objective approve " + o.ObjectiveID},
 				{Text: "or reject it", Command: src.self + " objective reject " + o.ObjectiveID},
@@ -147,11 +148,11 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 				out[i].Actions = append(out[i].Actions, approve...)
 				continue
 			}
-			out = append(out, inboxItem{Kind: inboxApproval, Urgency: o.Urgency, SubjectType: store.SubjectObjective,
+			out = append(out, inboxItem{Kind: inboxApproval, Urgency: o.Urgency, SubjectType: domain.SubjectObjective,
 				SubjectID: o.ObjectiveID, Title: o.Title, Since: o.CreatedAt, Actions: approve})
-		case ps != nil && o.Status == store.StatusBlocked:
+		case ps != nil && o.Status == domain.StatusBlocked:
 			out = append(out, src.pauseItem(inboxBlocked, o, ps))
-		case ps != nil && o.Status == store.StatusTodo && (ps.Reason == store.PauseGateFailed || ps.Reason == store.PauseBudgetSpent):
+		case ps != nil && o.Status == domain.StatusTodo && (ps.Reason == domain.PauseGateFailed || ps.Reason == domain.PauseBudgetSpent):
 			out = append(out, src.pauseItem(inboxGateFail, o, ps))
 		}
 	}
@@ -170,9 +171,9 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 	for _, ps := range triage {
 		// A review waits while one of its proposals still waits for
 		// approval; a failed triage while it is the latest.
-		waiting := ps.Reason != store.PauseProposalsReview && ps == triage[len(triage)-1]
+		waiting := ps.Reason != domain.PauseProposalsReview && ps == triage[len(triage)-1]
 		for _, id := range proposed[ps.SubjectID] {
-			if o := objectives[id]; o != nil && o.Status == store.StatusNew {
+			if o := objectives[id]; o != nil && o.Status == domain.StatusNew {
 				waiting = true
 			}
 		}
@@ -194,9 +195,9 @@ func (src inboxSource) items(ctx context.Context) ([]inboxItem, error) {
 // pages yields every row of a cursor-paged listing, reading inboxPage rows
 // at a time; cursor is the position after a row. A failed read is yielded
 // as the last pair.
-func pages[T any](list func(after store.Cursor) ([]T, error), cursor func(T) store.Cursor) iter.Seq2[T, error] {
+func pages[T any](list func(after domain.Cursor) ([]T, error), cursor func(T) domain.Cursor) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		for after := (store.Cursor{}); ; {
+		for after := (domain.Cursor{}); ; {
 			page, err := list(after)
 			if err != nil {
 				var zero T
@@ -216,18 +217,18 @@ func pages[T any](list func(after store.Cursor) ([]T, error), cursor func(T) sto
 	}
 }
 
-func objectiveCursor(o *store.Objective) store.Cursor {
-	return store.Cursor{CreatedAt: o.CreatedAt, ID: o.ObjectiveID}
+func objectiveCursor(o *domain.Objective) domain.Cursor {
+	return domain.Cursor{CreatedAt: o.CreatedAt, ID: o.ObjectiveID}
 }
 
-func pauseCursor(p *store.PauseState) store.Cursor {
-	return store.Cursor{CreatedAt: p.CreatedAt, ID: p.PauseStateID}
+func pauseCursor(p *domain.PauseState) domain.Cursor {
+	return domain.Cursor{CreatedAt: p.CreatedAt, ID: p.PauseStateID}
 }
 
 // isRejected says whether o, whose latest pause of its own is ps (nil for
 // none), was rejected: a rejected objective stays NEW.
-func isRejected(o *store.Objective, ps *store.PauseState) bool {
-	return o.Status == store.StatusNew && pause.WasRejected([]*store.PauseState{ps})
+func isRejected(o *domain.Objective, ps *domain.PauseState) bool {
+	return o.Status == domain.StatusNew && pause.WasRejected([]*domain.PauseState{ps})
 }
 
 func rankOf(urgency string) int {
@@ -240,7 +241,7 @@ func rankOf(urgency string) int {
 // proposedBy maps each triage workorder to the objectives its captures
 // became.
 func (src inboxSource) proposedBy(ctx context.Context) (map[string][]string, error) {
-	cs, err := src.q.ListCaptureBuffers(ctx, store.ListCaptureBuffersParams{Status: store.CaptureProcessed})
+	cs, err := src.q.ListCaptureBuffers(ctx, store.ListCaptureBuffersParams{Status: domain.CaptureProcessed})
 	if err != nil {
 		return nil, err
 	}
@@ -254,10 +255,10 @@ func (src inboxSource) proposedBy(ctx context.Context) (map[string][]string, err
 }
 
 // spend fills in what each listed objective's runs have spent so far.
-func (src inboxSource) spend(ctx context.Context, items []inboxItem, objectives map[string]*store.Objective) error {
+func (src inboxSource) spend(ctx context.Context, items []inboxItem, objectives map[string]*domain.Objective) error {
 	for i := range items {
 		it := &items[i]
-		if it.SubjectType != store.SubjectObjective || it.Kind == inboxApproval {
+		if it.SubjectType != domain.SubjectObjective || it.Kind == inboxApproval {
 			continue
 		}
 		sp, err := src.q.ObjectiveSpend(ctx, it.SubjectID)
@@ -275,21 +276,21 @@ func (src inboxSource) spend(ctx context.Context, items []inboxItem, objectives 
 }
 
 // spendLine says an item's spend against its budget, "" for none.
-func spendLine(sp *store.Spend, budget *float64) string {
+func spendLine(sp *domain.Spend, budget *float64) string {
 	switch {
 	case sp == nil && budget == nil:
 		return ""
 	case sp == nil:
-		return "nothing yet, budget " + store.USD(*budget)
+		return "nothing yet, budget " + domain.USD(*budget)
 	case budget == nil:
 		return sp.String()
 	}
-	return fmt.Sprintf("%s, budget %s, %s left", sp, store.USD(*budget), store.USD(*sp.Remaining(budget)))
+	return fmt.Sprintf("%s, budget %s, %s left", sp, domain.USD(*budget), domain.USD(*sp.Remaining(budget)))
 }
 
 // pauseItem is an objective's pause state as an inbox item.
-func (src inboxSource) pauseItem(kind string, o *store.Objective, ps *store.PauseState) inboxItem {
-	it := inboxItem{Kind: kind, Urgency: o.Urgency, SubjectType: store.SubjectObjective, SubjectID: o.ObjectiveID,
+func (src inboxSource) pauseItem(kind string, o *domain.Objective, ps *domain.PauseState) inboxItem {
+	it := inboxItem{Kind: kind, Urgency: o.Urgency, SubjectType: domain.SubjectObjective, SubjectID: o.ObjectiveID,
 		Title: o.Title, PauseStateID: ps.PauseStateID, Reason: ps.Reason, Since: ps.CreatedAt}
 	it.Actions = src.actions(ps)
 	return it
@@ -298,7 +299,7 @@ func (src inboxSource) pauseItem(kind string, o *store.Objective, ps *store.Paus
 // subjectItem is a triage or manifest run's pause state as an inbox item,
 // titled by its first action (by its reason when a row written past the
 // schema has none).
-func (src inboxSource) subjectItem(kind string, ps *store.PauseState) inboxItem {
+func (src inboxSource) subjectItem(kind string, ps *domain.PauseState) inboxItem {
 	title := ps.Reason
 	if len(ps.PrioritizedActions) > 0 {
 		title = ps.PrioritizedActions[0]
@@ -307,7 +308,7 @@ func (src inboxSource) subjectItem(kind string, ps *store.PauseState) inboxItem 
 		PauseStateID: ps.PauseStateID, Reason: ps.Reason, Since: ps.CreatedAt, Actions: src.actions(ps)}
 }
 
-func (src inboxSource) actions(ps *store.PauseState) []inboxAction {
+func (src inboxSource) actions(ps *domain.PauseState) []inboxAction {
 	out := make([]inboxAction, 0, len(ps.PrioritizedActions))
 	for i, a := range ps.PrioritizedActions {
 		out = append(out, inboxAction{Text: a, Command: pause.Command(src.self, ps, i)})
@@ -318,17 +319,17 @@ func (src inboxSource) actions(ps *store.PauseState) []inboxAction {
 // pullRequests are the open pull requests, each waiting for a review, and
 // the DONE objectives whose pull request was closed without merge or ran
 // out of rounds (their latest pause).
-func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*store.PauseState) ([]inboxItem, error) {
+func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*domain.PauseState) ([]inboxItem, error) {
 	var out []inboxItem
 	// open are the objectives with an open pull request: none of them
 	// waits for one to be opened.
 	open := map[string]bool{}
-	list := func(after store.Cursor) ([]*store.PullRequest, error) {
+	list := func(after domain.Cursor) ([]*domain.PullRequest, error) {
 		return src.q.ListPullRequests(ctx, store.ListPullRequestsParams{After: after, Limit: inboxPage,
-			States: []store.PullRequestState{store.PullRequestOpen}})
+			States: []domain.PullRequestState{domain.PullRequestOpen}})
 	}
-	cursor := func(p *store.PullRequest) store.Cursor {
-		return store.Cursor{CreatedAt: p.CreatedAt, ID: p.ObjectiveID}
+	cursor := func(p *domain.PullRequest) domain.Cursor {
+		return domain.Cursor{CreatedAt: p.CreatedAt, ID: p.ObjectiveID}
 	}
 	for pr, err := range pages(list, cursor) {
 		if err != nil {
@@ -339,11 +340,11 @@ func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*stor
 		if err != nil {
 			return nil, err
 		}
-		if ps := latest[o.ObjectiveID]; ps != nil && ps.Reason == store.PauseRevisionLimit {
+		if ps := latest[o.ObjectiveID]; ps != nil && ps.Reason == domain.PauseRevisionLimit {
 			out = append(out, src.pauseItem(inboxPR, o, ps))
 			continue
 		}
-		if o.Status != store.StatusDone {
+		if o.Status != domain.StatusDone {
 			continue // its next round runs
 		}
 		id := o.ObjectiveID
@@ -355,7 +356,7 @@ func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*stor
 		for _, f := range notTaken(fb, pr.Number) {
 			refused = append(refused, notTakenLine(f))
 		}
-		out = append(out, inboxItem{Kind: inboxPR, Urgency: o.Urgency, SubjectType: store.SubjectObjective,
+		out = append(out, inboxItem{Kind: inboxPR, Urgency: o.Urgency, SubjectType: domain.SubjectObjective,
 			SubjectID: id, Title: o.Title, Reason: "review " + pr.URL, Since: pr.UpdatedAt, NotTaken: refused,
 			Actions: []inboxAction{
 				{Text: fmt.Sprintf("review pull request #%d (round %d)", pr.Number, pr.Rounds), Command: pr.URL},
@@ -366,15 +367,15 @@ func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*stor
 	}
 	for id, ps := range latest {
 		switch {
-		case ps.Reason == store.PausePullRequestClosed:
+		case ps.Reason == domain.PausePullRequestClosed:
 			o, err := src.q.GetObjective(ctx, id)
 			if err != nil {
 				return nil, err
 			}
-			if o.Status == store.StatusDone {
+			if o.Status == domain.StatusDone {
 				out = append(out, src.pauseItem(inboxPR, o, ps))
 			}
-		case ps.Reason == store.PauseRunComplete && src.hasForge != nil && !open[id] && src.now.Sub(ps.CreatedAt) < pendingWindow:
+		case ps.Reason == domain.PauseRunComplete && src.hasForge != nil && !open[id] && src.now.Sub(ps.CreatedAt) < pendingWindow:
 			it, err := src.pendingPullRequest(ctx, id, ps)
 			if err != nil {
 				return nil, err
@@ -390,18 +391,18 @@ func (src inboxSource) pullRequests(ctx context.Context, latest map[string]*stor
 // pendingPullRequest is the item of a recent PASS on a repository with a
 // forge whose pull request is not recorded yet (the forge is down, or
 // refused: objective show says which); nil when there is none to wait for.
-func (src inboxSource) pendingPullRequest(ctx context.Context, id string, ps *store.PauseState) (*inboxItem, error) {
+func (src inboxSource) pendingPullRequest(ctx context.Context, id string, ps *domain.PauseState) (*inboxItem, error) {
 	o, err := src.q.GetObjective(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if o.Status != store.StatusDone || !src.hasForge(o.Repository) {
+	if o.Status != domain.StatusDone || !src.hasForge(o.Repository) {
 		return nil, nil
 	}
-	if _, err := src.q.GetPullRequest(ctx, id); err == nil || !errors.Is(err, store.ErrNotFound) {
+	if _, err := src.q.GetPullRequest(ctx, id); err == nil || !errors.Is(err, domain.ErrNotFound) {
 		return nil, err
 	}
-	return &inboxItem{Kind: inboxPR, Urgency: o.Urgency, SubjectType: store.SubjectObjective, SubjectID: id,
+	return &inboxItem{Kind: inboxPR, Urgency: o.Urgency, SubjectType: domain.SubjectObjective, SubjectID: id,
 		Title: o.Title, Reason: "pull request pending", Since: ps.CreatedAt, Actions: []inboxAction{
 			{Text: "its pull request is not open yet: see why", Command: src.self + " objective show " + id},
 		}}, nil

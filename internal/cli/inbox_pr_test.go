@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -36,13 +37,13 @@ func TestInbox_PullRequests(t *testing.T) {
 	_, _, err = s.RecordPullRequest(ctx, storetest.PullRequestParams(merged, 8, now.Add(-time.Hour)))
 	require.NoError(t, err)
 	_, _, err = s.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{ObjectiveID: "pr-merged",
-		State: store.PullRequestMerged, Now: now})
+		State: domain.PullRequestMerged, Now: now})
 	require.NoError(t, err)
 	closed := storetest.PassedOn(t, s, "pr-closed", "/srv/app", now.Add(-time.Hour))
 	_, _, err = s.RecordPullRequest(ctx, storetest.PullRequestParams(closed, 9, now.Add(-time.Hour)))
 	require.NoError(t, err)
 	_, _, err = s.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{ObjectiveID: "pr-closed",
-		State: store.PullRequestClosed, Now: now})
+		State: domain.PullRequestClosed, Now: now})
 	require.NoError(t, err)
 	o, err := s.GetObjective(ctx, "pr-closed")
 	require.NoError(t, err)
@@ -64,7 +65,7 @@ func TestInbox_PullRequests(t *testing.T) {
 		{Text: "ask for another round with its review", Command: `azolla objective retry pr-open --comment "what to change"`},
 		{Text: "read it now rather than at the next poll", Command: "azolla pr sync pr-open"},
 	}, byID["pr-open"].Actions)
-	require.Equal(t, store.PausePullRequestClosed, byID["pr-closed"].Reason)
+	require.Equal(t, domain.PausePullRequestClosed, byID["pr-closed"].Reason)
 	require.Equal(t, "pull request pending", byID["pr-pending"].Reason)
 	require.Equal(t, "azolla objective show pr-pending", byID["pr-pending"].Actions[0].Command)
 }

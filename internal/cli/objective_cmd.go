@@ -20,6 +20,7 @@ import (
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/deadline"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
@@ -121,7 +122,7 @@ poller starts its lifecycle later.`,
 // objectiveInput builds the objective to create and validates it. A mistake
 // in the command line (a missing or conflicting flag, a malformed --due) is
 // a usage error; anything else is about the input itself.
-func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objective, error) {
+func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*domain.Objective, error) {
 	fields := map[string]any{}
 	if f.file != "" {
 		for _, name := range []string{"id", "title", "criteria", "type", "urgency", "blocker", "due", "repository",
@@ -137,7 +138,7 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 		if err := json.Unmarshal(raw, &fields); err != nil {
 			return nil, fmt.Errorf("%s: not a JSON object: %w", f.file, err)
 		}
-		if st, ok := fields["status"]; ok && st != store.StatusNew {
+		if st, ok := fields["status"]; ok && st != domain.StatusNew {
 			return nil, fmt.Errorf("%s: status must be NEW (or absent): a human approves with 'azolla objective approve'", f.file)
 		}
 	} else {
@@ -192,7 +193,7 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 		}
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
-	defaults := map[string]any{"objective_type": "TICKET", "urgency": "NORMAL", "status": store.StatusNew,
+	defaults := map[string]any{"objective_type": "TICKET", "urgency": "NORMAL", "status": domain.StatusNew,
 		"status_seq": 0, "acceptance_criteria": []string{}, "blockers": []string{}, "created_at": now, "updated_at": now}
 	for k, v := range defaults {
 		if _, ok := fields[k]; !ok {
@@ -215,7 +216,7 @@ func (a *app) objectiveInput(cmd *cobra.Command, f objectiveFlags) (*store.Objec
 	if err != nil {
 		return nil, err
 	}
-	var o store.Objective
+	var o domain.Objective
 	if err := json.Unmarshal(raw, &o); err != nil {
 		return nil, fmt.Errorf("decode objective: %w", err)
 	}
@@ -303,7 +304,7 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if err := checkStatusFlag(status, store.StatusStrings(store.Statuses())...); err != nil {
+		if err := checkStatusFlag(status, domain.StatusStrings(domain.Statuses())...); err != nil {
 			return err
 		}
 		s, err := a.openSession(cmd, false)
@@ -311,18 +312,18 @@ func (a *app) objectiveListCmd() *cobra.Command {
 			return err
 		}
 		defer s.close()
-		var list []*store.Objective
+		var list []*domain.Objective
 		if overdue {
 			list, err = overdueObjectives(cmd.Context(), s.store, status, s.cfg.Deadlines.SLA.Map())
 		} else {
-			list, err = s.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: store.Status(status)})
+			list, err = s.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: domain.Status(status)})
 		}
 		if err != nil {
 			return err
 		}
 		if asJSON {
 			if list == nil {
-				list = []*store.Objective{}
+				list = []*domain.Objective{}
 			}
 			return writeJSON(cmd.OutOrStdout(), list)
 		}
@@ -343,20 +344,20 @@ func (a *app) objectiveListCmd() *cobra.Command {
 // first, as the deadline monitor finds them (the store's deadline filter on
 // the SLAs package deadline resolves), of status when set; a DONE or a
 // rejected objective is never overdue.
-func overdueObjectives(ctx context.Context, q store.Querier, status string, sla map[string]time.Duration) ([]*store.Objective, error) {
-	statuses := store.OpenStatuses()
+func overdueObjectives(ctx context.Context, q store.Querier, status string, sla map[string]time.Duration) ([]*domain.Objective, error) {
+	statuses := domain.OpenStatuses()
 	if status != "" {
-		statuses = slices.DeleteFunc(statuses, func(s store.Status) bool { return string(s) != status })
+		statuses = slices.DeleteFunc(statuses, func(s domain.Status) bool { return string(s) != status })
 		if len(statuses) == 0 {
 			return nil, nil
 		}
 	}
 	past := &store.DeadlineFilter{Before: store.NowOr(time.Time{}), SLA: deadline.Resolved(sla)}
-	list := func(after store.Cursor) ([]*store.Objective, error) {
+	list := func(after domain.Cursor) ([]*domain.Objective, error) {
 		return q.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: statuses, PastDeadline: past,
 			After: after, Limit: inboxPage})
 	}
-	var out []*store.Objective
+	var out []*domain.Objective
 	for o, err := range pages(list, objectiveCursor) {
 		if err != nil {
 			return nil, err
@@ -369,10 +370,10 @@ func overdueObjectives(ctx context.Context, q store.Querier, status string, sla 
 // dropRejected removes the rejected objectives from list: a rejected
 // objective stays NEW, its latest pause of its own REJECTED, and is due
 // nothing. Only NEW objectives are looked up.
-func dropRejected(ctx context.Context, q store.Querier, list []*store.Objective) ([]*store.Objective, error) {
+func dropRejected(ctx context.Context, q store.Querier, list []*domain.Objective) ([]*domain.Objective, error) {
 	out := list[:0]
 	for _, o := range list {
-		if o.Status == store.StatusNew {
+		if o.Status == domain.StatusNew {
 			pauses, err := q.ListPauseStates(ctx, o.ObjectiveID)
 			if err != nil {
 				return nil, err

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // offlineEnv is a data dir with Temporal at a port nobody listens on, so
@@ -24,11 +24,11 @@ func offlineEnv(t *testing.T) map[string]string {
 	return map[string]string{"AZOLLA_DATA_DIR": t.TempDir(), "AZOLLA_TEMPORAL_ADDRESS": addr}
 }
 
-func listObjectives(t *testing.T, env map[string]string) []store.Objective {
+func listObjectives(t *testing.T, env map[string]string) []domain.Objective {
 	t.Helper()
 	res := azolla(t, env, "objective", "list", "--output", "json")
 	require.Equal(t, 0, res.code, res.stderr)
-	var list []store.Objective
+	var list []domain.Objective
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &list))
 	return list
 }
@@ -117,10 +117,10 @@ func TestObjectiveCreate_StoresWhileTemporalIsDown(t *testing.T) {
 	res := azolla(t, env, "objective", "create", "--file", file, "--output", "json")
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Contains(t, res.stderr, "warning", "Temporal being down is said")
-	var o store.Objective
+	var o domain.Objective
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &o))
 	require.Equal(t, "from-file", o.ObjectiveID)
-	require.Equal(t, store.StatusNew, o.Status)
+	require.Equal(t, domain.StatusNew, o.Status)
 
 	res = azolla(t, env, "objective", "create", "--title", "Fix the login page", "--criteria", "a", "--criteria", "b")
 	require.Equal(t, 0, res.code, res.stderr)
@@ -192,7 +192,7 @@ func TestObjectiveCreate_RepositoryTargetWithAPatchFile(t *testing.T) {
 	res := azolla(t, env, "objective", "create", "--title", "Fix it", "--id", "fix-it", "--repository", "app",
 		"--base-branch", "release/v1", "--patch-file", patchFile, "--output", "json")
 	require.Equal(t, 0, res.code, res.stderr)
-	var o store.Objective
+	var o domain.Objective
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &o))
 	require.Equal(t, filepath.Join(work, "app"), o.Repository, "a local path is made absolute")
 	require.Equal(t, "release/v1", o.BaseBranch)
@@ -222,7 +222,7 @@ func TestObjectiveCreate_DueTakesAnyOffsetAndStoresUTC(t *testing.T) {
 		id := fmt.Sprintf("due-%d", i)
 		res := azolla(t, env, "objective", "create", "--title", "x", "--id", id, "--due", due, "--output", "json")
 		require.Equal(t, 0, res.code, "%s: %s", due, res.stderr)
-		var o store.Objective
+		var o domain.Objective
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &o))
 		require.NotNil(t, o.DueAt, due)
 		require.Equal(t, want, o.DueAt.Format(time.RFC3339Nano), due)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 )
@@ -41,7 +42,7 @@ func (a *app) objectiveLogCmd() *cobra.Command {
 }
 
 // errNoRound is the cause of a round the objective does not have (yet).
-var errNoRound = fmt.Errorf("no such round: %w", store.ErrNotFound)
+var errNoRound = fmt.Errorf("no such round: %w", domain.ErrNotFound)
 
 // printLog writes round's transcript of objective id (0: the latest round).
 func printLog(ctx context.Context, out io.Writer, q store.Querier, id string, round int) error {
@@ -62,7 +63,7 @@ func printLog(ctx context.Context, out io.Writer, q store.Querier, id string, ro
 	}
 	w := wos[round-1]
 	t, err := q.GetTranscript(ctx, w.WorkOrderID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return fmt.Errorf("round %d of objective %s (workorder %s) has no transcript: the run has not finished, "+
 			"said nothing, kept none (executor.transcript_max is 0), or it was pruned with its workspace: %w",
 			round, id, w.WorkOrderID, err)

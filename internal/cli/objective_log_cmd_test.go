@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store/sqlite"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -30,10 +30,10 @@ func loggedStore(t *testing.T) map[string]string {
 	first := storetest.Scheduled(t, s, "obj-log")
 	_, _, err = s.CreateWorkOrder(ctx, first)
 	require.NoError(t, err)
-	ref, err := store.NewTranscriptRef("==== stdout ====\nfixed it \x1b[31mred\x1b[0m\n", 1<<20)
+	ref, err := domain.NewTranscriptRef("==== stdout ====\nfixed it \x1b[31mred\x1b[0m\n", 1<<20)
 	require.NoError(t, err)
-	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: first.WorkOrderID, Title: "Fix", Notes: "n",
-		Metadata: store.BundleMetadata{BranchName: first.BranchName, Transcript: ref}, RunnerStatus: store.RunnerOK})
+	_, _, err = s.CreateOutputBundle(ctx, &domain.OutputBundle{WorkOrderID: first.WorkOrderID, Title: "Fix", Notes: "n",
+		Metadata: domain.BundleMetadata{BranchName: first.BranchName, Transcript: ref}, RunnerStatus: domain.RunnerOK})
 	require.NoError(t, err)
 
 	at := storetest.T0.Add(time.Hour)

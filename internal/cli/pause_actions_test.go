@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
 
@@ -34,8 +34,8 @@ func TestObjectiveShow_PrintsAPauseWithoutKindsAsStored(t *testing.T) {
 	env = offline(t, env)
 	ctx := context.Background()
 	require.NoError(t, s.CreateObjective(ctx, storetest.Objective("obj-1")))
-	require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "ps-obj-1-0-REJECTED", ObjectiveID: "obj-1",
-		Reason: store.PauseRejected, PrioritizedActions: []string{"Rejected by ana", "Create a refined objective"},
+	require.NoError(t, s.CreatePauseState(ctx, &domain.PauseState{PauseStateID: "ps-obj-1-0-REJECTED", ObjectiveID: "obj-1",
+		Reason: domain.PauseRejected, PrioritizedActions: []string{"Rejected by ana", "Create a refined objective"},
 		CreatedAt: storetest.T0}))
 
 	res := azolla(t, env, "objective", "show", "obj-1")

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/textsafe"
 )
 
@@ -34,13 +34,13 @@ request from where the store says it is.`,
 		defer s.close()
 		out, id := cmd.OutOrStdout(), textsafe.Line(o.ObjectiveID)
 		pr, err := s.store.GetPullRequest(cmd.Context(), o.ObjectiveID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return usageError(fmt.Errorf("objective %s has no pull request (one is opened after a gate PASS on a repository with a forge)", id))
 		}
 		if err != nil {
 			return err
 		}
-		if pr.State != store.PullRequestOpen {
+		if pr.State != domain.PullRequestOpen {
 			_, err = fmt.Fprintf(out, "pull request %s of %s is %s: nothing to follow\n", textsafe.Line(pr.URL), id, pr.State)
 			return err
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 const remoteToken = "tok-cli-3c1d-secret"
@@ -25,10 +25,10 @@ const remoteToken = "tok-cli-3c1d-secret"
 func remoteControlPlane(t *testing.T) (*httptest.Server, func() []controlplane.CompleteRequest) {
 	t.Helper()
 	payload, err := json.Marshal(controlplane.NewWorkPayload(diazotroph.Request{
-		WorkOrder: store.WorkOrder{WorkOrderID: "wo-obj-1-1", ObjectiveID: "obj-1", DiazotrophType: diazotroph.CommandType,
+		WorkOrder: domain.WorkOrder{WorkOrderID: "wo-obj-1-1", ObjectiveID: "obj-1", DiazotrophType: diazotroph.CommandType,
 			ContextSnapshotID: "snap-1", BranchName: "azolla/obj-1/1", BudgetMS: 20000},
-		Snapshot:  store.ContextSnapshot{ContextSnapshotID: "snap-1", ObjectiveID: "obj-1", FullPromptText: "prompt"},
-		Objective: store.Objective{ObjectiveID: "obj-1"},
+		Snapshot:  domain.ContextSnapshot{ContextSnapshotID: "snap-1", ObjectiveID: "obj-1", FullPromptText: "prompt"},
+		Objective: domain.Objective{ObjectiveID: "obj-1"},
 		Budget:    20 * time.Second,
 	}))
 	require.NoError(t, err)
@@ -89,7 +89,7 @@ func TestRemoteWorker_RunsAJobWithTheConfiguredCommand(t *testing.T) {
 	require.NoError(t, json.Unmarshal(cs[0].Result, &res))
 	// config.DefaultCommand names the workorder, then echoes the prompt.
 	require.Equal(t, "azolla: objective obj-1, workorder wo-obj-1-1\nprompt", res.Content)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 }
 
 func TestRemoteWorker_RefusesWhatItCannotRun(t *testing.T) {

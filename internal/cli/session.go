@@ -15,6 +15,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/internal/textsafe"
@@ -85,7 +86,7 @@ func (a *app) openProcess(cmd *cobra.Command, identity string) (*session, string
 // openObjective opens a session on one objective: it is looked up in the
 // store first, so an unknown id is told as such even while Temporal is
 // down, then Temporal is dialed.
-func (a *app) openObjective(cmd *cobra.Command, id string) (*session, *store.Objective, error) {
+func (a *app) openObjective(cmd *cobra.Command, id string) (*session, *domain.Objective, error) {
 	s, err := a.openSession(cmd, false)
 	if err != nil {
 		return nil, nil, err
@@ -173,9 +174,9 @@ func classify(err error) error {
 	switch {
 	case err == nil, errors.As(err, &ee):
 		return err
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 		return &exitError{code: exitNotFound, err: err}
-	case errors.Is(err, starter.ErrRefused), errors.Is(err, store.ErrAlreadyExists):
+	case errors.Is(err, starter.ErrRefused), errors.Is(err, domain.ErrAlreadyExists):
 		return &exitError{code: exitRefused, err: err}
 	case errors.Is(err, starter.ErrNoLifecycle):
 		return &exitError{code: exitUnavailable, err: err}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
-	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/workflows"
@@ -22,21 +22,21 @@ import (
 // objectiveDetail is everything the store and the lifecycle know of one
 // objective: the JSON form of `objective show`.
 type objectiveDetail struct {
-	Objective   *store.Objective    `json:"objective"`
-	Events      []*store.Event      `json:"events"`
-	WorkOrders  []workOrderDetail   `json:"workorders"`
-	PauseStates []*store.PauseState `json:"pause_states"`
+	Objective   *domain.Objective    `json:"objective"`
+	Events      []*domain.Event      `json:"events"`
+	WorkOrders  []workOrderDetail    `json:"workorders"`
+	PauseStates []*domain.PauseState `json:"pause_states"`
 	// Jobs are the control plane's jobs of the workorders that ran on
 	// remote workers, in workorder order: a workorder's own job, or one
 	// per candidate of a best-of-N workorder.
 	Jobs []jobDetail `json:"jobs"`
 	// PullRequest is the objective's pull request on its forge, if any.
-	PullRequest *store.PullRequest `json:"pull_request,omitempty"`
+	PullRequest *domain.PullRequest `json:"pull_request,omitempty"`
 	// Feedback is each review a round took, and each one not taken for
 	// its author, in the order judged.
-	Feedback []*store.PullRequestFeedback `json:"pull_request_feedback"`
+	Feedback []*domain.PullRequestFeedback `json:"pull_request_feedback"`
 	// Spend is what the objective's runs have spent, by their reports.
-	Spend     store.Spend      `json:"spend"`
+	Spend     domain.Spend     `json:"spend"`
 	Lifecycle *workflows.State `json:"lifecycle,omitempty"`
 	// LifecycleError says why the lifecycle could not be queried.
 	LifecycleError string `json:"lifecycle_error,omitempty"`
@@ -44,9 +44,9 @@ type objectiveDetail struct {
 
 // jobDetail is one workorder's job with its attempts and their leases.
 type jobDetail struct {
-	Job      *store.Job          `json:"job"`
-	Attempts []*store.JobAttempt `json:"attempts"`
-	Leases   []leaseDetail       `json:"leases"`
+	Job      *domain.Job          `json:"job"`
+	Attempts []*domain.JobAttempt `json:"attempts"`
+	Leases   []leaseDetail        `json:"leases"`
 }
 
 // leaseDetail is a job lease without its token: the token is the
@@ -61,13 +61,13 @@ type leaseDetail struct {
 }
 
 type workOrderDetail struct {
-	WorkOrder    *store.WorkOrder       `json:"workorder"`
-	Snapshot     *store.ContextSnapshot `json:"context_snapshot,omitempty"`
-	OutputBundle *store.OutputBundle    `json:"output_bundle,omitempty"`
-	RunRecord    *store.RunRecord       `json:"run_record,omitempty"`
+	WorkOrder    *domain.WorkOrder       `json:"workorder"`
+	Snapshot     *domain.ContextSnapshot `json:"context_snapshot,omitempty"`
+	OutputBundle *domain.OutputBundle    `json:"output_bundle,omitempty"`
+	RunRecord    *domain.RunRecord       `json:"run_record,omitempty"`
 	// Candidates are the workorder's candidate patches by attempt, when
 	// its objective asked for several (best-of-N); empty otherwise.
-	Candidates []*store.Candidate `json:"candidates"`
+	Candidates []*domain.Candidate `json:"candidates"`
 }
 
 func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, error) {
@@ -89,7 +89,7 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 		return nil, err
 	}
 	if d.Feedback == nil {
-		d.Feedback = []*store.PullRequestFeedback{}
+		d.Feedback = []*domain.PullRequestFeedback{}
 	}
 	wos, err := s.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
 	if err != nil {
@@ -112,7 +112,7 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 		d.WorkOrders = append(d.WorkOrders, wd)
 		// Counted as the store's ObjectiveSpend counts, from what is read
 		// here already.
-		var bundle *store.BundleMetadata
+		var bundle *domain.BundleMetadata
 		if wd.OutputBundle != nil {
 			bundle = &wd.OutputBundle.Metadata
 		}
@@ -131,11 +131,11 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 // in-process.
 func loadJobs(ctx context.Context, st store.JobStore, workOrderID string) ([]jobDetail, error) {
 	// A workorder has at most one job of its own and one per candidate.
-	js, err := st.ListJobs(ctx, store.ListJobsParams{WorkOrderID: workOrderID, Limit: store.MaxAttempts + 1})
+	js, err := st.ListJobs(ctx, store.ListJobsParams{WorkOrderID: workOrderID, Limit: domain.MaxAttempts + 1})
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(js, func(a, b *store.Job) int { return a.Candidate - b.Candidate })
+	slices.SortStableFunc(js, func(a, b *domain.Job) int { return a.Candidate - b.Candidate })
 	out := make([]jobDetail, 0, len(js))
 	for _, j := range js {
 		jd, err := loadJob(ctx, st, j)
@@ -148,7 +148,7 @@ func loadJobs(ctx context.Context, st store.JobStore, workOrderID string) ([]job
 }
 
 // loadJob reads a job's attempts and leases.
-func loadJob(ctx context.Context, st store.JobStore, j *store.Job) (*jobDetail, error) {
+func loadJob(ctx context.Context, st store.JobStore, j *domain.Job) (*jobDetail, error) {
 	var err error
 	jd := &jobDetail{Job: j, Leases: []leaseDetail{}}
 	if jd.Attempts, err = st.ListJobAttempts(ctx, j.JobID); err != nil {
@@ -167,7 +167,7 @@ func loadJob(ctx context.Context, st store.JobStore, j *store.Job) (*jobDetail, 
 
 // optional turns ErrNotFound into nil.
 func optional[T any](v *T, err error) (*T, error) {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return nil, nil
 	}
 	return v, err
@@ -251,7 +251,7 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 		wo := w.WorkOrder
 		left := ""
 		if wo.BudgetUSDRemaining != nil {
-			left = ", " + store.USD(*wo.BudgetUSDRemaining) + " left to spend"
+			left = ", " + domain.USD(*wo.BudgetUSDRemaining) + " left to spend"
 		}
 		p("workorder   %s  %s  %s  branch %s  budget %s%s\n", line(wo.WorkOrderID), line(wo.DiazotrophType), line(wo.Status),
 			line(wo.BranchName), time.Duration(wo.BudgetMS)*time.Millisecond, left)
@@ -384,7 +384,7 @@ func leaseState(l leaseDetail, now time.Time) string {
 
 // printPause writes a pause state and its actions, each rendered on one
 // safe line.
-func printPause(out io.Writer, ps *store.PauseState, self string) {
+func printPause(out io.Writer, ps *domain.PauseState, self string) {
 	fmt.Fprintf(out, "paused      %s at %s\n", textsafe.Line(ps.Reason), ps.CreatedAt.Format(time.RFC3339))
 	for i, act := range ps.PrioritizedActions {
 		fmt.Fprintf(out, "  %d. %s\n", i+1, textsafe.Line(act))
@@ -402,7 +402,7 @@ func indent(s, prefix string) string {
 }
 
 // generatorLabel says which patch generator an objective gets.
-func generatorLabel(o *store.Objective) string {
+func generatorLabel(o *domain.Objective) string {
 	label := cmp.Or(o.Generator, "as configured (patch.generator)")
 	if o.Patch != "" {
 		label += fmt.Sprintf(", with a %d-byte patch", len(o.Patch))
@@ -411,14 +411,14 @@ func generatorLabel(o *store.Objective) string {
 }
 
 // unknownCost says whether a run that may have cost left no cost.
-func unknownCost(m store.BundleMetadata) bool {
-	var sp store.Spend
+func unknownCost(m domain.BundleMetadata) bool {
+	var sp domain.Spend
 	sp.Add(m)
 	return sp.Unknown > 0
 }
 
 // reportLine is a run report in one line: model, cost, tokens, turns.
-func reportLine(r *runreport.Report) string {
+func reportLine(r *domain.RunReport) string {
 	var parts []string
 	if r.Model != "" {
 		parts = append(parts, "model "+r.Model)

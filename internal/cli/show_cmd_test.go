@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -23,15 +24,15 @@ const (
 func remoteRetried(t *testing.T, s store.Store, id string) (first, second time.Time) {
 	t.Helper()
 	ctx := t.Context()
-	wo := executed(t, s, id, store.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK})
+	wo := executed(t, s, id, domain.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: domain.RunnerOK})
 	first, second = time.Now().Add(-time.Hour).UTC().Truncate(time.Second), time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
-	_, created, err := s.CreateJob(ctx, &store.Job{JobID: showJobID, JobType: "PATCH_DIAZOTROPH", Stream: "patch",
+	_, created, err := s.CreateJob(ctx, &domain.Job{JobID: showJobID, JobType: "PATCH_DIAZOTROPH", Stream: "patch",
 		Payload: []byte(`{}`), MaxAttempts: 3, WorkOrderID: wo.WorkOrderID, EnqueueID: "00000000-0000-4000-9000-000000000001",
 		CreatedAt: first, UpdatedAt: first})
 	require.NoError(t, err)
 	require.True(t, created)
 	claim := func(try int, enqueue, worker string, at time.Time) *store.StartedJobAttempt {
-		m, err := s.EnqueueJobMessage(ctx, &store.JobMessage{Stream: "patch", JobID: showJobID, EnqueueID: enqueue, CreatedAt: at})
+		m, err := s.EnqueueJobMessage(ctx, &domain.JobMessage{Stream: "patch", JobID: showJobID, EnqueueID: enqueue, CreatedAt: at})
 		require.NoError(t, err)
 		st, err := s.StartJobAttempt(ctx, store.StartJobAttemptParams{JobID: showJobID, EnqueueID: enqueue, Stream: "patch",
 			MessageID: m.MessageID, WorkerID: worker, AttemptID: fmt.Sprintf("00000000-0000-4000-a000-%012d", try),
@@ -41,9 +42,9 @@ func remoteRetried(t *testing.T, s store.Store, id string) (first, second time.T
 	}
 	st := claim(1, "00000000-0000-4000-9000-000000000001", "remote-1", first)
 	_, err = s.SettleJobAttempt(ctx, store.SettleJobAttemptParams{JobID: showJobID, AttemptID: st.Attempt.AttemptID,
-		LeaseToken: showToken, Status: store.AttemptFailed,
-		Error: &store.JobError{Code: "GATE_TIMEOUT", Message: "the diazotroph ran out of time", Retryable: true},
-		Next:  store.JobNext{Status: store.JobQueued, EnqueueID: "00000000-0000-4000-9000-000000000002"}, Now: first.Add(time.Minute)})
+		LeaseToken: showToken, Status: domain.AttemptFailed,
+		Error: &domain.JobError{Code: "GATE_TIMEOUT", Message: "the diazotroph ran out of time", Retryable: true},
+		Next:  store.JobNext{Status: domain.JobQueued, EnqueueID: "00000000-0000-4000-9000-000000000002"}, Now: first.Add(time.Minute)})
 	require.NoError(t, err)
 	claim(2, "00000000-0000-4000-9000-000000000002", "remote-2", second)
 	return first, second
@@ -103,7 +104,7 @@ func TestObjectiveShow_RendersHostileJobRowsVisibly(t *testing.T) {
 	s, env := migratedStore(t)
 	env = offline(t, env)
 	remoteRetried(t, s, "obj-1")
-	errJSON, err := json.Marshal(store.JobError{Code: "X" + hostile, Message: "line one\n" + hostile})
+	errJSON, err := json.Marshal(domain.JobError{Code: "X" + hostile, Message: "line one\n" + hostile})
 	require.NoError(t, err)
 	rawSQL(t, env, "UPDATE jobs SET error = ?, stream = ? WHERE job_id = ?", string(errJSON), "s"+hostile, showJobID)
 	rawSQL(t, env, "UPDATE job_attempts SET worker_id = ? WHERE attempt_number = 2", "w"+hostile)
@@ -124,10 +125,10 @@ func TestObjectiveShow_PrintsEachCandidatesJob(t *testing.T) {
 	t.Parallel()
 	s, env := migratedStore(t)
 	env = offline(t, env)
-	wo := executed(t, s, "obj-1", store.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK})
+	wo := executed(t, s, "obj-1", domain.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: domain.RunnerOK})
 	at := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 	for _, k := range []int{2, 1} {
-		_, created, err := s.CreateJob(t.Context(), &store.Job{JobID: fmt.Sprintf("00000000-0000-4000-b000-%012d", k),
+		_, created, err := s.CreateJob(t.Context(), &domain.Job{JobID: fmt.Sprintf("00000000-0000-4000-b000-%012d", k),
 			JobType: "PATCH_DIAZOTROPH", Stream: "patch", Payload: []byte(`{}`), MaxAttempts: 3, WorkOrderID: wo.WorkOrderID,
 			Candidate: k, EnqueueID: fmt.Sprintf("00000000-0000-4000-9000-%012d", k), CreatedAt: at, UpdatedAt: at})
 		require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/starter"
@@ -63,7 +64,7 @@ event id is printed alone on stdout.`,
 // handToTrack gives a track event to the track at once. Temporal being
 // unreachable loses nothing: the event is stored, and the poller hands it
 // over once Temporal is back; a warning says so.
-func (a *app) handToTrack(cmd *cobra.Command, s *session, e *store.Event) {
+func (a *app) handToTrack(cmd *cobra.Command, s *session, e *domain.Event) {
 	err := a.dialTemporal(cmd, s)
 	if err == nil {
 		_, err = s.starter.Enqueue(cmd.Context(), s.cfg.Tasks.Track, e)
@@ -92,7 +93,7 @@ func (a *app) manifestShowCmd() *cobra.Command {
 		}
 		defer s.close()
 		ctx := cmd.Context()
-		var wo *store.WorkOrder
+		var wo *domain.WorkOrder
 		if len(args) == 1 {
 			if wo, err = s.store.GetWorkOrder(ctx, args[0]); err != nil {
 				return classify(err)
@@ -103,33 +104,33 @@ func (a *app) manifestShowCmd() *cobra.Command {
 			}
 		} else {
 			list, err := s.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{DiazotrophType: manifest.Type,
-				Status: store.WorkOrderExecuted})
+				Status: domain.WorkOrderExecuted})
 			if err != nil {
 				return classify(err)
 			}
 			if len(list) == 0 {
 				return &exitError{code: exitNotFound, err: fmt.Errorf("no manifest yet: request one with %s manifest request", a.self())}
 			}
-			wo = slices.MaxFunc(list, func(x, y *store.WorkOrder) int {
+			wo = slices.MaxFunc(list, func(x, y *domain.WorkOrder) int {
 				return cmp.Or(x.CreatedAt.Compare(y.CreatedAt), strings.Compare(x.WorkOrderID, y.WorkOrderID))
 			})
 		}
 		b, err := s.store.GetOutputBundle(ctx, wo.WorkOrderID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return &exitError{code: exitNotFound, err: fmt.Errorf("manifest %s has not been written yet", wo.WorkOrderID)}
 		}
 		if err != nil {
 			return classify(err)
 		}
 		rr, err := s.store.GetRunRecord(ctx, wo.WorkOrderID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err != nil && !errors.Is(err, domain.ErrNotFound) {
 			return classify(err)
 		}
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), struct {
-				WorkOrder *store.WorkOrder    `json:"workorder"`
-				Bundle    *store.OutputBundle `json:"output_bundle"`
-				RunRecord *store.RunRecord    `json:"run_record,omitempty"`
+				WorkOrder *domain.WorkOrder    `json:"workorder"`
+				Bundle    *domain.OutputBundle `json:"output_bundle"`
+				RunRecord *domain.RunRecord    `json:"run_record,omitempty"`
 			}{wo, b, rr})
 		}
 		out := cmd.OutOrStdout()
@@ -155,8 +156,8 @@ type trackView struct {
 	// StateError is why State is missing.
 	StateError string `json:"state_error,omitempty"`
 	notRunning bool
-	Pending    []*store.PendingEvent `json:"pending_events"`
-	WorkOrder  []*store.WorkOrder    `json:"recent_workorders"`
+	Pending    []*domain.PendingEvent `json:"pending_events"`
+	WorkOrder  []*domain.WorkOrder    `json:"recent_workorders"`
 }
 
 // trackRecent bounds the workorders track show lists.
@@ -181,7 +182,7 @@ func (a *app) trackShowCmd() *cobra.Command {
 		defer s.close()
 		ctx := cmd.Context()
 		v := trackView{Track: s.cfg.Tasks.Track}
-		for _, typ := range store.TrackEventTypes() {
+		for _, typ := range domain.TrackEventTypes() {
 			pe, err := s.store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ})
 			if err != nil {
 				return classify(err)
@@ -192,7 +193,7 @@ func (a *app) trackShowCmd() *cobra.Command {
 		if err != nil {
 			return classify(err)
 		}
-		slices.SortFunc(wos, func(x, y *store.WorkOrder) int { return y.CreatedAt.Compare(x.CreatedAt) })
+		slices.SortFunc(wos, func(x, y *domain.WorkOrder) int { return y.CreatedAt.Compare(x.CreatedAt) })
 		v.WorkOrder = wos[:min(len(wos), trackRecent)]
 		err = a.dialTemporal(cmd, s)
 		if err == nil {
@@ -206,10 +207,10 @@ func (a *app) trackShowCmd() *cobra.Command {
 		}
 		if asJSON {
 			if v.Pending == nil {
-				v.Pending = []*store.PendingEvent{}
+				v.Pending = []*domain.PendingEvent{}
 			}
 			if v.WorkOrder == nil {
-				v.WorkOrder = []*store.WorkOrder{}
+				v.WorkOrder = []*domain.WorkOrder{}
 			}
 			return writeJSON(cmd.OutOrStdout(), v)
 		}

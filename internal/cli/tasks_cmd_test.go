@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/deadline"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlite"
@@ -20,7 +21,7 @@ import (
 
 // newObjective writes a NEW objective of urgency created at, changed by
 // each of with.
-func newObjective(t *testing.T, s store.Store, id, urgency string, at time.Time, with ...func(*store.Objective)) *store.Objective {
+func newObjective(t *testing.T, s store.Store, id, urgency string, at time.Time, with ...func(*domain.Objective)) *domain.Objective {
 	t.Helper()
 	o := storetest.Objective(id)
 	o.Urgency, o.CreatedAt, o.UpdatedAt = urgency, at, at
@@ -32,7 +33,7 @@ func newObjective(t *testing.T, s store.Store, id, urgency string, at time.Time,
 }
 
 // moveTo transitions objective id to status and returns it.
-func moveTo(t *testing.T, s store.Store, id string, status store.Status) *store.Objective {
+func moveTo(t *testing.T, s store.Store, id string, status domain.Status) *domain.Objective {
 	t.Helper()
 	o, err := s.TransitionObjective(context.Background(), store.TransitionObjectiveParams{ObjectiveID: id, To: status,
 		Now: storetest.T0})
@@ -40,7 +41,7 @@ func moveTo(t *testing.T, s store.Store, id string, status store.Status) *store.
 	return o
 }
 
-func createPause(t *testing.T, s store.Store, ps store.PauseState) {
+func createPause(t *testing.T, s store.Store, ps domain.PauseState) {
 	t.Helper()
 	require.NoError(t, s.CreatePauseState(context.Background(), &ps))
 }
@@ -54,15 +55,15 @@ func overduePause(t *testing.T, s store.Store, id string, deadlineAt time.Time) 
 
 // trackWorkOrder writes an executed track workorder of diazotrophType,
 // created at, with an output bundle of content.
-func trackWorkOrder(t *testing.T, s store.Store, id, diazotrophType, content string, at time.Time) *store.WorkOrder {
+func trackWorkOrder(t *testing.T, s store.Store, id, diazotrophType, content string, at time.Time) *domain.WorkOrder {
 	t.Helper()
 	ctx := context.Background()
 	wo := storetest.TrackScheduled(t, s, "default", id, at)
 	wo.DiazotrophType = diazotrophType
 	_, _, err := s.CreateWorkOrder(ctx, wo)
 	require.NoError(t, err)
-	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: id, Title: "Manifest", Content: content,
-		RunnerStatus: store.RunnerOK, CreatedAt: at})
+	_, _, err = s.CreateOutputBundle(ctx, &domain.OutputBundle{WorkOrderID: id, Title: "Manifest", Content: content,
+		RunnerStatus: domain.RunnerOK, CreatedAt: at})
 	require.NoError(t, err)
 	_, _, err = s.MarkWorkOrderExecuted(ctx, store.MarkWorkOrderExecutedParams{WorkOrderID: id, Now: at})
 	require.NoError(t, err)
@@ -102,11 +103,11 @@ func seedInbox(t *testing.T, s store.Store) {
 	overduePause(t, s, "rejected", deadline.Deadline(rejected, nil))
 
 	newObjective(t, s, "blocked", "NORMAL", at)
-	blocked := moveTo(t, s, "blocked", store.StatusBlocked)
+	blocked := moveTo(t, s, "blocked", domain.StatusBlocked)
 	createPause(t, s, pause.Blocked("blocked", blocked.StatusSeq, []string{"waiting on legal"}, at))
 
-	wo := executed(t, s, "gate-failed", store.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK})
-	failed := moveTo(t, s, "gate-failed", store.StatusTodo)
+	wo := executed(t, s, "gate-failed", domain.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: domain.RunnerOK})
+	failed := moveTo(t, s, "gate-failed", domain.StatusTodo)
 	createPause(t, s, pause.GateFailed("gate-failed", failed.StatusSeq, wo.WorkOrderID, "go test failed", nil, nil, at))
 
 	// Overdue: an open objective whose OVERDUE pause names its current
@@ -117,11 +118,11 @@ func seedInbox(t *testing.T, s store.Store) {
 		urgency string
 		due     time.Time
 	}{"overdue": {"NORMAL", due}, "overdue-new": {"HIGH", due}, "moved": {"NORMAL", moved}} {
-		newObjective(t, s, id, o.urgency, at, func(ob *store.Objective) { ob.DueAt = &o.due })
+		newObjective(t, s, id, o.urgency, at, func(ob *domain.Objective) { ob.DueAt = &o.due })
 		overduePause(t, s, id, due)
 	}
-	moveTo(t, s, "overdue", store.StatusTodo)
-	moveTo(t, s, "moved", store.StatusTodo)
+	moveTo(t, s, "overdue", domain.StatusTodo)
+	moveTo(t, s, "moved", domain.StatusTodo)
 	passedObjective(t, s, "done")
 	overduePause(t, s, "done", deadline.Deadline(getObjective(t, s, "done"), nil))
 
@@ -129,7 +130,7 @@ func seedInbox(t *testing.T, s store.Store) {
 	newObjective(t, s, "prop-new", "NORMAL", at.Add(3*time.Hour))
 	triageProposed(t, s, "wo-triage-1", "cap-1", at.Add(time.Hour), pause.Proposed{ObjectiveID: "prop-new", Title: "Call the bank"})
 	newObjective(t, s, "prop-approved", "NORMAL", at.Add(3*time.Hour))
-	moveTo(t, s, "prop-approved", store.StatusTodo)
+	moveTo(t, s, "prop-approved", domain.StatusTodo)
 	triageProposed(t, s, "wo-triage-2", "cap-2", at.Add(2*time.Hour), pause.Proposed{ObjectiveID: "prop-approved", Title: "Pay"})
 
 	// Manifests: only the latest waits.
@@ -140,7 +141,7 @@ func seedInbox(t *testing.T, s store.Store) {
 	}
 }
 
-func getObjective(t *testing.T, s store.Store, id string) *store.Objective {
+func getObjective(t *testing.T, s store.Store, id string) *domain.Objective {
 	t.Helper()
 	o, err := s.GetObjective(context.Background(), id)
 	require.NoError(t, err)
@@ -280,7 +281,7 @@ func TestManifestRequest_StoresTheEventAndWarnsWhileTemporalIsDown(t *testing.T)
 	require.Contains(t, res.stderr, "the track gets it when a worker's poller reaches Temporal")
 	require.Equal(t, 1, countLines(res.stderr), res.stderr)
 
-	evs, err := openData(t, env).ListEvents(t.Context(), store.ListEventsParams{EventType: store.EventManifestRequested})
+	evs, err := openData(t, env).ListEvents(t.Context(), store.ListEventsParams{EventType: domain.EventManifestRequested})
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
 	require.Equal(t, strings.TrimSpace(res.stdout), evs[0].EventID)
@@ -289,7 +290,7 @@ func TestManifestRequest_StoresTheEventAndWarnsWhileTemporalIsDown(t *testing.T)
 
 	res = azolla(t, env, "manifest", "request")
 	require.Equal(t, 0, res.code, res.stderr)
-	evs, err = openData(t, env).ListEvents(t.Context(), store.ListEventsParams{EventType: store.EventManifestRequested})
+	evs, err = openData(t, env).ListEvents(t.Context(), store.ListEventsParams{EventType: domain.EventManifestRequested})
 	require.NoError(t, err)
 	require.Len(t, evs, 2, "each request is an event of its own")
 }
@@ -327,8 +328,8 @@ func TestManifestShow_ShowsTheLatestManifestOrTheOneAsked(t *testing.T) {
 	at := storetest.T0
 	trackWorkOrder(t, s, "wo-manifest-1", "MANIFEST_DIAZOTROPH", "# Manifest one\n\nDone: 3\n", at)
 	trackWorkOrder(t, s, "wo-manifest-2", "MANIFEST_DIAZOTROPH", "# Manifest two\n\nDone: 4\n"+hostile+"\n", at.Add(time.Hour))
-	_, err := s.UpsertRunRecord(t.Context(), &store.RunRecord{WorkOrderID: "wo-manifest-2", Track: "default",
-		GateResult: store.GatePass, GateReason: "ok", CreatedAt: at, UpdatedAt: at})
+	_, err := s.UpsertRunRecord(t.Context(), &domain.RunRecord{WorkOrderID: "wo-manifest-2", Track: "default",
+		GateResult: domain.GatePass, GateReason: "ok", CreatedAt: at, UpdatedAt: at})
 	require.NoError(t, err)
 	passedObjective(t, s, "obj-1")
 
@@ -345,15 +346,15 @@ func TestManifestShow_ShowsTheLatestManifestOrTheOneAsked(t *testing.T) {
 	res = azolla(t, env, "manifest", "show", "--output", "json")
 	require.Equal(t, 0, res.code, res.stderr)
 	var got struct {
-		WorkOrder store.WorkOrder    `json:"workorder"`
-		Bundle    store.OutputBundle `json:"output_bundle"`
-		RunRecord *store.RunRecord   `json:"run_record"`
+		WorkOrder domain.WorkOrder    `json:"workorder"`
+		Bundle    domain.OutputBundle `json:"output_bundle"`
+		RunRecord *domain.RunRecord   `json:"run_record"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &got))
 	require.Equal(t, "wo-manifest-2", got.WorkOrder.WorkOrderID)
 	require.Equal(t, "# Manifest two\n\nDone: 4\n"+hostile+"\n", got.Bundle.Content)
 	require.NotNil(t, got.RunRecord)
-	require.Equal(t, store.GatePass, got.RunRecord.GateResult)
+	require.Equal(t, domain.GatePass, got.RunRecord.GateResult)
 
 	res = azolla(t, env, "manifest", "show", "wo-obj-1")
 	require.Equal(t, exitUsage, res.code, res.stderr)
@@ -389,11 +390,11 @@ func TestTrackShow_WhileTemporalIsDownShowsTheStore(t *testing.T) {
 	res = azolla(t, env, "track", "show", "--output", "json")
 	require.Equal(t, 0, res.code, res.stderr)
 	var v struct {
-		Track      string            `json:"track"`
-		State      *json.RawMessage  `json:"state"`
-		StateError string            `json:"state_error"`
-		Pending    []json.RawMessage `json:"pending_events"`
-		WorkOrders []store.WorkOrder `json:"recent_workorders"`
+		Track      string             `json:"track"`
+		State      *json.RawMessage   `json:"state"`
+		StateError string             `json:"state_error"`
+		Pending    []json.RawMessage  `json:"pending_events"`
+		WorkOrders []domain.WorkOrder `json:"recent_workorders"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &v))
 	require.Equal(t, "default", v.Track)
@@ -411,16 +412,16 @@ func TestObjectiveList_OverdueListsOpenObjectivesPastTheirDeadline(t *testing.T)
 	now := time.Now().UTC().Truncate(time.Second)
 	past, future := now.Add(-time.Hour), now.Add(time.Hour)
 	write := func(id, urgency string, created time.Time, due *time.Time) {
-		newObjective(t, s, id, urgency, created, func(o *store.Objective) { o.DueAt = due })
+		newObjective(t, s, id, urgency, created, func(o *domain.Objective) { o.DueAt = due })
 	}
 	write("due-past", "NORMAL", now.Add(-2*time.Hour), &past)
 	write("due-future", "CRITICAL", now.Add(-48*time.Hour), &future) // due_at wins over the SLA
 	write("low-old", "LOW", now.Add(-200*time.Hour), nil)            // past 168h
 	write("low-young", "LOW", now.Add(-100*time.Hour), nil)
 	write("done-past", "NORMAL", now.Add(-2*time.Hour), &past)
-	moveTo(t, s, "done-past", store.StatusDone)
+	moveTo(t, s, "done-past", domain.StatusDone)
 	write("in-progress-old", "HIGH", now.Add(-30*time.Hour), nil) // past 24h
-	moveTo(t, s, "in-progress-old", store.StatusInProgress)
+	moveTo(t, s, "in-progress-old", domain.StatusInProgress)
 	rejected := newObjective(t, s, "rejected-old", "NORMAL", now.Add(-200*time.Hour))
 	createPause(t, s, pause.Rejected("rejected-old", rejected.StatusSeq, "", "", now.Add(-199*time.Hour)))
 	overduePause(t, s, "rejected-old", deadline.Deadline(rejected, nil))
@@ -428,7 +429,7 @@ func TestObjectiveList_OverdueListsOpenObjectivesPastTheirDeadline(t *testing.T)
 	ids := func(env map[string]string, args ...string) []string {
 		res := azolla(t, env, append([]string{"objective", "list", "--overdue", "--output", "json"}, args...)...)
 		require.Equal(t, 0, res.code, res.stderr)
-		var list []store.Objective
+		var list []domain.Objective
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &list))
 		out := []string{}
 		for _, o := range list {
@@ -514,11 +515,11 @@ func TestPages_ReadsPastAFullPageAndEndsOnAnError(t *testing.T) {
 	// the rows after it, inboxPage at a time, up to n.
 	const n = inboxPage + 3
 	var afters []string
-	list := func(fail bool) func(store.Cursor) ([]int, error) {
-		return func(after store.Cursor) ([]int, error) {
+	list := func(fail bool) func(domain.Cursor) ([]int, error) {
+		return func(after domain.Cursor) ([]int, error) {
 			afters = append(afters, after.ID)
 			if fail && after.ID != "" {
-				return nil, store.ErrNotFound
+				return nil, domain.ErrNotFound
 			}
 			start := 0
 			if after.ID != "" {
@@ -531,7 +532,7 @@ func TestPages_ReadsPastAFullPageAndEndsOnAnError(t *testing.T) {
 			return page, nil
 		}
 	}
-	cursor := func(i int) store.Cursor { return store.Cursor{ID: strconv.Itoa(i)} }
+	cursor := func(i int) domain.Cursor { return domain.Cursor{ID: strconv.Itoa(i)} }
 
 	var got []int
 	for row, err := range pages(list(false), cursor) {
@@ -552,5 +553,5 @@ func TestPages_ReadsPastAFullPageAndEndsOnAnError(t *testing.T) {
 		got = append(got, row)
 	}
 	require.Len(t, got, inboxPage)
-	require.Equal(t, []error{store.ErrNotFound}, errs)
+	require.Equal(t, []error{domain.ErrNotFound}, errs)
 }

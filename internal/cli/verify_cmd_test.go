@@ -16,6 +16,7 @@ import (
 	"github.com/azolla/azolla/internal/audit"
 	"github.com/azolla/azolla/internal/controlplane/redisstream"
 	"github.com/azolla/azolla/internal/controlplane/redisstream/redistest"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlite"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -48,17 +49,17 @@ var executedAt = storetest.T0.Add(time.Minute)
 // bundle is b (its workorder id and time filled in), and returns the
 // workorder, EXECUTED and waiting for the gate, with the objective
 // IN_PROGRESS.
-func executed(t *testing.T, s store.Store, id string, b store.OutputBundle) *store.WorkOrder {
+func executed(t *testing.T, s store.Store, id string, b domain.OutputBundle) *domain.WorkOrder {
 	t.Helper()
 	ctx, at := context.Background(), executedAt
 	wo := storetest.Scheduled(t, s, id)
-	for _, to := range []store.Status{store.StatusTodo, store.StatusInProgress} {
+	for _, to := range []domain.Status{domain.StatusTodo, domain.StatusInProgress} {
 		_, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: to, Now: at})
 		require.NoError(t, err)
 	}
 	_, _, err := s.CreateWorkOrder(ctx, wo)
 	require.NoError(t, err)
-	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: wo.EventID, Reason: store.ReasonScheduled, Now: at})
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: wo.EventID, Reason: domain.ReasonScheduled, Now: at})
 	require.NoError(t, err)
 	b.WorkOrderID, b.CreatedAt = wo.WorkOrderID, at
 	_, _, err = s.CreateOutputBundle(ctx, &b)
@@ -72,21 +73,21 @@ func executed(t *testing.T, s store.Store, id string, b store.OutputBundle) *sto
 func passedObjective(t *testing.T, s store.Store, id string) {
 	t.Helper()
 	ctx, at := context.Background(), executedAt
-	wo := executed(t, s, id, store.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: store.RunnerOK})
-	_, err := s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: id,
-		GateResult: store.GatePass, GateReason: "checked", CreatedAt: at, UpdatedAt: at})
+	wo := executed(t, s, id, domain.OutputBundle{Title: "Fix", Content: "diff --git a/x b/x\n", RunnerStatus: domain.RunnerOK})
+	_, err := s.UpsertRunRecord(ctx, &domain.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: id,
+		GateResult: domain.GatePass, GateReason: "checked", CreatedAt: at, UpdatedAt: at})
 	require.NoError(t, err)
-	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: store.StatusDone, Now: at})
+	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: id, To: domain.StatusDone, Now: at})
 	require.NoError(t, err)
-	require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "ps-" + id, ObjectiveID: id,
-		WorkOrderID: wo.WorkOrderID, Reason: store.PauseRunComplete, PrioritizedActions: []string{"Review"}, CreatedAt: at}))
+	require.NoError(t, s.CreatePauseState(ctx, &domain.PauseState{PauseStateID: "ps-" + id, ObjectiveID: id,
+		WorkOrderID: wo.WorkOrderID, Reason: domain.PauseRunComplete, PrioritizedActions: []string{"Review"}, CreatedAt: at}))
 }
 
 // doneWithoutVerdict writes an objective DONE that no gate passed.
 func doneWithoutVerdict(t *testing.T, s store.Store, id string) {
 	t.Helper()
 	require.NoError(t, s.CreateObjective(context.Background(), storetest.Objective(id)))
-	_, err := s.TransitionObjective(context.Background(), store.TransitionObjectiveParams{ObjectiveID: id, To: store.StatusDone})
+	_, err := s.TransitionObjective(context.Background(), store.TransitionObjectiveParams{ObjectiveID: id, To: domain.StatusDone})
 	require.NoError(t, err)
 }
 
@@ -137,7 +138,7 @@ func TestVerifyGraceSparesAClaimHeartbeatingNow(t *testing.T) {
 	s, env := migratedStore(t)
 	passedObjective(t, s, "obj-1")
 	// A worker that wrote the terminal state and has not yet released.
-	_, ok, err := s.AcquireClaim(t.Context(), store.AcquireClaimParams{ResourceType: store.ResourceEvent,
+	_, ok, err := s.AcquireClaim(t.Context(), store.AcquireClaimParams{ResourceType: domain.ResourceEvent,
 		ResourceID: "ev-obj-1", OwnerID: "w1", TTL: time.Hour})
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -193,10 +194,10 @@ func runningJob(t *testing.T, s store.Store, jobID string) *store.StartedJobAtte
 	t.Helper()
 	ctx, at := t.Context(), time.Now().Add(-time.Second)
 	enqueue := "00000000-0000-4000-9000-000000000001"
-	_, _, err := s.CreateJob(ctx, &store.Job{JobID: jobID, JobType: "PATCH_DIAZOTROPH", Stream: "patch",
+	_, _, err := s.CreateJob(ctx, &domain.Job{JobID: jobID, JobType: "PATCH_DIAZOTROPH", Stream: "patch",
 		Payload: []byte(`{}`), MaxAttempts: 3, EnqueueID: enqueue, CreatedAt: at, UpdatedAt: at})
 	require.NoError(t, err)
-	_, err = s.EnqueueJobMessage(ctx, &store.JobMessage{Stream: "patch", JobID: jobID, EnqueueID: enqueue, CreatedAt: at})
+	_, err = s.EnqueueJobMessage(ctx, &domain.JobMessage{Stream: "patch", JobID: jobID, EnqueueID: enqueue, CreatedAt: at})
 	require.NoError(t, err)
 	m, err := s.ReceiveJobMessage(ctx, store.ReceiveJobMessageParams{Streams: []string{"patch"}, Consumer: "cp", Now: at})
 	require.NoError(t, err)
@@ -257,7 +258,7 @@ func TestVerifyAsksRedisAboutRunningJobs(t *testing.T) {
 	s, env := migratedStore(t)
 	env["AZOLLA_CONTROL_PLANE_REDIS_URL"] = url
 	id, enqueue, at := "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-9000-000000000001", time.Now()
-	_, _, err = s.CreateJob(ctx, &store.Job{JobID: id, JobType: "PATCH_DIAZOTROPH", Stream: stream,
+	_, _, err = s.CreateJob(ctx, &domain.Job{JobID: id, JobType: "PATCH_DIAZOTROPH", Stream: stream,
 		Payload: []byte(`{}`), MaxAttempts: 3, EnqueueID: enqueue, CreatedAt: at, UpdatedAt: at})
 	require.NoError(t, err)
 	_, err = tr.Enqueue(ctx, stream, id, enqueue)

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/controlplane"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/textsafe"
 )
 
@@ -59,11 +59,11 @@ Keep the token in a file only its worker can read and start the worker with
 			if err != nil {
 				return err
 			}
-			err = s.store.CreateWorkerToken(cmd.Context(), &store.WorkerToken{WorkerID: name, TokenHash: hash,
+			err = s.store.CreateWorkerToken(cmd.Context(), &domain.WorkerToken{WorkerID: name, TokenHash: hash,
 				CreatedAt: time.Now().UTC()})
-			if errors.Is(err, store.ErrAlreadyExists) {
+			if errors.Is(err, domain.ErrAlreadyExists) {
 				return classify(fmt.Errorf("worker %s already has a live token; revoke it first: %s worker-token revoke %s: %w",
-					name, a.self(), name, store.ErrAlreadyExists))
+					name, a.self(), name, domain.ErrAlreadyExists))
 			}
 			if err != nil {
 				return fmt.Errorf("create the token of worker %s: %w", name, err)
@@ -96,8 +96,8 @@ lapses.`,
 			}
 			defer s.close()
 			err = s.store.RevokeWorkerToken(cmd.Context(), name, time.Now().UTC())
-			if errors.Is(err, store.ErrNotFound) {
-				return classify(fmt.Errorf("worker %s has no live token: %w", name, store.ErrNotFound))
+			if errors.Is(err, domain.ErrNotFound) {
+				return classify(fmt.Errorf("worker %s has no live token: %w", name, domain.ErrNotFound))
 			}
 			if err != nil {
 				return fmt.Errorf("revoke the token of worker %s: %w", name, err)

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // The wire form of the four endpoints (docs/protocol/control-plane.md#the-endpoints);
@@ -80,13 +80,13 @@ type CompleteResponse struct {
 
 // FailRequest settles an attempt as failed.
 type FailRequest struct {
-	WorkerID   string         `json:"worker_id"`
-	JobID      string         `json:"job_id"`
-	AttemptID  string         `json:"attempt_id"`
-	LeaseToken string         `json:"lease_token"`
-	Stream     string         `json:"stream"`
-	MessageID  string         `json:"message_id"`
-	Error      store.JobError `json:"error"`
+	WorkerID   string          `json:"worker_id"`
+	JobID      string          `json:"job_id"`
+	AttemptID  string          `json:"attempt_id"`
+	LeaseToken string          `json:"lease_token"`
+	Stream     string          `json:"stream"`
+	MessageID  string          `json:"message_id"`
+	Error      domain.JobError `json:"error"`
 }
 
 // FailResponse says what the policy made of the failure: the job was
@@ -170,11 +170,11 @@ type Transport interface {
 type Activities interface {
 	// Heartbeat records a heartbeat of the pending activity. ErrActivityGone
 	// when the activity was cancelled, completed or timed out for good.
-	Heartbeat(ctx context.Context, ref store.ActivityRef) error
+	Heartbeat(ctx context.Context, ref domain.ActivityRef) error
 	// Complete completes the activity with the settled job's outcome.
-	Complete(ctx context.Context, j *store.Job) error
+	Complete(ctx context.Context, j *domain.Job) error
 	// Fail fails the activity, non-retryably, with the job's error.
-	Fail(ctx context.Context, j *store.Job) error
+	Fail(ctx context.Context, j *domain.Job) error
 }
 
 // ErrActivityGone: the Temporal activity a job completes no longer waits

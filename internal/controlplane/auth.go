@@ -12,7 +12,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // WorkerTokenPrefix starts every worker token, so a leaked one is easy to
@@ -53,7 +53,7 @@ type Authenticator interface {
 
 // TokenLookup is the store's side of token authentication.
 type TokenLookup interface {
-	GetWorkerTokenByHash(ctx context.Context, tokenHash string) (*store.WorkerToken, error)
+	GetWorkerTokenByHash(ctx context.Context, tokenHash string) (*domain.WorkerToken, error)
 }
 
 // TokenAuthenticator authenticates "Authorization: Bearer <token>" against
@@ -71,7 +71,7 @@ func (a TokenAuthenticator) Authenticate(r *http.Request) (string, error) {
 		return "", ErrUnauthenticated
 	}
 	t, err := a.Tokens.GetWorkerTokenByHash(r.Context(), HashWorkerToken(token))
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return "", ErrUnauthenticated
 	}
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 func TestGenerateWorkerToken_RandomPrefixedAndHashed(t *testing.T) {
@@ -52,18 +52,18 @@ func TestLoopbackOnly(t *testing.T) {
 	}
 }
 
-type tokenMap map[string]*store.WorkerToken
+type tokenMap map[string]*domain.WorkerToken
 
-func (m tokenMap) GetWorkerTokenByHash(_ context.Context, hash string) (*store.WorkerToken, error) {
+func (m tokenMap) GetWorkerTokenByHash(_ context.Context, hash string) (*domain.WorkerToken, error) {
 	if t, ok := m[hash]; ok {
 		return t, nil
 	}
-	return nil, &store.NotFoundError{Kind: "worker token", ID: hash}
+	return nil, &domain.NotFoundError{Kind: "worker token", ID: hash}
 }
 
 type downLookup struct{}
 
-func (downLookup) GetWorkerTokenByHash(context.Context, string) (*store.WorkerToken, error) {
+func (downLookup) GetWorkerTokenByHash(context.Context, string) (*domain.WorkerToken, error) {
 	return nil, errors.New("connection refused")
 }
 

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/runreport"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/strictjson"
 )
 
@@ -80,10 +79,10 @@ type CandidateWorkResult struct {
 	// size and hash are computed again where it is recorded.
 	Patch string `json:"patch"`
 	// Gate holds each gate command's result, in order.
-	Gate       []store.CandidateGateResult `json:"gate"`
-	Report     *runreport.Report           `json:"report,omitempty"`
-	Notes      string                      `json:"notes,omitempty"`
-	FinishedAt time.Time                   `json:"finished_at"`
+	Gate       []domain.CandidateGateResult `json:"gate"`
+	Report     *domain.RunReport            `json:"report,omitempty"`
+	Notes      string                       `json:"notes,omitempty"`
+	FinishedAt time.Time                    `json:"finished_at"`
 }
 
 // Validate checks that the result is candidate k's and can become its

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -18,10 +19,10 @@ import (
 // attempts.
 func candidateRequest(wo string, attempts int) diazotroph.Request {
 	return diazotroph.Request{
-		WorkOrder: store.WorkOrder{WorkOrderID: wo, ObjectiveID: "o1", DiazotrophType: diazotroph.PatchType,
-			ContextSnapshotID: "snap-1", BranchName: "azolla/o1", BudgetMS: 1500, Status: store.WorkOrderCreated},
-		Snapshot:  store.ContextSnapshot{ContextSnapshotID: "snap-1", ObjectiveID: "o1", FullPromptText: "do it"},
-		Objective: store.Objective{ObjectiveID: "o1", Title: "t", Repository: "r", Attempts: &attempts},
+		WorkOrder: domain.WorkOrder{WorkOrderID: wo, ObjectiveID: "o1", DiazotrophType: diazotroph.PatchType,
+			ContextSnapshotID: "snap-1", BranchName: "azolla/o1", BudgetMS: 1500, Status: domain.WorkOrderCreated},
+		Snapshot:  domain.ContextSnapshot{ContextSnapshotID: "snap-1", ObjectiveID: "o1", FullPromptText: "do it"},
+		Objective: domain.Objective{ObjectiveID: "o1", Title: "t", Repository: "r", Attempts: &attempts},
 		Budget:    1500 * time.Millisecond,
 	}
 }
@@ -65,7 +66,7 @@ func TestCandidatePayload_RoundTripsAndValidatesTheNumber(t *testing.T) {
 
 func TestCandidateWorkResult_ValidateNamesEveryProblem(t *testing.T) {
 	t.Parallel()
-	ok := CandidateWorkResult{Candidate: 2, Generator: "command", RunnerStatus: store.RunnerOK, FinishedAt: time.Now()}
+	ok := CandidateWorkResult{Candidate: 2, Generator: "command", RunnerStatus: domain.RunnerOK, FinishedAt: time.Now()}
 	require.NoError(t, ok.Validate(2))
 	err := CandidateWorkResult{Candidate: 3, Generator: "two\nlines", RunnerStatus: "MAYBE"}.Validate(2)
 	require.Error(t, err)
@@ -136,21 +137,21 @@ func TestCandidateJob_GoneOnceItsCandidateIsSettled(t *testing.T) {
 		require.NoError(t, err)
 		tb.svc = New(tb.st, tb.tr, tb.acts, tb.hooks, tb.svc.Config())
 		put := func(k int, status string) {
-			_, err := tb.st.PutCandidate(tb.ctx, &store.Candidate{WorkOrderID: w.WorkOrderID, Attempt: k,
-				Generator: "command", Status: status, GateResults: []store.CandidateGateResult{},
+			_, err := tb.st.PutCandidate(tb.ctx, &domain.Candidate{WorkOrderID: w.WorkOrderID, Attempt: k,
+				Generator: "command", Status: status, GateResults: []domain.CandidateGateResult{},
 				CreatedAt: tb.clock.Now(), UpdatedAt: tb.clock.Now()})
 			require.NoError(t, err)
 		}
-		put(1, store.CandidateRunning)
-		put(2, store.CandidateRunning)
+		put(1, domain.CandidateRunning)
+		put(2, domain.CandidateRunning)
 		running, err := tb.svc.Enqueue(tb.ctx, candidateParams(t, w.WorkOrderID, 1, 1))
 		require.NoError(t, err)
 		c := tb.mustClaim(t, workerA)
 		require.Equal(t, running.JobID, c.JobID)
 		queued, err := tb.svc.Enqueue(tb.ctx, candidateParams(t, w.WorkOrderID, 2, 2))
 		require.NoError(t, err)
-		put(1, store.CandidateCancelled)
-		put(2, store.CandidateCancelled)
+		put(1, domain.CandidateCancelled)
+		put(2, domain.CandidateCancelled)
 
 		_, err = tb.svc.Heartbeat(tb.ctx, HeartbeatRequest{WorkerID: workerA, JobID: c.JobID, LeaseToken: c.LeaseToken})
 		var e *Error
@@ -161,14 +162,14 @@ func TestCandidateJob_GoneOnceItsCandidateIsSettled(t *testing.T) {
 		require.Equal(t, CodeCancelled, e.Code)
 		require.True(t, strings.Contains(e.Message, "candidate 1 of workorder") && strings.Contains(e.Message, "CANCELLED"),
 			e.Message)
-		require.Equal(t, store.JobRunning, tb.job(t, running.JobID).Status, "nothing of the completion was written")
+		require.Equal(t, domain.JobRunning, tb.job(t, running.JobID).Status, "nothing of the completion was written")
 		require.Empty(t, tb.hooks.succeeded)
 
 		require.False(t, tb.claim(t, workerB).Claimed, "the queued candidate is not started")
 		_, err = NewReaper(tb.svc).RunOnce(tb.ctx)
 		require.NoError(t, err)
 		dj := tb.job(t, queued.JobID)
-		require.Equal(t, store.JobDeadLettered, dj.Status)
+		require.Equal(t, domain.JobDeadLettered, dj.Status)
 		require.Equal(t, CodeRunGone, dj.Error.Code)
 		require.Equal(t, http.StatusConflict, e.Status)
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -74,7 +75,7 @@ func (s *Service) start(ctx context.Context, workerID string, m *Message) (Claim
 	st, err := s.st.StartJobAttempt(ctx, p)
 	// A job whose Run activity is gone is not started: the attempt rolls
 	// back, the message goes, and the reaper dead-letters the job.
-	if errors.Is(err, store.ErrJobStale) || errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrRunGone) {
+	if errors.Is(err, domain.ErrJobStale) || errors.Is(err, domain.ErrNotFound) || errors.Is(err, ErrRunGone) {
 		return ClaimResponse{}, s.skip(ctx, m, err)
 	}
 	if err != nil {
@@ -108,11 +109,11 @@ func (s *Service) start(ctx context.Context, workerID string, m *Message) (Claim
 func (s *Service) skip(ctx context.Context, m *Message, cause error) error {
 	j, err := s.st.GetJob(ctx, m.JobID)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 	case err != nil:
 		// Unable to judge: leave the message pending for a later look.
 		return asError("claim: look at a stale message's job", err)
-	case j.Status == store.JobRunning && j.EnqueueID == m.EnqueueID:
+	case j.Status == domain.JobRunning && j.EnqueueID == m.EnqueueID:
 		s.log.Debug("message of a running attempt redelivered; left pending", "job_id", m.JobID,
 			"stream", m.Stream, "message_id", m.MessageID)
 		return errSkipped
@@ -146,14 +147,14 @@ func (s *Service) Heartbeat(ctx context.Context, req HeartbeatRequest) (Heartbea
 	if _, err := s.authorize(ctx, req.JobID, "", req.WorkerID, req.LeaseToken); err != nil {
 		return HeartbeatResponse{}, err
 	}
-	var job *store.Job
+	var job *domain.Job
 	l, err := s.st.RenewJobLease(ctx, store.RenewJobLeaseParams{
 		JobID:      req.JobID,
 		WorkerID:   req.WorkerID,
 		LeaseToken: req.LeaseToken,
 		TTL:        s.cfg.LeaseTTL,
 		Now:        s.now(),
-		OnRenew: func(q store.Querier, j *store.Job, l *store.JobLease) error {
+		OnRenew: func(q store.Querier, j *domain.Job, l *domain.JobLease) error {
 			job = j
 			if err := runGone(ctx, q, j); err != nil {
 				return err
@@ -181,9 +182,9 @@ func (s *Service) Heartbeat(ctx context.Context, req HeartbeatRequest) (Heartbea
 // that the attempt named (complete, fail) or the lease presented
 // (heartbeat, attemptID "") is workerID's own. Whether the token is right
 // and the lease live is the store's call, in the write's transaction.
-func (s *Service) authorize(ctx context.Context, jobID, attemptID, workerID, token string) (*store.Job, error) {
+func (s *Service) authorize(ctx context.Context, jobID, attemptID, workerID, token string) (*domain.Job, error) {
 	j, err := s.st.GetJob(ctx, jobID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return nil, errNotFound("job %s not found", jobID)
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -22,7 +23,7 @@ import (
 // and p.Activity is set, the activity is recorded on it (a retried Run
 // activity keeps its ids, but a new workflow run has a new run id). A
 // settled job is returned as it is: its outcome is the caller's answer.
-func (s *Service) Enqueue(ctx context.Context, p EnqueueParams) (*store.Job, error) {
+func (s *Service) Enqueue(ctx context.Context, p EnqueueParams) (*domain.Job, error) {
 	if p.JobType == "" {
 		return nil, errInvalid("enqueue: job type is required")
 	}
@@ -40,11 +41,11 @@ func (s *Service) Enqueue(ctx context.Context, p EnqueueParams) (*store.Job, err
 		maxAttempts = s.cfg.MaxAttempts
 	}
 	now := s.now()
-	j := &store.Job{
+	j := &domain.Job{
 		JobID:       newUUID(),
 		JobType:     p.JobType,
 		Stream:      p.Stream,
-		Status:      store.JobQueued,
+		Status:      domain.JobQueued,
 		Payload:     p.Payload,
 		MaxAttempts: maxAttempts,
 		WorkOrderID: p.WorkOrderID,
@@ -60,7 +61,7 @@ func (s *Service) Enqueue(ctx context.Context, p EnqueueParams) (*store.Job, err
 		return nil, fmt.Errorf("enqueue %s job for work order %q: %w", p.JobType, p.WorkOrderID, err)
 	}
 	if !created {
-		if p.Activity != nil && !store.JobSettled(stored.Status) && !sameActivity(stored.Activity, p.Activity) {
+		if p.Activity != nil && !domain.JobSettled(stored.Status) && !sameActivity(stored.Activity, p.Activity) {
 			stored, err = s.st.SetJobActivity(ctx, stored.JobID, *p.Activity, now)
 			if err != nil {
 				return nil, fmt.Errorf("enqueue: record the activity of job %s: %w", j.JobID, err)
@@ -78,7 +79,7 @@ func (s *Service) Enqueue(ctx context.Context, p EnqueueParams) (*store.Job, err
 // publish writes the message of j's current enqueue and records its id on
 // j. A job that moved on meanwhile keeps its own message id; the message
 // written is then stale and skipped when claimed.
-func (s *Service) publish(ctx context.Context, j *store.Job) error {
+func (s *Service) publish(ctx context.Context, j *domain.Job) error {
 	id, err := s.tr.Enqueue(ctx, j.Stream, j.JobID, j.EnqueueID)
 	if err != nil {
 		return fmt.Errorf("write the message of job %s: %w", j.JobID, err)
@@ -94,7 +95,7 @@ func (s *Service) publish(ctx context.Context, j *store.Job) error {
 	return nil
 }
 
-func sameActivity(a, b *store.ActivityRef) bool {
+func sameActivity(a, b *domain.ActivityRef) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -112,24 +113,24 @@ func checkCandidate(p EnqueueParams) error {
 	}
 	cp, err := DecodeJobPayload(p.Payload)
 	if err != nil {
-		return errInvalid("enqueue: candidate %s: %v", store.CandidateKey(p.WorkOrderID, p.Candidate), err)
+		return errInvalid("enqueue: candidate %s: %v", domain.CandidateKey(p.WorkOrderID, p.Candidate), err)
 	}
 	if err := cp.Validate(); err != nil {
-		return errInvalid("enqueue: candidate %s: %v", store.CandidateKey(p.WorkOrderID, p.Candidate), err)
+		return errInvalid("enqueue: candidate %s: %v", domain.CandidateKey(p.WorkOrderID, p.Candidate), err)
 	}
 	if cp.Candidate != p.Candidate || cp.WorkOrder.WorkOrderID != p.WorkOrderID {
 		return errInvalid("enqueue: the payload is candidate %s, not %s",
-			store.CandidateKey(cp.WorkOrder.WorkOrderID, cp.Candidate), store.CandidateKey(p.WorkOrderID, p.Candidate))
+			domain.CandidateKey(cp.WorkOrder.WorkOrderID, cp.Candidate), domain.CandidateKey(p.WorkOrderID, p.Candidate))
 	}
 	return nil
 }
 
 // CandidateJob returns the job of candidate k of a work order, or a
 // *store.NotFoundError when it has none yet.
-func (s *Service) CandidateJob(ctx context.Context, workOrderID string, k int) (*store.Job, error) {
+func (s *Service) CandidateJob(ctx context.Context, workOrderID string, k int) (*domain.Job, error) {
 	j, err := s.st.GetCandidateJob(ctx, workOrderID, k)
 	if err != nil {
-		return nil, fmt.Errorf("candidate job of %s: %w", store.CandidateKey(workOrderID, k), err)
+		return nil, fmt.Errorf("candidate job of %s: %w", domain.CandidateKey(workOrderID, k), err)
 	}
 	return j, nil
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -57,24 +57,24 @@ func asError(doing string, err error) *Error {
 		return e
 	}
 	var ve *schemas.ValidationError
-	var le *store.JobLeaseError
-	var se *store.JobStaleError
+	var le *domain.JobLeaseError
+	var se *domain.JobStaleError
 	var out *Error
 	switch {
 	case errors.As(err, &le):
 		out = errLeaseLost("%s: %s", doing, le.Reason)
 	case errors.As(err, &se):
 		out = errStale("%s: %s", doing, se.Reason)
-	case errors.Is(err, store.ErrJobLeaseLost):
+	case errors.Is(err, domain.ErrJobLeaseLost):
 		out = errLeaseLost("%s: lease lost", doing)
-	case errors.Is(err, store.ErrJobStale):
+	case errors.Is(err, domain.ErrJobStale):
 		out = errStale("%s: the job moved on", doing)
-	case errors.Is(err, store.ErrLeaseLost):
+	case errors.Is(err, domain.ErrLeaseLost):
 		// A lifecycle claim held with the job's lease (a hook's) moved on.
 		out = errLeaseLost("%s: %v", doing, err)
-	case errors.Is(err, store.ErrInvalid):
+	case errors.Is(err, domain.ErrInvalid):
 		out = errInvalid("%s: %v", doing, err)
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 		out = errNotFound("%s: %v", doing, err)
 	case errors.As(err, &ve), errors.Is(err, ErrInvalidStream):
 		out = errInvalid("%s: %v", doing, err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // A hook's refusal reaches the worker with the code it calls for: a
@@ -22,12 +22,12 @@ func TestAsError_MapsHookRefusalsToStableCodes(t *testing.T) {
 		status int
 		code   string
 	}{
-		{fmt.Errorf("hook: %w", &store.LeaseLostError{ResourceType: store.ResourceWorkOrder, ResourceID: "wo-1"}),
+		{fmt.Errorf("hook: %w", &domain.LeaseLostError{ResourceType: domain.ResourceWorkOrder, ResourceID: "wo-1"}),
 			http.StatusConflict, CodeLeaseLost},
-		{fmt.Errorf("%w: job j: runner_status is none of OK", store.ErrInvalid), http.StatusBadRequest, CodeInvalid},
-		{&store.JobLeaseError{JobID: "j", Reason: "wrong lease token"}, http.StatusConflict, CodeLeaseLost},
-		{&store.JobStaleError{JobID: "j", Reason: "job is RUNNING"}, http.StatusConflict, CodeStale},
-		{&store.NotFoundError{Kind: "job", ID: "j"}, http.StatusNotFound, CodeNotFound},
+		{fmt.Errorf("%w: job j: runner_status is none of OK", domain.ErrInvalid), http.StatusBadRequest, CodeInvalid},
+		{&domain.JobLeaseError{JobID: "j", Reason: "wrong lease token"}, http.StatusConflict, CodeLeaseLost},
+		{&domain.JobStaleError{JobID: "j", Reason: "job is RUNNING"}, http.StatusConflict, CodeStale},
+		{&domain.NotFoundError{Kind: "job", ID: "j"}, http.StatusNotFound, CodeNotFound},
 		{errors.New("connection refused"), http.StatusServiceUnavailable, CodeUnavailable},
 	} {
 		e := asError("complete", tt.err)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -137,20 +138,20 @@ func (f *fakeTransport) live() int {
 // fakeActivities records every call; err, if set, answers them.
 type fakeActivities struct {
 	mu         sync.Mutex
-	heartbeats []store.ActivityRef
+	heartbeats []domain.ActivityRef
 	completed  []string // job ids
 	failed     []string // job ids
 	err        error
 }
 
-func (a *fakeActivities) Heartbeat(_ context.Context, ref store.ActivityRef) error {
+func (a *fakeActivities) Heartbeat(_ context.Context, ref domain.ActivityRef) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.heartbeats = append(a.heartbeats, ref)
 	return a.err
 }
 
-func (a *fakeActivities) Complete(_ context.Context, j *store.Job) error {
+func (a *fakeActivities) Complete(_ context.Context, j *domain.Job) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.err != nil {
@@ -160,7 +161,7 @@ func (a *fakeActivities) Complete(_ context.Context, j *store.Job) error {
 	return nil
 }
 
-func (a *fakeActivities) Fail(_ context.Context, j *store.Job) error {
+func (a *fakeActivities) Fail(_ context.Context, j *domain.Job) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.err != nil {
@@ -201,14 +202,14 @@ func (h *recordingHooks) OnStart(context.Context, store.Querier, *store.StartedJ
 	return nil
 }
 
-func (h *recordingHooks) OnRenew(context.Context, store.Querier, *store.Job, *store.JobLease) error {
+func (h *recordingHooks) OnRenew(context.Context, store.Querier, *domain.Job, *domain.JobLease) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.renewed++
 	return nil
 }
 
-func (h *recordingHooks) OnSucceed(_ context.Context, _ store.Querier, j *store.Job) error {
+func (h *recordingHooks) OnSucceed(_ context.Context, _ store.Querier, j *domain.Job) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.errSucceed != nil {
@@ -218,7 +219,7 @@ func (h *recordingHooks) OnSucceed(_ context.Context, _ store.Querier, j *store.
 	return nil
 }
 
-func (h *recordingHooks) OnDeadLetter(_ context.Context, _ store.Querier, j *store.Job) error {
+func (h *recordingHooks) OnDeadLetter(_ context.Context, _ store.Querier, j *domain.Job) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.deadLettered = append(h.deadLettered, j.JobID)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -55,23 +56,23 @@ func (e *runGoneError) Is(target error) bool { return target == ErrRunGone }
 // FAILED by an earlier outcome of the job. The local path's rule is the
 // same: a candidate recorded as finished is not run again, and a record
 // once settled stays settled.
-func runGone(ctx context.Context, q store.Querier, j *store.Job) error {
+func runGone(ctx context.Context, q store.Querier, j *domain.Job) error {
 	if j.WorkOrderID == "" {
 		return nil
 	}
 	if j.Candidate > 0 {
 		c, err := q.GetCandidate(ctx, j.WorkOrderID, j.Candidate)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, domain.ErrNotFound):
 		case err != nil:
-			return fmt.Errorf("look up candidate %s: %w", store.CandidateKey(j.WorkOrderID, j.Candidate), err)
-		case c.Status != store.CandidateRunning:
+			return fmt.Errorf("look up candidate %s: %w", domain.CandidateKey(j.WorkOrderID, j.Candidate), err)
+		case c.Status != domain.CandidateRunning:
 			return &runGoneError{workOrderID: j.WorkOrderID, verdict: c.Status, candidate: j.Candidate}
 		}
 	}
 	rr, err := q.GetRunRecord(ctx, j.WorkOrderID)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 		return nil
 	case err != nil:
 		return fmt.Errorf("look up the gate's verdict on workorder %s: %w", j.WorkOrderID, err)
@@ -82,12 +83,12 @@ func runGone(ctx context.Context, q store.Querier, j *store.Job) error {
 // goneError is the job error of a job dead-lettered because gone (from
 // runGone) says its Run activity is gone; how says what became of the
 // attempt that was running, if any.
-func goneError(gone error, how string) *store.JobError {
+func goneError(gone error, how string) *domain.JobError {
 	msg := gone.Error() + "; dead-lettered instead of run again"
 	if how != "" {
 		msg = how + "; " + msg
 	}
-	return &store.JobError{Code: CodeRunGone, Message: msg}
+	return &domain.JobError{Code: CodeRunGone, Message: msg}
 }
 
 // reaperMessageID stands for the message of the attempt through which the
@@ -103,7 +104,7 @@ const reaperMessageID = "none"
 // a job a worker claimed meanwhile, or that moved to another enqueue, is
 // left to its attempt (ErrJobStale); and if this process dies between the
 // two, the reaper's own lease lapses and the expiry dead-letters the job.
-func (s *Service) deadLetterQueued(ctx context.Context, j *store.Job, gone error) (*store.Job, error) {
+func (s *Service) deadLetterQueued(ctx context.Context, j *domain.Job, gone error) (*domain.Job, error) {
 	msg := j.MessageID
 	if msg == "" {
 		msg = reaperMessageID
@@ -117,10 +118,10 @@ func (s *Service) deadLetterQueued(ctx context.Context, j *store.Job, gone error
 		return nil, fmt.Errorf("take the job to dead-letter it: %w", err)
 	}
 	res, err := s.st.SettleJobAttempt(ctx, store.SettleJobAttemptParams{JobID: j.JobID, AttemptID: attemptID,
-		WorkerID: worker, LeaseToken: token, Status: store.AttemptFailed,
+		WorkerID: worker, LeaseToken: token, Status: domain.AttemptFailed,
 		Error: goneError(gone, "closed by the reaper before any worker ran it"),
-		Next:  store.JobNext{Status: store.JobDeadLettered}, Now: now,
-		OnSettle: func(q store.Querier, j *store.Job) error { return s.hooks.OnDeadLetter(ctx, q, j) }})
+		Next:  store.JobNext{Status: domain.JobDeadLettered}, Now: now,
+		OnSettle: func(q store.Querier, j *domain.Job) error { return s.hooks.OnDeadLetter(ctx, q, j) }})
 	if err != nil {
 		return nil, fmt.Errorf("dead-letter the job: %w", err)
 	}

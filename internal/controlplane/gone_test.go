@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -19,9 +20,9 @@ import (
 // refused complete wrote one.
 type bundleHooks struct{ *recordingHooks }
 
-func (h bundleHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Job) error {
-	if _, _, err := q.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: j.WorkOrderID, Title: "late",
-		Content: "diff", RunnerStatus: store.RunnerOK, CreatedAt: j.UpdatedAt}); err != nil {
+func (h bundleHooks) OnSucceed(ctx context.Context, q store.Querier, j *domain.Job) error {
+	if _, _, err := q.CreateOutputBundle(ctx, &domain.OutputBundle{WorkOrderID: j.WorkOrderID, Title: "late",
+		Content: "diff", RunnerStatus: domain.RunnerOK, CreatedAt: j.UpdatedAt}); err != nil {
 		return err
 	}
 	return h.recordingHooks.OnSucceed(ctx, q, j)
@@ -29,7 +30,7 @@ func (h bundleHooks) OnSucceed(ctx context.Context, q store.Querier, j *store.Jo
 
 // workOrderJob stores a workorder of objective id and enqueues its job,
 // with the service rebuilt on bundleHooks and transport tr (nil: tb.tr).
-func (tb *testBundle) workOrderJob(t *testing.T, id string, tr Transport) *store.Job {
+func (tb *testBundle) workOrderJob(t *testing.T, id string, tr Transport) *domain.Job {
 	t.Helper()
 	w := storetest.Scheduled(t, tb.st, id)
 	_, _, err := tb.st.CreateWorkOrder(tb.ctx, w)
@@ -43,19 +44,19 @@ func (tb *testBundle) workOrderJob(t *testing.T, id string, tr Transport) *store
 
 // judge writes the gate's verdict on the job's workorder, as the gate does
 // once the Run activity has failed for good (timed out, cancelled).
-func (tb *testBundle) judge(t *testing.T, j *store.Job) {
+func (tb *testBundle) judge(t *testing.T, j *domain.Job) {
 	t.Helper()
 	now := tb.clock.Now()
-	_, err := tb.st.UpsertRunRecord(tb.ctx, &store.RunRecord{WorkOrderID: j.WorkOrderID, ObjectiveID: "o1",
-		GateResult: store.GateFail, GateReason: "run produced no output bundle: activity timed out",
+	_, err := tb.st.UpsertRunRecord(tb.ctx, &domain.RunRecord{WorkOrderID: j.WorkOrderID, ObjectiveID: "o1",
+		GateResult: domain.GateFail, GateReason: "run produced no output bundle: activity timed out",
 		CreatedAt: now, UpdatedAt: now})
 	require.NoError(t, err)
 }
 
-func (tb *testBundle) requireNoBundle(t *testing.T, j *store.Job) {
+func (tb *testBundle) requireNoBundle(t *testing.T, j *domain.Job) {
 	t.Helper()
 	_, err := tb.st.GetOutputBundle(tb.ctx, j.WorkOrderID)
-	require.ErrorIs(t, err, store.ErrNotFound, "no output bundle after the gate's verdict")
+	require.ErrorIs(t, err, domain.ErrNotFound, "no output bundle after the gate's verdict")
 }
 
 func TestComplete_AfterTheGatesVerdictIsRefusedWritesNothingAndTheReaperDeadLetters(t *testing.T) {
@@ -79,10 +80,10 @@ func TestComplete_AfterTheGatesVerdictIsRefusedWritesNothingAndTheReaperDeadLett
 		}
 		tb.requireNoBundle(t, j)
 		after := tb.job(t, j.JobID)
-		require.Equal(t, store.JobRunning, after.Status)
+		require.Equal(t, domain.JobRunning, after.Status)
 		require.Nil(t, after.Result)
 		require.Equal(t, running.UpdatedAt, after.UpdatedAt)
-		require.Equal(t, store.AttemptRunning, tb.attempts(t, j.JobID)[0].Status)
+		require.Equal(t, domain.AttemptRunning, tb.attempts(t, j.JobID)[0].Status)
 		require.Empty(t, tb.hooks.succeeded)
 		require.Empty(t, tb.tr.ackedIDs())
 		_, completed, _ := tb.acts.calls()
@@ -98,7 +99,7 @@ func TestComplete_AfterTheGatesVerdictIsRefusedWritesNothingAndTheReaperDeadLett
 		require.Equal(t, 1, rc.DeadLettered)
 		require.Equal(t, 1, rc.RunGone)
 		dead := tb.job(t, j.JobID)
-		require.Equal(t, store.JobDeadLettered, dead.Status)
+		require.Equal(t, domain.JobDeadLettered, dead.Status)
 		require.Equal(t, CodeRunGone, dead.Error.Code)
 		require.Contains(t, dead.Error.Message, "run activity gone")
 		require.Equal(t, []string{j.JobID}, tb.hooks.deadLettered)
@@ -123,7 +124,7 @@ func TestComplete_BeforeTheGatesVerdictWritesTheBundle(t *testing.T) {
 		b, err := tb.st.GetOutputBundle(tb.ctx, j.WorkOrderID)
 		require.NoError(t, err)
 		require.Equal(t, "late", b.Title)
-		require.Equal(t, store.JobSucceeded, tb.job(t, j.JobID).Status)
+		require.Equal(t, domain.JobSucceeded, tb.job(t, j.JobID).Status)
 	})
 }
 
@@ -139,7 +140,7 @@ func TestReaper_DeadLettersAQueuedJobWhoseRunIsGone(t *testing.T) {
 		rc, err := r.RunOnce(tb.ctx)
 		require.NoError(t, err)
 		require.Zero(t, rc.DeadLettered)
-		require.Equal(t, store.JobQueued, tb.job(t, j.JobID).Status)
+		require.Equal(t, domain.JobQueued, tb.job(t, j.JobID).Status)
 
 		tb.judge(t, j)
 		rc, err = r.RunOnce(tb.ctx)
@@ -148,13 +149,13 @@ func TestReaper_DeadLettersAQueuedJobWhoseRunIsGone(t *testing.T) {
 		require.Equal(t, 1, rc.RunGone)
 		require.Zero(t, rc.Failed)
 		dead := tb.job(t, j.JobID)
-		require.Equal(t, store.JobDeadLettered, dead.Status)
+		require.Equal(t, domain.JobDeadLettered, dead.Status)
 		require.Equal(t, CodeRunGone, dead.Error.Code)
 		require.Contains(t, dead.Error.Message, "before any worker ran it")
 		require.NotNil(t, dead.NotifiedAt, "a gone activity has no one to tell")
 		as := tb.attempts(t, j.JobID)
 		require.Len(t, as, 1)
-		require.Equal(t, store.AttemptFailed, as[0].Status)
+		require.Equal(t, domain.AttemptFailed, as[0].Status)
 		require.True(t, strings.HasPrefix(as[0].WorkerID, "control-plane-reaper/"), as[0].WorkerID)
 		require.Equal(t, []string{j.MessageID}, tb.tr.ackedIDs())
 		require.Equal(t, []string{j.JobID}, tb.hooks.deadLettered)
@@ -180,7 +181,7 @@ func TestReaper_DeadLettersAQueuedJobWithoutAMessage(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, rc.RunGone)
 		require.Zero(t, rc.Republished, "no message for a job that will never run")
-		require.Equal(t, store.JobDeadLettered, tb.job(t, j.JobID).Status)
+		require.Equal(t, domain.JobDeadLettered, tb.job(t, j.JobID).Status)
 	})
 }
 
@@ -198,7 +199,7 @@ func TestClaim_DoesNotStartAJobWhoseRunIsGone(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, rc.RunGone)
 		require.Zero(t, rc.Republished)
-		require.Equal(t, store.JobDeadLettered, tb.job(t, j.JobID).Status)
+		require.Equal(t, domain.JobDeadLettered, tb.job(t, j.JobID).Status)
 	})
 }
 
@@ -231,7 +232,7 @@ func TestFail_ARetryableFailureOfAJobWhoseRunIsGoneDeadLetters(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, FailResponse{OK: true, Ack: true, DLQ: true}, resp)
 		dead := tb.job(t, j.JobID)
-		require.Equal(t, store.JobDeadLettered, dead.Status)
+		require.Equal(t, domain.JobDeadLettered, dead.Status)
 		require.Equal(t, CodeRunGone, dead.Error.Code)
 		require.Contains(t, dead.Error.Message, "TEST_FAILED: 2 tests failed")
 		require.Len(t, tb.tr.enqueued, 1, "not requeued")

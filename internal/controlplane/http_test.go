@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -32,7 +32,7 @@ func setupHTTP(t *testing.T, tb *testBundle) *httpBundle {
 	}{{workerA, &hb.tokenA}, {workerB, &hb.tokenB}} {
 		token, hash, err := GenerateWorkerToken()
 		require.NoError(t, err)
-		require.NoError(t, tb.st.CreateWorkerToken(tb.ctx, &store.WorkerToken{WorkerID: w.id, TokenHash: hash,
+		require.NoError(t, tb.st.CreateWorkerToken(tb.ctx, &domain.WorkerToken{WorkerID: w.id, TokenHash: hash,
 			CreatedAt: tb.clock.Now()}))
 		*w.token = token
 	}
@@ -159,11 +159,11 @@ func TestHTTP_HostileInputIsRefusedAndWritesNothing(t *testing.T) {
 
 		// Nothing was written.
 		got := tb.job(t, j.JobID)
-		require.Equal(t, store.JobRunning, got.Status)
+		require.Equal(t, domain.JobRunning, got.Status)
 		require.Nil(t, got.Result)
 		as := tb.attempts(t, j.JobID)
 		require.Len(t, as, 1)
-		require.Equal(t, store.AttemptRunning, as[0].Status)
+		require.Equal(t, domain.AttemptRunning, as[0].Status)
 		require.Empty(t, tb.tr.ackedIDs())
 		require.Zero(t, tb.hooks.renewed)
 		require.Empty(t, tb.hooks.succeeded)

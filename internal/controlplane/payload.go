@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/textsafe"
 )
 
@@ -17,9 +17,9 @@ import (
 // Temporal identifiers and no secrets: a remote worker brings its own
 // configuration (generators, API keys, gate commands).
 type WorkPayload struct {
-	WorkOrder       store.WorkOrder       `json:"work_order"`
-	ContextSnapshot store.ContextSnapshot `json:"context_snapshot"`
-	Objective       store.Objective       `json:"objective"`
+	WorkOrder       domain.WorkOrder       `json:"work_order"`
+	ContextSnapshot domain.ContextSnapshot `json:"context_snapshot"`
+	Objective       domain.Objective       `json:"objective"`
 	// BudgetMS is the run's budget; it is the workorder's budget_ms.
 	BudgetMS int64 `json:"budget_ms"`
 }
@@ -66,11 +66,11 @@ func (p WorkPayload) Request() diazotroph.Request {
 // WorkResult is a diazotroph job's result: the content of the workorder's
 // output bundle, as the remote worker's diazotroph returned it.
 type WorkResult struct {
-	Title        string               `json:"title"`
-	Content      string               `json:"content"`
-	Notes        string               `json:"notes"`
-	Metadata     store.BundleMetadata `json:"metadata"`
-	RunnerStatus string               `json:"runner_status"`
+	Title        string                `json:"title"`
+	Content      string                `json:"content"`
+	Notes        string                `json:"notes"`
+	Metadata     domain.BundleMetadata `json:"metadata"`
+	RunnerStatus string                `json:"runner_status"`
 }
 
 // NewWorkResult is the result for a diazotroph's r, its title made one
@@ -82,15 +82,15 @@ func NewWorkResult(r diazotroph.Result) WorkResult {
 
 // Bundle is the output bundle the result becomes. The title is made one
 // safe line again: the result came over the wire from a worker.
-func (r WorkResult) Bundle(workOrderID string, now time.Time) *store.OutputBundle {
-	return &store.OutputBundle{WorkOrderID: workOrderID, Title: oneLine(r.Title), Content: r.Content,
+func (r WorkResult) Bundle(workOrderID string, now time.Time) *domain.OutputBundle {
+	return &domain.OutputBundle{WorkOrderID: workOrderID, Title: oneLine(r.Title), Content: r.Content,
 		Notes: r.Notes, Metadata: r.Metadata, RunnerStatus: r.RunnerStatus, CreatedAt: now}
 }
 
 // runnerStatuses are those a remote worker may report: a remote run can
 // stall as a local one can.
-var runnerStatuses = []string{store.RunnerOK, store.RunnerBudgetExhausted, store.RunnerStalled, store.RunnerApplyFailed,
-	store.RunnerEnvironmentFailed}
+var runnerStatuses = []string{domain.RunnerOK, domain.RunnerBudgetExhausted, domain.RunnerStalled, domain.RunnerApplyFailed,
+	domain.RunnerEnvironmentFailed}
 
 // Validate checks that the result can become an output bundle: its
 // runner status is one of store's.

@@ -9,15 +9,15 @@ import (
 
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 func testRequest() diazotroph.Request {
 	return diazotroph.Request{
-		WorkOrder: store.WorkOrder{WorkOrderID: "wo-1", ObjectiveID: "obj-1", DiazotrophType: "COMMAND_DIAZOTROPH",
-			ContextSnapshotID: "snap-1", BranchName: "azolla/obj-1/1", BudgetMS: 1500, Status: store.WorkOrderCreated},
-		Snapshot:  store.ContextSnapshot{ContextSnapshotID: "snap-1", ObjectiveID: "obj-1", FullPromptText: "do it"},
-		Objective: store.Objective{ObjectiveID: "obj-1", Title: "t", Repository: "r"},
+		WorkOrder: domain.WorkOrder{WorkOrderID: "wo-1", ObjectiveID: "obj-1", DiazotrophType: "COMMAND_DIAZOTROPH",
+			ContextSnapshotID: "snap-1", BranchName: "azolla/obj-1/1", BudgetMS: 1500, Status: domain.WorkOrderCreated},
+		Snapshot:  domain.ContextSnapshot{ContextSnapshotID: "snap-1", ObjectiveID: "obj-1", FullPromptText: "do it"},
+		Objective: domain.Objective{ObjectiveID: "obj-1", Title: "t", Repository: "r"},
 		Budget:    1500 * time.Millisecond,
 	}
 }
@@ -55,7 +55,7 @@ func TestWorkPayload_ValidateNamesEveryProblem(t *testing.T) {
 func TestWorkResult_TitleIsOneSafeLine(t *testing.T) {
 	t.Parallel()
 	r := controlplane.NewWorkResult(diazotroph.Result{Title: "  first\n\n\x1b]0;pwned\x07 second \n", Content: "c\n",
-		Notes: "n\nm", Metadata: store.BundleMetadata{BranchName: "b"}, RunnerStatus: store.RunnerOK})
+		Notes: "n\nm", Metadata: domain.BundleMetadata{BranchName: "b"}, RunnerStatus: domain.RunnerOK})
 	require.Equal(t, `first; \x1b]0;pwned\x07 second`, r.Title)
 	require.Equal(t, "c\n", r.Content)
 	require.NoError(t, r.Validate())
@@ -63,8 +63,8 @@ func TestWorkResult_TitleIsOneSafeLine(t *testing.T) {
 	// A result from the wire is made safe again when it becomes a bundle.
 	r.Title = "a\nb"
 	now := time.Unix(1700000000, 0).UTC()
-	require.Equal(t, &store.OutputBundle{WorkOrderID: "wo-1", Title: "a; b", Content: "c\n", Notes: "n\nm",
-		Metadata: store.BundleMetadata{BranchName: "b"}, RunnerStatus: store.RunnerOK, CreatedAt: now},
+	require.Equal(t, &domain.OutputBundle{WorkOrderID: "wo-1", Title: "a; b", Content: "c\n", Notes: "n\nm",
+		Metadata: domain.BundleMetadata{BranchName: "b"}, RunnerStatus: domain.RunnerOK, CreatedAt: now},
 		r.Bundle("wo-1", now))
 
 	b, err := json.Marshal(r)

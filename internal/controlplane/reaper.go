@@ -8,6 +8,7 @@ import (
 
 	"github.com/azolla/azolla/internal/background"
 	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -73,7 +74,7 @@ func NewReaper(s *Service) *Reaper {
 	r.loop = &background.Loop[ReaperCounts]{Name: "reaper", Interval: s.cfg.ReaperInterval, Pass: r.pass, Log: log,
 		Leadership: &background.Leadership{Name: "reaper",
 			Claims:       claim.NewBridge(s.st, claim.WithClock(s.cfg.Now), claim.WithObserver(s.cfg.Claims)),
-			ResourceType: store.ResourceControlPlaneReaper, ResourceID: store.ControlPlaneReaperLeadership,
+			ResourceType: domain.ResourceControlPlaneReaper, ResourceID: domain.ControlPlaneReaperLeadership,
 			Owner: s.cfg.InstanceID, TTL: 3 * s.cfg.ReaperInterval, Log: log},
 		Passed: func(c ReaperCounts, led bool, err error) {
 			c.Leader = led
@@ -153,7 +154,7 @@ func (r *Reaper) passExpired(ctx context.Context, now time.Time, c *ReaperCounts
 }
 
 // expire closes one expired attempt and requeues or dead-letters its job.
-func (r *Reaper) expire(ctx context.Context, l *store.JobLease, now time.Time, c *ReaperCounts) error {
+func (r *Reaper) expire(ctx context.Context, l *domain.JobLease, now time.Time, c *ReaperCounts) error {
 	s := r.svc
 	j, err := s.st.GetJob(ctx, l.JobID)
 	if err != nil {
@@ -162,8 +163,8 @@ func (r *Reaper) expire(ctx context.Context, l *store.JobLease, now time.Time, c
 	expired := fmt.Sprintf("attempt %s: lease expired at %s without a heartbeat",
 		l.AttemptID, l.LeaseExpiresAt.UTC().Format(time.RFC3339))
 	// No backoff: the worker died, the job did not fail.
-	next := store.JobNext{Status: store.JobDeadLettered}
-	jerr := &store.JobError{Code: CodeLeaseExpired, Retryable: true, Message: expired}
+	next := store.JobNext{Status: domain.JobDeadLettered}
+	jerr := &domain.JobError{Code: CodeLeaseExpired, Retryable: true, Message: expired}
 	gone := runGone(ctx, s.st, j)
 	switch {
 	case errors.Is(gone, ErrRunGone):
@@ -171,7 +172,7 @@ func (r *Reaper) expire(ctx context.Context, l *store.JobLease, now time.Time, c
 	case gone != nil:
 		return gone
 	case j.AttemptCount < j.MaxAttempts:
-		next = store.JobNext{Status: store.JobQueued, EnqueueID: newUUID(), AvailableAt: now}
+		next = store.JobNext{Status: domain.JobQueued, EnqueueID: newUUID(), AvailableAt: now}
 	}
 	ej, err := s.st.ExpireJobAttempt(ctx, store.ExpireJobAttemptParams{
 		JobID:     l.JobID,
@@ -179,14 +180,14 @@ func (r *Reaper) expire(ctx context.Context, l *store.JobLease, now time.Time, c
 		Error:     jerr,
 		Next:      next,
 		Now:       now,
-		OnExpire: func(q store.Querier, j *store.Job) error {
-			if j.Status == store.JobDeadLettered {
+		OnExpire: func(q store.Querier, j *domain.Job) error {
+			if j.Status == domain.JobDeadLettered {
 				return s.hooks.OnDeadLetter(ctx, q, j)
 			}
 			return nil
 		},
 	})
-	if errors.Is(err, store.ErrJobStale) {
+	if errors.Is(err, domain.ErrJobStale) {
 		c.Skipped++ // settled or heartbeated meanwhile
 		return nil
 	}
@@ -197,7 +198,7 @@ func (r *Reaper) expire(ctx context.Context, l *store.JobLease, now time.Time, c
 	if err := r.ackAttempt(ctx, l); err != nil {
 		s.log.Warn("acknowledge an expired attempt's message", "job_id", l.JobID, "attempt_id", l.AttemptID, "error", err)
 	}
-	if ej.Status == store.JobDeadLettered {
+	if ej.Status == domain.JobDeadLettered {
 		c.DeadLettered++
 		if gone != nil {
 			c.RunGone++
@@ -221,7 +222,7 @@ func (r *Reaper) expire(ctx context.Context, l *store.JobLease, now time.Time, c
 
 // ackAttempt acknowledges the message the lease's attempt was claimed
 // from, now that its expiry is committed.
-func (r *Reaper) ackAttempt(ctx context.Context, l *store.JobLease) error {
+func (r *Reaper) ackAttempt(ctx context.Context, l *domain.JobLease) error {
 	attempts, err := r.svc.st.ListJobAttempts(ctx, l.JobID)
 	if err != nil {
 		return fmt.Errorf("list attempts: %w", err)
@@ -239,15 +240,15 @@ func (r *Reaper) ackAttempt(ctx context.Context, l *store.JobLease) error {
 // are missing.
 func (r *Reaper) passQueued(ctx context.Context, now time.Time, c *ReaperCounts) error {
 	s := r.svc
-	var after store.Cursor
+	var after domain.Cursor
 	for {
-		page, err := s.st.ListJobs(ctx, store.ListJobsParams{Status: store.JobQueued, After: after, Limit: s.cfg.BatchSize})
+		page, err := s.st.ListJobs(ctx, store.ListJobsParams{Status: domain.JobQueued, After: after, Limit: s.cfg.BatchSize})
 		if err != nil {
 			return fmt.Errorf("list queued jobs: %w", err)
 		}
 		c.Batches++
 		for _, j := range page {
-			after = store.Cursor{CreatedAt: j.CreatedAt, ID: j.JobID}
+			after = domain.Cursor{CreatedAt: j.CreatedAt, ID: j.JobID}
 			if err := r.queued(ctx, j, now, c); err != nil {
 				if ctx.Err() != nil {
 					return err
@@ -262,7 +263,7 @@ func (r *Reaper) passQueued(ctx context.Context, now time.Time, c *ReaperCounts)
 	}
 }
 
-func (r *Reaper) queued(ctx context.Context, j *store.Job, now time.Time, c *ReaperCounts) error {
+func (r *Reaper) queued(ctx context.Context, j *domain.Job, now time.Time, c *ReaperCounts) error {
 	s := r.svc
 	switch gone := runGone(ctx, s.st, j); {
 	case errors.Is(gone, ErrRunGone):
@@ -302,13 +303,13 @@ func (r *Reaper) queued(ctx context.Context, j *store.Job, now time.Time, c *Rea
 // waiting out a requeue's backoff cannot be taken yet and is left to a
 // later pass; one a worker claimed meanwhile is its attempt's, which the
 // heartbeat then refuses, and the expiry dead-letters.
-func (r *Reaper) deadLetterGone(ctx context.Context, j *store.Job, now time.Time, gone error, c *ReaperCounts) error {
+func (r *Reaper) deadLetterGone(ctx context.Context, j *domain.Job, now time.Time, gone error, c *ReaperCounts) error {
 	s := r.svc
 	if j.AvailableAt.After(now) {
 		return nil
 	}
 	dj, err := s.deadLetterQueued(ctx, j, gone)
-	if errors.Is(err, store.ErrJobStale) {
+	if errors.Is(err, domain.ErrJobStale) {
 		c.Skipped++
 		return nil
 	}
@@ -331,7 +332,7 @@ func (r *Reaper) deadLetterGone(ctx context.Context, j *store.Job, now time.Time
 // (available after it was written) has no one else to write it; any other
 // job's enqueuer had MessageGrace to do so. With one, the transport says
 // whether it still exists.
-func (r *Reaper) messageMissing(ctx context.Context, j *store.Job, now time.Time) (bool, error) {
+func (r *Reaper) messageMissing(ctx context.Context, j *domain.Job, now time.Time) (bool, error) {
 	if j.MessageID == "" {
 		return j.AvailableAt.After(j.UpdatedAt) || !j.UpdatedAt.Add(r.svc.cfg.MessageGrace).After(now), nil
 	}
@@ -345,7 +346,7 @@ func (r *Reaper) messageMissing(ctx context.Context, j *store.Job, now time.Time
 // passUnnotified tells activities the outcomes that did not reach them.
 func (r *Reaper) passUnnotified(ctx context.Context, _ time.Time, c *ReaperCounts) error {
 	s := r.svc
-	var after store.Cursor
+	var after domain.Cursor
 	for {
 		page, err := s.st.ListJobs(ctx, store.ListJobsParams{Unnotified: true, After: after, Limit: s.cfg.BatchSize})
 		if err != nil {
@@ -353,7 +354,7 @@ func (r *Reaper) passUnnotified(ctx context.Context, _ time.Time, c *ReaperCount
 		}
 		c.Batches++
 		for _, j := range page {
-			after = store.Cursor{CreatedAt: j.CreatedAt, ID: j.JobID}
+			after = domain.Cursor{CreatedAt: j.CreatedAt, ID: j.JobID}
 			if err := s.notify(ctx, j); err != nil {
 				if ctx.Err() != nil {
 					return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -153,11 +154,11 @@ type Hooks interface {
 	// OnStart runs when a claim starts an attempt.
 	OnStart(ctx context.Context, q store.Querier, s *store.StartedJobAttempt) error
 	// OnRenew runs when a heartbeat extends the lease.
-	OnRenew(ctx context.Context, q store.Querier, j *store.Job, l *store.JobLease) error
+	OnRenew(ctx context.Context, q store.Querier, j *domain.Job, l *domain.JobLease) error
 	// OnSucceed runs when a complete settles the job; j.Result is set.
-	OnSucceed(ctx context.Context, q store.Querier, j *store.Job) error
+	OnSucceed(ctx context.Context, q store.Querier, j *domain.Job) error
 	// OnDeadLetter runs when a fail or the reaper dead-letters the job.
-	OnDeadLetter(ctx context.Context, q store.Querier, j *store.Job) error
+	OnDeadLetter(ctx context.Context, q store.Querier, j *domain.Job) error
 }
 
 // NopHooks does nothing in every hook.
@@ -167,22 +168,22 @@ type NopHooks struct{}
 func (NopHooks) OnStart(context.Context, store.Querier, *store.StartedJobAttempt) error { return nil }
 
 // OnRenew does nothing.
-func (NopHooks) OnRenew(context.Context, store.Querier, *store.Job, *store.JobLease) error {
+func (NopHooks) OnRenew(context.Context, store.Querier, *domain.Job, *domain.JobLease) error {
 	return nil
 }
 
 // OnSucceed does nothing.
-func (NopHooks) OnSucceed(context.Context, store.Querier, *store.Job) error { return nil }
+func (NopHooks) OnSucceed(context.Context, store.Querier, *domain.Job) error { return nil }
 
 // OnDeadLetter does nothing.
-func (NopHooks) OnDeadLetter(context.Context, store.Querier, *store.Job) error { return nil }
+func (NopHooks) OnDeadLetter(context.Context, store.Querier, *domain.Job) error { return nil }
 
 // nopActivities stands in when the service reports to no Temporal.
 type nopActivities struct{}
 
-func (nopActivities) Heartbeat(context.Context, store.ActivityRef) error { return nil }
-func (nopActivities) Complete(context.Context, *store.Job) error         { return nil }
-func (nopActivities) Fail(context.Context, *store.Job) error             { return nil }
+func (nopActivities) Heartbeat(context.Context, domain.ActivityRef) error { return nil }
+func (nopActivities) Complete(context.Context, *domain.Job) error         { return nil }
+func (nopActivities) Fail(context.Context, *domain.Job) error             { return nil }
 
 // Service is the control plane: the four operations (docs/protocol/control-plane.md) over the store
 // (the truth) and a Transport (the messages). Its methods are what the
@@ -232,7 +233,7 @@ type EnqueueParams struct {
 	// workorder's best-of-N run: Payload is then its CandidatePayload.
 	Candidate int
 	// Activity is the pending Temporal activity the job completes, if any.
-	Activity *store.ActivityRef
+	Activity *domain.ActivityRef
 	// MaxAttempts zero means Config.MaxAttempts.
 	MaxAttempts int
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/redact"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -65,9 +65,9 @@ func setup(t *testing.T, open func(testing.TB) *sqlstore.Store, cfg Config) *tes
 	return tb
 }
 
-var testActivity = &store.ActivityRef{WorkflowID: "lifecycle-o1", RunID: "run-1", ActivityID: "5"}
+var testActivity = &domain.ActivityRef{WorkflowID: "lifecycle-o1", RunID: "run-1", ActivityID: "5"}
 
-func (tb *testBundle) enqueue(t *testing.T, workOrderID string) *store.Job {
+func (tb *testBundle) enqueue(t *testing.T, workOrderID string) *domain.Job {
 	t.Helper()
 	j, err := tb.svc.Enqueue(tb.ctx, EnqueueParams{JobType: "PATCH_DIAZOTROPH", Stream: testStream,
 		Payload: json.RawMessage(`{"work_order_id":"` + workOrderID + `"}`), WorkOrderID: workOrderID,
@@ -90,14 +90,14 @@ func (tb *testBundle) mustClaim(t *testing.T, worker string) ClaimResponse {
 	return resp
 }
 
-func (tb *testBundle) job(t *testing.T, id string) *store.Job {
+func (tb *testBundle) job(t *testing.T, id string) *domain.Job {
 	t.Helper()
 	j, err := tb.st.GetJob(tb.ctx, id)
 	require.NoError(t, err)
 	return j
 }
 
-func (tb *testBundle) attempts(t *testing.T, jobID string) []*store.JobAttempt {
+func (tb *testBundle) attempts(t *testing.T, jobID string) []*domain.JobAttempt {
 	t.Helper()
 	as, err := tb.st.ListJobAttempts(tb.ctx, jobID)
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func completeOf(c ClaimResponse, worker, result string) CompleteRequest {
 func failOf(c ClaimResponse, worker string, retryable bool) FailRequest {
 	return FailRequest{WorkerID: worker, JobID: c.JobID, AttemptID: c.AttemptID, LeaseToken: c.LeaseToken,
 		Stream: c.Stream.Name, MessageID: c.Stream.MessageID,
-		Error: store.JobError{Code: "TEST_FAILED", Message: "2 tests failed", Retryable: retryable}}
+		Error: domain.JobError{Code: "TEST_FAILED", Message: "2 tests failed", Retryable: retryable}}
 }
 
 func requireCode(t *testing.T, err error, status int, code string) {
@@ -153,9 +153,9 @@ func TestClaim_DuplicateDeliveriesMakeOneAttempt(t *testing.T) {
 
 		as := tb.attempts(t, j.JobID)
 		require.Len(t, as, 1)
-		require.Equal(t, store.AttemptSucceeded, as[0].Status)
+		require.Equal(t, domain.AttemptSucceeded, as[0].Status)
 		require.Equal(t, 1, tb.hooks.started)
-		require.Equal(t, store.JobSucceeded, tb.job(t, j.JobID).Status)
+		require.Equal(t, domain.JobSucceeded, tb.job(t, j.JobID).Status)
 	})
 }
 
@@ -184,7 +184,7 @@ func TestComplete_RepeatGetsSameAnswerAndWritesNothing(t *testing.T) {
 		// A fail for the attempt that succeeded is stale, and writes nothing.
 		_, err = tb.svc.Fail(tb.ctx, failOf(c, workerA, true))
 		requireCode(t, err, 409, CodeStale)
-		require.Equal(t, store.JobSucceeded, tb.job(t, j.JobID).Status)
+		require.Equal(t, domain.JobSucceeded, tb.job(t, j.JobID).Status)
 	})
 }
 
@@ -202,7 +202,7 @@ func TestComplete_StaleTokenAfterReaperRequeueIsRefused(t *testing.T) {
 		require.Equal(t, 1, c.Requeued)
 		require.Equal(t, []string{old.Stream.MessageID}, tb.tr.ackedIDs(), "the expired attempt's message")
 		requeued := tb.job(t, j.JobID)
-		require.Equal(t, store.JobQueued, requeued.Status)
+		require.Equal(t, domain.JobQueued, requeued.Status)
 		require.NotEqual(t, j.EnqueueID, requeued.EnqueueID)
 
 		_, err = tb.svc.Complete(tb.ctx, completeOf(old, workerA, `{"late":true}`))
@@ -217,7 +217,7 @@ func TestComplete_StaleTokenAfterReaperRequeueIsRefused(t *testing.T) {
 		require.Nil(t, unchanged.Result)
 		as := tb.attempts(t, j.JobID)
 		require.Len(t, as, 1)
-		require.Equal(t, store.AttemptExpired, as[0].Status)
+		require.Equal(t, domain.AttemptExpired, as[0].Status)
 		require.Empty(t, tb.hooks.succeeded)
 
 		// The requeue's message brings the job to the next worker.
@@ -247,7 +247,7 @@ func TestFail_MaxAttemptsDeadLetters(t *testing.T) {
 		require.False(t, tb.claim(t, workerA).Claimed)
 
 		dead := tb.job(t, j.JobID)
-		require.Equal(t, store.JobDeadLettered, dead.Status)
+		require.Equal(t, domain.JobDeadLettered, dead.Status)
 		require.Equal(t, 3, dead.AttemptCount)
 		require.NotNil(t, dead.NotifiedAt)
 		require.Equal(t, []string{j.JobID}, tb.hooks.deadLettered)
@@ -266,7 +266,7 @@ func TestFail_NotRetryableDeadLettersAtOnce(t *testing.T) {
 		resp, err := tb.svc.Fail(tb.ctx, failOf(tb.mustClaim(t, workerA), workerA, false))
 		require.NoError(t, err)
 		require.Equal(t, FailResponse{OK: true, Ack: true, DLQ: true}, resp)
-		require.Equal(t, store.JobDeadLettered, tb.job(t, j.JobID).Status)
+		require.Equal(t, domain.JobDeadLettered, tb.job(t, j.JobID).Status)
 		require.Equal(t, []string{j.JobID}, tb.hooks.deadLettered)
 	})
 }
@@ -305,7 +305,7 @@ func TestComplete_AckOnlyAfterCommit(t *testing.T) {
 		require.ErrorIs(t, err, errInjected)
 		require.Empty(t, tb.tr.ackedIDs(), "no acknowledgement without a commit")
 		rolledBack := tb.job(t, j.JobID)
-		require.Equal(t, store.JobRunning, rolledBack.Status)
+		require.Equal(t, domain.JobRunning, rolledBack.Status)
 		require.Nil(t, rolledBack.Result)
 		_, completed, _ := tb.acts.calls()
 		require.Empty(t, completed)
@@ -343,7 +343,7 @@ func TestComplete_AnotherWorkersAttemptIsForbidden(t *testing.T) {
 		_, err = tb.svc.Complete(tb.ctx, wrong)
 		requireCode(t, err, 409, CodeLeaseLost)
 
-		require.Equal(t, store.JobRunning, tb.job(t, j.JobID).Status)
+		require.Equal(t, domain.JobRunning, tb.job(t, j.JobID).Status)
 		require.Empty(t, tb.tr.ackedIDs())
 		require.Zero(t, tb.hooks.renewed)
 	})
@@ -381,7 +381,7 @@ func TestEnqueue_IdempotentByWorkOrder(t *testing.T) {
 		j := tb.enqueue(t, "wo-1")
 		again, err := tb.svc.Enqueue(tb.ctx, EnqueueParams{JobType: "PATCH_DIAZOTROPH", Stream: testStream,
 			Payload: json.RawMessage(`{"work_order_id":"wo-1"}`), WorkOrderID: "wo-1",
-			Activity: &store.ActivityRef{WorkflowID: "lifecycle-o1", RunID: "run-2", ActivityID: "5"}})
+			Activity: &domain.ActivityRef{WorkflowID: "lifecycle-o1", RunID: "run-2", ActivityID: "5"}})
 		require.NoError(t, err)
 		require.Equal(t, j.JobID, again.JobID)
 		require.Equal(t, "run-2", tb.job(t, j.JobID).Activity.RunID)
@@ -396,8 +396,8 @@ func TestReaper_RewritesLostMessages(t *testing.T) {
 		b := tb.enqueue(t, "wo-2")
 		// An enqueuer that died between the row and the message.
 		now := tb.clock.Now()
-		orphan, _, err := tb.st.CreateJob(tb.ctx, &store.Job{JobID: newUUID(), JobType: "PATCH_DIAZOTROPH",
-			Stream: testStream, Status: store.JobQueued, Payload: json.RawMessage(`{}`), MaxAttempts: 3,
+		orphan, _, err := tb.st.CreateJob(tb.ctx, &domain.Job{JobID: newUUID(), JobType: "PATCH_DIAZOTROPH",
+			Stream: testStream, Status: domain.JobQueued, Payload: json.RawMessage(`{}`), MaxAttempts: 3,
 			EnqueueID: newUUID(), AvailableAt: now, CreatedAt: now, UpdatedAt: now})
 		require.NoError(t, err)
 		tb.tr.flush() // Redis lost everything
@@ -434,7 +434,7 @@ func TestReaper_ExpiredLastAttemptDeadLetters(t *testing.T) {
 		require.Equal(t, 1, c.Expired)
 		require.Equal(t, 1, c.DeadLettered)
 		dead := tb.job(t, j.JobID)
-		require.Equal(t, store.JobDeadLettered, dead.Status)
+		require.Equal(t, domain.JobDeadLettered, dead.Status)
 		require.Equal(t, CodeLeaseExpired, dead.Error.Code)
 		require.Equal(t, []string{j.JobID}, tb.hooks.deadLettered)
 		_, _, failed := tb.acts.calls()
@@ -529,7 +529,7 @@ func TestReaper_StartPassesUntilStopped(t *testing.T) {
 		defer r.Stop()
 		require.Eventually(t, func() bool {
 			got, err := tb.st.GetJob(tb.ctx, j.JobID)
-			return err == nil && got.Status == store.JobQueued
+			return err == nil && got.Status == domain.JobQueued
 		}, 10*time.Second, 10*time.Millisecond)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -50,11 +51,11 @@ func (s *Service) Complete(ctx context.Context, req CompleteRequest) (CompleteRe
 		AttemptID:  req.AttemptID,
 		WorkerID:   req.WorkerID,
 		LeaseToken: req.LeaseToken,
-		Status:     store.AttemptSucceeded,
+		Status:     domain.AttemptSucceeded,
 		Result:     req.Result,
-		Next:       store.JobNext{Status: store.JobSucceeded},
+		Next:       store.JobNext{Status: domain.JobSucceeded},
 		Now:        s.now(),
-		OnSettle: func(q store.Querier, j *store.Job) error {
+		OnSettle: func(q store.Querier, j *domain.Job) error {
 			if err := runGone(ctx, q, j); err != nil {
 				return err
 			}
@@ -64,7 +65,7 @@ func (s *Service) Complete(ctx context.Context, req CompleteRequest) (CompleteRe
 	if err != nil {
 		return CompleteResponse{}, asError("complete", err)
 	}
-	if res.Repeat && res.Attempt.Status != store.AttemptSucceeded {
+	if res.Repeat && res.Attempt.Status != domain.AttemptSucceeded {
 		return CompleteResponse{}, errStale("complete: attempt %s was settled as %s", req.AttemptID, res.Attempt.Status)
 	}
 	after, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterCommitTimeout)
@@ -104,9 +105,9 @@ func (s *Service) Fail(ctx context.Context, req FailRequest) (FailResponse, erro
 		return FailResponse{}, asError("fail", gone)
 	}
 	now := s.now()
-	next := store.JobNext{Status: store.JobDeadLettered}
+	next := store.JobNext{Status: domain.JobDeadLettered}
 	if gone == nil && req.Error.Retryable && j.AttemptCount < j.MaxAttempts {
-		next = store.JobNext{Status: store.JobQueued, EnqueueID: newUUID(),
+		next = store.JobNext{Status: domain.JobQueued, EnqueueID: newUUID(),
 			AvailableAt: now.Add(s.cfg.Backoff(j.AttemptCount))}
 	}
 	jerr := req.Error
@@ -121,12 +122,12 @@ func (s *Service) Fail(ctx context.Context, req FailRequest) (FailResponse, erro
 		AttemptID:  req.AttemptID,
 		WorkerID:   req.WorkerID,
 		LeaseToken: req.LeaseToken,
-		Status:     store.AttemptFailed,
+		Status:     domain.AttemptFailed,
 		Error:      &jerr,
 		Next:       next,
 		Now:        now,
-		OnSettle: func(q store.Querier, j *store.Job) error {
-			if j.Status == store.JobDeadLettered {
+		OnSettle: func(q store.Querier, j *domain.Job) error {
+			if j.Status == domain.JobDeadLettered {
 				return s.hooks.OnDeadLetter(ctx, q, j)
 			}
 			return nil
@@ -135,14 +136,14 @@ func (s *Service) Fail(ctx context.Context, req FailRequest) (FailResponse, erro
 	if err != nil {
 		return FailResponse{}, asError("fail", err)
 	}
-	if res.Repeat && res.Attempt.Status != store.AttemptFailed {
+	if res.Repeat && res.Attempt.Status != domain.AttemptFailed {
 		return FailResponse{}, errStale("fail: attempt %s was settled as %s", req.AttemptID, res.Attempt.Status)
 	}
 	// On a repeat the job may have moved on since: the answer is what the
 	// attempt's own close decided.
-	dlq := res.Job.Status == store.JobDeadLettered
+	dlq := res.Job.Status == domain.JobDeadLettered
 	if res.Repeat {
-		dlq = res.Attempt.NextStatus == store.JobDeadLettered
+		dlq = res.Attempt.NextStatus == domain.JobDeadLettered
 	}
 	after, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterCommitTimeout)
 	defer cancel()
@@ -165,7 +166,7 @@ func (s *Service) Fail(ctx context.Context, req FailRequest) (FailResponse, erro
 // database has committed the attempt's outcome. A failure is logged: the
 // message stays pending, is delivered again after the transport's
 // min-idle, and is acknowledged then as stale.
-func (s *Service) ack(ctx context.Context, a *store.JobAttempt) {
+func (s *Service) ack(ctx context.Context, a *domain.JobAttempt) {
 	if a == nil || a.MessageID == "" {
 		return
 	}
@@ -178,12 +179,12 @@ func (s *Service) ack(ctx context.Context, a *store.JobAttempt) {
 // notify tells a settled job's activity its outcome and records that it
 // did. An activity gone meanwhile has no one to tell: that is recorded
 // too, so the reaper stops trying.
-func (s *Service) notify(ctx context.Context, j *store.Job) error {
-	if j.Activity == nil || j.NotifiedAt != nil || !store.JobSettled(j.Status) {
+func (s *Service) notify(ctx context.Context, j *domain.Job) error {
+	if j.Activity == nil || j.NotifiedAt != nil || !domain.JobSettled(j.Status) {
 		return nil
 	}
 	var err error
-	if j.Status == store.JobSucceeded {
+	if j.Status == domain.JobSucceeded {
 		err = s.acts.Complete(ctx, j)
 	} else {
 		err = s.acts.Fail(ctx, j)
@@ -197,7 +198,7 @@ func (s *Service) notify(ctx context.Context, j *store.Job) error {
 	return nil
 }
 
-func (s *Service) notifyLogged(ctx context.Context, j *store.Job) {
+func (s *Service) notifyLogged(ctx context.Context, j *domain.Job) {
 	if err := s.notify(ctx, j); err != nil {
 		s.log.Warn("settled job not yet notified; the reaper retries", "job_id", j.JobID, "error", err)
 	}

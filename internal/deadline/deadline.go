@@ -6,7 +6,7 @@ package deadline
 import (
 	"time"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // Urgencies of an objective (objective.schema.json).
@@ -64,7 +64,7 @@ func Resolved(sla map[string]time.Duration) map[string]time.Duration {
 // Deadline is when o is due: its due_at when set, else its created_at plus
 // the SLA of its urgency (sla, falling back to DefaultSLA for an urgency it
 // does not name; nil means the defaults). The answer is UTC.
-func Deadline(o *store.Objective, sla map[string]time.Duration) time.Time {
+func Deadline(o *domain.Objective, sla map[string]time.Duration) time.Time {
 	if o.DueAt != nil && !o.DueAt.IsZero() {
 		return o.DueAt.UTC()
 	}

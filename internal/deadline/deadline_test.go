@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 var created = time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
 
-func obj(urgency string, status store.Status, due *time.Time) *store.Objective {
-	return &store.Objective{ObjectiveID: "obj-1", Urgency: urgency, Status: status, DueAt: due, CreatedAt: created}
+func obj(urgency string, status domain.Status, due *time.Time) *domain.Objective {
+	return &domain.Objective{ObjectiveID: "obj-1", Urgency: urgency, Status: status, DueAt: due, CreatedAt: created}
 }
 
 func TestDefaultSLA(t *testing.T) {
@@ -48,7 +48,7 @@ func TestDeadlineFromSLA(t *testing.T) {
 		{"LOW", map[string]time.Duration{"HIGH": time.Hour}, 168 * time.Hour},
 		{"CRITICAL", map[string]time.Duration{"CRITICAL": 0}, 4 * time.Hour},
 	} {
-		got := Deadline(obj(tc.urgency, store.StatusTodo, nil), tc.sla)
+		got := Deadline(obj(tc.urgency, domain.StatusTodo, nil), tc.sla)
 		if want := created.Add(tc.want); !got.Equal(want) {
 			t.Errorf("Deadline(%s, %v) = %v, want %v", tc.urgency, tc.sla, got, want)
 		}
@@ -57,7 +57,7 @@ func TestDeadlineFromSLA(t *testing.T) {
 
 func TestDeadlineDueAtWins(t *testing.T) {
 	due := created.Add(time.Minute)
-	got := Deadline(obj("LOW", store.StatusNew, &due), map[string]time.Duration{"LOW": time.Hour})
+	got := Deadline(obj("LOW", domain.StatusNew, &due), map[string]time.Duration{"LOW": time.Hour})
 	if !got.Equal(due) {
 		t.Fatalf("Deadline = %v, want due_at %v", got, due)
 	}

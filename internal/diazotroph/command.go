@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc"
 	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/sandbox"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // CommandType is the diazotroph_type served by Command.
@@ -122,18 +122,18 @@ func (c *Command) Execute(ctx context.Context, req Request) (Result, error) {
 	}
 	res := Result{
 		Title:        title(req),
-		Metadata:     store.BundleMetadata{BranchName: req.WorkOrder.BranchName, RunReport: report},
-		RunnerStatus: store.RunnerOK,
+		Metadata:     domain.BundleMetadata{BranchName: req.WorkOrder.BranchName, RunReport: report},
+		RunnerStatus: domain.RunnerOK,
 	}
 	var stalled *sandbox.StallError
 	switch {
 	case errors.Is(err, errBudgetExhausted):
-		res.RunnerStatus = store.RunnerBudgetExhausted
+		res.RunnerStatus = domain.RunnerBudgetExhausted
 		res.Notes = fmt.Sprintf("budget %v exhausted after %v: process group killed, partial output discarded (%d bytes)",
 			req.Budget, roundMS(ran.Duration), stdout.Total()) + limitNote(ran) + stderrNote(stderr) + problem
 		return res, nil
 	case errors.As(err, &stalled):
-		res.RunnerStatus = store.RunnerStalled
+		res.RunnerStatus = domain.RunnerStalled
 		res.Notes = fmt.Sprintf("stalled: no output and no file changed for %v (executor.stall_timeout); stopped after %v: "+
 			"process group killed, partial output discarded (%d bytes)", stalled.Timeout, roundMS(ran.Duration),
 			stdout.Total()) + limitNote(ran) + stderrNote(stderr) + problem

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // The commands below sleep for a minute; Execute returning within promptly
@@ -82,7 +82,7 @@ func TestCommand_BudgetExhaustionKillsTheProcessGroup(t *testing.T) {
 	require.Less(t, elapsed, promptly)
 	require.GreaterOrEqual(t, elapsed, 2*time.Second)
 
-	require.Equal(t, store.RunnerBudgetExhausted, res.RunnerStatus)
+	require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus)
 	require.Empty(t, res.Content)
 	require.Regexp(t, `^budget 2s exhausted after [0-9.]+s: process group killed, partial output discarded \(8 bytes\)$`, res.Notes)
 	require.Equal(t, "azolla/obj-1", res.Metadata.BranchName)
@@ -102,7 +102,7 @@ func TestCommand_BackgroundProcessesDoNotOutliveARun(t *testing.T) {
 	res, err := c.Execute(t.Context(), newRequest("", time.Minute))
 	require.NoError(t, err)
 	require.Less(t, time.Since(start), promptly)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	require.Equal(t, "done\n", res.Content)
 	requireGone(t, readPID(t, dir, "child.pid"))
 }
@@ -122,13 +122,13 @@ func TestCommand_ProcessThatLeftTheGroupDoesNotHoldExecute(t *testing.T) {
 			name:       "command exits",
 			run:        `setsid sleep 60 & echo $! > escaped.pid; echo done`,
 			budget:     time.Minute,
-			wantStatus: store.RunnerOK, wantNotes: "command exited 0",
+			wantStatus: domain.RunnerOK, wantNotes: "command exited 0",
 		},
 		{
 			name:       "budget expires",
 			run:        `setsid sleep 60 & echo $! > escaped.pid; wait`,
 			budget:     time.Second,
-			wantStatus: store.RunnerBudgetExhausted, wantNotes: "budget 1s exhausted",
+			wantStatus: domain.RunnerBudgetExhausted, wantNotes: "budget 1s exhausted",
 		},
 	}
 	for _, tt := range tests {

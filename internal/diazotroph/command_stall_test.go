@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
-	"github.com/azolla/azolla/internal/store"
 )
 
 func TestCommand_ARunThatStopsProgressingIsStalled(t *testing.T) {
@@ -22,7 +22,7 @@ func TestCommand_ARunThatStopsProgressingIsStalled(t *testing.T) {
 	res, err := c.Execute(t.Context(), newRequest("", time.Hour))
 	require.NoError(t, err)
 
-	require.Equal(t, store.RunnerStalled, res.RunnerStatus)
+	require.Equal(t, domain.RunnerStalled, res.RunnerStatus)
 	require.Empty(t, res.Content)
 	require.Regexp(t, `^stalled: no output and no file changed for 300ms \(executor.stall_timeout\); stopped after [0-9.]+m?s: `+
 		`process group killed, partial output discarded \(8 bytes\)\nstderr:\nContinue\? \[y/n\]$`, res.Notes)
@@ -38,7 +38,7 @@ func TestCommand_ARunThatKeepsPrintingIsNotStalled(t *testing.T) {
 		Run: `i=0; while [ $i -lt 30 ]; do echo step $i; sleep 0.1; i=$((i+1)); done`})
 	res, err := c.Execute(t.Context(), newRequest("", time.Hour))
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	require.Contains(t, res.Content, "step 29")
 }
 
@@ -48,5 +48,5 @@ func TestCommand_TheBudgetStaysTheBudgetWithAStallTimeout(t *testing.T) {
 	c := diazotroph.NewCommand(diazotroph.CommandOptions{Executor: ex, Dir: t.TempDir(), Run: `sleep 3600`})
 	res, err := c.Execute(t.Context(), newRequest("", time.Second))
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerBudgetExhausted, res.RunnerStatus)
+	require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus)
 }

@@ -13,25 +13,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
 
 // newRequest returns a schema-valid request for objective obj-1.
 func newRequest(prompt string, budget time.Duration) diazotroph.Request {
 	return diazotroph.Request{
-		WorkOrder: store.WorkOrder{
+		WorkOrder: domain.WorkOrder{
 			WorkOrderID: "wo-1", EventID: "evt-1", ObjectiveID: "obj-1",
 			DiazotrophType: diazotroph.CommandType, ContextSnapshotID: "ctx-1",
-			BranchName: "azolla/obj-1", BudgetMS: budget.Milliseconds(), Status: store.WorkOrderCreated,
+			BranchName: "azolla/obj-1", BudgetMS: budget.Milliseconds(), Status: domain.WorkOrderCreated,
 		},
-		Snapshot: store.ContextSnapshot{
+		Snapshot: domain.ContextSnapshot{
 			ContextSnapshotID: "ctx-1", ObjectiveID: "obj-1", FullPromptText: prompt,
-			Metadata: store.SnapshotMetadata{BaseBranch: "main", CommitSHA: strings.Repeat("ab", 20)},
+			Metadata: domain.SnapshotMetadata{BaseBranch: "main", CommitSHA: strings.Repeat("ab", 20)},
 		},
-		Objective: store.Objective{ObjectiveID: "obj-1", Title: "Add retry to the fetcher"},
+		Objective: domain.Objective{ObjectiveID: "obj-1", Title: "Add retry to the fetcher"},
 		Budget:    budget,
 	}
 }
@@ -51,7 +51,7 @@ func execute(t *testing.T, run, prompt string) diazotroph.Result {
 // the store will before persisting it.
 func requireValidBundle(t *testing.T, res diazotroph.Result) {
 	t.Helper()
-	require.NoError(t, schemas.Validate(schemas.OutputBundle, store.OutputBundle{
+	require.NoError(t, schemas.Validate(schemas.OutputBundle, domain.OutputBundle{
 		WorkOrderID: "wo-1", Title: res.Title, Content: res.Content, Notes: res.Notes,
 		Metadata: res.Metadata, RunnerStatus: res.RunnerStatus, CreatedAt: time.Now().UTC(),
 	}))
@@ -77,7 +77,7 @@ func TestCommand_PromptArrivesOnStdin(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			res := execute(t, tt.run, tt.prompt)
-			require.Equal(t, store.RunnerOK, res.RunnerStatus)
+			require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 			require.Equal(t, tt.want, res.Content)
 		})
 	}
@@ -160,7 +160,7 @@ func TestCommand_ExitOutcomes(t *testing.T) {
 			t.Parallel()
 			res := execute(t, tt.run, "")
 			// The gate judges the exit status; the run itself went fine.
-			require.Equal(t, store.RunnerOK, res.RunnerStatus)
+			require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 			require.Equal(t, tt.wantContent, res.Content)
 			require.Regexp(t, regexp.MustCompile(tt.wantNotes), res.Notes)
 		})
@@ -179,7 +179,7 @@ func TestCommand_TruncatesOversizeStdout(t *testing.T) {
 	t.Parallel()
 	size := diazotroph.MaxContentBytes + 1000
 	res := execute(t, fmt.Sprintf("head -c %d /dev/zero | tr '\\0' a", size), "")
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	require.Len(t, res.Content, diazotroph.MaxContentBytes)
 	require.Equal(t, strings.Repeat("a", diazotroph.MaxContentBytes), res.Content)
 	require.Contains(t, res.Notes, fmt.Sprintf("stdout truncated to %d of %d bytes", diazotroph.MaxContentBytes, size))
@@ -223,7 +223,7 @@ func TestCommand_TitleAndMetadata(t *testing.T) {
 			res, err := c.Execute(t.Context(), req)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, res.Title)
-			require.Equal(t, store.BundleMetadata{BranchName: "azolla/obj-1"}, res.Metadata)
+			require.Equal(t, domain.BundleMetadata{BranchName: "azolla/obj-1"}, res.Metadata)
 			requireValidBundle(t, res)
 		})
 	}

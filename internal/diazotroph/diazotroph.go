@@ -18,14 +18,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // Request is everything a diazotroph may read.
 type Request struct {
-	WorkOrder store.WorkOrder
-	Snapshot  store.ContextSnapshot
-	Objective store.Objective
+	WorkOrder domain.WorkOrder
+	Snapshot  domain.ContextSnapshot
+	Objective domain.Objective
 	// Budget is workorder.budget_ms as a duration.
 	Budget time.Duration
 }
@@ -35,7 +35,7 @@ type Result struct {
 	Title        string
 	Content      string
 	Notes        string
-	Metadata     store.BundleMetadata
+	Metadata     domain.BundleMetadata
 	RunnerStatus string
 }
 

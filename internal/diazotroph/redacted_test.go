@@ -8,9 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/redact"
-	"github.com/azolla/azolla/internal/runreport"
-	"github.com/azolla/azolla/internal/store"
 )
 
 const canary = "sk-canary-7731"
@@ -22,9 +21,9 @@ func (leaky) Type() string { return "LEAKY_DIAZOTROPH" }
 
 func (l leaky) Execute(context.Context, diazotroph.Request) (diazotroph.Result, error) {
 	return diazotroph.Result{Title: "t " + canary, Content: "c " + canary, Notes: "n " + canary,
-		Metadata: store.BundleMetadata{PRDescriptionDraft: "d " + canary, RunReport: &runreport.Report{
+		Metadata: domain.BundleMetadata{PRDescriptionDraft: "d " + canary, RunReport: &domain.RunReport{
 			Model: "m " + canary, Summary: "s " + canary, SessionID: "i " + canary,
-			Transcript: &runreport.Transcript{Text: "x " + canary}}}, RunnerStatus: store.RunnerOK}, l.err
+			Transcript: &domain.RunTranscript{Text: "x " + canary}}}, RunnerStatus: domain.RunnerOK}, l.err
 }
 
 func (l leaky) Check(context.Context, diazotroph.Check) (diazotroph.Verdict, error) {
@@ -38,10 +37,10 @@ func TestRedacted_HidesSecretsInEverythingADiazotrophReturns(t *testing.T) {
 	res, err := d.Execute(t.Context(), diazotroph.Request{})
 	require.NoError(t, err)
 	require.Equal(t, diazotroph.Result{Title: "t [redacted:OPENAI_API_KEY]", Content: "c [redacted:OPENAI_API_KEY]",
-		Notes: "n [redacted:OPENAI_API_KEY]", Metadata: store.BundleMetadata{PRDescriptionDraft: "d [redacted:OPENAI_API_KEY]",
-			RunReport: &runreport.Report{Model: "m [redacted:OPENAI_API_KEY]", Summary: "s [redacted:OPENAI_API_KEY]",
-				SessionID: "i [redacted:OPENAI_API_KEY]", Transcript: &runreport.Transcript{Text: "x [redacted:OPENAI_API_KEY]"}}},
-		RunnerStatus: store.RunnerOK}, res)
+		Notes: "n [redacted:OPENAI_API_KEY]", Metadata: domain.BundleMetadata{PRDescriptionDraft: "d [redacted:OPENAI_API_KEY]",
+			RunReport: &domain.RunReport{Model: "m [redacted:OPENAI_API_KEY]", Summary: "s [redacted:OPENAI_API_KEY]",
+				SessionID: "i [redacted:OPENAI_API_KEY]", Transcript: &domain.RunTranscript{Text: "x [redacted:OPENAI_API_KEY]"}}},
+		RunnerStatus: domain.RunnerOK}, res)
 	c, ok := d.(diazotroph.Checker)
 	require.True(t, ok, "a Checker stays a Checker")
 	v, err := c.Check(t.Context(), diazotroph.Check{})

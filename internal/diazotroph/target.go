@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // PatchType is the diazotroph_type of every objective that names a
@@ -45,10 +45,10 @@ var ErrMisconfigured = errors.New("misconfigured")
 // Check is what a gate check may read: an output bundle the built-in gate
 // checks (docs/protocol/patch-flow.md#checking-the-bundle) have passed.
 type Check struct {
-	WorkOrder store.WorkOrder
-	Objective store.Objective
-	Snapshot  store.ContextSnapshot
-	Bundle    store.OutputBundle
+	WorkOrder domain.WorkOrder
+	Objective domain.Objective
+	Snapshot  domain.ContextSnapshot
+	Bundle    domain.OutputBundle
 }
 
 // Verdict is a gate check's judgement.

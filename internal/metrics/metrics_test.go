@@ -12,8 +12,8 @@ import (
 
 	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/metrics"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
 
@@ -40,30 +40,30 @@ func TestClaimAcquisitions_CountAcquiredRefusedAndTakeover(t *testing.T) {
 			ahead := claim.NewBridge(s, claim.WithObserver(tb.m),
 				claim.WithClock(func() time.Time { return now.Add(time.Hour) }))
 
-			_, ok, err := a.Acquire(ctx, store.ResourceEvent, "ev-1", "w1", time.Minute)
+			_, ok, err := a.Acquire(ctx, domain.ResourceEvent, "ev-1", "w1", time.Minute)
 			require.NoError(t, err)
 			require.True(t, ok)
-			_, ok, err = a.Acquire(ctx, store.ResourceEvent, "ev-1", "w2", time.Minute)
+			_, ok, err = a.Acquire(ctx, domain.ResourceEvent, "ev-1", "w2", time.Minute)
 			require.NoError(t, err)
 			require.False(t, ok)
 			// w1's lease lapsed without a release: w3 takes it over.
-			_, ok, err = ahead.Acquire(ctx, store.ResourceEvent, "ev-1", "w3", time.Minute)
+			_, ok, err = ahead.Acquire(ctx, domain.ResourceEvent, "ev-1", "w3", time.Minute)
 			require.NoError(t, err)
 			require.True(t, ok)
 			// A second lapsed lease, so takeovers and plain acquisitions
 			// count differently whichever way they were mixed up.
-			_, ok, err = a.Acquire(ctx, store.ResourceEvent, "ev-3", "w1", time.Minute)
+			_, ok, err = a.Acquire(ctx, domain.ResourceEvent, "ev-3", "w1", time.Minute)
 			require.NoError(t, err)
 			require.True(t, ok)
-			_, ok, err = ahead.Acquire(ctx, store.ResourceEvent, "ev-3", "w3", time.Minute)
+			_, ok, err = ahead.Acquire(ctx, domain.ResourceEvent, "ev-3", "w3", time.Minute)
 			require.NoError(t, err)
 			require.True(t, ok)
 			// A released claim taken again is a plain acquisition.
-			l2, ok, err := a.Acquire(ctx, store.ResourceEvent, "ev-2", "w1", time.Minute)
+			l2, ok, err := a.Acquire(ctx, domain.ResourceEvent, "ev-2", "w1", time.Minute)
 			require.NoError(t, err)
 			require.True(t, ok)
 			require.NoError(t, l2.Release(ctx))
-			_, ok, err = a.Acquire(ctx, store.ResourceEvent, "ev-2", "w2", time.Minute)
+			_, ok, err = a.Acquire(ctx, domain.ResourceEvent, "ev-2", "w2", time.Minute)
 			require.NoError(t, err)
 			require.True(t, ok)
 
@@ -129,8 +129,8 @@ func TestCounters_ExecutedGateDeadLettersReaper(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
 	tb.m.WorkOrderExecuted("local")
-	tb.m.GateVerdict("workorder", store.GatePass)
-	tb.m.GateVerdict("track", store.GateFail)
+	tb.m.GateVerdict("workorder", domain.GatePass)
+	tb.m.GateVerdict("track", domain.GateFail)
 	tb.m.JobDeadLettered()
 	tb.m.PullRequest("opened")
 	tb.m.PullRequest("merged")

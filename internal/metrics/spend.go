@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // spendSeries counts what the executors' runs cost, as their run reports
@@ -64,11 +64,11 @@ func newSpendSeries() *spendSeries {
 // RunSpent counts one run (a gated workorder's, or a candidate's) by its
 // bundle's metadata; a run that ran no agent or model (static generator,
 // built-in rules) counts nothing.
-func (m *Metrics) RunSpent(meta store.BundleMetadata) {
+func (m *Metrics) RunSpent(meta domain.BundleMetadata) {
 	if m == nil {
 		return
 	}
-	var s store.Spend
+	var s domain.Spend
 	s.Add(meta)
 	if s.Runs == 0 {
 		return

@@ -8,22 +8,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/metrics"
-	"github.com/azolla/azolla/internal/runreport"
-	"github.com/azolla/azolla/internal/store"
 )
 
 func TestRunSpent_CountsCostTokensAndUnknownRuns(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
 	cost := func(v float64) *float64 { return &v }
-	tb.m.RunSpent(store.BundleMetadata{Generator: "command", RunReport: &runreport.Report{Model: "claude-x",
-		CostUSD: cost(1.5), Tokens: &runreport.Tokens{Input: 100, Output: 7, CacheRead: 40}}})
-	tb.m.RunSpent(store.BundleMetadata{Generator: "command", RunReport: &runreport.Report{Model: "claude-x", CostUSD: cost(0.25)}})
-	tb.m.RunSpent(store.BundleMetadata{Generator: "openai", RunReport: &runreport.Report{Model: "gpt-y",
-		Tokens: &runreport.Tokens{Input: 9}}})
-	tb.m.RunSpent(store.BundleMetadata{Generator: "command"})
-	tb.m.RunSpent(store.BundleMetadata{Generator: "static"})
+	tb.m.RunSpent(domain.BundleMetadata{Generator: "command", RunReport: &domain.RunReport{Model: "claude-x",
+		CostUSD: cost(1.5), Tokens: &domain.Tokens{Input: 100, Output: 7, CacheRead: 40}}})
+	tb.m.RunSpent(domain.BundleMetadata{Generator: "command", RunReport: &domain.RunReport{Model: "claude-x", CostUSD: cost(0.25)}})
+	tb.m.RunSpent(domain.BundleMetadata{Generator: "openai", RunReport: &domain.RunReport{Model: "gpt-y",
+		Tokens: &domain.Tokens{Input: 9}}})
+	tb.m.RunSpent(domain.BundleMetadata{Generator: "command"})
+	tb.m.RunSpent(domain.BundleMetadata{Generator: "static"})
 
 	want := `
 # HELP azolla_executor_cost_usd_total Dollars the executors' runs reported spending, by model; runs of unknown cost add nothing here (see azolla_executor_runs_total).
@@ -50,7 +49,7 @@ func TestRunSpent_ModelLabelsAreBounded(t *testing.T) {
 	tb := setup(t)
 	one := 1.0
 	for i := range 80 {
-		tb.m.RunSpent(store.BundleMetadata{RunReport: &runreport.Report{Model: fmt.Sprintf("m-%d", i), CostUSD: &one}})
+		tb.m.RunSpent(domain.BundleMetadata{RunReport: &domain.RunReport{Model: fmt.Sprintf("m-%d", i), CostUSD: &one}})
 	}
 	n, err := testutil.GatherAndCount(tb.reg, metrics.NameExecutorCost)
 	require.NoError(t, err)

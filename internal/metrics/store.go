@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // DefaultStoreCacheTTL is how long one count of the store serves scrapes:
@@ -106,8 +106,8 @@ func (c *StoreCollector) load() (map[string]map[string]float64, error) {
 
 // knownStatuses are the statuses each counted table's series always has.
 var knownStatuses = map[string][]string{
-	"objectives": store.StatusStrings(store.Statuses()),
-	"jobs":       {store.JobQueued, store.JobRunning, store.JobSucceeded, store.JobFailed, store.JobDeadLettered},
+	"objectives": domain.StatusStrings(domain.Statuses()),
+	"jobs":       {domain.JobQueued, domain.JobRunning, domain.JobSucceeded, domain.JobFailed, domain.JobDeadLettered},
 }
 
 // countByStatus is one bounded query: a row per status.

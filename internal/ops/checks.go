@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -22,7 +23,7 @@ func StoreCheck(st store.Store) Check {
 			}
 			return nil
 		}
-		if _, err := st.GetClaim(ctx, "OPS_READINESS", "ping"); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if _, err := st.GetClaim(ctx, "OPS_READINESS", "ping"); err != nil && !errors.Is(err, domain.ErrNotFound) {
 			return fmt.Errorf("store unreachable: %w", err)
 		}
 		return nil

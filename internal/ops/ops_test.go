@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/metrics"
 	"github.com/azolla/azolla/internal/ops"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
 
@@ -102,7 +102,7 @@ func TestMetrics_ExposesAzollaSeriesAfterAClaim(t *testing.T) {
 	s := storetest.NewSQLite(t)
 	reg.MustRegister(metrics.NewStoreCollector(s.DB(), 0))
 	require.NoError(t, s.CreateObjective(context.Background(), storetest.Objective("o-1")))
-	m.ObserveAcquire(store.ResourceWorkOrder, "acquired")
+	m.ObserveAcquire(domain.ResourceWorkOrder, "acquired")
 	handler, closer := metrics.TemporalHandler(reg)
 	defer closer.Close()
 	handler.Counter("temporal_request").Inc(1)

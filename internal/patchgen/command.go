@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc"
 	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/sandbox"
@@ -262,7 +263,7 @@ func stderrNote(stderr *proc.TailBuffer) string {
 // presetReport reads a report from the agent's own output with its
 // preset's parser: all of it when it was kept whole, else its end. A
 // parser's failure is a note, never a failed run.
-func (c *Command) presetReport(head *proc.HeadBuffer, tail, stderr *proc.TailBuffer) (*runreport.Report, string) {
+func (c *Command) presetReport(head *proc.HeadBuffer, tail, stderr *proc.TailBuffer) (*domain.RunReport, string) {
 	out := head.Bytes()
 	switch {
 	case c.preset.Output == runreport.Stderr:

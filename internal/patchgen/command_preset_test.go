@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/sandbox"
@@ -77,7 +78,7 @@ func TestCommand_PresetReadsTheAgentsOutput(t *testing.T) {
 			require.Contains(t, out.Patch, "+there", out.Notes)
 			require.NotNil(t, out.Report, out.Notes)
 			require.Equal(t, want, *out.Report)
-			require.Equal(t, runreport.Source(tt.preset), out.Report.Source)
+			require.Equal(t, domain.ReportSource(tt.preset), out.Report.Source)
 			require.NotNil(t, out.Transcript)
 			require.Equal(t, int64(len(data)), out.Transcript.Stdout.Total, "the agent's output is in the transcript")
 		})
@@ -118,7 +119,7 @@ func TestCommand_PresetYieldsToTheReportFileAndFailsIntoANote(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, out.Report)
 	require.Equal(t, "own", out.Report.Model)
-	require.Equal(t, runreport.SourceExecutor, out.Report.Source)
+	require.Equal(t, domain.ReportFromExecutor, out.Report.Source)
 
 	garbled := presetCommand(t, p, "claude", "-p", `echo 'Error: not logged in'`, 0)
 	out, err = garbled.Generate(t.Context(), newInput(newRepo(t)))
@@ -142,6 +143,6 @@ func TestCommand_ExplicitRunOverridesThePresetsCommandLine(t *testing.T) {
 	out, err := g.Generate(t.Context(), newInput(newRepo(t)))
 	require.NoError(t, err)
 	require.NotNil(t, out.Report, out.Notes)
-	require.Equal(t, runreport.SourceAider, out.Report.Source)
+	require.Equal(t, domain.ReportFromAider, out.Report.Source)
 	require.False(t, strings.Contains(out.Notes, "no run report"), out.Notes)
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // A command may report its run in $AZOLLA_REPORT_FILE, outside the
@@ -22,7 +22,7 @@ func TestCommand_RunReportFromTheReportFile(t *testing.T) {
 	require.InDelta(t, 0.125, *out.Report.CostUSD, 1e-9)
 	require.Equal(t, int64(1200), out.Report.Tokens.Input)
 	require.Equal(t, int64(3), out.Report.Turns)
-	require.Equal(t, runreport.SourceExecutor, out.Report.Source)
+	require.Equal(t, domain.ReportFromExecutor, out.Report.Source)
 	require.NotContains(t, out.Patch, "report.json", "the report file is not part of the patch")
 
 	bad, _ := generate(t, `sed -i 's/world/there/' hello.txt && printf '{"cost_usd":-1}' > "$AZOLLA_REPORT_FILE"`)

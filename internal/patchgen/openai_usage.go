@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"fmt"
 
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // Usage is what a model endpoint reported spending on the answer a
@@ -32,8 +32,8 @@ func (u Usage) String() string {
 // Report is u as a run report, the executor's: the endpoint says tokens,
 // not dollars. Input counts the prompt tokens not served from the cache,
 // which CacheRead counts.
-func (u Usage) Report() runreport.Report {
-	return runreport.Report{Model: u.Model, Source: runreport.SourceExecutor, Tokens: &runreport.Tokens{
+func (u Usage) Report() domain.RunReport {
+	return domain.RunReport{Model: u.Model, Source: domain.ReportFromExecutor, Tokens: &domain.Tokens{
 		Input: int64(max(u.PromptTokens-u.CachedPromptTokens, 0)), Output: int64(u.CompletionTokens),
 		CacheRead: int64(u.CachedPromptTokens)}}
 }

@@ -17,7 +17,7 @@ package patchgen
 import (
 	"context"
 
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/sandbox"
 )
 
@@ -86,7 +86,7 @@ type Output struct {
 	Usage *Usage
 	// Report is the run report the executor wrote to $AZOLLA_REPORT_FILE
 	// (the command generator), when it wrote a valid one; nil otherwise.
-	Report *runreport.Report
+	Report *domain.RunReport
 	// Transcript is what the run said (the command generator), not yet
 	// redacted; nil when it said nothing. It comes with an error too, when
 	// the run was stopped.

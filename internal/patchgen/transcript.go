@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc"
-	"github.com/azolla/azolla/internal/runreport"
 )
 
 // artifactDirName is the directory, beside the run report outside the
@@ -85,7 +85,7 @@ func (t *Transcript) Render() string {
 
 // transcript gathers a run's transcript; artifactDir is
 // $AZOLLA_ARTIFACT_DIR, read before the run's directory is removed.
-func transcript(rep *runreport.Report, artifactDir string, stdout, stderr *proc.TailBuffer) *Transcript {
+func transcript(rep *domain.RunReport, artifactDir string, stdout, stderr *proc.TailBuffer) *Transcript {
 	t := &Transcript{Stdout: Tail{Text: stdout.Text(), Total: stdout.Total()},
 		Stderr: Tail{Text: stderr.Text(), Total: stderr.Total()}}
 	switch {

@@ -1,16 +1,18 @@
 package pause
 
-import "github.com/azolla/azolla/internal/store"
+import (
+	"github.com/azolla/azolla/internal/domain"
+)
 
 // Command is the azolla command line that carries out the i-th action of
 // ps, as invoked by self (e.g. "azolla"), or "" when the action is the
 // human's alone (review a branch, resolve a blocker). Pause states written
 // before kinds existed carry their commands in the text and get none here.
-func Command(self string, ps *store.PauseState, i int) string {
+func Command(self string, ps *domain.PauseState, i int) string {
 	if i < 0 || i >= len(ps.ActionKinds) {
 		return ""
 	}
-	if ps.Subject() != store.SubjectObjective {
+	if ps.Subject() != domain.SubjectObjective {
 		return subjectCommand(self, ps, i)
 	}
 	id := ps.ObjectiveID
@@ -30,7 +32,7 @@ func Command(self string, ps *store.PauseState, i int) string {
 }
 
 // subjectCommand is Command for a triage or manifest pause.
-func subjectCommand(self string, ps *store.PauseState, i int) string {
+func subjectCommand(self string, ps *domain.PauseState, i int) string {
 	switch ps.ActionKinds[i] {
 	case ReviewProposals:
 		return self + " objective list --status NEW"
@@ -44,7 +46,7 @@ func subjectCommand(self string, ps *store.PauseState, i int) string {
 	case ReviewManifest:
 		return self + " manifest show " + ps.SubjectID
 	case Retry:
-		if ps.Subject() == store.SubjectManifest {
+		if ps.Subject() == domain.SubjectManifest {
 			return self + " manifest request"
 		}
 	case CreateRefined:

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/textsafe"
 )
 
@@ -79,8 +79,8 @@ func ID(objectiveID string, seq int64, reason string) string {
 
 // New is the pause state of s: its id, its actions' words and kinds. Every
 // action's text is made one safe line, whatever the facts in it held.
-func New(s Spec) store.PauseState {
-	ps := store.PauseState{PauseStateID: ID(s.ObjectiveID, s.Seq, s.Reason), ObjectiveID: s.ObjectiveID,
+func New(s Spec) domain.PauseState {
+	ps := domain.PauseState{PauseStateID: ID(s.ObjectiveID, s.Seq, s.Reason), ObjectiveID: s.ObjectiveID,
 		WorkOrderID: s.WorkOrderID, Reason: s.Reason, CreatedAt: s.Now}
 	for _, a := range s.Actions {
 		ps.PrioritizedActions = append(ps.PrioritizedActions, textsafe.Line(a.Text))
@@ -91,14 +91,14 @@ func New(s Spec) store.PauseState {
 
 // RunComplete is a PASS (docs/protocol/patch-flow.md#pass): review the branch (or, without one, the
 // output) and confirm. keep, when set, warns that the branch was not pushed.
-func RunComplete(objectiveID string, seq int64, workOrderID, branch string, keep *Action, now time.Time) store.PauseState {
+func RunComplete(objectiveID string, seq int64, workOrderID, branch string, keep *Action, now time.Time) domain.PauseState {
 	return RunCompleteOn(objectiveID, seq, workOrderID, branch, "", keep, nil, now)
 }
 
 // RunCompleteOn is RunComplete on a branch whose pull request is known:
 // the review action names it. spent, when set, records that the runs went
 // past the objective's budget (Overspent).
-func RunCompleteOn(objectiveID string, seq int64, workOrderID, branch, pullRequest string, keep, spent *Action, now time.Time) store.PauseState {
+func RunCompleteOn(objectiveID string, seq int64, workOrderID, branch, pullRequest string, keep, spent *Action, now time.Time) domain.PauseState {
 	review := Action{ReviewOutput, "Review the output of " + workOrderID}
 	switch {
 	case branch != "" && pullRequest != "":
@@ -113,14 +113,14 @@ func RunCompleteOn(objectiveID string, seq int64, workOrderID, branch, pullReque
 		}
 	}
 	actions = append(actions, Action{ConfirmCompletion, "Confirm completion"})
-	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PauseRunComplete,
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: domain.PauseRunComplete,
 		Actions: actions, Now: now})
 }
 
 // GateFailed is a FAIL (docs/protocol/patch-flow.md#fail): review the failure, then refine and retry.
 // repeated, when set, says the failure is the previous round's again
 // (Repeated).
-func GateFailed(objectiveID string, seq int64, workOrderID, failure string, keep, repeated *Action, now time.Time) store.PauseState {
+func GateFailed(objectiveID string, seq int64, workOrderID, failure string, keep, repeated *Action, now time.Time) domain.PauseState {
 	actions := []Action{{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)}}
 	if repeated != nil {
 		actions = append(actions, *repeated)
@@ -129,7 +129,7 @@ func GateFailed(objectiveID string, seq int64, workOrderID, failure string, keep
 	if keep != nil {
 		actions = append(actions, *keep)
 	}
-	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PauseGateFailed,
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: domain.PauseGateFailed,
 		Actions: actions, Now: now})
 }
 
@@ -137,8 +137,8 @@ func GateFailed(objectiveID string, seq int64, workOrderID, failure string, keep
 // budget: review the failure, raise the budget, then retry. No run starts
 // before the budget is raised. Without a failure ("") it is a round that
 // was not started (a pull request's review asked for one).
-func BudgetSpent(objectiveID string, seq int64, workOrderID, failure string, spend store.Spend, budget float64,
-	keep, repeated *Action, now time.Time) store.PauseState {
+func BudgetSpent(objectiveID string, seq int64, workOrderID, failure string, spend domain.Spend, budget float64,
+	keep, repeated *Action, now time.Time) domain.PauseState {
 	var actions []Action
 	if failure != "" {
 		actions = append(actions, Action{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)})
@@ -147,28 +147,28 @@ func BudgetSpent(objectiveID string, seq int64, workOrderID, failure string, spe
 		actions = append(actions, *repeated)
 	}
 	actions = append(actions,
-		Action{AddBudget, fmt.Sprintf("Spent %s of its %s budget%s: raise the budget to run again", store.USD(spend.USD),
-			store.USD(budget), over(spend, budget))},
+		Action{AddBudget, fmt.Sprintf("Spent %s of its %s budget%s: raise the budget to run again", domain.USD(spend.USD),
+			domain.USD(budget), over(spend, budget))},
 		Action{Retry, "Then refine objective and retry"})
 	if keep != nil {
 		actions = append(actions, *keep)
 	}
-	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PauseBudgetSpent,
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: domain.PauseBudgetSpent,
 		Actions: actions, Now: now})
 }
 
 // Overspent is the action that records runs past the budget on a PASS.
-func Overspent(spend store.Spend, budget float64) *Action {
-	return &Action{ReviewSpend, fmt.Sprintf("Spent %s of its %s budget%s", store.USD(spend.USD), store.USD(budget),
+func Overspent(spend domain.Spend, budget float64) *Action {
+	return &Action{ReviewSpend, fmt.Sprintf("Spent %s of its %s budget%s", domain.USD(spend.USD), domain.USD(budget),
 		over(spend, budget))}
 }
 
 // over says by how much spend went past budget, and how many runs' cost
 // is unknown.
-func over(spend store.Spend, budget float64) string {
+func over(spend domain.Spend, budget float64) string {
 	var s string
 	if d := spend.USD - budget; d > 0 {
-		s = " (over by " + store.USD(d) + ")"
+		s = " (over by " + domain.USD(d) + ")"
 	}
 	if spend.Unknown > 0 {
 		s += fmt.Sprintf(", plus %d run(s) of unknown cost", spend.Unknown)
@@ -183,8 +183,8 @@ func Repeated(workOrderID string) *Action {
 }
 
 // Blocked is the scheduler's (docs/protocol/patch-flow.md#blockers): resolve the blockers, then re-emit.
-func Blocked(objectiveID string, seq int64, blockers []string, now time.Time) store.PauseState {
-	return New(Spec{ObjectiveID: objectiveID, Seq: seq, Reason: store.PauseBlocked, Now: now, Actions: []Action{
+func Blocked(objectiveID string, seq int64, blockers []string, now time.Time) domain.PauseState {
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, Reason: domain.PauseBlocked, Now: now, Actions: []Action{
 		{ResolveBlockers, fmt.Sprintf("Resolve blockers for %s: %s", objectiveID, strings.Join(blockers, "; "))},
 		{Unblock, "Re-emit TICKET_READY after resolution"},
 	}})
@@ -193,18 +193,18 @@ func Blocked(objectiveID string, seq int64, blockers []string, now time.Time) st
 // EnvironmentBlocked is the gate's, when a run failed for its environment
 // rather than its patch (its setup, a tool that could not start, a sandbox
 // limit): fix the environment, then unblock; no round was charged.
-func EnvironmentBlocked(objectiveID string, seq int64, workOrderID, blocker, fix string, now time.Time) store.PauseState {
+func EnvironmentBlocked(objectiveID string, seq int64, workOrderID, blocker, fix string, now time.Time) domain.PauseState {
 	actions := []Action{{ResolveBlockers, "Fix the environment of " + objectiveID + ": " + firstLine(blocker)}}
 	if fix != "" {
 		actions = append(actions, Action{ResolveBlockers, "How: " + firstLine(fix)})
 	}
 	actions = append(actions, Action{Unblock, "Then unblock: the next round runs in the fixed environment"})
-	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PauseBlocked, Now: now,
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: domain.PauseBlocked, Now: now,
 		Actions: actions})
 }
 
 // Rejected ends a NEW objective that a human refused.
-func Rejected(objectiveID string, seq int64, by, comment string, now time.Time) store.PauseState {
+func Rejected(objectiveID string, seq int64, by, comment string, now time.Time) domain.PauseState {
 	why := "Rejected by " + by
 	if by == "" {
 		why = "Rejected by a reviewer"
@@ -212,7 +212,7 @@ func Rejected(objectiveID string, seq int64, by, comment string, now time.Time) 
 	if comment != "" {
 		why += ": " + comment
 	}
-	return New(Spec{ObjectiveID: objectiveID, Seq: seq, Reason: store.PauseRejected, Now: now, Actions: []Action{
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, Reason: domain.PauseRejected, Now: now, Actions: []Action{
 		{ReviewRejection, why},
 		{CreateRefined, "Create a refined objective if the work is still wanted"},
 	}})
@@ -241,7 +241,7 @@ func Duration(d time.Duration) string {
 
 // Warned reports whether ps told the human, beforehand, that the work
 // branch would be pruned with its workspace.
-func Warned(ps *store.PauseState) bool {
+func Warned(ps *domain.PauseState) bool {
 	for _, k := range ps.ActionKinds {
 		if k == KeepBranch {
 			return true
@@ -264,10 +264,10 @@ func firstLine(s string) string {
 // is the monitor's, not its own) is REJECTED. A rejected objective stays
 // NEW and waits for nobody. It is the one rule every part of azolla asks,
 // the lifecycle with the one pause it knows (nil entries are skipped).
-func WasRejected(pauses []*store.PauseState) bool {
+func WasRejected(pauses []*domain.PauseState) bool {
 	for _, p := range slices.Backward(pauses) {
-		if p != nil && p.Reason != store.PauseOverdue {
-			return p.Reason == store.PauseRejected
+		if p != nil && p.Reason != domain.PauseOverdue {
+			return p.Reason == domain.PauseRejected
 		}
 	}
 	return false
@@ -276,8 +276,8 @@ func WasRejected(pauses []*store.PauseState) bool {
 // PullRequestClosed: the objective's pull request was closed without
 // merge (docs/pull-requests.md). The objective stays DONE and its work on
 // its branch; if the work is still wanted, it is a new objective.
-func PullRequestClosed(objectiveID string, seq int64, workOrderID, url string, now time.Time) store.PauseState {
-	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: store.PausePullRequestClosed,
+func PullRequestClosed(objectiveID string, seq int64, workOrderID, url string, now time.Time) domain.PauseState {
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: domain.PausePullRequestClosed,
 		Now: now, Actions: []Action{
 			{ReviewPullRequest, "Pull request " + url + " was closed without merge"},
 			{CreateRefined, "Create a refined objective if the work is still wanted"},
@@ -286,8 +286,8 @@ func PullRequestClosed(objectiveID string, seq int64, workOrderID, url string, n
 
 // RevisionLimit: review or checks asked for changes again, but the pull
 // request has had forge.max_rounds rounds; a human decides.
-func RevisionLimit(objectiveID string, seq int64, url string, rounds int, waiting string, now time.Time) store.PauseState {
-	return New(Spec{ObjectiveID: objectiveID, Seq: seq, Reason: store.PauseRevisionLimit, Now: now, Actions: []Action{
+func RevisionLimit(objectiveID string, seq int64, url string, rounds int, waiting string, now time.Time) domain.PauseState {
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, Reason: domain.PauseRevisionLimit, Now: now, Actions: []Action{
 		{ReviewPullRequest, fmt.Sprintf("Review pull request %s: %d rounds, and still %s", url, rounds, waiting)},
 		{Retry, "Retry for one more round, or take it from here"},
 	}})

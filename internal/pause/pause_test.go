@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -20,7 +20,7 @@ func TestConstructors_MakeValidRecordsWithOneKindPerAction(t *testing.T) {
 	keep := pause.KeepBranchAction("azolla/obj-1", 7*24*time.Hour)
 	hostile := "gate command exited 1: \x1b]0;pwned\x07\x1b[31mred\u202e"
 	cases := map[string]struct {
-		ps    store.PauseState
+		ps    domain.PauseState
 		kinds []string
 	}{
 		"run complete on a branch": {pause.RunComplete("obj-1", 3, "wo-obj-1-2", "azolla/obj-1", nil, now),
@@ -33,12 +33,12 @@ func TestConstructors_MakeValidRecordsWithOneKindPerAction(t *testing.T) {
 			[]string{pause.ReviewGateFailure, pause.Retry, pause.KeepBranch}},
 		"gate failed again": {pause.GateFailed("obj-1", 3, "wo-obj-1-2", "exit 1", nil, pause.Repeated("wo-obj-1-1"), now),
 			[]string{pause.ReviewGateFailure, pause.ReviewRepeatedFailure, pause.Retry}},
-		"budget spent": {pause.BudgetSpent("obj-1", 3, "wo-obj-1-2", "exit 1", store.Spend{USD: 4.5, Runs: 3, Unknown: 1}, 4,
+		"budget spent": {pause.BudgetSpent("obj-1", 3, "wo-obj-1-2", "exit 1", domain.Spend{USD: 4.5, Runs: 3, Unknown: 1}, 4,
 			keep, nil, now), []string{pause.ReviewGateFailure, pause.AddBudget, pause.Retry, pause.KeepBranch}},
-		"budget spent before a round": {pause.BudgetSpent("obj-1", 3, "", "", store.Spend{USD: 4, Runs: 2}, 4, nil, nil, now),
+		"budget spent before a round": {pause.BudgetSpent("obj-1", 3, "", "", domain.Spend{USD: 4, Runs: 2}, 4, nil, nil, now),
 			[]string{pause.AddBudget, pause.Retry}},
 		"run complete past the budget": {pause.RunCompleteOn("obj-1", 3, "wo-obj-1-2", "azolla/obj-1", "", nil,
-			pause.Overspent(store.Spend{USD: 0.007, Runs: 1}, 0.005), now),
+			pause.Overspent(domain.Spend{USD: 0.007, Runs: 1}, 0.005), now),
 			[]string{pause.ReviewBranch, pause.ReviewSpend, pause.ConfirmCompletion}},
 		"blocked": {pause.Blocked("obj-1", 4, []string{"base branch main is missing", "needs a key"}, now),
 			[]string{pause.ResolveBlockers, pause.Unblock}},
@@ -82,7 +82,7 @@ func TestCommand_RendersFromTheKind(t *testing.T) {
 	require.Empty(t, pause.Command("azolla", &blocked, 0), "resolving a blocker is the human's")
 	require.Equal(t, "azolla objective unblock obj-1", pause.Command("azolla", &blocked, 1))
 	require.Empty(t, pause.Command("azolla", &blocked, 2), "out of range")
-	legacy := store.PauseState{ObjectiveID: "obj-1", Reason: store.PauseGateFailed,
+	legacy := domain.PauseState{ObjectiveID: "obj-1", Reason: domain.PauseGateFailed,
 		PrioritizedActions: []string{"Refine objective and retry: azolla objective retry obj-1"}}
 	require.Empty(t, pause.Command("azolla", &legacy, 0))
 }
@@ -106,17 +106,17 @@ func TestDuration_ReadsAsAPersonWouldSayIt(t *testing.T) {
 }
 
 func TestWasRejected_ReadsTheLatestPauseOfItsOwn(t *testing.T) {
-	p := func(reason string) *store.PauseState { return &store.PauseState{Reason: reason} }
+	p := func(reason string) *domain.PauseState { return &domain.PauseState{Reason: reason} }
 	for _, c := range []struct {
 		name   string
-		pauses []*store.PauseState
+		pauses []*domain.PauseState
 		want   bool
 	}{
 		{"none", nil, false},
-		{"rejected", []*store.PauseState{p(store.PauseRejected)}, true},
-		{"rejected, then overdue", []*store.PauseState{p(store.PauseRejected), p(store.PauseOverdue)}, true},
-		{"rejected, then paused again", []*store.PauseState{p(store.PauseRejected), p(store.PauseGateFailed)}, false},
-		{"only overdue", []*store.PauseState{p(store.PauseOverdue)}, false},
+		{"rejected", []*domain.PauseState{p(domain.PauseRejected)}, true},
+		{"rejected, then overdue", []*domain.PauseState{p(domain.PauseRejected), p(domain.PauseOverdue)}, true},
+		{"rejected, then paused again", []*domain.PauseState{p(domain.PauseRejected), p(domain.PauseGateFailed)}, false},
+		{"only overdue", []*domain.PauseState{p(domain.PauseOverdue)}, false},
 	} {
 		require.Equal(t, c.want, pause.WasRejected(c.pauses), c.name)
 	}

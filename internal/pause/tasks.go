@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // Kinds of action of the task-management pauses (docs/protocol/tasks.md).
@@ -43,7 +43,7 @@ func SubjectID(subjectType, subjectID, reason string) string {
 }
 
 // subject is the pause of a triage or manifest run.
-func subject(subjectType, subjectID, workOrderID, reason string, actions []Action, now time.Time) store.PauseState {
+func subject(subjectType, subjectID, workOrderID, reason string, actions []Action, now time.Time) domain.PauseState {
 	ps := New(Spec{WorkOrderID: workOrderID, Reason: reason, Actions: actions, Now: now})
 	ps.PauseStateID = SubjectID(subjectType, subjectID, reason)
 	ps.SubjectType, ps.SubjectID = subjectType, subjectID
@@ -58,19 +58,19 @@ type Proposed struct {
 
 // ProposalsReview hands a triage round's proposed objectives (created NEW)
 // to the human: review them, then approve each.
-func ProposalsReview(workOrderID string, proposed []Proposed, now time.Time) store.PauseState {
+func ProposalsReview(workOrderID string, proposed []Proposed, now time.Time) domain.PauseState {
 	actions := []Action{{ReviewProposals, fmt.Sprintf("Review %d proposed objectives", len(proposed))}}
 	for _, p := range proposed {
 		actions = append(actions, Action{Approve, fmt.Sprintf("Approve %s (%s): azolla objective approve %s",
 			p.ObjectiveID, p.Title, p.ObjectiveID)})
 	}
-	return subject(store.SubjectTriage, workOrderID, workOrderID, store.PauseProposalsReview, actions, now)
+	return subject(domain.SubjectTriage, workOrderID, workOrderID, domain.PauseProposalsReview, actions, now)
 }
 
 // TriageRetried is a triage round whose gate failed and handed its
 // captures back to triage: nothing was created, and the next round takes
 // them without anyone's help.
-func TriageRetried(workOrderID, failure string, captureIDs []string, now time.Time) store.PauseState {
+func TriageRetried(workOrderID, failure string, captureIDs []string, now time.Time) domain.PauseState {
 	return triageFailure(workOrderID, failure, fmt.Sprintf("No objective was created and %s went back to triage: the next round takes them (with the built-in rules once tasks.triage.max_failures rounds in a row failed); create an objective by hand (azolla objective create) only if you would rather not wait",
 		capturesOf(captureIDs)), now)
 }
@@ -79,15 +79,15 @@ func TriageRetried(workOrderID, failure string, captureIDs []string, now time.Ti
 // its captures stay taken by the workorder.
 // It is the last round that ran without a human: the rounds before it
 // failed tasks.triage.max_failures times in a row, and it failed too.
-func TriageFailed(workOrderID, failure string, captureIDs []string, now time.Time) store.PauseState {
+func TriageFailed(workOrderID, failure string, captureIDs []string, now time.Time) domain.PauseState {
 	return triageFailure(workOrderID, failure, fmt.Sprintf("No objective was created and %s stay taken by %s: create the objectives by hand (azolla objective create) or add the captures again (azolla capture add)",
 		capturesOf(captureIDs), workOrderID), now)
 }
 
 // triageFailure is the pause of a failed triage round: its failure, then
 // what became of its captures.
-func triageFailure(workOrderID, failure, captures string, now time.Time) store.PauseState {
-	return subject(store.SubjectTriage, workOrderID, workOrderID, store.PauseGateFailed, []Action{
+func triageFailure(workOrderID, failure, captures string, now time.Time) domain.PauseState {
+	return subject(domain.SubjectTriage, workOrderID, workOrderID, domain.PauseGateFailed, []Action{
 		{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)},
 		{CreateRefined, captures},
 	}, now)
@@ -103,17 +103,17 @@ func capturesOf(ids []string) string {
 
 // ManifestReady hands a written manifest to the human: read it, then its
 // top actions.
-func ManifestReady(workOrderID string, topActions []string, now time.Time) store.PauseState {
+func ManifestReady(workOrderID string, topActions []string, now time.Time) domain.PauseState {
 	actions := []Action{{ReviewManifest, "Review the manifest: azolla manifest show " + workOrderID}}
 	for _, a := range topActions {
 		actions = append(actions, Action{ManifestAction, a})
 	}
-	return subject(store.SubjectManifest, workOrderID, workOrderID, store.PauseManifestReady, actions, now)
+	return subject(domain.SubjectManifest, workOrderID, workOrderID, domain.PauseManifestReady, actions, now)
 }
 
 // ManifestFailed is a manifest run whose gate failed.
-func ManifestFailed(workOrderID, failure string, now time.Time) store.PauseState {
-	return subject(store.SubjectManifest, workOrderID, workOrderID, store.PauseGateFailed, []Action{
+func ManifestFailed(workOrderID, failure string, now time.Time) domain.PauseState {
+	return subject(domain.SubjectManifest, workOrderID, workOrderID, domain.PauseGateFailed, []Action{
 		{ReviewGateFailure, "Review gate failure reason: " + firstLine(failure)},
 		{Retry, "Request the manifest again: azolla manifest request"},
 	}, now)
@@ -121,8 +121,8 @@ func ManifestFailed(workOrderID, failure string, now time.Time) store.PauseState
 
 // ManifestBlocked is a manifest request that could not be scheduled (its
 // substrate unreachable, or none configured): why, and how to try again.
-func ManifestBlocked(eventID, why string, now time.Time) store.PauseState {
-	return subject(store.SubjectManifest, eventID, "", store.PauseBlocked, []Action{
+func ManifestBlocked(eventID, why string, now time.Time) domain.PauseState {
+	return subject(domain.SubjectManifest, eventID, "", domain.PauseBlocked, []Action{
 		{ResolveBlockers, "Manifest not written: " + firstLine(why)},
 		{Retry, "Request the manifest again once the substrate answers: azolla manifest request"},
 	}, now)
@@ -130,8 +130,8 @@ func ManifestBlocked(eventID, why string, now time.Time) store.PauseState {
 
 // Overdue is the deadline monitor's pause of an objective past deadlineAt:
 // its id is pauseID (one per objective and deadline).
-func Overdue(pauseID, objectiveID, title string, deadlineAt, now time.Time) store.PauseState {
-	ps := New(Spec{ObjectiveID: objectiveID, Reason: store.PauseOverdue, Now: now, Actions: []Action{
+func Overdue(pauseID, objectiveID, title string, deadlineAt, now time.Time) domain.PauseState {
+	ps := New(Spec{ObjectiveID: objectiveID, Reason: domain.PauseOverdue, Now: now, Actions: []Action{
 		{ReviewOverdue, fmt.Sprintf("Review overdue %s (%s): its deadline %s has passed",
 			objectiveID, title, deadlineAt.UTC().Format(time.RFC3339))},
 		{SetDueDate, "Finish it, or set a new due date"},

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/pause"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -18,24 +18,24 @@ func TestTaskPauses_AreValidSubjectRecordsWithCommands(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	deadline := now.Add(-time.Hour)
 	cases := map[string]struct {
-		ps       store.PauseState
+		ps       domain.PauseState
 		subject  string
 		commands []string
 	}{
 		"proposals review": {pause.ProposalsReview("wo-ev-1", []pause.Proposed{{"t-1", "Fix login"}, {"t-2", "Add retry"}}, now),
-			store.SubjectTriage, []string{"az objective list --status NEW", "az objective approve t-1", "az objective approve t-2"}},
+			domain.SubjectTriage, []string{"az objective list --status NEW", "az objective approve t-1", "az objective approve t-2"}},
 		"triage failed": {pause.TriageFailed("wo-ev-1", "invalid proposal\nmore", []string{"cap-1"}, now),
-			store.SubjectTriage, []string{"", "az objective create --help"}},
+			domain.SubjectTriage, []string{"", "az objective create --help"}},
 		"triage retried": {pause.TriageRetried("wo-ev-1", "invalid proposal\nmore", []string{"cap-1"}, now),
-			store.SubjectTriage, []string{"", "az objective create --help"}},
+			domain.SubjectTriage, []string{"", "az objective create --help"}},
 		"manifest ready": {pause.ManifestReady("wo-ev-2", []string{"Unblock o-1"}, now),
-			store.SubjectManifest, []string{"az manifest show wo-ev-2", ""}},
+			domain.SubjectManifest, []string{"az manifest show wo-ev-2", ""}},
 		"manifest failed": {pause.ManifestFailed("wo-ev-2", "no bundle", now),
-			store.SubjectManifest, []string{"", "az manifest request"}},
+			domain.SubjectManifest, []string{"", "az manifest request"}},
 		"manifest blocked": {pause.ManifestBlocked("ev-m-1", "substrate unreachable", now),
-			store.SubjectManifest, []string{"", "az manifest request"}},
+			domain.SubjectManifest, []string{"", "az manifest request"}},
 		"overdue": {pause.Overdue("overdue-o-1-x", "o-1", "Fix it", deadline, now),
-			store.SubjectObjective, []string{"az objective show o-1", ""}},
+			domain.SubjectObjective, []string{"az objective show o-1", ""}},
 	}
 	for name, tc := range cases {
 		require.NoError(t, schemas.Validate(schemas.PauseState, tc.ps), name)
@@ -56,8 +56,8 @@ func TestTaskPauses_AreValidSubjectRecordsWithCommands(t *testing.T) {
 func TestSubjectID_FitsTheSchema(t *testing.T) {
 	t.Parallel()
 	id := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$`)
-	require.Equal(t, "ps-triage-wo-1-PROPOSALS_REVIEW", pause.SubjectID(store.SubjectTriage, "wo-1", store.PauseProposalsReview))
-	long := pause.SubjectID(store.SubjectManifest, strings.Repeat("x", 200), store.PauseManifestReady)
+	require.Equal(t, "ps-triage-wo-1-PROPOSALS_REVIEW", pause.SubjectID(domain.SubjectTriage, "wo-1", domain.PauseProposalsReview))
+	long := pause.SubjectID(domain.SubjectManifest, strings.Repeat("x", 200), domain.PauseManifestReady)
 	require.Regexp(t, id, long)
-	require.NotEqual(t, long, pause.SubjectID(store.SubjectManifest, strings.Repeat("y", 200), store.PauseManifestReady))
+	require.NotEqual(t, long, pause.SubjectID(domain.SubjectManifest, strings.Repeat("y", 200), domain.PauseManifestReady))
 }

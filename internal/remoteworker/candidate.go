@@ -9,7 +9,7 @@ import (
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // Candidates runs one best-of-N candidate of a workorder: package patch's
@@ -32,7 +32,7 @@ func (e *Diazotrophs) executeCandidate(ctx context.Context, p controlplane.Candi
 		return nil, Permanent(CodeInvalidPayload, err)
 	}
 	wo, k := p.WorkOrder, p.Candidate
-	key := store.CandidateKey(wo.WorkOrderID, k)
+	key := domain.CandidateKey(wo.WorkOrderID, k)
 	if wo.DiazotrophType != diazotroph.PatchType || e.Candidates == nil {
 		return nil, Permanent(CodeUnknownDiazotroph, fmt.Errorf("candidate %s: this worker runs no candidates of %s",
 			key, wo.DiazotrophType))
@@ -67,9 +67,9 @@ func (e *Diazotrophs) executeCandidate(ctx context.Context, p controlplane.Candi
 // figures the selection compares. The workspace, branch and commit stay
 // on this worker; the patch is all the local worker needs to deliver it.
 func NewCandidateResult(k int, c patch.Candidate) controlplane.CandidateWorkResult {
-	gate := make([]store.CandidateGateResult, 0, len(c.Gate))
+	gate := make([]domain.CandidateGateResult, 0, len(c.Gate))
 	for _, g := range c.Gate {
-		gate = append(gate, store.CandidateGateResult{Command: g.Command, Passed: g.Passed, Detail: g.Detail})
+		gate = append(gate, domain.CandidateGateResult{Command: g.Command, Passed: g.Passed, Detail: g.Detail})
 	}
 	return controlplane.CandidateWorkResult{Candidate: k, Generator: c.Generator, RunnerStatus: c.RunnerStatus,
 		Patch: c.Patch, Gate: gate, Report: c.Report, Notes: c.Notes, FinishedAt: c.FinishedAt.UTC()}

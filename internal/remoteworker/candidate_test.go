@@ -16,11 +16,10 @@ import (
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/remoteworker"
-	"github.com/azolla/azolla/internal/runreport"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/strictjson"
 )
 
@@ -56,11 +55,11 @@ func (f *fakeCandidates) CandidateWorkspace(workOrderID string, k int) string {
 func candidatePayload(t *testing.T, typ string, attempts, k int) json.RawMessage {
 	t.Helper()
 	b, err := json.Marshal(controlplane.NewCandidatePayload(diazotroph.Request{
-		WorkOrder: store.WorkOrder{WorkOrderID: "wo-obj-1-1", ObjectiveID: "obj-1", DiazotrophType: typ,
-			ContextSnapshotID: "snap-1", BranchName: "azolla/obj-1", BudgetMS: 20000, Status: store.WorkOrderCreated},
-		Snapshot: store.ContextSnapshot{ContextSnapshotID: "snap-1", ObjectiveID: "obj-1", FullPromptText: "the prompt\n",
-			Metadata: store.SnapshotMetadata{CommitSHA: "0123456789abcdef0123456789abcdef01234567"}},
-		Objective: store.Objective{ObjectiveID: "obj-1", Title: "Say hello", Attempts: &attempts},
+		WorkOrder: domain.WorkOrder{WorkOrderID: "wo-obj-1-1", ObjectiveID: "obj-1", DiazotrophType: typ,
+			ContextSnapshotID: "snap-1", BranchName: "azolla/obj-1", BudgetMS: 20000, Status: domain.WorkOrderCreated},
+		Snapshot: domain.ContextSnapshot{ContextSnapshotID: "snap-1", ObjectiveID: "obj-1", FullPromptText: "the prompt\n",
+			Metadata: domain.SnapshotMetadata{CommitSHA: "0123456789abcdef0123456789abcdef01234567"}},
+		Objective: domain.Objective{ObjectiveID: "obj-1", Title: "Say hello", Attempts: &attempts},
 		Budget:    20 * time.Second,
 	}, k))
 	require.NoError(t, err)
@@ -71,10 +70,10 @@ func TestDiazotrophs_CandidateJobReturnsTheCandidatesFigures(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cost := 0.5
-	f := &fakeCandidates{dir: dir, out: patch.Candidate{Attempt: 2, Generator: "command", RunnerStatus: store.RunnerOK,
+	f := &fakeCandidates{dir: dir, out: patch.Candidate{Attempt: 2, Generator: "command", RunnerStatus: domain.RunnerOK,
 		Patch: "diff --git a/x b/x\n+hunter2-secret\n", DiffLines: 1, CommandsPassed: 1,
 		Gate:   []patch.GateResult{{Command: "make test", Passed: true}, {Command: "make lint", Detail: "said hunter2-secret"}},
-		Report: &runreport.Report{CostUSD: &cost, Summary: "used hunter2-secret"},
+		Report: &domain.RunReport{CostUSD: &cost, Summary: "used hunter2-secret"},
 		Notes:  "notes", Branch: "azolla/obj-1/c2", Workspace: "/somewhere", CommitSHA: "abc",
 		FinishedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))}}
 	ws := &remoteworker.Workspaces{Dir: dir}
@@ -124,7 +123,7 @@ func TestDiazotrophs_CandidateJobsItCannotRunFail(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			f := &fakeCandidates{dir: t.TempDir(), err: tc.runErr, out: patch.Candidate{Generator: "command",
-				RunnerStatus: store.RunnerOK, FinishedAt: time.Now()}}
+				RunnerStatus: domain.RunnerOK, FinishedAt: time.Now()}}
 			exec := &remoteworker.Diazotrophs{Registry: diazotroph.NewRegistry()}
 			if tc.candidates {
 				exec.Candidates = f

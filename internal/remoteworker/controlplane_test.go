@@ -14,8 +14,8 @@ import (
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/controlplane/dbqueue"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/remoteworker"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 )
 
@@ -47,14 +47,14 @@ func newRealCP(t *testing.T, workerID string) (*realCP, string) {
 
 	token, hash, err := controlplane.GenerateWorkerToken()
 	require.NoError(t, err)
-	require.NoError(t, st.CreateWorkerToken(ctx, &store.WorkerToken{WorkerID: workerID, TokenHash: hash,
+	require.NoError(t, st.CreateWorkerToken(ctx, &domain.WorkerToken{WorkerID: workerID, TokenHash: hash,
 		CreatedAt: time.Now().UTC()}))
 	srv := httptest.NewServer(svc.Router(controlplane.TokenAuthenticator{Tokens: st}))
 	t.Cleanup(srv.Close)
 	return &realCP{st: st, svc: svc, url: srv.URL}, tokenFile(t, token+"\n", 0o600)
 }
 
-func (cp *realCP) enqueue(t *testing.T, payload json.RawMessage) *store.Job {
+func (cp *realCP) enqueue(t *testing.T, payload json.RawMessage) *domain.Job {
 	t.Helper()
 	j, err := cp.svc.Enqueue(t.Context(), controlplane.EnqueueParams{JobType: diazotroph.CommandType,
 		Stream: controlplane.StreamFor(diazotroph.CommandType), Payload: payload, WorkOrderID: "wo-obj-1-1"})
@@ -62,7 +62,7 @@ func (cp *realCP) enqueue(t *testing.T, payload json.RawMessage) *store.Job {
 	return j
 }
 
-func (cp *realCP) job(t *testing.T, id string) *store.Job {
+func (cp *realCP) job(t *testing.T, id string) *domain.Job {
 	t.Helper()
 	j, err := cp.st.GetJob(context.Background(), id)
 	require.NoError(t, err)
@@ -99,11 +99,11 @@ func TestAgainstTheControlPlane_CommandJobSucceeds(t *testing.T) {
 	runWorker(t, remoteworker.Options{ControlPlaneURL: cp.url, TokenFile: tf, WorkerID: "remote-1",
 		Executor: commandExecutor(t, `echo "ran $AZOLLA_WORK_ORDER_ID"`), MaxWait: time.Second})
 
-	waitFor(t, "the job to succeed", func() bool { return cp.job(t, j.JobID).Status == store.JobSucceeded })
+	waitFor(t, "the job to succeed", func() bool { return cp.job(t, j.JobID).Status == domain.JobSucceeded })
 	var res controlplane.WorkResult
 	require.NoError(t, json.Unmarshal(cp.job(t, j.JobID).Result, &res))
 	require.Equal(t, "ran wo-obj-1-1\n", res.Content)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 }
 
 func TestAgainstTheControlPlane_FailureIsRequeued(t *testing.T) {
@@ -116,7 +116,7 @@ func TestAgainstTheControlPlane_FailureIsRequeued(t *testing.T) {
 
 	waitFor(t, "the failed attempt", func() bool {
 		got := cp.job(t, j.JobID)
-		return got.AttemptCount == 1 && got.Status == store.JobQueued && got.Error != nil
+		return got.AttemptCount == 1 && got.Status == domain.JobQueued && got.Error != nil
 	})
 	got := cp.job(t, j.JobID)
 	require.Equal(t, remoteworker.CodeDiazotrophError, got.Error.Code)

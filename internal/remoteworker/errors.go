@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 )
 
@@ -47,8 +47,8 @@ func Permanent(code string, err error) error { return &Failure{Code: code, Err: 
 func Retryable(code string, err error) error { return &Failure{Code: code, Retryable: true, Err: err} }
 
 // jobError is the fail request's error for an executor's err.
-func jobError(err error) store.JobError {
-	je := store.JobError{Code: CodeExecutorError, Retryable: true}
+func jobError(err error) domain.JobError {
+	je := domain.JobError{Code: CodeExecutorError, Retryable: true}
 	var f *Failure
 	if errors.As(err, &f) {
 		je.Code, je.Retryable = textsafe.Line(f.Code), f.Retryable

@@ -16,10 +16,10 @@ import (
 
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/remoteworker"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
-	"github.com/azolla/azolla/internal/store"
 )
 
 func commandExecutor(t *testing.T, run string) *remoteworker.Diazotrophs {
@@ -31,10 +31,10 @@ func commandExecutor(t *testing.T, run string) *remoteworker.Diazotrophs {
 func workPayload(t *testing.T, typ string) json.RawMessage {
 	t.Helper()
 	b, err := json.Marshal(controlplane.NewWorkPayload(diazotroph.Request{
-		WorkOrder: store.WorkOrder{WorkOrderID: "wo-obj-1-1", ObjectiveID: "obj-1", DiazotrophType: typ,
-			ContextSnapshotID: "snap-1", BranchName: "azolla/obj-1/1", BudgetMS: 20000, Status: store.WorkOrderCreated},
-		Snapshot:  store.ContextSnapshot{ContextSnapshotID: "snap-1", ObjectiveID: "obj-1", FullPromptText: "the prompt\n"},
-		Objective: store.Objective{ObjectiveID: "obj-1", Title: "Say hello"},
+		WorkOrder: domain.WorkOrder{WorkOrderID: "wo-obj-1-1", ObjectiveID: "obj-1", DiazotrophType: typ,
+			ContextSnapshotID: "snap-1", BranchName: "azolla/obj-1/1", BudgetMS: 20000, Status: domain.WorkOrderCreated},
+		Snapshot:  domain.ContextSnapshot{ContextSnapshotID: "snap-1", ObjectiveID: "obj-1", FullPromptText: "the prompt\n"},
+		Objective: domain.Objective{ObjectiveID: "obj-1", Title: "Say hello"},
 		Budget:    20 * time.Second,
 	}))
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ func TestDiazotrophs_CommandJobEndToEnd(t *testing.T) {
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&res))
 	require.Equal(t, "workorder wo-obj-1-1 on azolla/obj-1/1\nthe prompt\n", res.Content)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	require.Equal(t, "azolla/obj-1/1", res.Metadata.BranchName)
 	require.NotEmpty(t, res.Title)
 	require.NotContains(t, res.Title, "\n")

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/remoteworker"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/strictjson"
 )
 
@@ -236,7 +236,7 @@ func TestWorker_ShutdownPastGraceFailsTheJobRetryable(t *testing.T) {
 	require.ErrorIs(t, recv(t, exec.ended, "the job's end"), remoteworker.ErrShutdownGrace)
 	fs := requests[controlplane.FailRequest](cp, controlplane.PathFail)
 	require.Len(t, fs, 1)
-	require.Equal(t, store.JobError{Code: remoteworker.CodeWorkerShutdown, Retryable: true,
+	require.Equal(t, domain.JobError{Code: remoteworker.CodeWorkerShutdown, Retryable: true,
 		Message: fs[0].Error.Message}, fs[0].Error)
 	require.Contains(t, fs[0].Error.Message, "shutdown grace")
 	require.Zero(t, cp.count(controlplane.PathComplete))

@@ -6,14 +6,14 @@ import (
 	"fmt"
 
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/pause"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // branch applies the rule that matters (see doc.go) to the workspace at
 // path: how its branch is accounted for, or "" and why it must stay.
-func (ps *pass) branch(ctx context.Context, path string, f *objectiveFacts, w *store.WorkOrder,
+func (ps *pass) branch(ctx context.Context, path string, f *objectiveFacts, w *domain.WorkOrder,
 	kind patch.EntryKind) (string, string, error) {
 	if kind != patch.RunnerWorkspace {
 		return BranchDerived, "", nil

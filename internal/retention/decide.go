@@ -10,6 +10,7 @@ import (
 
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -25,10 +26,10 @@ type pass struct {
 // objectiveFacts is what the decisions about one objective's workspaces
 // read from the store, read once per pass.
 type objectiveFacts struct {
-	o *store.Objective
+	o *domain.Objective
 	// workOrders are oldest first, as the store lists them.
-	workOrders []*store.WorkOrder
-	pauses     []*store.PauseState // nil until needed
+	workOrders []*domain.WorkOrder
+	pauses     []*domain.PauseState // nil until needed
 }
 
 // entry decides one entry of the workspaces directory. Its Reason is one
@@ -97,10 +98,10 @@ func (ps *pass) entry(ctx context.Context, de fs.DirEntry) (Entry, error) {
 
 // owner is the PATCH_DIAZOTROPH workorder whose workspace name is, nil if
 // none.
-func (ps *pass) owner(ctx context.Context, name string) (*store.WorkOrder, patch.EntryKind, error) {
+func (ps *pass) owner(ctx context.Context, name string) (*domain.WorkOrder, patch.EntryKind, error) {
 	for _, o := range patch.Owners(name) {
 		w, err := ps.p.Store.GetWorkOrder(ctx, o.WorkOrderID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -133,7 +134,7 @@ func (ps *pass) objective(ctx context.Context, id string) (*objectiveFacts, erro
 
 // lifecycle says whether w is finished with (Done, Superseded) and since
 // when, or Active.
-func (ps *pass) lifecycle(ctx context.Context, f *objectiveFacts, w *store.WorkOrder) (Reason, time.Time, string, error) {
+func (ps *pass) lifecycle(ctx context.Context, f *objectiveFacts, w *domain.WorkOrder) (Reason, time.Time, string, error) {
 	for i, x := range f.workOrders {
 		if x.WorkOrderID == w.WorkOrderID && i+1 < len(f.workOrders) {
 			next := f.workOrders[i+1]
@@ -142,14 +143,14 @@ func (ps *pass) lifecycle(ctx context.Context, f *objectiveFacts, w *store.WorkO
 	}
 	// w is the newest workorder (or newer than the list read earlier in
 	// this pass, so newest too).
-	if f.o.Status != store.StatusDone {
+	if f.o.Status != domain.StatusDone {
 		return Active, time.Time{}, fmt.Sprintf("the newest workorder of objective %s, which is %s", f.o.ObjectiveID,
 			f.o.Status), nil
 	}
 	since := f.o.UpdatedAt
 	rr, err := ps.p.Store.GetRunRecord(ctx, w.WorkOrderID)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 	case err != nil:
 		return "", time.Time{}, "", fmt.Errorf("look up the run record of %s: %w", w.WorkOrderID, err)
 	case rr.UpdatedAt.After(since):
@@ -159,13 +160,13 @@ func (ps *pass) lifecycle(ctx context.Context, f *objectiveFacts, w *store.WorkO
 }
 
 // pauses are the objective's pause states.
-func (ps *pass) pauses(ctx context.Context, f *objectiveFacts) ([]*store.PauseState, error) {
+func (ps *pass) pauses(ctx context.Context, f *objectiveFacts) ([]*domain.PauseState, error) {
 	if f.pauses == nil {
 		all, err := ps.p.Store.ListPauseStates(ctx, f.o.ObjectiveID)
 		if err != nil {
 			return nil, fmt.Errorf("list the pause states of objective %s: %w", f.o.ObjectiveID, err)
 		}
-		f.pauses = append([]*store.PauseState{}, all...)
+		f.pauses = append([]*domain.PauseState{}, all...)
 	}
 	return f.pauses, nil
 }

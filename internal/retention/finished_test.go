@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/retention"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -17,7 +18,7 @@ func TestFinishedPruner_DeletesFinishedStepsClaimsOnceRetentionHasPassed(t *test
 	ctx := context.Background()
 	s := storetest.NewSQLite(t)
 	wo := storetest.PassedOn(t, s, "obj-1", "", storetest.T0)
-	c, ok, err := s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceWorkOrder,
+	c, ok, err := s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: domain.ResourceWorkOrder,
 		ResourceID: wo.WorkOrderID, OwnerID: "w:1", TTL: time.Minute, Now: storetest.T0})
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -35,8 +36,8 @@ func TestFinishedPruner_DeletesFinishedStepsClaimsOnceRetentionHasPassed(t *test
 	counts, err = p.RunOnce(ctx)
 	require.NoError(t, err)
 	require.Equal(t, store.PruneFinishedCounts{Claims: 1}, counts)
-	_, err = s.GetClaim(ctx, store.ResourceWorkOrder, wo.WorkOrderID)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.GetClaim(ctx, domain.ResourceWorkOrder, wo.WorkOrderID)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
 	p.Retention = 0
 	_, err = p.RunOnce(ctx)

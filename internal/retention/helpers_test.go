@@ -14,6 +14,7 @@ import (
 
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/pause"
@@ -113,10 +114,10 @@ func (tb *testBundle) objective(t *testing.T, id string) {
 	o := storetest.Objective(id)
 	o.Repository, o.BaseBranch, o.Generator = tb.repo, "main", "static"
 	require.NoError(t, tb.st.CreateObjective(context.Background(), o))
-	tb.transition(t, id, store.StatusTodo, t0)
+	tb.transition(t, id, domain.StatusTodo, t0)
 }
 
-func (tb *testBundle) transition(t *testing.T, id string, to store.Status, at time.Time) {
+func (tb *testBundle) transition(t *testing.T, id string, to domain.Status, at time.Time) {
 	t.Helper()
 	_, err := tb.st.TransitionObjective(context.Background(), store.TransitionObjectiveParams{ObjectiveID: id, To: to,
 		Now: at})
@@ -126,7 +127,7 @@ func (tb *testBundle) transition(t *testing.T, id string, to store.Status, at ti
 // attempt writes workorder n of objective id, created at created, and runs
 // it through PATCH_DIAZOTROPH with patchText: a real workspace, a commit
 // when the patch applies, a push when tb.pushTo is set.
-func (tb *testBundle) attempt(t *testing.T, id string, n int, created time.Time, patchText string) *store.WorkOrder {
+func (tb *testBundle) attempt(t *testing.T, id string, n int, created time.Time, patchText string) *domain.WorkOrder {
 	t.Helper()
 	ctx := context.Background()
 	wo := fmt.Sprintf("wo-%s-%d", id, n)
@@ -134,12 +135,12 @@ func (tb *testBundle) attempt(t *testing.T, id string, n int, created time.Time,
 	require.NoError(t, err)
 	target, err := tb.p.Resolve(ctx, tb.repo, "main")
 	require.NoError(t, err)
-	snap := &store.ContextSnapshot{ContextSnapshotID: "cs-" + wo, ObjectiveID: id, FullPromptText: "Greet",
-		Metadata: store.SnapshotMetadata{CommitSHA: target.CommitSHA, BaseBranch: "main"}, CreatedAt: created}
+	snap := &domain.ContextSnapshot{ContextSnapshotID: "cs-" + wo, ObjectiveID: id, FullPromptText: "Greet",
+		Metadata: domain.SnapshotMetadata{CommitSHA: target.CommitSHA, BaseBranch: "main"}, CreatedAt: created}
 	require.NoError(t, tb.st.CreateContextSnapshot(ctx, snap))
-	w, _, err := tb.st.CreateWorkOrder(ctx, &store.WorkOrder{WorkOrderID: wo, EventID: ev.EventID, ObjectiveID: id,
+	w, _, err := tb.st.CreateWorkOrder(ctx, &domain.WorkOrder{WorkOrderID: wo, EventID: ev.EventID, ObjectiveID: id,
 		DiazotrophType: diazotroph.PatchType, ContextSnapshotID: snap.ContextSnapshotID, BranchName: "azolla/" + id,
-		BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: created})
+		BudgetMS: 60000, Status: domain.WorkOrderCreated, CreatedAt: created})
 	require.NoError(t, err)
 
 	o, err := tb.st.GetObjective(ctx, id)
@@ -153,10 +154,10 @@ func (tb *testBundle) attempt(t *testing.T, id string, n int, created time.Time,
 
 // gated writes w's verdict at at and its pause state, warning of the
 // unpushed branch when warned (as the gate does for an Unpushed verdict).
-func (tb *testBundle) gated(t *testing.T, w *store.WorkOrder, result string, warned bool, at time.Time) {
+func (tb *testBundle) gated(t *testing.T, w *domain.WorkOrder, result string, warned bool, at time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := tb.st.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: w.WorkOrderID, ObjectiveID: w.ObjectiveID,
+	_, err := tb.st.UpsertRunRecord(ctx, &domain.RunRecord{WorkOrderID: w.WorkOrderID, ObjectiveID: w.ObjectiveID,
 		GateResult: result, GateReason: "checked", CreatedAt: at, UpdatedAt: at})
 	require.NoError(t, err)
 	var keep *pause.Action
@@ -167,19 +168,19 @@ func (tb *testBundle) gated(t *testing.T, w *store.WorkOrder, result string, war
 	require.NoError(t, err)
 	seq := int64(100 + len(earlier)) // one pause state per verdict
 	ps := pause.GateFailed(w.ObjectiveID, seq, w.WorkOrderID, "gate command failed", keep, nil, at)
-	if result == store.GatePass {
+	if result == domain.GatePass {
 		ps = pause.RunComplete(w.ObjectiveID, seq, w.WorkOrderID, w.BranchName, keep, at)
 	}
 	require.NoError(t, tb.st.CreatePauseState(ctx, &ps))
 }
 
 // done runs objective id to DONE at at with one passing workorder.
-func (tb *testBundle) done(t *testing.T, id string, warned bool, at time.Time) *store.WorkOrder {
+func (tb *testBundle) done(t *testing.T, id string, warned bool, at time.Time) *domain.WorkOrder {
 	t.Helper()
 	tb.objective(t, id)
 	w := tb.attempt(t, id, 1, t0, greetPatch("hello, "+id))
-	tb.gated(t, w, store.GatePass, warned, at)
-	tb.transition(t, id, store.StatusDone, at)
+	tb.gated(t, w, domain.GatePass, warned, at)
+	tb.transition(t, id, domain.StatusDone, at)
 	return w
 }
 

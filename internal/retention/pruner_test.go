@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/retention"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // TestRunOnce_PrunesWhatIsFinishedAndAccountedForAndKeepsTheRest runs one
@@ -40,14 +40,14 @@ func TestRunOnce_PrunesWhatIsFinishedAndAccountedForAndKeepsTheRest(t *testing.T
 	// retry is the newest workorder of a TODO objective.
 	tb.objective(t, "retried")
 	first := tb.attempt(t, "retried", 1, t0, greetPatch("first"))
-	tb.gated(t, first, store.GateFail, true, t0.Add(time.Minute))
+	tb.gated(t, first, domain.GateFail, true, t0.Add(time.Minute))
 	second := tb.attempt(t, "retried", 2, t0.Add(time.Hour), greetPatch("second"))
-	tb.gated(t, second, store.GateFail, false, t0.Add(2*time.Hour))
+	tb.gated(t, second, domain.GateFail, false, t0.Add(2*time.Hour))
 
 	// A patch that did not apply leaves no commit: nothing to warn about.
 	tb.objective(t, "refused")
 	noCommit := tb.attempt(t, "refused", 1, t0, "diff --git a/nope b/nope\n--- a/nope\n+++ b/nope\n@@ -1 +1 @@\n-x\n+y\n")
-	tb.gated(t, noCommit, store.GateFail, false, t0.Add(time.Minute))
+	tb.gated(t, noCommit, domain.GateFail, false, t0.Add(time.Minute))
 	tb.attempt(t, "refused", 2, t0.Add(time.Hour), greetPatch("again"))
 
 	// The gate's workspace of an unpushed workorder: rebuilt from the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -19,7 +20,7 @@ const transcriptPage = 500
 // may delete the same row, which deletes it once.
 func (p *Pruner) transcripts(ctx context.Context, rep *Report) {
 	ps := &pass{p: p, now: p.now(), objectives: map[string]*objectiveFacts{}}
-	var after store.Cursor
+	var after domain.Cursor
 	for ctx.Err() == nil {
 		page, err := p.Store.ListTranscripts(ctx, store.PageParams{After: after, Limit: transcriptPage})
 		if err != nil {
@@ -50,7 +51,7 @@ func (p *Pruner) transcripts(ctx context.Context, rep *Report) {
 			return
 		}
 		last := page[len(page)-1]
-		after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.WorkOrderID}
+		after = domain.Cursor{CreatedAt: last.CreatedAt, ID: last.WorkOrderID}
 	}
 }
 
@@ -59,7 +60,7 @@ func (p *Pruner) transcripts(ctx context.Context, rep *Report) {
 // track's), is left to its own kind of cleanup.
 func (ps *pass) transcriptPrunable(ctx context.Context, workOrderID string) (bool, error) {
 	w, err := ps.p.Store.GetWorkOrder(ctx, workOrderID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {

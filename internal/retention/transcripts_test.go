@@ -7,15 +7,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // putTranscript stores a transcript for w.
-func (tb *testBundle) putTranscript(t *testing.T, w *store.WorkOrder) {
+func (tb *testBundle) putTranscript(t *testing.T, w *domain.WorkOrder) {
 	t.Helper()
-	ref, err := store.NewTranscriptRef("what "+w.WorkOrderID+" said\n", 1<<20)
+	ref, err := domain.NewTranscriptRef("what "+w.WorkOrderID+" said\n", 1<<20)
 	require.NoError(t, err)
-	_, err = tb.st.PutTranscript(context.Background(), &store.Transcript{WorkOrderID: w.WorkOrderID, Gzip: ref.Gzip,
+	_, err = tb.st.PutTranscript(context.Background(), &domain.Transcript{WorkOrderID: w.WorkOrderID, Gzip: ref.Gzip,
 		Bytes: ref.Bytes, OriginalBytes: ref.OriginalBytes, CreatedAt: w.CreatedAt})
 	require.NoError(t, err)
 }
@@ -24,7 +24,7 @@ func (tb *testBundle) hasTranscript(t *testing.T, workOrderID string) bool {
 	t.Helper()
 	_, err := tb.st.GetTranscript(context.Background(), workOrderID)
 	if err != nil {
-		require.ErrorIs(t, err, store.ErrNotFound)
+		require.ErrorIs(t, err, domain.ErrNotFound)
 		return false
 	}
 	return true
@@ -42,9 +42,9 @@ func TestRunOnce_PrunesTranscriptsWithTheWorkspaceRetention(t *testing.T) {
 	recent := tb.done(t, "recent", true, t0.Add(3*24*time.Hour))
 	tb.objective(t, "retried")
 	first := tb.attempt(t, "retried", 1, t0, greetPatch("first"))
-	tb.gated(t, first, store.GateFail, true, t0.Add(time.Minute))
+	tb.gated(t, first, domain.GateFail, true, t0.Add(time.Minute))
 	second := tb.attempt(t, "retried", 2, t0.Add(time.Hour), greetPatch("second"))
-	for _, w := range []*store.WorkOrder{old, recent, first, second} {
+	for _, w := range []*domain.WorkOrder{old, recent, first, second} {
 		tb.putTranscript(t, w)
 	}
 	tb.now = doneAt.Add(week + time.Minute)

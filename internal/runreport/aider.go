@@ -7,6 +7,8 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // aiderUsage matches the usage line aider prints after each model call
@@ -37,9 +39,9 @@ const maxTokenCount = 1_000_000_000_000
 // rounded: "2.3k" is read as 2300); the session cost is aider's running
 // total, so the last line's is the run's. Aider includes cache writes in
 // "sent"; the report's input excludes them.
-func ParseAider(out []byte) (Report, error) {
-	var r Report
-	var tok Tokens
+func ParseAider(out []byte) (domain.RunReport, error) {
+	var r domain.RunReport
+	var tok domain.Tokens
 	calls := int64(0)
 	for line := range bytes.SplitSeq(out, []byte("\n")) {
 		line = bytes.TrimSpace(line)
@@ -54,7 +56,7 @@ func ParseAider(out []byte) (Report, error) {
 		for i, g := range [][]byte{m[1], m[2], m[3], m[4]} {
 			n, err := parseAiderCount(g)
 			if err != nil {
-				return Report{}, fmt.Errorf("aider output: %q: %w", line, err)
+				return domain.RunReport{}, fmt.Errorf("aider output: %q: %w", line, err)
 			}
 			counts[i] = n
 		}
@@ -65,23 +67,23 @@ func ParseAider(out []byte) (Report, error) {
 		tok.Output += received
 		if tok.Input > maxTokenCount || tok.Output > maxTokenCount ||
 			tok.CacheRead > maxTokenCount || tok.CacheWrite > maxTokenCount {
-			return Report{}, fmt.Errorf("aider output: token counts exceed %d", int64(maxTokenCount))
+			return domain.RunReport{}, fmt.Errorf("aider output: token counts exceed %d", int64(maxTokenCount))
 		}
 		calls++
 		if len(m[6]) > 0 {
 			cost, err := strconv.ParseFloat(string(m[6]), 64)
 			if err != nil {
-				return Report{}, fmt.Errorf("aider output: session cost %q: %w", m[6], err)
+				return domain.RunReport{}, fmt.Errorf("aider output: session cost %q: %w", m[6], err)
 			}
 			r.CostUSD = ptr(cost)
 		}
 	}
 	if calls == 0 {
-		return Report{}, errors.New(`aider output: no "Tokens: … received." line`)
+		return domain.RunReport{}, errors.New(`aider output: no "Tokens: … received." line`)
 	}
 	r.Tokens = &tok
 	r.Turns = calls
-	return finish(r, SourceAider)
+	return finish(r, domain.ReportFromAider)
 }
 
 // parseAiderCount reads one of aider's token figures: an integer, or a

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // claudeResult is the part of Claude Code's result message that a report
@@ -38,12 +40,12 @@ type claudeResult struct {
 // result as the summary, and the costliest model of modelUsage. It also
 // takes stream-json output, whose last result line is the same object, and
 // the older array-of-messages form.
-func ParseClaudeCode(out []byte) (Report, error) {
+func ParseClaudeCode(out []byte) (domain.RunReport, error) {
 	res, err := findClaudeResult(out)
 	if err != nil {
-		return Report{}, fmt.Errorf("claude-code output: %w", err)
+		return domain.RunReport{}, fmt.Errorf("claude-code output: %w", err)
 	}
-	r := Report{
+	r := domain.RunReport{
 		CostUSD:   res.TotalCostUSD,
 		Turns:     res.NumTurns,
 		SessionID: res.SessionID,
@@ -54,14 +56,14 @@ func ParseClaudeCode(out []byte) (Report, error) {
 		r.Summary = "claude-code ended with " + res.Subtype
 	}
 	if u := res.Usage; u != nil {
-		r.Tokens = &Tokens{
+		r.Tokens = &domain.Tokens{
 			Input:      u.InputTokens,
 			Output:     u.OutputTokens,
 			CacheRead:  u.CacheReadInputTokens,
 			CacheWrite: u.CacheCreationInputTokens,
 		}
 	}
-	return finish(r, SourceClaudeCode)
+	return finish(r, domain.ReportFromClaudeCode)
 }
 
 // errNoClaudeResult: the output holds no result message.

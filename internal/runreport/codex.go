@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // codexEvent is one line of `codex exec --json`, the fields a report uses.
@@ -38,8 +40,8 @@ type codexEvent struct {
 //
 // A line that is not a JSON event is skipped (a run cut off by its budget
 // ends mid-line); output without any event is an error.
-func ParseCodex(out []byte) (Report, error) {
-	var r Report
+func ParseCodex(out []byte) (domain.RunReport, error) {
+	var r domain.RunReport
 	events := 0
 	for line := range bytes.SplitSeq(out, []byte("\n")) {
 		line = bytes.TrimSpace(line)
@@ -58,10 +60,10 @@ func ParseCodex(out []byte) (Report, error) {
 			r.Turns++
 			if u := ev.Usage; u != nil {
 				if u.CachedInputTokens > u.InputTokens {
-					return Report{}, fmt.Errorf("codex output: turn.completed: cached_input_tokens %d exceeds input_tokens %d",
+					return domain.RunReport{}, fmt.Errorf("codex output: turn.completed: cached_input_tokens %d exceeds input_tokens %d",
 						u.CachedInputTokens, u.InputTokens)
 				}
-				r.Tokens = &Tokens{
+				r.Tokens = &domain.Tokens{
 					Input:      u.InputTokens - u.CachedInputTokens,
 					Output:     u.OutputTokens,
 					CacheRead:  u.CachedInputTokens,
@@ -77,7 +79,7 @@ func ParseCodex(out []byte) (Report, error) {
 		}
 	}
 	if events == 0 {
-		return Report{}, errors.New("codex output: no JSON events")
+		return domain.RunReport{}, errors.New("codex output: no JSON events")
 	}
-	return finish(r, SourceCodex)
+	return finish(r, domain.ReportFromCodex)
 }

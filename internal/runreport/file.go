@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // FileName is the name of the report file in a run's private directory,
@@ -20,7 +22,7 @@ const MaxFileBytes = 1 << 20
 // fails the schema is no report and a problem, one line for the run's
 // notes: a bad report never fails a run. A report that names no source is
 // the executor's.
-func ReadFile(path string) (r *Report, problem string) {
+func ReadFile(path string) (r *domain.RunReport, problem string) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ""
@@ -41,7 +43,7 @@ func ReadFile(path string) (r *Report, problem string) {
 		return nil, "run report ignored: " + err.Error()
 	}
 	if rep.Source == "" {
-		rep.Source = SourceExecutor
+		rep.Source = domain.ReportFromExecutor
 	}
 	return &rep, ""
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // Stream names the output of the agent that a preset's parser reads.
@@ -22,7 +24,7 @@ const (
 // it is a default that configuration may override.
 type Preset struct {
 	// Name is the preset's configuration name and the report's source.
-	Name Source
+	Name domain.ReportSource
 	// Command is the shell command line (run by /bin/sh -c in the
 	// worktree). It reads the generation input from $AZOLLA_INPUT_FILE;
 	// its API key reaches it by name through the executor's environment,
@@ -34,7 +36,7 @@ type Preset struct {
 	// Output is the stream Parse reads.
 	Output Stream
 	// Parse derives the report from Output.
-	Parse func(out []byte) (Report, error)
+	Parse func(out []byte) (domain.RunReport, error)
 	// Egress are the hosts the agent reaches: its model's. Without a
 	// network configured, the agent may reach these and no other.
 	Egress []string
@@ -70,7 +72,7 @@ type ModelKey struct {
 //     --no-gitignore keeps it from adding .aider* to .gitignore.
 var presets = []Preset{
 	{
-		Name:       SourceClaudeCode,
+		Name:       domain.ReportFromClaudeCode,
 		Command:    `claude -p "$(cat "$AZOLLA_INPUT_FILE")" --output-format json --permission-mode acceptEdits`,
 		BudgetFlag: "--max-budget-usd",
 		Output:     Stdout,
@@ -80,7 +82,7 @@ var presets = []Preset{
 			BaseURLEnv: "ANTHROPIC_BASE_URL"},
 	},
 	{
-		Name:    SourceCodex,
+		Name:    domain.ReportFromCodex,
 		Command: `codex exec --json --sandbox workspace-write - < "$AZOLLA_INPUT_FILE"`,
 		Output:  Stdout,
 		Parse:   ParseCodex,
@@ -89,7 +91,7 @@ var presets = []Preset{
 			SecretEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL", BasePath: "/v1"},
 	},
 	{
-		Name:    SourceAider,
+		Name:    domain.ReportFromAider,
 		Command: `aider --message-file "$AZOLLA_INPUT_FILE" --yes-always --no-pretty --no-auto-commits --no-gitignore`,
 		Output:  Stdout,
 		Parse:   ParseAider,

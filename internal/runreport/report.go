@@ -6,19 +6,9 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/strictjson"
 	"github.com/azolla/azolla/schemas"
-)
-
-// Source says who wrote a report.
-type Source string
-
-// The writers of a report: the executor itself, or one preset's parser.
-const (
-	SourceExecutor   Source = "executor"
-	SourceClaudeCode Source = "claude-code"
-	SourceCodex      Source = "codex"
-	SourceAider      Source = "aider"
 )
 
 // Bounds of the schema that the parsers apply before validating, so that a
@@ -34,74 +24,23 @@ const (
 // tokens, turns, summary and transcript.
 var ErrEmpty = errors.New("run report says nothing: none of model, cost_usd, tokens, turns, summary, transcript")
 
-// Report mirrors run_report.schema.json.
-type Report struct {
-	// Model is the model that did the work, "" when unknown.
-	Model string `json:"model,omitempty"`
-	// CostUSD is the run's cost in dollars; nil is unknown, which is not
-	// the same as free.
-	CostUSD *float64 `json:"cost_usd,omitempty"`
-	// Tokens is nil when the run reported no token counts.
-	Tokens *Tokens `json:"tokens,omitempty"`
-	// Turns is the number of agent turns, 0 when unknown.
-	Turns int64 `json:"turns,omitempty"`
-	// Summary is the agent's short account of the run.
-	Summary string `json:"summary,omitempty"`
-	// Transcript is inline text or a file under the artifact directory.
-	Transcript *Transcript `json:"transcript,omitempty"`
-	// SessionID is the agent's own session or thread id.
-	SessionID string `json:"session_id,omitempty"`
-	// Source says who wrote the report.
-	Source Source `json:"source,omitempty"`
-}
-
-// Tokens counts a run's tokens. Input excludes the tokens read from or
-// written to a prompt cache, which are counted on their own.
-type Tokens struct {
-	Input      int64 `json:"input,omitempty"`
-	Output     int64 `json:"output,omitempty"`
-	CacheRead  int64 `json:"cache_read,omitempty"`
-	CacheWrite int64 `json:"cache_write,omitempty"`
-}
-
-// Transcript is exactly one of Text and Path.
-type Transcript struct {
-	// Text is the transcript inline.
-	Text string `json:"text,omitempty"`
-	// Path is a file relative to $AZOLLA_ARTIFACT_DIR, never outside it.
-	Path string `json:"path,omitempty"`
-}
-
 // Parse reads a report an executor wrote. The error of a report that fails
 // the schema is a *schemas.ValidationError naming each failing field by its
 // JSON pointer (e.g. "invalid run_report: /cost_usd: must be >= 0 but
 // found -1").
-func Parse(data []byte) (Report, error) {
+func Parse(data []byte) (domain.RunReport, error) {
 	if err := schemas.ValidateJSON(schemas.RunReport, data); err != nil {
 		if isEmptyObject(data) {
-			return Report{}, ErrEmpty
+			return domain.RunReport{}, ErrEmpty
 		}
-		return Report{}, fmt.Errorf("parse run report: %w", err)
+		return domain.RunReport{}, fmt.Errorf("parse run report: %w", err)
 	}
-	var r Report
+	var r domain.RunReport
 	if err := strictjson.Decode(bytes.NewReader(data), &r); err != nil {
 		// The schema accepted it, so this is a figure Go cannot hold.
-		return Report{}, fmt.Errorf("parse run report: %w", err)
+		return domain.RunReport{}, fmt.Errorf("parse run report: %w", err)
 	}
 	return r, nil
-}
-
-// Validate checks r against the schema; every parser ends with it.
-func (r Report) Validate() error {
-	if r.empty() {
-		return ErrEmpty
-	}
-	return schemas.Validate(schemas.RunReport, r)
-}
-
-func (r Report) empty() bool {
-	return r.Model == "" && r.CostUSD == nil && r.Tokens == nil && r.Turns == 0 &&
-		r.Summary == "" && r.Transcript == nil
 }
 
 // isEmptyObject reports whether data is a JSON object holding nothing but
@@ -122,11 +61,11 @@ func isEmptyObject(data []byte) bool {
 
 // finish completes a report made by a parser: it names the source, bounds
 // the summary and validates the result.
-func finish(r Report, src Source) (Report, error) {
+func finish(r domain.RunReport, src domain.ReportSource) (domain.RunReport, error) {
 	r.Source = src
 	r.Summary = truncateRunes(r.Summary, MaxSummary)
-	if err := r.Validate(); err != nil {
-		return Report{}, fmt.Errorf("%s output: %w", src, err)
+	if err := Validate(r); err != nil {
+		return domain.RunReport{}, fmt.Errorf("%s output: %w", src, err)
 	}
 	return r, nil
 }
@@ -141,3 +80,16 @@ func truncateRunes(s string, n int) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Validate checks r against the schema; every parser ends with it.
+func Validate(r domain.RunReport) error {
+	if empty(r) {
+		return ErrEmpty
+	}
+	return schemas.Validate(schemas.RunReport, r)
+}
+
+func empty(r domain.RunReport) bool {
+	return r.Model == "" && r.CostUSD == nil && r.Tokens == nil && r.Turns == 0 &&
+		r.Summary == "" && r.Transcript == nil
+}

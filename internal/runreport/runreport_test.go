@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/schemas"
 )
@@ -43,31 +44,31 @@ func TestPresetParsers_FixturesGiveExactReports(t *testing.T) {
 	cases := []struct {
 		preset  string
 		fixture string
-		want    runreport.Report
+		want    domain.RunReport
 	}{
-		{"claude-code", "claude-code.json", runreport.Report{
+		{"claude-code", "claude-code.json", domain.RunReport{
 			Model:     "claude-sonnet-4-5-20250929",
 			CostUSD:   ptr(0.2131275),
-			Tokens:    &runreport.Tokens{Input: 21, Output: 2210, CacheRead: 104577, CacheWrite: 18342},
+			Tokens:    &domain.Tokens{Input: 21, Output: 2210, CacheRead: 104577, CacheWrite: 18342},
 			Turns:     9,
 			Summary:   "Added exponential backoff to the fetcher's retry loop and a test for it; go test ./... passes.",
 			SessionID: "6f0a4c1e-2b7d-4e39-9c55-0d1e8a3b7f42",
-			Source:    runreport.SourceClaudeCode,
+			Source:    domain.ReportFromClaudeCode,
 		}},
-		{"codex", "codex.jsonl", runreport.Report{
-			Tokens:    &runreport.Tokens{Input: 16466, Output: 1877, CacheRead: 31744},
+		{"codex", "codex.jsonl", domain.RunReport{
+			Tokens:    &domain.Tokens{Input: 16466, Output: 1877, CacheRead: 31744},
 			Turns:     1,
 			Summary:   "Added backoff between fetch retries.",
 			SessionID: "0199a7d2-5c3e-7f10-b4a8-6e2d1c9f0a37",
-			Source:    runreport.SourceCodex,
+			Source:    domain.ReportFromCodex,
 		}},
-		{"aider", "aider.txt", runreport.Report{
+		{"aider", "aider.txt", domain.RunReport{
 			Model:   "anthropic/claude-sonnet-4-5-20250929",
 			CostUSD: ptr(0.07),
 			// 9.8k sent of which 2.4k cache write, then 11k sent.
-			Tokens: &runreport.Tokens{Input: 7400 + 11000, Output: 412 + 1200, CacheRead: 7100, CacheWrite: 2400},
+			Tokens: &domain.Tokens{Input: 7400 + 11000, Output: 412 + 1200, CacheRead: 7100, CacheWrite: 2400},
 			Turns:  2,
-			Source: runreport.SourceAider,
+			Source: domain.ReportFromAider,
 		}},
 	}
 	for _, tc := range cases {
@@ -140,11 +141,11 @@ not json at all
 {"type":"item.completed","item":{"id":"item_9","type":"agent_mess`
 	got, err := runreport.ParseCodex([]byte(out))
 	require.NoError(t, err)
-	require.Equal(t, runreport.Report{
-		Tokens:    &runreport.Tokens{Input: 160, Output: 30, CacheRead: 90, CacheWrite: 7},
+	require.Equal(t, domain.RunReport{
+		Tokens:    &domain.Tokens{Input: 160, Output: 30, CacheRead: 90, CacheWrite: 7},
 		Turns:     2,
 		SessionID: "th_1",
-		Source:    runreport.SourceCodex,
+		Source:    domain.ReportFromCodex,
 	}, got)
 }
 
@@ -156,12 +157,12 @@ func TestParseAider_SuffixesAndLastSessionCost(t *testing.T) {
 		"Tokens: 12k sent, 0.5k received. Cost: $0.0081 message, $3.1181 session.\n"
 	got, err := runreport.ParseAider([]byte(out))
 	require.NoError(t, err)
-	require.Equal(t, runreport.Report{
+	require.Equal(t, domain.RunReport{
 		Model:   "gpt-4o",
 		CostUSD: ptr(3.1181),
-		Tokens:  &runreport.Tokens{Input: 1_500_000 + 950 + 12_000, Output: 2000 + 12 + 500},
+		Tokens:  &domain.Tokens{Input: 1_500_000 + 950 + 12_000, Output: 2000 + 12 + 500},
 		Turns:   3,
-		Source:  runreport.SourceAider,
+		Source:  domain.ReportFromAider,
 	}, got)
 }
 
@@ -202,7 +203,7 @@ func TestPresetParsers_HostileFiguresAreRefused(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name    string
-		parse   func([]byte) (runreport.Report, error)
+		parse   func([]byte) (domain.RunReport, error)
 		out     string
 		pointer string
 		msg     string
@@ -248,12 +249,12 @@ func TestParse_ExecutorReport(t *testing.T) {
 	got, err := runreport.Parse([]byte(`{"model":"local-llama","cost_usd":0,"turns":3,
 		"transcript":{"path":"logs/run.txt"},"source":"executor"}`))
 	require.NoError(t, err)
-	require.Equal(t, runreport.Report{
+	require.Equal(t, domain.RunReport{
 		Model:      "local-llama",
 		CostUSD:    ptr(0.0), // free, which is not the same as unknown
 		Turns:      3,
-		Transcript: &runreport.Transcript{Path: "logs/run.txt"},
-		Source:     runreport.SourceExecutor,
+		Transcript: &domain.RunTranscript{Path: "logs/run.txt"},
+		Source:     domain.ReportFromExecutor,
 	}, got)
 }
 
@@ -348,7 +349,7 @@ func FuzzPresetParsers(f *testing.F) {
 		for _, p := range runreport.Presets() {
 			r, err := p.Parse(data)
 			if err == nil {
-				if verr := r.Validate(); verr != nil {
+				if verr := runreport.Validate(r); verr != nil {
 					t.Fatalf("%s: returned a report that fails the schema: %v", p.Name, verr)
 				}
 			}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // CaptureReadySeq is the transition_seq of a capture's first CAPTURE_READY
@@ -21,17 +23,17 @@ const CaptureReadySeq int64 = 0
 // created=false. The unique key, not the event id, is what makes it one:
 // event ids are random because one derived from the capture id could
 // outgrow the id pattern (a capture id may be 200 characters long).
-func EmitCaptureReady(ctx context.Context, q Querier, captureBufferID string, now time.Time) (*Event, bool, error) {
+func EmitCaptureReady(ctx context.Context, q Querier, captureBufferID string, now time.Time) (*domain.Event, bool, error) {
 	return EmitCaptureReadyAt(ctx, q, captureBufferID, CaptureReadySeq, now)
 }
 
 // EmitCaptureReadyAt emits the capture's CAPTURE_READY event of
 // transition_seq seq, or returns the one that has it (created=false).
-func EmitCaptureReadyAt(ctx context.Context, q Querier, captureBufferID string, seq int64, now time.Time) (*Event, bool, error) {
+func EmitCaptureReadyAt(ctx context.Context, q Querier, captureBufferID string, seq int64, now time.Time) (*domain.Event, bool, error) {
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
 		return nil, false, fmt.Errorf("emit CAPTURE_READY for %q: %w", captureBufferID, err)
 	}
-	return q.EmitEvent(ctx, &Event{EventID: "ev-capture-" + hex.EncodeToString(b), EventType: EventCaptureReady,
+	return q.EmitEvent(ctx, &domain.Event{EventID: "ev-capture-" + hex.EncodeToString(b), EventType: domain.EventCaptureReady,
 		SubjectID: captureBufferID, TransitionSeq: seq, CreatedAt: NowOr(now)})
 }

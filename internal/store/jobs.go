@@ -3,157 +3,15 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
+
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // The records below are the control plane's (docs/protocol/control-plane.md): the control plane's jobs, their
 // attempts and leases, the messages of the database transport and the
 // tokens remote workers present. The database is the truth of a job; a
 // stream message only says "look at job X".
-
-// Job statuses. SUCCEEDED, FAILED and DEAD_LETTERED are settled: nothing
-// changes a settled job but the record of its Temporal notification.
-const (
-	JobQueued       = "QUEUED"
-	JobRunning      = "RUNNING"
-	JobSucceeded    = "SUCCEEDED"
-	JobFailed       = "FAILED"
-	JobDeadLettered = "DEAD_LETTERED"
-)
-
-// Attempt statuses. Every status but RUNNING is closed.
-const (
-	AttemptRunning   = "RUNNING"
-	AttemptSucceeded = "SUCCEEDED"
-	AttemptFailed    = "FAILED"
-	AttemptExpired   = "EXPIRED"
-)
-
-// JobSettled reports whether a job in status can no longer change.
-func JobSettled(status string) bool {
-	return status == JobSucceeded || status == JobFailed || status == JobDeadLettered
-}
-
-// JobError is the structured failure of a job or an attempt.
-type JobError struct {
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	Stack     string `json:"stack,omitempty"`
-	Retryable bool   `json:"retryable"`
-}
-
-// Job is the canonical record of one unit of remote work.
-type Job struct {
-	JobID   string `json:"job_id"` // a UUID
-	JobType string `json:"job_type"`
-	// Stream is the stream the job's messages are written to.
-	Stream  string          `json:"stream"`
-	Status  string          `json:"status"`
-	Payload json.RawMessage `json:"payload"`
-	// Result is set when the job SUCCEEDED.
-	Result json.RawMessage `json:"result,omitempty"`
-	// Error is the last failure.
-	Error        *JobError `json:"error,omitempty"`
-	AttemptCount int       `json:"attempt_count"`
-	MaxAttempts  int       `json:"max_attempts"`
-	WorkOrderID  string    `json:"work_order_id,omitempty"`
-	// Candidate, when set, makes the job candidate k (1…N) of its
-	// workorder's best-of-N run instead of the workorder's own run; it
-	// needs WorkOrderID (docs/patches.md#several-candidates).
-	Candidate int `json:"candidate,omitempty"`
-	// EnqueueID names the job's current enqueue; every requeue makes a new
-	// one, so a message of an earlier enqueue is recognized as stale.
-	EnqueueID string `json:"enqueue_id"`
-	// MessageID is the transport's id of the current enqueue's message; ""
-	// until the message is written (the reaper writes it if the enqueuer
-	// died first).
-	MessageID string `json:"message_id,omitempty"`
-	// AvailableAt is when a QUEUED job may be claimed (a requeue's backoff).
-	AvailableAt time.Time `json:"available_at"`
-	// Activity names the pending Temporal activity the job completes, if
-	// any. Only the control plane reads it; workers never see it.
-	Activity *ActivityRef `json:"activity,omitempty"`
-	// NotifiedAt is when the settled outcome reached the activity; nil
-	// while it has not (the reaper repairs a crash in between).
-	NotifiedAt *time.Time `json:"notified_at,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
-}
-
-// ActivityRef addresses a pending Temporal activity by ids, which stay
-// valid across the activity's attempts (a task token does not).
-type ActivityRef struct {
-	WorkflowID string `json:"workflow_id"`
-	RunID      string `json:"run_id"`
-	ActivityID string `json:"activity_id"`
-}
-
-// JobAttempt is one worker's attempt at a job.
-type JobAttempt struct {
-	AttemptID     string `json:"attempt_id"` // a UUID
-	JobID         string `json:"job_id"`
-	WorkerID      string `json:"worker_id"`
-	AttemptNumber int    `json:"attempt_number"`
-	Status        string `json:"status"`
-	// Stream and MessageID name the message the attempt was claimed from.
-	Stream     string     `json:"stream"`
-	MessageID  string     `json:"message_id"`
-	StartedAt  time.Time  `json:"started_at"`
-	FinishedAt *time.Time `json:"finished_at,omitempty"`
-	Error      *JobError  `json:"error,omitempty"`
-	// NextStatus is the job status this attempt's close set (SUCCEEDED,
-	// FAILED, DEAD_LETTERED, or QUEUED for a requeue); "" while RUNNING. A
-	// repeated completion answers from it (requeued, dlq) even after the
-	// job has moved on to another attempt.
-	NextStatus string `json:"next_status,omitempty"`
-}
-
-// JobLease is the exclusive, expiring right of one attempt to settle its
-// job. One row per attempt; it is kept, released, after the attempt closes
-// so a repeated completion can be recognized.
-type JobLease struct {
-	JobID     string `json:"job_id"`
-	AttemptID string `json:"attempt_id"`
-	WorkerID  string `json:"worker_id"`
-	// LeaseToken is 256 random bits, base64url; compared in constant time.
-	LeaseToken     string     `json:"lease_token"`
-	LeaseExpiresAt time.Time  `json:"lease_expires_at"`
-	HeartbeatAt    time.Time  `json:"heartbeat_at"`
-	CreatedAt      time.Time  `json:"created_at"`
-	ReleasedAt     *time.Time `json:"released_at,omitempty"`
-}
-
-// Live reports whether the lease is unreleased and unexpired at now.
-func (l *JobLease) Live(now time.Time) bool {
-	return l.ReleasedAt == nil && now.Before(l.LeaseExpiresAt)
-}
-
-// JobMessage is one message of the database transport: the stand-in for a
-// stream entry when no Redis is configured.
-type JobMessage struct {
-	Stream    string `json:"stream"`
-	MessageID string `json:"message_id"`
-	JobID     string `json:"job_id"`
-	EnqueueID string `json:"enqueue_id"`
-	// DeliveredAt and Consumer are set while the message is pending: read
-	// by a consumer and not acknowledged.
-	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
-	Consumer    string     `json:"consumer,omitempty"`
-	Deliveries  int        `json:"deliveries"`
-	CreatedAt   time.Time  `json:"created_at"`
-}
-
-// WorkerToken is a remote worker's credential; only its hash is stored.
-type WorkerToken struct {
-	// WorkerID is the name the token was created for; a request's
-	// worker_id must equal it.
-	WorkerID  string     `json:"worker_id"`
-	TokenHash string     `json:"token_hash"` // hex SHA-256 of the token
-	CreatedAt time.Time  `json:"created_at"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
-}
 
 // JobStore is the control plane's side of the store. Every method is one
 // transaction (or one statement) of its own; the On* callbacks run inside
@@ -168,18 +26,18 @@ type JobStore interface {
 	// job_id, or for the same (work_order_id, candidate), is returned
 	// with created=false and nothing is written: a workorder has at most
 	// one job of its own (no candidate) and one per candidate.
-	CreateJob(ctx context.Context, j *Job) (stored *Job, created bool, err error)
-	GetJob(ctx context.Context, jobID string) (*Job, error)
+	CreateJob(ctx context.Context, j *domain.Job) (stored *domain.Job, created bool, err error)
+	GetJob(ctx context.Context, jobID string) (*domain.Job, error)
 	// GetJobByWorkOrder loads the workorder's own job (not a candidate's).
-	GetJobByWorkOrder(ctx context.Context, workOrderID string) (*Job, error)
+	GetJobByWorkOrder(ctx context.Context, workOrderID string) (*domain.Job, error)
 	// GetCandidateJob loads the job of candidate k of the workorder.
-	GetCandidateJob(ctx context.Context, workOrderID string, k int) (*Job, error)
-	ListJobs(ctx context.Context, p ListJobsParams) ([]*Job, error)
-	ListJobAttempts(ctx context.Context, jobID string) ([]*JobAttempt, error)
+	GetCandidateJob(ctx context.Context, workOrderID string, k int) (*domain.Job, error)
+	ListJobs(ctx context.Context, p ListJobsParams) ([]*domain.Job, error)
+	ListJobAttempts(ctx context.Context, jobID string) ([]*domain.JobAttempt, error)
 	// ListJobLeases returns a job's leases, one per attempt, oldest first.
-	ListJobLeases(ctx context.Context, jobID string) ([]*JobLease, error)
+	ListJobLeases(ctx context.Context, jobID string) ([]*domain.JobLease, error)
 	// SetJobActivity records the Temporal activity a job completes.
-	SetJobActivity(ctx context.Context, jobID string, a ActivityRef, now time.Time) (*Job, error)
+	SetJobActivity(ctx context.Context, jobID string, a domain.ActivityRef, now time.Time) (*domain.Job, error)
 	// SetJobMessage records the message written for the job's enqueue
 	// p.EnqueueID; if the job has moved on to another enqueue it changes
 	// nothing and returns changed=false.
@@ -195,7 +53,7 @@ type JobStore interface {
 	// attempt, whichever it is (a heartbeat names no attempt), and
 	// a job without one is a *JobLeaseError. An attempt of another job, or
 	// none, is a *NotFoundError.
-	RenewJobLease(ctx context.Context, p RenewJobLeaseParams) (*JobLease, error)
+	RenewJobLease(ctx context.Context, p RenewJobLeaseParams) (*domain.JobLease, error)
 	// SettleJobAttempt closes a RUNNING attempt under its lease: it writes
 	// the outcome (p.Status SUCCEEDED with p.Result, or FAILED with p.Error),
 	// the job's next status (p.Next), and releases the lease, in one
@@ -215,10 +73,10 @@ type JobStore interface {
 	// ExpireJobAttempt closes a RUNNING attempt whose lease has expired as
 	// EXPIRED and sets the job's next status, for the reaper. An attempt
 	// that is not RUNNING, or whose lease is live, is a *JobStaleError.
-	ExpireJobAttempt(ctx context.Context, p ExpireJobAttemptParams) (*Job, error)
+	ExpireJobAttempt(ctx context.Context, p ExpireJobAttemptParams) (*domain.Job, error)
 	// ListExpiredJobLeases pages through the unreleased leases expired at
 	// p.Now whose attempt is still RUNNING, oldest expiry first.
-	ListExpiredJobLeases(ctx context.Context, p ExpiredJobLeasesParams) ([]*JobLease, error)
+	ListExpiredJobLeases(ctx context.Context, p ExpiredJobLeasesParams) ([]*domain.JobLease, error)
 	// MarkJobNotified records that a settled job's outcome reached its
 	// activity; marking again changes nothing. updated_at is kept: the
 	// job did not change. A job not settled is a *JobStaleError.
@@ -230,7 +88,7 @@ type JobStore interface {
 	// empty) and returns the stored message. Assigned ids are 20 decimal
 	// digits, zero-padded ("00000000000000000042"), from one counter that
 	// never repeats, so text order is enqueue order across all streams.
-	EnqueueJobMessage(ctx context.Context, m *JobMessage) (*JobMessage, error)
+	EnqueueJobMessage(ctx context.Context, m *domain.JobMessage) (*domain.JobMessage, error)
 	// ReceiveJobMessage takes the oldest message of the first stream in
 	// p.Streams that has one: never delivered, or pending longer than
 	// p.MinIdle (its consumer died); p.MinIdle <= 0 takes no pending
@@ -238,22 +96,22 @@ type JobStore interface {
 	// marked delivered to p.Consumer at p.Now and its Deliveries counted.
 	// Nil and no error when every stream is empty. Concurrent receivers
 	// never get the same message unless it was left pending past MinIdle.
-	ReceiveJobMessage(ctx context.Context, p ReceiveJobMessageParams) (*JobMessage, error)
+	ReceiveJobMessage(ctx context.Context, p ReceiveJobMessageParams) (*domain.JobMessage, error)
 	// AckJobMessage deletes the message; acknowledging a missing message
 	// is not an error.
 	AckJobMessage(ctx context.Context, stream, messageID string) error
 	// GetJobMessage returns a message not yet acknowledged, or a
 	// *NotFoundError.
-	GetJobMessage(ctx context.Context, stream, messageID string) (*JobMessage, error)
+	GetJobMessage(ctx context.Context, stream, messageID string) (*domain.JobMessage, error)
 
 	// Worker tokens.
 
 	// CreateWorkerToken stores t; a worker_id with a live (unrevoked)
 	// token is an error wrapping ErrAlreadyExists.
-	CreateWorkerToken(ctx context.Context, t *WorkerToken) error
+	CreateWorkerToken(ctx context.Context, t *domain.WorkerToken) error
 	// GetWorkerTokenByHash returns the unrevoked token with this hash.
-	GetWorkerTokenByHash(ctx context.Context, tokenHash string) (*WorkerToken, error)
-	ListWorkerTokens(ctx context.Context) ([]*WorkerToken, error)
+	GetWorkerTokenByHash(ctx context.Context, tokenHash string) (*domain.WorkerToken, error)
+	ListWorkerTokens(ctx context.Context) ([]*domain.WorkerToken, error)
 	// RevokeWorkerToken revokes the worker's live token; none is a
 	// *NotFoundError.
 	RevokeWorkerToken(ctx context.Context, workerID string, now time.Time) error
@@ -266,7 +124,7 @@ type ListJobsParams struct {
 	WorkOrderID string
 	// Unnotified keeps settled jobs with an activity not yet notified.
 	Unnotified bool
-	After      Cursor
+	After      domain.Cursor
 	Limit      int
 }
 
@@ -297,9 +155,9 @@ type StartJobAttemptParams struct {
 
 // StartedJobAttempt is what a claim wrote.
 type StartedJobAttempt struct {
-	Job     *Job
-	Attempt *JobAttempt
-	Lease   *JobLease
+	Job     *domain.Job
+	Attempt *domain.JobAttempt
+	Lease   *domain.JobLease
 }
 
 // RenewJobLeaseParams extends one attempt's lease. AttemptID "" means the
@@ -314,7 +172,7 @@ type RenewJobLeaseParams struct {
 	TTL        time.Duration
 	Now        time.Time
 	// OnRenew runs in the transaction after the lease is extended.
-	OnRenew func(q Querier, j *Job, l *JobLease) error
+	OnRenew func(q Querier, j *domain.Job, l *domain.JobLease) error
 }
 
 // JobNext is what becomes of a job when an attempt closes.
@@ -337,18 +195,18 @@ type SettleJobAttemptParams struct {
 	// Status is the attempt's outcome: SUCCEEDED or FAILED.
 	Status string
 	Result json.RawMessage
-	Error  *JobError
+	Error  *domain.JobError
 	Next   JobNext
 	Now    time.Time
 	// OnSettle runs in the transaction after the job is written (not on a
 	// repeat).
-	OnSettle func(q Querier, j *Job) error
+	OnSettle func(q Querier, j *domain.Job) error
 }
 
 // SettledJobAttempt is the outcome of a settle.
 type SettledJobAttempt struct {
-	Job     *Job
-	Attempt *JobAttempt
+	Job     *domain.Job
+	Attempt *domain.JobAttempt
 	// Repeat is true when the attempt was settled before; nothing was
 	// written.
 	Repeat bool
@@ -360,11 +218,11 @@ type SettledJobAttempt struct {
 type ExpireJobAttemptParams struct {
 	JobID     string
 	AttemptID string
-	Error     *JobError
+	Error     *domain.JobError
 	Next      JobNext
 	Now       time.Time
 	// OnExpire runs in the transaction after the job is written.
-	OnExpire func(q Querier, j *Job) error
+	OnExpire func(q Querier, j *domain.Job) error
 }
 
 // ExpiredJobLeasesParams asks for one page of expired leases.
@@ -380,38 +238,3 @@ type ReceiveJobMessageParams struct {
 	MinIdle  time.Duration
 	Now      time.Time
 }
-
-// Sentinels of the job protocol.
-var (
-	// ErrJobStale: the message or request names a job state that has
-	// moved on (settled, running under another attempt, another enqueue).
-	ErrJobStale = errors.New("job state moved on")
-	// ErrJobLeaseLost: the lease token is wrong, released or expired, or
-	// the attempt is no longer RUNNING.
-	ErrJobLeaseLost = errors.New("job lease lost")
-)
-
-// JobStaleError says why a claim or an expiry found nothing to do.
-type JobStaleError struct {
-	JobID  string
-	Reason string // e.g. "job is RUNNING", "enqueue superseded", "not available until ..."
-}
-
-func (e *JobStaleError) Error() string { return fmt.Sprintf("job %q: %s", e.JobID, e.Reason) }
-
-// Is makes errors.Is(err, ErrJobStale) true.
-func (e *JobStaleError) Is(target error) bool { return target == ErrJobStale }
-
-// JobLeaseError says why a lease was refused. It never carries the token.
-type JobLeaseError struct {
-	JobID     string
-	AttemptID string
-	Reason    string // e.g. "wrong lease token", "lease expired", "attempt is EXPIRED"
-}
-
-func (e *JobLeaseError) Error() string {
-	return fmt.Sprintf("job %q attempt %q: %s", e.JobID, e.AttemptID, e.Reason)
-}
-
-// Is makes errors.Is(err, ErrJobLeaseLost) true.
-func (e *JobLeaseError) Is(target error) bool { return target == ErrJobLeaseLost }

@@ -1,13 +1,14 @@
-// Package store is azolla's storage seam: one interface over every artifact of
-// the lifecycle and the claim table, implemented for SQLite (the embedded
-// default) and PostgreSQL (production). Both implementations pass the same
-// conformance suite in storetest.
+// Package store is azolla's storage seam: one interface over every record of
+// the lifecycle (the types live in package domain) and the claim table,
+// implemented for SQLite (the embedded default) and PostgreSQL
+// (production). Both implementations pass the same conformance suite in
+// storetest.
 //
-// Every write validates its record against the artifact's JSON Schema first; an
-// invalid record is refused with an error naming the field and nothing is
-// written. Idempotency is enforced by unique keys in the database: one
-// workorder per event, one output bundle and one run record per workorder, one
-// readiness event per objective state transition, one pull request per
+// Every write validates its record against the record's JSON Schema first;
+// an invalid record is refused with an error naming the field and nothing
+// is written. Idempotency is enforced by unique keys in the database: one
+// workorder per event, one output bundle and one run record per workorder,
+// one readiness event per objective state transition, one pull request per
 // objective.
 //
 // Methods take params structs where time matters; their Now field makes the
@@ -17,21 +18,23 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // Querier is every read and write, usable alone or inside a transaction.
 type Querier interface {
-	CreateObjective(ctx context.Context, o *Objective) error
-	GetObjective(ctx context.Context, objectiveID string) (*Objective, error)
-	ListObjectives(ctx context.Context, p ListObjectivesParams) ([]*Objective, error)
+	CreateObjective(ctx context.Context, o *domain.Objective) error
+	GetObjective(ctx context.Context, objectiveID string) (*domain.Objective, error)
+	ListObjectives(ctx context.Context, p ListObjectivesParams) ([]*domain.Objective, error)
 	// ListObjectivesPage pages through objectives in (created_at,
 	// objective_id) order, strictly after p.After, keeping those whose
 	// status is one of p.Statuses (every status when empty).
-	ListObjectivesPage(ctx context.Context, p ObjectivesPageParams) ([]*Objective, error)
+	ListObjectivesPage(ctx context.Context, p ObjectivesPageParams) ([]*domain.Objective, error)
 	// TransitionObjective moves an objective to p.To if its current status is one
 	// of p.From, incrementing status_seq. A status outside p.From returns a
 	// *TransitionError and changes nothing.
-	TransitionObjective(ctx context.Context, p TransitionObjectiveParams) (*Objective, error)
+	TransitionObjective(ctx context.Context, p TransitionObjectiveParams) (*domain.Objective, error)
 	// MarkHandedOver records that the objective was handed to Temporal: its
 	// lifecycle was started or found, or it needs none. It sets
 	// handed_over_at once; marking again changes nothing. An unknown
@@ -39,73 +42,73 @@ type Querier interface {
 	MarkHandedOver(ctx context.Context, p MarkHandedOverParams) error
 	// ListObjectivesToHandOver pages through the objectives not handed over,
 	// in (created_at, objective_id) order, strictly after p.After.
-	ListObjectivesToHandOver(ctx context.Context, p PageParams) ([]*Objective, error)
+	ListObjectivesToHandOver(ctx context.Context, p PageParams) ([]*domain.Objective, error)
 
 	// EmitEvent inserts an event unless one exists for the same (event_type,
 	// subject_id, transition_seq); then it returns that one and created=false.
-	EmitEvent(ctx context.Context, e *Event) (stored *Event, created bool, err error)
-	GetEvent(ctx context.Context, eventID string) (*Event, error)
+	EmitEvent(ctx context.Context, e *domain.Event) (stored *domain.Event, created bool, err error)
+	GetEvent(ctx context.Context, eventID string) (*domain.Event, error)
 	// ListUnprocessedEvents returns unprocessed events, oldest first.
-	ListUnprocessedEvents(ctx context.Context, p ListEventsParams) ([]*Event, error)
-	ListEvents(ctx context.Context, p ListEventsParams) ([]*Event, error)
+	ListUnprocessedEvents(ctx context.Context, p ListEventsParams) ([]*domain.Event, error)
+	ListEvents(ctx context.Context, p ListEventsParams) ([]*domain.Event, error)
 	// ListPendingEvents pages through the unprocessed events of
 	// p.EventType, in (created_at, event_id) order, strictly after p.After,
 	// each with whether its subject is an objective handed over.
-	ListPendingEvents(ctx context.Context, p PendingEventsParams) ([]*PendingEvent, error)
+	ListPendingEvents(ctx context.Context, p PendingEventsParams) ([]*domain.PendingEvent, error)
 	// MarkEventHandedOver records that the event was handed to Temporal
 	// (a track event enqueued on its TrackWorkflow). It sets the mark once;
 	// marking again changes nothing. An unknown event is a *NotFoundError.
 	MarkEventHandedOver(ctx context.Context, p MarkEventHandedOverParams) error
 	// MarkEventProcessed sets processed=true with a terminal reason exactly once;
 	// a second call returns ErrAlreadyProcessed and changes nothing.
-	MarkEventProcessed(ctx context.Context, p MarkEventProcessedParams) (*Event, error)
+	MarkEventProcessed(ctx context.Context, p MarkEventProcessedParams) (*domain.Event, error)
 
-	CreateContextSnapshot(ctx context.Context, s *ContextSnapshot) error
-	GetContextSnapshot(ctx context.Context, contextSnapshotID string) (*ContextSnapshot, error)
+	CreateContextSnapshot(ctx context.Context, s *domain.ContextSnapshot) error
+	GetContextSnapshot(ctx context.Context, contextSnapshotID string) (*domain.ContextSnapshot, error)
 
 	// CreateWorkOrder inserts a workorder unless its event already has one; then
 	// it returns the existing one and created=false.
-	CreateWorkOrder(ctx context.Context, w *WorkOrder) (stored *WorkOrder, created bool, err error)
-	GetWorkOrder(ctx context.Context, workOrderID string) (*WorkOrder, error)
-	GetWorkOrderByEvent(ctx context.Context, eventID string) (*WorkOrder, error)
-	ListWorkOrders(ctx context.Context, p ListWorkOrdersParams) ([]*WorkOrder, error)
+	CreateWorkOrder(ctx context.Context, w *domain.WorkOrder) (stored *domain.WorkOrder, created bool, err error)
+	GetWorkOrder(ctx context.Context, workOrderID string) (*domain.WorkOrder, error)
+	GetWorkOrderByEvent(ctx context.Context, eventID string) (*domain.WorkOrder, error)
+	ListWorkOrders(ctx context.Context, p ListWorkOrdersParams) ([]*domain.WorkOrder, error)
 	// MarkWorkOrderExecuted sets CREATED -> EXECUTED; on an EXECUTED workorder it
 	// is a no-op that returns changed=false.
-	MarkWorkOrderExecuted(ctx context.Context, p MarkWorkOrderExecutedParams) (w *WorkOrder, changed bool, err error)
+	MarkWorkOrderExecuted(ctx context.Context, p MarkWorkOrderExecutedParams) (w *domain.WorkOrder, changed bool, err error)
 
 	// CreateOutputBundle inserts the workorder's one bundle; if it exists it
 	// returns the stored one and created=false.
-	CreateOutputBundle(ctx context.Context, b *OutputBundle) (stored *OutputBundle, created bool, err error)
-	GetOutputBundle(ctx context.Context, workOrderID string) (*OutputBundle, error)
+	CreateOutputBundle(ctx context.Context, b *domain.OutputBundle) (stored *domain.OutputBundle, created bool, err error)
+	GetOutputBundle(ctx context.Context, workOrderID string) (*domain.OutputBundle, error)
 
 	// UpsertRunRecord writes the workorder's one run record, replacing the
 	// verdict if one exists (created_at is kept).
-	UpsertRunRecord(ctx context.Context, r *RunRecord) (*RunRecord, error)
-	GetRunRecord(ctx context.Context, workOrderID string) (*RunRecord, error)
+	UpsertRunRecord(ctx context.Context, r *domain.RunRecord) (*domain.RunRecord, error)
+	GetRunRecord(ctx context.Context, workOrderID string) (*domain.RunRecord, error)
 
-	CreatePauseState(ctx context.Context, p *PauseState) error
+	CreatePauseState(ctx context.Context, p *domain.PauseState) error
 	// CreatePauseStateOnce inserts p unless a pause state with its
 	// pause_state_id exists; then it returns that one and created=false.
 	// Deterministic ids make a step's pause idempotent (one OVERDUE pause
 	// per objective and deadline).
-	CreatePauseStateOnce(ctx context.Context, p *PauseState) (stored *PauseState, created bool, err error)
-	GetPauseState(ctx context.Context, pauseStateID string) (*PauseState, error)
+	CreatePauseStateOnce(ctx context.Context, p *domain.PauseState) (stored *domain.PauseState, created bool, err error)
+	GetPauseState(ctx context.Context, pauseStateID string) (*domain.PauseState, error)
 	// ListPauseStates returns an objective's pause states, oldest first.
-	ListPauseStates(ctx context.Context, objectiveID string) ([]*PauseState, error)
+	ListPauseStates(ctx context.Context, objectiveID string) ([]*domain.PauseState, error)
 	// ListPauseStatesPage pages through pause states in (created_at,
 	// pause_state_id) order, strictly after p.After, filtered by p.
-	ListPauseStatesPage(ctx context.Context, p ListPauseStatesParams) ([]*PauseState, error)
+	ListPauseStatesPage(ctx context.Context, p ListPauseStatesParams) ([]*domain.PauseState, error)
 
-	CreateCaptureBuffer(ctx context.Context, c *CaptureBuffer) error
-	GetCaptureBuffer(ctx context.Context, captureBufferID string) (*CaptureBuffer, error)
-	ListCaptureBuffers(ctx context.Context, p ListCaptureBuffersParams) ([]*CaptureBuffer, error)
+	CreateCaptureBuffer(ctx context.Context, c *domain.CaptureBuffer) error
+	GetCaptureBuffer(ctx context.Context, captureBufferID string) (*domain.CaptureBuffer, error)
+	ListCaptureBuffers(ctx context.Context, p ListCaptureBuffersParams) ([]*domain.CaptureBuffer, error)
 	// ListCapturesWithoutEvent pages through the PENDING captures that have
 	// no CAPTURE_READY event, in (created_at, capture_buffer_id) order,
 	// strictly after p.After.
-	ListCapturesWithoutEvent(ctx context.Context, p PageParams) ([]*CaptureBuffer, error)
+	ListCapturesWithoutEvent(ctx context.Context, p PageParams) ([]*domain.CaptureBuffer, error)
 	// ListUntakenCaptures returns up to limit PENDING captures no workorder
 	// has taken, oldest first (created_at, capture_buffer_id).
-	ListUntakenCaptures(ctx context.Context, limit int) ([]*CaptureBuffer, error)
+	ListUntakenCaptures(ctx context.Context, limit int) ([]*domain.CaptureBuffer, error)
 	// TakeCaptures sets work_order_id on each of p.CaptureBufferIDs. Every
 	// one must be PENDING and untaken, or taken by p.WorkOrderID already
 	// (a retry); otherwise it returns a *TransitionError and changes
@@ -115,7 +118,7 @@ type Querier interface {
 	// the objective ids it became. Processing it again with the same
 	// workorder is a no-op; a capture taken by another workorder, or not
 	// taken, is a *TransitionError.
-	ProcessCapture(ctx context.Context, p ProcessCaptureParams) (*CaptureBuffer, error)
+	ProcessCapture(ctx context.Context, p ProcessCaptureParams) (*domain.CaptureBuffer, error)
 	// ReleaseCaptures hands back to triage the captures of
 	// p.CaptureBufferIDs that p.WorkOrderID still holds PENDING: it clears
 	// their work_order_id and emits each a new CAPTURE_READY event (its
@@ -123,7 +126,7 @@ type Querier interface {
 	// those events. A capture the workorder does not hold (released
 	// already, taken by another workorder, PROCESSED) is left as it is, so
 	// a second call is a no-op.
-	ReleaseCaptures(ctx context.Context, p ReleaseCapturesParams) ([]*Event, error)
+	ReleaseCaptures(ctx context.Context, p ReleaseCapturesParams) ([]*domain.Event, error)
 
 	PullRequestQuerier
 	PullRequestFeedbackQuerier
@@ -139,15 +142,15 @@ type ClaimQuerier interface {
 	// AcquireClaim creates the claim or takes it over if expired, in one
 	// round trip whose write re-checks its condition as it writes. It
 	// returns acquired=false, and no error, while an unexpired claim exists.
-	AcquireClaim(ctx context.Context, p AcquireClaimParams) (c *ClaimRecord, acquired bool, err error)
+	AcquireClaim(ctx context.Context, p AcquireClaimParams) (c *domain.ClaimRecord, acquired bool, err error)
 	// RenewClaim extends the lease by compare-and-swap on (owner_id,
 	// claim_version). When the swap fails it returns a *LeaseLostError.
-	RenewClaim(ctx context.Context, p RenewClaimParams) (*ClaimRecord, error)
+	RenewClaim(ctx context.Context, p RenewClaimParams) (*domain.ClaimRecord, error)
 	// ReleaseClaim ends the lease; only the holder of p.ClaimVersion may. A
 	// non-holder gets a *NotHolderError and nothing changes.
-	ReleaseClaim(ctx context.Context, p ReleaseClaimParams) (*ClaimRecord, error)
-	GetClaim(ctx context.Context, resourceType, resourceID string) (*ClaimRecord, error)
-	ListClaims(ctx context.Context, p ListClaimsParams) ([]*ClaimRecord, error)
+	ReleaseClaim(ctx context.Context, p ReleaseClaimParams) (*domain.ClaimRecord, error)
+	GetClaim(ctx context.Context, resourceType, resourceID string) (*domain.ClaimRecord, error)
+	ListClaims(ctx context.Context, p ListClaimsParams) ([]*domain.ClaimRecord, error)
 	// CheckFence locks the claim row for the rest of the transaction and returns
 	// a *LeaseLostError unless f still holds it. Call it first inside InTx so the
 	// terminal write that follows is refused once the claim has moved on.
@@ -176,49 +179,42 @@ type Store interface {
 
 // ListObjectivesParams filters ListObjectives. Zero values mean no filter.
 type ListObjectivesParams struct {
-	Status Status
+	Status domain.Status
 	Limit  int
 }
 
 // TransitionObjectiveParams describes one status transition.
 type TransitionObjectiveParams struct {
 	ObjectiveID string
-	From        []Status
-	To          Status
+	From        []domain.Status
+	To          domain.Status
 	// BlockerRef, when non-nil, replaces blocker_ref ("" clears it).
-	BlockerRef *BlockerRef
+	BlockerRef *domain.BlockerRef
 	// Blockers, when non-nil, replaces the blockers list (empty clears it).
 	Blockers *[]string
 	Now      time.Time
 }
 
-// Cursor is a keyset position in (created_at, id) order: a page starts
-// strictly after it. The zero Cursor comes before every row.
-type Cursor struct {
-	CreatedAt time.Time
-	ID        string
-}
-
 // PageParams asks for one page of a keyset listing.
 type PageParams struct {
-	After Cursor
+	After domain.Cursor
 	Limit int // zero means no limit
 }
 
 // PendingEventsParams asks for one page of unprocessed events.
 type PendingEventsParams struct {
 	EventType string // "" means every type
-	After     Cursor
+	After     domain.Cursor
 	Limit     int // zero means no limit
 }
 
 // ObjectivesPageParams asks for one page of objectives.
 type ObjectivesPageParams struct {
-	Statuses []Status
+	Statuses []domain.Status
 	// PastDeadline, when set, keeps only the objectives whose deadline is
 	// before it, so that a scan for overdue ones reads those alone.
 	PastDeadline *DeadlineFilter
-	After        Cursor
+	After        domain.Cursor
 	Limit        int // zero means no limit
 }
 
@@ -238,7 +234,7 @@ type ListPauseStatesParams struct {
 	// SubjectType keeps one subject type (SubjectObjective also matches
 	// records without one).
 	SubjectType string
-	After       Cursor
+	After       domain.Cursor
 	Limit       int // zero means no limit
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // pullRequestsTable is the table of objectives' pull requests, which azolla
@@ -47,7 +47,7 @@ func scanPullRequest(r interface{ Scan(...any) error }) (manifest.PullRequestRow
 func (r *reader) pullRequests(ctx context.Context) (manifest.QueryResult, error) {
 	since := r.since()
 	params := map[string]string{
-		"states":        fmt.Sprintf("%s,%s,%s", store.PullRequestOpen, store.PullRequestMerged, store.PullRequestClosed),
+		"states":        fmt.Sprintf("%s,%s,%s", domain.PullRequestOpen, domain.PullRequestMerged, domain.PullRequestClosed),
 		"settled_since": stamp(since),
 	}
 	ok, err := r.tableExists(ctx, pullRequestsTable)

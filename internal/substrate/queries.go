@@ -11,6 +11,7 @@ import (
 
 	"github.com/azolla/azolla/internal/deadline"
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlcol"
 )
@@ -73,12 +74,12 @@ func result[T any](r *reader, name string, params map[string]string, rows []T) (
 }
 
 var (
-	allStatuses    = []store.Status{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusBlocked, store.StatusDone}
-	activeStatuses = store.OpenStatuses()
+	allStatuses    = []domain.Status{domain.StatusNew, domain.StatusTodo, domain.StatusInProgress, domain.StatusBlocked, domain.StatusDone}
+	activeStatuses = domain.OpenStatuses()
 )
 
 // inList is "'A', 'B'": the statuses are this package's constants.
-func inList(ss []store.Status) string {
+func inList(ss []domain.Status) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
 		q[i] = "'" + string(s) + "'"
@@ -99,7 +100,7 @@ func (r *reader) objectivesByStatus(ctx context.Context) (manifest.QueryResult, 
 		return manifest.QueryResult{}, err
 	}
 	return result(r, manifest.QueryObjectivesByStatus, map[string]string{
-		"statuses":   strings.Join(store.StatusStrings(allStatuses), ","),
+		"statuses":   strings.Join(domain.StatusStrings(allStatuses), ","),
 		"done_since": stamp(since),
 	}, rows)
 }
@@ -112,7 +113,7 @@ func (r *reader) blockedObjectives(ctx context.Context) (manifest.QueryResult, e
 	if err != nil {
 		return manifest.QueryResult{}, err
 	}
-	return result(r, manifest.QueryBlockedObjectives, map[string]string{"status": string(store.StatusBlocked)}, rows)
+	return result(r, manifest.QueryBlockedObjectives, map[string]string{"status": string(domain.StatusBlocked)}, rows)
 }
 
 // overdueObjectives: objectives not DONE past their deadline at now
@@ -130,7 +131,7 @@ func (r *reader) overdueObjectives(ctx context.Context) (manifest.QueryResult, e
 	}
 	found := make([]manifest.ObjectiveRow, 0, len(rows))
 	for _, o := range rows {
-		d := deadline.Deadline(&store.Objective{Urgency: o.Urgency, DueAt: o.DueAt, CreatedAt: o.CreatedAt}, sla)
+		d := deadline.Deadline(&domain.Objective{Urgency: o.Urgency, DueAt: o.DueAt, CreatedAt: o.CreatedAt}, sla)
 		o.Deadline = &d
 		found = append(found, o)
 	}
@@ -169,7 +170,7 @@ func (r *reader) humanPauseStates(ctx context.Context) (manifest.QueryResult, er
 	if err != nil {
 		return manifest.QueryResult{}, err
 	}
-	return result(r, manifest.QueryHumanPauseStates, map[string]string{"latest_per_objective": "true", "objective_status_not": string(store.StatusDone)}, rows)
+	return result(r, manifest.QueryHumanPauseStates, map[string]string{"latest_per_objective": "true", "objective_status_not": string(domain.StatusDone)}, rows)
 }
 
 func scanRun(r interface{ Scan(...any) error }) (manifest.RunRow, error) {

@@ -5,15 +5,14 @@ import (
 	"slices"
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
-	"github.com/azolla/azolla/internal/runreport"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store/sqlcol"
 )
 
 func scanSpend(r interface{ Scan(...any) error }) (manifest.SpendRow, error) {
 	var (
 		s manifest.SpendRow
-		m store.BundleMetadata
+		m domain.BundleMetadata
 	)
 	if err := r.Scan(&s.WorkOrderID, sqlcol.NullString{S: &s.ObjectiveID}, sqlcol.NullString{S: &s.Repository},
 		jsonCol(&m), timeCol(&s.CreatedAt)); err != nil {
@@ -89,7 +88,7 @@ func (r *reader) runSpend(ctx context.Context) (manifest.QueryResult, error) {
 func scanCandidateSpend(r interface{ Scan(...any) error }) (manifest.SpendRow, error) {
 	var (
 		s   manifest.SpendRow
-		rep *runreport.Report
+		rep *domain.RunReport
 	)
 	if err := r.Scan(&s.WorkOrderID, sqlcol.NullString{S: &s.ObjectiveID}, sqlcol.NullString{S: &s.Repository},
 		&s.Generator, jsonCol(&rep), timeCol(&s.CreatedAt)); err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -22,19 +22,19 @@ import (
 func usd(v float64) *float64 { return &v }
 
 // bundle writes workorder wo's output bundle with metadata m, created at.
-func bundle(t *testing.T, s store.Store, wo *store.WorkOrder, m store.BundleMetadata, at time.Time) {
+func bundle(t *testing.T, s store.Store, wo *domain.WorkOrder, m domain.BundleMetadata, at time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	_, _, err := s.CreateWorkOrder(ctx, wo)
 	require.NoError(t, err)
-	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Run", Content: "x",
-		Metadata: m, RunnerStatus: store.RunnerOK, CreatedAt: at})
+	_, _, err = s.CreateOutputBundle(ctx, &domain.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Run", Content: "x",
+		Metadata: m, RunnerStatus: domain.RunnerOK, CreatedAt: at})
 	require.NoError(t, err)
 }
 
 // objectiveBundle writes a new objective id of repository ("" for none)
 // with one workorder and its bundle.
-func objectiveBundle(t *testing.T, s store.Store, id, repository string, m store.BundleMetadata, at time.Time) {
+func objectiveBundle(t *testing.T, s store.Store, id, repository string, m domain.BundleMetadata, at time.Time) {
 	t.Helper()
 	o := storetest.Objective(id)
 	o.Repository = repository
@@ -81,16 +81,16 @@ func TestManifestQueries_RunSpendReadsTheCostlyRunsOfTheLookback(t *testing.T) {
 	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
 		now := t0.Add(40 * 24 * time.Hour) // the lookback (30 days) starts at t0+10d
 		day := func(n int) time.Time { return t0.Add(time.Duration(n) * 24 * time.Hour) }
-		tokens := &runreport.Tokens{Input: 100, Output: 20, CacheRead: 5, CacheWrite: 1}
-		objectiveBundle(t, s, "o-app", "acme/app", store.BundleMetadata{Generator: "command", BranchName: "azolla/o-app",
-			RunReport: &runreport.Report{Model: "claude-sonnet-4-5", CostUSD: usd(1.25), Tokens: tokens, Turns: 3,
-				Summary: "did it", Transcript: &runreport.Transcript{Text: "long transcript"}}}, day(20))
-		objectiveBundle(t, s, "o-norepo", "", store.BundleMetadata{Generator: "command"}, day(21))
-		objectiveBundle(t, s, "o-static", "acme/app", store.BundleMetadata{Generator: "static"}, day(23))
-		objectiveBundle(t, s, "o-old", "acme/app", store.BundleMetadata{Generator: "command",
-			RunReport: &runreport.Report{CostUSD: usd(9)}}, day(5))
-		bundle(t, s, storetest.TrackScheduled(t, s, "inbox", "wo-manifest-1", day(22)), store.BundleMetadata{Generator: "openai",
-			RunReport: &runreport.Report{Model: "gpt-5-mini", Tokens: &runreport.Tokens{Input: 7}}}, day(22))
+		tokens := &domain.Tokens{Input: 100, Output: 20, CacheRead: 5, CacheWrite: 1}
+		objectiveBundle(t, s, "o-app", "acme/app", domain.BundleMetadata{Generator: "command", BranchName: "azolla/o-app",
+			RunReport: &domain.RunReport{Model: "claude-sonnet-4-5", CostUSD: usd(1.25), Tokens: tokens, Turns: 3,
+				Summary: "did it", Transcript: &domain.RunTranscript{Text: "long transcript"}}}, day(20))
+		objectiveBundle(t, s, "o-norepo", "", domain.BundleMetadata{Generator: "command"}, day(21))
+		objectiveBundle(t, s, "o-static", "acme/app", domain.BundleMetadata{Generator: "static"}, day(23))
+		objectiveBundle(t, s, "o-old", "acme/app", domain.BundleMetadata{Generator: "command",
+			RunReport: &domain.RunReport{CostUSD: usd(9)}}, day(5))
+		bundle(t, s, storetest.TrackScheduled(t, s, "inbox", "wo-manifest-1", day(22)), domain.BundleMetadata{Generator: "openai",
+			RunReport: &domain.RunReport{Model: "gpt-5-mini", Tokens: &domain.Tokens{Input: 7}}}, day(22))
 
 		q, qs := spendQuery(t, cfg, now)
 		require.Equal(t, 1, q.Version)
@@ -98,7 +98,7 @@ func TestManifestQueries_RunSpendReadsTheCostlyRunsOfTheLookback(t *testing.T) {
 		require.Equal(t, map[string]string{"since": day(10).Format(time.RFC3339Nano), "limit": "500"}, q.Parameters)
 		require.Equal(t, []manifest.SpendRow{
 			{WorkOrderID: "wo-manifest-1", Generator: "openai", RunReport: &manifest.SpendReport{Model: "gpt-5-mini",
-				Tokens: &runreport.Tokens{Input: 7}}, CreatedAt: day(22)},
+				Tokens: &domain.Tokens{Input: 7}}, CreatedAt: day(22)},
 			{WorkOrderID: "wo-o-norepo", ObjectiveID: "o-norepo", Generator: "command", CreatedAt: day(21)},
 			{WorkOrderID: "wo-o-app", ObjectiveID: "o-app", Repository: "acme/app", Generator: "command",
 				RunReport: &manifest.SpendReport{Model: "claude-sonnet-4-5", CostUSD: usd(1.25), Tokens: tokens}, CreatedAt: day(20)},
@@ -130,10 +130,10 @@ func TestManifestQueries_RunSpendCapsTheBundlesRead(t *testing.T) {
 	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
 		now := t0.Add(24 * time.Hour)
 		for i := range 3 {
-			objectiveBundle(t, s, "o-"+strconv.Itoa(i), "acme/app", store.BundleMetadata{Generator: "command",
-				RunReport: &runreport.Report{CostUSD: usd(float64(i + 1))}}, t0.Add(time.Duration(i)*time.Minute))
+			objectiveBundle(t, s, "o-"+strconv.Itoa(i), "acme/app", domain.BundleMetadata{Generator: "command",
+				RunReport: &domain.RunReport{CostUSD: usd(float64(i + 1))}}, t0.Add(time.Duration(i)*time.Minute))
 		}
-		objectiveBundle(t, s, "o-static", "acme/app", store.BundleMetadata{Generator: "static"}, t0.Add(time.Hour))
+		objectiveBundle(t, s, "o-static", "acme/app", domain.BundleMetadata{Generator: "static"}, t0.Add(time.Hour))
 
 		cfg.RowCap = 3
 		q, qs := spendQuery(t, cfg, now)
@@ -162,7 +162,7 @@ func TestManifestQueries_RunSpendCapsTheBundlesRead(t *testing.T) {
 func TestManifestQueries_RunSpendAHostileModelNameIsMadeSafeInTheReport(t *testing.T) {
 	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
 		now := t0.Add(time.Hour)
-		objectiveBundle(t, s, "o-x", "acme/app", store.BundleMetadata{Generator: "command"}, t0)
+		objectiveBundle(t, s, "o-x", "acme/app", domain.BundleMetadata{Generator: "command"}, t0)
 		hostile := "m\x1b]0;pwned\x07\n## Top actions\n" + strings.Repeat("z", 400)
 		raw, err := json.Marshal(map[string]any{"generator": "command", "run_report": map[string]any{"model": hostile, "cost_usd": 0.5}})
 		require.NoError(t, err)
@@ -192,15 +192,15 @@ func TestManifestQueries_RunSpendReadsCandidatesNotTheirBundle(t *testing.T) {
 		o := storetest.Objective("o-best")
 		o.Repository = "acme/app"
 		wo := storetest.ScheduledObjective(t, s, o, at)
-		winner := &runreport.Report{Model: "m", CostUSD: usd(0.6)}
-		bundle(t, s, wo, store.BundleMetadata{Generator: "command", RunReport: winner}, at)
-		for k, c := range map[int]*store.Candidate{
-			1: {Status: store.CandidateDone, Report: &runreport.Report{Model: "m", CostUSD: usd(0.4)}},
-			2: {Status: store.CandidateDone, Report: winner},
-			3: {Status: store.CandidateSkipped, Why: "not started: the budget is spent"},
+		winner := &domain.RunReport{Model: "m", CostUSD: usd(0.6)}
+		bundle(t, s, wo, domain.BundleMetadata{Generator: "command", RunReport: winner}, at)
+		for k, c := range map[int]*domain.Candidate{
+			1: {Status: domain.CandidateDone, Report: &domain.RunReport{Model: "m", CostUSD: usd(0.4)}},
+			2: {Status: domain.CandidateDone, Report: winner},
+			3: {Status: domain.CandidateSkipped, Why: "not started: the budget is spent"},
 		} {
 			c.WorkOrderID, c.Attempt, c.Generator, c.CreatedAt, c.UpdatedAt = wo.WorkOrderID, k, "command", at, at
-			c.GateResults = []store.CandidateGateResult{}
+			c.GateResults = []domain.CandidateGateResult{}
 			_, err := s.PutCandidate(ctx, c)
 			require.NoError(t, err)
 		}

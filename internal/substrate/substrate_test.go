@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/postgres"
 	"github.com/azolla/azolla/internal/store/sqlite"
@@ -91,7 +91,7 @@ func open(t *testing.T, cfg substrate.Config) *substrate.Substrate {
 	return sub
 }
 
-func objective(t *testing.T, s store.Store, id string, status store.Status, urgency string, created time.Time, edit func(o *store.Objective)) {
+func objective(t *testing.T, s store.Store, id string, status domain.Status, urgency string, created time.Time, edit func(o *domain.Objective)) {
 	t.Helper()
 	o := storetest.Objective(id)
 	o.Status, o.Urgency, o.CreatedAt, o.UpdatedAt = status, urgency, created, created
@@ -107,35 +107,35 @@ func objective(t *testing.T, s store.Store, id string, status store.Status, urge
 func seed(t *testing.T, s store.Store) {
 	t.Helper()
 	ctx := context.Background()
-	objective(t, s, "o-new", store.StatusNew, "NORMAL", t0, nil)
-	objective(t, s, "o-late", store.StatusTodo, "CRITICAL", t0.Add(-5*time.Hour), nil)
+	objective(t, s, "o-new", domain.StatusNew, "NORMAL", t0, nil)
+	objective(t, s, "o-late", domain.StatusTodo, "CRITICAL", t0.Add(-5*time.Hour), nil)
 	due := t0.Add(-time.Minute)
-	objective(t, s, "o-due", store.StatusInProgress, "LOW", t0.Add(-time.Hour), func(o *store.Objective) { o.DueAt = &due })
-	objective(t, s, "o-blocked", store.StatusBlocked, "HIGH", t0.Add(-2*time.Hour), func(o *store.Objective) {
+	objective(t, s, "o-due", domain.StatusInProgress, "LOW", t0.Add(-time.Hour), func(o *domain.Objective) { o.DueAt = &due })
+	objective(t, s, "o-blocked", domain.StatusBlocked, "HIGH", t0.Add(-2*time.Hour), func(o *domain.Objective) {
 		o.Blockers = []string{"waiting on the DBA"}
 	})
-	objective(t, s, "o-done", store.StatusDone, "CRITICAL", t0.Add(-10*time.Hour), nil)
-	require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "pause-o-new", ObjectiveID: "o-new",
-		Reason: store.PauseRejected, PrioritizedActions: []string{"Approve or reject o-new"}, CreatedAt: t0}))
-	require.NoError(t, s.CreatePauseState(ctx, &store.PauseState{PauseStateID: "pause-o-done", ObjectiveID: "o-done",
-		Reason: store.PauseRunComplete, PrioritizedActions: []string{"Confirm"}, CreatedAt: t0}))
+	objective(t, s, "o-done", domain.StatusDone, "CRITICAL", t0.Add(-10*time.Hour), nil)
+	require.NoError(t, s.CreatePauseState(ctx, &domain.PauseState{PauseStateID: "pause-o-new", ObjectiveID: "o-new",
+		Reason: domain.PauseRejected, PrioritizedActions: []string{"Approve or reject o-new"}, CreatedAt: t0}))
+	require.NoError(t, s.CreatePauseState(ctx, &domain.PauseState{PauseStateID: "pause-o-done", ObjectiveID: "o-done",
+		Reason: domain.PauseRunComplete, PrioritizedActions: []string{"Confirm"}, CreatedAt: t0}))
 	wo := storetest.Scheduled(t, s, "o-run")
 	_, _, err := s.CreateWorkOrder(ctx, wo)
 	require.NoError(t, err)
-	_, err = s.UpsertRunRecord(ctx, &store.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "o-run",
-		GateResult: store.GateFail, GateReason: "tests failed", CreatedAt: t0, UpdatedAt: t0})
+	_, err = s.UpsertRunRecord(ctx, &domain.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "o-run",
+		GateResult: domain.GateFail, GateReason: "tests failed", CreatedAt: t0, UpdatedAt: t0})
 	require.NoError(t, err)
 	_, _, err = s.RecordPullRequest(ctx, storetest.PullRequestParams(wo, 7, t0))
 	require.NoError(t, err)
-	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Run", Content: "x",
-		Metadata:     store.BundleMetadata{Generator: "command", RunReport: &runreport.Report{Model: "m", CostUSD: usd(0.5)}},
-		RunnerStatus: store.RunnerOK, CreatedAt: t0})
+	_, _, err = s.CreateOutputBundle(ctx, &domain.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Run", Content: "x",
+		Metadata:     domain.BundleMetadata{Generator: "command", RunReport: &domain.RunReport{Model: "m", CostUSD: usd(0.5)}},
+		RunnerStatus: domain.RunnerOK, CreatedAt: t0})
 	require.NoError(t, err)
 }
 
 // pullRequest records a pull request numbered number for a new objective
 // id at recorded, then moves it to state at settled (OPEN: no move).
-func pullRequest(t *testing.T, s store.Store, id string, number int, recorded time.Time, state store.PullRequestState, settled time.Time) {
+func pullRequest(t *testing.T, s store.Store, id string, number int, recorded time.Time, state domain.PullRequestState, settled time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	wo := storetest.Scheduled(t, s, id)
@@ -143,7 +143,7 @@ func pullRequest(t *testing.T, s store.Store, id string, number int, recorded ti
 	require.NoError(t, err)
 	_, _, err = s.RecordPullRequest(ctx, storetest.PullRequestParams(wo, number, recorded))
 	require.NoError(t, err)
-	if state != store.PullRequestOpen {
+	if state != domain.PullRequestOpen {
 		_, _, err = s.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{ObjectiveID: id, State: state, Now: settled})
 		require.NoError(t, err)
 	}
@@ -231,7 +231,7 @@ func TestManifestQueries_ReadTheSubstrateStably(t *testing.T) {
 func TestManifestQueries_CapRowsAndSayTruncated(t *testing.T) {
 	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
 		for i := range 5 {
-			objective(t, s, "o-"+strconv.Itoa(i), store.StatusBlocked, "CRITICAL", t0.Add(time.Duration(i)*time.Second), nil)
+			objective(t, s, "o-"+strconv.Itoa(i), domain.StatusBlocked, "CRITICAL", t0.Add(time.Duration(i)*time.Second), nil)
 		}
 		cfg.RowCap = 3
 		qs, err := open(t, cfg).ManifestQueries(t.Context(), "", t0.Add(48*time.Hour))
@@ -253,12 +253,12 @@ func TestManifestQueries_CapRowsAndSayTruncated(t *testing.T) {
 func TestManifestQueries_PullRequestsOpenAndSettledSinceTheLookback(t *testing.T) {
 	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
 		now := t0.Add(40 * 24 * time.Hour) // the lookback (30 days) starts at t0+10d
-		pullRequest(t, s, "o-open-old", 1, t0, store.PullRequestOpen, time.Time{})
-		pullRequest(t, s, "o-open-new", 2, t0.Add(20*24*time.Hour), store.PullRequestOpen, time.Time{})
-		pullRequest(t, s, "o-merged", 3, t0, store.PullRequestMerged, t0.Add(15*24*time.Hour))
-		pullRequest(t, s, "o-merged-old", 4, t0, store.PullRequestMerged, t0.Add(9*24*time.Hour))
-		pullRequest(t, s, "o-closed", 5, t0, store.PullRequestClosed, t0.Add(30*24*time.Hour))
-		pullRequest(t, s, "o-closed-old", 6, t0, store.PullRequestClosed, t0.Add(24*time.Hour))
+		pullRequest(t, s, "o-open-old", 1, t0, domain.PullRequestOpen, time.Time{})
+		pullRequest(t, s, "o-open-new", 2, t0.Add(20*24*time.Hour), domain.PullRequestOpen, time.Time{})
+		pullRequest(t, s, "o-merged", 3, t0, domain.PullRequestMerged, t0.Add(15*24*time.Hour))
+		pullRequest(t, s, "o-merged-old", 4, t0, domain.PullRequestMerged, t0.Add(9*24*time.Hour))
+		pullRequest(t, s, "o-closed", 5, t0, domain.PullRequestClosed, t0.Add(30*24*time.Hour))
+		pullRequest(t, s, "o-closed-old", 6, t0, domain.PullRequestClosed, t0.Add(24*time.Hour))
 
 		q := pullRequestsQuery(t, cfg, now)
 		require.Equal(t, []string{"o-closed", "o-open-new", "o-merged", "o-open-old"}, ids(t, q, prID))
@@ -313,7 +313,7 @@ func pullRequestsQuery(t *testing.T, cfg substrate.Config, now time.Time) manife
 
 func TestManifestQueries_OverdueUsesTheConfiguredSLA(t *testing.T) {
 	forEach(t, func(t *testing.T, s *sqlstore.Store, cfg substrate.Config) {
-		objective(t, s, "o-high", store.StatusTodo, "HIGH", t0, nil)
+		objective(t, s, "o-high", domain.StatusTodo, "HIGH", t0, nil)
 		now := t0.Add(2 * time.Hour)
 		qs, err := open(t, cfg).ManifestQueries(t.Context(), "", now)
 		require.NoError(t, err)

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -68,24 +69,24 @@ const (
 
 // Rule is one row of the table.
 type Rule struct {
-	From []store.Status
+	From []domain.Status
 	// To is the status afterwards; "" leaves it unchanged (Reject).
-	To store.Status
+	To domain.Status
 	// ClearBlockerRef and ClearBlockers say what the transition clears.
 	ClearBlockerRef, ClearBlockers bool
 }
 
 var table = map[Name]Rule{
-	Approve:     {From: []store.Status{store.StatusNew}, To: store.StatusTodo},
-	Reject:      {From: []store.Status{store.StatusNew}},
-	Retry:       {From: []store.Status{store.StatusTodo, store.StatusBlocked}, To: store.StatusTodo, ClearBlockerRef: true},
-	Unblock:     {From: []store.Status{store.StatusTodo, store.StatusBlocked}, To: store.StatusTodo, ClearBlockerRef: true, ClearBlockers: true},
-	Schedule:    {From: []store.Status{store.StatusTodo}, To: store.StatusInProgress},
-	Block:       {From: []store.Status{store.StatusTodo}, To: store.StatusBlocked},
-	Pass:        {From: []store.Status{store.StatusInProgress}, To: store.StatusDone, ClearBlockerRef: true},
-	Fail:        {From: []store.Status{store.StatusInProgress}, To: store.StatusTodo},
-	Environment: {From: []store.Status{store.StatusInProgress}, To: store.StatusBlocked},
-	Revise:      {From: []store.Status{store.StatusDone}, To: store.StatusTodo, ClearBlockerRef: true},
+	Approve:     {From: []domain.Status{domain.StatusNew}, To: domain.StatusTodo},
+	Reject:      {From: []domain.Status{domain.StatusNew}},
+	Retry:       {From: []domain.Status{domain.StatusTodo, domain.StatusBlocked}, To: domain.StatusTodo, ClearBlockerRef: true},
+	Unblock:     {From: []domain.Status{domain.StatusTodo, domain.StatusBlocked}, To: domain.StatusTodo, ClearBlockerRef: true, ClearBlockers: true},
+	Schedule:    {From: []domain.Status{domain.StatusTodo}, To: domain.StatusInProgress},
+	Block:       {From: []domain.Status{domain.StatusTodo}, To: domain.StatusBlocked},
+	Pass:        {From: []domain.Status{domain.StatusInProgress}, To: domain.StatusDone, ClearBlockerRef: true},
+	Fail:        {From: []domain.Status{domain.StatusInProgress}, To: domain.StatusTodo},
+	Environment: {From: []domain.Status{domain.StatusInProgress}, To: domain.StatusBlocked},
+	Revise:      {From: []domain.Status{domain.StatusDone}, To: domain.StatusTodo, ClearBlockerRef: true},
 }
 
 // Rule returns n's row of the table; it panics on a name not in it, which
@@ -99,12 +100,12 @@ func (n Name) Rule() Rule {
 }
 
 // Allows reports whether an objective in status may take n.
-func (n Name) Allows(status store.Status) bool { return slices.Contains(n.Rule().From, status) }
+func (n Name) Allows(status domain.Status) bool { return slices.Contains(n.Rule().From, status) }
 
 // Refusal is the error for an objective in status that may not take n.
-func (n Name) Refusal(objectiveID string, status store.Status) error {
+func (n Name) Refusal(objectiveID string, status domain.Status) error {
 	r := n.Rule()
-	return store.ObjectiveTransitionError(objectiveID, status, r.From, cmp.Or(string(r.To), string(n)))
+	return domain.ObjectiveTransitionError(objectiveID, status, r.From, cmp.Or(string(r.To), string(n)))
 }
 
 // Params are the store parameters of n for one objective at now. The
@@ -118,7 +119,7 @@ func (n Name) Params(objectiveID string, now time.Time) store.TransitionObjectiv
 	}
 	p := store.TransitionObjectiveParams{ObjectiveID: objectiveID, From: r.From, To: r.To, Now: now}
 	if r.ClearBlockerRef {
-		none := store.BlockerRef("")
+		none := domain.BlockerRef("")
 		p.BlockerRef = &none
 	}
 	if r.ClearBlockers {
@@ -131,12 +132,12 @@ func (n Name) Params(objectiveID string, now time.Time) store.TransitionObjectiv
 // Executable reports whether the scheduler may give an objective in status
 // a workorder (docs/protocol/lifecycle.md#scheduling): only TODO; NEW awaits approval, DONE and
 // BLOCKED are settled, IN_PROGRESS has its workorder.
-func Executable(status store.Status) bool { return Schedule.Allows(status) }
+func Executable(status domain.Status) bool { return Schedule.Allows(status) }
 
 // Settled reports the state in which a retry or an unblock of the objective
 // already took effect: TODO with no blocker_ref and, for Unblock, no
 // blockers. A retried readiness step finds its own committed transition so.
-func (n Name) Settled(o *store.Objective) bool {
+func (n Name) Settled(o *domain.Objective) bool {
 	r := n.Rule()
 	return o.Status == r.To && o.BlockerRef == "" && (!r.ClearBlockers || len(o.Blockers) == 0)
 }

@@ -6,27 +6,27 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/transition"
 )
 
-var statuses = []store.Status{store.StatusNew, store.StatusTodo, store.StatusInProgress, store.StatusDone, store.StatusBlocked}
+var statuses = []domain.Status{domain.StatusNew, domain.StatusTodo, domain.StatusInProgress, domain.StatusDone, domain.StatusBlocked}
 
 // The table, read as the protocol states it (docs/protocol/lifecycle.md): which status may take which
 // transition. Every (transition, status) pair is listed, so a changed rule
 // fails here.
 func TestAllows_TheSeedsStateMachine(t *testing.T) {
 	t.Parallel()
-	allowed := map[transition.Name][]store.Status{
-		transition.Approve:  {store.StatusNew},
-		transition.Reject:   {store.StatusNew},
-		transition.Retry:    {store.StatusTodo, store.StatusBlocked},
-		transition.Unblock:  {store.StatusTodo, store.StatusBlocked},
-		transition.Schedule: {store.StatusTodo},
-		transition.Block:    {store.StatusTodo},
-		transition.Pass:     {store.StatusInProgress},
-		transition.Fail:     {store.StatusInProgress},
-		transition.Revise:   {store.StatusDone},
+	allowed := map[transition.Name][]domain.Status{
+		transition.Approve:  {domain.StatusNew},
+		transition.Reject:   {domain.StatusNew},
+		transition.Retry:    {domain.StatusTodo, domain.StatusBlocked},
+		transition.Unblock:  {domain.StatusTodo, domain.StatusBlocked},
+		transition.Schedule: {domain.StatusTodo},
+		transition.Block:    {domain.StatusTodo},
+		transition.Pass:     {domain.StatusInProgress},
+		transition.Fail:     {domain.StatusInProgress},
+		transition.Revise:   {domain.StatusDone},
 	}
 	for name, from := range allowed {
 		for _, status := range statuses {
@@ -37,8 +37,8 @@ func TestAllows_TheSeedsStateMachine(t *testing.T) {
 			require.Equal(t, want, name.Allows(status), "%s from %s", name, status)
 		}
 	}
-	require.True(t, transition.Executable(store.StatusTodo))
-	for _, s := range []store.Status{store.StatusNew, store.StatusInProgress, store.StatusDone, store.StatusBlocked} {
+	require.True(t, transition.Executable(domain.StatusTodo))
+	for _, s := range []domain.Status{domain.StatusNew, domain.StatusInProgress, domain.StatusDone, domain.StatusBlocked} {
 		require.False(t, transition.Executable(s), "scheduling: %s is not executable", s)
 	}
 }
@@ -48,16 +48,16 @@ func TestParams_SayWhatEachTransitionClears(t *testing.T) {
 	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 	cases := []struct {
 		name                   transition.Name
-		to                     store.Status
+		to                     domain.Status
 		clearsRef, clearsBlock bool
 	}{
-		{transition.Approve, store.StatusTodo, false, false},
-		{transition.Retry, store.StatusTodo, true, false},
-		{transition.Unblock, store.StatusTodo, true, true},
-		{transition.Schedule, store.StatusInProgress, false, false},
-		{transition.Block, store.StatusBlocked, false, false},
-		{transition.Pass, store.StatusDone, true, false},
-		{transition.Fail, store.StatusTodo, false, false},
+		{transition.Approve, domain.StatusTodo, false, false},
+		{transition.Retry, domain.StatusTodo, true, false},
+		{transition.Unblock, domain.StatusTodo, true, true},
+		{transition.Schedule, domain.StatusInProgress, false, false},
+		{transition.Block, domain.StatusBlocked, false, false},
+		{transition.Pass, domain.StatusDone, true, false},
+		{transition.Fail, domain.StatusTodo, false, false},
 	}
 	for _, tc := range cases {
 		p := tc.name.Params("obj-1", now)
@@ -80,36 +80,36 @@ func TestParams_SayWhatEachTransitionClears(t *testing.T) {
 
 func TestSettled_FindsACommittedRetry(t *testing.T) {
 	t.Parallel()
-	todo := &store.Objective{Status: store.StatusTodo}
+	todo := &domain.Objective{Status: domain.StatusTodo}
 	require.True(t, transition.Retry.Settled(todo))
 	require.True(t, transition.Unblock.Settled(todo))
 
-	failed := &store.Objective{Status: store.StatusTodo, BlockerRef: store.GateBlocker("wo-1")}
+	failed := &domain.Objective{Status: domain.StatusTodo, BlockerRef: domain.GateBlocker("wo-1")}
 	require.False(t, transition.Retry.Settled(failed), "a gate blocker is what retry clears")
 
-	blockers := &store.Objective{Status: store.StatusTodo, Blockers: []string{"needs a key"}}
+	blockers := &domain.Objective{Status: domain.StatusTodo, Blockers: []string{"needs a key"}}
 	require.True(t, transition.Retry.Settled(blockers), "retry keeps the blockers")
 	require.False(t, transition.Unblock.Settled(blockers), "unblock clears them")
-	require.False(t, transition.Approve.Settled(&store.Objective{Status: store.StatusNew}))
+	require.False(t, transition.Approve.Settled(&domain.Objective{Status: domain.StatusNew}))
 }
 
 func TestRefusal_NamesTheStatusAndWhatWasNeeded(t *testing.T) {
 	t.Parallel()
-	err := transition.Reject.Refusal("obj-1", store.StatusDone)
-	var te *store.TransitionError
+	err := transition.Reject.Refusal("obj-1", domain.StatusDone)
+	var te *domain.TransitionError
 	require.ErrorAs(t, err, &te)
-	require.Equal(t, string(store.StatusDone), te.Current)
-	require.Equal(t, []string{string(store.StatusNew)}, te.From)
+	require.Equal(t, string(domain.StatusDone), te.Current)
+	require.Equal(t, []string{string(domain.StatusNew)}, te.From)
 }
 
 func TestBlockerRef_KindAndID(t *testing.T) {
 	t.Parallel()
-	g := store.GateBlocker("wo-obj-1-3")
-	require.Equal(t, store.BlockerRef("gate:wo-obj-1-3"), g)
-	require.Equal(t, store.BlockerGate, g.Kind())
+	g := domain.GateBlocker("wo-obj-1-3")
+	require.Equal(t, domain.BlockerRef("gate:wo-obj-1-3"), g)
+	require.Equal(t, domain.BlockerGate, g.Kind())
 	require.Equal(t, "wo-obj-1-3", g.ID())
-	b := store.BlockersOf("obj-1")
-	require.Equal(t, store.BlockerBlockers, b.Kind())
+	b := domain.BlockersOf("obj-1")
+	require.Equal(t, domain.BlockerBlockers, b.Kind())
 	require.Equal(t, "obj-1", b.ID())
-	require.Empty(t, store.BlockerRef("").Kind())
+	require.Empty(t, domain.BlockerRef("").Kind())
 }

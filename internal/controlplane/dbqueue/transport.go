@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -108,7 +109,7 @@ func (t *Transport) Enqueue(ctx context.Context, stream, jobID, enqueueID string
 	if err := t.checkOpen(); err != nil {
 		return "", err
 	}
-	m, err := t.store.EnqueueJobMessage(ctx, &store.JobMessage{
+	m, err := t.store.EnqueueJobMessage(ctx, &domain.JobMessage{
 		Stream: stream, JobID: jobID, EnqueueID: enqueueID, CreatedAt: t.opts.Now(),
 	})
 	if err != nil {
@@ -216,7 +217,7 @@ func (t *Transport) State(ctx context.Context, stream, messageID string) (contro
 		return controlplane.MessageState{}, err
 	}
 	m, err := t.store.GetJobMessage(ctx, stream, messageID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return controlplane.MessageState{}, nil
 	}
 	if err != nil {

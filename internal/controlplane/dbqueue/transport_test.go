@@ -12,6 +12,7 @@ import (
 	"github.com/azolla/azolla/internal/controlplane"
 	"github.com/azolla/azolla/internal/controlplane/dbqueue"
 	"github.com/azolla/azolla/internal/controlplane/transporttest"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
@@ -151,7 +152,7 @@ type slowReceive struct {
 	cut atomic.Int32
 }
 
-func (s *slowReceive) ReceiveJobMessage(ctx context.Context, _ store.ReceiveJobMessageParams) (*store.JobMessage, error) {
+func (s *slowReceive) ReceiveJobMessage(ctx context.Context, _ store.ReceiveJobMessageParams) (*domain.JobMessage, error) {
 	<-ctx.Done()
 	s.cut.Add(1)
 	return nil, ctx.Err()

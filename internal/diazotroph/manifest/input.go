@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // InputFormat names and versions the document carried in full_prompt_text.
@@ -151,13 +151,13 @@ type SpendRow struct {
 // SpendReport is what a spend reads of a run report (runreport.Report):
 // no summary, no transcript.
 type SpendReport struct {
-	Model   string            `json:"model,omitempty"`
-	CostUSD *float64          `json:"cost_usd,omitempty"`
-	Tokens  *runreport.Tokens `json:"tokens,omitempty"`
+	Model   string         `json:"model,omitempty"`
+	CostUSD *float64       `json:"cost_usd,omitempty"`
+	Tokens  *domain.Tokens `json:"tokens,omitempty"`
 }
 
 // SpendReportOf is the part of r a spend reads; nil for nil.
-func SpendReportOf(r *runreport.Report) *SpendReport {
+func SpendReportOf(r *domain.RunReport) *SpendReport {
 	if r == nil {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // Type is the diazotroph_type served by Diazotroph.
@@ -48,6 +48,6 @@ func (Diazotroph) Execute(ctx context.Context, req diazotroph.Request) (diazotro
 		Title:        fmt.Sprintf("Manifest as of %s: %d top action(s)", stamp(in.Now), len(rep.TopActions)),
 		Content:      rep.Markdown,
 		Notes:        strings.Join(notes, "\n"),
-		RunnerStatus: store.RunnerOK,
+		RunnerStatus: domain.RunnerOK,
 	}, nil
 }

@@ -15,8 +15,7 @@ import (
 
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
-	"github.com/azolla/azolla/internal/runreport"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/textsafe"
 )
 
@@ -29,22 +28,22 @@ var (
 
 func at(d time.Duration) time.Time { return now.Add(d) }
 
-func obj(id, title string, status store.Status, urgency string, updated time.Time) store.Objective {
-	return store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: title, Status: status, Urgency: urgency,
+func obj(id, title string, status domain.Status, urgency string, updated time.Time) domain.Objective {
+	return domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: title, Status: status, Urgency: urgency,
 		CreatedAt: updated.Add(-time.Hour), UpdatedAt: updated}
 }
 
 // pr is objective id's pull request number, in state since settled (its
 // update time, and its merge or close time when it is not OPEN).
-func pr(id string, number int, state store.PullRequestState, rounds int, settled time.Time) store.PullRequest {
-	p := store.PullRequest{ObjectiveID: id, WorkOrderID: "wo-" + id + "-1", Forge: "gitea", Repository: "acme/app",
+func pr(id string, number int, state domain.PullRequestState, rounds int, settled time.Time) domain.PullRequest {
+	p := domain.PullRequest{ObjectiveID: id, WorkOrderID: "wo-" + id + "-1", Forge: "gitea", Repository: "acme/app",
 		Number: number, URL: fmt.Sprintf("https://forge.example/acme/app/pulls/%d", number), HeadBranch: "azolla/" + id,
 		BaseBranch: "main", HeadSHA: strings.Repeat("a", 40), State: state, Rounds: rounds,
 		CreatedAt: settled.Add(-time.Hour), UpdatedAt: settled}
 	switch state {
-	case store.PullRequestMerged:
+	case domain.PullRequestMerged:
 		p.MergedAt = &settled
-	case store.PullRequestClosed:
+	case domain.PullRequestClosed:
 		p.ClosedAt = &settled
 	}
 	return p
@@ -54,53 +53,53 @@ func pr(id string, number int, state store.PullRequestState, rounds int, settled
 // marshalled from store records.
 func input(t *testing.T) manifest.Input {
 	t.Helper()
-	blockedA := obj("o-blocked-a", "Migrate the *billing* DB", store.StatusBlocked, "HIGH", at(-30*time.Hour))
+	blockedA := obj("o-blocked-a", "Migrate the *billing* DB", domain.StatusBlocked, "HIGH", at(-30*time.Hour))
 	blockedA.Blockers = []string{"waiting on DBA approval"}
-	blockedB := obj("o-blocked-b", "Rotate keys", store.StatusBlocked, "LOW", at(-2*time.Hour))
-	blockedB.BlockerRef = store.GateBlocker("wo-o-blocked-b-1")
-	byStatus := []store.Objective{
-		obj("o-done-old", "Done before the last manifest", store.StatusDone, "NORMAL", at(-48*time.Hour)),
-		obj("o-done-1", "Add retry to the fetcher", store.StatusDone, "NORMAL", at(-3*time.Hour)),
-		obj("o-done-2", "Fix login\x1b]0;pwned\x07 on mobile", store.StatusDone, "HIGH", at(-1*time.Hour)),
-		obj("o-doing-1", "Write the manifest", store.StatusInProgress, "NORMAL", at(-5*time.Hour)),
-		obj("o-doing-2", "# Not a heading | [link](x)", store.StatusInProgress, "CRITICAL", at(-1*time.Hour)),
-		obj("o-new-1", "Proposed from a capture", store.StatusNew, "NORMAL", at(-10*time.Minute)),
+	blockedB := obj("o-blocked-b", "Rotate keys", domain.StatusBlocked, "LOW", at(-2*time.Hour))
+	blockedB.BlockerRef = domain.GateBlocker("wo-o-blocked-b-1")
+	byStatus := []domain.Objective{
+		obj("o-done-old", "Done before the last manifest", domain.StatusDone, "NORMAL", at(-48*time.Hour)),
+		obj("o-done-1", "Add retry to the fetcher", domain.StatusDone, "NORMAL", at(-3*time.Hour)),
+		obj("o-done-2", "Fix login\x1b]0;pwned\x07 on mobile", domain.StatusDone, "HIGH", at(-1*time.Hour)),
+		obj("o-doing-1", "Write the manifest", domain.StatusInProgress, "NORMAL", at(-5*time.Hour)),
+		obj("o-doing-2", "# Not a heading | [link](x)", domain.StatusInProgress, "CRITICAL", at(-1*time.Hour)),
+		obj("o-new-1", "Proposed from a capture", domain.StatusNew, "NORMAL", at(-10*time.Minute)),
 		blockedA, blockedB,
 	}
 	type overdueRow struct {
-		store.Objective
+		domain.Objective
 		Deadline time.Time `json:"deadline"`
 	}
 	overdue := []overdueRow{
-		{obj("o-doing-1", "Write the manifest", store.StatusInProgress, "NORMAL", at(-5*time.Hour)), at(-26*time.Hour - 30*time.Minute)},
-		{obj("o-late-crit", "Renew the TLS certificate", store.StatusTodo, "CRITICAL", at(-10*time.Hour)), at(-90 * time.Minute)},
+		{obj("o-doing-1", "Write the manifest", domain.StatusInProgress, "NORMAL", at(-5*time.Hour)), at(-26*time.Hour - 30*time.Minute)},
+		{obj("o-late-crit", "Renew the TLS certificate", domain.StatusTodo, "CRITICAL", at(-10*time.Hour)), at(-90 * time.Minute)},
 	}
-	pauses := []store.PauseState{
-		{PauseStateID: "pause-o-new-1", ObjectiveID: "o-new-1", Reason: store.PauseRejected, PrioritizedActions: []string{"Approve or reject o-new-1"}, CreatedAt: at(-10 * time.Minute)},
-		{PauseStateID: "pause-o-done-2", ObjectiveID: "o-done-2", WorkOrderID: "wo-o-done-2-1", Reason: store.PauseRunComplete, PrioritizedActions: []string{"Review PR on azolla/o-done-2", "Confirm completion"}, CreatedAt: at(-1 * time.Hour)},
+	pauses := []domain.PauseState{
+		{PauseStateID: "pause-o-new-1", ObjectiveID: "o-new-1", Reason: domain.PauseRejected, PrioritizedActions: []string{"Approve or reject o-new-1"}, CreatedAt: at(-10 * time.Minute)},
+		{PauseStateID: "pause-o-done-2", ObjectiveID: "o-done-2", WorkOrderID: "wo-o-done-2-1", Reason: domain.PauseRunComplete, PrioritizedActions: []string{"Review PR on azolla/o-done-2", "Confirm completion"}, CreatedAt: at(-1 * time.Hour)},
 	}
-	runs := []store.RunRecord{
-		{WorkOrderID: "wo-o-blocked-b-1", ObjectiveID: "o-blocked-b", GateResult: store.GateFail, GateReason: "tests failed:\n--- FAIL: TestRotate", CreatedAt: at(-2 * time.Hour), UpdatedAt: at(-2 * time.Hour)},
-		{WorkOrderID: "wo-o-done-1-1", ObjectiveID: "o-done-1", GateResult: store.GateFail, GateReason: "empty patch", CreatedAt: at(-4 * time.Hour), UpdatedAt: at(-4 * time.Hour)},
-		{WorkOrderID: "wo-o-done-1-2", ObjectiveID: "o-done-1", GateResult: store.GatePass, GateReason: "ok", CreatedAt: at(-3 * time.Hour), UpdatedAt: at(-3 * time.Hour)},
-		{WorkOrderID: "wo-old-1", ObjectiveID: "o-done-old", GateResult: store.GateFail, GateReason: "before the last manifest", CreatedAt: at(-40 * time.Hour), UpdatedAt: at(-40 * time.Hour)},
+	runs := []domain.RunRecord{
+		{WorkOrderID: "wo-o-blocked-b-1", ObjectiveID: "o-blocked-b", GateResult: domain.GateFail, GateReason: "tests failed:\n--- FAIL: TestRotate", CreatedAt: at(-2 * time.Hour), UpdatedAt: at(-2 * time.Hour)},
+		{WorkOrderID: "wo-o-done-1-1", ObjectiveID: "o-done-1", GateResult: domain.GateFail, GateReason: "empty patch", CreatedAt: at(-4 * time.Hour), UpdatedAt: at(-4 * time.Hour)},
+		{WorkOrderID: "wo-o-done-1-2", ObjectiveID: "o-done-1", GateResult: domain.GatePass, GateReason: "ok", CreatedAt: at(-3 * time.Hour), UpdatedAt: at(-3 * time.Hour)},
+		{WorkOrderID: "wo-old-1", ObjectiveID: "o-done-old", GateResult: domain.GateFail, GateReason: "before the last manifest", CreatedAt: at(-40 * time.Hour), UpdatedAt: at(-40 * time.Hour)},
 	}
-	prs := []store.PullRequest{
-		pr("o-done-2", 12, store.PullRequestOpen, 2, at(-1*time.Hour)),
-		pr("o-closed-1", 11, store.PullRequestClosed, 3, at(-6*time.Hour)),
-		pr("o-done-1", 10, store.PullRequestMerged, 1, at(-150*time.Minute)),
-		pr("o-review-old", 3, store.PullRequestOpen, 1, at(-50*time.Hour)),
-		pr("o-done-old", 5, store.PullRequestClosed, 1, at(-40*time.Hour)),
+	prs := []domain.PullRequest{
+		pr("o-done-2", 12, domain.PullRequestOpen, 2, at(-1*time.Hour)),
+		pr("o-closed-1", 11, domain.PullRequestClosed, 3, at(-6*time.Hour)),
+		pr("o-done-1", 10, domain.PullRequestMerged, 1, at(-150*time.Minute)),
+		pr("o-review-old", 3, domain.PullRequestOpen, 1, at(-50*time.Hour)),
+		pr("o-done-old", 5, domain.PullRequestClosed, 1, at(-40*time.Hour)),
 	}
 	in := manifest.Input{Format: manifest.InputFormat, Scope: "ticket", Now: now, LastManifestAt: &last}
 	spend := []manifest.SpendRow{
-		spendRow("wo-triage-1", "", "", "openai", &manifest.SpendReport{Model: "gpt-5-mini", Tokens: &runreport.Tokens{Input: 500, Output: 100}}, at(-1*time.Hour)),
+		spendRow("wo-triage-1", "", "", "openai", &manifest.SpendReport{Model: "gpt-5-mini", Tokens: &domain.Tokens{Input: 500, Output: 100}}, at(-1*time.Hour)),
 		spendRow("wo-o-static-1", "o-static", "acme/app", "static", nil, at(-1*time.Hour)),
 		spendRow("wo-o-blocked-b-1", "o-blocked-b", "acme/billing", "openai", &manifest.SpendReport{Model: "gpt-5-mini", CostUSD: usd(0.004),
-			Tokens: &runreport.Tokens{Input: 1200, Output: 300}}, at(-2*time.Hour)),
+			Tokens: &domain.Tokens{Input: 1200, Output: 300}}, at(-2*time.Hour)),
 		spendRow("wo-o-done-1-2", "o-done-1", "acme/app", "command", nil, at(-3*time.Hour)),
 		spendRow("wo-o-done-1-1", "o-done-1", "acme/app", "command", &manifest.SpendReport{Model: "claude-sonnet-4-5", CostUSD: usd(1.25),
-			Tokens: &runreport.Tokens{Input: 1000, Output: 200, CacheRead: 5000, CacheWrite: 300}}, at(-4*time.Hour)),
+			Tokens: &domain.Tokens{Input: 1000, Output: 200, CacheRead: 5000, CacheWrite: 300}}, at(-4*time.Hour)),
 		spendRow("wo-o-doing-1-1", "o-doing-1", "", "command", &manifest.SpendReport{Model: "claude-sonnet-4-5", CostUSD: usd(0.5)}, at(-5*time.Hour)),
 		spendRow("wo-old-1", "o-done-old", "acme/app", "command", &manifest.SpendReport{Model: "claude-sonnet-4-5", CostUSD: usd(9.99)}, at(-40*time.Hour)),
 	}
@@ -110,7 +109,7 @@ func input(t *testing.T) manifest.Input {
 		in.Queries = append(in.Queries, q)
 	}
 	add(manifest.Rows(manifest.QueryObjectivesByStatus, 1, map[string]string{"statuses": "NEW,TODO,IN_PROGRESS,DONE,BLOCKED"}, byStatus))
-	add(manifest.Rows(manifest.QueryBlockedObjectives, 1, nil, []store.Objective{blockedA, blockedB}))
+	add(manifest.Rows(manifest.QueryBlockedObjectives, 1, nil, []domain.Objective{blockedA, blockedB}))
 	add(manifest.Rows(manifest.QueryOverdueObjectives, 1, map[string]string{"now": now.Format(time.RFC3339)}, overdue))
 	add(manifest.Rows(manifest.QueryHumanPauseStates, 1, nil, pauses))
 	add(manifest.Rows(manifest.QueryRecentRunRecords, 1, map[string]string{"limit": "100"}, runs))
@@ -139,8 +138,8 @@ func golden(t *testing.T, name, got string) {
 
 func request(prompt string) diazotroph.Request {
 	return diazotroph.Request{
-		WorkOrder: store.WorkOrder{WorkOrderID: "wo-manifest-1", DiazotrophType: manifest.Type},
-		Snapshot:  store.ContextSnapshot{ContextSnapshotID: "ctx-m-1", ObjectiveID: "manifest-default", FullPromptText: prompt},
+		WorkOrder: domain.WorkOrder{WorkOrderID: "wo-manifest-1", DiazotrophType: manifest.Type},
+		Snapshot:  domain.ContextSnapshot{ContextSnapshotID: "ctx-m-1", ObjectiveID: "manifest-default", FullPromptText: prompt},
 		Budget:    time.Minute,
 	}
 }
@@ -155,7 +154,7 @@ func TestManifest_ExecuteWritesTheGoldenReportThroughTheRegistry(t *testing.T) {
 	require.NoError(t, err)
 	res, err := d.Execute(t.Context(), request(prompt))
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	require.Equal(t, "Manifest as of 2026-11-23T12:00:00Z: 7 top action(s)", res.Title)
 	golden(t, "manifest.golden.md", res.Content)
 	require.Equal(t, res.Content, textsafe.Block(res.Content), "nothing a terminal would obey")
@@ -322,7 +321,7 @@ func TestManifest_NoPullRequestsAndNoTableForThem(t *testing.T) {
 
 // small is an input of the given objectives (objectives_by_status), pull
 // requests and pause states alone.
-func small(t *testing.T, objs []store.Objective, prs []store.PullRequest, pauses []store.PauseState) manifest.Input {
+func small(t *testing.T, objs []domain.Objective, prs []domain.PullRequest, pauses []domain.PauseState) manifest.Input {
 	t.Helper()
 	in := manifest.Input{Format: manifest.InputFormat, Now: now, LastManifestAt: &last}
 	for _, q := range []func() (manifest.QueryResult, error){
@@ -346,22 +345,22 @@ func small(t *testing.T, objs []store.Objective, prs []store.PullRequest, pauses
 // blocked and before waiting for a human, then the longest untouched first.
 func TestManifest_AnOpenPullRequestRanksAfterBlockedBeforeAHumanPause(t *testing.T) {
 	t.Parallel()
-	blocked := obj("o-blocked", "Blocked", store.StatusBlocked, "NORMAL", at(-time.Hour))
+	blocked := obj("o-blocked", "Blocked", domain.StatusBlocked, "NORMAL", at(-time.Hour))
 	blocked.Blockers = []string{"waiting"}
-	objs := []store.Objective{
+	objs := []domain.Objective{
 		blocked,
-		obj("o-pr-high", "High", store.StatusDone, "HIGH", at(-time.Minute)),
-		obj("o-pr-normal", "Normal", store.StatusDone, "NORMAL", at(-time.Minute)),
-		obj("o-paused", "Paused", store.StatusTodo, "NORMAL", at(-time.Hour)),
+		obj("o-pr-high", "High", domain.StatusDone, "HIGH", at(-time.Minute)),
+		obj("o-pr-normal", "Normal", domain.StatusDone, "NORMAL", at(-time.Minute)),
+		obj("o-paused", "Paused", domain.StatusTodo, "NORMAL", at(-time.Hour)),
 	}
-	prs := []store.PullRequest{
-		pr("o-pr-normal", 2, store.PullRequestOpen, 1, at(-2*time.Hour)),
-		pr("o-pr-unknown", 3, store.PullRequestOpen, 1, at(-3*time.Hour)),
-		pr("o-pr-high", 1, store.PullRequestOpen, 4, at(-time.Minute)),
-		pr("o-merged", 4, store.PullRequestMerged, 1, at(-time.Minute)),
-		pr("o-closed", 5, store.PullRequestClosed, 1, at(-time.Minute)),
+	prs := []domain.PullRequest{
+		pr("o-pr-normal", 2, domain.PullRequestOpen, 1, at(-2*time.Hour)),
+		pr("o-pr-unknown", 3, domain.PullRequestOpen, 1, at(-3*time.Hour)),
+		pr("o-pr-high", 1, domain.PullRequestOpen, 4, at(-time.Minute)),
+		pr("o-merged", 4, domain.PullRequestMerged, 1, at(-time.Minute)),
+		pr("o-closed", 5, domain.PullRequestClosed, 1, at(-time.Minute)),
 	}
-	pauses := []store.PauseState{{PauseStateID: "p-1", ObjectiveID: "o-paused", Reason: store.PauseRejected,
+	pauses := []domain.PauseState{{PauseStateID: "p-1", ObjectiveID: "o-paused", Reason: domain.PauseRejected,
 		PrioritizedActions: []string{"Look at it"}, CreatedAt: at(-5 * time.Hour)}}
 	rep, err := manifest.Build(small(t, objs, prs, pauses))
 	require.NoError(t, err)
@@ -381,11 +380,11 @@ func TestManifest_AnOpenPullRequestRanksAfterBlockedBeforeAHumanPause(t *testing
 	// A gate failure of the same objective outranks its pull request: one
 	// action per objective.
 	in := small(t, objs, prs, pauses)
-	runs, err := manifest.Rows(manifest.QueryRecentRunRecords, 1, nil, []store.RunRecord{{WorkOrderID: "wo-2",
-		ObjectiveID: "o-pr-normal", GateResult: store.GateFail, GateReason: "round 2 failed", CreatedAt: at(-time.Minute)}})
+	runs, err := manifest.Rows(manifest.QueryRecentRunRecords, 1, nil, []domain.RunRecord{{WorkOrderID: "wo-2",
+		ObjectiveID: "o-pr-normal", GateResult: domain.GateFail, GateReason: "round 2 failed", CreatedAt: at(-time.Minute)}})
 	require.NoError(t, err)
 	in.Queries = append(in.Queries, runs)
-	objs[2].Status = store.StatusInProgress
+	objs[2].Status = domain.StatusInProgress
 	in.Queries[0], err = manifest.Rows(manifest.QueryObjectivesByStatus, 1, nil, objs)
 	require.NoError(t, err)
 	rep, err = manifest.Build(in)
@@ -398,9 +397,9 @@ func TestManifest_AnOpenPullRequestRanksAfterBlockedBeforeAHumanPause(t *testing
 // one safe line, escaped in the Markdown, and cannot forge a section.
 func TestManifest_APullRequestURLIsMadeSafe(t *testing.T) {
 	t.Parallel()
-	p := pr("o_x", 9, store.PullRequestOpen, 1, at(-time.Hour))
+	p := pr("o_x", 9, domain.PullRequestOpen, 1, at(-time.Hour))
 	p.URL = "https://forge.example/a_b/pulls/9\n## Top actions\x1b[31m"
-	rep, err := manifest.Build(small(t, nil, []store.PullRequest{p}, nil))
+	rep, err := manifest.Build(small(t, nil, []domain.PullRequest{p}, nil))
 	require.NoError(t, err)
 	require.Equal(t, []string{`Review pull request https://forge.example/a_b/pulls/9\x0a## Top actions\x1b[31m of o_x`}, rep.TopActions)
 	require.NoError(t, textsafe.CheckLine(rep.TopActions[0]))

@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/runreport"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // Labels of the spend groups that have no name of their own.
@@ -24,10 +23,10 @@ const (
 
 // Metadata is the bundle metadata the row was read from, as far as
 // store.Spend.Add reads it.
-func (r SpendRow) Metadata() store.BundleMetadata {
-	m := store.BundleMetadata{Generator: r.Generator}
+func (r SpendRow) Metadata() domain.BundleMetadata {
+	m := domain.BundleMetadata{Generator: r.Generator}
 	if rr := r.RunReport; rr != nil {
-		m.RunReport = &runreport.Report{Model: rr.Model, CostUSD: rr.CostUSD, Tokens: rr.Tokens}
+		m.RunReport = &domain.RunReport{Model: rr.Model, CostUSD: rr.CostUSD, Tokens: rr.Tokens}
 	}
 	return m
 }
@@ -35,7 +34,7 @@ func (r SpendRow) Metadata() store.BundleMetadata {
 // Counts reports whether store.Spend.Add counts the row's run: a run that
 // could cost. The substrate keeps only those.
 func (r SpendRow) Counts() bool {
-	var s store.Spend
+	var s domain.Spend
 	s.Add(r.Metadata())
 	return s.Runs > 0
 }
@@ -62,7 +61,7 @@ func decodeSpend(byName map[string]QueryResult) (spendRows, error) {
 
 type spendGroup struct {
 	label string
-	spend store.Spend
+	spend domain.Spend
 }
 
 // spendSection writes what the runs of the period spent (since says
@@ -75,11 +74,11 @@ func spendSection(b *strings.Builder, sr spendRows, since func(time.Time) bool) 
 		fmt.Fprintf(b, "_Not known: query %s is missing._\n", QueryRunSpend)
 		return
 	}
-	var total store.Spend
-	byRepo, byModel := map[string]*store.Spend{}, map[string]*store.Spend{}
-	add := func(groups map[string]*store.Spend, label string, m store.BundleMetadata) {
+	var total domain.Spend
+	byRepo, byModel := map[string]*domain.Spend{}, map[string]*domain.Spend{}
+	add := func(groups map[string]*domain.Spend, label string, m domain.BundleMetadata) {
 		if groups[label] == nil {
-			groups[label] = &store.Spend{}
+			groups[label] = &domain.Spend{}
 		}
 		groups[label].Add(m)
 	}
@@ -104,7 +103,7 @@ func spendSection(b *strings.Builder, sr spendRows, since func(time.Time) bool) 
 	spendGroups(b, "By model", byModel)
 }
 
-func spendGroups(b *strings.Builder, title string, groups map[string]*store.Spend) {
+func spendGroups(b *strings.Builder, title string, groups map[string]*domain.Spend) {
 	fmt.Fprintf(b, "\n### %s (%d)\n\n", title, len(groups))
 	if len(groups) == 0 {
 		b.WriteString("_None._\n")
@@ -148,7 +147,7 @@ func modelLabel(r SpendRow) string {
 
 // spendText says a spend: its dollars (a lower bound when some runs are of
 // unknown cost, "cost unknown" when all are), its runs, its tokens.
-func spendText(s store.Spend) string {
+func spendText(s domain.Spend) string {
 	if s.Runs == 0 {
 		return "nothing recorded"
 	}
@@ -157,12 +156,12 @@ func spendText(s store.Spend) string {
 	case s.Unknown == 0:
 		out = s.String()
 	case s.Unknown == s.Runs:
-		out = "cost unknown over " + store.Spend{Runs: s.Runs}.RunsLine() + " (none reported a cost)"
+		out = "cost unknown over " + domain.Spend{Runs: s.Runs}.RunsLine() + " (none reported a cost)"
 	default:
 		out = "at least " + s.String()
 	}
 	t := s.Tokens
-	if t == (runreport.Tokens{}) {
+	if t == (domain.Tokens{}) {
 		return out + "; no tokens reported"
 	}
 	return fmt.Sprintf("%s; tokens: %d input, %d output, %d cache read, %d cache write", out, t.Input, t.Output, t.CacheRead, t.CacheWrite)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph/manifest"
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/textsafe"
 )
 
@@ -39,7 +39,7 @@ func TestManifest_SpendOfUnknownCostIsNeverFree(t *testing.T) {
 	t.Parallel()
 	got := spendOf(t, spendInput(t, nil,
 		spendRow("wo-1", "o-1", "acme/app", "command", nil, at(-time.Hour)),
-		spendRow("wo-2", "o-2", "acme/app", "openai", &manifest.SpendReport{Model: "gpt-5", Tokens: &runreport.Tokens{Output: 7}}, at(-2*time.Hour)),
+		spendRow("wo-2", "o-2", "acme/app", "openai", &manifest.SpendReport{Model: "gpt-5", Tokens: &domain.Tokens{Output: 7}}, at(-2*time.Hour)),
 	))
 	require.Equal(t, "- Total: cost unknown over 2 runs (none reported a cost); tokens: 0 input, 7 output, 0 cache read, 0 cache write\n\n"+
 		"### By repository (1)\n\n"+

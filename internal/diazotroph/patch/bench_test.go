@@ -13,9 +13,9 @@ import (
 
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // benchWorkOrders is how many workorders each side of BenchmarkExecute runs.
@@ -73,7 +73,7 @@ func BenchmarkExecute(b *testing.B) {
 		switch {
 		case err != nil:
 			return fmt.Errorf("execute %s: %w", id, err)
-		case res.RunnerStatus != store.RunnerOK:
+		case res.RunnerStatus != domain.RunnerOK:
 			return fmt.Errorf("execute %s: %s: %s", id, res.RunnerStatus, res.Notes)
 		case want == "":
 			want = res.Content
@@ -185,14 +185,14 @@ func benchPatch(dir string, g gitops.Git) *patch.Patch {
 // benchRequest is workorder id of the objective "bench" carrying goodPatch.
 func benchRequest(repo string, target diazotroph.Target, id string) diazotroph.Request {
 	return diazotroph.Request{
-		Objective: store.Objective{ObjectiveID: "bench", ObjectiveType: "TICKET", Title: "Greet by name",
-			Status: store.StatusInProgress, StatusSeq: 2, Blockers: []string{}, Urgency: "NORMAL", Repository: repo,
+		Objective: domain.Objective{ObjectiveID: "bench", ObjectiveType: "TICKET", Title: "Greet by name",
+			Status: domain.StatusInProgress, StatusSeq: 2, Blockers: []string{}, Urgency: "NORMAL", Repository: repo,
 			BaseBranch: "main", Patch: goodPatch, CreatedAt: t0, UpdatedAt: t0},
-		WorkOrder: store.WorkOrder{WorkOrderID: id, EventID: "ev-" + id, ObjectiveID: "bench",
+		WorkOrder: domain.WorkOrder{WorkOrderID: id, EventID: "ev-" + id, ObjectiveID: "bench",
 			DiazotrophType: diazotroph.PatchType, ContextSnapshotID: "cs-" + id, BranchName: "azolla/bench",
-			BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: t0},
-		Snapshot: store.ContextSnapshot{ContextSnapshotID: "cs-" + id, ObjectiveID: "bench", FullPromptText: "Greet by name",
-			Metadata: store.SnapshotMetadata{CommitSHA: target.CommitSHA, BaseBranch: target.BaseBranch}},
+			BudgetMS: 60000, Status: domain.WorkOrderCreated, CreatedAt: t0},
+		Snapshot: domain.ContextSnapshot{ContextSnapshotID: "cs-" + id, ObjectiveID: "bench", FullPromptText: "Greet by name",
+			Metadata: domain.SnapshotMetadata{CommitSHA: target.CommitSHA, BaseBranch: target.BaseBranch}},
 		Budget: time.Minute,
 	}
 }

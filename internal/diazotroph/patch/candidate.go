@@ -11,10 +11,9 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
-	"github.com/azolla/azolla/internal/runreport"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // Candidate is one of a workorder's several attempts
@@ -45,8 +44,8 @@ type Candidate struct {
 	CommandsPassed int
 	// Report is the generator run's report, redacted as Execute's bundle
 	// carries it; nil without one. Transcript is its transcript, likewise.
-	Report     *runreport.Report
-	Transcript *store.TranscriptRef
+	Report     *domain.RunReport
+	Transcript *domain.TranscriptRef
 	// Notes are the candidate run's, as a bundle's would be.
 	Notes string
 	// Branch and Workspace are the candidate's own; CommitSHA is its
@@ -63,7 +62,7 @@ type Candidate struct {
 // HasPatch reports whether c has a patch that can compete: one that
 // applied and committed.
 func (c Candidate) HasPatch() bool {
-	return c.RunnerStatus == store.RunnerOK && strings.TrimSpace(c.Patch) != ""
+	return c.RunnerStatus == domain.RunnerOK && strings.TrimSpace(c.Patch) != ""
 }
 
 // CandidateWorkspace is the directory of candidate k's workspace of a
@@ -173,7 +172,7 @@ func (p *Patch) DeliverCandidate(ctx context.Context, req diazotroph.Request, c 
 
 // GeneratorName is the generator a run of o uses: its own, else the
 // configured default.
-func (p *Patch) GeneratorName(o store.Objective) string {
+func (p *Patch) GeneratorName(o domain.Objective) string {
 	if o.Generator != "" {
 		return o.Generator
 	}

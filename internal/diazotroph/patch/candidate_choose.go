@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // DiffLines is the normalised size of a unified diff, by which candidates
@@ -145,7 +145,7 @@ func figures(cands []Candidate, skip, allCommands int) string {
 // figure is what a candidate scored, or why it did not compete.
 func figure(c Candidate, allCommands int) string {
 	switch {
-	case c.RunnerStatus != "" && c.RunnerStatus != store.RunnerOK:
+	case c.RunnerStatus != "" && c.RunnerStatus != domain.RunnerOK:
 		return "no patch that applied (" + c.RunnerStatus + ")"
 	case !c.HasPatch():
 		return "no patch"

@@ -14,11 +14,11 @@ import (
 
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -78,7 +78,7 @@ func TestCandidates_TheOnePassingTheGateWinsAndIsDelivered(t *testing.T) {
 	for i, c := range cands {
 		k := i + 1
 		require.Equal(t, k, c.Attempt)
-		require.Equal(t, store.RunnerOK, c.RunnerStatus, c.Notes)
+		require.Equal(t, domain.RunnerOK, c.RunnerStatus, c.Notes)
 		require.Equal(t, "command", c.Generator)
 		require.Equal(t, tb.p.CandidateWorkspace(wo, k), c.Workspace)
 		require.Equal(t, filepath.Join(patch.WorkspacesDir(tb.gitDir), wo+"-c"+strconv.Itoa(k)), c.Workspace)
@@ -115,13 +115,13 @@ func TestCandidates_TheOnePassingTheGateWinsAndIsDelivered(t *testing.T) {
 
 	res, err := tb.p.DeliverCandidate(context.Background(), req, cands[winner], why)
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	require.Equal(t, cands[winner].Patch, res.Content, "the bundle's content is the winner's patch")
 	require.Equal(t, "azolla/best", res.Metadata.BranchName)
 	require.Equal(t, res.Metadata.CommitSHA, headOf(t, tb.p.Workspace(wo), "azolla/best"))
 	require.Equal(t, "command", res.Metadata.Generator)
 	require.True(t, strings.HasPrefix(res.Notes, why+"\n\n"), res.Notes)
-	b := store.OutputBundle{WorkOrderID: wo, Title: res.Title, Content: res.Content, Notes: res.Notes,
+	b := domain.OutputBundle{WorkOrderID: wo, Title: res.Title, Content: res.Content, Notes: res.Notes,
 		Metadata: res.Metadata, RunnerStatus: res.RunnerStatus, CreatedAt: time.Now().UTC()}
 	require.NoError(t, schemas.Validate(schemas.OutputBundle, b))
 
@@ -163,7 +163,7 @@ func TestCandidates_NoPatchIsACandidateWithoutOne(t *testing.T) {
 	t.Parallel()
 	tb, req := candidates(t, map[string]string{"1": "true", "2": greets("goodbye, $1")})
 	cands := runAll(t, tb, req, 2)
-	require.Equal(t, store.RunnerOK, cands[0].RunnerStatus)
+	require.Equal(t, domain.RunnerOK, cands[0].RunnerStatus)
 	require.Empty(t, cands[0].Patch)
 	require.Empty(t, cands[0].PatchSHA256)
 	require.Nil(t, cands[0].Gate)
@@ -188,14 +188,14 @@ func TestChoose_ExactTieGoesToTheEarliestAndIsReported(t *testing.T) {
 	t.Parallel()
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	ok := func(k, passed, lines int, finished time.Time) patch.Candidate {
-		return patch.Candidate{Attempt: k, RunnerStatus: store.RunnerOK, Patch: "diff", CommandsPassed: passed,
+		return patch.Candidate{Attempt: k, RunnerStatus: domain.RunnerOK, Patch: "diff", CommandsPassed: passed,
 			DiffLines: lines, FinishedAt: finished}
 	}
 	cands := []patch.Candidate{
 		ok(1, 2, 5, at(3)),
 		ok(2, 2, 5, at(1)),
 		ok(3, 1, 1, at(0)),
-		{Attempt: 4, RunnerStatus: store.RunnerBudgetExhausted, FinishedAt: at(0)},
+		{Attempt: 4, RunnerStatus: domain.RunnerBudgetExhausted, FinishedAt: at(0)},
 		ok(5, 2, 5, at(2)),
 	}
 	winner, why, tie := patch.Choose(cands, 2)
@@ -269,7 +269,7 @@ func TestDeliverCandidate_NeedsNotTheCandidatesGenerator(t *testing.T) {
 	local := tb.newPatch(nil) // static only: "command" is not configured here
 	res, err := local.DeliverCandidate(context.Background(), req, cands[0], "the only one")
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus, res.Notes)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
 	require.Equal(t, cands[0].Patch, res.Content)
 	require.Equal(t, "command", res.Metadata.Generator, "the candidate's generator, as it ran")
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // executed runs a good patch and returns what the gate would be given.
@@ -18,9 +18,9 @@ func executed(t *testing.T, tb *testBundle) diazotroph.Check {
 	t.Helper()
 	req := tb.request(t, "gated", goodPatch)
 	res := execute(t, tb, req)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	return diazotroph.Check{WorkOrder: req.WorkOrder, Objective: req.Objective, Snapshot: req.Snapshot,
-		Bundle: store.OutputBundle{WorkOrderID: req.WorkOrder.WorkOrderID, Title: res.Title, Content: res.Content,
+		Bundle: domain.OutputBundle{WorkOrderID: req.WorkOrder.WorkOrderID, Title: res.Title, Content: res.Content,
 			Notes: res.Notes, Metadata: res.Metadata, RunnerStatus: res.RunnerStatus}}
 }
 

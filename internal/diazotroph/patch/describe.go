@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // maxTitle keeps bundle titles and commit subjects readable.
@@ -16,13 +16,13 @@ const maxTitle = 200
 func title(req diazotroph.Request, status string) string {
 	prefix := "Patch"
 	switch status {
-	case store.RunnerBudgetExhausted:
+	case domain.RunnerBudgetExhausted:
 		prefix = "No patch (budget exhausted)"
-	case store.RunnerStalled:
+	case domain.RunnerStalled:
 		prefix = "No patch (stalled)"
-	case store.RunnerApplyFailed:
+	case domain.RunnerApplyFailed:
 		prefix = "Patch not applied"
-	case store.RunnerEnvironmentFailed:
+	case domain.RunnerEnvironmentFailed:
 		prefix = "No patch (environment failed)"
 	}
 	return proc.CutAtRune(fmt.Sprintf("%s for %s: %s", prefix, req.Objective.ObjectiveID, oneLine(req.Objective.Title)), maxTitle)

@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/environment"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/sandbox"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // baseCommit is the snapshot's commit of a repository, as the environment
@@ -100,7 +100,7 @@ func (p *Patch) prepareEnvironment(ctx context.Context, repository, dir, commit,
 func (r *run) environmentFailed(se *environment.SetupError) diazotroph.Result {
 	notes := r.p.o.Secrets.String(se.Report()) + "\n\nThe repository's environment could not be prepared, so no " +
 		"agent ran and nothing was spent on it.\n"
-	return r.result(store.RunnerEnvironmentFailed, "", notes, store.BundleMetadata{BranchName: r.branch})
+	return r.result(domain.RunnerEnvironmentFailed, "", notes, domain.BundleMetadata{BranchName: r.branch})
 }
 
 // houseRulesFile is where a repository keeps its instructions for agents.

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // loggingGit is a git that appends the subcommand of each run (the first
@@ -65,7 +65,7 @@ func TestExecute_GitRunsOfAWorkorder(t *testing.T) {
 
 	res, err := p.Execute(context.Background(), req)
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus, res.Notes)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
 	require.Equal(t, []string{
 		"fetch",     // the mirror
 		"clone",     // the new workspace, from the mirror
@@ -82,7 +82,7 @@ func TestExecute_GitRunsOfAWorkorder(t *testing.T) {
 	runs()
 	res, err = p.Execute(context.Background(), req)
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerApplyFailed, res.RunnerStatus, res.Notes)
+	require.Equal(t, domain.RunnerApplyFailed, res.RunnerStatus, res.Notes)
 	require.Equal(t, []string{"fetch", "clone", "rev-parse", "checkout", "apply",
 		"rev-parse"}, runs(), "only a refusal asks whether the workspace is a repository")
 }

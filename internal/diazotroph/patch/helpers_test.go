@@ -13,12 +13,12 @@ import (
 
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // TestMain keeps the user's git configuration out of every git run.
@@ -116,16 +116,16 @@ func (tb *testBundle) request(t *testing.T, id, patchText string) diazotroph.Req
 	target, err := tb.p.Resolve(context.Background(), tb.repo, "main")
 	require.NoError(t, err)
 	return diazotroph.Request{
-		Objective: store.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Greet by name",
-			AcceptanceCriteria: []string{"greet.sh takes a name", "the README says so"}, Status: store.StatusInProgress,
+		Objective: domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Greet by name",
+			AcceptanceCriteria: []string{"greet.sh takes a name", "the README says so"}, Status: domain.StatusInProgress,
 			StatusSeq: 2, Blockers: []string{}, Urgency: "NORMAL", Repository: tb.repo, BaseBranch: "main",
 			Patch: patchText, CreatedAt: t0, UpdatedAt: t0},
-		WorkOrder: store.WorkOrder{WorkOrderID: "wo-" + id + "-2", EventID: "ev-" + id + "-2", ObjectiveID: id,
+		WorkOrder: domain.WorkOrder{WorkOrderID: "wo-" + id + "-2", EventID: "ev-" + id + "-2", ObjectiveID: id,
 			DiazotrophType: diazotroph.PatchType, ContextSnapshotID: "cs-" + id + "-2", BranchName: "azolla/" + id,
-			BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: t0},
-		Snapshot: store.ContextSnapshot{ContextSnapshotID: "cs-" + id + "-2", ObjectiveID: id,
+			BudgetMS: 60000, Status: domain.WorkOrderCreated, CreatedAt: t0},
+		Snapshot: domain.ContextSnapshot{ContextSnapshotID: "cs-" + id + "-2", ObjectiveID: id,
 			FullPromptText: "Greet by name",
-			Metadata:       store.SnapshotMetadata{CommitSHA: target.CommitSHA, BaseBranch: target.BaseBranch}},
+			Metadata:       domain.SnapshotMetadata{CommitSHA: target.CommitSHA, BaseBranch: target.BaseBranch}},
 		Budget: time.Minute,
 	}
 }

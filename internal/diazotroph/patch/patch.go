@@ -20,13 +20,13 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/environment"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/sandbox"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -170,8 +170,8 @@ func (r *run) execute(ctx context.Context) (diazotroph.Result, error) {
 		return diazotroph.Result{}, err
 	}
 	if strings.TrimSpace(out.Patch) == "" {
-		return r.result(store.RunnerOK, "", fmt.Sprintf("The %s generator produced no patch.\n\n%s", r.genName, out.Notes),
-			store.BundleMetadata{BranchName: r.branch}), nil
+		return r.result(domain.RunnerOK, "", fmt.Sprintf("The %s generator produced no patch.\n\n%s", r.genName, out.Notes),
+			domain.BundleMetadata{BranchName: r.branch}), nil
 	}
 	return r.apply(ctx, out)
 }
@@ -193,7 +193,7 @@ type run struct {
 	genName   string
 	gen       patchgen.Generator
 	// transcript is the generator run's, for every bundle of this run.
-	transcript *store.TranscriptRef
+	transcript *domain.TranscriptRef
 	// out is what the generator returned, once ran says it was asked:
 	// every bundle after that names the generator and carries its
 	// report, so that what the run cost is counted however it ended.
@@ -327,7 +327,7 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 	if r.candidate == 0 {
 		notes += r.push(ctx, head)
 	}
-	return r.result(store.RunnerOK, diff, notes, store.BundleMetadata{BranchName: r.branch,
+	return r.result(domain.RunnerOK, diff, notes, domain.BundleMetadata{BranchName: r.branch,
 		PRDescriptionDraft: prDescription(r.req, r.base, diff), CommitSHA: head, RunReport: r.report(out)}), nil
 }
 
@@ -358,15 +358,15 @@ func (r *run) push(ctx context.Context, head string) string {
 func (r *run) applyFailed(out patchgen.Output, why string) diazotroph.Result {
 	notes := fmt.Sprintf("%s\n\nThe attempted patch came from the %s generator: %s\n", why, r.genName,
 		strings.TrimSpace(out.Notes))
-	return r.result(store.RunnerApplyFailed, sanitize(out.Patch), notes, store.BundleMetadata{BranchName: r.branch,
+	return r.result(domain.RunnerApplyFailed, sanitize(out.Patch), notes, domain.BundleMetadata{BranchName: r.branch,
 		RunReport: r.report(out)})
 }
 
 // report is what the generator's run reported of itself, its free text
 // redacted like the notes; from the model endpoint's usage when the run
 // wrote no report; nil when there is neither.
-func (r *run) report(out patchgen.Output) *runreport.Report {
-	var rep runreport.Report
+func (r *run) report(out patchgen.Output) *domain.RunReport {
+	var rep domain.RunReport
 	switch {
 	case out.Report != nil:
 		rep = *out.Report
@@ -382,7 +382,7 @@ func (r *run) report(out patchgen.Output) *runreport.Report {
 		t.Text = sec.String(t.Text)
 		rep.Transcript = &t
 	}
-	if rep.Validate() != nil {
+	if runreport.Validate(rep) != nil {
 		return nil // redaction cannot make a valid report invalid, but the record must stay valid
 	}
 	return &rep
@@ -394,7 +394,7 @@ func (r *run) exhausted(stage string, out patchgen.Output) diazotroph.Result {
 	if out.Notes != "" {
 		notes += "\n" + out.Notes + "\n"
 	}
-	return r.result(store.RunnerBudgetExhausted, "", notes, store.BundleMetadata{BranchName: r.branch})
+	return r.result(domain.RunnerBudgetExhausted, "", notes, domain.BundleMetadata{BranchName: r.branch})
 }
 
 // stalled is the outcome of a generator whose agent stopped progressing
@@ -407,10 +407,10 @@ func (r *run) stalled(s *sandbox.StallError, out patchgen.Output) diazotroph.Res
 	if out.Notes != "" {
 		notes += "\n" + out.Notes + "\n"
 	}
-	return r.result(store.RunnerStalled, "", notes, store.BundleMetadata{BranchName: r.branch})
+	return r.result(domain.RunnerStalled, "", notes, domain.BundleMetadata{BranchName: r.branch})
 }
 
-func (r *run) result(status, content, notes string, meta store.BundleMetadata) diazotroph.Result {
+func (r *run) result(status, content, notes string, meta domain.BundleMetadata) diazotroph.Result {
 	meta.Transcript = r.transcript
 	if r.ran && bundleGenerators[r.genName] {
 		meta.Generator = r.genName

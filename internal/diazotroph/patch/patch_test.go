@@ -15,12 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/redact"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -28,7 +28,7 @@ func execute(t *testing.T, tb *testBundle, req diazotroph.Request) diazotroph.Re
 	t.Helper()
 	res, err := tb.p.Execute(context.Background(), req)
 	require.NoError(t, err)
-	b := store.OutputBundle{WorkOrderID: req.WorkOrder.WorkOrderID, Title: res.Title, Content: res.Content,
+	b := domain.OutputBundle{WorkOrderID: req.WorkOrder.WorkOrderID, Title: res.Title, Content: res.Content,
 		Notes: res.Notes, Metadata: res.Metadata, RunnerStatus: res.RunnerStatus, CreatedAt: time.Now().UTC()}
 	require.NoError(t, schemas.Validate(schemas.OutputBundle, b), "every result is a valid output bundle")
 	return res
@@ -39,7 +39,7 @@ func TestExecute_CommitsThePatchAndReportsTheRepositoryDiff(t *testing.T) {
 	tb := setup(t)
 	req := tb.request(t, "greet", goodPatch)
 	res := execute(t, tb, req)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus, res.Notes)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
 
 	ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
 	base := req.Snapshot.Metadata.CommitSHA
@@ -76,7 +76,7 @@ func TestExecute_RerunResetsTheBranch(t *testing.T) {
 	write(t, ws, "stray.txt", "left behind by a crashed run\n")
 
 	second := execute(t, tb, req)
-	require.Equal(t, store.RunnerOK, second.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, second.RunnerStatus)
 	require.Equal(t, first.Content, second.Content)
 	require.Equal(t, "1\n", git(t, ws, "rev-list", "--count", req.Snapshot.Metadata.CommitSHA+"..azolla/greet"),
 		"the branch was reset, not committed on twice")
@@ -89,7 +89,7 @@ func TestExecute_PatchThatDoesNotApplyIsApplyFailed(t *testing.T) {
 	stale := strings.Replace(goodPatch, "-echo hello", "-echo goodbye", 1)
 	req := tb.request(t, "stale", stale)
 	res := execute(t, tb, req)
-	require.Equal(t, store.RunnerApplyFailed, res.RunnerStatus)
+	require.Equal(t, domain.RunnerApplyFailed, res.RunnerStatus)
 	require.Equal(t, stale, res.Content, "the attempted patch is kept")
 	require.Contains(t, res.Notes, "git apply refused the patch; nothing was written")
 	require.Contains(t, res.Notes, "src/greet.sh")
@@ -108,7 +108,7 @@ func TestExecute_PatchThatChangesNothingIsApplyFailed(t *testing.T) {
 	back := "diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -3 +3 @@\n-Bye.\n+Hello.\n"
 	req := tb.request(t, "noop", there+back)
 	res := execute(t, tb, req)
-	require.Equal(t, store.RunnerApplyFailed, res.RunnerStatus, res.Notes)
+	require.Equal(t, domain.RunnerApplyFailed, res.RunnerStatus, res.Notes)
 	require.Contains(t, res.Notes, "The patch applied but changed nothing.")
 	require.Equal(t, there+back, res.Content, "the attempted patch is kept")
 	require.Empty(t, res.Metadata.CommitSHA)
@@ -124,7 +124,7 @@ func TestExecute_PatchHoldingASecretIsRefusedNotRedacted(t *testing.T) {
 	leaky := strings.Replace(goodPatch, "+Run src/greet.sh NAME", "+Set OPENAI_API_KEY=sk-canary-0451, then run src/greet.sh NAME", 1)
 	req := tb.request(t, "leaky", leaky)
 	res := execute(t, tb, req)
-	require.Equal(t, store.RunnerApplyFailed, res.RunnerStatus)
+	require.Equal(t, domain.RunnerApplyFailed, res.RunnerStatus)
 	require.Contains(t, res.Notes, "it holds the value of OPENAI_API_KEY, a secret of this worker's")
 	require.NotContains(t, res.Content+res.Notes, "sk-canary-0451")
 	require.Contains(t, res.Content, "[redacted:OPENAI_API_KEY]", "the human sees what was refused, without the secret")
@@ -153,7 +153,7 @@ func TestExecute_HostilePatchesAreRefusedBeforeAnythingIsWritten(t *testing.T) {
 			req := tb.request(t, "hostile", hostile)
 			hooks := filepath.Join(tb.p.Workspace(req.WorkOrder.WorkOrderID), ".git", "hooks")
 			res := execute(t, tb, req)
-			require.Equal(t, store.RunnerApplyFailed, res.RunnerStatus)
+			require.Equal(t, domain.RunnerApplyFailed, res.RunnerStatus)
 			require.Contains(t, res.Notes, "refused before anything was written")
 			require.Empty(t, res.Metadata.CommitSHA)
 			tb.requireUntouched(t)
@@ -212,7 +212,7 @@ func TestExecute_BudgetExpiryKillsTheGeneratorAndKeepsNoPatch(t *testing.T) {
 	start := time.Now()
 	res := execute(t, tb, req)
 	require.Less(t, time.Since(start), 20*time.Second, "the run ends soon after its budget, not after the generator's 30s")
-	require.Equal(t, store.RunnerBudgetExhausted, res.RunnerStatus)
+	require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus)
 	require.Empty(t, res.Content)
 	require.Contains(t, res.Notes, "budget of 5s ran out")
 	require.Contains(t, res.Notes, "generating the patch with the command generator")
@@ -236,7 +236,7 @@ func TestExecute_CommandGeneratorEditsTheWorkspace(t *testing.T) {
 	req := tb.request(t, "agent", "")
 	req.Objective.Generator = "command"
 	res := execute(t, tb, req)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus, res.Notes)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
 	require.Contains(t, res.Content, "+echo \"hello, $1\"")
 	require.Contains(t, res.Content, "diff --git a/NOTES.md b/NOTES.md")
 	require.Contains(t, res.Notes, "- NOTES.md (added, +1 -0)")
@@ -260,7 +260,7 @@ func TestExecute_CommitsThePatchAndNothingElseInTheWorktree(t *testing.T) {
 	req := tb.request(t, "untidy", "")
 	req.Objective.Generator = "openai"
 	res := execute(t, tb, req)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus, res.Notes)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
 
 	ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
 	require.Equal(t, "README.md\nsrc/greet.sh\n",

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph/patch"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 func TestCheck_VerdictSaysWhetherTheBranchWasPushed(t *testing.T) {
@@ -74,7 +74,7 @@ func TestExecute_ARerunWhosePushFailsForgetsTheEarlierPush(t *testing.T) {
 	require.NoError(t, os.RemoveAll(tb.settings.PushRemote))
 	req := tb.request(t, "gated", strings.Replace(goodPatch, "world", "there", 1))
 	res := execute(t, tb, req)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	require.Contains(t, res.Notes, "Push of azolla/gated")
 	require.NotEqual(t, c.Bundle.Metadata.CommitSHA, res.Metadata.CommitSHA)
 	_, ok, err = patch.ReadPushed(tb.gitDir, req.WorkOrder.WorkOrderID)

@@ -6,9 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/patchgen"
-	"github.com/azolla/azolla/internal/runreport"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // reporter writes no patch but reports what its run cost, and records the
@@ -20,7 +19,7 @@ func (reporter) Name() string { return "command" }
 func (r reporter) Generate(_ context.Context, in patchgen.Input) (patchgen.Output, error) {
 	*r.told = in.BudgetUSDRemaining
 	cost := 0.25
-	return patchgen.Output{Notes: "nothing to change", Report: &runreport.Report{Model: "m", CostUSD: &cost}}, nil
+	return patchgen.Output{Notes: "nothing to change", Report: &domain.RunReport{Model: "m", CostUSD: &cost}}, nil
 }
 
 // A run that produced no patch still spent: its bundle names the
@@ -36,7 +35,7 @@ func TestExecute_ARunWithoutAPatchStillCountsItsCost(t *testing.T) {
 	left := 1.5
 	req.WorkOrder.BudgetUSDRemaining = &left
 	res := execute(t, tb, req)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	require.Empty(t, res.Content)
 	require.Equal(t, "command", res.Metadata.Generator)
 	require.NotNil(t, res.Metadata.RunReport)
@@ -46,7 +45,7 @@ func TestExecute_ARunWithoutAPatchStillCountsItsCost(t *testing.T) {
 	static := execute(t, tb, tb.request(t, "free", goodPatch))
 	require.Equal(t, "static", static.Metadata.Generator)
 	require.Nil(t, static.Metadata.RunReport)
-	var sp store.Spend
+	var sp domain.Spend
 	sp.Add(static.Metadata)
 	require.Zero(t, sp.Runs, "a static patch costs nothing")
 }

@@ -6,11 +6,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
-	"github.com/azolla/azolla/internal/store"
 )
 
 func TestExecute_AnAgentThatStopsProgressingIsStalled(t *testing.T) {
@@ -26,7 +26,7 @@ func TestExecute_AnAgentThatStopsProgressingIsStalled(t *testing.T) {
 	req.Budget = time.Hour
 	res := execute(t, tb, req)
 
-	require.Equal(t, store.RunnerStalled, res.RunnerStatus)
+	require.Equal(t, domain.RunnerStalled, res.RunnerStatus)
 	require.Empty(t, res.Content, "what a stalled agent left is not proposed")
 	require.Empty(t, res.Metadata.CommitSHA)
 	require.Regexp(t, `^The command generator's agent wrote no output and changed no file for 300ms \(executor.stall_timeout\) `+
@@ -48,6 +48,6 @@ func TestExecute_AnAgentThatKeepsEditingIsNotStalled(t *testing.T) {
 	req.Budget = time.Hour
 	res := execute(t, tb, req)
 
-	require.Equal(t, store.RunnerOK, res.RunnerStatus, res.Notes)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
 	require.Contains(t, res.Content, "+line 29")
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/gitops"
 	"github.com/azolla/azolla/internal/patchgen"
 	"github.com/azolla/azolla/internal/redact"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // talker is a generator whose run said something.
@@ -36,10 +36,10 @@ func (tb *testBundle) withTalker(g talker, max int) *patch.Patch {
 }
 
 // transcriptOf decompresses the transcript a result carries to the store.
-func transcriptOf(t *testing.T, ref *store.TranscriptRef) string {
+func transcriptOf(t *testing.T, ref *domain.TranscriptRef) string {
 	t.Helper()
 	require.NotNil(t, ref)
-	text, err := (&store.Transcript{WorkOrderID: "wo", Gzip: ref.Gzip}).Text()
+	text, err := (&domain.Transcript{WorkOrderID: "wo", Gzip: ref.Gzip}).Text()
 	require.NoError(t, err)
 	require.Equal(t, int64(len(text)), ref.Bytes)
 	return text

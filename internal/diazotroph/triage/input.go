@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // InputFormat names and versions the document carried in full_prompt_text.
@@ -54,12 +54,12 @@ type Input struct {
 }
 
 // CaptureFrom returns the frozen form of c.
-func CaptureFrom(c store.CaptureBuffer) Capture {
+func CaptureFrom(c domain.CaptureBuffer) Capture {
 	return Capture{CaptureBufferID: c.CaptureBufferID, Source: c.Source, Content: c.Content, CreatedAt: c.CreatedAt.UTC()}
 }
 
 // NewInput returns the input of a round over cs, in their order.
-func NewInput(cs []store.CaptureBuffer) Input {
+func NewInput(cs []domain.CaptureBuffer) Input {
 	in := Input{Format: InputFormat, Captures: make([]Capture, 0, len(cs))}
 	for _, c := range cs {
 		in.Captures = append(in.Captures, CaptureFrom(c))

@@ -3,7 +3,7 @@ package triage
 import (
 	"context"
 
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 )
 
 // Routes of a triage round: the built-in rules, or a model asked through a
@@ -36,7 +36,7 @@ type Answer struct {
 	// Notes say how the run went, one line each.
 	Notes []string
 	// Report is the run's report (model, tokens), nil when there is none.
-	Report *runreport.Report
+	Report *domain.RunReport
 }
 
 // Instructions tell a model what to answer. The openai route sends them as

@@ -12,11 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/patchgen"
-	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/internal/sandbox"
 	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // round is an input of four captures and one open objective.
@@ -111,7 +110,7 @@ func TestExecute_ModelAnswerIsTheBundleAndAnInvalidOneIsKeptForTheGate(t *testin
 	m := &model{answer: triage.Answer{Text: mergeSplitSkip, Notes: []string{"model m"}}}
 	res, err := triage.New(triage.Options{Model: m}).Execute(t.Context(), request(t, doc))
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	require.Equal(t, "Triage (openai): 3 proposed objective(s) from 4 capture(s)", res.Title)
 	require.Contains(t, res.Notes, "capture cap-4 skipped: duplicate of objective t-login")
 	require.Contains(t, res.Notes, "1 capture(s) merged into another's proposal")
@@ -122,7 +121,7 @@ func TestExecute_ModelAnswerIsTheBundleAndAnInvalidOneIsKeptForTheGate(t *testin
 	m.answer.Text = `{"proposals":[],"skipped":[]}`
 	res, err = triage.New(triage.Options{Model: m}).Execute(t.Context(), request(t, doc))
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	require.Equal(t, m.answer.Text, res.Content, "the answer as it came, for the gate to fail")
 	require.Contains(t, res.Notes, "capture(s) cap-2, cap-3, cap-1, cap-4 not accounted for")
 
@@ -194,7 +193,7 @@ JSON`
 	require.NoError(t, err)
 	require.Equal(t, "Triage (command): 3 proposed objective(s) from 4 capture(s)", res.Title, res.Notes)
 	require.Contains(t, res.Notes, "command exited 0")
-	require.Equal(t, &runreport.Report{Model: "stand-in", Turns: 1, Source: runreport.SourceExecutor}, res.Metadata.RunReport)
+	require.Equal(t, &domain.RunReport{Model: "stand-in", Turns: 1, Source: domain.ReportFromExecutor}, res.Metadata.RunReport)
 
 	res, err = triage.New(triage.Options{Model: triage.NewCommand("echo '{}'; echo oops >&2; exit 2", exec)}).Execute(t.Context(), request(t, doc))
 	require.NoError(t, err)
@@ -221,8 +220,8 @@ func TestOpenAIRoute_AsksTheEndpointAndReportsItsUsage(t *testing.T) {
 	res, err := triage.New(triage.Options{Model: triage.NewOpenAI(client)}).Execute(t.Context(), request(t, doc))
 	require.NoError(t, err)
 	require.Equal(t, "Triage (openai): 3 proposed objective(s) from 4 capture(s)", res.Title, res.Notes)
-	require.Equal(t, &runreport.Report{Model: "triager-1", Source: runreport.SourceExecutor,
-		Tokens: &runreport.Tokens{Input: 100, Output: 30, CacheRead: 20}}, res.Metadata.RunReport)
+	require.Equal(t, &domain.RunReport{Model: "triager-1", Source: domain.ReportFromExecutor,
+		Tokens: &domain.Tokens{Input: 100, Output: 30, CacheRead: 20}}, res.Metadata.RunReport)
 	body := <-bodies
 	msgs := body["messages"].([]any)
 	require.Equal(t, triage.Instructions, msgs[0].(map[string]any)["content"])

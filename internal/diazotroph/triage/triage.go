@@ -10,8 +10,9 @@ import (
 	"strings"
 
 	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/proc"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/runreport"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -136,7 +137,7 @@ func builtin(wo string, in Input, notes []string) (diazotroph.Result, error) {
 		Title:        fmt.Sprintf("Triage: %d proposed objective(s) from %d capture(s)", len(set.Proposals), len(in.Captures)),
 		Content:      string(content),
 		Notes:        strings.Join(notes, "\n"),
-		RunnerStatus: store.RunnerOK,
+		RunnerStatus: domain.RunnerOK,
 	}, nil
 }
 
@@ -159,14 +160,14 @@ func (d Diazotroph) ask(ctx context.Context, req diazotroph.Request, in Input) (
 		return diazotroph.Result{}, fmt.Errorf("%s: workorder %s: %s route stopped: %w", Type, wo, route, cause)
 	}
 	res := diazotroph.Result{Title: fmt.Sprintf("Triage (%s): no usable answer for %d capture(s)", route, len(in.Captures)),
-		RunnerStatus: store.RunnerOK}
-	if a.Report != nil && a.Report.Validate() == nil {
+		RunnerStatus: domain.RunnerOK}
+	if a.Report != nil && runreport.Validate(*a.Report) == nil {
 		res.Metadata.RunReport = a.Report
 	}
 	notes := append([]string{"route " + route}, a.Notes...)
 	switch {
 	case errors.Is(context.Cause(bctx), errBudgetExhausted):
-		res.RunnerStatus = store.RunnerBudgetExhausted
+		res.RunnerStatus = domain.RunnerBudgetExhausted
 		notes = append(notes, fmt.Sprintf("budget %v exhausted: no answer kept", req.Budget))
 		res.Notes = strings.Join(notes, "\n")
 		return res, nil

@@ -10,24 +10,24 @@ import (
 
 	"github.com/azolla/azolla/internal/diazotroph"
 	"github.com/azolla/azolla/internal/diazotroph/triage"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/schemas"
 )
 
-func captures() []store.CaptureBuffer {
+func captures() []domain.CaptureBuffer {
 	t0 := time.Date(2026, 11, 21, 17, 41, 58, 0, time.UTC)
-	return []store.CaptureBuffer{
-		{CaptureBufferID: "cap-2", Source: "slack:#ops", Content: "Tidy the README\n- links work", Status: store.CapturePending, CreatedAt: t0.Add(time.Minute), UpdatedAt: t0},
-		{CaptureBufferID: "cap-3", Source: "cli", Content: " \n\t", Status: store.CapturePending, CreatedAt: t0.Add(2 * time.Minute), UpdatedAt: t0},
-		{CaptureBufferID: "cap-1", Source: "cli", Content: "The fetcher should retry ASAP by 2026-12-01\n- retries 3 times\nby 2026-02-30", Status: store.CapturePending, CreatedAt: t0, UpdatedAt: t0},
+	return []domain.CaptureBuffer{
+		{CaptureBufferID: "cap-2", Source: "slack:#ops", Content: "Tidy the README\n- links work", Status: domain.CapturePending, CreatedAt: t0.Add(time.Minute), UpdatedAt: t0},
+		{CaptureBufferID: "cap-3", Source: "cli", Content: " \n\t", Status: domain.CapturePending, CreatedAt: t0.Add(2 * time.Minute), UpdatedAt: t0},
+		{CaptureBufferID: "cap-1", Source: "cli", Content: "The fetcher should retry ASAP by 2026-12-01\n- retries 3 times\nby 2026-02-30", Status: domain.CapturePending, CreatedAt: t0, UpdatedAt: t0},
 	}
 }
 
 func request(t *testing.T, prompt string) diazotroph.Request {
 	t.Helper()
 	return diazotroph.Request{
-		WorkOrder: store.WorkOrder{WorkOrderID: "wo-triage-1", DiazotrophType: triage.Type},
-		Snapshot:  store.ContextSnapshot{ContextSnapshotID: "ctx-1", ObjectiveID: "triage-default", FullPromptText: prompt},
+		WorkOrder: domain.WorkOrder{WorkOrderID: "wo-triage-1", DiazotrophType: triage.Type},
+		Snapshot:  domain.ContextSnapshot{ContextSnapshotID: "ctx-1", ObjectiveID: "triage-default", FullPromptText: prompt},
 		Budget:    time.Minute,
 	}
 }
@@ -37,7 +37,7 @@ func TestTriage_ExecuteProposesOnePerCaptureThroughTheRegistry(t *testing.T) {
 	prompt, err := triage.EncodeInput(triage.NewInput(captures()))
 	require.NoError(t, err)
 	// The snapshot holding it is a valid record.
-	require.NoError(t, schemas.Validate(schemas.ContextSnapshot, store.ContextSnapshot{
+	require.NoError(t, schemas.Validate(schemas.ContextSnapshot, domain.ContextSnapshot{
 		ContextSnapshotID: "ctx-1", ObjectiveID: "triage-default", FullPromptText: prompt, CreatedAt: time.Now().UTC(),
 	}))
 
@@ -45,7 +45,7 @@ func TestTriage_ExecuteProposesOnePerCaptureThroughTheRegistry(t *testing.T) {
 	require.NoError(t, err)
 	res, err := d.Execute(t.Context(), request(t, prompt))
 	require.NoError(t, err)
-	require.Equal(t, store.RunnerOK, res.RunnerStatus)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	require.Equal(t, "Triage: 2 proposed objective(s) from 3 capture(s)", res.Title)
 	require.NoError(t, schemas.ValidateJSON(schemas.TriageProposal, []byte(res.Content)))
 	require.Contains(t, res.Notes, `capture cap-1: "2026-02-30" is not a date, ignored`)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -21,8 +22,8 @@ import (
 const candidateCols = `work_order_id, attempt, generator, status, runner_status, patch, patch_sha256, diff_lines,
 	gate_results, commands_passed, report, chosen, why, finished_at, created_at, updated_at`
 
-func scanCandidate(r rowScanner) (*store.Candidate, error) {
-	var c store.Candidate
+func scanCandidate(r rowScanner) (*domain.Candidate, error) {
+	var c domain.Candidate
 	err := r.Scan(&c.WorkOrderID, &c.Attempt, &c.Generator, &c.Status, nullStringCol(&c.RunnerStatus),
 		nullStringCol(&c.Patch), nullStringCol(&c.PatchSHA256), nullIntCol{&c.DiffLines}, jsonCol(&c.GateResults),
 		&c.CommandsPassed, jsonCol(&c.Report), &c.Chosen, nullStringCol(&c.Why), nullTimeCol(&c.FinishedAt),
@@ -59,7 +60,7 @@ func nullInt(i *int) any {
 }
 
 // candidateArgs returns c's column values in candidateCols order.
-func (q *querier) candidateArgs(c *store.Candidate) ([]any, error) {
+func (q *querier) candidateArgs(c *domain.Candidate) ([]any, error) {
 	gates, err := jsonText(c.GateResults)
 	if err != nil {
 		return nil, err
@@ -79,8 +80,8 @@ func (q *querier) candidateArgs(c *store.Candidate) ([]any, error) {
 
 // PutCandidate inserts or replaces one candidate (see
 // store.CandidateQuerier).
-func (q *querier) PutCandidate(ctx context.Context, c *store.Candidate) (*store.Candidate, error) {
-	what := "put candidate " + store.CandidateKey(c.WorkOrderID, c.Attempt)
+func (q *querier) PutCandidate(ctx context.Context, c *domain.Candidate) (*domain.Candidate, error) {
+	what := "put candidate " + domain.CandidateKey(c.WorkOrderID, c.Attempt)
 	next := *c
 	next.CreatedAt = store.NowOr(c.CreatedAt)
 	next.UpdatedAt = store.NowOr(c.UpdatedAt)
@@ -89,10 +90,10 @@ func (q *querier) PutCandidate(ctx context.Context, c *store.Candidate) (*store.
 		next.FinishedAt = &at
 	}
 	if next.GateResults == nil {
-		next.GateResults = []store.CandidateGateResult{}
+		next.GateResults = []domain.CandidateGateResult{}
 	}
 	if next.PatchSHA256 == "" && next.Patch != "" {
-		next.PatchSHA256 = store.PatchSHA256(next.Patch)
+		next.PatchSHA256 = domain.PatchSHA256(next.Patch)
 	}
 	if err := schemas.Validate(schemas.Candidate, &next); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -101,13 +102,13 @@ func (q *querier) PutCandidate(ctx context.Context, c *store.Candidate) (*store.
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if next.Chosen {
-		return nil, fmt.Errorf("%s: /chosen: only ChooseCandidate chooses: %w", what, store.ErrInvalid)
+		return nil, fmt.Errorf("%s: /chosen: only ChooseCandidate chooses: %w", what, domain.ErrInvalid)
 	}
 	args, err := q.candidateArgs(&next)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	var stored *store.Candidate
+	var stored *domain.Candidate
 	err = q.atomically(ctx, func(q *querier) error {
 		chosen, err := q.lockCandidates(ctx, next.WorkOrderID)
 		if err != nil {
@@ -121,8 +122,8 @@ func (q *querier) PutCandidate(ctx context.Context, c *store.Candidate) (*store.
 		var was string
 		err = q.queryRow(ctx, `SELECT status FROM candidates WHERE work_order_id = $1 AND attempt = $2`,
 			next.WorkOrderID, next.Attempt).Scan(&was)
-		if err == nil && was != store.CandidateRunning && was != next.Status {
-			return fmt.Errorf("candidate is %s, not to become %s: %w", was, next.Status, store.ErrCandidateFinished)
+		if err == nil && was != domain.CandidateRunning && was != next.Status {
+			return fmt.Errorf("candidate is %s, not to become %s: %w", was, next.Status, domain.ErrCandidateFinished)
 		}
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
@@ -147,7 +148,7 @@ func (q *querier) PutCandidate(ctx context.Context, c *store.Candidate) (*store.
 // lockCandidates locks the workorder's row, for the rest of the
 // transaction, and returns its chosen candidate (nil before one is). An
 // unknown workorder is a *NotFoundError.
-func (q *querier) lockCandidates(ctx context.Context, workOrderID string) (*store.Candidate, error) {
+func (q *querier) lockCandidates(ctx context.Context, workOrderID string) (*domain.Candidate, error) {
 	var id string
 	err := q.queryRow(ctx, `SELECT work_order_id FROM workorders WHERE work_order_id = $1`+q.d.ForUpdate,
 		workOrderID).Scan(&id)
@@ -164,22 +165,22 @@ func (q *querier) lockCandidates(ctx context.Context, workOrderID string) (*stor
 
 // settled is the refusal of a write once c, the chosen one, settled its
 // workorder's candidates.
-func settled(c *store.Candidate) error {
-	return fmt.Errorf("workorder %s chose candidate %d: %w", c.WorkOrderID, c.Attempt, store.ErrCandidatesSettled)
+func settled(c *domain.Candidate) error {
+	return fmt.Errorf("workorder %s chose candidate %d: %w", c.WorkOrderID, c.Attempt, domain.ErrCandidatesSettled)
 }
 
 // GetCandidate loads one candidate.
-func (q *querier) GetCandidate(ctx context.Context, workOrderID string, attempt int) (*store.Candidate, error) {
+func (q *querier) GetCandidate(ctx context.Context, workOrderID string, attempt int) (*domain.Candidate, error) {
 	c, err := scanCandidate(q.queryRow(ctx, `SELECT `+candidateCols+` FROM candidates
 		WHERE work_order_id = $1 AND attempt = $2`, workOrderID, attempt))
 	if err != nil {
-		return nil, fmt.Errorf("get candidate: %w", notFound(err, "candidate", store.CandidateKey(workOrderID, attempt)))
+		return nil, fmt.Errorf("get candidate: %w", notFound(err, "candidate", domain.CandidateKey(workOrderID, attempt)))
 	}
 	return c, nil
 }
 
 // ListCandidates lists a workorder's candidates by attempt.
-func (q *querier) ListCandidates(ctx context.Context, workOrderID string) ([]*store.Candidate, error) {
+func (q *querier) ListCandidates(ctx context.Context, workOrderID string) ([]*domain.Candidate, error) {
 	rows, err := q.query(ctx, `SELECT `+candidateCols+` FROM candidates WHERE work_order_id = $1 ORDER BY attempt`,
 		workOrderID)
 	out, err := collect(rows, err, scanCandidate)
@@ -190,18 +191,18 @@ func (q *querier) ListCandidates(ctx context.Context, workOrderID string) ([]*st
 }
 
 // ChooseCandidate marks the workorder's winner (see store.CandidateQuerier).
-func (q *querier) ChooseCandidate(ctx context.Context, p store.ChooseCandidateParams) (*store.Candidate, error) {
-	what := "choose candidate " + store.CandidateKey(p.WorkOrderID, p.Attempt)
+func (q *querier) ChooseCandidate(ctx context.Context, p store.ChooseCandidateParams) (*domain.Candidate, error) {
+	what := "choose candidate " + domain.CandidateKey(p.WorkOrderID, p.Attempt)
 	now := store.NowOr(p.Now)
 	// The parameters alone, as a record, so that a hostile id or why is
 	// refused by the schema before anything is read.
-	probe := &store.Candidate{WorkOrderID: p.WorkOrderID, Attempt: p.Attempt, Generator: "static",
-		Status: store.CandidateDone, GateResults: []store.CandidateGateResult{}, Chosen: true, Why: p.Why,
+	probe := &domain.Candidate{WorkOrderID: p.WorkOrderID, Attempt: p.Attempt, Generator: "static",
+		Status: domain.CandidateDone, GateResults: []domain.CandidateGateResult{}, Chosen: true, Why: p.Why,
 		CreatedAt: now, UpdatedAt: now}
 	if err := schemas.Validate(schemas.Candidate, probe); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	var out *store.Candidate
+	var out *domain.Candidate
 	err := q.atomically(ctx, func(q *querier) error {
 		chosen, err := q.lockCandidates(ctx, p.WorkOrderID)
 		if err != nil {
@@ -230,7 +231,7 @@ func (q *querier) ChooseCandidate(ctx context.Context, p store.ChooseCandidatePa
 			WHERE work_order_id = $4 AND attempt = $5`,
 			true, nullString(next.Why), q.t(next.UpdatedAt), next.WorkOrderID, next.Attempt)
 		if q.d.IsUniqueViolation(err) {
-			return fmt.Errorf("workorder %s has a chosen candidate: %w", p.WorkOrderID, store.ErrCandidatesSettled)
+			return fmt.Errorf("workorder %s has a chosen candidate: %w", p.WorkOrderID, domain.ErrCandidatesSettled)
 		}
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -16,12 +17,12 @@ import (
 // is what wakes the track: the capture's earlier events are processed (or
 // will be, ALREADY_TAKEN or scheduling a round that takes it), and the
 // poller hands every unprocessed track event over.
-func (q *querier) ReleaseCaptures(ctx context.Context, p store.ReleaseCapturesParams) ([]*store.Event, error) {
+func (q *querier) ReleaseCaptures(ctx context.Context, p store.ReleaseCapturesParams) ([]*domain.Event, error) {
 	if p.WorkOrderID == "" {
 		return nil, errors.New("release captures: no workorder named")
 	}
 	now := store.NowOr(p.Now)
-	var out []*store.Event
+	var out []*domain.Event
 	err := q.atomically(ctx, func(q *querier) error {
 		out = nil
 		for _, id := range p.CaptureBufferIDs {
@@ -43,10 +44,10 @@ func (q *querier) ReleaseCaptures(ctx context.Context, p store.ReleaseCapturesPa
 
 // releaseCapture releases one capture and emits its next CAPTURE_READY
 // event; nil when workOrderID does not hold it PENDING.
-func (q *querier) releaseCapture(ctx context.Context, id, workOrderID string, now Time) (*store.Event, error) {
+func (q *querier) releaseCapture(ctx context.Context, id, workOrderID string, now Time) (*domain.Event, error) {
 	res, err := q.exec(ctx, `UPDATE capture_buffers SET work_order_id = NULL, updated_at = $1
 		WHERE capture_buffer_id = $2 AND status = $3 AND work_order_id = $4`,
-		q.t(now), id, store.CapturePending, workOrderID)
+		q.t(now), id, domain.CapturePending, workOrderID)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +58,7 @@ func (q *querier) releaseCapture(ctx context.Context, id, workOrderID string, no
 	// answers this from its index.
 	var seq int64
 	if err := q.queryRow(ctx, `SELECT COALESCE(MAX(transition_seq) + 1, 0) FROM events
-		WHERE event_type = $1 AND subject_id = $2`, store.EventCaptureReady, id).Scan(&seq); err != nil {
+		WHERE event_type = $1 AND subject_id = $2`, domain.EventCaptureReady, id).Scan(&seq); err != nil {
 		return nil, err
 	}
 	ev, _, err := store.EmitCaptureReadyAt(ctx, q, id, seq, now)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -16,7 +17,7 @@ import (
 // ListUntakenCaptures lists PENDING captures no workorder took, oldest
 // first; the predicate is the capture_buffers_untaken index's (migration 7)
 // written out, so SQLite uses it.
-func (q *querier) ListUntakenCaptures(ctx context.Context, n int) ([]*store.CaptureBuffer, error) {
+func (q *querier) ListUntakenCaptures(ctx context.Context, n int) ([]*domain.CaptureBuffer, error) {
 	rows, err := q.query(ctx, `SELECT `+captureCols+` FROM capture_buffers
 		WHERE status = 'PENDING' AND work_order_id IS NULL
 		ORDER BY created_at, capture_buffer_id LIMIT $1`, limit(n))
@@ -33,13 +34,13 @@ func (q *querier) ListUntakenCaptures(ctx context.Context, n int) ([]*store.Capt
 func (q *querier) TakeCaptures(ctx context.Context, p store.TakeCapturesParams) error {
 	now := store.NowOr(p.Now)
 	return q.atomically(ctx, func(q *querier) error {
-		var take []*store.CaptureBuffer
+		var take []*domain.CaptureBuffer
 		for _, id := range p.CaptureBufferIDs {
 			cur, err := q.GetCaptureBuffer(ctx, id)
 			if err != nil {
 				return fmt.Errorf("take captures for workorder %q: %w", p.WorkOrderID, err)
 			}
-			if cur.Status != store.CapturePending || (cur.WorkOrderID != "" && cur.WorkOrderID != p.WorkOrderID) {
+			if cur.Status != domain.CapturePending || (cur.WorkOrderID != "" && cur.WorkOrderID != p.WorkOrderID) {
 				return takeRefused(cur, p.WorkOrderID)
 			}
 			if cur.WorkOrderID == "" {
@@ -56,7 +57,7 @@ func (q *querier) TakeCaptures(ctx context.Context, p store.TakeCapturesParams) 
 }
 
 // takeCapture sets work_order_id on one untaken capture.
-func (q *querier) takeCapture(ctx context.Context, cur *store.CaptureBuffer, workOrderID string, now Time) error {
+func (q *querier) takeCapture(ctx context.Context, cur *domain.CaptureBuffer, workOrderID string, now Time) error {
 	next := *cur
 	next.WorkOrderID, next.UpdatedAt = workOrderID, now
 	if err := schemas.Validate(schemas.CaptureBuffer, &next); err != nil {
@@ -64,7 +65,7 @@ func (q *querier) takeCapture(ctx context.Context, cur *store.CaptureBuffer, wor
 	}
 	res, err := q.exec(ctx, `UPDATE capture_buffers SET work_order_id = $1, updated_at = $2
 		WHERE capture_buffer_id = $3 AND status = $4 AND (work_order_id IS NULL OR work_order_id = $1)`,
-		workOrderID, q.t(now), cur.CaptureBufferID, store.CapturePending)
+		workOrderID, q.t(now), cur.CaptureBufferID, domain.CapturePending)
 	if err != nil {
 		return fmt.Errorf("take capture %q for workorder %q: %w", cur.CaptureBufferID, workOrderID, err)
 	}
@@ -80,13 +81,13 @@ func (q *querier) takeCapture(ctx context.Context, cur *store.CaptureBuffer, wor
 }
 
 // takeRefused is the error of a capture workOrderID may not take.
-func takeRefused(c *store.CaptureBuffer, workOrderID string) error {
-	return &store.TransitionError{Kind: "capture", ObjectiveID: c.CaptureBufferID, Current: captureState(c),
+func takeRefused(c *domain.CaptureBuffer, workOrderID string) error {
+	return &domain.TransitionError{Kind: "capture", ObjectiveID: c.CaptureBufferID, Current: captureState(c),
 		From: []string{"PENDING untaken", "PENDING taken by " + workOrderID}, To: "taken by " + workOrderID}
 }
 
 // captureState describes where a capture is on its way through triage.
-func captureState(c *store.CaptureBuffer) string {
+func captureState(c *domain.CaptureBuffer) string {
 	if c.WorkOrderID == "" {
 		return c.Status + " untaken"
 	}
@@ -95,7 +96,7 @@ func captureState(c *store.CaptureBuffer) string {
 
 // ProcessCapture moves a capture taken by p.WorkOrderID to PROCESSED; a
 // second call by the same workorder returns the stored capture unchanged.
-func (q *querier) ProcessCapture(ctx context.Context, p store.ProcessCaptureParams) (*store.CaptureBuffer, error) {
+func (q *querier) ProcessCapture(ctx context.Context, p store.ProcessCaptureParams) (*domain.CaptureBuffer, error) {
 	cur, err := q.GetCaptureBuffer(ctx, p.CaptureBufferID)
 	if err != nil {
 		return nil, fmt.Errorf("process capture: %w", err)
@@ -103,11 +104,11 @@ func (q *querier) ProcessCapture(ctx context.Context, p store.ProcessCapturePara
 	if cur.WorkOrderID != p.WorkOrderID || cur.WorkOrderID == "" {
 		return nil, processRefused(cur, p.WorkOrderID)
 	}
-	if cur.Status == store.CaptureProcessed {
+	if cur.Status == domain.CaptureProcessed {
 		return cur, nil
 	}
 	next := *cur
-	next.Status, next.ObjectiveIDs, next.UpdatedAt = store.CaptureProcessed, emptyIfNil(p.ObjectiveIDs), store.NowOr(p.Now)
+	next.Status, next.ObjectiveIDs, next.UpdatedAt = domain.CaptureProcessed, emptyIfNil(p.ObjectiveIDs), store.NowOr(p.Now)
 	if err := schemas.Validate(schemas.CaptureBuffer, &next); err != nil {
 		return nil, fmt.Errorf("process capture: %w", err)
 	}
@@ -117,7 +118,7 @@ func (q *querier) ProcessCapture(ctx context.Context, p store.ProcessCapturePara
 	}
 	res, err := q.exec(ctx, `UPDATE capture_buffers SET status = $1, objective_ids = $2, updated_at = $3
 		WHERE capture_buffer_id = $4 AND status = $5 AND work_order_id = $6`,
-		store.CaptureProcessed, ids, q.t(next.UpdatedAt), p.CaptureBufferID, store.CapturePending, p.WorkOrderID)
+		domain.CaptureProcessed, ids, q.t(next.UpdatedAt), p.CaptureBufferID, domain.CapturePending, p.WorkOrderID)
 	if err != nil {
 		return nil, fmt.Errorf("process capture %q for workorder %q: %w", p.CaptureBufferID, p.WorkOrderID, err)
 	}
@@ -127,7 +128,7 @@ func (q *querier) ProcessCapture(ctx context.Context, p store.ProcessCapturePara
 		if gerr != nil {
 			return nil, fmt.Errorf("process capture: %w", gerr)
 		}
-		if now.Status == store.CaptureProcessed && now.WorkOrderID == p.WorkOrderID {
+		if now.Status == domain.CaptureProcessed && now.WorkOrderID == p.WorkOrderID {
 			return now, nil
 		}
 		return nil, processRefused(now, p.WorkOrderID)
@@ -136,7 +137,7 @@ func (q *querier) ProcessCapture(ctx context.Context, p store.ProcessCapturePara
 }
 
 // processRefused is the error of a capture workOrderID may not process.
-func processRefused(c *store.CaptureBuffer, workOrderID string) error {
-	return &store.TransitionError{Kind: "capture", ObjectiveID: c.CaptureBufferID, Current: captureState(c),
-		From: []string{"PENDING taken by " + workOrderID}, To: store.CaptureProcessed}
+func processRefused(c *domain.CaptureBuffer, workOrderID string) error {
+	return &domain.TransitionError{Kind: "capture", ObjectiveID: c.CaptureBufferID, Current: captureState(c),
+		From: []string{"PENDING taken by " + workOrderID}, To: domain.CaptureProcessed}
 }

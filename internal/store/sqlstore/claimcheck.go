@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -50,7 +50,7 @@ func leaseEnd(now time.Time, ttl time.Duration) time.Time {
 }
 
 // validateClaim checks the whole record against the schema.
-func validateClaim(op string, c *store.ClaimRecord) error {
+func validateClaim(op string, c *domain.ClaimRecord) error {
 	if err := schemas.Validate(schemas.ClaimRecord, c); err != nil {
 		return fmt.Errorf("%s claim: %w", op, err)
 	}
@@ -58,7 +58,7 @@ func validateClaim(op string, c *store.ClaimRecord) error {
 }
 
 // validateAcquire checks the record an acquisition writes.
-func validateAcquire(c *store.ClaimRecord) error {
+func validateAcquire(c *domain.ClaimRecord) error {
 	id := claimIdentity{c.ResourceType, c.ResourceID, c.OwnerID}
 	if leaseFieldsValid(c) && knownIdentities.has(id) {
 		return nil
@@ -101,7 +101,7 @@ func (im *identityMemo) add(id claimIdentity) {
 
 // validateSwap checks the fields a renewal or release writes: the times and
 // the version.
-func validateSwap(op string, c *store.ClaimRecord) error {
+func validateSwap(op string, c *domain.ClaimRecord) error {
 	if leaseFieldsValid(c) {
 		return nil
 	}
@@ -113,7 +113,7 @@ func validateSwap(op string, c *store.ClaimRecord) error {
 // trailing Z and a four-digit year: encoding/json writes a time.Time in the
 // UTC location that way for the years 0 to 9999 (and refuses the others).
 // The version must be a non-negative integer.
-func leaseFieldsValid(c *store.ClaimRecord) bool {
+func leaseFieldsValid(c *domain.ClaimRecord) bool {
 	if c.ClaimVersion < 0 || !timestampValid(c.LeaseExpiresAt) || !timestampValid(c.HeartbeatAt) {
 		return false
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/schemas"
 )
 
@@ -35,7 +35,7 @@ func TestLeaseFieldsAgreeWithSchema(t *testing.T) {
 	}
 	versions := []int64{math.MinInt64, -1, 0, 1, 2, math.MaxInt64}
 
-	check := func(t *testing.T, c store.ClaimRecord, utc bool) {
+	check := func(t *testing.T, c domain.ClaimRecord, utc bool) {
 		t.Helper()
 		fast := leaseFieldsValid(&c)
 		err := schemas.Validate(schemas.ClaimRecord, &c)
@@ -51,12 +51,12 @@ func TestLeaseFieldsAgreeWithSchema(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			for _, v := range versions {
-				rec := store.ClaimRecord{ResourceType: store.ResourceEvent, ResourceID: "ev-1", OwnerID: "w1",
+				rec := domain.ClaimRecord{ResourceType: domain.ResourceEvent, ResourceID: "ev-1", OwnerID: "w1",
 					LeaseExpiresAt: base, HeartbeatAt: base, ClaimVersion: v}
-				for _, field := range []func(c *store.ClaimRecord){
-					func(c *store.ClaimRecord) { c.LeaseExpiresAt = tm },
-					func(c *store.ClaimRecord) { c.HeartbeatAt = tm },
-					func(c *store.ClaimRecord) { c.ReleasedAt = &tm },
+				for _, field := range []func(c *domain.ClaimRecord){
+					func(c *domain.ClaimRecord) { c.LeaseExpiresAt = tm },
+					func(c *domain.ClaimRecord) { c.HeartbeatAt = tm },
+					func(c *domain.ClaimRecord) { c.ReleasedAt = &tm },
 				} {
 					c := rec
 					field(&c)
@@ -94,7 +94,7 @@ func TestClaimSchemaIsPerProperty(t *testing.T) {
 // checked.
 func TestIdentityMemo_RemembersOnlyIdentitiesThatPassed(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	good := store.ClaimRecord{ResourceType: store.ResourceEvent, ResourceID: "memo-ok", OwnerID: "w1",
+	good := domain.ClaimRecord{ResourceType: domain.ResourceEvent, ResourceID: "memo-ok", OwnerID: "w1",
 		LeaseExpiresAt: now.Add(time.Minute), HeartbeatAt: now, ClaimVersion: 1}
 	require.NoError(t, validateAcquire(&good))
 	require.True(t, knownIdentities.has(claimIdentity{good.ResourceType, good.ResourceID, good.OwnerID}))
@@ -115,9 +115,9 @@ func TestIdentityMemo_RemembersOnlyIdentitiesThatPassed(t *testing.T) {
 
 	small := identityMemo{limit: 2}
 	for _, id := range []string{"a", "b", "c"} {
-		small.add(claimIdentity{store.ResourceEvent, id, "w1"})
+		small.add(claimIdentity{domain.ResourceEvent, id, "w1"})
 	}
-	require.True(t, small.has(claimIdentity{store.ResourceEvent, "c", "w1"}))
+	require.True(t, small.has(claimIdentity{domain.ResourceEvent, "c", "w1"}))
 	require.LessOrEqual(t, len(small.m), 2, "the memo stays bounded")
 }
 

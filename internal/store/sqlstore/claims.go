@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
 const claimCols = `resource_type, resource_id, owner_id, lease_expires_at, heartbeat_at, claim_version, released_at`
 
-func scanClaim(r rowScanner) (*store.ClaimRecord, error) {
-	var c store.ClaimRecord
+func scanClaim(r rowScanner) (*domain.ClaimRecord, error) {
+	var c domain.ClaimRecord
 	err := r.Scan(&c.ResourceType, &c.ResourceID, &c.OwnerID, timeCol(&c.LeaseExpiresAt),
 		timeCol(&c.HeartbeatAt), &c.ClaimVersion, nullTimeCol(&c.ReleasedAt))
 	if err != nil {
@@ -109,9 +110,9 @@ func cachedStatements(d *Dialect) [numStmts]string {
 
 // AcquireClaim takes the claim if nobody holds a live lease on it, in one
 // call: SQLite's upsert statement or PostgreSQL's acquisition function.
-func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*store.ClaimRecord, bool, error) {
+func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*domain.ClaimRecord, bool, error) {
 	now := store.NowOr(p.Now)
-	c := store.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
+	c := domain.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
 		LeaseExpiresAt: leaseEnd(now, p.TTL), HeartbeatAt: now, ClaimVersion: 1}
 	if err := checkTTL("acquire", p.TTL); err != nil {
 		return nil, false, err
@@ -139,9 +140,9 @@ func (q *querier) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) 
 }
 
 // RenewClaim extends the lease by compare-and-swap on its version.
-func (q *querier) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*store.ClaimRecord, error) {
+func (q *querier) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*domain.ClaimRecord, error) {
 	now := store.NowOr(p.Now)
-	c := store.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
+	c := domain.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
 		LeaseExpiresAt: leaseEnd(now, p.TTL), HeartbeatAt: now, ClaimVersion: p.ClaimVersion + 1}
 	if err := checkTTL("renew", p.TTL); err != nil {
 		return nil, err
@@ -173,10 +174,10 @@ func (q *querier) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*st
 
 // ReleaseClaim expires the holder's lease now and bumps the version. The row
 // stays so claim_version keeps counting up for the resource's whole life.
-func (q *querier) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) (*store.ClaimRecord, error) {
+func (q *querier) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) (*domain.ClaimRecord, error) {
 	now := store.NowOr(p.Now)
 	// The kept heartbeat was valid when written; now stands in for it here.
-	c := store.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
+	c := domain.ClaimRecord{ResourceType: p.ResourceType, ResourceID: p.ResourceID, OwnerID: p.OwnerID,
 		LeaseExpiresAt: now, HeartbeatAt: now, ClaimVersion: p.ClaimVersion + 1, ReleasedAt: &now}
 	if err := validateSwap("release", &c); err != nil {
 		return nil, err
@@ -189,7 +190,7 @@ func (q *querier) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) 
 		if err := validateClaim("release", &c); err != nil {
 			return nil, err // no row has an invalid identity; say which field
 		}
-		return nil, &store.NotHolderError{ResourceType: p.ResourceType, ResourceID: p.ResourceID,
+		return nil, &domain.NotHolderError{ResourceType: p.ResourceType, ResourceID: p.ResourceID,
 			OwnerID: p.OwnerID, ClaimVersion: p.ClaimVersion}
 	}
 	if err != nil {
@@ -199,9 +200,9 @@ func (q *querier) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) 
 }
 
 // GetClaim loads one claim row.
-func (q *querier) GetClaim(ctx context.Context, resourceType, resourceID string) (*store.ClaimRecord, error) {
+func (q *querier) GetClaim(ctx context.Context, resourceType, resourceID string) (*domain.ClaimRecord, error) {
 	st, err := q.statement(ctx, stmtGetClaim)
-	var c *store.ClaimRecord
+	var c *domain.ClaimRecord
 	if err == nil {
 		c, err = scanClaim(st.QueryRowContext(ctx, resourceType, resourceID))
 	}
@@ -212,7 +213,7 @@ func (q *querier) GetClaim(ctx context.Context, resourceType, resourceID string)
 }
 
 // ListClaims lists claim rows ordered by resource.
-func (q *querier) ListClaims(ctx context.Context, p store.ListClaimsParams) ([]*store.ClaimRecord, error) {
+func (q *querier) ListClaims(ctx context.Context, p store.ListClaimsParams) ([]*domain.ClaimRecord, error) {
 	liveOnly, at := false, time.Time{}
 	if p.LiveAt != nil {
 		liveOnly, at = true, store.NowOr(*p.LiveAt)
@@ -232,12 +233,12 @@ func (q *querier) ListClaims(ctx context.Context, p store.ListClaimsParams) ([]*
 // the caller's transaction commits, then checks the fence still holds.
 func (q *querier) CheckFence(ctx context.Context, f store.Fence) error {
 	st, err := q.statement(ctx, stmtFence)
-	var c store.ClaimRecord
+	var c domain.ClaimRecord
 	if err == nil {
 		err = st.QueryRowContext(ctx, f.ResourceType, f.ResourceID).Scan(&c.OwnerID, &c.ClaimVersion, nullTimeCol(&c.ReleasedAt))
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return &store.LeaseLostError{ResourceType: f.ResourceType, ResourceID: f.ResourceID,
+		return &domain.LeaseLostError{ResourceType: f.ResourceType, ResourceID: f.ResourceID,
 			OwnerID: f.OwnerID, ClaimVersion: f.ClaimVersion}
 	}
 	if err != nil {
@@ -252,14 +253,14 @@ func (q *querier) CheckFence(ctx context.Context, f store.Fence) error {
 // leaseLost builds the error for a failed swap, naming the current holder.
 func (q *querier) leaseLost(ctx context.Context, f store.Fence) error {
 	c, err := q.GetClaim(ctx, f.ResourceType, f.ResourceID)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return fmt.Errorf("renew claim: %w", err)
 	}
 	return lostTo(f, c)
 }
 
-func lostTo(f store.Fence, c *store.ClaimRecord) *store.LeaseLostError {
-	e := &store.LeaseLostError{ResourceType: f.ResourceType, ResourceID: f.ResourceID,
+func lostTo(f store.Fence, c *domain.ClaimRecord) *domain.LeaseLostError {
+	e := &domain.LeaseLostError{ResourceType: f.ResourceType, ResourceID: f.ResourceID,
 		OwnerID: f.OwnerID, ClaimVersion: f.ClaimVersion}
 	if c != nil {
 		e.HolderVersion = c.ClaimVersion

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -22,7 +23,7 @@ func (q *querier) MarkHandedOver(ctx context.Context, p store.MarkHandedOverPara
 }
 
 // ListObjectivesToHandOver pages through the objectives not handed over.
-func (q *querier) ListObjectivesToHandOver(ctx context.Context, p store.PageParams) ([]*store.Objective, error) {
+func (q *querier) ListObjectivesToHandOver(ctx context.Context, p store.PageParams) ([]*domain.Objective, error) {
 	rows, err := q.query(ctx, `SELECT `+objectiveCols+` FROM objectives
 		WHERE handed_over_at IS NULL AND (created_at, objective_id) > ($1, $2)
 		ORDER BY created_at, objective_id LIMIT $3`, q.t(p.After.CreatedAt), p.After.ID, limit(p.Limit))
@@ -62,19 +63,19 @@ func (q *querier) markHandedOver(ctx context.Context, table, idCol, kind, id str
 // ListPendingEvents pages through unprocessed events; the processed = FALSE
 // term is written as the partial index's predicate is, so both backends
 // use it.
-func (q *querier) ListPendingEvents(ctx context.Context, p store.PendingEventsParams) ([]*store.PendingEvent, error) {
+func (q *querier) ListPendingEvents(ctx context.Context, p store.PendingEventsParams) ([]*domain.PendingEvent, error) {
 	rows, err := q.query(ctx, `SELECT `+prefixed("e.", eventCols)+`, o.handed_over_at IS NOT NULL,
 		e.handed_over_at IS NOT NULL
 		FROM events e LEFT JOIN objectives o ON o.objective_id = e.subject_id
 		WHERE e.processed = FALSE AND ($1 = '' OR e.event_type = $1) AND (e.created_at, e.event_id) > ($2, $3)
 		ORDER BY e.created_at, e.event_id LIMIT $4`, p.EventType, q.t(p.After.CreatedAt), p.After.ID, limit(p.Limit))
-	out, err := collect(rows, err, func(r rowScanner) (*store.PendingEvent, error) {
+	out, err := collect(rows, err, func(r rowScanner) (*domain.PendingEvent, error) {
 		var subjectHanded, handed bool
 		e, err := scanEvent(scanWithTail{r, []any{&subjectHanded, &handed}})
 		if err != nil {
 			return nil, err
 		}
-		return &store.PendingEvent{Event: e, SubjectHandedOver: subjectHanded, HandedOver: handed}, nil
+		return &domain.PendingEvent{Event: e, SubjectHandedOver: subjectHanded, HandedOver: handed}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list pending events: %w", err)

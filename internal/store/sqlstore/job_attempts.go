@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -23,7 +24,7 @@ import (
 func (s *Store) StartJobAttempt(ctx context.Context, p store.StartJobAttemptParams) (*store.StartedJobAttempt, error) {
 	now := store.NowOr(p.Now)
 	if p.TTL <= 0 {
-		return nil, fmt.Errorf("start attempt of job %q: lease TTL must be positive, got %s: %w", p.JobID, p.TTL, store.ErrInvalid)
+		return nil, fmt.Errorf("start attempt of job %q: lease TTL must be positive, got %s: %w", p.JobID, p.TTL, domain.ErrInvalid)
 	}
 	var out *store.StartedJobAttempt
 	err := s.inTx(ctx, func(q *querier) error {
@@ -32,21 +33,21 @@ func (s *Store) StartJobAttempt(ctx context.Context, p store.StartJobAttemptPara
 			return err
 		}
 		switch {
-		case j.Status != store.JobQueued:
-			return &store.JobStaleError{JobID: j.JobID, Reason: "job is " + j.Status}
+		case j.Status != domain.JobQueued:
+			return &domain.JobStaleError{JobID: j.JobID, Reason: "job is " + j.Status}
 		case j.EnqueueID != p.EnqueueID:
-			return &store.JobStaleError{JobID: j.JobID, Reason: "enqueue " + p.EnqueueID + " was superseded by " + j.EnqueueID}
+			return &domain.JobStaleError{JobID: j.JobID, Reason: "enqueue " + p.EnqueueID + " was superseded by " + j.EnqueueID}
 		case now.Before(j.AvailableAt):
-			return &store.JobStaleError{JobID: j.JobID, Reason: "job is not available until " + j.AvailableAt.Format(time.RFC3339Nano)}
+			return &domain.JobStaleError{JobID: j.JobID, Reason: "job is not available until " + j.AvailableAt.Format(time.RFC3339Nano)}
 		}
-		j.Status, j.AttemptCount, j.UpdatedAt = store.JobRunning, j.AttemptCount+1, now
+		j.Status, j.AttemptCount, j.UpdatedAt = domain.JobRunning, j.AttemptCount+1, now
 		if j.MessageID == "" {
 			j.MessageID = p.MessageID // claimed before its enqueuer recorded it
 		}
-		a := &store.JobAttempt{AttemptID: p.AttemptID, JobID: j.JobID, WorkerID: p.WorkerID,
-			AttemptNumber: j.AttemptCount, Status: store.AttemptRunning, Stream: p.Stream,
+		a := &domain.JobAttempt{AttemptID: p.AttemptID, JobID: j.JobID, WorkerID: p.WorkerID,
+			AttemptNumber: j.AttemptCount, Status: domain.AttemptRunning, Stream: p.Stream,
 			MessageID: p.MessageID, StartedAt: now}
-		l := &store.JobLease{JobID: j.JobID, AttemptID: p.AttemptID, WorkerID: p.WorkerID, LeaseToken: p.LeaseToken,
+		l := &domain.JobLease{JobID: j.JobID, AttemptID: p.AttemptID, WorkerID: p.WorkerID, LeaseToken: p.LeaseToken,
 			LeaseExpiresAt: leaseEnd(now, p.TTL), HeartbeatAt: now, CreatedAt: now}
 		if err := validateJobRecords(j, a, l); err != nil {
 			return err
@@ -73,12 +74,12 @@ func (s *Store) StartJobAttempt(ctx context.Context, p store.StartJobAttemptPara
 }
 
 // RenewJobLease extends a live lease presenting its token.
-func (s *Store) RenewJobLease(ctx context.Context, p store.RenewJobLeaseParams) (*store.JobLease, error) {
+func (s *Store) RenewJobLease(ctx context.Context, p store.RenewJobLeaseParams) (*domain.JobLease, error) {
 	now := store.NowOr(p.Now)
 	if p.TTL <= 0 {
-		return nil, fmt.Errorf("renew lease of job %q: lease TTL must be positive, got %s: %w", p.JobID, p.TTL, store.ErrInvalid)
+		return nil, fmt.Errorf("renew lease of job %q: lease TTL must be positive, got %s: %w", p.JobID, p.TTL, domain.ErrInvalid)
 	}
-	var out *store.JobLease
+	var out *domain.JobLease
 	err := s.inTx(ctx, func(q *querier) error {
 		j, err := q.getJob(ctx, p.JobID, true)
 		if err != nil {
@@ -92,7 +93,7 @@ func (s *Store) RenewJobLease(ctx context.Context, p store.RenewJobLeaseParams) 
 				return err
 			}
 			if a == nil {
-				return &store.JobLeaseError{JobID: j.JobID, Reason: "job is " + j.Status + " with no running attempt"}
+				return &domain.JobLeaseError{JobID: j.JobID, Reason: "job is " + j.Status + " with no running attempt"}
 			}
 			attemptID = a.AttemptID
 		}
@@ -104,7 +105,7 @@ func (s *Store) RenewJobLease(ctx context.Context, p store.RenewJobLeaseParams) 
 			return err
 		}
 		if !l.Live(now) {
-			return &store.JobLeaseError{JobID: j.JobID, AttemptID: a.AttemptID, Reason: "lease expired at " + l.LeaseExpiresAt.Format(time.RFC3339Nano)}
+			return &domain.JobLeaseError{JobID: j.JobID, AttemptID: a.AttemptID, Reason: "lease expired at " + l.LeaseExpiresAt.Format(time.RFC3339Nano)}
 		}
 		l.LeaseExpiresAt, l.HeartbeatAt = leaseEnd(now, p.TTL), now
 		if err := schemas.Validate(schemas.JobLease, l); err != nil {
@@ -144,7 +145,7 @@ func (s *Store) SettleJobAttempt(ctx context.Context, p store.SettleJobAttemptPa
 		if err != nil {
 			return err
 		}
-		if a.Status == store.AttemptSucceeded || a.Status == store.AttemptFailed {
+		if a.Status == domain.AttemptSucceeded || a.Status == domain.AttemptFailed {
 			// Closed by a settle: the same token gets the same answer.
 			if err := checkToken(a, l, p.WorkerID, p.LeaseToken); err != nil {
 				return err
@@ -156,9 +157,9 @@ func (s *Store) SettleJobAttempt(ctx context.Context, p store.SettleJobAttemptPa
 			return err
 		}
 		if !l.Live(now) {
-			return &store.JobLeaseError{JobID: j.JobID, AttemptID: a.AttemptID, Reason: "lease expired at " + l.LeaseExpiresAt.Format(time.RFC3339Nano)}
+			return &domain.JobLeaseError{JobID: j.JobID, AttemptID: a.AttemptID, Reason: "lease expired at " + l.LeaseExpiresAt.Format(time.RFC3339Nano)}
 		}
-		if p.Status == store.AttemptSucceeded {
+		if p.Status == domain.AttemptSucceeded {
 			j.Result = p.Result
 		}
 		if err := q.closeAttempt(ctx, j, a, l, p.Status, p.Error, next, now); err != nil {
@@ -183,23 +184,23 @@ func settleNext(p store.SettleJobAttemptParams, now time.Time) (store.JobNext, e
 		next.Status = p.Status
 	}
 	switch {
-	case p.Status == store.AttemptSucceeded && next.Status != store.JobSucceeded:
-		return next, fmt.Errorf("a SUCCEEDED attempt settles its job as SUCCEEDED, not %q: %w", next.Status, store.ErrInvalid)
-	case p.Status == store.AttemptFailed && p.Error == nil:
-		return next, fmt.Errorf("a FAILED attempt needs its error: %w", store.ErrInvalid)
-	case p.Status == store.AttemptFailed && next.Status != store.JobFailed && next.Status != store.JobDeadLettered && next.Status != store.JobQueued:
-		return next, fmt.Errorf("a FAILED attempt leaves its job FAILED, DEAD_LETTERED or QUEUED, not %q: %w", next.Status, store.ErrInvalid)
-	case p.Status != store.AttemptSucceeded && p.Status != store.AttemptFailed:
-		return next, fmt.Errorf("an attempt settles as SUCCEEDED or FAILED, not %q: %w", p.Status, store.ErrInvalid)
+	case p.Status == domain.AttemptSucceeded && next.Status != domain.JobSucceeded:
+		return next, fmt.Errorf("a SUCCEEDED attempt settles its job as SUCCEEDED, not %q: %w", next.Status, domain.ErrInvalid)
+	case p.Status == domain.AttemptFailed && p.Error == nil:
+		return next, fmt.Errorf("a FAILED attempt needs its error: %w", domain.ErrInvalid)
+	case p.Status == domain.AttemptFailed && next.Status != domain.JobFailed && next.Status != domain.JobDeadLettered && next.Status != domain.JobQueued:
+		return next, fmt.Errorf("a FAILED attempt leaves its job FAILED, DEAD_LETTERED or QUEUED, not %q: %w", next.Status, domain.ErrInvalid)
+	case p.Status != domain.AttemptSucceeded && p.Status != domain.AttemptFailed:
+		return next, fmt.Errorf("an attempt settles as SUCCEEDED or FAILED, not %q: %w", p.Status, domain.ErrInvalid)
 	}
 	return checkNext(next, now)
 }
 
 // checkNext checks that only a requeue names a new enqueue, and dates it.
 func checkNext(next store.JobNext, now time.Time) (store.JobNext, error) {
-	if next.Status != store.JobQueued {
+	if next.Status != domain.JobQueued {
 		if next.EnqueueID != "" || !next.AvailableAt.IsZero() {
-			return next, fmt.Errorf("only a requeue (next status QUEUED) takes an enqueue id and an available time: %w", store.ErrInvalid)
+			return next, fmt.Errorf("only a requeue (next status QUEUED) takes an enqueue id and an available time: %w", domain.ErrInvalid)
 		}
 		return next, nil
 	}
@@ -211,16 +212,16 @@ func checkNext(next store.JobNext, now time.Time) (store.JobNext, error) {
 }
 
 // ExpireJobAttempt closes a RUNNING attempt whose lease has expired.
-func (s *Store) ExpireJobAttempt(ctx context.Context, p store.ExpireJobAttemptParams) (*store.Job, error) {
+func (s *Store) ExpireJobAttempt(ctx context.Context, p store.ExpireJobAttemptParams) (*domain.Job, error) {
 	now := store.NowOr(p.Now)
 	next, err := checkNext(p.Next, now)
-	if err == nil && next.Status != store.JobQueued && next.Status != store.JobFailed && next.Status != store.JobDeadLettered {
-		err = fmt.Errorf("an expired attempt leaves its job QUEUED, FAILED or DEAD_LETTERED, not %q: %w", next.Status, store.ErrInvalid)
+	if err == nil && next.Status != domain.JobQueued && next.Status != domain.JobFailed && next.Status != domain.JobDeadLettered {
+		err = fmt.Errorf("an expired attempt leaves its job QUEUED, FAILED or DEAD_LETTERED, not %q: %w", next.Status, domain.ErrInvalid)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("expire attempt %q of job %q: %w", p.AttemptID, p.JobID, err)
 	}
-	var out *store.Job
+	var out *domain.Job
 	err = s.inTx(ctx, func(q *querier) error {
 		j, err := q.getJob(ctx, p.JobID, true)
 		if err != nil {
@@ -230,13 +231,13 @@ func (s *Store) ExpireJobAttempt(ctx context.Context, p store.ExpireJobAttemptPa
 		if err != nil {
 			return err
 		}
-		if a.Status != store.AttemptRunning {
-			return &store.JobStaleError{JobID: j.JobID, Reason: "attempt " + a.AttemptID + " is " + a.Status}
+		if a.Status != domain.AttemptRunning {
+			return &domain.JobStaleError{JobID: j.JobID, Reason: "attempt " + a.AttemptID + " is " + a.Status}
 		}
 		if l.Live(now) {
-			return &store.JobStaleError{JobID: j.JobID, Reason: "lease of attempt " + a.AttemptID + " is live until " + l.LeaseExpiresAt.Format(time.RFC3339Nano)}
+			return &domain.JobStaleError{JobID: j.JobID, Reason: "lease of attempt " + a.AttemptID + " is live until " + l.LeaseExpiresAt.Format(time.RFC3339Nano)}
 		}
-		if err := q.closeAttempt(ctx, j, a, l, store.AttemptExpired, p.Error, next, now); err != nil {
+		if err := q.closeAttempt(ctx, j, a, l, domain.AttemptExpired, p.Error, next, now); err != nil {
 			return err
 		}
 		out = j
@@ -253,7 +254,7 @@ func (s *Store) ExpireJobAttempt(ctx context.Context, p store.ExpireJobAttemptPa
 
 // ListExpiredJobLeases pages through unreleased, expired leases of RUNNING
 // attempts, oldest expiry first (the job_leases_unreleased index).
-func (s *Store) ListExpiredJobLeases(ctx context.Context, p store.ExpiredJobLeasesParams) ([]*store.JobLease, error) {
+func (s *Store) ListExpiredJobLeases(ctx context.Context, p store.ExpiredJobLeasesParams) ([]*domain.JobLease, error) {
 	rows, err := s.query(ctx, `SELECT `+prefixed("l.", leaseCols)+` FROM job_leases l
 		JOIN job_attempts a ON a.attempt_id = l.attempt_id AND a.status = 'RUNNING'
 		WHERE l.released_at IS NULL AND l.lease_expires_at <= $1
@@ -266,10 +267,10 @@ func (s *Store) ListExpiredJobLeases(ctx context.Context, p store.ExpiredJobLeas
 }
 
 // closeJob moves j to next when one of its attempts closes.
-func closeJob(j *store.Job, next store.JobNext, failure *store.JobError, now time.Time) error {
-	if next.Status == store.JobQueued {
+func closeJob(j *domain.Job, next store.JobNext, failure *domain.JobError, now time.Time) error {
+	if next.Status == domain.JobQueued {
 		if next.EnqueueID == j.EnqueueID {
-			return fmt.Errorf("a requeue needs a new enqueue id, not the current one: %w", store.ErrInvalid)
+			return fmt.Errorf("a requeue needs a new enqueue id, not the current one: %w", domain.ErrInvalid)
 		}
 		// A new enqueue: messages of the old one are stale from now on.
 		j.EnqueueID, j.AvailableAt, j.MessageID = next.EnqueueID, next.AvailableAt, ""
@@ -283,33 +284,33 @@ func closeJob(j *store.Job, next store.JobNext, failure *store.JobError, now tim
 
 // checkToken compares the presented token with the lease's in constant
 // time, then the worker if one is named. The token is never in the error.
-func checkToken(a *store.JobAttempt, l *store.JobLease, workerID, token string) error {
+func checkToken(a *domain.JobAttempt, l *domain.JobLease, workerID, token string) error {
 	if subtle.ConstantTimeCompare([]byte(token), []byte(l.LeaseToken)) != 1 {
-		return &store.JobLeaseError{JobID: a.JobID, AttemptID: a.AttemptID, Reason: "wrong lease token"}
+		return &domain.JobLeaseError{JobID: a.JobID, AttemptID: a.AttemptID, Reason: "wrong lease token"}
 	}
 	if workerID != "" && workerID != l.WorkerID {
-		return &store.JobLeaseError{JobID: a.JobID, AttemptID: a.AttemptID, Reason: "lease is held by another worker"}
+		return &domain.JobLeaseError{JobID: a.JobID, AttemptID: a.AttemptID, Reason: "lease is held by another worker"}
 	}
 	return nil
 }
 
 // checkLease is checkToken on an attempt that must still be RUNNING under
 // an unreleased lease.
-func checkLease(a *store.JobAttempt, l *store.JobLease, workerID, token string) error {
+func checkLease(a *domain.JobAttempt, l *domain.JobLease, workerID, token string) error {
 	if err := checkToken(a, l, workerID, token); err != nil {
 		return err
 	}
-	if a.Status != store.AttemptRunning {
-		return &store.JobLeaseError{JobID: a.JobID, AttemptID: a.AttemptID, Reason: "attempt is " + a.Status}
+	if a.Status != domain.AttemptRunning {
+		return &domain.JobLeaseError{JobID: a.JobID, AttemptID: a.AttemptID, Reason: "attempt is " + a.Status}
 	}
 	if l.ReleasedAt != nil {
-		return &store.JobLeaseError{JobID: a.JobID, AttemptID: a.AttemptID, Reason: "lease was released"}
+		return &domain.JobLeaseError{JobID: a.JobID, AttemptID: a.AttemptID, Reason: "lease was released"}
 	}
 	return nil
 }
 
 // validateJobRecords checks each record an attempt transaction writes.
-func validateJobRecords(j *store.Job, a *store.JobAttempt, l *store.JobLease) error {
+func validateJobRecords(j *domain.Job, a *domain.JobAttempt, l *domain.JobLease) error {
 	if err := schemas.Validate(schemas.Job, j); err != nil {
 		return err
 	}
@@ -320,7 +321,7 @@ func validateJobRecords(j *store.Job, a *store.JobAttempt, l *store.JobLease) er
 }
 
 // runningAttempt returns the job's RUNNING attempt, or nil.
-func (q *querier) runningAttempt(ctx context.Context, jobID string) (*store.JobAttempt, error) {
+func (q *querier) runningAttempt(ctx context.Context, jobID string) (*domain.JobAttempt, error) {
 	rows, err := q.query(ctx, `SELECT `+attemptCols+` FROM job_attempts WHERE job_id = $1 AND status = 'RUNNING'`+q.d.ForUpdate, jobID)
 	as, err := collect(rows, err, scanAttempt)
 	if err != nil || len(as) == 0 {
@@ -331,7 +332,7 @@ func (q *querier) runningAttempt(ctx context.Context, jobID string) (*store.JobA
 
 // attemptAndLease loads and locks one attempt of the job and its lease. An
 // attempt of another job is as unknown as a missing one.
-func (q *querier) attemptAndLease(ctx context.Context, jobID, attemptID string) (*store.JobAttempt, *store.JobLease, error) {
+func (q *querier) attemptAndLease(ctx context.Context, jobID, attemptID string) (*domain.JobAttempt, *domain.JobLease, error) {
 	a, err := scanAttempt(q.queryRow(ctx, `SELECT `+attemptCols+` FROM job_attempts WHERE attempt_id = $1 AND job_id = $2`+q.d.ForUpdate, attemptID, jobID))
 	if err != nil {
 		return nil, nil, notFound(err, "attempt of job "+jobID, attemptID)
@@ -344,7 +345,7 @@ func (q *querier) attemptAndLease(ctx context.Context, jobID, attemptID string) 
 }
 
 // updateJob writes the columns an attempt transaction changes.
-func (q *querier) updateJob(ctx context.Context, j *store.Job) error {
+func (q *querier) updateJob(ctx context.Context, j *domain.Job) error {
 	errText, err := nullJSON(j.Error)
 	if err != nil {
 		return err
@@ -359,7 +360,7 @@ func (q *querier) updateJob(ctx context.Context, j *store.Job) error {
 	return nil
 }
 
-func (q *querier) insertAttempt(ctx context.Context, a *store.JobAttempt) error {
+func (q *querier) insertAttempt(ctx context.Context, a *domain.JobAttempt) error {
 	errText, err := nullJSON(a.Error)
 	if err != nil {
 		return err
@@ -368,7 +369,7 @@ func (q *querier) insertAttempt(ctx context.Context, a *store.JobAttempt) error 
 		a.AttemptID, a.JobID, a.WorkerID, a.AttemptNumber, a.Status, a.Stream, a.MessageID, q.t(a.StartedAt),
 		q.nt(a.FinishedAt), errText, nullString(a.NextStatus))
 	if q.d.IsUniqueViolation(err) {
-		return fmt.Errorf("insert attempt %q: %w", a.AttemptID, store.ErrAlreadyExists)
+		return fmt.Errorf("insert attempt %q: %w", a.AttemptID, domain.ErrAlreadyExists)
 	}
 	if err != nil {
 		return fmt.Errorf("insert attempt %q: %w", a.AttemptID, err)
@@ -376,7 +377,7 @@ func (q *querier) insertAttempt(ctx context.Context, a *store.JobAttempt) error 
 	return nil
 }
 
-func (q *querier) insertLease(ctx context.Context, l *store.JobLease) error {
+func (q *querier) insertLease(ctx context.Context, l *domain.JobLease) error {
 	_, err := q.exec(ctx, `INSERT INTO job_leases (`+leaseCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		l.JobID, l.AttemptID, l.WorkerID, l.LeaseToken, q.t(l.LeaseExpiresAt), q.t(l.HeartbeatAt), q.t(l.CreatedAt), q.nt(l.ReleasedAt))
 	if err != nil {
@@ -387,8 +388,8 @@ func (q *querier) insertLease(ctx context.Context, l *store.JobLease) error {
 
 // closeAttempt closes a as status with failure, moves j to next and
 // releases l, all at now; the records are validated, then written.
-func (q *querier) closeAttempt(ctx context.Context, j *store.Job, a *store.JobAttempt, l *store.JobLease,
-	status string, failure *store.JobError, next store.JobNext, now time.Time) error {
+func (q *querier) closeAttempt(ctx context.Context, j *domain.Job, a *domain.JobAttempt, l *domain.JobLease,
+	status string, failure *domain.JobError, next store.JobNext, now time.Time) error {
 	a.Status, a.FinishedAt, a.Error, a.NextStatus = status, &now, failure, next.Status
 	if err := closeJob(j, next, failure, now); err != nil {
 		return err

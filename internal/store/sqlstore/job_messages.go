@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -17,8 +18,8 @@ import (
 
 const messageCols = `stream, message_id, job_id, enqueue_id, delivered_at, consumer, deliveries, created_at`
 
-func scanMessage(r rowScanner) (*store.JobMessage, error) {
-	var m store.JobMessage
+func scanMessage(r rowScanner) (*domain.JobMessage, error) {
+	var m domain.JobMessage
 	err := r.Scan(&m.Stream, &m.MessageID, &m.JobID, &m.EnqueueID, nullTimeCol(&m.DeliveredAt),
 		nullStringCol(&m.Consumer), &m.Deliveries, timeCol(&m.CreatedAt))
 	if err != nil {
@@ -33,7 +34,7 @@ const messageIDWidth = 20
 
 // EnqueueJobMessage inserts an undelivered message, numbering it from the
 // counter if it has no id.
-func (s *Store) EnqueueJobMessage(ctx context.Context, m *store.JobMessage) (*store.JobMessage, error) {
+func (s *Store) EnqueueJobMessage(ctx context.Context, m *domain.JobMessage) (*domain.JobMessage, error) {
 	m.CreatedAt = store.NowOr(m.CreatedAt)
 	m.DeliveredAt, m.Consumer, m.Deliveries = nil, "", 0
 	err := s.inTx(ctx, func(q *querier) error {
@@ -50,7 +51,7 @@ func (s *Store) EnqueueJobMessage(ctx context.Context, m *store.JobMessage) (*st
 		_, err := q.exec(ctx, `INSERT INTO job_messages (`+messageCols+`) VALUES ($1, $2, $3, $4, NULL, NULL, 0, $5)`,
 			m.Stream, m.MessageID, m.JobID, m.EnqueueID, q.t(m.CreatedAt))
 		if q.d.IsUniqueViolation(err) {
-			return fmt.Errorf("message %q: %w", m.MessageID, store.ErrAlreadyExists)
+			return fmt.Errorf("message %q: %w", m.MessageID, domain.ErrAlreadyExists)
 		}
 		return err
 	})
@@ -89,7 +90,7 @@ const receiveSQL = `UPDATE job_messages SET delivered_at = $1, consumer = $2, de
 
 // ReceiveJobMessage takes one message from the first stream, in p.Streams
 // order, that has one.
-func (s *Store) ReceiveJobMessage(ctx context.Context, p store.ReceiveJobMessageParams) (*store.JobMessage, error) {
+func (s *Store) ReceiveJobMessage(ctx context.Context, p store.ReceiveJobMessageParams) (*domain.JobMessage, error) {
 	if len(p.Streams) == 0 {
 		return nil, nil
 	}
@@ -100,7 +101,7 @@ func (s *Store) ReceiveJobMessage(ctx context.Context, p store.ReceiveJobMessage
 	}
 	query := fmt.Sprintf(receiveSQL, lock)
 	redeliver, idleSince := p.MinIdle > 0, now.Add(-p.MinIdle)
-	var out *store.JobMessage
+	var out *domain.JobMessage
 	err := s.inTx(ctx, func(q *querier) error {
 		for _, stream := range p.Streams {
 			m, err := scanMessage(q.queryRow(ctx, query, q.t(now), p.Consumer, stream, redeliver, q.t(idleSince)))
@@ -134,7 +135,7 @@ func (s *Store) AckJobMessage(ctx context.Context, stream, messageID string) err
 }
 
 // GetJobMessage loads a message not yet acknowledged.
-func (s *Store) GetJobMessage(ctx context.Context, stream, messageID string) (*store.JobMessage, error) {
+func (s *Store) GetJobMessage(ctx context.Context, stream, messageID string) (*domain.JobMessage, error) {
 	m, err := scanMessage(s.queryRow(ctx, `SELECT `+messageCols+` FROM job_messages WHERE stream = $1 AND message_id = $2`, stream, messageID))
 	if err != nil {
 		return nil, fmt.Errorf("get job message: %w", notFound(err, "job message on "+stream, messageID))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -21,9 +22,9 @@ const jobCols = `job_id, job_type, stream, status, payload, result, error, attem
 	work_order_id, enqueue_id, message_id, available_at, activity_workflow_id, activity_run_id, activity_id,
 	notified_at, created_at, updated_at, candidate`
 
-func scanJob(r rowScanner) (*store.Job, error) {
+func scanJob(r rowScanner) (*domain.Job, error) {
 	var (
-		j         store.Job
+		j         domain.Job
 		workflow  sql.NullString
 		runID     string
 		activity  string
@@ -39,13 +40,13 @@ func scanJob(r rowScanner) (*store.Job, error) {
 	}
 	j.Candidate = int(candidate.Int64)
 	if workflow.Valid {
-		j.Activity = &store.ActivityRef{WorkflowID: workflow.String, RunID: runID, ActivityID: activity}
+		j.Activity = &domain.ActivityRef{WorkflowID: workflow.String, RunID: runID, ActivityID: activity}
 	}
 	return &j, nil
 }
 
 // jobArgs are the values of jobCols, in order, for an INSERT.
-func (q *querier) jobArgs(j *store.Job) ([]any, error) {
+func (q *querier) jobArgs(j *domain.Job) ([]any, error) {
 	errText, err := nullJSON(j.Error)
 	if err != nil {
 		return nil, err
@@ -71,13 +72,13 @@ func (s *Store) inTx(ctx context.Context, fn func(q *querier) error) error {
 // CreateJob inserts j as QUEUED unless a job with its job_id or its
 // (work_order_id, candidate) exists; then that job is returned with
 // created=false.
-func (s *Store) CreateJob(ctx context.Context, j *store.Job) (*store.Job, bool, error) {
+func (s *Store) CreateJob(ctx context.Context, j *domain.Job) (*domain.Job, bool, error) {
 	if j.Status == "" {
-		j.Status = store.JobQueued
+		j.Status = domain.JobQueued
 	}
-	if j.Status != store.JobQueued || j.AttemptCount != 0 {
+	if j.Status != domain.JobQueued || j.AttemptCount != 0 {
 		return nil, false, fmt.Errorf("create job %q: a new job is QUEUED with no attempts, got %s with %d: %w",
-			j.JobID, j.Status, j.AttemptCount, store.ErrInvalid)
+			j.JobID, j.Status, j.AttemptCount, domain.ErrInvalid)
 	}
 	j.CreatedAt = store.NowOr(j.CreatedAt)
 	j.UpdatedAt = store.NowOr(j.UpdatedAt)
@@ -96,11 +97,11 @@ func (s *Store) CreateJob(ctx context.Context, j *store.Job) (*store.Job, bool, 
 	// ON CONFLICT without a target covers every key: the primary key and
 	// the partial unique indexes on work_order_id (the workorder's own
 	// job) and on (work_order_id, candidate) (its candidates' jobs).
-	return insertOrGet(&s.querier, what, func() (*store.Job, error) {
+	return insertOrGet(&s.querier, what, func() (*domain.Job, error) {
 		return scanJob(s.queryRow(ctx, `INSERT INTO jobs (`+jobCols+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
 			ON CONFLICT DO NOTHING RETURNING `+jobCols, args...))
-	}, func() (*store.Job, error) {
+	}, func() (*domain.Job, error) {
 		got, err := s.GetJob(ctx, j.JobID)
 		switch {
 		case err == nil || j.WorkOrderID == "":
@@ -113,7 +114,7 @@ func (s *Store) CreateJob(ctx context.Context, j *store.Job) (*store.Job, bool, 
 }
 
 // GetJob loads one job.
-func (s *Store) GetJob(ctx context.Context, jobID string) (*store.Job, error) {
+func (s *Store) GetJob(ctx context.Context, jobID string) (*domain.Job, error) {
 	j, err := s.getJob(ctx, jobID, false)
 	if err != nil {
 		return nil, fmt.Errorf("get job: %w", err)
@@ -123,7 +124,7 @@ func (s *Store) GetJob(ctx context.Context, jobID string) (*store.Job, error) {
 
 // getJob loads one job, locking its row for the rest of the transaction
 // when lock is set (SQLite's transactions hold the write lock already).
-func (q *querier) getJob(ctx context.Context, jobID string, lock bool) (*store.Job, error) {
+func (q *querier) getJob(ctx context.Context, jobID string, lock bool) (*domain.Job, error) {
 	query := `SELECT ` + jobCols + ` FROM jobs WHERE job_id = $1`
 	if lock {
 		query += q.d.ForUpdate
@@ -136,7 +137,7 @@ func (q *querier) getJob(ctx context.Context, jobID string, lock bool) (*store.J
 }
 
 // GetJobByWorkOrder loads the workorder's own job, not a candidate's.
-func (s *Store) GetJobByWorkOrder(ctx context.Context, workOrderID string) (*store.Job, error) {
+func (s *Store) GetJobByWorkOrder(ctx context.Context, workOrderID string) (*domain.Job, error) {
 	j, err := scanJob(s.queryRow(ctx, `SELECT `+jobCols+` FROM jobs WHERE work_order_id = $1 AND candidate IS NULL`,
 		workOrderID))
 	if err != nil {
@@ -146,12 +147,12 @@ func (s *Store) GetJobByWorkOrder(ctx context.Context, workOrderID string) (*sto
 }
 
 // GetCandidateJob loads the job of candidate k of a workorder.
-func (s *Store) GetCandidateJob(ctx context.Context, workOrderID string, k int) (*store.Job, error) {
+func (s *Store) GetCandidateJob(ctx context.Context, workOrderID string, k int) (*domain.Job, error) {
 	j, err := scanJob(s.queryRow(ctx, `SELECT `+jobCols+` FROM jobs WHERE work_order_id = $1 AND candidate = $2`,
 		workOrderID, k))
 	if err != nil {
 		return nil, fmt.Errorf("get job of candidate: %w", notFound(err, "job for candidate",
-			store.CandidateKey(workOrderID, k)))
+			domain.CandidateKey(workOrderID, k)))
 	}
 	return j, nil
 }
@@ -162,7 +163,7 @@ const unnotifiedJobs = `notified_at IS NULL AND activity_workflow_id IS NOT NULL
 
 // ListJobs pages through jobs in (created_at, job_id) order. Only the
 // filters asked for are in the WHERE clause, so each can use its index.
-func (s *Store) ListJobs(ctx context.Context, p store.ListJobsParams) ([]*store.Job, error) {
+func (s *Store) ListJobs(ctx context.Context, p store.ListJobsParams) ([]*domain.Job, error) {
 	var (
 		where []string
 		args  []any
@@ -191,8 +192,8 @@ func (s *Store) ListJobs(ctx context.Context, p store.ListJobsParams) ([]*store.
 }
 
 // SetJobActivity records the Temporal activity the job completes.
-func (s *Store) SetJobActivity(ctx context.Context, jobID string, a store.ActivityRef, now time.Time) (*store.Job, error) {
-	var out *store.Job
+func (s *Store) SetJobActivity(ctx context.Context, jobID string, a domain.ActivityRef, now time.Time) (*domain.Job, error) {
+	var out *domain.Job
 	err := s.inTx(ctx, func(q *querier) error {
 		j, err := q.getJob(ctx, jobID, true)
 		if err != nil {
@@ -259,8 +260,8 @@ func (s *Store) MarkJobNotified(ctx context.Context, jobID string, now time.Time
 	if err != nil {
 		return fmt.Errorf("mark job notified: %w", err)
 	}
-	if !store.JobSettled(j.Status) {
-		return &store.JobStaleError{JobID: jobID, Reason: "job is " + j.Status + ", not settled; nothing to notify"}
+	if !domain.JobSettled(j.Status) {
+		return &domain.JobStaleError{JobID: jobID, Reason: "job is " + j.Status + ", not settled; nothing to notify"}
 	}
 	return nil
 }
@@ -268,8 +269,8 @@ func (s *Store) MarkJobNotified(ctx context.Context, jobID string, now time.Time
 const attemptCols = `attempt_id, job_id, worker_id, attempt_number, status, stream, message_id, started_at,
 	finished_at, error, next_status`
 
-func scanAttempt(r rowScanner) (*store.JobAttempt, error) {
-	var a store.JobAttempt
+func scanAttempt(r rowScanner) (*domain.JobAttempt, error) {
+	var a domain.JobAttempt
 	err := r.Scan(&a.AttemptID, &a.JobID, &a.WorkerID, &a.AttemptNumber, &a.Status, &a.Stream, &a.MessageID,
 		timeCol(&a.StartedAt), nullTimeCol(&a.FinishedAt), jsonCol(&a.Error), nullStringCol(&a.NextStatus))
 	if err != nil {
@@ -279,7 +280,7 @@ func scanAttempt(r rowScanner) (*store.JobAttempt, error) {
 }
 
 // ListJobAttempts returns a job's attempts, first first.
-func (s *Store) ListJobAttempts(ctx context.Context, jobID string) ([]*store.JobAttempt, error) {
+func (s *Store) ListJobAttempts(ctx context.Context, jobID string) ([]*domain.JobAttempt, error) {
 	rows, err := s.query(ctx, `SELECT `+attemptCols+` FROM job_attempts WHERE job_id = $1 ORDER BY attempt_number`, jobID)
 	out, err := collect(rows, err, scanAttempt)
 	if err != nil {
@@ -290,8 +291,8 @@ func (s *Store) ListJobAttempts(ctx context.Context, jobID string) ([]*store.Job
 
 const leaseCols = `job_id, attempt_id, worker_id, lease_token, lease_expires_at, heartbeat_at, created_at, released_at`
 
-func scanLease(r rowScanner) (*store.JobLease, error) {
-	var l store.JobLease
+func scanLease(r rowScanner) (*domain.JobLease, error) {
+	var l domain.JobLease
 	err := r.Scan(&l.JobID, &l.AttemptID, &l.WorkerID, &l.LeaseToken, timeCol(&l.LeaseExpiresAt),
 		timeCol(&l.HeartbeatAt), timeCol(&l.CreatedAt), nullTimeCol(&l.ReleasedAt))
 	if err != nil {
@@ -301,7 +302,7 @@ func scanLease(r rowScanner) (*store.JobLease, error) {
 }
 
 // ListJobLeases returns a job's leases in the order of their attempts.
-func (s *Store) ListJobLeases(ctx context.Context, jobID string) ([]*store.JobLease, error) {
+func (s *Store) ListJobLeases(ctx context.Context, jobID string) ([]*domain.JobLease, error) {
 	rows, err := s.query(ctx, `SELECT `+prefixed("l.", leaseCols)+` FROM job_leases l
 		JOIN job_attempts a ON a.attempt_id = l.attempt_id
 		WHERE l.job_id = $1 ORDER BY a.attempt_number`, jobID)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -12,8 +13,8 @@ import (
 const objectiveCols = `objective_id, objective_type, title, acceptance_criteria, status, status_seq,
 	blockers, blocker_ref, urgency, due_at, repository, base_branch, generator, patch, budget_usd, attempts, created_at, updated_at`
 
-func scanObjective(r rowScanner) (*store.Objective, error) {
-	var o store.Objective
+func scanObjective(r rowScanner) (*domain.Objective, error) {
+	var o domain.Objective
 	err := r.Scan(&o.ObjectiveID, &o.ObjectiveType, &o.Title, jsonCol(&o.AcceptanceCriteria),
 		&o.Status, &o.StatusSeq, jsonCol(&o.Blockers), nullStringCol((*string)(&o.BlockerRef)), &o.Urgency,
 		nullTimeCol(&o.DueAt), nullStringCol(&o.Repository), nullStringCol(&o.BaseBranch),
@@ -26,7 +27,7 @@ func scanObjective(r rowScanner) (*store.Objective, error) {
 }
 
 // CreateObjective inserts a new objective. Zero timestamps are set to now.
-func (q *querier) CreateObjective(ctx context.Context, o *store.Objective) error {
+func (q *querier) CreateObjective(ctx context.Context, o *domain.Objective) error {
 	now := store.NowOr(o.CreatedAt)
 	o.CreatedAt = now
 	o.UpdatedAt = store.NowOr(o.UpdatedAt)
@@ -54,7 +55,7 @@ func (q *querier) CreateObjective(ctx context.Context, o *store.Objective) error
 		nullString(o.BaseBranch), nullString(o.Generator), nullString(o.Patch), nullFloat(o.BudgetUSD), nullInt(o.Attempts),
 		q.t(o.CreatedAt), q.t(o.UpdatedAt))
 	if q.d.IsUniqueViolation(err) {
-		return fmt.Errorf("create objective %q: %w", o.ObjectiveID, store.ErrAlreadyExists)
+		return fmt.Errorf("create objective %q: %w", o.ObjectiveID, domain.ErrAlreadyExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create objective %q: %w", o.ObjectiveID, err)
@@ -63,7 +64,7 @@ func (q *querier) CreateObjective(ctx context.Context, o *store.Objective) error
 }
 
 // GetObjective loads one objective.
-func (q *querier) GetObjective(ctx context.Context, id string) (*store.Objective, error) {
+func (q *querier) GetObjective(ctx context.Context, id string) (*domain.Objective, error) {
 	o, err := scanObjective(q.queryRow(ctx, `SELECT `+objectiveCols+` FROM objectives WHERE objective_id = $1`, id))
 	if err != nil {
 		return nil, fmt.Errorf("get objective: %w", notFound(err, "objective", id))
@@ -72,7 +73,7 @@ func (q *querier) GetObjective(ctx context.Context, id string) (*store.Objective
 }
 
 // ListObjectives lists objectives, oldest first.
-func (q *querier) ListObjectives(ctx context.Context, p store.ListObjectivesParams) ([]*store.Objective, error) {
+func (q *querier) ListObjectives(ctx context.Context, p store.ListObjectivesParams) ([]*domain.Objective, error) {
 	var f filters
 	f.eq("status", string(p.Status))
 	rows, err := q.query(ctx, `SELECT `+objectiveCols+` FROM objectives`+f.clause()+`
@@ -86,13 +87,13 @@ func (q *querier) ListObjectives(ctx context.Context, p store.ListObjectivesPara
 
 // TransitionObjective changes status by compare-and-swap on status_seq, so
 // two concurrent transitions cannot both start from the same status.
-func (q *querier) TransitionObjective(ctx context.Context, p store.TransitionObjectiveParams) (*store.Objective, error) {
+func (q *querier) TransitionObjective(ctx context.Context, p store.TransitionObjectiveParams) (*domain.Objective, error) {
 	cur, err := q.GetObjective(ctx, p.ObjectiveID)
 	if err != nil {
 		return nil, fmt.Errorf("transition objective: %w", err)
 	}
 	if len(p.From) > 0 && !slices.Contains(p.From, cur.Status) {
-		return nil, store.ObjectiveTransitionError(cur.ObjectiveID, cur.Status, p.From, string(p.To))
+		return nil, domain.ObjectiveTransitionError(cur.ObjectiveID, cur.Status, p.From, string(p.To))
 	}
 	next := *cur
 	next.Status = p.To
@@ -124,14 +125,14 @@ func (q *querier) TransitionObjective(ctx context.Context, p store.TransitionObj
 		if gerr != nil {
 			return nil, fmt.Errorf("transition objective: %w", gerr)
 		}
-		return nil, store.ObjectiveTransitionError(now.ObjectiveID, now.Status, p.From, string(p.To))
+		return nil, domain.ObjectiveTransitionError(now.ObjectiveID, now.Status, p.From, string(p.To))
 	}
 	return &next, nil
 }
 
 // ListObjectivesPage pages through objectives by (created_at,
 // objective_id), keeping the statuses asked for.
-func (q *querier) ListObjectivesPage(ctx context.Context, p store.ObjectivesPageParams) ([]*store.Objective, error) {
+func (q *querier) ListObjectivesPage(ctx context.Context, p store.ObjectivesPageParams) ([]*domain.Objective, error) {
 	args := []any{q.t(p.After.CreatedAt), p.After.ID, limit(p.Limit)}
 	statuses := "TRUE"
 	if len(p.Statuses) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -17,7 +18,7 @@ import (
 
 // settledJob is the condition on a job j whose outcome is final and told:
 // nothing reads its leases or messages again.
-const settledJob = `j.status IN ('` + store.JobSucceeded + `', '` + store.JobFailed + `', '` + store.JobDeadLettered + `')
+const settledJob = `j.status IN ('` + domain.JobSucceeded + `', '` + domain.JobFailed + `', '` + domain.JobDeadLettered + `')
 	AND (j.notified_at IS NOT NULL OR j.activity_workflow_id IS NULL) AND j.updated_at <= $1`
 
 // pruneStatements run in this order, each until it deletes less than a batch.
@@ -30,13 +31,13 @@ var pruneStatements = []struct {
 	{"event claims", func(c *store.PruneFinishedCounts) *int { return &c.Claims }, `DELETE FROM claims
 		WHERE lease_expires_at <= $1 AND (resource_type, resource_id) IN (
 			SELECT c.resource_type, c.resource_id FROM claims c
-			WHERE c.resource_type = '` + store.ResourceEvent + `' AND c.lease_expires_at <= $1
+			WHERE c.resource_type = '` + domain.ResourceEvent + `' AND c.lease_expires_at <= $1
 				AND EXISTS (SELECT 1 FROM events e WHERE e.event_id = c.resource_id AND e.processed)
 			LIMIT $2)`},
 	{"workorder claims", func(c *store.PruneFinishedCounts) *int { return &c.Claims }, `DELETE FROM claims
 		WHERE lease_expires_at <= $1 AND (resource_type, resource_id) IN (
 			SELECT c.resource_type, c.resource_id FROM claims c
-			WHERE c.resource_type = '` + store.ResourceWorkOrder + `' AND c.lease_expires_at <= $1
+			WHERE c.resource_type = '` + domain.ResourceWorkOrder + `' AND c.lease_expires_at <= $1
 				AND EXISTS (SELECT 1 FROM run_records r WHERE r.work_order_id = c.resource_id)
 			LIMIT $2)`},
 	// A candidate's claim is on <work_order_id>-c<attempt>
@@ -44,7 +45,7 @@ var pruneStatements = []struct {
 	{"candidate claims", func(c *store.PruneFinishedCounts) *int { return &c.Claims }, `DELETE FROM claims
 		WHERE lease_expires_at <= $1 AND (resource_type, resource_id) IN (
 			SELECT c.resource_type, c.resource_id FROM claims c
-			WHERE c.resource_type = '` + store.ResourceCandidate + `' AND c.lease_expires_at <= $1
+			WHERE c.resource_type = '` + domain.ResourceCandidate + `' AND c.lease_expires_at <= $1
 				AND c.resource_id IN (SELECT k.work_order_id || '-c' || k.attempt
 					FROM candidates k JOIN run_records r ON r.work_order_id = k.work_order_id)
 			LIMIT $2)`},

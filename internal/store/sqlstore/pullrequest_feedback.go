@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -15,8 +16,8 @@ import (
 const pullRequestFeedbackCols = `objective_id, number, feedback_id, kind, author, state, summary, trusted,
 	trust_reason, taken_by, created_at`
 
-func scanPullRequestFeedback(r rowScanner) (*store.PullRequestFeedback, error) {
-	var f store.PullRequestFeedback
+func scanPullRequestFeedback(r rowScanner) (*domain.PullRequestFeedback, error) {
+	var f domain.PullRequestFeedback
 	err := r.Scan(&f.ObjectiveID, &f.Number, &f.FeedbackID, &f.Kind, &f.Author, nullStringCol(&f.State), &f.Summary,
 		&f.Trusted, &f.TrustReason, nullStringCol(&f.TakenBy), timeCol(&f.CreatedAt))
 	if err != nil {
@@ -27,7 +28,7 @@ func scanPullRequestFeedback(r rowScanner) (*store.PullRequestFeedback, error) {
 
 // RecordPullRequestFeedback inserts the records not written yet, all or
 // none (see store.PullRequestFeedbackQuerier).
-func (q *querier) RecordPullRequestFeedback(ctx context.Context, fb []*store.PullRequestFeedback) (int, error) {
+func (q *querier) RecordPullRequestFeedback(ctx context.Context, fb []*domain.PullRequestFeedback) (int, error) {
 	for _, f := range fb {
 		f.CreatedAt = store.NowOr(f.CreatedAt)
 		if err := schemas.Validate(schemas.PullRequestFeedback, f); err != nil {
@@ -67,7 +68,7 @@ func (q *querier) RecordPullRequestFeedback(ctx context.Context, fb []*store.Pul
 
 // ListPullRequestFeedback reads an objective's feedback in the order
 // recorded.
-func (q *querier) ListPullRequestFeedback(ctx context.Context, objectiveID string) ([]*store.PullRequestFeedback, error) {
+func (q *querier) ListPullRequestFeedback(ctx context.Context, objectiveID string) ([]*domain.PullRequestFeedback, error) {
 	rows, err := q.query(ctx, `SELECT `+pullRequestFeedbackCols+` FROM pull_request_feedback
 		WHERE objective_id = $1 ORDER BY created_at, feedback_id`, objectiveID)
 	out, err := collect(rows, err, scanPullRequestFeedback)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -33,8 +34,8 @@ const advanceReviewCursorSQL = `UPDATE pull_requests SET review_cursor = $1,
 		AND ($3 = 0 OR state = $7)
 	RETURNING ` + pullRequestCols
 
-func scanPullRequest(r rowScanner) (*store.PullRequest, error) {
-	var p store.PullRequest
+func scanPullRequest(r rowScanner) (*domain.PullRequest, error) {
+	var p domain.PullRequest
 	err := r.Scan(&p.ObjectiveID, &p.WorkOrderID, &p.Forge, &p.Repository, &p.Number, &p.URL, &p.HeadBranch,
 		&p.BaseBranch, &p.HeadSHA, &p.State, &p.Adopted, &p.ReviewCursor, nullStringCol(&p.ChecksSHA), &p.Rounds,
 		timeCol(&p.CreatedAt), timeCol(&p.UpdatedAt), nullTimeCol(&p.MergedAt), nullTimeCol(&p.ClosedAt))
@@ -45,7 +46,7 @@ func scanPullRequest(r rowScanner) (*store.PullRequest, error) {
 }
 
 // pullRequestArgs returns p's column values in pullRequestCols order.
-func (q *querier) pullRequestArgs(p *store.PullRequest) []any {
+func (q *querier) pullRequestArgs(p *domain.PullRequest) []any {
 	return []any{p.ObjectiveID, p.WorkOrderID, p.Forge, p.Repository, p.Number, p.URL, p.HeadBranch, p.BaseBranch,
 		p.HeadSHA, p.State, p.Adopted, p.ReviewCursor, nullString(p.ChecksSHA), p.Rounds, q.t(p.CreatedAt),
 		q.t(p.UpdatedAt), q.nt(p.MergedAt), q.nt(p.ClosedAt)}
@@ -53,7 +54,7 @@ func (q *querier) pullRequestArgs(p *store.PullRequest) []any {
 
 // validatePullRequest checks p against its schema, then what the schema
 // cannot say (store.PullRequest.CheckHeadBranch).
-func validatePullRequest(p *store.PullRequest) error {
+func validatePullRequest(p *domain.PullRequest) error {
 	if err := schemas.Validate(schemas.PullRequest, p); err != nil {
 		return err
 	}
@@ -62,17 +63,17 @@ func validatePullRequest(p *store.PullRequest) error {
 
 // RecordPullRequest inserts the objective's pull request, or reconciles the
 // one recorded with it (see store.PullRequestQuerier).
-func (q *querier) RecordPullRequest(ctx context.Context, p store.RecordPullRequestParams) (*store.PullRequest, bool, error) {
+func (q *querier) RecordPullRequest(ctx context.Context, p store.RecordPullRequestParams) (*domain.PullRequest, bool, error) {
 	now := store.NowOr(p.Now)
-	fresh := &store.PullRequest{ObjectiveID: p.ObjectiveID, WorkOrderID: p.WorkOrderID, Forge: p.Forge,
+	fresh := &domain.PullRequest{ObjectiveID: p.ObjectiveID, WorkOrderID: p.WorkOrderID, Forge: p.Forge,
 		Repository: p.Repository, Number: p.Number, URL: p.URL, HeadBranch: p.HeadBranch, BaseBranch: p.BaseBranch,
-		HeadSHA: p.HeadSHA, State: store.PullRequestOpen, Adopted: p.Adopted, Rounds: 1, CreatedAt: now, UpdatedAt: now}
+		HeadSHA: p.HeadSHA, State: domain.PullRequestOpen, Adopted: p.Adopted, Rounds: 1, CreatedAt: now, UpdatedAt: now}
 	what := fmt.Sprintf("record pull request %s for objective %s", fresh.Ref(), p.ObjectiveID)
 	if err := validatePullRequest(fresh); err != nil {
 		return nil, false, fmt.Errorf("%s: %w", what, err)
 	}
 	stored, created, err := q.recordPullRequest(ctx, p.ObjectiveID, fresh)
-	if errors.Is(err, store.ErrAlreadyExists) {
+	if errors.Is(err, domain.ErrAlreadyExists) {
 		// A racing recorder of the same objective's pull request can make
 		// the insert hit the number's unique key before its own row is
 		// visible (PostgreSQL); once it has committed, a second try finds
@@ -87,9 +88,9 @@ func (q *querier) RecordPullRequest(ctx context.Context, p store.RecordPullReque
 }
 
 // recordPullRequest is one transaction of RecordPullRequest.
-func (q *querier) recordPullRequest(ctx context.Context, objectiveID string, fresh *store.PullRequest) (*store.PullRequest, bool, error) {
+func (q *querier) recordPullRequest(ctx context.Context, objectiveID string, fresh *domain.PullRequest) (*domain.PullRequest, bool, error) {
 	var (
-		stored  *store.PullRequest
+		stored  *domain.PullRequest
 		created bool
 	)
 	err := q.atomically(ctx, func(q *querier) error {
@@ -97,7 +98,7 @@ func (q *querier) recordPullRequest(ctx context.Context, objectiveID string, fre
 			return err
 		}
 		cur, err := q.getPullRequest(ctx, objectiveID, true)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			stored, err = scanPullRequest(q.queryRow(ctx, `INSERT INTO pull_requests (`+pullRequestCols+`)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 				ON CONFLICT (objective_id) DO NOTHING RETURNING `+pullRequestCols, q.pullRequestArgs(fresh)...))
@@ -122,7 +123,7 @@ func (q *querier) recordPullRequest(ctx context.Context, objectiveID string, fre
 
 // checkPullRequestWorkOrder refuses a pull request whose workorder, or
 // objective, does not exist, or whose workorder is another objective's.
-func (q *querier) checkPullRequestWorkOrder(ctx context.Context, p *store.PullRequest) error {
+func (q *querier) checkPullRequestWorkOrder(ctx context.Context, p *domain.PullRequest) error {
 	if _, err := q.GetObjective(ctx, p.ObjectiveID); err != nil {
 		return err
 	}
@@ -131,22 +132,22 @@ func (q *querier) checkPullRequestWorkOrder(ctx context.Context, p *store.PullRe
 		return err
 	}
 	if w.ObjectiveID != p.ObjectiveID {
-		return fmt.Errorf("/work_order_id: workorder %s is not of objective %s: %w", w.WorkOrderID, p.ObjectiveID, store.ErrInvalid)
+		return fmt.Errorf("/work_order_id: workorder %s is not of objective %s: %w", w.WorkOrderID, p.ObjectiveID, domain.ErrInvalid)
 	}
 	return nil
 }
 
 // recordOver reconciles the recorded pull request cur with fresh, under
 // cur's row lock.
-func (q *querier) recordOver(ctx context.Context, cur, fresh *store.PullRequest) (*store.PullRequest, bool, error) {
+func (q *querier) recordOver(ctx context.Context, cur, fresh *domain.PullRequest) (*domain.PullRequest, bool, error) {
 	switch {
 	case cur.Same(fresh.Forge, fresh.Repository, fresh.Number):
 		if cur.WorkOrderID == fresh.WorkOrderID && cur.HeadSHA == fresh.HeadSHA {
 			return cur, false, nil // a repeat: nothing to write
 		}
-		if cur.State == store.PullRequestMerged {
+		if cur.State == domain.PullRequestMerged {
 			return nil, false, fmt.Errorf("a merged pull request is final: %w",
-				store.PullRequestTransitionError(cur.ObjectiveID, cur.State, store.PullRequestOpen))
+				domain.PullRequestTransitionError(cur.ObjectiveID, cur.State, domain.PullRequestOpen))
 		}
 		next := *cur
 		next.WorkOrderID, next.HeadSHA, next.UpdatedAt = fresh.WorkOrderID, fresh.HeadSHA, fresh.UpdatedAt
@@ -158,7 +159,7 @@ func (q *querier) recordOver(ctx context.Context, cur, fresh *store.PullRequest)
 			return nil, false, err
 		}
 		return &next, false, nil
-	case cur.State == store.PullRequestClosed:
+	case cur.State == domain.PullRequestClosed:
 		// A human closed it without merging and azolla opened another: the
 		// new one is the objective's now, its rounds and feedback afresh.
 		_, err := q.exec(ctx, `UPDATE pull_requests SET (`+pullRequestCols+`) =
@@ -169,22 +170,22 @@ func (q *querier) recordOver(ctx context.Context, cur, fresh *store.PullRequest)
 		}
 		return fresh, true, nil
 	default:
-		return nil, false, &store.PullRequestConflictError{Stored: cur, Forge: fresh.Forge,
+		return nil, false, &domain.PullRequestConflictError{Stored: cur, Forge: fresh.Forge,
 			Repository: fresh.Repository, Number: fresh.Number}
 	}
 }
 
 // pullRequestWriteError names what a unique violation on insert means: the
 // pull request is recorded for another objective.
-func (q *querier) pullRequestWriteError(err error, p *store.PullRequest) error {
+func (q *querier) pullRequestWriteError(err error, p *domain.PullRequest) error {
 	if q.d.IsUniqueViolation(err) {
-		return fmt.Errorf("%s is recorded for another objective: %w", p.Ref(), store.ErrAlreadyExists)
+		return fmt.Errorf("%s is recorded for another objective: %w", p.Ref(), domain.ErrAlreadyExists)
 	}
 	return err
 }
 
 // GetPullRequest loads the objective's pull request.
-func (q *querier) GetPullRequest(ctx context.Context, objectiveID string) (*store.PullRequest, error) {
+func (q *querier) GetPullRequest(ctx context.Context, objectiveID string) (*domain.PullRequest, error) {
 	p, err := q.getPullRequest(ctx, objectiveID, false)
 	if err != nil {
 		return nil, fmt.Errorf("get pull request: %w", err)
@@ -194,7 +195,7 @@ func (q *querier) GetPullRequest(ctx context.Context, objectiveID string) (*stor
 
 // getPullRequest loads the objective's pull request, locking its row until
 // the end of the transaction if lock is set.
-func (q *querier) getPullRequest(ctx context.Context, objectiveID string, lock bool) (*store.PullRequest, error) {
+func (q *querier) getPullRequest(ctx context.Context, objectiveID string, lock bool) (*domain.PullRequest, error) {
 	query := `SELECT ` + pullRequestCols + ` FROM pull_requests WHERE objective_id = $1`
 	if lock {
 		query += q.d.ForUpdate
@@ -208,10 +209,10 @@ func (q *querier) getPullRequest(ctx context.Context, objectiveID string, lock b
 
 // UpdatePullRequestState records the state the forge reports, by the
 // diagram on store.PullRequestState.
-func (q *querier) UpdatePullRequestState(ctx context.Context, p store.UpdatePullRequestStateParams) (*store.PullRequest, bool, error) {
+func (q *querier) UpdatePullRequestState(ctx context.Context, p store.UpdatePullRequestStateParams) (*domain.PullRequest, bool, error) {
 	now := store.NowOr(p.Now)
 	var (
-		out     *store.PullRequest
+		out     *domain.PullRequest
 		changed bool
 	)
 	err := q.atomically(ctx, func(q *querier) error {
@@ -226,9 +227,9 @@ func (q *querier) UpdatePullRequestState(ctx context.Context, p store.UpdatePull
 		if p.State != cur.State {
 			next.State, next.MergedAt, next.ClosedAt = p.State, nil, nil
 			switch p.State {
-			case store.PullRequestMerged:
+			case domain.PullRequestMerged:
 				next.MergedAt = &now
-			case store.PullRequestClosed:
+			case domain.PullRequestClosed:
 				next.ClosedAt = &now
 			}
 		}
@@ -240,12 +241,12 @@ func (q *querier) UpdatePullRequestState(ctx context.Context, p store.UpdatePull
 		if err := validatePullRequest(&next); err != nil {
 			return err
 		}
-		if cur.State == store.PullRequestMerged {
+		if cur.State == domain.PullRequestMerged {
 			return fmt.Errorf("a merged pull request is final: %w",
-				store.PullRequestTransitionError(cur.ObjectiveID, cur.State, next.State))
+				domain.PullRequestTransitionError(cur.ObjectiveID, cur.State, next.State))
 		}
-		if next.State != cur.State && !store.PullRequestMayMove(cur.State, next.State) {
-			return store.PullRequestTransitionError(cur.ObjectiveID, cur.State, next.State)
+		if next.State != cur.State && !domain.PullRequestMayMove(cur.State, next.State) {
+			return domain.PullRequestTransitionError(cur.ObjectiveID, cur.State, next.State)
 		}
 		if _, err := q.exec(ctx, `UPDATE pull_requests SET state = $1, head_sha = $2, merged_at = $3, closed_at = $4,
 			updated_at = $5 WHERE objective_id = $6`, next.State, next.HeadSHA, q.nt(next.MergedAt), q.nt(next.ClosedAt),
@@ -265,11 +266,11 @@ func (q *querier) UpdatePullRequestState(ctx context.Context, p store.UpdatePull
 // on review_cursor. The row is read first only to validate the record the
 // swap writes; the swap's own WHERE decides, so two callers that read the
 // same cursor cannot both win.
-func (q *querier) AdvancePullRequestCursor(ctx context.Context, p store.AdvancePullRequestCursorParams) (*store.PullRequest, error) {
+func (q *querier) AdvancePullRequestCursor(ctx context.Context, p store.AdvancePullRequestCursorParams) (*domain.PullRequest, error) {
 	what := "advance review cursor of objective " + p.ObjectiveID
 	if p.To == p.From && p.ChecksSHA == "" && !p.NewRound {
 		return nil, fmt.Errorf("%s: nothing to do: the cursor stays %q, no checks are named and no round starts: %w",
-			what, p.From, store.ErrInvalid)
+			what, p.From, domain.ErrInvalid)
 	}
 	now := store.NowOr(p.Now)
 	cur, err := q.getPullRequest(ctx, p.ObjectiveID, false)
@@ -288,10 +289,10 @@ func (q *querier) AdvancePullRequestCursor(ctx context.Context, p store.AdvanceP
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	st, err := q.statement(ctx, stmtAdvanceReviewCursor)
-	var out *store.PullRequest
+	var out *domain.PullRequest
 	if err == nil {
 		out, err = scanPullRequest(st.QueryRowContext(ctx, p.To, p.ChecksSHA, round, q.t(now), p.ObjectiveID, p.From,
-			store.PullRequestOpen))
+			domain.PullRequestOpen))
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		err = q.advanceRefused(ctx, p)
@@ -308,15 +309,15 @@ func (q *querier) advanceRefused(ctx context.Context, p store.AdvancePullRequest
 	if err != nil {
 		return err
 	}
-	stale := &store.PullRequestStaleError{ObjectiveID: p.ObjectiveID, ReviewCursor: cur.ReviewCursor, ChecksSHA: cur.ChecksSHA}
+	stale := &domain.PullRequestStaleError{ObjectiveID: p.ObjectiveID, ReviewCursor: cur.ReviewCursor, ChecksSHA: cur.ChecksSHA}
 	switch {
 	case cur.ReviewCursor != p.From:
 		stale.Reason = fmt.Sprintf("review cursor is %q, not %q: those reviews were taken", cur.ReviewCursor, p.From)
 	case p.ChecksSHA != "" && cur.ChecksSHA == p.ChecksSHA:
 		stale.Reason = "the failing checks of " + p.ChecksSHA + " were taken"
-	case p.NewRound && cur.State != store.PullRequestOpen:
-		return &store.TransitionError{Kind: "pull request of objective", ObjectiveID: p.ObjectiveID,
-			Current: string(cur.State), From: []string{string(store.PullRequestOpen)}, To: "a new round"}
+	case p.NewRound && cur.State != domain.PullRequestOpen:
+		return &domain.TransitionError{Kind: "pull request of objective", ObjectiveID: p.ObjectiveID,
+			Current: string(cur.State), From: []string{string(domain.PullRequestOpen)}, To: "a new round"}
 	default:
 		stale.Reason = "it changed while the cursor was being advanced"
 	}
@@ -325,7 +326,7 @@ func (q *querier) advanceRefused(ctx context.Context, p store.AdvancePullRequest
 
 // ListPullRequests pages through pull requests by (created_at,
 // objective_id), keeping the states asked for.
-func (q *querier) ListPullRequests(ctx context.Context, p store.ListPullRequestsParams) ([]*store.PullRequest, error) {
+func (q *querier) ListPullRequests(ctx context.Context, p store.ListPullRequestsParams) ([]*domain.PullRequest, error) {
 	args := []any{q.t(p.After.CreatedAt), p.After.ID, limit(p.Limit)}
 	states := "TRUE"
 	if len(p.States) > 0 {

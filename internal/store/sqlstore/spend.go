@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -11,33 +12,33 @@ import (
 // ObjectiveSpend sums the run reports of the objective's workorders: a
 // workorder's candidates when it has any, else its bundle (see
 // store.SpendQuerier).
-func (q *querier) ObjectiveSpend(ctx context.Context, objectiveID string) (store.Spend, error) {
+func (q *querier) ObjectiveSpend(ctx context.Context, objectiveID string) (domain.Spend, error) {
 	rows, err := q.query(ctx, `SELECT b.metadata FROM output_bundles b
 		JOIN workorders w ON w.work_order_id = b.work_order_id WHERE w.objective_id = $1
 		AND NOT EXISTS (SELECT 1 FROM candidates c WHERE c.work_order_id = b.work_order_id)`, objectiveID)
-	ms, err := collect(rows, err, func(r rowScanner) (*store.BundleMetadata, error) {
-		var m store.BundleMetadata
+	ms, err := collect(rows, err, func(r rowScanner) (*domain.BundleMetadata, error) {
+		var m domain.BundleMetadata
 		if err := r.Scan(jsonCol(&m)); err != nil {
 			return nil, err
 		}
 		return &m, nil
 	})
 	if err != nil {
-		return store.Spend{}, fmt.Errorf("spend of objective %q: %w", objectiveID, err)
+		return domain.Spend{}, fmt.Errorf("spend of objective %q: %w", objectiveID, err)
 	}
 	rows, err = q.query(ctx, `SELECT c.status, c.generator, c.report FROM candidates c
 		JOIN workorders w ON w.work_order_id = c.work_order_id WHERE w.objective_id = $1`, objectiveID)
-	cs, err := collect(rows, err, func(r rowScanner) (*store.Candidate, error) {
-		var c store.Candidate
+	cs, err := collect(rows, err, func(r rowScanner) (*domain.Candidate, error) {
+		var c domain.Candidate
 		if err := r.Scan(&c.Status, &c.Generator, jsonCol(&c.Report)); err != nil {
 			return nil, err
 		}
 		return &c, nil
 	})
 	if err != nil {
-		return store.Spend{}, fmt.Errorf("spend of objective %q: candidates: %w", objectiveID, err)
+		return domain.Spend{}, fmt.Errorf("spend of objective %q: candidates: %w", objectiveID, err)
 	}
-	var s store.Spend
+	var s domain.Spend
 	for _, m := range ms {
 		s.Add(*m)
 	}
@@ -48,7 +49,7 @@ func (q *querier) ObjectiveSpend(ctx context.Context, objectiveID string) (store
 }
 
 // SetObjectiveBudget sets budget_usd after validating the objective with it.
-func (q *querier) SetObjectiveBudget(ctx context.Context, p store.SetObjectiveBudgetParams) (*store.Objective, error) {
+func (q *querier) SetObjectiveBudget(ctx context.Context, p store.SetObjectiveBudgetParams) (*domain.Objective, error) {
 	o, err := q.GetObjective(ctx, p.ObjectiveID)
 	if err != nil {
 		return nil, fmt.Errorf("set objective budget: %w", err)

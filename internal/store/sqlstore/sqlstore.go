@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -277,7 +278,7 @@ func collect[T any](rows *sql.Rows, err error, scan func(rowScanner) (*T, error)
 // notFound maps sql.ErrNoRows to a store.NotFoundError.
 func notFound(err error, kind, id string) error {
 	if errors.Is(err, sql.ErrNoRows) {
-		return &store.NotFoundError{Kind: kind, ID: id}
+		return &domain.NotFoundError{Kind: kind, ID: id}
 	}
 	return err
 }
@@ -315,7 +316,7 @@ func insertOrGet[T any](q *querier, what string, inserted func() (*T, error), ex
 	case err == nil:
 		return row, true, nil
 	case q.d.IsUniqueViolation(err):
-		return nil, false, fmt.Errorf("%s: %w", what, store.ErrAlreadyExists)
+		return nil, false, fmt.Errorf("%s: %w", what, domain.ErrAlreadyExists)
 	case !errors.Is(err, sql.ErrNoRows):
 		return nil, false, fmt.Errorf("%s: %w", what, err)
 	}

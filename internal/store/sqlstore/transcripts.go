@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -13,8 +14,8 @@ const transcriptCols = `work_order_id, gzip, bytes, original_bytes, truncated, c
 // reads no transcript's content.
 const transcriptListCols = `work_order_id, '', bytes, original_bytes, truncated, created_at`
 
-func scanTranscript(r rowScanner) (*store.Transcript, error) {
-	var t store.Transcript
+func scanTranscript(r rowScanner) (*domain.Transcript, error) {
+	var t domain.Transcript
 	var gz []byte
 	err := r.Scan(&t.WorkOrderID, &gz, &t.Bytes, &t.OriginalBytes, &t.Truncated, timeCol(&t.CreatedAt))
 	if err != nil {
@@ -28,7 +29,7 @@ func scanTranscript(r rowScanner) (*store.Transcript, error) {
 
 // PutTranscript writes the workorder's transcript, keyed by work_order_id:
 // a second write replaces the first, never adds a row.
-func (q *querier) PutTranscript(ctx context.Context, t *store.Transcript) (*store.Transcript, error) {
+func (q *querier) PutTranscript(ctx context.Context, t *domain.Transcript) (*domain.Transcript, error) {
 	t.CreatedAt = store.NowOr(t.CreatedAt)
 	if err := t.Check(); err != nil {
 		return nil, fmt.Errorf("put transcript: %w", err)
@@ -46,7 +47,7 @@ func (q *querier) PutTranscript(ctx context.Context, t *store.Transcript) (*stor
 }
 
 // GetTranscript loads a workorder's transcript.
-func (q *querier) GetTranscript(ctx context.Context, workOrderID string) (*store.Transcript, error) {
+func (q *querier) GetTranscript(ctx context.Context, workOrderID string) (*domain.Transcript, error) {
 	t, err := scanTranscript(q.queryRow(ctx, `SELECT `+transcriptCols+` FROM transcripts WHERE work_order_id = $1`,
 		workOrderID))
 	if err != nil {
@@ -56,7 +57,7 @@ func (q *querier) GetTranscript(ctx context.Context, workOrderID string) (*store
 }
 
 // ListTranscripts pages through transcripts by (created_at, work_order_id).
-func (q *querier) ListTranscripts(ctx context.Context, p store.PageParams) ([]*store.Transcript, error) {
+func (q *querier) ListTranscripts(ctx context.Context, p store.PageParams) ([]*domain.Transcript, error) {
 	rows, err := q.query(ctx, `SELECT `+transcriptListCols+` FROM transcripts
 		WHERE (created_at, work_order_id) > ($1, $2)
 		ORDER BY created_at, work_order_id LIMIT $3`, q.t(p.After.CreatedAt), p.After.ID, limit(p.Limit))
@@ -84,10 +85,10 @@ func (q *querier) DeleteTranscript(ctx context.Context, workOrderID string) (boo
 // the reference) and, when the bundle is new, the transcript it carried, in
 // one atomic step: a bundle that existed already keeps the transcript
 // written with it.
-func (q *querier) createBundleWithTranscript(ctx context.Context, b *store.OutputBundle, tr *store.Transcript,
-	create func(q *querier, ctx context.Context, b *store.OutputBundle) (*store.OutputBundle, bool, error),
-) (*store.OutputBundle, bool, error) {
-	var stored *store.OutputBundle
+func (q *querier) createBundleWithTranscript(ctx context.Context, b *domain.OutputBundle, tr *domain.Transcript,
+	create func(q *querier, ctx context.Context, b *domain.OutputBundle) (*domain.OutputBundle, bool, error),
+) (*domain.OutputBundle, bool, error) {
+	var stored *domain.OutputBundle
 	var created bool
 	err := q.atomically(ctx, func(q *querier) error {
 		var err error

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -14,8 +15,8 @@ import (
 
 const workerTokenCols = `worker_id, token_hash, created_at, revoked_at`
 
-func scanWorkerToken(r rowScanner) (*store.WorkerToken, error) {
-	var t store.WorkerToken
+func scanWorkerToken(r rowScanner) (*domain.WorkerToken, error) {
+	var t domain.WorkerToken
 	if err := r.Scan(&t.WorkerID, &t.TokenHash, timeCol(&t.CreatedAt), nullTimeCol(&t.RevokedAt)); err != nil {
 		return nil, err
 	}
@@ -23,10 +24,10 @@ func scanWorkerToken(r rowScanner) (*store.WorkerToken, error) {
 }
 
 // CreateWorkerToken stores a token's hash for its worker.
-func (s *Store) CreateWorkerToken(ctx context.Context, t *store.WorkerToken) error {
+func (s *Store) CreateWorkerToken(ctx context.Context, t *domain.WorkerToken) error {
 	t.CreatedAt = store.NowOr(t.CreatedAt)
 	if t.RevokedAt != nil {
-		return fmt.Errorf("create worker token for %q: a new token is live: %w", t.WorkerID, store.ErrInvalid)
+		return fmt.Errorf("create worker token for %q: a new token is live: %w", t.WorkerID, domain.ErrInvalid)
 	}
 	if err := schemas.Validate(schemas.WorkerToken, t); err != nil {
 		return fmt.Errorf("create worker token: %w", err)
@@ -34,7 +35,7 @@ func (s *Store) CreateWorkerToken(ctx context.Context, t *store.WorkerToken) err
 	_, err := s.exec(ctx, `INSERT INTO worker_tokens (`+workerTokenCols+`) VALUES ($1, $2, $3, NULL)`,
 		t.WorkerID, t.TokenHash, s.t(t.CreatedAt))
 	if s.d.IsUniqueViolation(err) {
-		return fmt.Errorf("create worker token for %q: the worker has a live token, or the hash is taken: %w", t.WorkerID, store.ErrAlreadyExists)
+		return fmt.Errorf("create worker token for %q: the worker has a live token, or the hash is taken: %w", t.WorkerID, domain.ErrAlreadyExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create worker token for %q: %w", t.WorkerID, err)
@@ -43,7 +44,7 @@ func (s *Store) CreateWorkerToken(ctx context.Context, t *store.WorkerToken) err
 }
 
 // GetWorkerTokenByHash returns the live token with this hash.
-func (s *Store) GetWorkerTokenByHash(ctx context.Context, tokenHash string) (*store.WorkerToken, error) {
+func (s *Store) GetWorkerTokenByHash(ctx context.Context, tokenHash string) (*domain.WorkerToken, error) {
 	t, err := scanWorkerToken(s.queryRow(ctx, `SELECT `+workerTokenCols+` FROM worker_tokens
 		WHERE token_hash = $1 AND revoked_at IS NULL`, tokenHash))
 	if err != nil {
@@ -54,7 +55,7 @@ func (s *Store) GetWorkerTokenByHash(ctx context.Context, tokenHash string) (*st
 }
 
 // ListWorkerTokens lists every token, live and revoked, by worker.
-func (s *Store) ListWorkerTokens(ctx context.Context) ([]*store.WorkerToken, error) {
+func (s *Store) ListWorkerTokens(ctx context.Context) ([]*domain.WorkerToken, error) {
 	rows, err := s.query(ctx, `SELECT `+workerTokenCols+` FROM worker_tokens ORDER BY worker_id, created_at, token_hash`)
 	out, err := collect(rows, err, scanWorkerToken)
 	if err != nil {
@@ -75,7 +76,7 @@ func (s *Store) RevokeWorkerToken(ctx context.Context, workerID string, now time
 		return fmt.Errorf("revoke worker token of %q: %w", workerID, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("revoke worker token: %w", &store.NotFoundError{Kind: "live worker token of", ID: workerID})
+		return fmt.Errorf("revoke worker token: %w", &domain.NotFoundError{Kind: "live worker token of", ID: workerID})
 	}
 	return nil
 }

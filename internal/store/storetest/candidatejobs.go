@@ -7,12 +7,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
 
 // CandidateJob returns a valid QUEUED job of candidate k of workorder wo.
-func CandidateJob(wo string, k int) *store.Job {
+func CandidateJob(wo string, k int) *domain.Job {
 	j := Job(wo)
 	j.Candidate = k
 	return j
@@ -23,7 +24,7 @@ func CandidateJob(wo string, k int) *store.Job {
 func testCandidateJobs(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	own := createJob(t, s, "wo-1")
-	var cands []*store.Job
+	var cands []*domain.Job
 	for k := 1; k <= 3; k++ {
 		c, created, err := s.CreateJob(ctx, CandidateJob("wo-1", k))
 		require.NoError(t, err)
@@ -48,16 +49,16 @@ func testCandidateJobs(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Equal(t, cands[2], got)
 	_, err = s.GetCandidateJob(ctx, "wo-1", 4)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	_, err = s.GetCandidateJob(ctx, "wo-2", 1)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	all, err := s.ListJobs(ctx, store.ListJobsParams{WorkOrderID: "wo-1"})
 	require.NoError(t, err)
 	require.Len(t, all, 4)
 
 	// A candidate's job without its workorder, or with a number out of
 	// range, is refused and writes nothing.
-	for _, bad := range []*store.Job{CandidateJob("", 1), CandidateJob("wo-3", 21), CandidateJob("wo-3", -1)} {
+	for _, bad := range []*domain.Job{CandidateJob("", 1), CandidateJob("wo-3", 21), CandidateJob("wo-3", -1)} {
 		_, _, err := s.CreateJob(ctx, bad)
 		var ve *schemas.ValidationError
 		require.ErrorAs(t, err, &ve, "candidate %d of %q", bad.Candidate, bad.WorkOrderID)
@@ -73,7 +74,7 @@ func testCandidateJobs(t *testing.T, s store.Store) {
 	require.Equal(t, 1, st.Job.Candidate)
 	res, err := s.SettleJobAttempt(ctx, settleParams(st, T0))
 	require.NoError(t, err)
-	require.Equal(t, store.JobSucceeded, res.Job.Status)
+	require.Equal(t, domain.JobSucceeded, res.Job.Status)
 	require.Equal(t, 1, res.Job.Candidate)
 }
 

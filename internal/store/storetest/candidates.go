@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -25,7 +25,7 @@ func exerciseCandidates(t *testing.T, open func(t testing.TB) store.Store) {
 
 // CandidateWorkOrder stores a scheduled objective's workorder for
 // candidates to hang on.
-func CandidateWorkOrder(t testing.TB, s store.Querier, objectiveID string) *store.WorkOrder {
+func CandidateWorkOrder(t testing.TB, s store.Querier, objectiveID string) *domain.WorkOrder {
 	t.Helper()
 	wo, _, err := s.CreateWorkOrder(context.Background(), Scheduled(t, s, objectiveID))
 	require.NoError(t, err)
@@ -34,18 +34,18 @@ func CandidateWorkOrder(t testing.TB, s store.Querier, objectiveID string) *stor
 
 // Candidate returns a valid DONE candidate of workOrderID that passed
 // passed of two gate commands.
-func Candidate(workOrderID string, attempt, passed int) *store.Candidate {
+func Candidate(workOrderID string, attempt, passed int) *domain.Candidate {
 	lines := 2 * attempt
 	done := T0.Add(time.Duration(attempt) * time.Minute)
-	gates := []store.CandidateGateResult{
+	gates := []domain.CandidateGateResult{
 		{Command: "go build ./...", Passed: passed >= 1, Detail: "exit 0"},
 		{Command: "go test ./...", Passed: passed >= 2, Detail: "exit 1: --- FAIL: TestX"},
 	}
-	return &store.Candidate{WorkOrderID: workOrderID, Attempt: attempt, Generator: "command",
-		Status: store.CandidateDone, RunnerStatus: store.RunnerOK,
+	return &domain.Candidate{WorkOrderID: workOrderID, Attempt: attempt, Generator: "command",
+		Status: domain.CandidateDone, RunnerStatus: domain.RunnerOK,
 		Patch:     fmt.Sprintf("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-x\n+y%d\n", attempt),
 		DiffLines: &lines, GateResults: gates, CommandsPassed: passed,
-		Report:     &runreport.Report{Model: "m", CostUSD: usd(0.25), Tokens: &runreport.Tokens{Input: 10, Output: 2}},
+		Report:     &domain.RunReport{Model: "m", CostUSD: usd(0.25), Tokens: &domain.Tokens{Input: 10, Output: 2}},
 		FinishedAt: &done, CreatedAt: T0, UpdatedAt: done}
 }
 
@@ -54,15 +54,15 @@ func testCandidates(t *testing.T, s store.Store) {
 	wo := CandidateWorkOrder(t, s, "obj-c")
 	id := wo.WorkOrderID
 
-	running := &store.Candidate{WorkOrderID: id, Attempt: 2, Generator: "command", Status: store.CandidateRunning,
+	running := &domain.Candidate{WorkOrderID: id, Attempt: 2, Generator: "command", Status: domain.CandidateRunning,
 		CreatedAt: T0, UpdatedAt: T0}
 	stored, err := s.PutCandidate(ctx, running)
 	require.NoError(t, err)
-	require.Equal(t, []store.CandidateGateResult{}, stored.GateResults, "no gate results read back as an empty list")
+	require.Equal(t, []domain.CandidateGateResult{}, stored.GateResults, "no gate results read back as an empty list")
 	first := Candidate(id, 1, 2)
 	one, err := s.PutCandidate(ctx, first)
 	require.NoError(t, err)
-	require.Equal(t, store.PatchSHA256(first.Patch), one.PatchSHA256, "the patch's hash is filled in")
+	require.Equal(t, domain.PatchSHA256(first.Patch), one.PatchSHA256, "the patch's hash is filled in")
 	got, err := s.GetCandidate(ctx, id, 1)
 	require.NoError(t, err)
 	require.Equal(t, one, got)
@@ -73,21 +73,21 @@ func testCandidates(t *testing.T, s store.Store) {
 	two, err := s.PutCandidate(ctx, finished)
 	require.NoError(t, err)
 	require.Equal(t, T0, two.CreatedAt, "a replaced candidate keeps its created_at")
-	require.Equal(t, store.CandidateDone, two.Status)
+	require.Equal(t, domain.CandidateDone, two.Status)
 	list, err := s.ListCandidates(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, []*store.Candidate{one, two}, list, "by attempt, the replacement in place")
+	require.Equal(t, []*domain.Candidate{one, two}, list, "by attempt, the replacement in place")
 
 	_, err = s.GetCandidate(ctx, id, 7)
-	var nf *store.NotFoundError
+	var nf *domain.NotFoundError
 	require.ErrorAs(t, err, &nf)
 	_, err = s.PutCandidate(ctx, Candidate("wo-nope", 1, 0))
 	require.ErrorAs(t, err, &nf, "an unknown workorder")
 	_, err = s.ChooseCandidate(ctx, store.ChooseCandidateParams{WorkOrderID: id, Attempt: 7})
 	require.ErrorAs(t, err, &nf, "an unknown candidate")
 
-	_, err = s.PutCandidate(ctx, &store.Candidate{WorkOrderID: id, Attempt: 3, Generator: "openai",
-		Status: store.CandidateRunning, CreatedAt: T0, UpdatedAt: T0})
+	_, err = s.PutCandidate(ctx, &domain.Candidate{WorkOrderID: id, Attempt: 3, Generator: "openai",
+		Status: domain.CandidateRunning, CreatedAt: T0, UpdatedAt: T0})
 	require.NoError(t, err)
 	_, err = s.ChooseCandidate(ctx, store.ChooseCandidateParams{WorkOrderID: id, Attempt: 3, Why: "too early"})
 	requireViolation(t, err, "/status")
@@ -110,11 +110,11 @@ func testCandidates(t *testing.T, s store.Store) {
 	before, err := s.ListCandidates(ctx, id)
 	require.NoError(t, err)
 	_, err = s.ChooseCandidate(ctx, store.ChooseCandidateParams{WorkOrderID: id, Attempt: 2})
-	require.ErrorIs(t, err, store.ErrCandidatesSettled)
+	require.ErrorIs(t, err, domain.ErrCandidatesSettled)
 	_, err = s.PutCandidate(ctx, Candidate(id, 2, 2))
-	require.ErrorIs(t, err, store.ErrCandidatesSettled, "a settled candidate is not replaced")
+	require.ErrorIs(t, err, domain.ErrCandidatesSettled, "a settled candidate is not replaced")
 	_, err = s.PutCandidate(ctx, Candidate(id, 4, 2))
-	require.ErrorIs(t, err, store.ErrCandidatesSettled, "a settled workorder takes no new candidate")
+	require.ErrorIs(t, err, domain.ErrCandidatesSettled, "a settled workorder takes no new candidate")
 	after, err := s.ListCandidates(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, before, after, "refused writes change nothing")
@@ -135,18 +135,18 @@ func testInvalidCandidates(t *testing.T, s store.Store) {
 	for _, tc := range []struct {
 		name    string
 		pointer string
-		mutate  func(c *store.Candidate)
+		mutate  func(c *domain.Candidate)
 	}{
-		{"hostile workorder id", "/work_order_id", func(c *store.Candidate) { c.WorkOrderID = "../" + id }},
-		{"attempt zero", "/attempt", func(c *store.Candidate) { c.Attempt = 0 }},
-		{"attempt past the bound", "/attempt", func(c *store.Candidate) { c.Attempt = store.MaxAttempts + 1 }},
-		{"unknown generator", "/generator", func(c *store.Candidate) { c.Generator = "oracle" }},
-		{"unknown status", "/status", func(c *store.Candidate) { c.Status = "WON" }},
-		{"control in a gate detail", "/gate_results/1/detail", func(c *store.Candidate) { c.GateResults[1].Detail = "x\x1b[2J" }},
-		{"empty gate command", "/gate_results/0/command", func(c *store.Candidate) { c.GateResults[0].Command = "" }},
-		{"why on two lines", "/why", func(c *store.Candidate) { c.Why = "won\nreally" }},
-		{"negative diff size", "/diff_lines", func(c *store.Candidate) { n := -1; c.DiffLines = &n }},
-		{"patch past 4 MiB", "/patch", func(c *store.Candidate) { c.Patch = strings.Repeat("x", 4<<20+1) }},
+		{"hostile workorder id", "/work_order_id", func(c *domain.Candidate) { c.WorkOrderID = "../" + id }},
+		{"attempt zero", "/attempt", func(c *domain.Candidate) { c.Attempt = 0 }},
+		{"attempt past the bound", "/attempt", func(c *domain.Candidate) { c.Attempt = domain.MaxAttempts + 1 }},
+		{"unknown generator", "/generator", func(c *domain.Candidate) { c.Generator = "oracle" }},
+		{"unknown status", "/status", func(c *domain.Candidate) { c.Status = "WON" }},
+		{"control in a gate detail", "/gate_results/1/detail", func(c *domain.Candidate) { c.GateResults[1].Detail = "x\x1b[2J" }},
+		{"empty gate command", "/gate_results/0/command", func(c *domain.Candidate) { c.GateResults[0].Command = "" }},
+		{"why on two lines", "/why", func(c *domain.Candidate) { c.Why = "won\nreally" }},
+		{"negative diff size", "/diff_lines", func(c *domain.Candidate) { n := -1; c.DiffLines = &n }},
+		{"patch past 4 MiB", "/patch", func(c *domain.Candidate) { c.Patch = strings.Repeat("x", 4<<20+1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Candidate(id, 1, 2)
@@ -158,12 +158,12 @@ func testInvalidCandidates(t *testing.T, s store.Store) {
 	wrongHash := Candidate(id, 1, 2)
 	wrongHash.PatchSHA256 = strings.Repeat("0", 64)
 	_, err := s.PutCandidate(ctx, wrongHash)
-	require.ErrorIs(t, err, store.ErrInvalid)
+	require.ErrorIs(t, err, domain.ErrInvalid)
 	require.Contains(t, err.Error(), "/patch_sha256")
 	chosen := Candidate(id, 1, 2)
 	chosen.Chosen = true
 	_, err = s.PutCandidate(ctx, chosen)
-	require.ErrorIs(t, err, store.ErrInvalid, "only ChooseCandidate chooses")
+	require.ErrorIs(t, err, domain.ErrInvalid, "only ChooseCandidate chooses")
 	require.Contains(t, err.Error(), "/chosen")
 
 	list, err := s.ListCandidates(ctx, id)
@@ -208,7 +208,7 @@ func testConcurrentChoice(t *testing.T, s store.Store) {
 				winner = a
 				continue
 			}
-			require.True(t, errors.Is(errs[a], store.ErrCandidatesSettled), "attempt %d: %v", a, errs[a])
+			require.True(t, errors.Is(errs[a], domain.ErrCandidatesSettled), "attempt %d: %v", a, errs[a])
 		}
 		require.NotZero(t, winner, "one choice must win")
 		list, err := s.ListCandidates(ctx, id)
@@ -237,13 +237,13 @@ func testObjectiveAttempts(t *testing.T, s store.Store) {
 	got, err = s.GetObjective(ctx, "obj-plain")
 	require.NoError(t, err)
 	require.Nil(t, got.Attempts, "absent attempts read back absent")
-	for _, n := range []int{0, store.MaxAttempts + 1} {
+	for _, n := range []int{0, domain.MaxAttempts + 1} {
 		bad := Objective("obj-bad")
 		bad.Attempts = &n
 		requireViolation(t, s.CreateObjective(ctx, bad), "/attempts")
 	}
 	_, err = s.GetObjective(ctx, "obj-bad")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 }
 
 // A candidate that ended keeps how it ended: a run finishing after the
@@ -252,13 +252,13 @@ func testObjectiveAttempts(t *testing.T, s store.Store) {
 func testCandidateFinished(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	id := CandidateWorkOrder(t, s, "obj-cf").WorkOrderID
-	running := func(attempt int) *store.Candidate {
-		return &store.Candidate{WorkOrderID: id, Attempt: attempt, Generator: "command", Status: store.CandidateRunning,
+	running := func(attempt int) *domain.Candidate {
+		return &domain.Candidate{WorkOrderID: id, Attempt: attempt, Generator: "command", Status: domain.CandidateRunning,
 			CreatedAt: T0, UpdatedAt: T0}
 	}
-	cancelled := func(attempt int) *store.Candidate {
+	cancelled := func(attempt int) *domain.Candidate {
 		c := running(attempt)
-		c.Status, c.Why = store.CandidateCancelled, "cancelled while it ran"
+		c.Status, c.Why = domain.CandidateCancelled, "cancelled while it ran"
 		return c
 	}
 	_, err := s.PutCandidate(ctx, running(1))
@@ -266,14 +266,14 @@ func testCandidateFinished(t *testing.T, s store.Store) {
 	_, err = s.PutCandidate(ctx, cancelled(1))
 	require.NoError(t, err)
 	_, err = s.PutCandidate(ctx, Candidate(id, 1, 2))
-	require.ErrorIs(t, err, store.ErrCandidateFinished)
+	require.ErrorIs(t, err, domain.ErrCandidateFinished)
 	_, err = s.PutCandidate(ctx, running(1))
-	require.ErrorIs(t, err, store.ErrCandidateFinished, "an ended candidate does not run again")
+	require.ErrorIs(t, err, domain.ErrCandidateFinished, "an ended candidate does not run again")
 	_, err = s.PutCandidate(ctx, cancelled(1))
 	require.NoError(t, err, "the same ending again")
 	got, err := s.GetCandidate(ctx, id, 1)
 	require.NoError(t, err)
-	require.Equal(t, store.CandidateCancelled, got.Status)
+	require.Equal(t, domain.CandidateCancelled, got.Status)
 
 	// Racing: whichever commits first says how it ended; the other is refused.
 	for attempt := 2; attempt <= 9; attempt++ {
@@ -281,14 +281,14 @@ func testCandidateFinished(t *testing.T, s store.Store) {
 		require.NoError(t, err)
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
-		for i, c := range []*store.Candidate{Candidate(id, attempt, 2), cancelled(attempt)} {
+		for i, c := range []*domain.Candidate{Candidate(id, attempt, 2), cancelled(attempt)} {
 			wg.Go(func() { _, errs[i] = s.PutCandidate(ctx, c) })
 		}
 		wg.Wait()
 		got, err := s.GetCandidate(ctx, id, attempt)
 		require.NoError(t, err)
-		loser := map[string]int{store.CandidateDone: 1, store.CandidateCancelled: 0}[got.Status]
+		loser := map[string]int{domain.CandidateDone: 1, domain.CandidateCancelled: 0}[got.Status]
 		require.NoError(t, errs[1-loser], "attempt %d: the write that stands", attempt)
-		require.ErrorIs(t, errs[loser], store.ErrCandidateFinished, "attempt %d ended %s", attempt, got.Status)
+		require.ErrorIs(t, errs[loser], domain.ErrCandidateFinished, "attempt %d ended %s", attempt, got.Status)
 	}
 }

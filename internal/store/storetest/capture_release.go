@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -19,7 +20,7 @@ func captureReadySeqs(t *testing.T, s store.Querier, id string) map[int64]bool {
 	require.NoError(t, err)
 	out := map[int64]bool{}
 	for _, e := range evs {
-		if e.EventType == store.EventCaptureReady && e.SubjectID == id {
+		if e.EventType == domain.EventCaptureReady && e.SubjectID == id {
 			out[e.TransitionSeq] = e.Processed
 		}
 	}
@@ -31,7 +32,7 @@ func testReleaseCaptures(t *testing.T, s store.Store) {
 	createCaptures(t, s, "cap-1", "cap-2", "cap-3", "cap-4")
 	first, _, err := store.EmitCaptureReady(ctx, s, "cap-1", T0)
 	require.NoError(t, err)
-	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: first.EventID, Reason: store.ReasonScheduled, Now: T0})
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: first.EventID, Reason: domain.ReasonScheduled, Now: T0})
 	require.NoError(t, err)
 	require.NoError(t, s.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: "wo-1",
 		CaptureBufferIDs: []string{"cap-1", "cap-2", "cap-3"}, Now: T0}))
@@ -39,7 +40,7 @@ func testReleaseCaptures(t *testing.T, s store.Store) {
 	_, err = s.ProcessCapture(ctx, store.ProcessCaptureParams{CaptureBufferID: "cap-3", WorkOrderID: "wo-1",
 		ObjectiveIDs: []string{"obj-3"}, Now: T0})
 	require.NoError(t, err)
-	release := func(wo string, at time.Duration, ids ...string) []*store.Event {
+	release := func(wo string, at time.Duration, ids ...string) []*domain.Event {
 		t.Helper()
 		evs, err := s.ReleaseCaptures(ctx, store.ReleaseCapturesParams{WorkOrderID: wo, CaptureBufferIDs: ids, Now: T0.Add(at)})
 		require.NoError(t, err)
@@ -54,7 +55,7 @@ func testReleaseCaptures(t *testing.T, s store.Store) {
 		id  string
 		seq int64
 	}{{"cap-1", 1}, {"cap-2", 0}} {
-		require.Equal(t, store.EventCaptureReady, evs[i].EventType)
+		require.Equal(t, domain.EventCaptureReady, evs[i].EventType)
 		require.Equal(t, want.id, evs[i].SubjectID)
 		require.Equal(t, want.seq, evs[i].TransitionSeq, "%s: one past its last CAPTURE_READY event", want.id)
 		require.False(t, evs[i].Processed)
@@ -75,7 +76,7 @@ func testReleaseCaptures(t *testing.T, s store.Store) {
 		require.Equal(t, wo, c.WorkOrderID, id)
 		require.Equal(t, T0, c.UpdatedAt, "%s is not touched", id)
 	}
-	require.Equal(t, store.CaptureProcessed, mustCapture(t, s, "cap-3").Status)
+	require.Equal(t, domain.CaptureProcessed, mustCapture(t, s, "cap-3").Status)
 
 	// A second release (a retried gate) finds nothing to release.
 	require.Empty(t, release("wo-1", 2*time.Hour, "cap-1", "cap-2", "cap-3"))
@@ -114,7 +115,7 @@ func testReleaseCapturesInTx(t *testing.T, s store.Store) {
 	require.Empty(t, captureReadySeqs(t, s, "cap-1"))
 }
 
-func mustCapture(t *testing.T, s store.Querier, id string) *store.CaptureBuffer {
+func mustCapture(t *testing.T, s store.Querier, id string) *domain.CaptureBuffer {
 	t.Helper()
 	c, err := s.GetCaptureBuffer(context.Background(), id)
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -52,7 +53,7 @@ func testUntakenCaptures(t *testing.T, s store.Store) {
 		require.NoError(t, s.CreateCaptureBuffer(ctx, Capture(c.id, T0.Add(c.at))))
 	}
 	done := Capture("cap-done", T0)
-	done.Status, done.ObjectiveIDs = store.CaptureProcessed, []string{"obj-1"}
+	done.Status, done.ObjectiveIDs = domain.CaptureProcessed, []string{"obj-1"}
 	require.NoError(t, s.CreateCaptureBuffer(ctx, done))
 	got, err := s.GetCaptureBuffer(ctx, "cap-done")
 	require.NoError(t, err)
@@ -66,7 +67,7 @@ func testUntakenCaptures(t *testing.T, s store.Store) {
 
 	page, err := s.ListUntakenCaptures(ctx, 1)
 	require.NoError(t, err)
-	require.Equal(t, []*store.CaptureBuffer{Capture("cap-a", T0)}, page, "the record comes back as written")
+	require.Equal(t, []*domain.CaptureBuffer{Capture("cap-a", T0)}, page, "the record comes back as written")
 }
 
 func testTakeCaptures(t *testing.T, s store.Store) {
@@ -84,9 +85,9 @@ func testTakeCaptures(t *testing.T, s store.Store) {
 
 	// wo-2 asks for a free capture and one wo-1 holds: it gets neither.
 	err = take("wo-2", "cap-3", "cap-2")
-	var te *store.TransitionError
+	var te *domain.TransitionError
 	require.ErrorAs(t, err, &te)
-	require.ErrorIs(t, err, store.ErrInvalidTransition)
+	require.ErrorIs(t, err, domain.ErrInvalidTransition)
 	require.Equal(t, "cap-2", te.ObjectiveID)
 	require.Contains(t, err.Error(), "capture cap-2")
 	require.Contains(t, err.Error(), "wo-1")
@@ -105,9 +106,9 @@ func testTakeCaptures(t *testing.T, s store.Store) {
 	// A processed capture cannot be taken, even by its own workorder.
 	_, err = s.ProcessCapture(ctx, store.ProcessCaptureParams{CaptureBufferID: "cap-1", WorkOrderID: "wo-1"})
 	require.NoError(t, err)
-	require.ErrorIs(t, take("wo-1", "cap-4", "cap-1"), store.ErrInvalidTransition)
+	require.ErrorIs(t, take("wo-1", "cap-4", "cap-1"), domain.ErrInvalidTransition)
 	require.Equal(t, []string{"cap-4"}, untaken(t, s, 0))
-	require.ErrorIs(t, take("wo-1", "cap-4", "nope"), store.ErrNotFound)
+	require.ErrorIs(t, take("wo-1", "cap-4", "nope"), domain.ErrNotFound)
 	require.Equal(t, []string{"cap-4"}, untaken(t, s, 0))
 
 	// A workorder id the schema refuses is refused before anything is written.
@@ -124,7 +125,7 @@ func testTakeCapturesInTx(t *testing.T, s store.Store) {
 	require.NoError(t, s.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: "wo-1", CaptureBufferIDs: []string{"cap-2"}}))
 	require.NoError(t, s.InTx(ctx, func(q store.Querier) error {
 		err := q.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: "wo-2", CaptureBufferIDs: []string{"cap-1", "cap-2"}})
-		require.ErrorIs(t, err, store.ErrInvalidTransition)
+		require.ErrorIs(t, err, domain.ErrInvalidTransition)
 		require.Equal(t, []string{"cap-1", "cap-3"}, untaken(t, q, 0), "nothing taken inside the transaction")
 		return q.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: "wo-2", CaptureBufferIDs: []string{"cap-1"}})
 	}))
@@ -138,30 +139,30 @@ func testProcessCapture(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	createCaptures(t, s, "cap-1", "cap-2", "cap-3")
 	require.NoError(t, s.TakeCaptures(ctx, store.TakeCapturesParams{WorkOrderID: "wo-1", CaptureBufferIDs: []string{"cap-1", "cap-2"}, Now: T0}))
-	process := func(id, wo string, objectives ...string) (*store.CaptureBuffer, error) {
+	process := func(id, wo string, objectives ...string) (*domain.CaptureBuffer, error) {
 		return s.ProcessCapture(ctx, store.ProcessCaptureParams{CaptureBufferID: id, WorkOrderID: wo,
 			ObjectiveIDs: objectives, Now: T0.Add(time.Hour)})
 	}
 
 	_, err := process("cap-1", "wo-2", "obj-x")
-	require.ErrorIs(t, err, store.ErrInvalidTransition, "another workorder's capture")
+	require.ErrorIs(t, err, domain.ErrInvalidTransition, "another workorder's capture")
 	_, err = process("cap-3", "wo-1", "obj-x")
-	require.ErrorIs(t, err, store.ErrInvalidTransition, "an untaken capture")
+	require.ErrorIs(t, err, domain.ErrInvalidTransition, "an untaken capture")
 	_, err = process("cap-1", "wo-1", "../obj")
 	requireViolation(t, err, "/objective_ids/0")
 	_, err = process("nope", "wo-1")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	for _, id := range []string{"cap-1", "cap-3"} {
 		c, err := s.GetCaptureBuffer(ctx, id)
 		require.NoError(t, err)
-		require.Equal(t, store.CapturePending, c.Status, "refused processing changes nothing")
+		require.Equal(t, domain.CapturePending, c.Status, "refused processing changes nothing")
 		require.Nil(t, c.ObjectiveIDs)
 	}
 
 	done, err := process("cap-1", "wo-1", "obj-1", "obj-2")
 	require.NoError(t, err)
 	want := Capture("cap-1", T0)
-	want.Status, want.WorkOrderID, want.ObjectiveIDs, want.UpdatedAt = store.CaptureProcessed, "wo-1", []string{"obj-1", "obj-2"}, T0.Add(time.Hour)
+	want.Status, want.WorkOrderID, want.ObjectiveIDs, want.UpdatedAt = domain.CaptureProcessed, "wo-1", []string{"obj-1", "obj-2"}, T0.Add(time.Hour)
 	require.Equal(t, want, done)
 	got, err := s.GetCaptureBuffer(ctx, "cap-1")
 	require.NoError(t, err)
@@ -172,7 +173,7 @@ func testProcessCapture(t *testing.T, s store.Store) {
 	require.NoError(t, err, "processing again by the same workorder is a no-op")
 	require.Equal(t, want, again, "the first processing is kept")
 	_, err = process("cap-1", "wo-2")
-	require.ErrorIs(t, err, store.ErrInvalidTransition)
+	require.ErrorIs(t, err, domain.ErrInvalidTransition)
 
 	// A capture that became no objective is processed with an empty list.
 	none, err := process("cap-2", "wo-1")

@@ -8,13 +8,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
 // Capture returns a valid PENDING capture taken at.
-func Capture(id string, at time.Time) *store.CaptureBuffer {
-	return &store.CaptureBuffer{CaptureBufferID: id, Source: "test", Content: "Capture " + id,
-		Status: store.CapturePending, CreatedAt: at, UpdatedAt: at}
+func Capture(id string, at time.Time) *domain.CaptureBuffer {
+	return &domain.CaptureBuffer{CaptureBufferID: id, Source: "test", Content: "Capture " + id,
+		Status: domain.CapturePending, CreatedAt: at, UpdatedAt: at}
 }
 
 // exerciseCaptures: capture readiness. One CAPTURE_READY event per capture,
@@ -52,7 +53,7 @@ func exerciseCaptures(t *testing.T, open func(t testing.TB) store.Store) {
 		wg.Wait()
 		require.Equal(t, 1, created, "exactly one emitter creates the event")
 		require.Len(t, ids, 1, "every emitter is handed the same event")
-		evs, err := s.ListEvents(ctx, store.ListEventsParams{EventType: store.EventCaptureReady, SubjectID: "cap-1"})
+		evs, err := s.ListEvents(ctx, store.ListEventsParams{EventType: domain.EventCaptureReady, SubjectID: "cap-1"})
 		require.NoError(t, err)
 		require.Len(t, evs, 1)
 		require.Equal(t, store.CaptureReadySeq, evs[0].TransitionSeq)
@@ -79,16 +80,16 @@ func exerciseCaptures(t *testing.T, open func(t testing.TB) store.Store) {
 			id     string
 			at     time.Duration
 			status string
-		}{{"cap-c", time.Second, store.CapturePending}, {"cap-a", 0, store.CapturePending},
-			{"cap-e", 3 * time.Second, store.CapturePending}, {"cap-b", time.Second, store.CapturePending},
-			{"cap-d", 2 * time.Second, store.CapturePending}, {"cap-done", 0, store.CaptureProcessed}} {
+		}{{"cap-c", time.Second, domain.CapturePending}, {"cap-a", 0, domain.CapturePending},
+			{"cap-e", 3 * time.Second, domain.CapturePending}, {"cap-b", time.Second, domain.CapturePending},
+			{"cap-d", 2 * time.Second, domain.CapturePending}, {"cap-done", 0, domain.CaptureProcessed}} {
 			cb := Capture(c.id, T0.Add(c.at))
 			cb.Status = c.status
 			require.NoError(t, s.CreateCaptureBuffer(ctx, cb))
 		}
 		all := func() []string {
 			var ids []string
-			var after store.Cursor
+			var after domain.Cursor
 			for pages := 0; ; pages++ {
 				require.Less(t, pages, 10, "the pages end")
 				page, err := s.ListCapturesWithoutEvent(ctx, store.PageParams{After: after, Limit: 2})
@@ -101,7 +102,7 @@ func exerciseCaptures(t *testing.T, open func(t testing.TB) store.Store) {
 					ids = append(ids, c.CaptureBufferID)
 				}
 				last := page[len(page)-1]
-				after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.CaptureBufferID}
+				after = domain.Cursor{CreatedAt: last.CreatedAt, ID: last.CaptureBufferID}
 			}
 		}
 		require.Equal(t, []string{"cap-a", "cap-b", "cap-c", "cap-d", "cap-e"}, all())

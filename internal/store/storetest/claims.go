@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -27,7 +28,7 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		_, ok, err = s.AcquireClaim(ctx, acquire("ev-1", "w2", T0.Add(59*time.Second)))
 		require.NoError(t, err, "a live claim is a skip, not an error")
 		require.False(t, ok)
-		got, err := s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		got, err := s.GetClaim(ctx, domain.ResourceEvent, "ev-1")
 		require.NoError(t, err)
 		require.Equal(t, c, got, "a failed acquisition changes nothing")
 	})
@@ -53,7 +54,7 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		require.Equal(t, T0.Add(80*time.Second), r.LeaseExpiresAt)
 		require.Equal(t, T0.Add(20*time.Second), r.HeartbeatAt)
 		_, err = s.RenewClaim(ctx, renew(c, T0.Add(21*time.Second)))
-		require.ErrorIs(t, err, store.ErrLeaseLost, "the old version no longer swaps")
+		require.ErrorIs(t, err, domain.ErrLeaseLost, "the old version no longer swaps")
 	})
 
 	t.Run("Renew_StaleHolderAfterTakeoverLosesLease", func(t *testing.T) {
@@ -65,11 +66,11 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		require.True(t, ok)
 
 		_, err = s.RenewClaim(ctx, renew(stale, T0.Add(2*time.Minute+time.Second)))
-		var lost *store.LeaseLostError
+		var lost *domain.LeaseLostError
 		require.ErrorAs(t, err, &lost)
 		require.Equal(t, "w2", lost.HolderID)
 		require.Equal(t, stale.ClaimVersion+1, lost.HolderVersion)
-		got, err := s.GetClaim(ctx, store.ResourceEvent, "wo-1")
+		got, err := s.GetClaim(ctx, domain.ResourceEvent, "wo-1")
 		require.NoError(t, err)
 		require.Equal(t, "w2", got.OwnerID)
 	})
@@ -79,14 +80,14 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		c, _, err := s.AcquireClaim(ctx, acquire("ev-1", "w1", T0))
 		require.NoError(t, err)
 		for _, p := range []store.ReleaseClaimParams{
-			{ResourceType: store.ResourceEvent, ResourceID: "ev-1", OwnerID: "w2", ClaimVersion: c.ClaimVersion, Now: T0},
-			{ResourceType: store.ResourceEvent, ResourceID: "ev-1", OwnerID: "w1", ClaimVersion: c.ClaimVersion + 7, Now: T0},
-			{ResourceType: store.ResourceEvent, ResourceID: "ev-404", OwnerID: "w1", ClaimVersion: 1, Now: T0},
+			{ResourceType: domain.ResourceEvent, ResourceID: "ev-1", OwnerID: "w2", ClaimVersion: c.ClaimVersion, Now: T0},
+			{ResourceType: domain.ResourceEvent, ResourceID: "ev-1", OwnerID: "w1", ClaimVersion: c.ClaimVersion + 7, Now: T0},
+			{ResourceType: domain.ResourceEvent, ResourceID: "ev-404", OwnerID: "w1", ClaimVersion: 1, Now: T0},
 		} {
 			_, err := s.ReleaseClaim(ctx, p)
-			require.ErrorIs(t, err, store.ErrNotHolder)
+			require.ErrorIs(t, err, domain.ErrNotHolder)
 		}
-		got, err := s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		got, err := s.GetClaim(ctx, domain.ResourceEvent, "ev-1")
 		require.NoError(t, err)
 		require.Equal(t, c, got)
 	})
@@ -95,14 +96,14 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		s, ctx := open(t), context.Background()
 		c, _, err := s.AcquireClaim(ctx, acquire("ev-1", "w1", T0))
 		require.NoError(t, err)
-		rel, err := s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceEvent, ResourceID: "ev-1",
+		rel, err := s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: domain.ResourceEvent, ResourceID: "ev-1",
 			OwnerID: "w1", ClaimVersion: c.ClaimVersion, Now: T0.Add(time.Second)})
 		require.NoError(t, err)
 		require.False(t, rel.Live(T0.Add(time.Second)))
 		require.Equal(t, c.ClaimVersion+1, rel.ClaimVersion)
-		_, err = s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: store.ResourceEvent, ResourceID: "ev-1",
+		_, err = s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: domain.ResourceEvent, ResourceID: "ev-1",
 			OwnerID: "w1", ClaimVersion: rel.ClaimVersion, Now: T0.Add(time.Second)})
-		require.ErrorIs(t, err, store.ErrNotHolder, "a released claim cannot be released again")
+		require.ErrorIs(t, err, domain.ErrNotHolder, "a released claim cannot be released again")
 
 		next, ok, err := s.AcquireClaim(ctx, acquire("ev-1", "w2", T0.Add(time.Second)))
 		require.NoError(t, err)
@@ -135,9 +136,9 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 			_, _, err := q.CreateWorkOrder(ctx, wo)
 			return err
 		})
-		require.ErrorIs(t, err, store.ErrLeaseLost)
+		require.ErrorIs(t, err, domain.ErrLeaseLost)
 		_, err = s.GetWorkOrderByEvent(ctx, wo.EventID)
-		require.ErrorIs(t, err, store.ErrNotFound, "the fenced write did not happen")
+		require.ErrorIs(t, err, domain.ErrNotFound, "the fenced write did not happen")
 
 		err = s.InTx(ctx, func(q store.Querier) error {
 			if err := q.CheckFence(ctx, fenceOf(fresh)); err != nil {
@@ -151,9 +152,9 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		require.NoError(t, err)
 
 		err = s.InTx(ctx, func(q store.Querier) error {
-			return q.CheckFence(ctx, store.Fence{ResourceType: store.ResourceEvent, ResourceID: "never", OwnerID: "w1", ClaimVersion: 1})
+			return q.CheckFence(ctx, store.Fence{ResourceType: domain.ResourceEvent, ResourceID: "never", OwnerID: "w1", ClaimVersion: 1})
 		})
-		require.ErrorIs(t, err, store.ErrLeaseLost, "no claim, no write")
+		require.ErrorIs(t, err, domain.ErrLeaseLost, "no claim, no write")
 	})
 
 	t.Run("Fence_SameOwnerOlderVersionIsRefused", func(t *testing.T) {
@@ -177,7 +178,7 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 			p.ResourceType, p.ResourceID, p.OwnerID, p.ClaimVersion = held.ResourceType, held.ResourceID, held.OwnerID, held.ClaimVersion
 			_, err := s.RenewClaim(ctx, p)
 			require.Error(t, err, name)
-			require.NotErrorIs(t, err, store.ErrLeaseLost, "%s: refused before the swap, not lost", name)
+			require.NotErrorIs(t, err, domain.ErrLeaseLost, "%s: refused before the swap, not lost", name)
 		}
 		_, err = s.RenewClaim(ctx, store.RenewClaimParams{ResourceType: held.ResourceType, ResourceID: held.ResourceID,
 			OwnerID: held.OwnerID, ClaimVersion: math.MaxInt64, TTL: time.Minute, Now: T0})
@@ -185,8 +186,8 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		_, err = s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: held.ResourceType, ResourceID: held.ResourceID,
 			OwnerID: held.OwnerID, ClaimVersion: held.ClaimVersion, Now: endOfTime.Add(time.Hour)})
 		require.Error(t, err)
-		require.NotErrorIs(t, err, store.ErrNotHolder)
-		got, err := s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		require.NotErrorIs(t, err, domain.ErrNotHolder)
+		got, err := s.GetClaim(ctx, domain.ResourceEvent, "ev-1")
 		require.NoError(t, err)
 		require.Equal(t, held, got, "refused renewals and releases change nothing")
 
@@ -194,12 +195,12 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 			"zero TTL":             {TTL: 0, Now: T0},
 			"lease past year 9999": {TTL: time.Minute, Now: endOfTime},
 		} {
-			p.ResourceType, p.ResourceID, p.OwnerID = store.ResourceEvent, "ev-2", "w1"
+			p.ResourceType, p.ResourceID, p.OwnerID = domain.ResourceEvent, "ev-2", "w1"
 			_, _, err := s.AcquireClaim(ctx, p)
 			require.Error(t, err, name)
 		}
-		_, err = s.GetClaim(ctx, store.ResourceEvent, "ev-2")
-		require.ErrorIs(t, err, store.ErrNotFound, "a refused acquisition writes nothing")
+		_, err = s.GetClaim(ctx, domain.ResourceEvent, "ev-2")
+		require.ErrorIs(t, err, domain.ErrNotFound, "a refused acquisition writes nothing")
 	})
 
 	t.Run("ReturnedRecordIsTheStoredRow", func(t *testing.T) {
@@ -208,29 +209,29 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		// stored microsecond is cut to it.
 		s, ctx := open(t), context.Background()
 		now := T0.Add(123456789 * time.Nanosecond)
-		c, ok, err := s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceEvent, ResourceID: "ev-1",
+		c, ok, err := s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: domain.ResourceEvent, ResourceID: "ev-1",
 			OwnerID: "w1", TTL: time.Minute + 999*time.Nanosecond, Now: now})
 		require.NoError(t, err)
 		require.True(t, ok)
-		got, err := s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		got, err := s.GetClaim(ctx, domain.ResourceEvent, "ev-1")
 		require.NoError(t, err)
 		require.Equal(t, got, c)
 		r, err := s.RenewClaim(ctx, store.RenewClaimParams{ResourceType: c.ResourceType, ResourceID: c.ResourceID, OwnerID: c.OwnerID,
 			ClaimVersion: c.ClaimVersion, TTL: 30*time.Second + 1, Now: now.Add(time.Second + 1)})
 		require.NoError(t, err)
-		got, err = s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		got, err = s.GetClaim(ctx, domain.ResourceEvent, "ev-1")
 		require.NoError(t, err)
 		require.Equal(t, got, r)
 		rel, err := s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: r.ResourceType, ResourceID: r.ResourceID,
 			OwnerID: r.OwnerID, ClaimVersion: r.ClaimVersion, Now: now.Add(2 * time.Second)})
 		require.NoError(t, err)
-		got, err = s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		got, err = s.GetClaim(ctx, domain.ResourceEvent, "ev-1")
 		require.NoError(t, err)
 		require.Equal(t, got, rel)
 		again, ok, err := s.AcquireClaim(ctx, acquire("ev-1", "w2", now.Add(3*time.Second)))
 		require.NoError(t, err)
 		require.True(t, ok)
-		got, err = s.GetClaim(ctx, store.ResourceEvent, "ev-1")
+		got, err = s.GetClaim(ctx, domain.ResourceEvent, "ev-1")
 		require.NoError(t, err)
 		require.Equal(t, got, again, "a takeover returns the row it wrote, version included")
 	})
@@ -242,7 +243,7 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		_, err = s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: c.ResourceType, ResourceID: c.ResourceID,
 			OwnerID: c.OwnerID, ClaimVersion: c.ClaimVersion, Now: T0.Add(time.Second)})
 		require.NoError(t, err)
-		_, _, err = s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceWorkOrder, ResourceID: "wo-1", OwnerID: "w1", TTL: time.Minute, Now: T0})
+		_, _, err = s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: domain.ResourceWorkOrder, ResourceID: "wo-1", OwnerID: "w1", TTL: time.Minute, Now: T0})
 		require.NoError(t, err)
 		rows, err := s.ListClaims(ctx, store.ListClaimsParams{})
 		require.NoError(t, err)
@@ -279,32 +280,32 @@ func OlderVersionRefused(ctx context.Context, s store.Store) error {
 	if err != nil || !ok {
 		return fmt.Errorf("re-acquire after the lease lapsed: acquired=%v, %w", ok, err)
 	}
-	if err := s.InTx(ctx, func(q store.Querier) error { return q.CheckFence(ctx, fenceOf(old)) }); !errors.Is(err, store.ErrLeaseLost) {
+	if err := s.InTx(ctx, func(q store.Querier) error { return q.CheckFence(ctx, fenceOf(old)) }); !errors.Is(err, domain.ErrLeaseLost) {
 		return fmt.Errorf("fence of the older version: want a lost lease, got %v", err)
 	}
 	if err := s.InTx(ctx, func(q store.Querier) error { return q.CheckFence(ctx, fenceOf(cur)) }); err != nil {
 		return fmt.Errorf("fence of the current version: %w", err)
 	}
-	if _, err := s.RenewClaim(ctx, renew(old, T0.Add(2*time.Minute))); !errors.Is(err, store.ErrLeaseLost) {
+	if _, err := s.RenewClaim(ctx, renew(old, T0.Add(2*time.Minute))); !errors.Is(err, domain.ErrLeaseLost) {
 		return fmt.Errorf("renewal of the older version: want a lost lease, got %v", err)
 	}
 	_, err = s.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: old.ResourceType, ResourceID: old.ResourceID,
 		OwnerID: old.OwnerID, ClaimVersion: old.ClaimVersion, Now: T0.Add(2 * time.Minute)})
-	if !errors.Is(err, store.ErrNotHolder) {
+	if !errors.Is(err, domain.ErrNotHolder) {
 		return fmt.Errorf("release of the older version: want not-holder, got %v", err)
 	}
 	return nil
 }
 
 func acquire(id, owner string, now time.Time) store.AcquireClaimParams {
-	return store.AcquireClaimParams{ResourceType: store.ResourceEvent, ResourceID: id, OwnerID: owner, TTL: time.Minute, Now: now}
+	return store.AcquireClaimParams{ResourceType: domain.ResourceEvent, ResourceID: id, OwnerID: owner, TTL: time.Minute, Now: now}
 }
 
-func renew(c *store.ClaimRecord, now time.Time) store.RenewClaimParams {
+func renew(c *domain.ClaimRecord, now time.Time) store.RenewClaimParams {
 	return store.RenewClaimParams{ResourceType: c.ResourceType, ResourceID: c.ResourceID, OwnerID: c.OwnerID,
 		ClaimVersion: c.ClaimVersion, TTL: time.Minute, Now: now}
 }
 
-func fenceOf(c *store.ClaimRecord) store.Fence {
+func fenceOf(c *domain.ClaimRecord) store.Fence {
 	return store.Fence{ResourceType: c.ResourceType, ResourceID: c.ResourceID, OwnerID: c.OwnerID, ClaimVersion: c.ClaimVersion}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -93,7 +94,7 @@ func RunContention(t testing.TB, s store.ClaimQuerier, p ContentionParams) Conte
 			for range p.Iterations {
 				id := fmt.Sprintf("res-%d", rng.IntN(p.Resources))
 				local.Attempts++
-				c, ok, err := s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: store.ResourceWorkOrder,
+				c, ok, err := s.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: domain.ResourceWorkOrder,
 					ResourceID: id, OwnerID: owner, TTL: ttl, Now: clock.Now()})
 				if err != nil {
 					fail(err)
@@ -171,5 +172,5 @@ func CheckTimeline(tenures []Tenure) (takeovers, doubleGrants int, overlaps []st
 	return takeovers, doubleGrants, overlaps
 }
 
-func isLeaseLost(err error) bool { return errors.Is(err, store.ErrLeaseLost) }
-func isNotHolder(err error) bool { return errors.Is(err, store.ErrNotHolder) }
+func isLeaseLost(err error) bool { return errors.Is(err, domain.ErrLeaseLost) }
+func isNotHolder(err error) bool { return errors.Is(err, domain.ErrNotHolder) }

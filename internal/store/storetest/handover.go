@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -27,7 +28,7 @@ func testHandOver(t *testing.T, s store.Store) {
 	}
 	all := func() []string {
 		var ids []string
-		var after store.Cursor
+		var after domain.Cursor
 		for pages := 0; ; pages++ {
 			require.Less(t, pages, 10, "the pages end")
 			page, err := s.ListObjectivesToHandOver(ctx, store.PageParams{After: after, Limit: 2})
@@ -40,7 +41,7 @@ func testHandOver(t *testing.T, s store.Store) {
 				ids = append(ids, o.ObjectiveID)
 			}
 			last := page[len(page)-1]
-			after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
+			after = domain.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
 		}
 	}
 	require.Equal(t, []string{"obj-a", "obj-b", "obj-c", "obj-d", "obj-e"}, all())
@@ -50,7 +51,7 @@ func testHandOver(t *testing.T, s store.Store) {
 	require.NoError(t, s.MarkHandedOver(ctx, store.MarkHandedOverParams{ObjectiveID: "obj-c", Now: T0.Add(time.Hour)}))
 	require.NoError(t, s.MarkHandedOver(ctx, store.MarkHandedOverParams{ObjectiveID: "obj-c"}), "marking again is a no-op")
 	require.NoError(t, s.MarkHandedOver(ctx, store.MarkHandedOverParams{ObjectiveID: "obj-a"}))
-	require.ErrorIs(t, s.MarkHandedOver(ctx, store.MarkHandedOverParams{ObjectiveID: "nope"}), store.ErrNotFound)
+	require.ErrorIs(t, s.MarkHandedOver(ctx, store.MarkHandedOverParams{ObjectiveID: "nope"}), domain.ErrNotFound)
 	require.Equal(t, []string{"obj-b", "obj-d", "obj-e"}, all())
 	after, err := s.GetObjective(ctx, "obj-c")
 	require.NoError(t, err)
@@ -63,12 +64,12 @@ func testHandOver(t *testing.T, s store.Store) {
 		_, _, err := s.EmitEvent(ctx, e)
 		require.NoError(t, err)
 	}
-	emit("ev-ghost", store.EventTicketReady, "ghost", T0.Add(3*time.Second))
-	emit("ev-c", store.EventTicketReady, "obj-c", T0.Add(time.Second))
-	emit("ev-b", store.EventTicketReady, "obj-b", T0.Add(time.Second))
-	emit("ev-done", store.EventTicketReady, "obj-d", T0)
-	emit("ev-capture", store.EventCaptureReady, "cap-1", T0)
-	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: "ev-done", Reason: store.ReasonScheduled})
+	emit("ev-ghost", domain.EventTicketReady, "ghost", T0.Add(3*time.Second))
+	emit("ev-c", domain.EventTicketReady, "obj-c", T0.Add(time.Second))
+	emit("ev-b", domain.EventTicketReady, "obj-b", T0.Add(time.Second))
+	emit("ev-done", domain.EventTicketReady, "obj-d", T0)
+	emit("ev-capture", domain.EventCaptureReady, "cap-1", T0)
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: "ev-done", Reason: domain.ReasonScheduled})
 	require.NoError(t, err)
 
 	type seen struct {
@@ -76,9 +77,9 @@ func testHandOver(t *testing.T, s store.Store) {
 		handed bool
 	}
 	var got []seen
-	var cur store.Cursor
+	var cur domain.Cursor
 	for {
-		page, err := s.ListPendingEvents(ctx, store.PendingEventsParams{EventType: store.EventTicketReady, After: cur, Limit: 1})
+		page, err := s.ListPendingEvents(ctx, store.PendingEventsParams{EventType: domain.EventTicketReady, After: cur, Limit: 1})
 		require.NoError(t, err)
 		if len(page) == 0 {
 			break
@@ -86,7 +87,7 @@ func testHandOver(t *testing.T, s store.Store) {
 		require.Len(t, page, 1)
 		require.False(t, page[0].Processed)
 		got = append(got, seen{page[0].EventID, page[0].SubjectHandedOver})
-		cur = store.Cursor{CreatedAt: page[0].CreatedAt, ID: page[0].EventID}
+		cur = domain.Cursor{CreatedAt: page[0].CreatedAt, ID: page[0].EventID}
 	}
 	require.Equal(t, []seen{{"ev-b", false}, {"ev-c", true}, {"ev-ghost", false}}, got)
 
@@ -96,8 +97,8 @@ func testHandOver(t *testing.T, s store.Store) {
 	require.Equal(t, T0.Add(3*time.Second), every[3].CreatedAt, "events come back whole")
 }
 
-func eventsOf(pes []*store.PendingEvent) []*store.Event {
-	out := make([]*store.Event, len(pes))
+func eventsOf(pes []*domain.PendingEvent) []*domain.Event {
+	out := make([]*domain.Event, len(pes))
 	for i, pe := range pes {
 		out[i] = pe.Event
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -23,11 +24,11 @@ func exerciseJobMessages(t *testing.T, open func(t testing.TB) store.Store) {
 	t.Run("WorkerTokens_OneLivePerWorkerFoundByHash", func(t *testing.T) { testWorkerTokens(t, open(t)) })
 }
 
-func message(stream string) *store.JobMessage {
-	return &store.JobMessage{Stream: stream, JobID: NewUUID(), EnqueueID: NewUUID(), CreatedAt: T0}
+func message(stream string) *domain.JobMessage {
+	return &domain.JobMessage{Stream: stream, JobID: NewUUID(), EnqueueID: NewUUID(), CreatedAt: T0}
 }
 
-func receive(t testing.TB, s store.Store, consumer string, minIdle time.Duration, now time.Time, streams ...string) *store.JobMessage {
+func receive(t testing.TB, s store.Store, consumer string, minIdle time.Duration, now time.Time, streams ...string) *domain.JobMessage {
 	t.Helper()
 	m, err := s.ReceiveJobMessage(context.Background(), store.ReceiveJobMessageParams{Streams: streams,
 		Consumer: consumer, MinIdle: minIdle, Now: now})
@@ -38,7 +39,7 @@ func receive(t testing.TB, s store.Store, consumer string, minIdle time.Duration
 func testMessages(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	var ids []string
-	enqueue := func(stream string) *store.JobMessage {
+	enqueue := func(stream string) *domain.JobMessage {
 		m, err := s.EnqueueJobMessage(ctx, message(stream))
 		require.NoError(t, err)
 		ids = append(ids, m.MessageID)
@@ -56,7 +57,7 @@ func testMessages(t *testing.T, s store.Store) {
 	const idle = 2 * time.Minute
 	at := T0.Add(time.Second)
 	// Priority order across streams, enqueue order within one.
-	for _, want := range []*store.JobMessage{high1, high2, low1, low2} {
+	for _, want := range []*domain.JobMessage{high1, high2, low1, low2} {
 		m := receive(t, s, "cp-1", idle, at, "high", "low")
 		require.NotNil(t, m)
 		require.Equal(t, want.MessageID, m.MessageID)
@@ -77,7 +78,7 @@ func testMessages(t *testing.T, s store.Store) {
 	require.NoError(t, s.AckJobMessage(ctx, "high", high1.MessageID))
 	require.NoError(t, s.AckJobMessage(ctx, "high", high1.MessageID), "a second ack is no error")
 	_, err = s.GetJobMessage(ctx, "high", high1.MessageID)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	again := receive(t, s, "cp-2", idle, at.Add(idle), "low", "high")
 	require.NotNil(t, again)
 	require.Equal(t, low1.MessageID, again.MessageID)
@@ -99,7 +100,7 @@ func testMessages(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Equal(t, "1763912345123-0", m.MessageID)
 	_, err = s.EnqueueJobMessage(ctx, named)
-	require.ErrorIs(t, err, store.ErrAlreadyExists)
+	require.ErrorIs(t, err, domain.ErrAlreadyExists)
 
 	bad := message("high")
 	bad.JobID = "job-1"
@@ -157,31 +158,31 @@ func TokenHash(token string) string {
 
 func testWorkerTokens(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	first := &store.WorkerToken{WorkerID: "builder-1", TokenHash: TokenHash("one"), CreatedAt: T0}
+	first := &domain.WorkerToken{WorkerID: "builder-1", TokenHash: TokenHash("one"), CreatedAt: T0}
 	require.NoError(t, s.CreateWorkerToken(ctx, first))
 	got, err := s.GetWorkerTokenByHash(ctx, TokenHash("one"))
 	require.NoError(t, err)
 	require.Equal(t, first, got)
 	_, err = s.GetWorkerTokenByHash(ctx, TokenHash("two"))
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
-	err = s.CreateWorkerToken(ctx, &store.WorkerToken{WorkerID: "builder-1", TokenHash: TokenHash("two"), CreatedAt: T0})
-	require.ErrorIs(t, err, store.ErrAlreadyExists, "one live token per worker")
-	err = s.CreateWorkerToken(ctx, &store.WorkerToken{WorkerID: "builder-2", TokenHash: TokenHash("one"), CreatedAt: T0})
-	require.ErrorIs(t, err, store.ErrAlreadyExists, "a hash names one token")
-	requireViolation(t, s.CreateWorkerToken(ctx, &store.WorkerToken{WorkerID: "builder-2", TokenHash: "one"}), "/token_hash")
-	requireViolation(t, s.CreateWorkerToken(ctx, &store.WorkerToken{WorkerID: "builder 2", TokenHash: TokenHash("x")}), "/worker_id")
+	err = s.CreateWorkerToken(ctx, &domain.WorkerToken{WorkerID: "builder-1", TokenHash: TokenHash("two"), CreatedAt: T0})
+	require.ErrorIs(t, err, domain.ErrAlreadyExists, "one live token per worker")
+	err = s.CreateWorkerToken(ctx, &domain.WorkerToken{WorkerID: "builder-2", TokenHash: TokenHash("one"), CreatedAt: T0})
+	require.ErrorIs(t, err, domain.ErrAlreadyExists, "a hash names one token")
+	requireViolation(t, s.CreateWorkerToken(ctx, &domain.WorkerToken{WorkerID: "builder-2", TokenHash: "one"}), "/token_hash")
+	requireViolation(t, s.CreateWorkerToken(ctx, &domain.WorkerToken{WorkerID: "builder 2", TokenHash: TokenHash("x")}), "/worker_id")
 
 	require.NoError(t, s.RevokeWorkerToken(ctx, "builder-1", T0.Add(time.Hour)))
 	_, err = s.GetWorkerTokenByHash(ctx, TokenHash("one"))
-	require.ErrorIs(t, err, store.ErrNotFound, "a revoked token authenticates nobody")
-	require.ErrorIs(t, s.RevokeWorkerToken(ctx, "builder-1", T0), store.ErrNotFound, "nothing live to revoke")
-	second := &store.WorkerToken{WorkerID: "builder-1", TokenHash: TokenHash("two"), CreatedAt: T0.Add(2 * time.Hour)}
+	require.ErrorIs(t, err, domain.ErrNotFound, "a revoked token authenticates nobody")
+	require.ErrorIs(t, s.RevokeWorkerToken(ctx, "builder-1", T0), domain.ErrNotFound, "nothing live to revoke")
+	second := &domain.WorkerToken{WorkerID: "builder-1", TokenHash: TokenHash("two"), CreatedAt: T0.Add(2 * time.Hour)}
 	require.NoError(t, s.CreateWorkerToken(ctx, second), "a new token after the revocation")
 
 	all, err := s.ListWorkerTokens(ctx)
 	require.NoError(t, err)
 	revoked := T0.Add(time.Hour)
-	require.Equal(t, []*store.WorkerToken{
+	require.Equal(t, []*domain.WorkerToken{
 		{WorkerID: "builder-1", TokenHash: TokenHash("one"), CreatedAt: T0, RevokedAt: &revoked}, second}, all)
 }

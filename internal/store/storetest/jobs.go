@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -40,14 +41,14 @@ func NewLeaseToken() string {
 }
 
 // Job returns a valid QUEUED job of workorder wo ("" for none) created at T0.
-func Job(wo string) *store.Job {
-	return &store.Job{JobID: NewUUID(), JobType: "PATCH_DIAZOTROPH", Stream: "azolla:jobs:patch",
+func Job(wo string) *domain.Job {
+	return &domain.Job{JobID: NewUUID(), JobType: "PATCH_DIAZOTROPH", Stream: "azolla:jobs:patch",
 		Payload: json.RawMessage(`{"work_order_id": "` + wo + `", "b": [2, 1]}`), MaxAttempts: 3,
 		WorkOrderID: wo, EnqueueID: NewUUID(), CreatedAt: T0, UpdatedAt: T0}
 }
 
 // startParams claims j's current enqueue for worker at now.
-func startParams(j *store.Job, worker string, now time.Time) store.StartJobAttemptParams {
+func startParams(j *domain.Job, worker string, now time.Time) store.StartJobAttemptParams {
 	return store.StartJobAttemptParams{JobID: j.JobID, EnqueueID: j.EnqueueID, Stream: j.Stream,
 		MessageID: "00000000000000000001", WorkerID: worker, AttemptID: NewUUID(), LeaseToken: NewLeaseToken(),
 		TTL: JobTTL, Now: now}
@@ -56,23 +57,23 @@ func startParams(j *store.Job, worker string, now time.Time) store.StartJobAttem
 // settleParams settles a started attempt as SUCCEEDED at now.
 func settleParams(st *store.StartedJobAttempt, now time.Time) store.SettleJobAttemptParams {
 	return store.SettleJobAttemptParams{JobID: st.Job.JobID, AttemptID: st.Attempt.AttemptID,
-		WorkerID: st.Lease.WorkerID, LeaseToken: st.Lease.LeaseToken, Status: store.AttemptSucceeded,
+		WorkerID: st.Lease.WorkerID, LeaseToken: st.Lease.LeaseToken, Status: domain.AttemptSucceeded,
 		Result: json.RawMessage(`{"bundle": "wo-1"}`), Now: now}
 }
 
 // failParams settles a started attempt as FAILED at now, going to next.
 func failParams(st *store.StartedJobAttempt, next store.JobNext, now time.Time) store.SettleJobAttemptParams {
 	p := settleParams(st, now)
-	p.Status, p.Result, p.Next = store.AttemptFailed, nil, next
-	p.Error = &store.JobError{Code: "APPLY_FAILED", Message: "patch does not apply", Retryable: true}
+	p.Status, p.Result, p.Next = domain.AttemptFailed, nil, next
+	p.Error = &domain.JobError{Code: "APPLY_FAILED", Message: "patch does not apply", Retryable: true}
 	return p
 }
 
 // jobState is everything stored about one job.
 type jobState struct {
-	Job      *store.Job
-	Attempts []*store.JobAttempt
-	Leases   []*store.JobLease
+	Job      *domain.Job
+	Attempts []*domain.JobAttempt
+	Leases   []*domain.JobLease
 }
 
 func loadJob(t testing.TB, s store.Store, jobID string) jobState {
@@ -88,7 +89,7 @@ func loadJob(t testing.TB, s store.Store, jobID string) jobState {
 }
 
 // createJob stores a fresh job and returns it.
-func createJob(t testing.TB, s store.Store, wo string) *store.Job {
+func createJob(t testing.TB, s store.Store, wo string) *domain.Job {
 	t.Helper()
 	j, created, err := s.CreateJob(context.Background(), Job(wo))
 	require.NoError(t, err)
@@ -107,17 +108,17 @@ func started(t testing.TB, s store.Store, wo string) *store.StartedJobAttempt {
 
 func requireStale(t testing.TB, err error) {
 	t.Helper()
-	var se *store.JobStaleError
+	var se *domain.JobStaleError
 	require.ErrorAs(t, err, &se, "want a stale job, got %v", err)
-	require.ErrorIs(t, err, store.ErrJobStale)
+	require.ErrorIs(t, err, domain.ErrJobStale)
 	require.NotEmpty(t, se.Reason)
 }
 
 func requireLeaseLost(t testing.TB, err error, token string) {
 	t.Helper()
-	var le *store.JobLeaseError
+	var le *domain.JobLeaseError
 	require.ErrorAs(t, err, &le, "want a refused lease, got %v", err)
-	require.ErrorIs(t, err, store.ErrJobLeaseLost)
+	require.ErrorIs(t, err, domain.ErrJobLeaseLost)
 	require.NotContains(t, err.Error(), token, "the token never appears in an error")
 }
 
@@ -144,7 +145,7 @@ func testCreateJob(t *testing.T, s store.Store) {
 	first, created, err := s.CreateJob(ctx, j)
 	require.NoError(t, err)
 	require.True(t, created)
-	require.Equal(t, store.JobQueued, first.Status)
+	require.Equal(t, domain.JobQueued, first.Status)
 	require.Equal(t, T0, first.AvailableAt, "available at once by default")
 	got, err := s.GetJob(ctx, j.JobID)
 	require.NoError(t, err)
@@ -164,7 +165,7 @@ func testCreateJob(t *testing.T, s store.Store) {
 	require.False(t, created, "same work_order_id")
 	require.Equal(t, first, stored)
 	_, err = s.GetJob(ctx, sameWO.JobID)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
 	// Jobs without a workorder do not collide on the missing one.
 	createJob(t, s, "")
@@ -173,30 +174,30 @@ func testCreateJob(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Equal(t, first, byWO)
 	_, err = s.GetJobByWorkOrder(ctx, "wo-none")
-	require.ErrorIs(t, err, store.ErrNotFound)
-	var nf *store.NotFoundError
+	require.ErrorIs(t, err, domain.ErrNotFound)
+	var nf *domain.NotFoundError
 	_, err = s.GetJob(ctx, NewUUID())
 	require.ErrorAs(t, err, &nf)
 
 	running := Job("wo-2")
-	running.Status = store.JobRunning
+	running.Status = domain.JobRunning
 	_, _, err = s.CreateJob(ctx, running)
-	require.ErrorIs(t, err, store.ErrInvalid, "a job is created QUEUED")
+	require.ErrorIs(t, err, domain.ErrInvalid, "a job is created QUEUED")
 
 	all, err := s.ListJobs(ctx, store.ListJobsParams{})
 	require.NoError(t, err)
 	require.Len(t, all, 3)
-	page, err := s.ListJobs(ctx, store.ListJobsParams{Status: store.JobQueued, Limit: 2})
+	page, err := s.ListJobs(ctx, store.ListJobsParams{Status: domain.JobQueued, Limit: 2})
 	require.NoError(t, err)
 	require.Len(t, page, 2)
-	rest, err := s.ListJobs(ctx, store.ListJobsParams{Status: store.JobQueued,
-		After: store.Cursor{CreatedAt: page[1].CreatedAt, ID: page[1].JobID}})
+	rest, err := s.ListJobs(ctx, store.ListJobsParams{Status: domain.JobQueued,
+		After: domain.Cursor{CreatedAt: page[1].CreatedAt, ID: page[1].JobID}})
 	require.NoError(t, err)
 	require.Len(t, rest, 1)
 	require.NotContains(t, []string{page[0].JobID, page[1].JobID}, rest[0].JobID)
 	one, err := s.ListJobs(ctx, store.ListJobsParams{WorkOrderID: "wo-1"})
 	require.NoError(t, err)
-	require.Equal(t, []*store.Job{first}, one)
+	require.Equal(t, []*domain.Job{first}, one)
 }
 
 func testInvalidJobRecords(t *testing.T, s store.Store) {
@@ -239,11 +240,11 @@ func testInvalidJobRecords(t *testing.T, s store.Store) {
 	sp.Result = json.RawMessage(`"done"`)
 	_, err = s.SettleJobAttempt(ctx, sp)
 	requireViolation(t, err, "/result")
-	fp := failParams(st, store.JobNext{Status: store.JobDeadLettered}, T0.Add(time.Second))
+	fp := failParams(st, store.JobNext{Status: domain.JobDeadLettered}, T0.Add(time.Second))
 	fp.Error.Code = ""
 	_, err = s.SettleJobAttempt(ctx, fp)
 	requireViolation(t, err, "/error/code")
-	fp = failParams(st, store.JobNext{Status: store.JobQueued, EnqueueID: "again"}, T0.Add(time.Second))
+	fp = failParams(st, store.JobNext{Status: domain.JobQueued, EnqueueID: "again"}, T0.Add(time.Second))
 	_, err = s.SettleJobAttempt(ctx, fp)
 	requireViolation(t, err, "/enqueue_id")
 	with := func(p store.SettleJobAttemptParams, f func(*store.SettleJobAttemptParams)) store.SettleJobAttemptParams {
@@ -251,32 +252,32 @@ func testInvalidJobRecords(t *testing.T, s store.Store) {
 		return p
 	}
 	for _, p := range []store.SettleJobAttemptParams{
-		failParams(st, store.JobNext{Status: store.JobQueued, EnqueueID: j.EnqueueID}, T0),
+		failParams(st, store.JobNext{Status: domain.JobQueued, EnqueueID: j.EnqueueID}, T0),
 		with(failParams(st, store.JobNext{}, T0), func(p *store.SettleJobAttemptParams) { p.Error = nil }),
-		with(settleParams(st, T0), func(p *store.SettleJobAttemptParams) { p.Next.Status = store.JobFailed }),
-		with(settleParams(st, T0), func(p *store.SettleJobAttemptParams) { p.Status = store.AttemptExpired }),
-		failParams(st, store.JobNext{Status: store.JobRunning}, T0),
-		failParams(st, store.JobNext{Status: store.JobFailed, EnqueueID: NewUUID()}, T0),
+		with(settleParams(st, T0), func(p *store.SettleJobAttemptParams) { p.Next.Status = domain.JobFailed }),
+		with(settleParams(st, T0), func(p *store.SettleJobAttemptParams) { p.Status = domain.AttemptExpired }),
+		failParams(st, store.JobNext{Status: domain.JobRunning}, T0),
+		failParams(st, store.JobNext{Status: domain.JobFailed, EnqueueID: NewUUID()}, T0),
 	} {
 		_, err = s.SettleJobAttempt(ctx, p)
-		require.ErrorIs(t, err, store.ErrInvalid)
+		require.ErrorIs(t, err, domain.ErrInvalid)
 	}
 	_, err = s.RenewJobLease(ctx, store.RenewJobLeaseParams{JobID: j.JobID, LeaseToken: st.Lease.LeaseToken, Now: T0})
-	require.ErrorIs(t, err, store.ErrInvalid, "a lease needs a positive TTL")
+	require.ErrorIs(t, err, domain.ErrInvalid, "a lease needs a positive TTL")
 	require.Equal(t, before, loadJob(t, s, j.JobID), "refused settles write nothing")
 }
 
 func testJobNotification(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	queued := createJob(t, s, "wo-queued")
-	ref := store.ActivityRef{WorkflowID: "azolla/obj-1", RunID: "", ActivityID: "7"}
+	ref := domain.ActivityRef{WorkflowID: "azolla/obj-1", RunID: "", ActivityID: "7"}
 	withRef, err := s.SetJobActivity(ctx, queued.JobID, ref, T0.Add(time.Second))
 	require.NoError(t, err)
 	require.Equal(t, &ref, withRef.Activity)
 	require.Equal(t, withRef, loadJob(t, s, queued.JobID).Job)
 	_, err = s.SetJobActivity(ctx, NewUUID(), ref, T0)
-	require.ErrorIs(t, err, store.ErrNotFound)
-	_, err = s.SetJobActivity(ctx, queued.JobID, store.ActivityRef{WorkflowID: "w\x1b[2J", ActivityID: "7"}, T0)
+	require.ErrorIs(t, err, domain.ErrNotFound)
+	_, err = s.SetJobActivity(ctx, queued.JobID, domain.ActivityRef{WorkflowID: "w\x1b[2J", ActivityID: "7"}, T0)
 	requireViolation(t, err, "/activity/workflow_id")
 
 	changed, err := s.SetJobMessage(ctx, store.SetJobMessageParams{JobID: queued.JobID, EnqueueID: queued.EnqueueID,
@@ -289,7 +290,7 @@ func testJobNotification(t *testing.T, s store.Store) {
 	require.False(t, changed, "another enqueue's message is not the job's")
 	require.Equal(t, "1763912345123-0", loadJob(t, s, queued.JobID).Job.MessageID)
 	_, err = s.SetJobMessage(ctx, store.SetJobMessageParams{JobID: NewUUID(), EnqueueID: NewUUID(), MessageID: "9-0"})
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
 	// Settled with an activity: listed until notified. Settled without
 	// one, or not settled: never listed.
@@ -308,7 +309,7 @@ func testJobNotification(t *testing.T, s store.Store) {
 
 	requireStale(t, s.MarkJobNotified(ctx, queued.JobID, T0))
 	require.Nil(t, loadJob(t, s, queued.JobID).Job.NotifiedAt)
-	require.ErrorIs(t, s.MarkJobNotified(ctx, NewUUID(), T0), store.ErrNotFound)
+	require.ErrorIs(t, s.MarkJobNotified(ctx, NewUUID(), T0), domain.ErrNotFound)
 	require.NoError(t, s.MarkJobNotified(ctx, done.Job.JobID, T0.Add(time.Minute)))
 	require.NoError(t, s.MarkJobNotified(ctx, done.Job.JobID, T0.Add(time.Hour)), "marking again is no error")
 	got := loadJob(t, s, done.Job.JobID).Job
@@ -334,7 +335,7 @@ func testClaim(t *testing.T, s store.Store) {
 	require.ErrorIs(t, err, boom)
 	require.Equal(t, jobState{Job: j}, loadJob(t, s, j.JobID))
 	_, err = s.GetCaptureBuffer(ctx, "cap-start")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
 	var seen *store.StartedJobAttempt
 	p.OnStart = func(q store.Querier, st *store.StartedJobAttempt) error {
@@ -348,15 +349,15 @@ func testClaim(t *testing.T, s store.Store) {
 	require.NoError(t, err, "OnStart's write commits with the claim")
 
 	now := T0.Add(time.Second)
-	require.Equal(t, store.JobRunning, st.Job.Status)
+	require.Equal(t, domain.JobRunning, st.Job.Status)
 	require.Equal(t, 1, st.Job.AttemptCount)
 	require.Equal(t, now, st.Job.UpdatedAt)
 	require.Equal(t, p.MessageID, st.Job.MessageID, "a claim records a message the enqueuer had not")
-	require.Equal(t, &store.JobAttempt{AttemptID: p.AttemptID, JobID: j.JobID, WorkerID: "worker-1", AttemptNumber: 1,
-		Status: store.AttemptRunning, Stream: j.Stream, MessageID: p.MessageID, StartedAt: now}, st.Attempt)
-	require.Equal(t, &store.JobLease{JobID: j.JobID, AttemptID: p.AttemptID, WorkerID: "worker-1", LeaseToken: p.LeaseToken,
+	require.Equal(t, &domain.JobAttempt{AttemptID: p.AttemptID, JobID: j.JobID, WorkerID: "worker-1", AttemptNumber: 1,
+		Status: domain.AttemptRunning, Stream: j.Stream, MessageID: p.MessageID, StartedAt: now}, st.Attempt)
+	require.Equal(t, &domain.JobLease{JobID: j.JobID, AttemptID: p.AttemptID, WorkerID: "worker-1", LeaseToken: p.LeaseToken,
 		LeaseExpiresAt: now.Add(JobTTL), HeartbeatAt: now, CreatedAt: now}, st.Lease)
-	require.Equal(t, jobState{st.Job, []*store.JobAttempt{st.Attempt}, []*store.JobLease{st.Lease}}, loadJob(t, s, j.JobID),
+	require.Equal(t, jobState{st.Job, []*domain.JobAttempt{st.Attempt}, []*domain.JobLease{st.Lease}}, loadJob(t, s, j.JobID),
 		"the claim returns what it stored")
 	require.True(t, st.Lease.Live(now))
 }
@@ -393,8 +394,8 @@ func testClaimStale(t *testing.T, s store.Store) {
 	}
 	_, err = s.StartJobAttempt(ctx, startParams(later, "worker-2", T0.Add(time.Minute)))
 	require.NoError(t, err, "available at available_at")
-	_, err = s.StartJobAttempt(ctx, startParams(&store.Job{JobID: NewUUID(), EnqueueID: NewUUID(), Stream: "s"}, "worker-2", T0))
-	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.StartJobAttempt(ctx, startParams(&domain.Job{JobID: NewUUID(), EnqueueID: NewUUID(), Stream: "s"}, "worker-2", T0))
+	require.ErrorIs(t, err, domain.ErrNotFound)
 }
 
 func testClaimRace(t *testing.T, s store.Store) {
@@ -438,12 +439,12 @@ func testRenew(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Equal(t, at.Add(JobTTL), l.LeaseExpiresAt)
 	require.Equal(t, at, l.HeartbeatAt)
-	require.Equal(t, []*store.JobLease{l}, loadJob(t, s, st.Job.JobID).Leases)
+	require.Equal(t, []*domain.JobLease{l}, loadJob(t, s, st.Job.JobID).Leases)
 
 	at = T0.Add(40 * time.Second)
-	var seenJob *store.Job
+	var seenJob *domain.Job
 	p := renew("", "", token, at)
-	p.OnRenew = func(q store.Querier, j *store.Job, l *store.JobLease) error { seenJob = j; return nil }
+	p.OnRenew = func(q store.Querier, j *domain.Job, l *domain.JobLease) error { seenJob = j; return nil }
 	l, err = s.RenewJobLease(ctx, p)
 	require.NoError(t, err, "no attempt id: the job's running attempt")
 	require.Equal(t, st.Attempt.AttemptID, l.AttemptID)
@@ -452,7 +453,7 @@ func testRenew(t *testing.T, s store.Store) {
 
 	boom := errors.New("boom")
 	p = renew("", "worker-1", token, at.Add(time.Second))
-	p.OnRenew = func(store.Querier, *store.Job, *store.JobLease) error { return boom }
+	p.OnRenew = func(store.Querier, *domain.Job, *domain.JobLease) error { return boom }
 	before := loadJob(t, s, st.Job.JobID)
 	_, err = s.RenewJobLease(ctx, p)
 	require.ErrorIs(t, err, boom)
@@ -472,14 +473,14 @@ func testRenew(t *testing.T, s store.Store) {
 		require.Equal(t, before, loadJob(t, s, st.Job.JobID), "a refused renewal changes nothing")
 	}
 	_, err = s.RenewJobLease(ctx, renew(NewUUID(), "worker-1", token, at))
-	require.ErrorIs(t, err, store.ErrNotFound, "unknown attempt")
+	require.ErrorIs(t, err, domain.ErrNotFound, "unknown attempt")
 	other := started(t, s, "wo-2")
 	_, err = s.RenewJobLease(ctx, renew(other.Attempt.AttemptID, "worker-1", other.Lease.LeaseToken, at))
-	require.ErrorIs(t, err, store.ErrNotFound, "another job's attempt")
+	require.ErrorIs(t, err, domain.ErrNotFound, "another job's attempt")
 	p = renew("", "worker-1", token, at)
 	p.JobID = NewUUID()
 	_, err = s.RenewJobLease(ctx, p)
-	require.ErrorIs(t, err, store.ErrNotFound, "unknown job")
+	require.ErrorIs(t, err, domain.ErrNotFound, "unknown job")
 
 	// Released by its settle: refused, with the right token too.
 	_, err = s.SettleJobAttempt(ctx, settleParams(st, at))
@@ -502,7 +503,7 @@ func testSettle(t *testing.T, s store.Store) {
 	// the callback's own write.
 	boom := errors.New("boom")
 	p := settleParams(st, at)
-	p.OnSettle = func(q store.Querier, j *store.Job) error {
+	p.OnSettle = func(q store.Querier, j *domain.Job) error {
 		require.NoError(t, q.CreateCaptureBuffer(ctx, capture("cap-settle")))
 		return boom
 	}
@@ -511,10 +512,10 @@ func testSettle(t *testing.T, s store.Store) {
 	require.ErrorIs(t, err, boom)
 	require.Equal(t, before, loadJob(t, s, st.Job.JobID))
 	_, err = s.GetCaptureBuffer(ctx, "cap-settle")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
-	var seen *store.Job
-	p.OnSettle = func(q store.Querier, j *store.Job) error {
+	var seen *domain.Job
+	p.OnSettle = func(q store.Querier, j *domain.Job) error {
 		seen = j
 		return q.CreateCaptureBuffer(ctx, capture("cap-settle"))
 	}
@@ -524,15 +525,15 @@ func testSettle(t *testing.T, s store.Store) {
 	require.Same(t, done.Job, seen)
 	_, err = s.GetCaptureBuffer(ctx, "cap-settle")
 	require.NoError(t, err, "OnSettle's write commits with the settle")
-	require.Equal(t, store.JobSucceeded, done.Job.Status)
+	require.Equal(t, domain.JobSucceeded, done.Job.Status)
 	require.JSONEq(t, `{"bundle": "wo-1"}`, string(done.Job.Result))
 	require.Equal(t, at, done.Job.UpdatedAt)
-	require.Equal(t, store.AttemptSucceeded, done.Attempt.Status)
-	require.Equal(t, store.JobSucceeded, done.Attempt.NextStatus)
+	require.Equal(t, domain.AttemptSucceeded, done.Attempt.Status)
+	require.Equal(t, domain.JobSucceeded, done.Attempt.NextStatus)
 	require.Equal(t, at, *done.Attempt.FinishedAt)
 	after := loadJob(t, s, st.Job.JobID)
 	require.Equal(t, done.Job, after.Job)
-	require.Equal(t, []*store.JobAttempt{done.Attempt}, after.Attempts)
+	require.Equal(t, []*domain.JobAttempt{done.Attempt}, after.Attempts)
 	require.Equal(t, at, *after.Leases[0].ReleasedAt)
 	require.False(t, after.Leases[0].Live(at))
 
@@ -540,9 +541,9 @@ func testSettle(t *testing.T, s store.Store) {
 	// writes nothing; OnSettle does not run.
 	for _, p := range []store.SettleJobAttemptParams{
 		settleParams(st, at.Add(time.Minute)),
-		failParams(st, store.JobNext{Status: store.JobDeadLettered}, at.Add(time.Hour)),
+		failParams(st, store.JobNext{Status: domain.JobDeadLettered}, at.Add(time.Hour)),
 	} {
-		p.OnSettle = func(store.Querier, *store.Job) error { return boom }
+		p.OnSettle = func(store.Querier, *domain.Job) error { return boom }
 		again, err := s.SettleJobAttempt(ctx, p)
 		require.NoError(t, err)
 		require.True(t, again.Repeat)
@@ -577,22 +578,22 @@ func testSettleRefused(t *testing.T, s store.Store) {
 	unknown := settleParams(st, T0)
 	unknown.AttemptID = NewUUID()
 	_, err := s.SettleJobAttempt(ctx, unknown)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
 	// The reaper expired the attempt and requeued the job: the late
 	// worker's settle is refused and the requeue stands.
 	reapedAt := st.Lease.LeaseExpiresAt.Add(time.Second)
 	_, err = s.ExpireJobAttempt(ctx, store.ExpireJobAttemptParams{JobID: st.Job.JobID, AttemptID: st.Attempt.AttemptID,
-		Next: store.JobNext{Status: store.JobQueued, EnqueueID: NewUUID()}, Now: reapedAt})
+		Next: store.JobNext{Status: domain.JobQueued, EnqueueID: NewUUID()}, Now: reapedAt})
 	require.NoError(t, err)
 	reaped := loadJob(t, s, st.Job.JobID)
 	for _, p := range []store.SettleJobAttemptParams{
 		settleParams(st, reapedAt),
-		failParams(st, store.JobNext{Status: store.JobDeadLettered}, reapedAt),
+		failParams(st, store.JobNext{Status: domain.JobDeadLettered}, reapedAt),
 	} {
 		_, err = s.SettleJobAttempt(ctx, p)
 		requireLeaseLost(t, err, token)
-		require.Contains(t, err.Error(), store.AttemptExpired)
+		require.Contains(t, err.Error(), domain.AttemptExpired)
 		require.Equal(t, reaped, loadJob(t, s, st.Job.JobID))
 	}
 }
@@ -600,16 +601,16 @@ func testSettleRefused(t *testing.T, s store.Store) {
 func testSettleFailure(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	first := started(t, s, "wo-1")
-	requeue := store.JobNext{Status: store.JobQueued, EnqueueID: NewUUID(), AvailableAt: T0.Add(time.Minute)}
+	requeue := store.JobNext{Status: domain.JobQueued, EnqueueID: NewUUID(), AvailableAt: T0.Add(time.Minute)}
 	failed, err := s.SettleJobAttempt(ctx, failParams(first, requeue, T0.Add(time.Second)))
 	require.NoError(t, err)
-	require.Equal(t, store.JobQueued, failed.Job.Status)
+	require.Equal(t, domain.JobQueued, failed.Job.Status)
 	require.Equal(t, requeue.EnqueueID, failed.Job.EnqueueID)
 	require.Equal(t, requeue.AvailableAt, failed.Job.AvailableAt)
 	require.Empty(t, failed.Job.MessageID, "the new enqueue has no message yet")
 	require.Equal(t, "APPLY_FAILED", failed.Job.Error.Code)
-	require.Equal(t, store.AttemptFailed, failed.Attempt.Status)
-	require.Equal(t, store.JobQueued, failed.Attempt.NextStatus)
+	require.Equal(t, domain.AttemptFailed, failed.Attempt.Status)
+	require.Equal(t, domain.JobQueued, failed.Attempt.NextStatus)
 	require.Equal(t, failed.Job, loadJob(t, s, first.Job.JobID).Job)
 
 	// The old enqueue's message is stale; the new one waits for its time.
@@ -626,15 +627,15 @@ func testSettleFailure(t *testing.T, s store.Store) {
 	again, err := s.SettleJobAttempt(ctx, failParams(first, requeue, T0.Add(2*time.Minute)))
 	require.NoError(t, err)
 	require.True(t, again.Repeat)
-	require.Equal(t, store.JobQueued, again.Attempt.NextStatus)
-	require.Equal(t, store.JobRunning, again.Job.Status, "the job as it is now")
+	require.Equal(t, domain.JobQueued, again.Attempt.NextStatus)
+	require.Equal(t, domain.JobRunning, again.Job.Status, "the job as it is now")
 
-	p := failParams(second, store.JobNext{Status: store.JobDeadLettered}, T0.Add(90*time.Second))
+	p := failParams(second, store.JobNext{Status: domain.JobDeadLettered}, T0.Add(90*time.Second))
 	p.Error.Retryable = false
 	dead, err := s.SettleJobAttempt(ctx, p)
 	require.NoError(t, err)
-	require.Equal(t, store.JobDeadLettered, dead.Job.Status)
-	require.Equal(t, store.JobDeadLettered, dead.Attempt.NextStatus)
+	require.Equal(t, domain.JobDeadLettered, dead.Job.Status)
+	require.Equal(t, domain.JobDeadLettered, dead.Attempt.NextStatus)
 	require.False(t, dead.Job.Error.Retryable)
 	got := loadJob(t, s, first.Job.JobID)
 	require.Len(t, got.Attempts, 2)
@@ -654,8 +655,8 @@ func testExpire(t *testing.T, s store.Store) {
 	expiry := st.Lease.LeaseExpiresAt
 	expire := func(now time.Time) store.ExpireJobAttemptParams {
 		return store.ExpireJobAttemptParams{JobID: st.Job.JobID, AttemptID: st.Attempt.AttemptID,
-			Error: &store.JobError{Code: "LEASE_EXPIRED", Message: "no heartbeat", Retryable: true},
-			Next:  store.JobNext{Status: store.JobQueued, EnqueueID: NewUUID(), AvailableAt: now.Add(time.Second)}, Now: now}
+			Error: &domain.JobError{Code: "LEASE_EXPIRED", Message: "no heartbeat", Retryable: true},
+			Next:  store.JobNext{Status: domain.JobQueued, EnqueueID: NewUUID(), AvailableAt: now.Add(time.Second)}, Now: now}
 	}
 
 	leases, err := s.ListExpiredJobLeases(ctx, store.ExpiredJobLeasesParams{Now: expiry.Add(-time.Microsecond)})
@@ -668,11 +669,11 @@ func testExpire(t *testing.T, s store.Store) {
 
 	leases, err = s.ListExpiredJobLeases(ctx, store.ExpiredJobLeasesParams{Now: expiry, Limit: 10})
 	require.NoError(t, err)
-	require.Equal(t, []*store.JobLease{st.Lease}, leases, "expired at lease_expires_at; the settled job's lease is released")
+	require.Equal(t, []*domain.JobLease{st.Lease}, leases, "expired at lease_expires_at; the settled job's lease is released")
 
 	boom := errors.New("boom")
 	p := expire(expiry)
-	p.OnExpire = func(store.Querier, *store.Job) error { return boom }
+	p.OnExpire = func(store.Querier, *domain.Job) error { return boom }
 	_, err = s.ExpireJobAttempt(ctx, p)
 	require.ErrorIs(t, err, boom)
 	require.Equal(t, before, loadJob(t, s, st.Job.JobID), "OnExpire's error undoes the expiry")
@@ -680,13 +681,13 @@ func testExpire(t *testing.T, s store.Store) {
 	p = expire(expiry)
 	j, err := s.ExpireJobAttempt(ctx, p)
 	require.NoError(t, err)
-	require.Equal(t, store.JobQueued, j.Status)
+	require.Equal(t, domain.JobQueued, j.Status)
 	require.Equal(t, p.Next.EnqueueID, j.EnqueueID)
 	require.Equal(t, "LEASE_EXPIRED", j.Error.Code)
 	got := loadJob(t, s, st.Job.JobID)
 	require.Equal(t, j, got.Job)
-	require.Equal(t, store.AttemptExpired, got.Attempts[0].Status)
-	require.Equal(t, store.JobQueued, got.Attempts[0].NextStatus)
+	require.Equal(t, domain.AttemptExpired, got.Attempts[0].Status)
+	require.Equal(t, domain.JobQueued, got.Attempts[0].NextStatus)
 	require.Equal(t, expiry, *got.Leases[0].ReleasedAt)
 	leases, err = s.ListExpiredJobLeases(ctx, store.ExpiredJobLeasesParams{Now: expiry.Add(time.Hour)})
 	require.NoError(t, err)
@@ -695,17 +696,17 @@ func testExpire(t *testing.T, s store.Store) {
 	_, err = s.ExpireJobAttempt(ctx, expire(expiry.Add(time.Minute)))
 	requireStale(t, err)
 	_, err = s.ExpireJobAttempt(ctx, store.ExpireJobAttemptParams{JobID: other.Job.JobID, AttemptID: other.Attempt.AttemptID,
-		Next: store.JobNext{Status: store.JobDeadLettered}, Now: expiry.Add(time.Hour)})
+		Next: store.JobNext{Status: domain.JobDeadLettered}, Now: expiry.Add(time.Hour)})
 	requireStale(t, err)
 	_, err = s.ExpireJobAttempt(ctx, store.ExpireJobAttemptParams{JobID: other.Job.JobID, AttemptID: other.Attempt.AttemptID,
-		Next: store.JobNext{Status: store.JobSucceeded}, Now: expiry.Add(time.Hour)})
-	require.ErrorIs(t, err, store.ErrInvalid)
+		Next: store.JobNext{Status: domain.JobSucceeded}, Now: expiry.Add(time.Hour)})
+	require.ErrorIs(t, err, domain.ErrInvalid)
 	require.Equal(t, got, loadJob(t, s, st.Job.JobID))
 }
 
 // capture is a valid capture buffer, written by the suite's callbacks to
 // see whether they committed.
-func capture(id string) *store.CaptureBuffer {
-	return &store.CaptureBuffer{CaptureBufferID: id, Source: "storetest", Content: "x",
-		Status: store.CapturePending, CreatedAt: T0, UpdatedAt: T0}
+func capture(id string) *domain.CaptureBuffer {
+	return &domain.CaptureBuffer{CaptureBufferID: id, Source: "storetest", Content: "x",
+		Status: domain.CapturePending, CreatedAt: T0, UpdatedAt: T0}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -45,11 +46,11 @@ func claimed(t testing.TB, s store.Querier, typ, id string, at time.Time, keep b
 
 // finishedLifecycle writes objective id through DONE at at, as the
 // lifecycle does, with its event, workorder and candidate claims released.
-func finishedLifecycle(t testing.TB, s store.Querier, id string, at time.Time) *store.WorkOrder {
+func finishedLifecycle(t testing.TB, s store.Querier, id string, at time.Time) *domain.WorkOrder {
 	t.Helper()
 	ctx := context.Background()
 	wo := PassedOn(t, s, id, "", at)
-	_, err := s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: wo.EventID, Reason: store.ReasonScheduled, Now: at})
+	_, err := s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: wo.EventID, Reason: domain.ReasonScheduled, Now: at})
 	require.NoError(t, err)
 	c := Candidate(wo.WorkOrderID, 1, 2)
 	c.Patch = "diff --git a/x b/x\n"
@@ -57,15 +58,15 @@ func finishedLifecycle(t testing.TB, s store.Querier, id string, at time.Time) *
 	require.NoError(t, err)
 	_, err = s.ChooseCandidate(ctx, store.ChooseCandidateParams{WorkOrderID: wo.WorkOrderID, Attempt: 1, Why: "passed", Now: at})
 	require.NoError(t, err)
-	claimed(t, s, store.ResourceEvent, wo.EventID, at, false)
-	claimed(t, s, store.ResourceWorkOrder, wo.WorkOrderID, at, false)
-	claimed(t, s, store.ResourceCandidate, wo.WorkOrderID+"-c1", at, false)
+	claimed(t, s, domain.ResourceEvent, wo.EventID, at, false)
+	claimed(t, s, domain.ResourceWorkOrder, wo.WorkOrderID, at, false)
+	claimed(t, s, domain.ResourceCandidate, wo.WorkOrderID+"-c1", at, false)
 	return wo
 }
 
 // settledJob stores a job of wo, claims it and settles it SUCCEEDED at at,
 // and leaves a duplicate message of it behind.
-func settledJob(t testing.TB, s store.Store, wo string, at time.Time) *store.Job {
+func settledJob(t testing.TB, s store.Store, wo string, at time.Time) *domain.Job {
 	t.Helper()
 	ctx := context.Background()
 	j := Job(wo)
@@ -76,7 +77,7 @@ func settledJob(t testing.TB, s store.Store, wo string, at time.Time) *store.Job
 	require.NoError(t, err)
 	_, err = s.SettleJobAttempt(ctx, settleParams(st, at.Add(time.Second)))
 	require.NoError(t, err)
-	_, err = s.EnqueueJobMessage(ctx, &store.JobMessage{Stream: j.Stream, JobID: j.JobID, EnqueueID: j.EnqueueID, CreatedAt: at})
+	_, err = s.EnqueueJobMessage(ctx, &domain.JobMessage{Stream: j.Stream, JobID: j.JobID, EnqueueID: j.EnqueueID, CreatedAt: at})
 	require.NoError(t, err)
 	return j
 }
@@ -87,10 +88,10 @@ func settledJob(t testing.TB, s store.Store, wo string, at time.Time) *store.Job
 // an unprocessed event; Running, a job with its lease and message), all
 // lapsed by Now.
 type PruneFixture struct {
-	Old, Recent, Open          *store.WorkOrder
-	Waiting                    *store.Event
-	OldJob, RecentJob, Running *store.Job
-	RunningMsg                 *store.JobMessage
+	Old, Recent, Open          *domain.WorkOrder
+	Waiting                    *domain.Event
+	OldJob, RecentJob, Running *domain.Job
+	RunningMsg                 *domain.JobMessage
 	Cutoff, Now                time.Time
 }
 
@@ -111,18 +112,18 @@ func WritePruneFixture(t testing.TB, s store.Store) PruneFixture {
 	open := ScheduledObjective(t, s, Objective("obj-open"), T0)
 	_, _, err := s.CreateWorkOrder(ctx, open)
 	require.NoError(t, err)
-	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: open.EventID, Reason: store.ReasonScheduled, Now: T0})
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: open.EventID, Reason: domain.ReasonScheduled, Now: T0})
 	require.NoError(t, err)
-	claimed(t, s, store.ResourceWorkOrder, open.WorkOrderID, T0, false)
+	claimed(t, s, domain.ResourceWorkOrder, open.WorkOrderID, T0, false)
 	require.NoError(t, s.CreateObjective(ctx, Objective("obj-wait")))
 	waiting, _, err := s.EmitEvent(ctx, Event("ev-obj-wait", "obj-wait", 1, T0))
 	require.NoError(t, err)
-	claimed(t, s, store.ResourceEvent, waiting.EventID, T0, true)
+	claimed(t, s, domain.ResourceEvent, waiting.EventID, T0, true)
 	running := Job(open.WorkOrderID)
 	running.Stream = "azolla:jobs:running" // apart from the settled jobs' leftovers
 	running, _, err = s.CreateJob(ctx, running)
 	require.NoError(t, err)
-	_, err = s.EnqueueJobMessage(ctx, &store.JobMessage{Stream: running.Stream, JobID: running.JobID,
+	_, err = s.EnqueueJobMessage(ctx, &domain.JobMessage{Stream: running.Stream, JobID: running.JobID,
 		EnqueueID: running.EnqueueID, CreatedAt: T0})
 	require.NoError(t, err)
 	// The worker's claim delivers the message it starts the attempt from.
@@ -133,7 +134,7 @@ func WritePruneFixture(t testing.TB, s store.Store) PruneFixture {
 	_, err = s.StartJobAttempt(ctx, start)
 	require.NoError(t, err)
 	// Leadership claims are one row each, whatever the work: kept.
-	claimed(t, s, store.ResourcePoller, store.PollerLeadership, T0, false)
+	claimed(t, s, domain.ResourcePoller, domain.PollerLeadership, T0, false)
 
 	return PruneFixture{Old: old, Recent: recent, Open: open, Waiting: waiting, OldJob: oldJob, RecentJob: recentJob,
 		Running: running, RunningMsg: runningMsg, Cutoff: pruneCutoff, Now: pruneCutoff.Add(3 * time.Hour)}
@@ -157,7 +158,7 @@ func testPruneFinished(t *testing.T, s store.Store) {
 	require.Equal(t, map[string]bool{
 		"EVENT " + recent.EventID: true, "WORKORDER " + recent.WorkOrderID: true, "CANDIDATE " + recent.WorkOrderID + "-c1": true,
 		"EVENT " + waiting.EventID: true, "WORKORDER " + open.WorkOrderID: true,
-		"POLLER " + store.PollerLeadership: true,
+		"POLLER " + domain.PollerLeadership: true,
 	}, left)
 
 	leases, err := s.ListJobLeases(ctx, f.OldJob.JobID)
@@ -166,7 +167,7 @@ func testPruneFinished(t *testing.T, s store.Store) {
 	attempts, err := s.ListJobAttempts(ctx, f.OldJob.JobID)
 	require.NoError(t, err)
 	require.Len(t, attempts, 1, "its winning attempt stays: job-succeeded-once reads it")
-	for _, j := range []*store.Job{f.RecentJob, f.Running} {
+	for _, j := range []*domain.Job{f.RecentJob, f.Running} {
 		leases, err := s.ListJobLeases(ctx, j.JobID)
 		require.NoError(t, err)
 		require.Len(t, leases, 1, "job %s keeps its lease", j.JobID)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -31,7 +32,7 @@ func FeedbackTakenOnce(ctx context.Context, s store.Store) error {
 	if _, _, err := s.RecordPullRequest(ctx, PullRequestParams(wo, 7, T0)); err != nil {
 		return err
 	}
-	advance := func(from, to, checks string) (*store.PullRequest, error) {
+	advance := func(from, to, checks string) (*domain.PullRequest, error) {
 		return s.AdvancePullRequestCursor(ctx, store.AdvancePullRequestCursorParams{ObjectiveID: "obj-1", From: from,
 			To: to, ChecksSHA: checks, NewRound: true, Now: T0.Add(time.Minute)})
 	}
@@ -51,8 +52,8 @@ func FeedbackTakenOnce(ctx context.Context, s store.Store) error {
 		return fmt.Errorf("first advance from the empty cursor: %w", err)
 	}
 	_, err = advance("", "r2", "")
-	var stale *store.PullRequestStaleError
-	if !errors.As(err, &stale) || !errors.Is(err, store.ErrPullRequestStale) || stale.ReviewCursor != "r1" {
+	var stale *domain.PullRequestStaleError
+	if !errors.As(err, &stale) || !errors.Is(err, domain.ErrPullRequestStale) || stale.ReviewCursor != "r1" {
 		return fmt.Errorf("second advance from the empty cursor: want a stale refusal finding r1, got %v", err)
 	}
 	if err := want("after the refused review", "r1", "", 2); err != nil {
@@ -62,7 +63,7 @@ func FeedbackTakenOnce(ctx context.Context, s store.Store) error {
 	if _, err := advance("r1", "r1", SHA1); err != nil {
 		return fmt.Errorf("taking the failing checks of %s: %w", SHA1, err)
 	}
-	if _, err = advance("r1", "r1", SHA1); !errors.Is(err, store.ErrPullRequestStale) {
+	if _, err = advance("r1", "r1", SHA1); !errors.Is(err, domain.ErrPullRequestStale) {
 		return fmt.Errorf("taking the failing checks of %s again: want a stale refusal, got %v", SHA1, err)
 	}
 	if err := want("after the refused checks", "r1", SHA1, 3); err != nil {
@@ -70,10 +71,10 @@ func FeedbackTakenOnce(ctx context.Context, s store.Store) error {
 	}
 
 	if _, _, err := s.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{ObjectiveID: "obj-1",
-		State: store.PullRequestClosed, Now: T0.Add(time.Hour)}); err != nil {
+		State: domain.PullRequestClosed, Now: T0.Add(time.Hour)}); err != nil {
 		return err
 	}
-	if _, err = advance("r1", "r2", ""); !errors.Is(err, store.ErrInvalidTransition) {
+	if _, err = advance("r1", "r2", ""); !errors.Is(err, domain.ErrInvalidTransition) {
 		return fmt.Errorf("a new round on a closed pull request: want a refused transition, got %v", err)
 	}
 	return want("after the refused round", "r1", SHA1, 3)
@@ -103,7 +104,7 @@ func testPullRequestCursorRace(t *testing.T, s store.Store) {
 			switch {
 			case err == nil:
 				won = append(won, to)
-			case errors.Is(err, store.ErrPullRequestStale):
+			case errors.Is(err, domain.ErrPullRequestStale):
 				stale++
 			default:
 				t.Errorf("advance %s: %v", to, err)
@@ -125,7 +126,7 @@ func testPullRequestChecks(t *testing.T, s store.Store) {
 	wo := RoundWorkOrder(t, s, "obj-1", 1)
 	_, _, err := s.RecordPullRequest(ctx, PullRequestParams(wo, 7, T0))
 	require.NoError(t, err)
-	checks := func(sha string) (*store.PullRequest, error) {
+	checks := func(sha string) (*domain.PullRequest, error) {
 		return s.AdvancePullRequestCursor(ctx, store.AdvancePullRequestCursorParams{ObjectiveID: "obj-1",
 			ChecksSHA: sha, NewRound: true, Now: T0.Add(time.Minute)})
 	}
@@ -135,7 +136,7 @@ func testPullRequestChecks(t *testing.T, s store.Store) {
 	require.Equal(t, 2, taken.Rounds)
 	require.Empty(t, taken.ReviewCursor, "taking checks leaves the review cursor")
 	_, err = checks(SHA1)
-	require.ErrorIs(t, err, store.ErrPullRequestStale, "the failing checks of one head start one round")
+	require.ErrorIs(t, err, domain.ErrPullRequestStale, "the failing checks of one head start one round")
 	require.ErrorContains(t, err, SHA1)
 	again, err := checks(SHA2)
 	require.NoError(t, err)
@@ -149,7 +150,7 @@ func testPullRequestChecks(t *testing.T, s store.Store) {
 	require.Equal(t, 3, reviewed.Rounds, "no new round unless asked")
 
 	_, err = s.AdvancePullRequestCursor(ctx, store.AdvancePullRequestCursorParams{ObjectiveID: "obj-1", From: "r1", To: "r1"})
-	require.ErrorIs(t, err, store.ErrInvalid, "an advance that changes nothing is a caller's mistake")
+	require.ErrorIs(t, err, domain.ErrInvalid, "an advance that changes nothing is a caller's mistake")
 	asked, err := s.AdvancePullRequestCursor(ctx, store.AdvancePullRequestCursorParams{ObjectiveID: "obj-1",
 		From: "r1", To: "r1", NewRound: true, Now: T0.Add(3 * time.Minute)})
 	require.NoError(t, err, "a round a human asked for takes no feedback")
@@ -157,7 +158,7 @@ func testPullRequestChecks(t *testing.T, s store.Store) {
 	require.Equal(t, "r1", asked.ReviewCursor)
 	reviewed = asked
 	_, err = s.AdvancePullRequestCursor(ctx, store.AdvancePullRequestCursorParams{ObjectiveID: "obj-2", To: "r1"})
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	got, err := s.GetPullRequest(ctx, "obj-1")
 	require.NoError(t, err)
 	require.Equal(t, reviewed, got)

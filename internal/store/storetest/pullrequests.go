@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -28,14 +29,14 @@ const (
 // RoundWorkOrder writes objective objectiveID (if round is 1) and its
 // round-th workorder wo-<objectiveID>-<round>, with its event and snapshot,
 // and returns the workorder.
-func RoundWorkOrder(t testing.TB, q store.Querier, objectiveID string, round int) *store.WorkOrder {
+func RoundWorkOrder(t testing.TB, q store.Querier, objectiveID string, round int) *domain.WorkOrder {
 	t.Helper()
 	wo, err := roundWorkOrder(context.Background(), q, objectiveID, round)
 	require.NoError(t, err)
 	return wo
 }
 
-func roundWorkOrder(ctx context.Context, q store.Querier, objectiveID string, round int) (*store.WorkOrder, error) {
+func roundWorkOrder(ctx context.Context, q store.Querier, objectiveID string, round int) (*domain.WorkOrder, error) {
 	if round == 1 {
 		if err := q.CreateObjective(ctx, Objective(objectiveID)); err != nil {
 			return nil, err
@@ -46,20 +47,20 @@ func roundWorkOrder(ctx context.Context, q store.Querier, objectiveID string, ro
 	if err != nil {
 		return nil, err
 	}
-	snap := &store.ContextSnapshot{ContextSnapshotID: "cs-" + objectiveID + "-" + n, ObjectiveID: objectiveID,
+	snap := &domain.ContextSnapshot{ContextSnapshotID: "cs-" + objectiveID + "-" + n, ObjectiveID: objectiveID,
 		FullPromptText: "Fix it", CreatedAt: T0}
 	if err := q.CreateContextSnapshot(ctx, snap); err != nil {
 		return nil, err
 	}
-	wo, _, err := q.CreateWorkOrder(ctx, &store.WorkOrder{WorkOrderID: "wo-" + objectiveID + "-" + n, EventID: ev.EventID,
+	wo, _, err := q.CreateWorkOrder(ctx, &domain.WorkOrder{WorkOrderID: "wo-" + objectiveID + "-" + n, EventID: ev.EventID,
 		ObjectiveID: objectiveID, DiazotrophType: "PATCH_DIAZOTROPH", ContextSnapshotID: snap.ContextSnapshotID,
-		BranchName: "azolla/" + objectiveID, BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: T0})
+		BranchName: "azolla/" + objectiveID, BudgetMS: 60000, Status: domain.WorkOrderCreated, CreatedAt: T0})
 	return wo, err
 }
 
 // PullRequestParams records pull request number of wo's objective on a
 // Gitea repository at at, pushed at SHA1.
-func PullRequestParams(wo *store.WorkOrder, number int, at time.Time) store.RecordPullRequestParams {
+func PullRequestParams(wo *domain.WorkOrder, number int, at time.Time) store.RecordPullRequestParams {
 	return store.RecordPullRequestParams{ObjectiveID: wo.ObjectiveID, WorkOrderID: wo.WorkOrderID,
 		Forge: forge.KindGitea, Repository: "azolla/azolla", Number: number,
 		URL:        "https://git.example.org/azolla/azolla/pulls/" + strconv.Itoa(number),
@@ -67,10 +68,10 @@ func PullRequestParams(wo *store.WorkOrder, number int, at time.Time) store.Reco
 }
 
 // recorded is the record RecordPullRequest stores for p.
-func recorded(p store.RecordPullRequestParams) *store.PullRequest {
-	return &store.PullRequest{ObjectiveID: p.ObjectiveID, WorkOrderID: p.WorkOrderID, Forge: p.Forge,
+func recorded(p store.RecordPullRequestParams) *domain.PullRequest {
+	return &domain.PullRequest{ObjectiveID: p.ObjectiveID, WorkOrderID: p.WorkOrderID, Forge: p.Forge,
 		Repository: p.Repository, Number: p.Number, URL: p.URL, HeadBranch: p.HeadBranch, BaseBranch: p.BaseBranch,
-		HeadSHA: p.HeadSHA, State: store.PullRequestOpen, Adopted: p.Adopted, Rounds: 1, CreatedAt: p.Now, UpdatedAt: p.Now}
+		HeadSHA: p.HeadSHA, State: domain.PullRequestOpen, Adopted: p.Adopted, Rounds: 1, CreatedAt: p.Now, UpdatedAt: p.Now}
 }
 
 func exercisePullRequests(t *testing.T, open func(t testing.TB) store.Store) {
@@ -94,7 +95,7 @@ func testPullRequestRecordOnce(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	wo := RoundWorkOrder(t, s, "obj-1", 1)
 	_, err := s.GetPullRequest(ctx, "obj-1")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
 	p := PullRequestParams(wo, 7, T0)
 	p.Adopted = true
@@ -146,8 +147,8 @@ func testPullRequestConflict(t *testing.T, s store.Store) {
 		p := PullRequestParams(wo, 7, T0.Add(time.Minute))
 		mutate(&p)
 		_, _, err := s.RecordPullRequest(ctx, p)
-		require.ErrorIs(t, err, store.ErrPullRequestConflict, name)
-		var ce *store.PullRequestConflictError
+		require.ErrorIs(t, err, domain.ErrPullRequestConflict, name)
+		var ce *domain.PullRequestConflictError
 		require.ErrorAs(t, err, &ce, name)
 		require.Equal(t, first, ce.Stored, name)
 		require.Contains(t, err.Error(), first.URL, "the error names the pull request the objective has")
@@ -160,9 +161,9 @@ func testPullRequestConflict(t *testing.T, s store.Store) {
 	other := RoundWorkOrder(t, s, "obj-2", 1)
 	p := PullRequestParams(other, 7, T0)
 	_, _, err = s.RecordPullRequest(ctx, p)
-	require.ErrorIs(t, err, store.ErrAlreadyExists)
+	require.ErrorIs(t, err, domain.ErrAlreadyExists)
 	_, err = s.GetPullRequest(ctx, "obj-2")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 }
 
 func testPullRequestReplaced(t *testing.T, s store.Store) {
@@ -174,7 +175,7 @@ func testPullRequestReplaced(t *testing.T, s store.Store) {
 		ChecksSHA: SHA1, NewRound: true, Now: T0.Add(time.Minute)})
 	require.NoError(t, err)
 	closed, changed, err := s.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{ObjectiveID: "obj-1",
-		State: store.PullRequestClosed, Now: T0.Add(2 * time.Minute)})
+		State: domain.PullRequestClosed, Now: T0.Add(2 * time.Minute)})
 	require.NoError(t, err)
 	require.True(t, changed)
 	require.Equal(t, T0.Add(2*time.Minute), *closed.ClosedAt)
@@ -192,7 +193,7 @@ func testPullRequestReplaced(t *testing.T, s store.Store) {
 
 	// The closed one is no longer followed: recording it is a conflict.
 	_, _, err = s.RecordPullRequest(ctx, PullRequestParams(wo2, 7, T0.Add(2*time.Hour)))
-	require.ErrorIs(t, err, store.ErrPullRequestConflict)
+	require.ErrorIs(t, err, domain.ErrPullRequestConflict)
 }
 
 func testPullRequestRecordRace(t *testing.T, s store.Store) {
@@ -220,7 +221,7 @@ func testPullRequestRecordRace(t *testing.T, s store.Store) {
 			pr, ok, err := s.RecordPullRequest(ctx, p)
 			mu.Lock()
 			defer mu.Unlock()
-			if errors.Is(err, store.ErrPullRequestConflict) && p.ObjectiveID == "obj-2" {
+			if errors.Is(err, domain.ErrPullRequestConflict) && p.ObjectiveID == "obj-2" {
 				refused++
 				return
 			}
@@ -277,20 +278,20 @@ func testPullRequestInvalid(t *testing.T, s store.Store) {
 	p := PullRequestParams(wo, 7, T0)
 	p.HeadBranch = "azolla/obj-2"
 	_, _, err := s.RecordPullRequest(ctx, p)
-	require.ErrorIs(t, err, store.ErrInvalid)
+	require.ErrorIs(t, err, domain.ErrInvalid)
 	require.ErrorContains(t, err, "/head_branch")
 	p = PullRequestParams(wo, 7, T0)
 	p.WorkOrderID = other.WorkOrderID
 	_, _, err = s.RecordPullRequest(ctx, p)
-	require.ErrorIs(t, err, store.ErrInvalid)
+	require.ErrorIs(t, err, domain.ErrInvalid)
 	require.ErrorContains(t, err, "/work_order_id")
 	p.WorkOrderID = "wo-missing"
 	_, _, err = s.RecordPullRequest(ctx, p)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	p = PullRequestParams(wo, 7, T0)
 	p.ObjectiveID, p.HeadBranch = "obj-missing", "azolla/obj-missing"
 	_, _, err = s.RecordPullRequest(ctx, p)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	list, err := s.ListPullRequests(ctx, store.ListPullRequestsParams{})
 	require.NoError(t, err)
 	require.Empty(t, list, "no refused record was written")
@@ -320,22 +321,22 @@ func testPullRequestList(t *testing.T, s store.Store) {
 		id     string
 		number int
 		at     time.Duration
-		state  store.PullRequestState
+		state  domain.PullRequestState
 	}{
-		{"obj-c", 3, time.Minute, store.PullRequestOpen},
-		{"obj-a", 1, 0, store.PullRequestMerged},
-		{"obj-b", 2, time.Minute, store.PullRequestClosed},
-		{"obj-d", 4, 2 * time.Minute, store.PullRequestOpen},
+		{"obj-c", 3, time.Minute, domain.PullRequestOpen},
+		{"obj-a", 1, 0, domain.PullRequestMerged},
+		{"obj-b", 2, time.Minute, domain.PullRequestClosed},
+		{"obj-d", 4, 2 * time.Minute, domain.PullRequestOpen},
 	} {
 		wo := RoundWorkOrder(t, s, c.id, 1)
 		_, _, err := s.RecordPullRequest(ctx, PullRequestParams(wo, c.number, T0.Add(c.at)))
 		require.NoError(t, err)
-		if c.state != store.PullRequestOpen {
+		if c.state != domain.PullRequestOpen {
 			_, _, err := s.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{ObjectiveID: c.id, State: c.state, Now: T0.Add(time.Hour)})
 			require.NoError(t, err)
 		}
 	}
-	ids := func(ps []*store.PullRequest) []string {
+	ids := func(ps []*domain.PullRequest) []string {
 		out := make([]string, len(ps))
 		for i, p := range ps {
 			out[i] = p.ObjectiveID
@@ -347,7 +348,7 @@ func testPullRequestList(t *testing.T, s store.Store) {
 	require.Equal(t, []string{"obj-a", "obj-b", "obj-c", "obj-d"}, ids(all))
 
 	var paged []string
-	for after := (store.Cursor{}); ; {
+	for after := (domain.Cursor{}); ; {
 		page, err := s.ListPullRequests(ctx, store.ListPullRequestsParams{After: after, Limit: 3})
 		require.NoError(t, err)
 		paged = append(paged, ids(page)...)
@@ -355,16 +356,16 @@ func testPullRequestList(t *testing.T, s store.Store) {
 			break
 		}
 		last := page[len(page)-1]
-		after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
+		after = domain.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
 	}
 	require.Equal(t, ids(all), paged, "keyset pages cover every row once")
 
-	open, err := s.ListPullRequests(ctx, store.ListPullRequestsParams{States: []store.PullRequestState{store.PullRequestOpen}})
+	open, err := s.ListPullRequests(ctx, store.ListPullRequestsParams{States: []domain.PullRequestState{domain.PullRequestOpen}})
 	require.NoError(t, err)
 	require.Equal(t, []string{"obj-c", "obj-d"}, ids(open))
 	settled, err := s.ListPullRequests(ctx, store.ListPullRequestsParams{
-		States: []store.PullRequestState{store.PullRequestMerged, store.PullRequestClosed},
-		After:  store.Cursor{CreatedAt: T0, ID: "obj-a"}})
+		States: []domain.PullRequestState{domain.PullRequestMerged, domain.PullRequestClosed},
+		After:  domain.Cursor{CreatedAt: T0, ID: "obj-a"}})
 	require.NoError(t, err)
 	require.Equal(t, []string{"obj-b"}, ids(settled))
 }
@@ -380,11 +381,11 @@ func testPullRequestInTx(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.NoError(t, s.InTx(ctx, func(q store.Querier) error {
 		_, _, err := q.RecordPullRequest(ctx, PullRequestParams(wo, 8, T0))
-		require.ErrorIs(t, err, store.ErrPullRequestConflict)
+		require.ErrorIs(t, err, domain.ErrPullRequestConflict)
 		_, _, err = q.RecordPullRequest(ctx, PullRequestParams(wo2, 7, T0))
-		require.ErrorIs(t, err, store.ErrAlreadyExists)
+		require.ErrorIs(t, err, domain.ErrAlreadyExists)
 		_, err = q.AdvancePullRequestCursor(ctx, store.AdvancePullRequestCursorParams{ObjectiveID: "obj-1", From: "x", To: "y"})
-		require.ErrorIs(t, err, store.ErrPullRequestStale)
+		require.ErrorIs(t, err, domain.ErrPullRequestStale)
 		_, _, err = q.RecordPullRequest(ctx, PullRequestParams(wo2, 9, T0))
 		return err
 	}))
@@ -402,5 +403,5 @@ func testPullRequestInTx(t *testing.T, s store.Store) {
 	})
 	require.ErrorIs(t, err, rollback)
 	_, err = s.GetPullRequest(ctx, "obj-3")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 }

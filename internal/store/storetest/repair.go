@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -35,7 +36,7 @@ func testRepairSingleLineFields(t *testing.T, s store.Store) {
 	exec(`DELETE FROM schema_migrations WHERE version = 4`)
 
 	_, err := s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
-		From: []store.Status{store.StatusNew}, To: store.StatusTodo})
+		From: []domain.Status{domain.StatusNew}, To: domain.StatusTodo})
 	requireViolation(t, err, "/title")
 
 	applied, err := s.Migrate(ctx)
@@ -46,9 +47,9 @@ func testRepairSingleLineFields(t *testing.T, s store.Store) {
 	require.Equal(t, `Fix\x09the \x1b[31mlogin`, o.Title)
 	require.Equal(t, []string{`works\x0aon two lines`}, o.AcceptanceCriteria)
 	require.Equal(t, []string{`fatal: no such ref\x0ahint: fetch first`}, o.Blockers)
-	require.Equal(t, store.BlockersOf("obj-1"), o.BlockerRef, "what was valid is kept")
+	require.Equal(t, domain.BlockersOf("obj-1"), o.BlockerRef, "what was valid is kept")
 	_, err = s.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
-		From: []store.Status{store.StatusNew}, To: store.StatusTodo})
+		From: []domain.Status{domain.StatusNew}, To: domain.StatusTodo})
 	require.NoError(t, err, "the repaired objective moves on")
 
 	untouched, err := s.GetObjective(ctx, "obj-2")

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -44,7 +44,7 @@ func testBudgets(t *testing.T, s store.Store) {
 		requireViolation(t, err, "/budget_usd")
 	}
 	_, err = s.GetObjective(ctx, "obj-bad")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	got, err = s.GetObjective(ctx, "obj-b")
 	require.NoError(t, err)
 	require.Equal(t, usd(4), got.BudgetUSD, "a refused budget changes nothing")
@@ -64,7 +64,7 @@ func testBudgets(t *testing.T, s store.Store) {
 	require.Nil(t, got.BudgetUSD, "nil clears the cap")
 
 	_, err = s.SetObjectiveBudget(ctx, store.SetObjectiveBudgetParams{ObjectiveID: "nope", BudgetUSD: usd(1)})
-	var nf *store.NotFoundError
+	var nf *domain.NotFoundError
 	require.True(t, errors.As(err, &nf), "got %v", err)
 }
 
@@ -72,41 +72,41 @@ func testSpend(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	spend, err := s.ObjectiveSpend(ctx, "obj-s")
 	require.NoError(t, err)
-	require.Equal(t, store.Spend{}, spend, "nothing run, nothing spent")
+	require.Equal(t, domain.Spend{}, spend, "nothing run, nothing spent")
 
-	bundle := func(o *store.Objective, seq int64, m store.BundleMetadata) {
+	bundle := func(o *domain.Objective, seq int64, m domain.BundleMetadata) {
 		t.Helper()
 		id := o.ObjectiveID
-		var wo *store.WorkOrder
+		var wo *domain.WorkOrder
 		if seq == 1 {
 			wo = ScheduledObjective(t, s, o, T0)
 		} else { // a later round of the objective
 			ev, _, err := s.EmitEvent(ctx, Event(fmt.Sprintf("ev-%s-%d", id, seq), id, seq, T0))
 			require.NoError(t, err)
-			wo = &store.WorkOrder{WorkOrderID: fmt.Sprintf("wo-%s-%d", id, seq), EventID: ev.EventID, ObjectiveID: id,
+			wo = &domain.WorkOrder{WorkOrderID: fmt.Sprintf("wo-%s-%d", id, seq), EventID: ev.EventID, ObjectiveID: id,
 				DiazotrophType: "PATCH_DIAZOTROPH", ContextSnapshotID: "cs-" + id, BranchName: "azolla/" + id,
-				BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: T0}
+				BudgetMS: 60000, Status: domain.WorkOrderCreated, CreatedAt: T0}
 		}
 		_, _, err := s.CreateWorkOrder(ctx, wo)
 		require.NoError(t, err)
-		_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix", Content: "x",
-			Metadata: m, RunnerStatus: store.RunnerOK, CreatedAt: T0})
+		_, _, err = s.CreateOutputBundle(ctx, &domain.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix", Content: "x",
+			Metadata: m, RunnerStatus: domain.RunnerOK, CreatedAt: T0})
 		require.NoError(t, err)
 	}
 	o := Objective("obj-s")
-	bundle(o, 1, store.BundleMetadata{Generator: "command", RunReport: &runreport.Report{Model: "m", CostUSD: usd(1.25),
-		Tokens: &runreport.Tokens{Input: 100, Output: 20, CacheRead: 5}}})
-	bundle(o, 2, store.BundleMetadata{Generator: "command"})
-	bundle(o, 3, store.BundleMetadata{Generator: "openai", RunReport: &runreport.Report{Model: "m", CostUSD: usd(0.5),
-		Tokens: &runreport.Tokens{Input: 1, Output: 2, CacheWrite: 3}}})
-	bundle(o, 4, store.BundleMetadata{Generator: "static"})
-	bundle(Objective("obj-other"), 1, store.BundleMetadata{Generator: "command",
-		RunReport: &runreport.Report{CostUSD: usd(100)}})
+	bundle(o, 1, domain.BundleMetadata{Generator: "command", RunReport: &domain.RunReport{Model: "m", CostUSD: usd(1.25),
+		Tokens: &domain.Tokens{Input: 100, Output: 20, CacheRead: 5}}})
+	bundle(o, 2, domain.BundleMetadata{Generator: "command"})
+	bundle(o, 3, domain.BundleMetadata{Generator: "openai", RunReport: &domain.RunReport{Model: "m", CostUSD: usd(0.5),
+		Tokens: &domain.Tokens{Input: 1, Output: 2, CacheWrite: 3}}})
+	bundle(o, 4, domain.BundleMetadata{Generator: "static"})
+	bundle(Objective("obj-other"), 1, domain.BundleMetadata{Generator: "command",
+		RunReport: &domain.RunReport{CostUSD: usd(100)}})
 
 	spend, err = s.ObjectiveSpend(ctx, "obj-s")
 	require.NoError(t, err)
-	require.Equal(t, store.Spend{USD: 1.75, Runs: 3, Unknown: 1,
-		Tokens: runreport.Tokens{Input: 101, Output: 22, CacheRead: 5, CacheWrite: 3}}, spend,
+	require.Equal(t, domain.Spend{USD: 1.75, Runs: 3, Unknown: 1,
+		Tokens: domain.Tokens{Input: 101, Output: 22, CacheRead: 5, CacheWrite: 3}}, spend,
 		"the static run costs nothing; the command run without a report is of unknown cost; another objective's run is not counted")
 	require.Equal(t, "$1.75 over 3 runs (1 of unknown cost)", spend.String())
 	require.True(t, spend.Exhausted(usd(1.75)))
@@ -125,29 +125,29 @@ func testCandidateSpend(t *testing.T, s store.Store) {
 	wo := ScheduledObjective(t, s, o, T0)
 	_, _, err := s.CreateWorkOrder(ctx, wo)
 	require.NoError(t, err)
-	put := func(attempt int, generator, status string, r *runreport.Report) {
+	put := func(attempt int, generator, status string, r *domain.RunReport) {
 		t.Helper()
 		c := Candidate(wo.WorkOrderID, attempt, 2)
 		c.Generator, c.Status, c.Report = generator, status, r
 		_, err := s.PutCandidate(ctx, c)
 		require.NoError(t, err)
 	}
-	put(1, "command", store.CandidateDone, &runreport.Report{CostUSD: usd(0.5), Tokens: &runreport.Tokens{Input: 7}})
-	put(2, "openai", store.CandidateCancelled, &runreport.Report{CostUSD: usd(0.25)})
-	put(3, "command", store.CandidateRunning, nil)
-	put(4, "static", store.CandidateDone, nil)
-	put(5, "command", store.CandidateSkipped, nil)
+	put(1, "command", domain.CandidateDone, &domain.RunReport{CostUSD: usd(0.5), Tokens: &domain.Tokens{Input: 7}})
+	put(2, "openai", domain.CandidateCancelled, &domain.RunReport{CostUSD: usd(0.25)})
+	put(3, "command", domain.CandidateRunning, nil)
+	put(4, "static", domain.CandidateDone, nil)
+	put(5, "command", domain.CandidateSkipped, nil)
 
 	spend, err := s.ObjectiveSpend(ctx, "obj-n")
 	require.NoError(t, err)
-	want := store.Spend{USD: 0.75, Runs: 3, Unknown: 1, Tokens: runreport.Tokens{Input: 7}}
+	want := domain.Spend{USD: 0.75, Runs: 3, Unknown: 1, Tokens: domain.Tokens{Input: 7}}
 	require.Equal(t, want, spend, "a running candidate without a report is of unknown cost; static and skipped ones cost nothing")
 
 	_, err = s.ChooseCandidate(ctx, store.ChooseCandidateParams{WorkOrderID: wo.WorkOrderID, Attempt: 1, Why: "passed"})
 	require.NoError(t, err)
-	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix", Content: "x",
-		Metadata: store.BundleMetadata{Generator: "command", RunReport: &runreport.Report{CostUSD: usd(0.5),
-			Tokens: &runreport.Tokens{Input: 7}}}, RunnerStatus: store.RunnerOK, CreatedAt: T0})
+	_, _, err = s.CreateOutputBundle(ctx, &domain.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix", Content: "x",
+		Metadata: domain.BundleMetadata{Generator: "command", RunReport: &domain.RunReport{CostUSD: usd(0.5),
+			Tokens: &domain.Tokens{Input: 7}}}, RunnerStatus: domain.RunnerOK, CreatedAt: T0})
 	require.NoError(t, err)
 	spend, err = s.ObjectiveSpend(ctx, "obj-n")
 	require.NoError(t, err)
@@ -160,11 +160,11 @@ func testCandidateSpend(t *testing.T, s store.Store) {
 	second.WorkOrderID, second.EventID = "wo-obj-n-2", ev.EventID
 	_, _, err = s.CreateWorkOrder(ctx, &second)
 	require.NoError(t, err)
-	_, _, err = s.CreateOutputBundle(ctx, &store.OutputBundle{WorkOrderID: second.WorkOrderID, Title: "Fix", Content: "x",
-		Metadata:     store.BundleMetadata{Generator: "openai", RunReport: &runreport.Report{CostUSD: usd(2)}},
-		RunnerStatus: store.RunnerOK, CreatedAt: T0})
+	_, _, err = s.CreateOutputBundle(ctx, &domain.OutputBundle{WorkOrderID: second.WorkOrderID, Title: "Fix", Content: "x",
+		Metadata:     domain.BundleMetadata{Generator: "openai", RunReport: &domain.RunReport{CostUSD: usd(2)}},
+		RunnerStatus: domain.RunnerOK, CreatedAt: T0})
 	require.NoError(t, err)
 	spend, err = s.ObjectiveSpend(ctx, "obj-n")
 	require.NoError(t, err)
-	require.Equal(t, store.Spend{USD: 2.75, Runs: 4, Unknown: 1, Tokens: runreport.Tokens{Input: 7}}, spend)
+	require.Equal(t, domain.Spend{USD: 2.75, Runs: 4, Unknown: 1, Tokens: domain.Tokens{Input: 7}}, spend)
 }

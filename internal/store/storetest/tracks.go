@@ -8,30 +8,31 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
 // TrackScheduled writes a MANIFEST_REQUESTED event and a track snapshot and
 // returns a CREATED track workorder for them: no objective, no branch.
-func TrackScheduled(t testing.TB, q store.Querier, track, id string, at time.Time) *store.WorkOrder {
+func TrackScheduled(t testing.TB, q store.Querier, track, id string, at time.Time) *domain.WorkOrder {
 	t.Helper()
 	ctx := context.Background()
 	ev := Event("ev-"+id, "manifest-"+id, 0, at)
-	ev.EventType, ev.Scope = store.EventManifestRequested, "objectives due this week"
+	ev.EventType, ev.Scope = domain.EventManifestRequested, "objectives due this week"
 	_, _, err := q.EmitEvent(ctx, ev)
 	require.NoError(t, err)
 	rows := 0
-	snap := &store.ContextSnapshot{ContextSnapshotID: "cs-" + id, Track: track, FullPromptText: "Write the manifest",
-		Metadata: store.SnapshotMetadata{}, CreatedAt: at,
-		RelatedYieldRefs: []store.YieldRef{
-			{Kind: store.YieldCapture, Ref: "cap-1"},
-			{Kind: store.YieldSubstrateQuery, Ref: "open_objectives", Version: 2, Substrate: "azolla-store",
+	snap := &domain.ContextSnapshot{ContextSnapshotID: "cs-" + id, Track: track, FullPromptText: "Write the manifest",
+		Metadata: domain.SnapshotMetadata{}, CreatedAt: at,
+		RelatedYieldRefs: []domain.YieldRef{
+			{Kind: domain.YieldCapture, Ref: "cap-1"},
+			{Kind: domain.YieldSubstrateQuery, Ref: "open_objectives", Version: 2, Substrate: "azolla-store",
 				Parameters: map[string]string{"status": "TODO"}, RowCount: &rows,
 				ContentHash: "sha256:" + strings.Repeat("ab", 32)},
 		}}
 	require.NoError(t, q.CreateContextSnapshot(ctx, snap))
-	return &store.WorkOrder{WorkOrderID: id, EventID: ev.EventID, Track: track, DiazotrophType: "MANIFEST_DIAZOTROPH",
-		ContextSnapshotID: snap.ContextSnapshotID, BudgetMS: 60000, Status: store.WorkOrderCreated, CreatedAt: at}
+	return &domain.WorkOrder{WorkOrderID: id, EventID: ev.EventID, Track: track, DiazotrophType: "MANIFEST_DIAZOTROPH",
+		ContextSnapshotID: snap.ContextSnapshotID, BudgetMS: 60000, Status: domain.WorkOrderCreated, CreatedAt: at}
 }
 
 // exerciseTracks: the records of task-management tracks. A track's
@@ -85,7 +86,7 @@ func testTrackRoundTrip(t *testing.T, s store.Store) {
 	require.True(t, changed)
 	require.Equal(t, "inbox", executed.Track)
 
-	rr := &store.RunRecord{WorkOrderID: w.WorkOrderID, Track: "inbox", GateResult: "PASS", GateReason: "manifest written",
+	rr := &domain.RunRecord{WorkOrderID: w.WorkOrderID, Track: "inbox", GateResult: "PASS", GateReason: "manifest written",
 		CreatedAt: T0, UpdatedAt: T0}
 	out, err := s.UpsertRunRecord(ctx, rr)
 	require.NoError(t, err)
@@ -149,24 +150,24 @@ func testTrackInvalid(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Empty(t, ws, "refused workorders write nothing")
 
-	rr := &store.RunRecord{WorkOrderID: "wo-1", ObjectiveID: "obj-1", Track: "inbox", GateResult: "PASS", GateReason: "ok"}
+	rr := &domain.RunRecord{WorkOrderID: "wo-1", ObjectiveID: "obj-1", Track: "inbox", GateResult: "PASS", GateReason: "ok"}
 	_, err = s.UpsertRunRecord(ctx, rr)
 	requireViolation(t, err, "/track")
 	_, err = s.GetRunRecord(ctx, "wo-1")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
-	neither := &store.ContextSnapshot{ContextSnapshotID: "cs-neither", FullPromptText: "x", CreatedAt: T0}
+	neither := &domain.ContextSnapshot{ContextSnapshotID: "cs-neither", FullPromptText: "x", CreatedAt: T0}
 	require.Error(t, s.CreateContextSnapshot(ctx, neither), "a snapshot names an objective or a track")
 	_, err = s.GetContextSnapshot(ctx, "cs-neither")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
-	triage := &store.PauseState{PauseStateID: "ps-1", ObjectiveID: "obj-1", SubjectType: store.SubjectTriage,
-		SubjectID: "wo-1", Reason: store.PauseProposalsReview, PrioritizedActions: []string{"Review"}, CreatedAt: T0}
+	triage := &domain.PauseState{PauseStateID: "ps-1", ObjectiveID: "obj-1", SubjectType: domain.SubjectTriage,
+		SubjectID: "wo-1", Reason: domain.PauseProposalsReview, PrioritizedActions: []string{"Review"}, CreatedAt: T0}
 	requireViolation(t, s.CreatePauseState(ctx, triage), "/objective_id")
 	_, _, err = s.CreatePauseStateOnce(ctx, triage)
 	requireViolation(t, err, "/objective_id")
 	deadline := T0
-	late := &store.PauseState{PauseStateID: "ps-2", ObjectiveID: "obj-1", Reason: store.PauseBlocked,
+	late := &domain.PauseState{PauseStateID: "ps-2", ObjectiveID: "obj-1", Reason: domain.PauseBlocked,
 		PrioritizedActions: []string{"Unblock"}, DeadlineAt: &deadline, CreatedAt: T0}
 	requireViolation(t, s.CreatePauseState(ctx, late), "/deadline_at")
 	ps, err := s.ListPauseStatesPage(ctx, store.ListPauseStatesParams{})
@@ -175,52 +176,52 @@ func testTrackInvalid(t *testing.T, s store.Store) {
 }
 
 // Pause returns a valid pause state of an objective.
-func Pause(id, objectiveID, reason string, at time.Time) *store.PauseState {
-	return &store.PauseState{PauseStateID: id, ObjectiveID: objectiveID, Reason: reason,
+func Pause(id, objectiveID, reason string, at time.Time) *domain.PauseState {
+	return &domain.PauseState{PauseStateID: id, ObjectiveID: objectiveID, Reason: reason,
 		PrioritizedActions: []string{"Review " + objectiveID}, CreatedAt: at}
 }
 
 // SubjectPause returns a valid pause state of a triage or manifest run.
-func SubjectPause(id, subjectType, workOrderID, reason string, at time.Time) *store.PauseState {
-	return &store.PauseState{PauseStateID: id, SubjectType: subjectType, SubjectID: workOrderID,
+func SubjectPause(id, subjectType, workOrderID, reason string, at time.Time) *domain.PauseState {
+	return &domain.PauseState{PauseStateID: id, SubjectType: subjectType, SubjectID: workOrderID,
 		WorkOrderID: workOrderID, Reason: reason, PrioritizedActions: []string{"Review " + workOrderID}, CreatedAt: at}
 }
 
 func testSubjectPauses(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	deadline := T0.Add(-time.Hour)
-	overdue := Pause("ps-overdue", "obj-1", store.PauseOverdue, T0)
+	overdue := Pause("ps-overdue", "obj-1", domain.PauseOverdue, T0)
 	overdue.DeadlineAt, overdue.ActionKinds = &deadline, []string{"REVIEW_OVERDUE"}
-	triage := SubjectPause("ps-triage", store.SubjectTriage, "wo-triage", store.PauseProposalsReview, T0)
-	manifest := SubjectPause("ps-manifest", store.SubjectManifest, "wo-manifest", store.PauseManifestReady, T0)
-	explicit := Pause("ps-explicit", "obj-2", store.PauseRunComplete, T0)
-	explicit.SubjectType = store.SubjectObjective
-	for _, p := range []*store.PauseState{overdue, triage, manifest, explicit} {
+	triage := SubjectPause("ps-triage", domain.SubjectTriage, "wo-triage", domain.PauseProposalsReview, T0)
+	manifest := SubjectPause("ps-manifest", domain.SubjectManifest, "wo-manifest", domain.PauseManifestReady, T0)
+	explicit := Pause("ps-explicit", "obj-2", domain.PauseRunComplete, T0)
+	explicit.SubjectType = domain.SubjectObjective
+	for _, p := range []*domain.PauseState{overdue, triage, manifest, explicit} {
 		require.NoError(t, s.CreatePauseState(ctx, p))
 		got, err := s.GetPauseState(ctx, p.PauseStateID)
 		require.NoError(t, err)
 		require.Equal(t, p, got, "pause state %s comes back as written", p.PauseStateID)
 	}
-	require.Equal(t, store.SubjectTriage, triage.Subject())
-	require.Equal(t, store.SubjectObjective, overdue.Subject())
+	require.Equal(t, domain.SubjectTriage, triage.Subject())
+	require.Equal(t, domain.SubjectObjective, overdue.Subject())
 	ps, err := s.ListPauseStates(ctx, "obj-1")
 	require.NoError(t, err)
-	require.Equal(t, []*store.PauseState{overdue}, ps)
+	require.Equal(t, []*domain.PauseState{overdue}, ps)
 	_, err = s.GetPauseState(ctx, "nope")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 }
 
 func testPauseOnce(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	deadline := T0.Add(-time.Hour)
-	first := Pause("ps-overdue-obj-1", "obj-1", store.PauseOverdue, T0)
+	first := Pause("ps-overdue-obj-1", "obj-1", domain.PauseOverdue, T0)
 	first.DeadlineAt = &deadline
 	stored, created, err := s.CreatePauseStateOnce(ctx, first)
 	require.NoError(t, err)
 	require.True(t, created)
 	require.Equal(t, first, stored)
 
-	again := Pause("ps-overdue-obj-1", "obj-1", store.PauseOverdue, T0.Add(time.Hour))
+	again := Pause("ps-overdue-obj-1", "obj-1", domain.PauseOverdue, T0.Add(time.Hour))
 	again.DeadlineAt, again.PrioritizedActions = &deadline, []string{"Something else"}
 	stored, created, err = s.CreatePauseStateOnce(ctx, again)
 	require.NoError(t, err)
@@ -236,23 +237,23 @@ func testPauseOnce(t *testing.T, s store.Store) {
 		require.False(t, created)
 		return err
 	}))
-	require.ErrorIs(t, s.CreatePauseState(ctx, again), store.ErrAlreadyExists)
+	require.ErrorIs(t, s.CreatePauseState(ctx, again), domain.ErrAlreadyExists)
 }
 
 func testPausePages(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	// ps-b and ps-c share a created_at: the id breaks the tie.
-	for _, p := range []*store.PauseState{
-		Pause("ps-c", "obj-1", store.PauseRunComplete, T0.Add(time.Second)),
-		SubjectPause("ps-a", store.SubjectTriage, "wo-1", store.PauseProposalsReview, T0),
-		Pause("ps-e", "obj-2", store.PauseGateFailed, T0.Add(3*time.Second)),
-		SubjectPause("ps-b", store.SubjectManifest, "wo-2", store.PauseManifestReady, T0.Add(time.Second)),
-		SubjectPause("ps-d", store.SubjectTriage, "wo-3", store.PauseProposalsReview, T0.Add(2*time.Second)),
+	for _, p := range []*domain.PauseState{
+		Pause("ps-c", "obj-1", domain.PauseRunComplete, T0.Add(time.Second)),
+		SubjectPause("ps-a", domain.SubjectTriage, "wo-1", domain.PauseProposalsReview, T0),
+		Pause("ps-e", "obj-2", domain.PauseGateFailed, T0.Add(3*time.Second)),
+		SubjectPause("ps-b", domain.SubjectManifest, "wo-2", domain.PauseManifestReady, T0.Add(time.Second)),
+		SubjectPause("ps-d", domain.SubjectTriage, "wo-3", domain.PauseProposalsReview, T0.Add(2*time.Second)),
 	} {
 		require.NoError(t, s.CreatePauseState(ctx, p))
 	}
-	explicit := Pause("ps-f", "obj-3", store.PauseRunComplete, T0.Add(4*time.Second))
-	explicit.SubjectType = store.SubjectObjective
+	explicit := Pause("ps-f", "obj-3", domain.PauseRunComplete, T0.Add(4*time.Second))
+	explicit.SubjectType = domain.SubjectObjective
 	require.NoError(t, s.CreatePauseState(ctx, explicit))
 
 	all := func(p store.ListPauseStatesParams) []string {
@@ -270,17 +271,17 @@ func testPausePages(t *testing.T, s store.Store) {
 				ids = append(ids, ps.PauseStateID)
 			}
 			last := page[len(page)-1]
-			p.After = store.Cursor{CreatedAt: last.CreatedAt, ID: last.PauseStateID}
+			p.After = domain.Cursor{CreatedAt: last.CreatedAt, ID: last.PauseStateID}
 		}
 	}
 	require.Equal(t, []string{"ps-a", "ps-b", "ps-c", "ps-d", "ps-e", "ps-f"}, all(store.ListPauseStatesParams{}))
-	require.Equal(t, []string{"ps-a", "ps-d"}, all(store.ListPauseStatesParams{SubjectType: store.SubjectTriage}))
-	require.Equal(t, []string{"ps-c", "ps-e", "ps-f"}, all(store.ListPauseStatesParams{SubjectType: store.SubjectObjective}),
+	require.Equal(t, []string{"ps-a", "ps-d"}, all(store.ListPauseStatesParams{SubjectType: domain.SubjectTriage}))
+	require.Equal(t, []string{"ps-c", "ps-e", "ps-f"}, all(store.ListPauseStatesParams{SubjectType: domain.SubjectObjective}),
 		"OBJECTIVE matches pause states without a subject type")
-	require.Equal(t, []string{"ps-c", "ps-f"}, all(store.ListPauseStatesParams{Reason: store.PauseRunComplete}))
-	require.Equal(t, []string{"ps-d"}, all(store.ListPauseStatesParams{Reason: store.PauseProposalsReview,
-		After: store.Cursor{CreatedAt: T0, ID: "ps-a"}}))
-	require.Empty(t, all(store.ListPauseStatesParams{SubjectType: store.SubjectManifest, Reason: store.PauseGateFailed}))
+	require.Equal(t, []string{"ps-c", "ps-f"}, all(store.ListPauseStatesParams{Reason: domain.PauseRunComplete}))
+	require.Equal(t, []string{"ps-d"}, all(store.ListPauseStatesParams{Reason: domain.PauseProposalsReview,
+		After: domain.Cursor{CreatedAt: T0, ID: "ps-a"}}))
+	require.Empty(t, all(store.ListPauseStatesParams{SubjectType: domain.SubjectManifest, Reason: domain.PauseGateFailed}))
 
 	every, err := s.ListPauseStatesPage(ctx, store.ListPauseStatesParams{})
 	require.NoError(t, err)
@@ -290,8 +291,8 @@ func testPausePages(t *testing.T, s store.Store) {
 func testEventHandOver(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	manifest := Event("ev-manifest", "manifest-1", 0, T0)
-	manifest.EventType, manifest.Scope = store.EventManifestRequested, "this week"
-	for _, e := range []*store.Event{manifest, Event("ev-ticket", "obj-1", 1, T0.Add(time.Second))} {
+	manifest.EventType, manifest.Scope = domain.EventManifestRequested, "this week"
+	for _, e := range []*domain.Event{manifest, Event("ev-ticket", "obj-1", 1, T0.Add(time.Second))} {
 		_, _, err := s.EmitEvent(ctx, e)
 		require.NoError(t, err)
 	}
@@ -311,41 +312,41 @@ func testEventHandOver(t *testing.T, s store.Store) {
 	require.Equal(t, manifest, before)
 	require.NoError(t, s.MarkEventHandedOver(ctx, store.MarkEventHandedOverParams{EventID: "ev-manifest", Now: T0.Add(time.Minute)}))
 	require.NoError(t, s.MarkEventHandedOver(ctx, store.MarkEventHandedOverParams{EventID: "ev-manifest"}), "marking again is a no-op")
-	require.ErrorIs(t, s.MarkEventHandedOver(ctx, store.MarkEventHandedOverParams{EventID: "nope"}), store.ErrNotFound)
+	require.ErrorIs(t, s.MarkEventHandedOver(ctx, store.MarkEventHandedOverParams{EventID: "nope"}), domain.ErrNotFound)
 	require.Equal(t, map[string]bool{"ev-manifest": true, "ev-ticket": false}, handed())
 	after, err := s.GetEvent(ctx, "ev-manifest")
 	require.NoError(t, err)
 	require.Equal(t, before, after, "the record is not touched")
 
-	pes, err := s.ListPendingEvents(ctx, store.PendingEventsParams{EventType: store.EventManifestRequested})
+	pes, err := s.ListPendingEvents(ctx, store.PendingEventsParams{EventType: domain.EventManifestRequested})
 	require.NoError(t, err)
 	require.Len(t, pes, 1)
 	require.True(t, pes[0].HandedOver)
 	require.False(t, pes[0].SubjectHandedOver, "the event's mark is not its subject's")
 
-	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: "ev-manifest", Reason: store.ReasonScheduled})
+	_, err = s.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: "ev-manifest", Reason: domain.ReasonScheduled})
 	require.NoError(t, err)
 	require.Equal(t, map[string]bool{"ev-ticket": false}, handed(), "a processed event is no longer pending")
 }
 
 func testObjectivesPage(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	written := map[string]*store.Objective{}
+	written := map[string]*domain.Objective{}
 	// obj-b and obj-c share a created_at: the id breaks the tie.
 	for _, c := range []struct {
 		id     string
 		at     time.Duration
-		status store.Status
-	}{{"obj-c", time.Second, store.StatusTodo}, {"obj-a", 0, store.StatusNew}, {"obj-e", 3 * time.Second, store.StatusBlocked},
-		{"obj-b", time.Second, store.StatusTodo}, {"obj-d", 2 * time.Second, store.StatusDone}} {
+		status domain.Status
+	}{{"obj-c", time.Second, domain.StatusTodo}, {"obj-a", 0, domain.StatusNew}, {"obj-e", 3 * time.Second, domain.StatusBlocked},
+		{"obj-b", time.Second, domain.StatusTodo}, {"obj-d", 2 * time.Second, domain.StatusDone}} {
 		o := Objective(c.id)
 		o.CreatedAt, o.Status = T0.Add(c.at), c.status
 		require.NoError(t, s.CreateObjective(ctx, o))
 		written[c.id] = o
 	}
-	all := func(statuses ...store.Status) []string {
+	all := func(statuses ...domain.Status) []string {
 		var ids []string
-		var after store.Cursor
+		var after domain.Cursor
 		for pages := 0; ; pages++ {
 			require.Less(t, pages, 10, "the pages end")
 			page, err := s.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: statuses, After: after, Limit: 2})
@@ -358,16 +359,16 @@ func testObjectivesPage(t *testing.T, s store.Store) {
 				ids = append(ids, o.ObjectiveID)
 			}
 			last := page[len(page)-1]
-			after = store.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
+			after = domain.Cursor{CreatedAt: last.CreatedAt, ID: last.ObjectiveID}
 		}
 	}
 	require.Equal(t, []string{"obj-a", "obj-b", "obj-c", "obj-d", "obj-e"}, all())
-	require.Equal(t, []string{"obj-b", "obj-c"}, all(store.StatusTodo))
-	require.Equal(t, []string{"obj-a", "obj-b", "obj-c", "obj-e"}, all(store.StatusNew, store.StatusTodo, store.StatusBlocked))
+	require.Equal(t, []string{"obj-b", "obj-c"}, all(domain.StatusTodo))
+	require.Equal(t, []string{"obj-a", "obj-b", "obj-c", "obj-e"}, all(domain.StatusNew, domain.StatusTodo, domain.StatusBlocked))
 	require.Empty(t, all("NO_SUCH_STATUS"))
 
-	page, err := s.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: []store.Status{store.StatusTodo},
-		After: store.Cursor{CreatedAt: T0.Add(time.Second), ID: "obj-b"}})
+	page, err := s.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: []domain.Status{domain.StatusTodo},
+		After: domain.Cursor{CreatedAt: T0.Add(time.Second), ID: "obj-b"}})
 	require.NoError(t, err)
 	require.Len(t, page, 1)
 	require.Equal(t, written["obj-c"], page[0], "the record comes back as written")
@@ -442,12 +443,12 @@ func testRecordsBeforeTracksReadable(t *testing.T, s store.Store) {
 
 	p, err := s.GetPauseState(ctx, "ps-old")
 	require.NoError(t, err)
-	require.Equal(t, &store.PauseState{PauseStateID: "ps-old", ObjectiveID: "obj-1", Reason: store.PauseRunComplete,
+	require.Equal(t, &domain.PauseState{PauseStateID: "ps-old", ObjectiveID: "obj-1", Reason: domain.PauseRunComplete,
 		PrioritizedActions: []string{"Review"}, CreatedAt: T0}, p)
-	require.Equal(t, store.SubjectObjective, p.Subject())
-	ps, err := s.ListPauseStatesPage(ctx, store.ListPauseStatesParams{SubjectType: store.SubjectObjective})
+	require.Equal(t, domain.SubjectObjective, p.Subject())
+	ps, err := s.ListPauseStatesPage(ctx, store.ListPauseStatesParams{SubjectType: domain.SubjectObjective})
 	require.NoError(t, err)
-	require.Equal(t, []*store.PauseState{p}, ps)
+	require.Equal(t, []*domain.PauseState{p}, ps)
 
 	require.Equal(t, []string{"cap-old"}, untaken(t, s, 0))
 	c, err := s.GetCaptureBuffer(ctx, "cap-old")

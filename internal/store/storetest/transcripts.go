@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -21,7 +22,7 @@ func exerciseTranscripts(t *testing.T, open func(t testing.TB) store.Store) {
 }
 
 // createdWorkOrder stores a scheduled workorder of a new objective.
-func createdWorkOrder(t *testing.T, s store.Store, objectiveID string, at time.Time) *store.WorkOrder {
+func createdWorkOrder(t *testing.T, s store.Store, objectiveID string, at time.Time) *domain.WorkOrder {
 	t.Helper()
 	wo := ScheduledObjective(t, s, Objective(objectiveID), at)
 	_, _, err := s.CreateWorkOrder(context.Background(), wo)
@@ -30,11 +31,11 @@ func createdWorkOrder(t *testing.T, s store.Store, objectiveID string, at time.T
 }
 
 // transcript is a stored transcript of text for workOrderID.
-func transcript(t *testing.T, workOrderID, text string, at time.Time) *store.Transcript {
+func transcript(t *testing.T, workOrderID, text string, at time.Time) *domain.Transcript {
 	t.Helper()
-	ref, err := store.NewTranscriptRef(text, 1<<20)
+	ref, err := domain.NewTranscriptRef(text, 1<<20)
 	require.NoError(t, err)
-	return &store.Transcript{WorkOrderID: workOrderID, Gzip: ref.Gzip, Bytes: ref.Bytes, OriginalBytes: ref.OriginalBytes,
+	return &domain.Transcript{WorkOrderID: workOrderID, Gzip: ref.Gzip, Bytes: ref.Bytes, OriginalBytes: ref.OriginalBytes,
 		CreatedAt: at}
 }
 
@@ -51,7 +52,7 @@ func testTranscriptPut(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	wo := createdWorkOrder(t, s, "obj-1", T0)
 	_, err := s.GetTranscript(ctx, wo.WorkOrderID)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
 	first, err := s.PutTranscript(ctx, transcript(t, wo.WorkOrderID, "first run\n", T0))
 	require.NoError(t, err)
@@ -70,7 +71,7 @@ func testTranscriptPut(t *testing.T, s store.Store) {
 func testTranscriptInvalid(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	wo := createdWorkOrder(t, s, "obj-1", T0)
-	_, err := s.PutTranscript(ctx, &store.Transcript{WorkOrderID: wo.WorkOrderID})
+	_, err := s.PutTranscript(ctx, &domain.Transcript{WorkOrderID: wo.WorkOrderID})
 	require.ErrorContains(t, err, "no text")
 	_, err = s.PutTranscript(ctx, transcript(t, "", "text", T0))
 	require.ErrorContains(t, err, "work_order_id is required")
@@ -96,7 +97,7 @@ func testTranscriptList(t *testing.T, s store.Store) {
 	require.Equal(t, []string{ids[0], ids[1]}, []string{page[0].WorkOrderID, page[1].WorkOrderID})
 	require.Nil(t, page[0].Gzip, "a listing reads no text")
 	require.Equal(t, int64(20), page[1].Bytes)
-	rest, err := s.ListTranscripts(ctx, store.PageParams{After: store.Cursor{CreatedAt: page[1].CreatedAt, ID: page[1].WorkOrderID}})
+	rest, err := s.ListTranscripts(ctx, store.PageParams{After: domain.Cursor{CreatedAt: page[1].CreatedAt, ID: page[1].WorkOrderID}})
 	require.NoError(t, err)
 	require.Len(t, rest, 1)
 	require.Equal(t, ids[2], rest[0].WorkOrderID)
@@ -108,17 +109,17 @@ func testTranscriptList(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.False(t, deleted, "deleting twice deletes nothing")
 	_, err = s.GetTranscript(ctx, ids[1])
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 }
 
 // bundleWithTranscript is a valid bundle of wo carrying text as its
 // transcript.
-func bundleWithTranscript(t *testing.T, wo *store.WorkOrder, text string) *store.OutputBundle {
+func bundleWithTranscript(t *testing.T, wo *domain.WorkOrder, text string) *domain.OutputBundle {
 	t.Helper()
-	ref, err := store.NewTranscriptRef(text, 1<<20)
+	ref, err := domain.NewTranscriptRef(text, 1<<20)
 	require.NoError(t, err)
-	return &store.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix", Content: "", Notes: "no patch",
-		Metadata: store.BundleMetadata{BranchName: wo.BranchName, Transcript: ref}, RunnerStatus: store.RunnerOK, CreatedAt: T0}
+	return &domain.OutputBundle{WorkOrderID: wo.WorkOrderID, Title: "Fix", Content: "", Notes: "no patch",
+		Metadata: domain.BundleMetadata{BranchName: wo.BranchName, Transcript: ref}, RunnerStatus: domain.RunnerOK, CreatedAt: T0}
 }
 
 // A bundle's transcript goes to its table with it; the stored bundle keeps
@@ -158,9 +159,9 @@ func testTranscriptBundleInTx(t *testing.T, s store.Store) {
 	})
 	require.ErrorIs(t, err, rollback)
 	_, err = s.GetTranscript(ctx, wo.WorkOrderID)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	_, err = s.GetOutputBundle(ctx, wo.WorkOrderID)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 
 	require.NoError(t, s.InTx(ctx, func(q store.Querier) error {
 		_, _, err := q.CreateOutputBundle(ctx, bundleWithTranscript(t, wo, "said\n"))

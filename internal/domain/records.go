@@ -1,15 +1,9 @@
-package store
+package domain
 
 import (
 	"strings"
 	"time"
-
-	"github.com/azolla/azolla/internal/runreport"
 )
-
-// The records below are the lifecycle's artifacts (docs/protocol/lifecycle.md). Their JSON form is what
-// schemas/*.schema.json describe, and every write validates it first. Timestamps
-// are UTC with microsecond precision (what both backends store exactly).
 
 // Status is an objective's status: NEW -> TODO -> IN_PROGRESS -> DONE |
 // BLOCKED (package transition has the whole machine).
@@ -264,7 +258,7 @@ type BundleMetadata struct {
 	// RunReport is what the executor reported of its run (model, cost,
 	// tokens, turns, summary): the run_report it wrote, or the usage its
 	// model endpoint returned.
-	RunReport *runreport.Report `json:"run_report,omitempty"`
+	RunReport *RunReport `json:"run_report,omitempty"`
 	// Transcript links the run's stored transcript (TranscriptRef).
 	Transcript *TranscriptRef `json:"transcript,omitempty"`
 }
