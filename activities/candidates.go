@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/azolla/azolla/internal/claim"
-	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
+	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
+	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
 	"github.com/azolla/azolla/internal/domain"
 )
 

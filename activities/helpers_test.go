@@ -11,8 +11,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/claim"
-	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"

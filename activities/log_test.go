@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/proc/proctest"
+	"github.com/azolla/azolla/internal/executor/proc/proctest"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
 

@@ -10,10 +10,10 @@ import (
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/forge"
-	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
-	"github.com/azolla/azolla/internal/transition"
+	"github.com/azolla/azolla/internal/lifecycle/transition"
 )
 
 // SyncPullRequestInput asks for one look at an objective's pull request.

@@ -9,10 +9,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
-	"github.com/azolla/azolla/internal/transition"
+	"github.com/azolla/azolla/internal/lifecycle/transition"
 )
 
 // ObjectiveView is what a lifecycle needs to know to pick its next step.

@@ -9,9 +9,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/azolla/azolla/internal/controlplane"
-	"github.com/azolla/azolla/internal/diazotroph"
-	"github.com/azolla/azolla/internal/diazotroph/patch"
+	"github.com/azolla/azolla/internal/remote/controlplane"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
+	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/controlplane"
-	"github.com/azolla/azolla/internal/controlplane/dbqueue"
+	"github.com/azolla/azolla/internal/remote/controlplane"
+	"github.com/azolla/azolla/internal/remote/controlplane/dbqueue"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/schemas"
 )

@@ -19,7 +19,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
 )
 

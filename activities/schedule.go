@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/claim"
-	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
-	"github.com/azolla/azolla/internal/transition"
+	"github.com/azolla/azolla/internal/lifecycle/transition"
 )
 
 // ScheduleInput names the readiness event to schedule.

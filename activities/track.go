@@ -6,7 +6,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/domain"
 )
 

@@ -5,9 +5,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/azolla/azolla/internal/deadline"
+	"github.com/azolla/azolla/internal/lifecycle/deadline"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 )
 

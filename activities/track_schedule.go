@@ -11,11 +11,11 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/azolla/azolla/internal/claim"
-	"github.com/azolla/azolla/internal/diazotroph/manifest"
-	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/executor/diazotroph/triage"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 )
 

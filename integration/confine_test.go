@@ -22,9 +22,9 @@ import (
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/proc/proctest"
-	"github.com/azolla/azolla/internal/sandbox"
-	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
+	"github.com/azolla/azolla/internal/executor/proc/proctest"
+	"github.com/azolla/azolla/internal/executor/sandbox"
+	"github.com/azolla/azolla/internal/executor/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store/storetest"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"

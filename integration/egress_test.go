@@ -13,7 +13,7 @@ import (
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
+	"github.com/azolla/azolla/internal/executor/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )

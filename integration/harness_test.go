@@ -16,7 +16,7 @@ import (
 	"github.com/azolla/azolla/internal/audit"
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/executor/sandbox"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/starter"

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/starter"

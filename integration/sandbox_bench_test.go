@@ -12,7 +12,7 @@ import (
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
+	"github.com/azolla/azolla/internal/executor/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workers"

@@ -52,7 +52,7 @@ const (
 	TriageProposal Kind = "triage_proposal"
 	// RunReport is what an executor run says about itself (model, cost,
 	// tokens, transcript), written by the executor or parsed by a preset
-	// (internal/runreport).
+	// (internal/executor/runreport).
 	RunReport Kind = "run_report"
 	// Candidate is one of the candidate patches of a best-of-N run.
 	Candidate Kind = "candidate"

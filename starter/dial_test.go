@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/testca"
+	"github.com/azolla/azolla/internal/tlsfiles/testca"
 )
 
 func TestClientOptions_APIKeyTurnsTLSOnUnlessDisabled(t *testing.T) {

@@ -22,10 +22,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/controlplane"
-	"github.com/azolla/azolla/internal/remoteworker"
+	"github.com/azolla/azolla/internal/remote/controlplane"
+	"github.com/azolla/azolla/internal/remote/remoteworker"
 	"github.com/azolla/azolla/internal/store/storetest"
-	"github.com/azolla/azolla/internal/testca"
+	"github.com/azolla/azolla/internal/tlsfiles/testca"
 	"github.com/azolla/azolla/workers"
 )
 

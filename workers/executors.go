@@ -6,8 +6,8 @@ import (
 	"os"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/redact"
-	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/executor/redact"
+	"github.com/azolla/azolla/internal/executor/sandbox"
 )
 
 // NewSandbox builds this process's executor boundary from cfg.Executor:

@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/diazotroph/patch"
-	"github.com/azolla/azolla/internal/environment"
-	"github.com/azolla/azolla/internal/gitops"
-	"github.com/azolla/azolla/internal/patchgen"
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
+	"github.com/azolla/azolla/internal/executor/environment"
+	"github.com/azolla/azolla/internal/executor/gitops"
+	"github.com/azolla/azolla/internal/executor/patchgen"
+	"github.com/azolla/azolla/internal/executor/runreport"
 )
 
 // NewPatch builds PATCH_DIAZOTROPH from cfg.Patch: every generator that is

@@ -13,10 +13,10 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/azolla/azolla/internal/background"
-	"github.com/azolla/azolla/internal/claim"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/lifecycle/pause"
+	"github.com/azolla/azolla/internal/maintenance"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
@@ -90,7 +90,7 @@ type Poller struct {
 	Now func() time.Time
 
 	loopOnce sync.Once
-	loop     *background.Loop[Counts]
+	loop     *maintenance.Loop[Counts]
 }
 
 // Counts says what one pass did.
@@ -112,10 +112,10 @@ type Counts struct {
 
 // background is the poller as a background service, led through the
 // POLLER claim.
-func (p *Poller) background() *background.Loop[Counts] {
+func (p *Poller) background() *maintenance.Loop[Counts] {
 	p.loopOnce.Do(func() {
-		p.loop = &background.Loop[Counts]{Name: "poller", Interval: p.Interval, Pass: p.pass, Log: p.Log,
-			Leadership: &background.Leadership{Name: "poller", Claims: p.Claims, ResourceType: domain.ResourcePoller,
+		p.loop = &maintenance.Loop[Counts]{Name: "poller", Interval: p.Interval, Pass: p.pass, Log: p.Log,
+			Leadership: &maintenance.Leadership{Name: "poller", Claims: p.Claims, ResourceType: domain.ResourcePoller,
 				ResourceID: domain.PollerLeadership, Owner: p.OwnerID, TTL: p.LeaseTTL, Log: p.Log},
 			Passed: func(c Counts, led bool, err error) {
 				if led && err == nil {

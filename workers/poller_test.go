@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/azolla/azolla/internal/claim"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/gitops"
-	"github.com/azolla/azolla/internal/retention"
+	"github.com/azolla/azolla/internal/executor/gitops"
+	"github.com/azolla/azolla/internal/maintenance/retention"
 	"github.com/azolla/azolla/internal/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/sandbox/sandboxtest"
+	"github.com/azolla/azolla/internal/executor/sandbox/sandboxtest"
 	"github.com/azolla/azolla/internal/store/storetest"
 	"github.com/azolla/azolla/workers"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/ops"
 	"github.com/azolla/azolla/workers"
 )

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/retention"
+	"github.com/azolla/azolla/internal/maintenance/retention"
 	"github.com/azolla/azolla/internal/store"
 )
 

@@ -5,8 +5,8 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/pause"
-	"github.com/azolla/azolla/internal/transition"
+	"github.com/azolla/azolla/internal/lifecycle/pause"
+	"github.com/azolla/azolla/internal/lifecycle/transition"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )

@@ -1,7 +1,7 @@
 package workflows
 
 import (
-	"github.com/azolla/azolla/internal/transition"
+	"github.com/azolla/azolla/internal/lifecycle/transition"
 	"go.temporal.io/sdk/temporal"
 )
 

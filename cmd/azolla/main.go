@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/azolla/azolla/internal/cli"
-	"github.com/azolla/azolla/internal/egress"
+	"github.com/azolla/azolla/internal/executor/egress"
 )
 
 func main() {

@@ -1,5 +1,5 @@
 // Command benchreport reads `go test -bench` output on stdin and prints
-// every benchmark bar against its goal (see internal/benchreport). It
+// every benchmark bar against its goal (bars.go holds them). It
 // reports and never fails on speed: it exits 1 only when a bar has no
 // figure, because its benchmark did not run or did not report it.
 package main
@@ -8,25 +8,23 @@ import (
 	"flag"
 	"fmt"
 	"os"
-
-	"github.com/azolla/azolla/internal/benchreport"
 )
 
 func main() {
 	target := flag.String("target", "", "report the bars of this make target (bench-idle, bench-scale) instead of make bench's")
 	flag.Parse()
-	goals := benchreport.Of(*target)
+	goals := Of(*target)
 	if len(goals) == 0 {
 		fmt.Fprintf(os.Stderr, "benchreport: no bars belong to target %q\n", *target)
 		os.Exit(2)
 	}
-	m, err := benchreport.Parse(os.Stdin)
+	m, err := Parse(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(2)
 	}
 	fmt.Println("\nbenchmark bars (each ratio against a baseline measured in the same run)")
-	missed, absent := benchreport.Report(os.Stdout, m, goals)
+	missed, absent := Report(os.Stdout, m, goals)
 	fmt.Printf("%d of %d bars met, %d missed, %d without a figure\n", len(goals)-missed-absent,
 		len(goals), missed, absent)
 	if absent > 0 {

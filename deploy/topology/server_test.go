@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	pgschema "go.temporal.io/server/schema/postgresql/v12"
 
-	"github.com/azolla/azolla/internal/controlplane/redisstream/redistest"
+	"github.com/azolla/azolla/internal/remote/controlplane/redisstream/redistest"
 )
 
 // redisDB is the Redis logical database the topology tests own: they flush

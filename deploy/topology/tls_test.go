@@ -18,7 +18,7 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
-	"github.com/azolla/azolla/internal/testca"
+	"github.com/azolla/azolla/internal/tlsfiles/testca"
 )
 
 // apiKey is the key the server's API-key check (TEMPORALSERVER_API_KEY)

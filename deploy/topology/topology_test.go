@@ -17,7 +17,7 @@ import (
 	"github.com/azolla/azolla/deploy/compose"
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/proc/proctest"
+	"github.com/azolla/azolla/internal/executor/proc/proctest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/starter"

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"

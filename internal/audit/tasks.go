@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/executor/diazotroph/triage"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 )

@@ -11,7 +11,7 @@ import (
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/gitops"
+	"github.com/azolla/azolla/internal/executor/gitops"
 	"github.com/azolla/azolla/internal/store"
 )
 

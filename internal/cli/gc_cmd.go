@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/azolla/azolla/internal/retention"
+	"github.com/azolla/azolla/internal/maintenance/retention"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/workers"
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )

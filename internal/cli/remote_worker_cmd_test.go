@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/controlplane"
-	"github.com/azolla/azolla/internal/diazotroph"
+	"github.com/azolla/azolla/internal/remote/controlplane"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
 )
 

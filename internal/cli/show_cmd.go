@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/pause"
+	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/workflows"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/azolla/azolla/internal/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/audit"
-	"github.com/azolla/azolla/internal/controlplane/redisstream"
-	"github.com/azolla/azolla/internal/controlplane/redisstream/redistest"
+	"github.com/azolla/azolla/internal/remote/controlplane/redisstream"
+	"github.com/azolla/azolla/internal/remote/controlplane/redisstream/redistest"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlite"

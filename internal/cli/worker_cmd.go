@@ -19,7 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/metrics"
+	"github.com/azolla/azolla/internal/ops/metrics"
 	"github.com/azolla/azolla/internal/ops"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workers"

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/deploy/devserver"
-	"github.com/azolla/azolla/internal/proc/proctest"
+	"github.com/azolla/azolla/internal/executor/proc/proctest"
 )
 
 // helperEnv makes the test binary run the azolla command line after "--"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/azolla/azolla/internal/controlplane"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/textsafe"
 )

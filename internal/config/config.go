@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/azolla/azolla/internal/controlplane"
-	"github.com/azolla/azolla/internal/patchgen"
+	"github.com/azolla/azolla/internal/remote/controlplane"
+	"github.com/azolla/azolla/internal/executor/patchgen"
 )
 
 // Config is the whole configuration. The mapstructure keys are the keys of

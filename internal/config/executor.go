@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/redact"
-	"github.com/azolla/azolla/internal/runreport"
-	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/executor/redact"
+	"github.com/azolla/azolla/internal/executor/runreport"
+	"github.com/azolla/azolla/internal/executor/sandbox"
 )
 
 // ExecutorConfig says how the processes azolla runs for work (a

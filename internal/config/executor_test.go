@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/redact"
+	"github.com/azolla/azolla/internal/executor/redact"
 )
 
 func TestValidateExecutors_NamesTheKeyOfEachProblem(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/forge"
-	"github.com/azolla/azolla/internal/redact"
-	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/executor/redact"
+	"github.com/azolla/azolla/internal/executor/sandbox"
 )
 
 // ForgeConfig is where a repository's pull requests go

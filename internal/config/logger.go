@@ -4,7 +4,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/azolla/azolla/internal/redact"
+	"github.com/azolla/azolla/internal/executor/redact"
 )
 
 // Logger returns a logger writing to w at log.level in log.format, with

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/azolla/azolla/internal/redact"
+	"github.com/azolla/azolla/internal/executor/redact"
 )
 
 // maskURL hides the password of a URL with user info; anything else is

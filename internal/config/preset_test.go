@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/runreport"
+	"github.com/azolla/azolla/internal/executor/runreport"
 )
 
 func TestPatchCommandPreset_UnknownNameListsTheValidOnes(t *testing.T) {

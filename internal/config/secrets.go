@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/azolla/azolla/internal/redact"
+	"github.com/azolla/azolla/internal/executor/redact"
 )
 
 // Secrets returns every secret value of the configuration, named by its

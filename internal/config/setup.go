@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/environment"
-	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/executor/environment"
+	"github.com/azolla/azolla/internal/executor/sandbox"
 )
 
 // SetupConfig is a repository's setup phase (docs/repositories.md): what

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/sandbox"
+	"github.com/azolla/azolla/internal/executor/sandbox"
 )
 
 func withSetup(s config.SetupConfig) func(*config.Config) {

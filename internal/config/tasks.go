@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/diazotroph/triage"
+	"github.com/azolla/azolla/internal/executor/diazotroph/triage"
 )
 
 // TasksConfig configures the task-management azolla (docs/protocol/tasks.md): its track

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/patchgen"
+	"github.com/azolla/azolla/internal/executor/patchgen"
 )
 
 // Workorder budget bounds enforced by Validate.

@@ -30,7 +30,7 @@ import "time"
 // requests, capture_buffers, jobs and job_attempts (job-succeeded-once
 // reads a SUCCEEDED job's winning attempt), and the singleton leadership
 // and TRACK claims, one row each whatever the work. Transcripts have their
-// own retention (patch.retention, internal/retention).
+// own retention (patch.retention, internal/maintenance/retention).
 type PruneFinishedParams struct {
 	// Before is the cutoff: a row goes only if its use ended before it
 	// (now minus store.retention).

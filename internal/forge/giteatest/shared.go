@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/azolla/azolla/internal/proc/proctest"
+	"github.com/azolla/azolla/internal/executor/proc/proctest"
 )
 
 // shared is the one server of a test binary: starting Gitea takes seconds,

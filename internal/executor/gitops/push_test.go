@@ -1,0 +1,118 @@
+package gitops_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/executor/gitops"
+)
+
+func TestPush_ForcePushesAfterTheBranchWasReset(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	git(t, "", "init", "-q", "--bare", remote)
+
+	require.NoError(t, b.g.Apply(ctx, b.ws, modifyReadme))
+	first, err := b.g.Commit(ctx, b.ws, bot, "first attempt")
+	require.NoError(t, err)
+	require.NoError(t, b.g.Push(ctx, b.ws, remote, testBranch))
+	require.Equal(t, first+"\n", git(t, remote, "rev-parse", "refs/heads/"+testBranch))
+
+	// A retry starts from the base again; its commit does not descend from
+	// the first one, so only a forced push can replace it.
+	require.NoError(t, b.g.PrepareWorkspace(ctx, b.mirror, b.ws, testBranch, b.base))
+	writeFile(t, b.ws, "second.txt", "second attempt\n")
+	second, err := b.g.Commit(ctx, b.ws, bot, "second attempt")
+	require.NoError(t, err)
+	require.NotEqual(t, first, second)
+	require.NoError(t, b.g.Push(ctx, b.ws, remote, testBranch))
+	require.Equal(t, second+"\n", git(t, remote, "rev-parse", "refs/heads/"+testBranch))
+	require.Equal(t, "refs/heads/"+testBranch+"\n", git(t, remote, "for-each-ref", "--format=%(refname)"),
+		"only the branch is pushed")
+}
+
+func TestPush_RefusesHostileInput(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	pwned := filepath.Join(t.TempDir(), "pwned")
+
+	for _, remote := range []string{"--receive-pack=touch " + pwned, "--exec=touch " + pwned, "origin", "ext::sh -c touch% " + pwned} {
+		require.ErrorIs(t, b.g.Push(ctx, b.ws, remote, testBranch), gitops.ErrInvalidRepository, remote)
+	}
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	git(t, "", "init", "-q", "--bare", remote)
+	for _, branch := range []string{"--all", "main:refs/heads/other", "+main", "a..b"} {
+		require.ErrorIs(t, b.g.Push(ctx, b.ws, remote, branch), gitops.ErrInvalidBranch, branch)
+	}
+	requireNotExist(t, pwned)
+	require.Equal(t, "", git(t, remote, "for-each-ref"))
+}
+
+// smartHTTP serves the bare repositories under root over git's smart HTTP
+// protocol (git http-backend through CGI), answering 401 to any request
+// without the Basic credential user:token.
+func smartHTTP(t *testing.T, root, user, token string) *httptest.Server {
+	t.Helper()
+	exec, err := gitExecPath()
+	require.NoError(t, err)
+	backend := &cgi.Handler{Path: filepath.Join(exec, "git-http-backend"),
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || u != user || p != token {
+			w.Header().Set("WWW-Authenticate", `Basic realm="forge"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		// http-backend refuses a push from an unauthenticated user.
+		r.Header.Set("Remote-User", u)
+		backend.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func gitExecPath() (string, error) {
+	out, err := exec.Command("git", "--exec-path").Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+func TestPushWith_SendsTheTokenAsAHeaderOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	root := t.TempDir()
+	remote := filepath.Join(root, "app.git")
+	git(t, "", "init", "-q", "--bare", remote)
+	git(t, remote, "config", "http.receivepack", "true")
+	const token = "forge-token-0123456789abcdef"
+	srv := smartHTTP(t, root, "x-access-token", token)
+
+	require.NoError(t, b.g.Apply(ctx, b.ws, modifyReadme))
+	head, err := b.g.Commit(ctx, b.ws, bot, "for the forge")
+	require.NoError(t, err)
+
+	err = b.g.PushWith(ctx, b.ws, srv.URL+"/app.git", testBranch, &gitops.HTTPAuth{User: "x-access-token", Token: "wrong-token-0123456789"})
+	require.Error(t, err, "a wrong token is refused")
+	require.NotContains(t, err.Error(), "wrong-token")
+	err = b.g.Push(ctx, b.ws, srv.URL+"/app.git", testBranch)
+	require.Error(t, err, "no token, no push")
+
+	require.NoError(t, b.g.PushWith(ctx, b.ws, srv.URL+"/app.git", testBranch, &gitops.HTTPAuth{User: "x-access-token", Token: token}))
+	require.Equal(t, head+"\n", git(t, remote, "rev-parse", "refs/heads/"+testBranch))
+	require.NotContains(t, git(t, b.ws, "config", "--list"), token, "the token is written nowhere")
+
+	require.ErrorContains(t, b.g.PushWith(ctx, b.ws, remote, testBranch, &gitops.HTTPAuth{User: "u", Token: token}),
+		"only sent to an http(s) remote")
+}
