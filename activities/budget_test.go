@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -81,7 +82,7 @@ func TestBudget_SpentStopsTheNextRoundUntilRaised(t *testing.T) {
 			g.Pause.PrioritizedActions[1])
 
 		_, err = tb.l.Ready(ctx, activities.ReadyInput{ObjectiveID: "obj-1", Mode: activities.ReadyRetry})
-		var spent *activities.BudgetSpentError
+		var spent *budget.SpentError
 		require.True(t, errors.As(err, &spent), "got %v", err)
 		require.ErrorContains(t, err, "has spent $2.50 of its $2.00 budget")
 		require.Equal(t, domain.StatusTodo, tb.objective(t, "obj-1").Status, "the refused retry changed nothing")

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
-	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -107,8 +108,8 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	if started {
 		return a.runCandidateRemote(ctx, w, req, rec, true)
 	}
-	left, err := budgetLeft(ctx, a.Store, &req.Objective)
-	var spent *BudgetSpentError
+	left, err := budget.Left(ctx, a.Store, &req.Objective)
+	var spent *budget.SpentError
 	if errors.As(err, &spent) {
 		rec.Status, rec.Why = domain.CandidateSkipped, "not started: "+spent.Error()
 		return a.putCandidate(ctx, rec)
@@ -116,9 +117,11 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	if err != nil {
 		return fail(err)
 	}
-	if why, err := cannotCoverAnother(ctx, a.Store, w.WorkOrderID, in.Attempt, left); err != nil {
+	others, err := a.Store.ListCandidates(ctx, w.WorkOrderID)
+	if err != nil {
 		return fail(err)
-	} else if why != "" {
+	}
+	if why := budget.CandidateMayStart(left, others, in.Attempt); why != "" {
 		rec.Status, rec.Why = domain.CandidateSkipped, why
 		return a.putCandidate(ctx, rec)
 	}
@@ -145,7 +148,7 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 		// Cancelled: the record says so, whatever the run left.
 		wctx := context.WithoutCancel(ctx)
 		rec.Status, rec.Why = domain.CandidateCancelled, "cancelled while it ran: another candidate passed every gate command first"
-		if _, err := budgetLeft(wctx, a.Store, &req.Objective); errors.As(err, &spent) {
+		if _, err := budget.Left(wctx, a.Store, &req.Objective); errors.As(err, &spent) {
 			rec.Why = "cancelled while it ran: the objective's budget ran out"
 		}
 		return a.putCandidate(wctx, rec)
@@ -165,7 +168,7 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	}
 	// What this candidate spent may have used up the budget: the others
 	// are then stopped.
-	if _, err := budgetLeft(ctx, a.Store, &req.Objective); errors.As(err, &spent) {
+	if _, err := budget.Left(ctx, a.Store, &req.Objective); errors.As(err, &spent) {
 		res.BudgetSpent = true
 	} else if err != nil {
 		return fail(err)

@@ -2,40 +2,11 @@ package activities
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 )
-
-// cannotCoverAnother says why candidate attempt of workorderID is not to
-// start with left dollars of its objective's budget: less is left than
-// the candidates of the workorder that ran before it cost on average. ""
-// lets it start: no cap, or no other candidate with a known cost yet.
-func cannotCoverAnother(ctx context.Context, q store.Querier, workOrderID string, attempt int, left *float64) (string, error) {
-	if left == nil {
-		return "", nil
-	}
-	recs, err := q.ListCandidates(ctx, workOrderID)
-	if err != nil {
-		return "", err
-	}
-	var sum float64
-	n := 0
-	for _, c := range recs {
-		if c.Attempt == attempt || c.Report == nil || c.Report.CostUSD == nil {
-			continue
-		}
-		sum, n = sum+*c.Report.CostUSD, n+1
-	}
-	if n == 0 || *left >= sum/float64(n) {
-		return "", nil
-	}
-	return fmt.Sprintf("not started: %s is left of the objective's budget, less than the %s a candidate has cost so far (%d of them)",
-		domain.USD(*left), domain.USD(sum/float64(n)), n), nil
-}
 
 // recordUnstarted records as SKIPPED, with why, each of the workorder's
 // candidates that was never started (patch.parallel_candidates held it

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
-	"github.com/azolla/azolla/internal/domain"
 )
 
 // fakeCandidates answers each candidate k with byK[k]; a candidate whose

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/lifecycle/claim"
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/lifecycle/transition"
+	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -22,14 +23,10 @@ import (
 func (a *Lifecycle) gatePause(ctx context.Context, q store.Querier, w *domain.WorkOrder, o *domain.Objective,
 	j judgement, rr *domain.RunRecord, keep *pause.Action) (domain.PauseState, error) {
 	now := a.now()
-	var spend domain.Spend
-	if o.BudgetUSD != nil {
-		var err error
-		if spend, err = q.ObjectiveSpend(ctx, o.ObjectiveID); err != nil {
-			return domain.PauseState{}, err
-		}
+	standing, err := budget.Of(ctx, q, o)
+	if err != nil {
+		return domain.PauseState{}, err
 	}
-	exhausted := spend.Exhausted(o.BudgetUSD)
 	if j.result == domain.GatePass {
 		branch := ""
 		if rr.CommitSHA != "" {
@@ -40,8 +37,8 @@ func (a *Lifecycle) gatePause(ctx context.Context, q store.Querier, w *domain.Wo
 			return domain.PauseState{}, err
 		}
 		var spent *pause.Action
-		if exhausted {
-			spent = pause.Overspent(spend, *o.BudgetUSD)
+		if standing.Exhausted() {
+			spent = pause.Overspent(standing)
 		}
 		return pause.RunCompleteOn(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, branch, url, keep, spent, now), nil
 	}
@@ -49,8 +46,8 @@ func (a *Lifecycle) gatePause(ctx context.Context, q store.Querier, w *domain.Wo
 	if err != nil {
 		return domain.PauseState{}, err
 	}
-	if exhausted {
-		return pause.BudgetSpent(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, spend, *o.BudgetUSD, keep,
+	if standing.Exhausted() {
+		return pause.BudgetSpent(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, standing, keep,
 			repeated, now), nil
 	}
 	return pause.GateFailed(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, keep, repeated, now), nil

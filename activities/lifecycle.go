@@ -19,9 +19,10 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/azolla/azolla/internal/lifecycle/claim"
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -208,7 +209,7 @@ func permanent(err error) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeMisconfigured, err)
 	case errors.Is(err, diazotroph.ErrUnknownType):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnknownType, err)
-	case errors.As(err, new(*BudgetSpentError)):
+	case errors.As(err, new(*budget.SpentError)):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBudgetSpent, err)
 	case errors.As(err, new(*schemas.ValidationError)):
 		// The same input would be refused again (e.g. a diazotroph's

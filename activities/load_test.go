@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/activities"
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 )
 
 func TestLoad_UnknownObjectiveIsNotFoundWithoutError(t *testing.T) {

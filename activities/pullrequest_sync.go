@@ -10,10 +10,11 @@ import (
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/forge"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
+	"github.com/azolla/azolla/internal/lifecycle/transition"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
-	"github.com/azolla/azolla/internal/lifecycle/transition"
 )
 
 // SyncPullRequestInput asks for one look at an objective's pull request.
@@ -191,7 +192,7 @@ func (a *Lifecycle) pullRequestClosed(ctx context.Context, o *domain.Objective, 
 // revise finds its own event and returns it.
 func (a *Lifecycle) revise(ctx context.Context, o *domain.Objective, pr *domain.PullRequest, fb feedback,
 	in SyncPullRequestInput, res SyncPullRequestResult) (SyncPullRequestResult, error) {
-	if _, err := budgetLeft(ctx, a.Store, o); err != nil {
+	if _, err := budget.Left(ctx, a.Store, o); err != nil {
 		return a.budgetSpent(ctx, o, in, res, err)
 	}
 	comment := strings.TrimSpace(strings.TrimSpace(in.Comment) + "\n\n" + fb.text(pr))
@@ -463,14 +464,14 @@ func forgeMissing(repository string, err error) error {
 // objective for a human to raise the budget.
 func (a *Lifecycle) budgetSpent(ctx context.Context, o *domain.Objective, in SyncPullRequestInput,
 	res SyncPullRequestResult, err error) (SyncPullRequestResult, error) {
-	var spent *BudgetSpentError
+	var spent *budget.SpentError
 	if !errors.As(err, &spent) {
 		return res, err
 	}
 	if in.Revise {
 		return res, permanent(err)
 	}
-	ps := pause.BudgetSpent(o.ObjectiveID, o.StatusSeq, "", "", spent.Spend, spent.Budget, nil, nil, a.now())
+	ps := pause.BudgetSpent(o.ObjectiveID, o.StatusSeq, "", "", spent.Standing, nil, nil, a.now())
 	if _, _, err := a.Store.CreatePauseStateOnce(ctx, &ps); err != nil {
 		return res, fmt.Errorf("pause on the spent budget: %w", err)
 	}

@@ -9,10 +9,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
+	"github.com/azolla/azolla/internal/lifecycle/transition"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
-	"github.com/azolla/azolla/internal/lifecycle/transition"
 )
 
 // ObjectiveView is what a lifecycle needs to know to pick its next step.
@@ -181,7 +182,7 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 			}
 			if in.Mode != ReadyApprove {
 				// A new round spends: not once the budget is gone.
-				if _, err := budgetLeft(ctx, q, o); err != nil {
+				if _, err := budget.Left(ctx, q, o); err != nil {
 					return err
 				}
 			}

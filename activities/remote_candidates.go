@@ -9,10 +9,11 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/azolla/azolla/internal/remote/controlplane"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
-	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -157,8 +158,8 @@ func candidateOutcome(ctx context.Context, q store.Querier, maxDiffLines int, j 
 	if err != nil {
 		return RemoteOutcome{}, fmt.Errorf("read objective %s: %w", w.ObjectiveID, err)
 	}
-	var spent *BudgetSpentError
-	if _, err := budgetLeft(ctx, q, o); errors.As(err, &spent) {
+	var spent *budget.SpentError
+	if _, err := budget.Left(ctx, q, o); errors.As(err, &spent) {
 		res.BudgetSpent = true
 	} else if err != nil {
 		return RemoteOutcome{}, err

@@ -9,12 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/lifecycle/claim"
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/lifecycle/transition"
+	"github.com/azolla/azolla/internal/store"
 )
 
 // ScheduleInput names the readiness event to schedule.
@@ -172,8 +173,8 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *domain.Ev
 	if len(blockers) == 0 && r != nil && r.blocker != "" {
 		blockers = []string{r.blocker}
 	}
-	left, err := budgetLeft(ctx, q, o)
-	var spent *BudgetSpentError
+	left, err := budget.Left(ctx, q, o)
+	var spent *budget.SpentError
 	if errors.As(err, &spent) {
 		// Readiness refuses a round once the budget is spent; an event
 		// written past it is held here rather than run.

@@ -6,8 +6,8 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 )
 
 // The task-management activities (docs/protocol/tasks.md): the track's scheduler (track A,

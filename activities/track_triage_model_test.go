@@ -12,10 +12,10 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/audit"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/executor/diazotroph/triage"
-	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/patchgen"
 	"github.com/azolla/azolla/internal/executor/sandbox"
 	"github.com/azolla/azolla/internal/executor/sandbox/sandboxtest"

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/azolla/azolla/internal/lifecycle/claim"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workers"

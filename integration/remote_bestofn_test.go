@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/proc/proctest"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )

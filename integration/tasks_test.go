@@ -22,10 +22,10 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/lifecycle/deadline"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/executor/diazotroph/triage"
-	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/deadline"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workers"

@@ -16,12 +16,12 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/executor/redact"
+	"github.com/azolla/azolla/internal/ops"
+	"github.com/azolla/azolla/internal/ops/metrics"
 	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/remote/controlplane/dbqueue"
 	"github.com/azolla/azolla/internal/remote/controlplane/redisstream"
-	"github.com/azolla/azolla/internal/ops/metrics"
-	"github.com/azolla/azolla/internal/ops"
-	"github.com/azolla/azolla/internal/executor/redact"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/tlsfiles"
 )

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/remote/controlplane"
-	"github.com/azolla/azolla/internal/ops/metrics"
 	"github.com/azolla/azolla/internal/ops"
+	"github.com/azolla/azolla/internal/ops/metrics"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/store/storetest"
 	"github.com/azolla/azolla/workers"
 )

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/ops"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/workers"
 )
 

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/executor/diazotroph/triage"
-	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/schemas"
 )
 

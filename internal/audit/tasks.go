@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph/triage"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph/triage"
 	"github.com/azolla/azolla/internal/store"
 )
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -10,28 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/schemas"
 )
-
-// budgetAllows refuses (exit 4) a new round of an objective whose runs
-// have spent its budget.
-func budgetAllows(ctx context.Context, q store.Querier, o *domain.Objective) error {
-	if o.BudgetUSD == nil {
-		return nil
-	}
-	sp, err := q.ObjectiveSpend(ctx, o.ObjectiveID)
-	if err != nil {
-		return classify(err)
-	}
-	if sp.Exhausted(o.BudgetUSD) {
-		return &exitError{code: exitRefused, err: fmt.Errorf(
-			"objective %s has spent %s of its %s budget over %s: raise it first with 'objective budget %s --add DOLLARS'",
-			textsafe.Line(o.ObjectiveID), domain.USD(sp.USD), domain.USD(*o.BudgetUSD), sp.RunsLine(), textsafe.Line(o.ObjectiveID))}
-	}
-	return nil
-}
 
 // budgetResult is what `objective budget` prints as JSON.
 type budgetResult struct {
@@ -105,7 +87,7 @@ start one: retry the objective afterwards.`,
 			if res.Spend, err = q.ObjectiveSpend(cmd.Context(), o.ObjectiveID); err != nil {
 				return err
 			}
-			res.RemainingUSD = res.Spend.Remaining(o.BudgetUSD)
+			res.RemainingUSD = budget.Standing{Budget: o.BudgetUSD, Spend: res.Spend}.Left()
 			return nil
 		})
 		if errors.Is(err, errNoBudget) {

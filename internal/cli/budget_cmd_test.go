@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -17,18 +18,19 @@ import (
 func dollars(v float64) *float64 { return &v }
 
 // spentPast writes objective id failed after a run that reported cost,
-// its budget budget, paused as the gate would pause it.
-func spentPast(t *testing.T, s store.Store, id string, cost, budget float64) {
+// its budget budgetUSD, paused as the gate would pause it.
+func spentPast(t *testing.T, s store.Store, id string, cost, budgetUSD float64) {
 	t.Helper()
 	ctx := context.Background()
 	wo := executed(t, s, id, domain.OutputBundle{Title: "Patch", RunnerStatus: domain.RunnerOK,
 		Metadata: domain.BundleMetadata{Generator: "command", RunReport: &domain.RunReport{Model: "agent-1", CostUSD: &cost}}})
-	_, err := s.SetObjectiveBudget(ctx, store.SetObjectiveBudgetParams{ObjectiveID: id, BudgetUSD: &budget})
+	_, err := s.SetObjectiveBudget(ctx, store.SetObjectiveBudgetParams{ObjectiveID: id, BudgetUSD: &budgetUSD})
 	require.NoError(t, err)
 	failed := moveTo(t, s, id, domain.StatusTodo)
 	sp, err := s.ObjectiveSpend(ctx, id)
 	require.NoError(t, err)
-	createPause(t, s, pause.BudgetSpent(id, failed.StatusSeq, wo.WorkOrderID, "output bundle content is empty", sp, budget,
+	createPause(t, s, pause.BudgetSpent(id, failed.StatusSeq, wo.WorkOrderID, "output bundle content is empty",
+		budget.Standing{ObjectiveID: id, Budget: &budgetUSD, Spend: sp},
 		nil, nil, storetest.T0))
 }
 
@@ -76,7 +78,7 @@ func TestObjectiveBudget_ShowsRaisesSetsAndRemoves(t *testing.T) {
 	t.Parallel()
 	s, env := migratedStore(t)
 	spentPast(t, s, "over", 5, 4)
-	budget := func(args ...string) (result, budgetResult) {
+	budgetCmd := func(args ...string) (result, budgetResult) {
 		t.Helper()
 		res := azolla(t, env, append([]string{"objective", "budget", "over", "-o", "json"}, args...)...)
 		var br budgetResult
@@ -85,7 +87,7 @@ func TestObjectiveBudget_ShowsRaisesSetsAndRemoves(t *testing.T) {
 		}
 		return res, br
 	}
-	res, br := budget()
+	res, br := budgetCmd()
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, budgetResult{ObjectiveID: "over", BudgetUSD: dollars(4), Spend: domain.Spend{USD: 5, Runs: 1},
 		RemainingUSD: dollars(0)}, br)
@@ -93,31 +95,33 @@ func TestObjectiveBudget_ShowsRaisesSetsAndRemoves(t *testing.T) {
 	require.Equal(t, 0, text.code, text.stderr)
 	require.Equal(t, "objective over: budget $4.00, spent $5.00 over 1 run, $0.00 left\n"+
 		"no round starts until the budget is raised: azolla objective budget over --add DOLLARS\n", text.stdout)
-	require.Error(t, budgetAllows(t.Context(), s, getObjective(t, s, "over")))
+	_, err := budget.Left(t.Context(), s, getObjective(t, s, "over"))
+	require.ErrorIs(t, err, budget.ErrSpent)
 
-	res, br = budget("--add", "2.5")
+	res, br = budgetCmd("--add", "2.5")
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, dollars(6.5), br.BudgetUSD)
 	require.Equal(t, dollars(1.5), br.RemainingUSD)
 	require.Equal(t, dollars(6.5), getObjective(t, s, "over").BudgetUSD)
-	require.NoError(t, budgetAllows(t.Context(), s, getObjective(t, s, "over")), "raised: a round may start")
+	_, err = budget.Left(t.Context(), s, getObjective(t, s, "over"))
+	require.NoError(t, err, "raised: a round may start")
 
-	res, br = budget("--set", "1")
+	res, br = budgetCmd("--set", "1")
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, dollars(1), br.BudgetUSD)
-	res, br = budget("--none")
+	res, br = budgetCmd("--none")
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Nil(t, br.BudgetUSD)
 	require.Nil(t, getObjective(t, s, "over").BudgetUSD)
 
-	res, _ = budget("--add", "1")
+	res, _ = budgetCmd("--add", "1")
 	require.Equal(t, 4, res.code, "no budget to raise")
 	require.Contains(t, res.stderr, "has no budget to raise: give one with --set")
 	for _, args := range [][]string{{"--add", "0"}, {"--set", "-1"}, {"--add", "1", "--set", "2"}, {"--set", "NaN"}} {
-		res, _ = budget(args...)
+		res, _ = budgetCmd(args...)
 		require.Equal(t, 2, res.code, "%v: %s", args, res.stderr)
 	}
-	res, _ = budget("--set", "5000000")
+	res, _ = budgetCmd("--set", "5000000")
 	require.Equal(t, 2, res.code, res.stderr)
 	require.Contains(t, res.stderr, "/budget_usd")
 	require.Nil(t, getObjective(t, s, "over").BudgetUSD, "refused changes nothing")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/workflows"
 )
@@ -39,8 +40,8 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 		if kind == workflows.Retry || kind == workflows.Unblock {
 			// The lifecycle refuses it too; said here without the
 			// round trip, and in words that say what to do.
-			if err := budgetAllows(cmd.Context(), s.store, o); err != nil {
-				return err
+			if _, err := budget.Left(cmd.Context(), s.store, o); err != nil {
+				return classify(err)
 			}
 		}
 		// A retry on a pull request's review takes its waiting feedback:

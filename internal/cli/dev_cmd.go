@@ -18,9 +18,9 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/ops"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/workers"
 	"github.com/azolla/azolla/workflows"
 )

@@ -9,8 +9,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/azolla/azolla/internal/lifecycle/deadline"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
+	"github.com/azolla/azolla/internal/lifecycle/deadline"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 )
@@ -276,16 +277,17 @@ func (src inboxSource) spend(ctx context.Context, items []inboxItem, objectives 
 }
 
 // spendLine says an item's spend against its budget, "" for none.
-func spendLine(sp *domain.Spend, budget *float64) string {
+func spendLine(sp *domain.Spend, capUSD *float64) string {
 	switch {
-	case sp == nil && budget == nil:
+	case sp == nil && capUSD == nil:
 		return ""
 	case sp == nil:
-		return "nothing yet, budget " + domain.USD(*budget)
-	case budget == nil:
+		return "nothing yet, budget " + domain.USD(*capUSD)
+	case capUSD == nil:
 		return sp.String()
 	}
-	return fmt.Sprintf("%s, budget %s, %s left", sp, domain.USD(*budget), domain.USD(*sp.Remaining(budget)))
+	left := budget.Standing{Budget: capUSD, Spend: *sp}.Left()
+	return fmt.Sprintf("%s, budget %s, %s left", sp, domain.USD(*capUSD), domain.USD(*left))
 }
 
 // pauseItem is an objective's pause state as an inbox item.

@@ -13,12 +13,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/gitops"
 	"github.com/azolla/azolla/internal/executor/redact"
-	"github.com/azolla/azolla/internal/remote/remoteworker"
 	"github.com/azolla/azolla/internal/executor/sandbox"
+	"github.com/azolla/azolla/internal/remote/controlplane"
+	"github.com/azolla/azolla/internal/remote/remoteworker"
 	"github.com/azolla/azolla/workers"
 )
 

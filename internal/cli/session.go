@@ -16,6 +16,7 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/internal/textsafe"
@@ -176,7 +177,7 @@ func classify(err error) error {
 		return err
 	case errors.Is(err, domain.ErrNotFound):
 		return &exitError{code: exitNotFound, err: err}
-	case errors.Is(err, starter.ErrRefused), errors.Is(err, domain.ErrAlreadyExists):
+	case errors.Is(err, starter.ErrRefused), errors.Is(err, domain.ErrAlreadyExists), errors.Is(err, budget.ErrSpent):
 		return &exitError{code: exitRefused, err: err}
 	case errors.Is(err, starter.ErrNoLifecycle):
 		return &exitError{code: exitUnavailable, err: err}

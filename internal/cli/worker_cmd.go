@@ -19,8 +19,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/azolla/azolla/internal/config"
-	"github.com/azolla/azolla/internal/ops/metrics"
 	"github.com/azolla/azolla/internal/ops"
+	"github.com/azolla/azolla/internal/ops/metrics"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workers"
 )

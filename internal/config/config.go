@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/executor/patchgen"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 )
 
 // Config is the whole configuration. The mapstructure keys are the keys of

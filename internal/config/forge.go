@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/executor/redact"
 	"github.com/azolla/azolla/internal/executor/sandbox"
+	"github.com/azolla/azolla/internal/forge"
 )
 
 // ForgeConfig is where a repository's pull requests go

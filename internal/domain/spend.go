@@ -72,23 +72,6 @@ func (s *Spend) AddWorkOrder(bundle *BundleMetadata, candidates []*Candidate) {
 	}
 }
 
-// Exhausted reports whether the known spend has reached budget (nil: no
-// cap, never exhausted).
-func (s Spend) Exhausted(budget *float64) bool {
-	return budget != nil && s.USD >= *budget
-}
-
-// Remaining is what is left of budget, never below zero; nil without a cap.
-func (s Spend) Remaining(budget *float64) *float64 {
-	if budget == nil {
-		return nil
-	}
-	left := math.Max(0, *budget-s.USD)
-	// Cents' fractions of a float sum are noise, not money.
-	left = math.Round(left*1e6) / 1e6
-	return &left
-}
-
 // String says the spend as a person reads it: "$1.25 over 3 runs (1 of
 // unknown cost)", "nothing yet".
 func (s Spend) String() string {

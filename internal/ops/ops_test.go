@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/ops/metrics"
 	"github.com/azolla/azolla/internal/ops"
+	"github.com/azolla/azolla/internal/ops/metrics"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
 

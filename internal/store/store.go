@@ -22,8 +22,29 @@ import (
 	"github.com/azolla/azolla/internal/domain"
 )
 
-// Querier is every read and write, usable alone or inside a transaction.
+// The store's roles. A consumer takes the narrow interface of what it uses
+// (one role, or a few composed where it is used); Querier and Store are
+// every role at once, and the one implementation, package sqlstore, is all
+// of them behind both backends.
+
+// Querier is every role's reads and writes, usable alone or inside a
+// transaction.
 type Querier interface {
+	ObjectiveQuerier
+	EventQuerier
+	RunQuerier
+	PauseQuerier
+	CaptureQuerier
+	PullRequestQuerier
+	PullRequestFeedbackQuerier
+	SpendQuerier
+	CandidateQuerier
+	ClaimQuerier
+	TranscriptQuerier
+}
+
+// ObjectiveQuerier reads and moves objectives.
+type ObjectiveQuerier interface {
 	CreateObjective(ctx context.Context, o *domain.Objective) error
 	GetObjective(ctx context.Context, objectiveID string) (*domain.Objective, error)
 	ListObjectives(ctx context.Context, p ListObjectivesParams) ([]*domain.Objective, error)
@@ -43,7 +64,11 @@ type Querier interface {
 	// ListObjectivesToHandOver pages through the objectives not handed over,
 	// in (created_at, objective_id) order, strictly after p.After.
 	ListObjectivesToHandOver(ctx context.Context, p PageParams) ([]*domain.Objective, error)
+}
 
+// EventQuerier emits events and records how each was handed over and
+// processed.
+type EventQuerier interface {
 	// EmitEvent inserts an event unless one exists for the same (event_type,
 	// subject_id, transition_seq); then it returns that one and created=false.
 	EmitEvent(ctx context.Context, e *domain.Event) (stored *domain.Event, created bool, err error)
@@ -62,7 +87,11 @@ type Querier interface {
 	// MarkEventProcessed sets processed=true with a terminal reason exactly once;
 	// a second call returns ErrAlreadyProcessed and changes nothing.
 	MarkEventProcessed(ctx context.Context, p MarkEventProcessedParams) (*domain.Event, error)
+}
 
+// RunQuerier keeps a round's records: its context snapshot, workorder,
+// output bundle and run record.
+type RunQuerier interface {
 	CreateContextSnapshot(ctx context.Context, s *domain.ContextSnapshot) error
 	GetContextSnapshot(ctx context.Context, contextSnapshotID string) (*domain.ContextSnapshot, error)
 
@@ -85,7 +114,10 @@ type Querier interface {
 	// verdict if one exists (created_at is kept).
 	UpsertRunRecord(ctx context.Context, r *domain.RunRecord) (*domain.RunRecord, error)
 	GetRunRecord(ctx context.Context, workOrderID string) (*domain.RunRecord, error)
+}
 
+// PauseQuerier keeps the pause states handed to humans.
+type PauseQuerier interface {
 	CreatePauseState(ctx context.Context, p *domain.PauseState) error
 	// CreatePauseStateOnce inserts p unless a pause state with its
 	// pause_state_id exists; then it returns that one and created=false.
@@ -98,7 +130,10 @@ type Querier interface {
 	// ListPauseStatesPage pages through pause states in (created_at,
 	// pause_state_id) order, strictly after p.After, filtered by p.
 	ListPauseStatesPage(ctx context.Context, p ListPauseStatesParams) ([]*domain.PauseState, error)
+}
 
+// CaptureQuerier keeps the capture buffers triage reads.
+type CaptureQuerier interface {
 	CreateCaptureBuffer(ctx context.Context, c *domain.CaptureBuffer) error
 	GetCaptureBuffer(ctx context.Context, captureBufferID string) (*domain.CaptureBuffer, error)
 	ListCaptureBuffers(ctx context.Context, p ListCaptureBuffersParams) ([]*domain.CaptureBuffer, error)
@@ -127,13 +162,6 @@ type Querier interface {
 	// already, taken by another workorder, PROCESSED) is left as it is, so
 	// a second call is a no-op.
 	ReleaseCaptures(ctx context.Context, p ReleaseCapturesParams) ([]*domain.Event, error)
-
-	PullRequestQuerier
-	PullRequestFeedbackQuerier
-	SpendQuerier
-	CandidateQuerier
-	ClaimQuerier
-	TranscriptQuerier
 }
 
 // ClaimQuerier is the storage side of the claim/lease protocol; package claim
@@ -157,14 +185,19 @@ type ClaimQuerier interface {
 	CheckFence(ctx context.Context, f Fence) error
 }
 
+// Transactor runs several writes as one transaction.
+type Transactor interface {
+	// InTx runs fn in one transaction, committed if fn returns nil.
+	InTx(ctx context.Context, fn func(q Querier) error) error
+}
+
 // Store is a Querier with transactions, migrations and a lifetime.
 type Store interface {
 	Querier
 	// JobStore's methods run their own transactions; their On* callbacks
 	// get a Querier bound to that transaction.
 	JobStore
-	// InTx runs fn in one transaction, committed if fn returns nil.
-	InTx(ctx context.Context, fn func(q Querier) error) error
+	Transactor
 	// Migrate applies pending migrations and returns the versions it applied;
 	// running it again applies nothing.
 	Migrate(ctx context.Context) (applied []int, err error)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/textsafe"
 )
 
@@ -137,7 +138,7 @@ func GateFailed(objectiveID string, seq int64, workOrderID, failure string, keep
 // budget: review the failure, raise the budget, then retry. No run starts
 // before the budget is raised. Without a failure ("") it is a round that
 // was not started (a pull request's review asked for one).
-func BudgetSpent(objectiveID string, seq int64, workOrderID, failure string, spend domain.Spend, budget float64,
+func BudgetSpent(objectiveID string, seq int64, workOrderID, failure string, standing budget.Standing,
 	keep, repeated *Action, now time.Time) domain.PauseState {
 	var actions []Action
 	if failure != "" {
@@ -147,8 +148,7 @@ func BudgetSpent(objectiveID string, seq int64, workOrderID, failure string, spe
 		actions = append(actions, *repeated)
 	}
 	actions = append(actions,
-		Action{AddBudget, fmt.Sprintf("Spent %s of its %s budget%s: raise the budget to run again", domain.USD(spend.USD),
-			domain.USD(budget), over(spend, budget))},
+		Action{AddBudget, standing.Told() + ": raise the budget to run again"},
 		Action{Retry, "Then refine objective and retry"})
 	if keep != nil {
 		actions = append(actions, *keep)
@@ -158,22 +158,8 @@ func BudgetSpent(objectiveID string, seq int64, workOrderID, failure string, spe
 }
 
 // Overspent is the action that records runs past the budget on a PASS.
-func Overspent(spend domain.Spend, budget float64) *Action {
-	return &Action{ReviewSpend, fmt.Sprintf("Spent %s of its %s budget%s", domain.USD(spend.USD), domain.USD(budget),
-		over(spend, budget))}
-}
-
-// over says by how much spend went past budget, and how many runs' cost
-// is unknown.
-func over(spend domain.Spend, budget float64) string {
-	var s string
-	if d := spend.USD - budget; d > 0 {
-		s = " (over by " + domain.USD(d) + ")"
-	}
-	if spend.Unknown > 0 {
-		s += fmt.Sprintf(", plus %d run(s) of unknown cost", spend.Unknown)
-	}
-	return s
+func Overspent(standing budget.Standing) *Action {
+	return &Action{ReviewSpend, standing.Told()}
 }
 
 // Repeated warns that the gate failed as in the round of workOrderID.

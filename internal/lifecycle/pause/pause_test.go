@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/schemas"
 )
@@ -33,12 +34,12 @@ func TestConstructors_MakeValidRecordsWithOneKindPerAction(t *testing.T) {
 			[]string{pause.ReviewGateFailure, pause.Retry, pause.KeepBranch}},
 		"gate failed again": {pause.GateFailed("obj-1", 3, "wo-obj-1-2", "exit 1", nil, pause.Repeated("wo-obj-1-1"), now),
 			[]string{pause.ReviewGateFailure, pause.ReviewRepeatedFailure, pause.Retry}},
-		"budget spent": {pause.BudgetSpent("obj-1", 3, "wo-obj-1-2", "exit 1", domain.Spend{USD: 4.5, Runs: 3, Unknown: 1}, 4,
+		"budget spent": {pause.BudgetSpent("obj-1", 3, "wo-obj-1-2", "exit 1", standing(4.5, 3, 1, 4),
 			keep, nil, now), []string{pause.ReviewGateFailure, pause.AddBudget, pause.Retry, pause.KeepBranch}},
-		"budget spent before a round": {pause.BudgetSpent("obj-1", 3, "", "", domain.Spend{USD: 4, Runs: 2}, 4, nil, nil, now),
+		"budget spent before a round": {pause.BudgetSpent("obj-1", 3, "", "", standing(4, 2, 0, 4), nil, nil, now),
 			[]string{pause.AddBudget, pause.Retry}},
 		"run complete past the budget": {pause.RunCompleteOn("obj-1", 3, "wo-obj-1-2", "azolla/obj-1", "", nil,
-			pause.Overspent(domain.Spend{USD: 0.007, Runs: 1}, 0.005), now),
+			pause.Overspent(standing(0.007, 1, 0, 0.005)), now),
 			[]string{pause.ReviewBranch, pause.ReviewSpend, pause.ConfirmCompletion}},
 		"blocked": {pause.Blocked("obj-1", 4, []string{"base branch main is missing", "needs a key"}, now),
 			[]string{pause.ResolveBlockers, pause.Unblock}},
@@ -120,4 +121,10 @@ func TestWasRejected_ReadsTheLatestPauseOfItsOwn(t *testing.T) {
 	} {
 		require.Equal(t, c.want, pause.WasRejected(c.pauses), c.name)
 	}
+}
+
+// standing is an objective's budget of cap dollars against runs that
+// spent usd, unknown of them of unknown cost.
+func standing(usd float64, runs, unknown int, cap float64) budget.Standing {
+	return budget.Standing{ObjectiveID: "obj-1", Budget: &cap, Spend: domain.Spend{USD: usd, Runs: runs, Unknown: unknown}}
 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
 	"github.com/azolla/azolla/internal/executor/gitops"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 )

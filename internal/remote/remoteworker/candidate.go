@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/azolla/azolla/internal/remote/controlplane"
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
-	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 )
 
 // Candidates runs one best-of-N candidate of a workorder: package patch's

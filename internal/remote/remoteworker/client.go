@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/executor/proc"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/strictjson"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/internal/tlsfiles"

@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/remote/controlplane/dbqueue"
-	"github.com/azolla/azolla/internal/executor/diazotroph"
-	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/remote/remoteworker"
 	"github.com/azolla/azolla/internal/store/dial"
 )

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/redact"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 )
 
 // Executor runs one job's payload and returns its result. It must return

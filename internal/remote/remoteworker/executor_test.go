@@ -14,12 +14,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/remote/controlplane"
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/remote/remoteworker"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/sandbox"
 	"github.com/azolla/azolla/internal/executor/sandbox/sandboxtest"
+	"github.com/azolla/azolla/internal/remote/controlplane"
+	"github.com/azolla/azolla/internal/remote/remoteworker"
 )
 
 func commandExecutor(t *testing.T, run string) *remoteworker.Diazotrophs {

@@ -109,12 +109,6 @@ func testSpend(t *testing.T, s store.Store) {
 		Tokens: domain.Tokens{Input: 101, Output: 22, CacheRead: 5, CacheWrite: 3}}, spend,
 		"the static run costs nothing; the command run without a report is of unknown cost; another objective's run is not counted")
 	require.Equal(t, "$1.75 over 3 runs (1 of unknown cost)", spend.String())
-	require.True(t, spend.Exhausted(usd(1.75)))
-	require.False(t, spend.Exhausted(usd(1.76)))
-	require.False(t, spend.Exhausted(nil))
-	require.Equal(t, usd(0.25), spend.Remaining(usd(2)))
-	require.Equal(t, usd(0), spend.Remaining(usd(1)))
-	require.Nil(t, spend.Remaining(nil))
 }
 
 // testCandidateSpend: a workorder with candidates counts each candidate's

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
-	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/gitops"
 	"github.com/azolla/azolla/internal/executor/patchgen"
 )

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/gitops"
 	"github.com/azolla/azolla/internal/executor/patchgen"
 )

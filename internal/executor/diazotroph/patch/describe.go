@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/proc"
 )
 

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/environment"
 	"github.com/azolla/azolla/internal/executor/gitops"
 	"github.com/azolla/azolla/internal/executor/patchgen"

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 )
 
 // InputFormat names and versions the document carried in full_prompt_text.

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/proc"
 	"github.com/azolla/azolla/internal/executor/runreport"
 	"github.com/azolla/azolla/schemas"

@@ -9,10 +9,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/remote/controlplane/dbqueue"
 	"github.com/azolla/azolla/internal/remote/controlplane/transporttest"
-	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
 )

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 )
 
 // pullRequestsTable is the table of objectives' pull requests, which azolla

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/azolla/azolla/internal/lifecycle/deadline"
-	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/lifecycle/deadline"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlcol"
 )

@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/store/sqlcol"
 )
 

@@ -13,14 +13,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/executor/diazotroph/manifest/substrate"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/postgres"
 	"github.com/azolla/azolla/internal/store/sqlite"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
-	"github.com/azolla/azolla/internal/executor/diazotroph/manifest/substrate"
 )
 
 var t0 = storetest.T0
