@@ -1,4 +1,6 @@
-// Package maintenance gives azolla's periodic services one shape: a pass,
+// Package maintenance is the home of azolla's periodic services (the
+// retention pruners beneath it; the control plane's reaper, the poller and
+// the remote worker's pruner embed its Loop too). It gives each one shape: a pass,
 // which tests call directly (RunOnce), run at once and then every interval
 // by Start until Stop; and, for a service that one instance per store must
 // run at a time, a leadership held through the claim protocol.

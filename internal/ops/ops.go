@@ -1,6 +1,7 @@
 // Package ops serves what operators and orchestrators ask of a running
 // azolla process: GET /healthz (alive), GET /readyz (ready to work, or 503
-// naming what is not) and GET /metrics (Prometheus exposition).
+// naming what is not) and GET /metrics (Prometheus exposition). The
+// metrics themselves are defined in ops/metrics, beside it.
 package ops
 
 import (
