@@ -14,11 +14,11 @@ import (
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
-	"github.com/azolla/azolla/internal/executor/diazotroph/manifest/substrate"
 	"github.com/azolla/azolla/internal/executor/diazotroph/triage"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
+	"github.com/azolla/azolla/internal/store/substrate"
 	"github.com/azolla/azolla/schemas"
 )
 

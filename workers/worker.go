@@ -18,7 +18,6 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
-	"github.com/azolla/azolla/internal/executor/diazotroph/manifest/substrate"
 	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
 	"github.com/azolla/azolla/internal/executor/diazotroph/triage"
 	"github.com/azolla/azolla/internal/executor/patchgen"
@@ -27,6 +26,7 @@ import (
 	"github.com/azolla/azolla/internal/ops/metrics"
 	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/substrate"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )

@@ -3,7 +3,7 @@
 // the report it leaves:
 //
 //   - diazotroph: the executor plugins (PATCH, TRIAGE, MANIFEST) behind one
-//     Registry, with the manifest's substrate reader;
+//     Registry;
 //   - patchgen: the generators a patch run asks for a change (a command
 //     agent, an OpenAI-compatible model, a static patch);
 //   - runreport: the agents' own reports (claude-code, codex, aider) read

@@ -15,12 +15,12 @@ import (
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
-	"github.com/azolla/azolla/internal/executor/diazotroph/manifest/substrate"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/postgres"
 	"github.com/azolla/azolla/internal/store/sqlite"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
+	"github.com/azolla/azolla/internal/store/substrate"
 )
 
 var t0 = storetest.T0
