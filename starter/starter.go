@@ -18,10 +18,19 @@ import (
 	"github.com/azolla/azolla/workflows"
 )
 
+// Store is what a Starter needs of the store: the objectives it creates,
+// reads and marks handed over, their pause states (was one rejected?), and
+// the track events it marks handed over.
+type Store interface {
+	store.ObjectiveQuerier
+	store.PauseQuerier
+	store.EventQuerier
+}
+
 // Starter sends objectives and decisions to their lifecycles.
 type Starter struct {
 	Client    client.Client
-	Store     store.Store
+	Store     Store
 	TaskQueue string
 	// AttributesWait bounds how long Start keeps trying while the namespace
 	// refuses the lifecycle's search attributes as unknown, which it does

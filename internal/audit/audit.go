@@ -126,11 +126,26 @@ type options struct {
 // The default, 0, counts every live claim.
 func WithGrace(grace time.Duration) Option { return func(o *options) { o.grace = grace } }
 
+// Reader is what the audit reads of the store: every record a rule
+// checks. Run reads the jobs (store.JobStore) and counts rows through SQL
+// (DB() *sql.DB) too when the store behind it offers them.
+type Reader interface {
+	store.ObjectiveQuerier
+	store.EventQuerier
+	store.RunQuerier
+	store.PauseQuerier
+	store.CaptureQuerier
+	store.ClaimQuerier
+	store.PullRequestQuerier
+	store.PullRequestFeedbackQuerier
+	store.CandidateQuerier
+}
+
 // Run reads the whole store through q and checks every rule at now (zero
 // means the current time). It returns an error only when the store, or the
 // transport given WithMessages, cannot be read; broken guarantees are the
 // report's violations.
-func Run(ctx context.Context, q store.Querier, now time.Time, opts ...Option) (*Report, error) {
+func Run(ctx context.Context, q Reader, now time.Time, opts ...Option) (*Report, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)

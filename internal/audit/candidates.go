@@ -16,7 +16,7 @@ import (
 // loadCandidates reads each workorder's candidates, and, through SQL when
 // the store offers it, the workorder ids of every candidate row, those of
 // workorders that are gone included.
-func (s *state) loadCandidates(ctx context.Context, q store.Querier) error {
+func (s *state) loadCandidates(ctx context.Context, q store.CandidateQuerier) error {
 	s.candidates = map[string][]*domain.Candidate{}
 	for _, w := range s.workOrders {
 		cs, err := q.ListCandidates(ctx, w.WorkOrderID)

@@ -2,7 +2,7 @@
 // left behind honours the guarantees of the protocol (docs/protocol/README.md): claims, task
 // management: captures and the track), 003 (patch execution flow) and 004
 // (remote workers' jobs; one rule also asks the control plane's
-// transport). It reads through store.Querier only, plus, when
+// transport). It reads through Reader only, plus, when
 // the store offers them, its jobs (store.JobStore) and a read-only row count
 // per output_bundles, run_records and candidates work_order_id, the one thing the
 // store's getters cannot show (a duplicate row behind a unique key that was

@@ -65,7 +65,7 @@ const (
 // loadJobs reads every job with its attempts and leases, in pages, and
 // then asks m about the message each RUNNING attempt was claimed from. It
 // returns the reasons of what it could not check.
-func (s *state) loadJobs(ctx context.Context, q store.Querier, m MessageStates) (skipped []string, err error) {
+func (s *state) loadJobs(ctx context.Context, q Reader, m MessageStates) (skipped []string, err error) {
 	jr, ok := q.(jobReader)
 	if !ok {
 		return []string{skipNoJobs}, nil

@@ -12,8 +12,15 @@ import (
 // pullRequestPage is how many pull requests one ListPullRequests call reads.
 const pullRequestPage = 500
 
+// pullRequestReader is what loadPullRequests reads: the pull requests and
+// their feedback.
+type pullRequestReader interface {
+	store.PullRequestQuerier
+	store.PullRequestFeedbackQuerier
+}
+
 // loadPullRequests reads every pull request, in pages.
-func (s *state) loadPullRequests(ctx context.Context, q store.Querier) error {
+func (s *state) loadPullRequests(ctx context.Context, q pullRequestReader) error {
 	for after := (domain.Cursor{}); ; {
 		page, err := q.ListPullRequests(ctx, store.ListPullRequestsParams{After: after, Limit: pullRequestPage})
 		if err != nil {

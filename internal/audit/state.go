@@ -66,7 +66,7 @@ type state struct {
 // sqlDB is what a SQL-backed store offers for read-only queries.
 type sqlDB interface{ DB() *sql.DB }
 
-func load(ctx context.Context, q store.Querier) (*state, error) {
+func load(ctx context.Context, q Reader) (*state, error) {
 	s := &state{event: map[string]*domain.Event{}, workOrder: map[string]*domain.WorkOrder{},
 		byEvent: map[string][]*domain.WorkOrder{}, byObjective: map[string][]*domain.WorkOrder{},
 		bundle: map[string]*domain.OutputBundle{}, runRecord: map[string]*domain.RunRecord{}}
@@ -121,7 +121,7 @@ func load(ctx context.Context, q store.Querier) (*state, error) {
 }
 
 // loadOutcome reads a workorder's bundle and run record, if any.
-func (s *state) loadOutcome(ctx context.Context, q store.Querier, id string) error {
+func (s *state) loadOutcome(ctx context.Context, q store.RunQuerier, id string) error {
 	b, err := q.GetOutputBundle(ctx, id)
 	switch {
 	case err == nil:
@@ -141,7 +141,7 @@ func (s *state) loadOutcome(ctx context.Context, q store.Querier, id string) err
 
 // loadPauses lists every pause state: objectives' (including ones of
 // objectives the store no longer has) and triage and manifest runs'.
-func (s *state) loadPauses(ctx context.Context, q store.Querier) error {
+func (s *state) loadPauses(ctx context.Context, q store.PauseQuerier) error {
 	const page = 1000
 	for after := (domain.Cursor{}); ; {
 		ps, err := q.ListPauseStatesPage(ctx, store.ListPauseStatesParams{After: after, Limit: page})

@@ -57,7 +57,7 @@ func captureReadyOnce(s *state, r recorder) {
 // loadFailedTriage counts, per capture, the triage workorders whose gate
 // failed and whose snapshot names the capture: each may have handed it
 // back with a new CAPTURE_READY event.
-func (s *state) loadFailedTriage(ctx context.Context, q store.Querier) error {
+func (s *state) loadFailedTriage(ctx context.Context, q store.RunQuerier) error {
 	s.failedTriage = map[string]int{}
 	for _, w := range s.workOrders {
 		rr := s.runRecord[w.WorkOrderID]

@@ -15,7 +15,7 @@ import (
 
 // StoreCheck pings the store's pool when it exposes one, else reads one
 // claim row: either is one round trip.
-func StoreCheck(st store.Store) Check {
+func StoreCheck(st store.ClaimQuerier) Check {
 	return Check{Name: "store", Check: func(ctx context.Context) error {
 		if d, ok := st.(interface{ DB() *sql.DB }); ok {
 			if err := d.DB().PingContext(ctx); err != nil {

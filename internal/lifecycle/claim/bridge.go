@@ -20,9 +20,16 @@ var (
 // LeaseLostError names the claim that was lost and who holds it now.
 type LeaseLostError = domain.LeaseLostError
 
+// Store is what a Bridge needs of the store: the claims, and a
+// transaction to fence a holder's writes in.
+type Store interface {
+	store.ClaimQuerier
+	store.Transactor
+}
+
 // Bridge hands out leases on the store's claims table.
 type Bridge struct {
-	store    store.Store
+	store    Store
 	now      func() time.Time
 	observer Observer
 }
@@ -34,7 +41,7 @@ type Option func(*Bridge)
 func WithClock(now func() time.Time) Option { return func(b *Bridge) { b.now = now } }
 
 // NewBridge returns a bridge over s.
-func NewBridge(s store.Store, opts ...Option) *Bridge {
+func NewBridge(s Store, opts ...Option) *Bridge {
 	b := &Bridge{store: s, now: time.Now}
 	for _, o := range opts {
 		o(b)

@@ -11,6 +11,12 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
+// FinishedStore is what a FinishedPruner needs of the store: its one
+// pruning statement.
+type FinishedStore interface {
+	PruneFinished(ctx context.Context, p store.PruneFinishedParams) (store.PruneFinishedCounts, error)
+}
+
 // FinishedPruner is the store's retention of finished work (store.retention;
 // store.PruneFinishedParams says what goes and what stays), as a background
 // service (Start, Stop) or one pass at a time (RunOnce).
@@ -18,9 +24,7 @@ import (
 // It needs no leadership: two workers' passes delete the same rows, and a
 // row one of them deleted is simply not there for the other.
 type FinishedPruner struct {
-	Store interface {
-		PruneFinished(ctx context.Context, p store.PruneFinishedParams) (store.PruneFinishedCounts, error)
-	}
+	Store FinishedStore
 	// Retention is how long a row is kept once its use ended.
 	Retention time.Duration
 	// Interval is the time between passes of Start (default an hour).

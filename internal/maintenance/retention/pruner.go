@@ -18,10 +18,20 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
+// PrunerStore is what a Pruner reads of the store to decide each workspace
+// (objectives, their rounds and pause states) and deletes of it (the
+// transcripts of finished work).
+type PrunerStore interface {
+	store.ObjectiveQuerier
+	store.RunQuerier
+	store.PauseQuerier
+	store.TranscriptQuerier
+}
+
 // Pruner is the retention pass over one git dir, as a background service
 // (Start, Stop) or one pass at a time (RunOnce).
 type Pruner struct {
-	Store store.Querier
+	Store PrunerStore
 	Git   gitops.Git
 	// Dir is PATCH_DIAZOTROPH's git dir (patch.git_dir): absolute.
 	Dir string

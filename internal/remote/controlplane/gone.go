@@ -48,6 +48,13 @@ func (e *runGoneError) Error() string {
 // Is makes errors.Is(err, ErrRunGone) true.
 func (e *runGoneError) Is(target error) bool { return target == ErrRunGone }
 
+// verdicts is what runGone reads: a workorder's run record and its
+// candidates, in or out of a job's transaction.
+type verdicts interface {
+	store.RunQuerier
+	store.CandidateQuerier
+}
+
 // runGone returns an error wrapping ErrRunGone when j's workorder has been
 // judged by its gate, nil while it has not (or j names no workorder). A
 // candidate job is gone too once its candidate's record is settled:
@@ -56,7 +63,7 @@ func (e *runGoneError) Is(target error) bool { return target == ErrRunGone }
 // FAILED by an earlier outcome of the job. The local path's rule is the
 // same: a candidate recorded as finished is not run again, and a record
 // once settled stays settled.
-func runGone(ctx context.Context, q store.Querier, j *domain.Job) error {
+func runGone(ctx context.Context, q verdicts, j *domain.Job) error {
 	if j.WorkOrderID == "" {
 		return nil
 	}

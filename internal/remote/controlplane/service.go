@@ -34,11 +34,14 @@ const (
 	DefaultMaxBodyBytes = 4 << 20
 )
 
-// Store is what the control plane needs of the store: the job records,
-// transactions, and the claims its reaper leads by.
+// Store is what the control plane needs of the store: the job records it
+// moves, the run records and candidates that say a job's Run activity is
+// gone, and the claims its reaper leads by.
 type Store interface {
-	store.Store
 	store.JobStore
+	store.RunQuerier
+	store.CandidateQuerier
+	claim.Store
 }
 
 // Config tunes a Service. Zero values take the defaults above.

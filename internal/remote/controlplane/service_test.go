@@ -24,7 +24,9 @@ const (
 )
 
 type testBundle struct {
-	st    Store
+	// st is the whole store: tests write the lifecycle's records the
+	// control plane only reads.
+	st    *sqlstore.Store
 	tr    *fakeTransport
 	acts  *fakeActivities
 	hooks *recordingHooks
@@ -48,7 +50,7 @@ func forEachBackend(t *testing.T, cfg Config, test func(t *testing.T, tb *testBu
 // the activities and the hooks, on a settable clock.
 func setup(t *testing.T, open func(testing.TB) *sqlstore.Store, cfg Config) *testBundle {
 	t.Helper()
-	var st Store = open(t)
+	st := open(t)
 	tb := &testBundle{st: st, tr: newFakeTransport(), acts: &fakeActivities{}, hooks: &recordingHooks{},
 		clock: &clock{t: time.Now().UTC().Truncate(time.Millisecond)}, ctx: context.Background()}
 	if cfg.LeaseTTL == 0 {

@@ -51,10 +51,19 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
+// Messages is what the transport needs of the store: the job_messages
+// table, store.JobStore's *JobMessage methods.
+type Messages interface {
+	EnqueueJobMessage(ctx context.Context, m *domain.JobMessage) (*domain.JobMessage, error)
+	ReceiveJobMessage(ctx context.Context, p store.ReceiveJobMessageParams) (*domain.JobMessage, error)
+	AckJobMessage(ctx context.Context, stream, messageID string) error
+	GetJobMessage(ctx context.Context, stream, messageID string) (*domain.JobMessage, error)
+}
+
 // Transport is controlplane.Transport over the store; see the package doc.
 // It is safe for concurrent use. Close does not close the store.
 type Transport struct {
-	store store.JobStore
+	store Messages
 	opts  Options
 
 	mu sync.Mutex
@@ -68,7 +77,7 @@ type Transport struct {
 var _ controlplane.Transport = (*Transport)(nil)
 
 // New returns a transport over s.
-func New(s store.JobStore, o Options) (*Transport, error) {
+func New(s Messages, o Options) (*Transport, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
