@@ -19,4 +19,9 @@
 // leadership). Not activities, config or package workers: the worker
 // process builds a Poller from its configuration and starts it, and
 // nothing in internal/ imports this package.
+//
+// The forge webhook is not here, though it too lets the outside world wake
+// a lifecycle: it is an HTTP handler every worker serves, which trusts a
+// delivery only after checking its signature, and needs neither Temporal
+// nor the store's pending work. It lives in package workers/webhook.
 package bridge
