@@ -1,6 +1,3 @@
-// Package workers wires azolla's processes: which workflows and activities
-// run on the lifecycle task queue, the poller that hands the store's waiting
-// work to Temporal, and the worker process that runs both.
 package workers
 
 import (
