@@ -18,6 +18,7 @@ import (
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workers"
+	"github.com/azolla/azolla/workers/bridge"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -45,7 +46,7 @@ func TestPoller_StartsLifecyclesForStoredWork(t *testing.T) {
 	require.NoError(t, err)
 
 	p := newTestPoller(t, b, "test-poller", 0)
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Started: 3}, runPass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2, Started: 3}, runPass(t, p))
 	b.waitStep(t, idOffline, workflows.StepAwaitingApproval)
 	b.waitStep(t, idDirect, workflows.StepDone)
 	require.Eventually(t, func() bool {
@@ -139,7 +140,7 @@ func TestPoller_NeverTwoLifecyclesWhenPollersAndTheStarterRace(t *testing.T) {
 	}
 	// More passes of both, now that the approved ones have finished.
 	for range 2 {
-		for _, p := range []*workers.Poller{first, second} {
+		for _, p := range []*bridge.Poller{first, second} {
 			c, err := p.RunOnce(ctx)
 			require.NoError(t, err)
 			require.Zero(t, c.Started+c.Failed, "%+v", c)
@@ -173,8 +174,8 @@ func TestPoller_DoneObjectiveWithAFinishedLifecycleIsNeverRestarted(t *testing.T
 	_, err := b.store.(*sqlstore.Store).DB().ExecContext(ctx,
 		b.store.(*sqlstore.Store).Rebind(`UPDATE objectives SET handed_over_at = NULL WHERE objective_id = $1`), id)
 	require.NoError(t, err)
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Marked: 1}, runPass(t, p))
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2}, runPass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2, Marked: 1}, runPass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2}, runPass(t, p))
 
 	err = b.starter.StartFirst(ctx, &domain.Objective{ObjectiveID: id})
 	require.ErrorIs(t, err, starter.ErrLifecycleEnded, "the server refuses a first start once a lifecycle closed")
@@ -202,9 +203,9 @@ func setupWithoutPoller(t *testing.T) *bundle {
 
 // newTestPoller is a poller on b whose leases run on a clock skew ahead;
 // the test calls its RunOnce.
-func newTestPoller(t *testing.T, b *bundle, owner string, skew time.Duration) *workers.Poller {
+func newTestPoller(t *testing.T, b *bundle, owner string, skew time.Duration) *bridge.Poller {
 	now := func() time.Time { return time.Now().Add(skew) }
-	p := &workers.Poller{Store: b.store, Claims: claim.NewBridge(b.store, claim.WithClock(now)), Client: b.client,
+	p := &bridge.Poller{Store: b.store, Claims: claim.NewBridge(b.store, claim.WithClock(now)), Client: b.client,
 		Starter:  &starter.Starter{Client: b.client, Store: b.store, TaskQueue: b.cfg.Temporal.TaskQueue, AttributesWait: -1},
 		Interval: time.Hour, LeaseTTL: b.cfg.Claim.LeaseTTL, OwnerID: owner, Now: now,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
@@ -212,7 +213,7 @@ func newTestPoller(t *testing.T, b *bundle, owner string, skew time.Duration) *w
 	return p
 }
 
-func runPass(t *testing.T, p *workers.Poller) workers.Counts {
+func runPass(t *testing.T, p *bridge.Poller) bridge.Counts {
 	t.Helper()
 	c, err := p.RunOnce(context.Background())
 	require.NoError(t, err)

@@ -2,6 +2,8 @@ package workers
 
 import (
 	"fmt"
+	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/azolla/azolla/internal/forge/gitea"
 	"github.com/azolla/azolla/internal/forge/github"
 	"github.com/azolla/azolla/internal/forge/gitlab"
+	"github.com/azolla/azolla/workers/webhook"
 )
 
 // configForges are the forges of patch.repositories[].forge.
@@ -50,6 +53,21 @@ func NewForges(cfg config.Config, getenv func(string) string) activities.Forges 
 		}
 	}
 	return nil
+}
+
+// PathForgeWebhook is where a worker process serves the forge webhook, on
+// its ops address.
+const PathForgeWebhook = "/forge/webhook"
+
+// ForgeWebhook builds the forge webhook (package workers/webhook) for the
+// forges of patch.repositories[].forge, their webhook secrets read through
+// getenv; it wakes lifecycles with wake (starter.Start).
+func ForgeWebhook(cfg config.Config, getenv func(string) string, st webhook.Store, wake webhook.Waker, log *slog.Logger) http.Handler {
+	forges := make([]config.ForgeConfig, 0, len(cfg.Patch.Repositories))
+	for _, r := range cfg.Patch.Repositories {
+		forges = append(forges, r.Forge)
+	}
+	return webhook.Handler(forges, getenv, st, wake, log)
 }
 
 // Has implements activities.Forges.

@@ -1,6 +1,3 @@
-// Package workers wires azolla's processes: which workflows and activities
-// run on the lifecycle task queue, the poller that hands the store's waiting
-// work to Temporal, and the worker process that runs both.
 package workers
 
 import (
@@ -27,7 +24,6 @@ import (
 	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/substrate"
-	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -264,13 +260,7 @@ func Run(ctx context.Context, o Options) error {
 	defer storePruner.Stop()
 
 	if !o.NoPoller {
-		p := &Poller{Store: o.Store, Claims: l.Claims, Client: o.Client,
-			// No wait for search attributes: the poller tries again on its
-			// next pass rather than hold this one for every objective.
-			Starter: &starter.Starter{Client: o.Client, Store: o.Store, TaskQueue: o.Config.Temporal.TaskQueue,
-				AttributesWait: -1},
-			Interval: o.Config.Lifecycle.PollInterval, LeaseTTL: o.Config.Claim.LeaseTTL,
-			OwnerID: o.Identity + ":poller", Log: o.Log, Track: o.Config.Tasks.Track}
+		p := newPoller(o, l.Claims)
 		p.Start(ctx)
 		defer p.Stop()
 	}

@@ -23,13 +23,13 @@ const CaptureReadySeq int64 = 0
 // created=false. The unique key, not the event id, is what makes it one:
 // event ids are random because one derived from the capture id could
 // outgrow the id pattern (a capture id may be 200 characters long).
-func EmitCaptureReady(ctx context.Context, q Querier, captureBufferID string, now time.Time) (*domain.Event, bool, error) {
+func EmitCaptureReady(ctx context.Context, q EventQuerier, captureBufferID string, now time.Time) (*domain.Event, bool, error) {
 	return EmitCaptureReadyAt(ctx, q, captureBufferID, CaptureReadySeq, now)
 }
 
 // EmitCaptureReadyAt emits the capture's CAPTURE_READY event of
 // transition_seq seq, or returns the one that has it (created=false).
-func EmitCaptureReadyAt(ctx context.Context, q Querier, captureBufferID string, seq int64, now time.Time) (*domain.Event, bool, error) {
+func EmitCaptureReadyAt(ctx context.Context, q EventQuerier, captureBufferID string, seq int64, now time.Time) (*domain.Event, bool, error) {
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
 		return nil, false, fmt.Errorf("emit CAPTURE_READY for %q: %w", captureBufferID, err)

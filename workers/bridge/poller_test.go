@@ -1,4 +1,4 @@
-package workers_test
+package bridge_test
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
 	"github.com/azolla/azolla/starter"
-	"github.com/azolla/azolla/workers"
+	"github.com/azolla/azolla/workers/bridge"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -50,9 +50,9 @@ func setupPoller(t *testing.T) *pollerBundle {
 
 // poller returns a poller named owner whose leases run on the bundle's
 // clock shifted by skew; it stops when the test ends.
-func (b *pollerBundle) poller(t *testing.T, owner string, batch int, skew time.Duration) *workers.Poller {
+func (b *pollerBundle) poller(t *testing.T, owner string, batch int, skew time.Duration) *bridge.Poller {
 	now := func() time.Time { return b.clock.Now().Add(skew) }
-	p := &workers.Poller{Store: b.store, Claims: claim.NewBridge(b.store, claim.WithClock(now)), Client: b.temporal,
+	p := &bridge.Poller{Store: b.store, Claims: claim.NewBridge(b.store, claim.WithClock(now)), Client: b.temporal,
 		Starter: b.starter, Interval: time.Hour, LeaseTTL: leaseTTL, OwnerID: owner,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), BatchSize: batch, Now: now}
 	t.Cleanup(p.Stop)
@@ -76,11 +76,29 @@ func (b *pollerBundle) event(t *testing.T, subject string) string {
 	return ev.EventID
 }
 
-func pass(t *testing.T, p *workers.Poller) workers.Counts {
+func pass(t *testing.T, p *bridge.Poller) bridge.Counts {
 	t.Helper()
 	c, err := p.RunOnce(context.Background())
 	require.NoError(t, err)
 	return c
+}
+
+// testClock is a clock the test moves.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }
 
 // The issue's measure: with every objective created through azolla waiting
@@ -97,8 +115,8 @@ func TestPoller_IdlePassAsksTemporalNothingWhateverNumberWaits(t *testing.T) {
 	require.Equal(t, []int{0, 500, 0}, []int{describes, starts, queries})
 
 	p := b.poller(t, "a", 50, 0)
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2}, pass(t, p))
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2}, pass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2}, pass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2}, pass(t, p))
 	describes, starts, queries = b.temporal.calls()
 	require.Equal(t, []int{0, 500, 0}, []int{describes, starts, queries}, "no Temporal call from the passes")
 }
@@ -127,7 +145,7 @@ func TestPoller_StoredObjectivesAreHandedOverOnce(t *testing.T) {
 
 	p := b.poller(t, "a", 2, 0)
 	// Seven objectives in pages of two: four pages, and one of events.
-	require.Equal(t, workers.Counts{Leader: true, Batches: 5, Started: 2, Marked: 5}, pass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 5, Started: 2, Marked: 5}, pass(t, p))
 	for id, runs := range map[string]int{"new": 1, "running": 1, "failed": 1, "done": 1, "done-by-hand": 0,
 		"rejected": 1, "ended-early": 2} {
 		require.Equal(t, runs, b.temporal.runCount(id), "runs of %s", id)
@@ -135,7 +153,7 @@ func TestPoller_StoredObjectivesAreHandedOverOnce(t *testing.T) {
 	describes, _, _ := b.temporal.calls()
 	require.Equal(t, 7, describes)
 
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2}, pass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2}, pass(t, p))
 	describes, _, _ = b.temporal.calls()
 	require.Equal(t, 7, describes, "each objective was looked at once")
 }
@@ -153,14 +171,14 @@ func TestPoller_AFailingObjectiveIsCountedAndThePassGoesOn(t *testing.T) {
 	b.temporal.mu.Unlock()
 
 	p := b.poller(t, "a", 1, 0)
-	require.Equal(t, workers.Counts{Leader: true, Batches: 5, Started: 2, Failed: 1}, pass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 5, Started: 2, Failed: 1}, pass(t, p))
 	require.Equal(t, 0, b.temporal.runCount("b"))
 	require.Equal(t, 1, b.temporal.runCount("c"), "the objective after the failure is handled")
 
 	b.temporal.mu.Lock()
 	delete(b.temporal.fail, workflows.ObjectiveWorkflowID("b"))
 	b.temporal.mu.Unlock()
-	require.Equal(t, workers.Counts{Leader: true, Batches: 3, Started: 1}, pass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 3, Started: 1}, pass(t, p))
 	require.Equal(t, 1, b.temporal.runCount("b"))
 }
 
@@ -184,7 +202,7 @@ func TestPoller_EventsWakeAWaitingLifecycleOnlyOnceStale(t *testing.T) {
 	ghost := b.event(t, "ghost")
 	p := b.poller(t, "a", 0, 0)
 
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Started: 1, Skipped: 3}, pass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2, Started: 1, Skipped: 3}, pass(t, p))
 	describes, starts, queries := b.temporal.calls()
 	require.Equal(t, []int{1, 4, 0}, []int{describes, starts, queries}, "only the ghost's lifecycle is looked at")
 	require.Equal(t, 1, b.temporal.runCount("ghost"))
@@ -194,7 +212,7 @@ func TestPoller_EventsWakeAWaitingLifecycleOnlyOnceStale(t *testing.T) {
 
 	b.clock.Advance(leaseTTL + time.Second)
 	// The ghost's lifecycle is busy (it has not processed its event yet).
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Woken: 1, Skipped: 3}, pass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2, Woken: 1, Skipped: 3}, pass(t, p))
 	for _, id := range []string{"waiting", "busy", "stopped", "ghost"} {
 		require.Equal(t, 1, b.temporal.runCount(id), "runs of %s", id)
 	}
@@ -212,14 +230,14 @@ func TestPoller_OneLeaderAndAStandbyTakesOverWhenTheLeaseLapses(t *testing.T) {
 	require.True(t, pass(t, a).Leader)
 
 	b.stored(t, "x", domain.StatusNew)
-	require.Equal(t, workers.Counts{}, pass(t, s), "a standby does nothing")
+	require.Equal(t, bridge.Counts{}, pass(t, s), "a standby does nothing")
 	describes, _, _ := b.temporal.calls()
 	require.Zero(t, describes)
 
 	b.clock.Advance(leaseTTL) // a has not renewed: its lease lapses
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Started: 1}, pass(t, s))
-	require.Equal(t, workers.Counts{}, pass(t, a), "the old leader finds its lease taken and stands by")
-	require.Equal(t, workers.Counts{}, pass(t, a))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2, Started: 1}, pass(t, s))
+	require.Equal(t, bridge.Counts{}, pass(t, a), "the old leader finds its lease taken and stands by")
+	require.Equal(t, bridge.Counts{}, pass(t, a))
 
 	s.Stop()
 	require.True(t, pass(t, a).Leader, "a stopped leader releases: the standby takes over without waiting")
@@ -246,13 +264,13 @@ func TestPoller_NoSecondLifecycleWhenOneEndsBetweenTheLookAndTheStart(t *testing
 		}
 	}
 	p := b.poller(t, "a", 0, 0)
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Skipped: 1}, pass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2, Skipped: 1}, pass(t, p))
 	require.Equal(t, 1, b.temporal.runCount("x"))
 
 	_, err := b.store.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "x", To: domain.StatusDone})
 	require.NoError(t, err)
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Marked: 1}, pass(t, p))
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2}, pass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2, Marked: 1}, pass(t, p))
+	require.Equal(t, bridge.Counts{Leader: true, Batches: 2}, pass(t, p))
 	require.Equal(t, 1, b.temporal.runCount("x"))
 }
 
@@ -268,7 +286,7 @@ func TestPoller_NoSecondLifecycleWhenATakeoverOvertakesAPass(t *testing.T) {
 		b.stored(t, fmt.Sprintf("obj-%02d", i), domain.StatusNew)
 	}
 	old, next := b.poller(t, "old", 0, 0), b.poller(t, "next", 0, 2*leaseTTL)
-	var overtaken workers.Counts
+	var overtaken bridge.Counts
 	var fired atomic.Bool
 	errs := make(chan error, n)
 	b.temporal.afterDescribe = func(string) {
@@ -298,154 +316,5 @@ func TestPoller_NoSecondLifecycleWhenATakeoverOvertakesAPass(t *testing.T) {
 	for i := range n {
 		require.Equal(t, 1, b.temporal.runCount(fmt.Sprintf("obj-%02d", i)), "runs of obj-%02d", i)
 	}
-	require.Equal(t, workers.Counts{}, pass(t, old), "the old leader stands by at its next pass")
-}
-
-// Captures written straight into the database get their one CAPTURE_READY
-// event from the first pass that sees them, across pages; a capture whose
-// event the CLI emitted, and a PROCESSED one, get none. The same pass hands
-// every event nobody handed over to the track, once; the next pass has
-// nothing to read, and no lifecycle is asked about captures.
-func TestPoller_CapturesWrittenStraightIntoTheDatabaseGetOneEventOnce(t *testing.T) {
-	t.Parallel()
-	b := setupPoller(t)
-	ctx := context.Background()
-	for i := range 5 {
-		require.NoError(t, b.store.CreateCaptureBuffer(ctx, storetest.Capture(fmt.Sprintf("cap-%d", i), b.clock.Now())))
-	}
-	require.NoError(t, b.store.InTx(ctx, func(q store.Querier) error { // as azolla capture add writes it
-		if err := q.CreateCaptureBuffer(ctx, storetest.Capture("cap-cli", b.clock.Now())); err != nil {
-			return err
-		}
-		_, _, err := store.EmitCaptureReady(ctx, q, "cap-cli", b.clock.Now())
-		return err
-	}))
-	done := storetest.Capture("cap-done", b.clock.Now())
-	done.Status = domain.CaptureProcessed
-	require.NoError(t, b.store.CreateCaptureBuffer(ctx, done))
-
-	leader, standby := b.poller(t, "a", 2, 0), b.poller(t, "s", 2, 0)
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Captures: 5, Enqueued: 6}, pass(t, leader))
-	require.Equal(t, workers.Counts{}, pass(t, standby), "a standby emits nothing")
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Skipped: 6}, pass(t, leader),
-		"nothing is emitted or handed over twice")
-
-	evs, err := b.store.ListEvents(ctx, store.ListEventsParams{EventType: domain.EventCaptureReady})
-	require.NoError(t, err)
-	per := map[string]int{}
-	for _, ev := range evs {
-		per[ev.SubjectID]++
-	}
-	require.Equal(t, map[string]int{"cap-0": 1, "cap-1": 1, "cap-2": 1, "cap-3": 1, "cap-4": 1, "cap-cli": 1}, per)
-	describes, starts, queries := b.temporal.calls()
-	require.Equal(t, []int{0, 0, 0}, []int{describes, starts, queries})
-	items, enqueues := b.temporal.trackItems(workflows.DefaultTrack)
-	require.Len(t, items, 6)
-	require.Equal(t, 6, enqueues)
-}
-
-// A capture whose event cannot be written (its id, written past the
-// schema, is not one an event may name) is counted and tried again by the
-// next pass; the others get their events all the same.
-func TestPoller_ACaptureThatCannotGetItsEventIsCountedAndThePassGoesOn(t *testing.T) {
-	t.Parallel()
-	b := setupPoller(t)
-	ctx := context.Background()
-	for _, id := range []string{"cap-a", "cap-bad", "cap-c"} {
-		require.NoError(t, b.store.CreateCaptureBuffer(ctx, storetest.Capture(id, b.clock.Now())))
-	}
-	_, err := b.store.DB().ExecContext(ctx, `UPDATE capture_buffers SET capture_buffer_id = 'cap bad' WHERE capture_buffer_id = 'cap-bad'`)
-	require.NoError(t, err)
-
-	p := b.poller(t, "a", 1, 0)
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Captures: 2, Failed: 1, Enqueued: 2}, pass(t, p))
-	require.Equal(t, workers.Counts{Leader: true, Batches: 2, Failed: 1, Skipped: 2}, pass(t, p), "tried again, alone")
-}
-
-// testClock is a clock the test moves.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// captured writes a capture and its CAPTURE_READY event straight into the
-// store (not handed over), at the bundle's clock.
-func (b *pollerBundle) captured(t *testing.T, id string) *domain.Event {
-	t.Helper()
-	ctx, now := context.Background(), b.clock.Now()
-	require.NoError(t, b.store.CreateCaptureBuffer(ctx, &domain.CaptureBuffer{CaptureBufferID: id, Source: "test",
-		Content: "note " + id, Status: domain.CapturePending, CreatedAt: now, UpdatedAt: now}))
-	ev, _, err := store.EmitCaptureReady(ctx, b.store, id, now)
-	require.NoError(t, err)
-	return ev
-}
-
-func TestPoller_HandsTrackEventsToTheTrackOnce(t *testing.T) {
-	b := setupPoller(t)
-	p := b.poller(t, "p1", 10, 0)
-	capEv := b.captured(t, "cap-1")
-	mr, err := store.RequestManifest(context.Background(), b.store, "", b.clock.Now())
-	require.NoError(t, err)
-
-	c := pass(t, p)
-	require.Equal(t, 2, c.Enqueued)
-	items, calls := b.temporal.trackItems(workflows.DefaultTrack)
-	require.Equal(t, []string{capEv.EventID, mr.EventID}, items, "triage's event, then the manifest's")
-	require.Equal(t, 2, calls)
-
-	// Handed over: the next pass asks Temporal nothing.
-	c = pass(t, p)
-	require.Zero(t, c.Enqueued)
-	_, calls = b.temporal.trackItems(workflows.DefaultTrack)
-	require.Equal(t, 2, calls)
-}
-
-func TestPoller_TrackEventFailuresAreCountedAndRetried(t *testing.T) {
-	b := setupPoller(t)
-	p := b.poller(t, "p1", 10, 0)
-	ev := b.captured(t, "cap-1")
-	b.temporal.mu.Lock()
-	b.temporal.failEnqueue = errors.New("frontend unavailable")
-	b.temporal.mu.Unlock()
-
-	c := pass(t, p)
-	require.Equal(t, 1, c.Failed)
-	require.Zero(t, c.Enqueued)
-
-	b.temporal.mu.Lock()
-	b.temporal.failEnqueue = nil
-	b.temporal.mu.Unlock()
-	c = pass(t, p)
-	require.Equal(t, 1, c.Enqueued)
-	items, _ := b.temporal.trackItems(workflows.DefaultTrack)
-	require.Equal(t, []string{ev.EventID}, items)
-}
-
-// An event the track was given but has not processed for a lease is given
-// again: a track that lost it (terminated, reset) gets it back, and one
-// that has it takes the duplicate as a no-op.
-func TestPoller_HandsAStaleTrackEventAgain(t *testing.T) {
-	b := setupPoller(t)
-	p := b.poller(t, "p1", 10, 0)
-	ev := b.captured(t, "cap-1")
-	require.Equal(t, 1, pass(t, p).Enqueued)
-	require.Zero(t, pass(t, p).Enqueued, "fresh and handed over")
-
-	b.clock.Advance(leaseTTL + time.Second)
-	require.Equal(t, 1, pass(t, p).Enqueued)
-	items, calls := b.temporal.trackItems(workflows.DefaultTrack)
-	require.Equal(t, []string{ev.EventID}, items, "a duplicate changes nothing")
-	require.Equal(t, 2, calls)
+	require.Equal(t, bridge.Counts{}, pass(t, old), "the old leader stands by at its next pass")
 }

@@ -1,4 +1,4 @@
-package workers_test
+package webhook_test
 
 import (
 	"bytes"
@@ -19,14 +19,14 @@ import (
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store/sqlite"
 	"github.com/azolla/azolla/internal/store/storetest"
-	"github.com/azolla/azolla/workers"
+	"github.com/azolla/azolla/workers/webhook"
 )
 
 const hookSecret = "hook-secret-0123456789"
 
 // hookWorld is a store with one objective whose pull request is open on
-// team/app, and the webhook handler of a configuration whose forge there
-// has a webhook secret.
+// team/app, and the webhook handler of two forges: team/app's, with a
+// webhook secret, and team/other's, without one.
 type hookWorld struct {
 	h     http.Handler
 	mu    sync.Mutex
@@ -47,12 +47,13 @@ func newHookWorld(t *testing.T, kind string) *hookWorld {
 	require.NoError(t, err)
 	storetest.PassedOn(t, st, "obj-2", "/srv/app", now) // no pull request
 
-	cfg := config.DefaultFor(func(string) string { return "" })
-	cfg.Patch.Repositories = []config.RepositoryConfig{{Repository: "/srv/app", Forge: config.ForgeConfig{Kind: kind,
-		URL: "https://forge.example", Repository: "team/app", TokenEnv: "APP_TOKEN", WebhookSecretEnv: "APP_HOOK"}}}
+	forges := []config.ForgeConfig{
+		{Kind: kind, URL: "https://forge.example", Repository: "team/app", TokenEnv: "APP_TOKEN", WebhookSecretEnv: "APP_HOOK"},
+		{Kind: kind, URL: "https://forge.example", Repository: "team/other", TokenEnv: "APP_TOKEN"},
+	}
 	env := map[string]string{"APP_HOOK": hookSecret}
 	w := &hookWorld{}
-	w.h = workers.ForgeWebhook(cfg, func(k string) string { return env[k] }, st,
+	w.h = webhook.Handler(forges, func(k string) string { return env[k] }, st,
 		func(_ context.Context, o *domain.Objective) error {
 			w.mu.Lock()
 			defer w.mu.Unlock()
@@ -64,7 +65,7 @@ func newHookWorld(t *testing.T, kind string) *hookWorld {
 
 func (w *hookWorld) deliver(t *testing.T, body string, header map[string]string) int {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodPost, workers.PathForgeWebhook, bytes.NewBufferString(body))
+	r := httptest.NewRequest(http.MethodPost, "/forge/webhook", bytes.NewBufferString(body))
 	for k, v := range header {
 		r.Header.Set(k, v)
 	}

@@ -1,4 +1,4 @@
-package workers
+package webhook
 
 import (
 	"context"
@@ -13,40 +13,44 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// PathForgeWebhook is where forges deliver their webhooks, on the ops
-// address.
-const PathForgeWebhook = "/forge/webhook"
+// maxBody bounds a delivery; forges send far less.
+const maxBody = 1 << 20
 
-// maxWebhookBody bounds a delivery; forges send far less.
-const maxWebhookBody = 1 << 20
+// Store is what the webhook reads of an objective a delivery names: its
+// pull request (is it open?) and the objective itself, to wake.
+type Store interface {
+	store.ObjectiveQuerier
+	store.PullRequestQuerier
+}
 
 // Waker wakes an objective's lifecycle (starter.Start): it reads its pull
 // request at once.
 type Waker func(ctx context.Context, o *domain.Objective) error
 
-// ForgeWebhook takes the forges' webhook deliveries (docs/pull-requests.md#webhooks)
-// for the repositories whose forge sets webhook_secret_env. A delivery is
-// matched to a configured forge by the repository it names and its
-// signature checked with that forge's secret; for each branch it concerns
-// that is an objective's with an open pull request, the lifecycle is woken
-// to read it, as `azolla pr sync` does. Nothing in a delivery is trusted
-// beyond that: the lifecycle reads the pull request from the forge itself.
+// Handler takes the webhook deliveries (docs/pull-requests.md#webhooks) of
+// forges, the configured repositories' forges; one without a
+// webhook_secret_env takes none. A delivery is matched to a forge by the
+// repository it names and its signature checked with that forge's secret;
+// for each branch it concerns that is an objective's with an open pull
+// request, the lifecycle is woken to read it, as `azolla pr sync` does.
+// Nothing in a delivery is trusted beyond that: the lifecycle reads the
+// pull request from the forge itself.
 //
 // Answers: 202 when a lifecycle was woken, 204 for an authentic delivery
 // about nothing azolla follows, 401 for a bad or missing signature, 404
 // for a repository without a webhook secret, 400 for a body that is not
 // a delivery.
-func ForgeWebhook(cfg config.Config, getenv func(string) string, st store.Store, wake Waker, log *slog.Logger) http.Handler {
+func Handler(forges []config.ForgeConfig, getenv func(string) string, st Store, wake Waker, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if err != nil {
 			http.Error(w, "unreadable delivery", http.StatusBadRequest)
 			return
 		}
-		f, ev, status := matchDelivery(cfg, getenv, r.Header, body)
+		f, ev, status := matchDelivery(forges, getenv, r.Header, body)
 		if status != 0 {
 			http.Error(w, http.StatusText(status), status)
 			return
@@ -73,14 +77,13 @@ func ForgeWebhook(cfg config.Config, getenv func(string) string, st store.Store,
 
 // matchDelivery finds the forge a delivery is for and checks its
 // signature; a non-zero status is the answer when it cannot be taken.
-func matchDelivery(cfg config.Config, getenv func(string) string, h http.Header, body []byte) (config.ForgeConfig, forge.WebhookEvent, int) {
+func matchDelivery(forges []config.ForgeConfig, getenv func(string) string, h http.Header, body []byte) (config.ForgeConfig, forge.WebhookEvent, int) {
 	for _, kind := range []string{forge.KindGitHub, forge.KindGitea, forge.KindGitLab} {
 		ev, err := forge.ParseWebhook(kind, body)
 		if err != nil {
 			return config.ForgeConfig{}, forge.WebhookEvent{}, http.StatusBadRequest
 		}
-		for _, r := range cfg.Patch.Repositories {
-			f := r.Forge
+		for _, f := range forges {
 			if f.Kind != kind || f.WebhookSecretEnv == "" || !strings.EqualFold(f.Repository, ev.Repository) {
 				continue
 			}
@@ -94,7 +97,7 @@ func matchDelivery(cfg config.Config, getenv func(string) string, h http.Header,
 }
 
 // wakeFollowed wakes objective id's lifecycle if its pull request is open.
-func wakeFollowed(ctx context.Context, st store.Store, wake Waker, id string) bool {
+func wakeFollowed(ctx context.Context, st Store, wake Waker, id string) bool {
 	pr, err := st.GetPullRequest(ctx, id)
 	if err != nil || pr.State != domain.PullRequestOpen {
 		return false

@@ -1,4 +1,4 @@
-package workers_test
+package bridge_test
 
 import (
 	"context"
