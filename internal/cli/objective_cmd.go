@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,8 +19,7 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/gitops"
-	"github.com/azolla/azolla/internal/lifecycle/deadline"
-	"github.com/azolla/azolla/internal/lifecycle/pause"
+	"github.com/azolla/azolla/internal/lifecycle/inbox"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/schemas"
@@ -314,7 +311,8 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		defer s.close()
 		var list []*domain.Objective
 		if overdue {
-			list, err = overdueObjectives(cmd.Context(), s.store, status, s.cfg.Deadlines.SLA.Map())
+			list, err = inbox.Overdue(cmd.Context(), s.store, domain.Status(status), s.cfg.Deadlines.SLA.Map(),
+				store.NowOr(time.Time{}))
 		} else {
 			list, err = s.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: domain.Status(status)})
 		}
@@ -338,51 +336,4 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		return nil
 	}
 	return cmd
-}
-
-// overdueObjectives lists the objectives past their deadline now, oldest
-// first, as the deadline monitor finds them (the store's deadline filter on
-// the SLAs package deadline resolves), of status when set; a DONE or a
-// rejected objective is never overdue.
-func overdueObjectives(ctx context.Context, q store.Querier, status string, sla map[string]time.Duration) ([]*domain.Objective, error) {
-	statuses := domain.OpenStatuses()
-	if status != "" {
-		statuses = slices.DeleteFunc(statuses, func(s domain.Status) bool { return string(s) != status })
-		if len(statuses) == 0 {
-			return nil, nil
-		}
-	}
-	past := &store.DeadlineFilter{Before: store.NowOr(time.Time{}), SLA: deadline.Resolved(sla)}
-	list := func(after domain.Cursor) ([]*domain.Objective, error) {
-		return q.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: statuses, PastDeadline: past,
-			After: after, Limit: inboxPage})
-	}
-	var out []*domain.Objective
-	for o, err := range pages(list, objectiveCursor) {
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	return dropRejected(ctx, q, out)
-}
-
-// dropRejected removes the rejected objectives from list: a rejected
-// objective stays NEW, its latest pause of its own REJECTED, and is due
-// nothing. Only NEW objectives are looked up.
-func dropRejected(ctx context.Context, q store.Querier, list []*domain.Objective) ([]*domain.Objective, error) {
-	out := list[:0]
-	for _, o := range list {
-		if o.Status == domain.StatusNew {
-			pauses, err := q.ListPauseStates(ctx, o.ObjectiveID)
-			if err != nil {
-				return nil, err
-			}
-			if pause.WasRejected(pauses) {
-				continue
-			}
-		}
-		out = append(out, o)
-	}
-	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/inbox"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
@@ -308,9 +309,9 @@ func printPullRequest(out io.Writer, d *objectiveDetail) {
 				fmt.Fprintf(out, "  %s\n", takenLine(f))
 			}
 		}
-		if refused := notTaken(d.Feedback, pr.Number); len(refused) > 0 {
+		if refused := inbox.NotTaken(d.Feedback, pr.Number); len(refused) > 0 {
 			for _, f := range refused {
-				fmt.Fprintf(out, "  %s\n", notTakenLine(f))
+				fmt.Fprintf(out, "  %s\n", inbox.NotTakenLine(f))
 			}
 			fmt.Fprintf(out, "            only people who may write to %s steer the agent; to act on it, say it in your own words: "+
 				"objective retry %s --comment \"…\"\n", line(pr.Repository), line(pr.ObjectiveID))

@@ -11,9 +11,13 @@
 //     actions and the commands that carry them out;
 //   - deadline: when an objective is due and whether it is overdue;
 //   - budget: an objective's budget against its spend, and whether a round
-//     may start.
+//     may start;
+//   - inbox: the hand-back to humans as one read model: what waits for a
+//     person, in which order, with which actions and spend (the CLI
+//     prints it).
 //
-// What they may import: package domain, the store's roles (claim and
-// transition), textsafe, and one another (pause asks budget). Never the
-// executor, the remote path, a forge, the CLI or Temporal.
+// What they may import: package domain, the store's roles (claim,
+// transition and inbox), textsafe, and one another (pause asks budget,
+// inbox asks pause and deadline). Never the executor, the remote path, a
+// forge, the CLI or Temporal.
 package lifecycle
