@@ -10,7 +10,6 @@ import (
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/lifecycle/budget"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/schemas"
 )
@@ -60,42 +59,23 @@ start one: retry the objective afterwards.`,
 			return err
 		}
 		defer s.close()
-		var res budgetResult
-		err = s.store.InTx(cmd.Context(), func(q store.Querier) error {
-			o, err := q.GetObjective(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			switch {
-			case fl.Changed("add") && o.BudgetUSD == nil:
-				return errNoBudget
-			case fl.Changed("add"):
-				raised := *o.BudgetUSD + add
-				o.BudgetUSD = &raised
-			case fl.Changed("set"):
-				o.BudgetUSD = &set
-			case none:
-				o.BudgetUSD = nil
-			}
-			if fl.Changed("add") || fl.Changed("set") || none {
-				if o, err = q.SetObjectiveBudget(cmd.Context(), store.SetObjectiveBudgetParams{
-					ObjectiveID: o.ObjectiveID, BudgetUSD: o.BudgetUSD}); err != nil {
-					return err
-				}
-			}
-			res = budgetResult{ObjectiveID: o.ObjectiveID, BudgetUSD: o.BudgetUSD}
-			if res.Spend, err = q.ObjectiveSpend(cmd.Context(), o.ObjectiveID); err != nil {
-				return err
-			}
-			res.RemainingUSD = budget.Standing{Budget: o.BudgetUSD, Spend: res.Spend}.Left()
-			return nil
-		})
-		if errors.Is(err, errNoBudget) {
+		var edit budget.Edit
+		switch {
+		case fl.Changed("add"):
+			edit.Add = &add
+		case fl.Changed("set"):
+			edit.Set = &set
+		case none:
+			edit.Remove = true
+		}
+		st, err := budget.Change(cmd.Context(), s.store, args[0], edit)
+		if errors.Is(err, budget.ErrNoBudget) {
 			return &exitError{code: exitRefused, err: fmt.Errorf("objective %s has no budget to raise: give one with --set", textsafe.Line(args[0]))}
 		}
 		if err != nil {
 			return inputErrorOr(err)
 		}
+		res := budgetResult{ObjectiveID: st.ObjectiveID, BudgetUSD: st.Budget, Spend: st.Spend, RemainingUSD: st.Left()}
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), res)
 		}
@@ -116,9 +96,6 @@ start one: retry the objective afterwards.`,
 	}
 	return cmd
 }
-
-// errNoBudget: --add on an objective without a budget.
-var errNoBudget = errors.New("no budget to raise")
 
 // inputErrorOr classifies a store error, and a record the schema refuses
 // as bad input.
