@@ -58,7 +58,6 @@ approval. If Temporal cannot be reached, the objective stays stored and the
 poller starts its lifecycle later.`,
 		Args: cobra.NoArgs,
 	}
-	jsonOut := outputFlag(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.id, "id", "", "objective id (default: derived from the title)")
 	fl.StringVar(&f.title, "title", "", "what is to be done (required without --file)")
@@ -74,28 +73,23 @@ poller starts its lifecycle later.`,
 	fl.Float64Var(&f.budgetUSD, "budget-usd", 0, "most the objective's runs may spend, in dollars (default: the repository's patch.repositories[].budget_usd, else no cap)")
 	fl.IntVar(&f.attempts, "attempts", 0, "candidate patches each run makes, the best by the gate's evidence delivered, 1 to 20 (default: the repository's patch.repositories[].attempts, else 1)")
 	fl.StringVarP(&f.file, "file", "f", "", `JSON objective record ("-" for stdin)`)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		o, err := a.objectiveInput(cmd, f)
-		if err != nil {
+	var o *domain.Objective
+	parse := func(cmd *cobra.Command, _ []string) error {
+		var err error
+		if o, err = a.objectiveInput(cmd, f); err != nil {
 			return inputError(err)
 		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
-		if r := s.cfg.Patch.Repository(o.Repository); o.BudgetUSD == nil && o.Repository != "" && r.BudgetUSD > 0 {
+		return nil
+	}
+	a.withSession(cmd, preamble{output: true, parse: parse}, func(cmd *cobra.Command, _ []string, c *call) error {
+		if r := c.cfg.Patch.Repository(o.Repository); o.BudgetUSD == nil && o.Repository != "" && r.BudgetUSD > 0 {
 			o.BudgetUSD = &r.BudgetUSD
 		}
-		defaultAttempts(o, s.cfg.Patch.Repository(o.Repository), cmd.Flags().Changed("attempts"))
+		defaultAttempts(o, c.cfg.Patch.Repository(o.Repository), cmd.Flags().Changed("attempts"))
 		started := "lifecycle started, awaiting approval"
 		// Temporal being down must not stop the objective from being stored.
-		dialErr := a.dialTemporal(cmd, s)
-		stored, err := s.starter.Create(cmd.Context(), o)
+		dialErr := a.dialTemporal(cmd, c.session)
+		stored, err := c.starter.Create(cmd.Context(), o)
 		if stored == nil {
 			return classify(err)
 		}
@@ -106,13 +100,13 @@ poller starts its lifecycle later.`,
 			fmt.Fprintf(a.stderr, "azolla: warning: %s\n", oneLine(err.Error()))
 			started = "stored; the lifecycle starts when a worker's poller reaches Temporal"
 		}
-		if asJSON {
+		if c.json {
 			return writeJSON(cmd.OutOrStdout(), o)
 		}
 		_, err = fmt.Fprintf(cmd.OutOrStdout(), "created objective %s (%s): %s\napprove it with: %s objective approve %s\n",
 			o.ObjectiveID, o.Status, started, a.self(), o.ObjectiveID)
 		return err
-	}
+	})
 	return cmd
 }
 
@@ -292,34 +286,25 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		Short: "List objectives, oldest first",
 		Args:  cobra.NoArgs,
 	}
-	jsonOut := outputFlag(cmd)
 	cmd.Flags().StringVar(&status, "status", "", "only objectives with this status (NEW, TODO, IN_PROGRESS, DONE, BLOCKED)")
 	cmd.Flags().BoolVar(&overdue, "overdue", false,
 		"only objectives not DONE and past their deadline now (due_at, else created_at plus the SLA of their urgency, deadlines.sla)")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		if err := checkStatusFlag(status, domain.StatusStrings(domain.Statuses())...); err != nil {
-			return err
-		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
+	parse := func(*cobra.Command, []string) error {
+		return checkStatusFlag(status, domain.StatusStrings(domain.Statuses())...)
+	}
+	a.withSession(cmd, preamble{output: true, parse: parse}, func(cmd *cobra.Command, _ []string, c *call) error {
 		var list []*domain.Objective
+		var err error
 		if overdue {
-			list, err = inbox.Overdue(cmd.Context(), s.store, domain.Status(status), s.cfg.Deadlines.SLA.Map(),
+			list, err = inbox.Overdue(cmd.Context(), c.store, domain.Status(status), c.cfg.Deadlines.SLA.Map(),
 				store.NowOr(time.Time{}))
 		} else {
-			list, err = s.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: domain.Status(status)})
+			list, err = c.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: domain.Status(status)})
 		}
 		if err != nil {
 			return err
 		}
-		if asJSON {
+		if c.json {
 			if list == nil {
 				list = []*domain.Objective{}
 			}
@@ -334,6 +319,6 @@ func (a *app) objectiveListCmd() *cobra.Command {
 				textsafe.Line(o.ObjectiveType), textsafe.Line(o.Urgency), textsafe.Line(o.Title))
 		}
 		return nil
-	}
+	})
 	return cmd
 }

@@ -27,17 +27,15 @@ func (a *app) objectiveLogCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 	}
 	cmd.Flags().IntVar(&round, "round", 0, "the round to print, 1 for the first (default: the latest)")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+	parse := func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("round") && round < 1 {
 			return usageError(fmt.Errorf("--round must be 1 or more, got %d", round))
 		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
-		return classify(printLog(cmd.Context(), cmd.OutOrStdout(), s.store, args[0], round))
+		return nil
 	}
+	a.withSession(cmd, preamble{parse: parse}, func(cmd *cobra.Command, args []string, c *call) error {
+		return classify(printLog(cmd.Context(), cmd.OutOrStdout(), c.store, args[0], round))
+	})
 	return cmd
 }
 
