@@ -42,8 +42,16 @@ func (a *app) objectiveLogCmd() *cobra.Command {
 // errNoRound is the cause of a round the objective does not have (yet).
 var errNoRound = fmt.Errorf("no such round: %w", domain.ErrNotFound)
 
+// logStore is what objective log reads: the objective, its workorders and
+// their transcripts.
+type logStore interface {
+	store.ObjectiveQuerier
+	store.RunQuerier
+	store.TranscriptQuerier
+}
+
 // printLog writes round's transcript of objective id (0: the latest round).
-func printLog(ctx context.Context, out io.Writer, q store.Querier, id string, round int) error {
+func printLog(ctx context.Context, out io.Writer, q logStore, id string, round int) error {
 	if _, err := q.GetObjective(ctx, id); err != nil {
 		return err
 	}
