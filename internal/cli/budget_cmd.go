@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 
@@ -10,7 +11,6 @@ import (
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/lifecycle/budget"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/schemas"
 )
@@ -27,6 +27,7 @@ type budgetResult struct {
 func (a *app) objectiveBudgetCmd() *cobra.Command {
 	var add, set float64
 	var none bool
+	var edit budget.Edit
 	cmd := &cobra.Command{
 		Use:   "budget OBJECTIVE_ID",
 		Short: "Show an objective's budget and spend, or raise, set or remove its budget",
@@ -37,15 +38,10 @@ unblock, a pull request's review) until it is raised; raising it does not
 start one: retry the objective afterwards.`,
 		Args: cobra.ExactArgs(1),
 	}
-	jsonOut := outputFlag(cmd)
 	cmd.Flags().Float64Var(&add, "add", 0, "raise the budget by this many dollars")
 	cmd.Flags().Float64Var(&set, "set", 0, "set the budget to this many dollars")
 	cmd.Flags().BoolVar(&none, "none", false, "remove the budget: no cap")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
+	parse := func(cmd *cobra.Command, _ []string) error {
 		fl := cmd.Flags()
 		if n := len(slices.DeleteFunc([]string{"add", "set", "none"}, func(f string) bool { return !fl.Changed(f) })); n > 1 {
 			return usageError(errors.New("give one of --add, --set and --none"))
@@ -55,70 +51,52 @@ start one: retry the objective afterwards.`,
 				return usageError(fmt.Errorf("--%s %v: give a number of dollars above 0", name, v))
 			}
 		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
+		edit = budget.Edit{}
+		switch {
+		case fl.Changed("add"):
+			edit.Add = &add
+		case fl.Changed("set"):
+			edit.Set = &set
+		case none:
+			edit.Remove = true
 		}
-		defer s.close()
-		var res budgetResult
-		err = s.store.InTx(cmd.Context(), func(q store.Querier) error {
-			o, err := q.GetObjective(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			switch {
-			case fl.Changed("add") && o.BudgetUSD == nil:
-				return errNoBudget
-			case fl.Changed("add"):
-				raised := *o.BudgetUSD + add
-				o.BudgetUSD = &raised
-			case fl.Changed("set"):
-				o.BudgetUSD = &set
-			case none:
-				o.BudgetUSD = nil
-			}
-			if fl.Changed("add") || fl.Changed("set") || none {
-				if o, err = q.SetObjectiveBudget(cmd.Context(), store.SetObjectiveBudgetParams{
-					ObjectiveID: o.ObjectiveID, BudgetUSD: o.BudgetUSD}); err != nil {
-					return err
-				}
-			}
-			res = budgetResult{ObjectiveID: o.ObjectiveID, BudgetUSD: o.BudgetUSD}
-			if res.Spend, err = q.ObjectiveSpend(cmd.Context(), o.ObjectiveID); err != nil {
-				return err
-			}
-			res.RemainingUSD = budget.Standing{Budget: o.BudgetUSD, Spend: res.Spend}.Left()
-			return nil
-		})
-		if errors.Is(err, errNoBudget) {
+		return nil
+	}
+	a.withSession(cmd, preamble{output: true, parse: parse}, func(cmd *cobra.Command, args []string, c *call) error {
+		st, err := budget.Change(cmd.Context(), c.store, args[0], edit)
+		if errors.Is(err, budget.ErrNoBudget) {
 			return &exitError{code: exitRefused, err: fmt.Errorf("objective %s has no budget to raise: give one with --set", textsafe.Line(args[0]))}
 		}
 		if err != nil {
 			return inputErrorOr(err)
 		}
-		if asJSON {
+		res := budgetResult{ObjectiveID: st.ObjectiveID, BudgetUSD: st.Budget, Spend: st.Spend, RemainingUSD: st.Left()}
+		if c.json {
 			return writeJSON(cmd.OutOrStdout(), res)
 		}
-		out := cmd.OutOrStdout()
-		id := textsafe.Line(res.ObjectiveID)
-		if res.BudgetUSD == nil {
-			_, err = fmt.Fprintf(out, "objective %s: no budget; spent %s\n", id, res.Spend)
-			return err
-		}
-		fmt.Fprintf(out, "objective %s: budget %s, spent %s, %s left\n", id, domain.USD(*res.BudgetUSD), res.Spend,
-			domain.USD(*res.RemainingUSD))
-		if *res.RemainingUSD <= 0 {
-			_, err = fmt.Fprintf(out, "no round starts until the budget is raised: %s objective budget %s --add DOLLARS\n", a.self(), id)
-		} else if fl.Changed("add") || fl.Changed("set") {
-			_, err = fmt.Fprintf(out, "if its last round failed, start the next with: %s objective retry %s\n", a.self(), id)
-		}
-		return err
-	}
+		return printBudget(cmd.OutOrStdout(), res, a.self(), edit.Add != nil || edit.Set != nil)
+	})
 	return cmd
 }
 
-// errNoBudget: --add on an objective without a budget.
-var errNoBudget = errors.New("no budget to raise")
+// printBudget writes where res stands and what to do next; changed says
+// the command raised or set the budget.
+func printBudget(out io.Writer, res budgetResult, self string, changed bool) error {
+	var err error
+	id := textsafe.Line(res.ObjectiveID)
+	if res.BudgetUSD == nil {
+		_, err = fmt.Fprintf(out, "objective %s: no budget; spent %s\n", id, res.Spend)
+		return err
+	}
+	fmt.Fprintf(out, "objective %s: budget %s, spent %s, %s left\n", id, domain.USD(*res.BudgetUSD), res.Spend,
+		domain.USD(*res.RemainingUSD))
+	if *res.RemainingUSD <= 0 {
+		_, err = fmt.Fprintf(out, "no round starts until the budget is raised: %s objective budget %s --add DOLLARS\n", self, id)
+	} else if changed {
+		_, err = fmt.Fprintf(out, "if its last round failed, start the next with: %s objective retry %s\n", self, id)
+	}
+	return err
+}
 
 // inputErrorOr classifies a store error, and a record the schema refuses
 // as bad input.

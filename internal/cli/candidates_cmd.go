@@ -45,38 +45,28 @@ ones it failed, its diff size, its cost, and whether it was chosen and why.
 --output json prints the candidate records.`,
 		Args: cobra.ExactArgs(1),
 	}
-	jsonOut := outputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
+	a.withSession(cmd, preamble{output: true}, func(cmd *cobra.Command, args []string, c *call) error {
 		ctx := cmd.Context()
-		if _, err := s.store.GetObjective(ctx, args[0]); err != nil {
+		if _, err := c.store.GetObjective(ctx, args[0]); err != nil {
 			return classify(err)
 		}
-		wos, err := s.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: args[0]})
+		wos, err := c.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: args[0]})
 		if err != nil {
 			return err
 		}
 		all := []*domain.Candidate{}
 		for _, w := range wos {
-			cs, err := s.store.ListCandidates(ctx, w.WorkOrderID)
+			cs, err := c.store.ListCandidates(ctx, w.WorkOrderID)
 			if err != nil {
 				return err
 			}
 			all = append(all, cs...)
 		}
-		if asJSON {
+		if c.json {
 			return writeJSON(cmd.OutOrStdout(), all)
 		}
 		return printCandidates(cmd.OutOrStdout(), args[0], all)
-	}
+	})
 	return cmd
 }
 

@@ -50,40 +50,37 @@ is stored as written and shown with its control characters escaped. At most
 	fl := cmd.Flags()
 	fl.StringVarP(&file, "file", "f", "", `read the capture from this file ("-" for stdin)`)
 	fl.StringVar(&source, "source", "cli", "where the capture comes from (one line, at most 100 bytes)")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+	var content string
+	parse := func(cmd *cobra.Command, args []string) error {
 		if err := checkSource(source); err != nil {
 			return usageError(err)
 		}
-		content, err := captureContent(cmd, args, file)
-		if err != nil {
-			return err
-		}
+		var err error
+		content, err = captureContent(cmd, args, file)
+		return err
+	}
+	a.withSession(cmd, preamble{parse: parse}, func(cmd *cobra.Command, _ []string, c *call) error {
 		now := store.NowOr(time.Time{})
-		c := &domain.CaptureBuffer{CaptureBufferID: newCaptureID(now), Source: source, Content: content,
+		capture := &domain.CaptureBuffer{CaptureBufferID: newCaptureID(now), Source: source, Content: content,
 			Status: domain.CapturePending, CreatedAt: now, UpdatedAt: now}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
 		// The event goes with the capture: the poller emits it only for
 		// captures written straight into the database.
 		var ev *domain.Event
-		err = s.store.InTx(cmd.Context(), func(q store.Querier) error {
-			if err := q.CreateCaptureBuffer(cmd.Context(), c); err != nil {
+		err := c.store.InTx(cmd.Context(), func(q store.Querier) error {
+			if err := q.CreateCaptureBuffer(cmd.Context(), capture); err != nil {
 				return err
 			}
 			var err error
-			ev, _, err = store.EmitCaptureReady(cmd.Context(), q, c.CaptureBufferID, now)
+			ev, _, err = store.EmitCaptureReady(cmd.Context(), q, capture.CaptureBufferID, now)
 			return err
 		})
 		if err != nil {
 			return classify(err)
 		}
-		a.handToTrack(cmd, s, ev)
-		_, err = fmt.Fprintln(cmd.OutOrStdout(), c.CaptureBufferID)
+		a.handToTrack(cmd, c.session, ev)
+		_, err = fmt.Fprintln(cmd.OutOrStdout(), capture.CaptureBufferID)
 		return err
-	}
+	})
 	return cmd
 }
 
@@ -191,26 +188,16 @@ func (a *app) captureListCmd() *cobra.Command {
 		Short: "List captures, oldest first",
 		Args:  cobra.NoArgs,
 	}
-	jsonOut := outputFlag(cmd)
 	cmd.Flags().StringVar(&status, "status", "", "only captures with this status (PENDING, PROCESSED)")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		asJSON, err := jsonOut()
+	parse := func(*cobra.Command, []string) error {
+		return checkStatusFlag(status, domain.CapturePending, domain.CaptureProcessed)
+	}
+	a.withSession(cmd, preamble{output: true, parse: parse}, func(cmd *cobra.Command, _ []string, c *call) error {
+		list, err := c.store.ListCaptureBuffers(cmd.Context(), store.ListCaptureBuffersParams{Status: status})
 		if err != nil {
 			return err
 		}
-		if err := checkStatusFlag(status, domain.CapturePending, domain.CaptureProcessed); err != nil {
-			return err
-		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
-		list, err := s.store.ListCaptureBuffers(cmd.Context(), store.ListCaptureBuffersParams{Status: status})
-		if err != nil {
-			return err
-		}
-		if asJSON {
+		if c.json {
 			if list == nil {
 				list = []*domain.CaptureBuffer{}
 			}
@@ -218,14 +205,14 @@ func (a *app) captureListCmd() *cobra.Command {
 		}
 		out := cmd.OutOrStdout()
 		fmt.Fprintf(out, "%-30s  %-9s  %-12s  %-20s  %s\n", "ID", "STATUS", "SOURCE", "CREATED", "TEXT")
-		for _, c := range list {
+		for _, cb := range list {
 			// Captures may have been written straight into the database:
 			// every field is rendered safe, not only the text.
-			fmt.Fprintf(out, "%-30s  %-9s  %-12s  %-20s  %s\n", textsafe.Line(c.CaptureBufferID), textsafe.Line(c.Status),
-				textsafe.Line(c.Source), c.CreatedAt.UTC().Format(time.RFC3339), textsafe.Line(firstLine(c.Content)))
+			fmt.Fprintf(out, "%-30s  %-9s  %-12s  %-20s  %s\n", textsafe.Line(cb.CaptureBufferID), textsafe.Line(cb.Status),
+				textsafe.Line(cb.Source), cb.CreatedAt.UTC().Format(time.RFC3339), textsafe.Line(firstLine(cb.Content)))
 		}
 		return nil
-	}
+	})
 	return cmd
 }
 

@@ -21,26 +21,19 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 	}
-	jsonOut := outputFlag(cmd)
 	cmd.Flags().StringVar(&d.By, "by", "", "who decides (default $USER)")
 	cmd.Flags().StringVar(&d.Comment, "comment", "", "why")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
+	parse := func(*cobra.Command, []string) error {
 		if d.By == "" {
 			d.By = a.getenv("USER")
 		}
-		s, o, err := a.openObjective(cmd, args[0])
-		if err != nil {
-			return err
-		}
-		defer s.close()
+		return nil
+	}
+	a.withSession(cmd, preamble{output: true, parse: parse, objective: true}, func(cmd *cobra.Command, args []string, c *call) error {
 		if kind == workflows.Retry || kind == workflows.Unblock {
 			// The lifecycle refuses it too; said here without the
 			// round trip, and in words that say what to do.
-			if _, err := budget.Left(cmd.Context(), s.store, o); err != nil {
+			if _, err := budget.Left(cmd.Context(), c.store, c.objective); err != nil {
 				return classify(err)
 			}
 		}
@@ -48,19 +41,19 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 		// say which, before it is taken.
 		var feedback string
 		if kind == workflows.Retry {
-			if st, err := s.starter.State(cmd.Context(), args[0]); err == nil && st.Step == workflows.StepAwaitingReview {
+			if st, err := c.starter.State(cmd.Context(), args[0]); err == nil && st.Step == workflows.StepAwaitingReview {
 				feedback = "the review and checks of " + st.PullRequest + ": " +
 					cmp.Or(st.PullRequestWaiting, "nothing new beyond --comment")
 			}
 		}
-		res, err := s.starter.Decide(cmd.Context(), args[0], kind, d)
+		res, err := c.starter.Decide(cmd.Context(), args[0], kind, d)
 		if err != nil {
 			return classify(err)
 		}
-		if feedback != "" && !asJSON {
+		if feedback != "" && !c.json {
 			fmt.Fprintf(cmd.OutOrStdout(), "next round on %s\n", textsafe.Line(feedback))
 		}
-		if asJSON {
+		if c.json {
 			return writeJSON(cmd.OutOrStdout(), res)
 		}
 		out := cmd.OutOrStdout()
@@ -76,7 +69,7 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 			_, err = fmt.Fprintf(out, "%s %s: done\n", kind, id)
 		}
 		return err
-	}
+	})
 	return cmd
 }
 
@@ -90,25 +83,16 @@ does this on its own for lifecycles that never started; a failed or
 terminated one waits for this command.`,
 		Args: cobra.ExactArgs(1),
 	}
-	jsonOut := outputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		s, o, err := a.openObjective(cmd, args[0])
-		if err != nil {
-			return err
-		}
-		defer s.close()
-		if err := s.starter.Start(cmd.Context(), o); err != nil {
+	a.withSession(cmd, preamble{output: true, objective: true}, func(cmd *cobra.Command, _ []string, c *call) error {
+		o := c.objective
+		if err := c.starter.Start(cmd.Context(), o); err != nil {
 			return unavailableError(err)
 		}
-		if asJSON {
+		if c.json {
 			return writeJSON(cmd.OutOrStdout(), o)
 		}
-		_, err = fmt.Fprintf(cmd.OutOrStdout(), "lifecycle of %s running (status %s)\n", textsafe.Line(o.ObjectiveID), textsafe.Line(string(o.Status)))
+		_, err := fmt.Fprintf(cmd.OutOrStdout(), "lifecycle of %s running (status %s)\n", textsafe.Line(o.ObjectiveID), textsafe.Line(string(o.Status)))
 		return err
-	}
+	})
 	return cmd
 }

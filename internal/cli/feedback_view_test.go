@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/inbox"
 	"github.com/azolla/azolla/internal/store/storetest"
 )
 
@@ -43,7 +44,7 @@ func TestInboxAndShow_ListReviewsNotTakenAndWhy(t *testing.T) {
 	_, err = s.RecordPullRequestFeedback(ctx, []*domain.PullRequestFeedback{stranger, restricted, taken})
 	require.NoError(t, err)
 
-	var item inboxItem
+	var item inbox.Item
 	for _, it := range inboxJSON(t, env) {
 		if it.SubjectID == "pr-judged" {
 			item = it

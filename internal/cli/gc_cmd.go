@@ -38,20 +38,10 @@ handled (each is left as it was). --dry-run changes nothing and lists what
 would go.`,
 		Args: cobra.NoArgs,
 	}
-	jsonOut := outputFlag(cmd)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be pruned and gc'd; change nothing")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
+	a.withSession(cmd, preamble{output: true}, func(cmd *cobra.Command, _ []string, c *call) error {
 		// No logger: the report printed below says it all.
-		pr, err := workers.NewPruner(s.cfg, s.store, nil)
+		pr, err := workers.NewPruner(c.cfg, c.store, nil)
 		if err != nil {
 			return configError(err)
 		}
@@ -60,7 +50,7 @@ would go.`,
 		if err != nil {
 			return fmt.Errorf("gc: %w", err)
 		}
-		if asJSON {
+		if c.json {
 			err = writeJSON(cmd.OutOrStdout(), rep)
 		} else {
 			err = writeGCText(cmd.OutOrStdout(), rep)
@@ -72,7 +62,7 @@ would go.`,
 			return fmt.Errorf("gc: %s; what they concern was left as it was", verifyCount(n, "error"))
 		}
 		return nil
-	}
+	})
 	return cmd
 }
 

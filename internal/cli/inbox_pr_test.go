@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/inbox"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -53,14 +54,14 @@ func TestInbox_PullRequests(t *testing.T) {
 	storetest.PassedOn(t, s, "pr-stale", "/srv/app", now.Add(-48*time.Hour))
 	storetest.PassedOn(t, s, "no-forge", "/srv/other", now.Add(-time.Hour))
 
-	byID := map[string]inboxItem{}
+	byID := map[string]inbox.Item{}
 	for _, it := range inboxJSON(t, env) {
 		byID[it.SubjectID] = it
 	}
 	require.Len(t, byID, 3, "%v", byID)
-	require.Equal(t, inboxPR, byID["pr-open"].Kind)
+	require.Equal(t, inbox.KindPullRequest, byID["pr-open"].Kind)
 	require.Equal(t, "review https://git.example.org/azolla/azolla/pulls/7", byID["pr-open"].Reason)
-	require.Equal(t, []inboxAction{
+	require.Equal(t, []inbox.Action{
 		{Text: "review pull request #7 (round 1)", Command: "https://git.example.org/azolla/azolla/pulls/7"},
 		{Text: "ask for another round with its review", Command: `azolla objective retry pr-open --comment "what to change"`},
 		{Text: "read it now rather than at the next poll", Command: "azolla pr sync pr-open"},

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,8 +19,7 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/gitops"
-	"github.com/azolla/azolla/internal/lifecycle/deadline"
-	"github.com/azolla/azolla/internal/lifecycle/pause"
+	"github.com/azolla/azolla/internal/lifecycle/inbox"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/schemas"
@@ -61,7 +58,6 @@ approval. If Temporal cannot be reached, the objective stays stored and the
 poller starts its lifecycle later.`,
 		Args: cobra.NoArgs,
 	}
-	jsonOut := outputFlag(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.id, "id", "", "objective id (default: derived from the title)")
 	fl.StringVar(&f.title, "title", "", "what is to be done (required without --file)")
@@ -77,28 +73,23 @@ poller starts its lifecycle later.`,
 	fl.Float64Var(&f.budgetUSD, "budget-usd", 0, "most the objective's runs may spend, in dollars (default: the repository's patch.repositories[].budget_usd, else no cap)")
 	fl.IntVar(&f.attempts, "attempts", 0, "candidate patches each run makes, the best by the gate's evidence delivered, 1 to 20 (default: the repository's patch.repositories[].attempts, else 1)")
 	fl.StringVarP(&f.file, "file", "f", "", `JSON objective record ("-" for stdin)`)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		o, err := a.objectiveInput(cmd, f)
-		if err != nil {
+	var o *domain.Objective
+	parse := func(cmd *cobra.Command, _ []string) error {
+		var err error
+		if o, err = a.objectiveInput(cmd, f); err != nil {
 			return inputError(err)
 		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
-		if r := s.cfg.Patch.Repository(o.Repository); o.BudgetUSD == nil && o.Repository != "" && r.BudgetUSD > 0 {
+		return nil
+	}
+	a.withSession(cmd, preamble{output: true, parse: parse}, func(cmd *cobra.Command, _ []string, c *call) error {
+		if r := c.cfg.Patch.Repository(o.Repository); o.BudgetUSD == nil && o.Repository != "" && r.BudgetUSD > 0 {
 			o.BudgetUSD = &r.BudgetUSD
 		}
-		defaultAttempts(o, s.cfg.Patch.Repository(o.Repository), cmd.Flags().Changed("attempts"))
+		defaultAttempts(o, c.cfg.Patch.Repository(o.Repository), cmd.Flags().Changed("attempts"))
 		started := "lifecycle started, awaiting approval"
 		// Temporal being down must not stop the objective from being stored.
-		dialErr := a.dialTemporal(cmd, s)
-		stored, err := s.starter.Create(cmd.Context(), o)
+		dialErr := a.dialTemporal(cmd, c.session)
+		stored, err := c.starter.Create(cmd.Context(), o)
 		if stored == nil {
 			return classify(err)
 		}
@@ -109,13 +100,13 @@ poller starts its lifecycle later.`,
 			fmt.Fprintf(a.stderr, "azolla: warning: %s\n", oneLine(err.Error()))
 			started = "stored; the lifecycle starts when a worker's poller reaches Temporal"
 		}
-		if asJSON {
+		if c.json {
 			return writeJSON(cmd.OutOrStdout(), o)
 		}
 		_, err = fmt.Fprintf(cmd.OutOrStdout(), "created objective %s (%s): %s\napprove it with: %s objective approve %s\n",
 			o.ObjectiveID, o.Status, started, a.self(), o.ObjectiveID)
 		return err
-	}
+	})
 	return cmd
 }
 
@@ -295,33 +286,25 @@ func (a *app) objectiveListCmd() *cobra.Command {
 		Short: "List objectives, oldest first",
 		Args:  cobra.NoArgs,
 	}
-	jsonOut := outputFlag(cmd)
 	cmd.Flags().StringVar(&status, "status", "", "only objectives with this status (NEW, TODO, IN_PROGRESS, DONE, BLOCKED)")
 	cmd.Flags().BoolVar(&overdue, "overdue", false,
 		"only objectives not DONE and past their deadline now (due_at, else created_at plus the SLA of their urgency, deadlines.sla)")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		if err := checkStatusFlag(status, domain.StatusStrings(domain.Statuses())...); err != nil {
-			return err
-		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
+	parse := func(*cobra.Command, []string) error {
+		return checkStatusFlag(status, domain.StatusStrings(domain.Statuses())...)
+	}
+	a.withSession(cmd, preamble{output: true, parse: parse}, func(cmd *cobra.Command, _ []string, c *call) error {
 		var list []*domain.Objective
+		var err error
 		if overdue {
-			list, err = overdueObjectives(cmd.Context(), s.store, status, s.cfg.Deadlines.SLA.Map())
+			list, err = inbox.Overdue(cmd.Context(), c.store, domain.Status(status), c.cfg.Deadlines.SLA.Map(),
+				store.NowOr(time.Time{}))
 		} else {
-			list, err = s.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: domain.Status(status)})
+			list, err = c.store.ListObjectives(cmd.Context(), store.ListObjectivesParams{Status: domain.Status(status)})
 		}
 		if err != nil {
 			return err
 		}
-		if asJSON {
+		if c.json {
 			if list == nil {
 				list = []*domain.Objective{}
 			}
@@ -336,53 +319,6 @@ func (a *app) objectiveListCmd() *cobra.Command {
 				textsafe.Line(o.ObjectiveType), textsafe.Line(o.Urgency), textsafe.Line(o.Title))
 		}
 		return nil
-	}
+	})
 	return cmd
-}
-
-// overdueObjectives lists the objectives past their deadline now, oldest
-// first, as the deadline monitor finds them (the store's deadline filter on
-// the SLAs package deadline resolves), of status when set; a DONE or a
-// rejected objective is never overdue.
-func overdueObjectives(ctx context.Context, q store.Querier, status string, sla map[string]time.Duration) ([]*domain.Objective, error) {
-	statuses := domain.OpenStatuses()
-	if status != "" {
-		statuses = slices.DeleteFunc(statuses, func(s domain.Status) bool { return string(s) != status })
-		if len(statuses) == 0 {
-			return nil, nil
-		}
-	}
-	past := &store.DeadlineFilter{Before: store.NowOr(time.Time{}), SLA: deadline.Resolved(sla)}
-	list := func(after domain.Cursor) ([]*domain.Objective, error) {
-		return q.ListObjectivesPage(ctx, store.ObjectivesPageParams{Statuses: statuses, PastDeadline: past,
-			After: after, Limit: inboxPage})
-	}
-	var out []*domain.Objective
-	for o, err := range pages(list, objectiveCursor) {
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	return dropRejected(ctx, q, out)
-}
-
-// dropRejected removes the rejected objectives from list: a rejected
-// objective stays NEW, its latest pause of its own REJECTED, and is due
-// nothing. Only NEW objectives are looked up.
-func dropRejected(ctx context.Context, q store.Querier, list []*domain.Objective) ([]*domain.Objective, error) {
-	out := list[:0]
-	for _, o := range list {
-		if o.Status == domain.StatusNew {
-			pauses, err := q.ListPauseStates(ctx, o.ObjectiveID)
-			if err != nil {
-				return nil, err
-			}
-			if pause.WasRejected(pauses) {
-				continue
-			}
-		}
-		out = append(out, o)
-	}
-	return out, nil
 }

@@ -27,25 +27,31 @@ func (a *app) objectiveLogCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 	}
 	cmd.Flags().IntVar(&round, "round", 0, "the round to print, 1 for the first (default: the latest)")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+	parse := func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("round") && round < 1 {
 			return usageError(fmt.Errorf("--round must be 1 or more, got %d", round))
 		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
-		return classify(printLog(cmd.Context(), cmd.OutOrStdout(), s.store, args[0], round))
+		return nil
 	}
+	a.withSession(cmd, preamble{parse: parse}, func(cmd *cobra.Command, args []string, c *call) error {
+		return classify(printLog(cmd.Context(), cmd.OutOrStdout(), c.store, args[0], round))
+	})
 	return cmd
 }
 
 // errNoRound is the cause of a round the objective does not have (yet).
 var errNoRound = fmt.Errorf("no such round: %w", domain.ErrNotFound)
 
+// logStore is what objective log reads: the objective, its workorders and
+// their transcripts.
+type logStore interface {
+	store.ObjectiveQuerier
+	store.RunQuerier
+	store.TranscriptQuerier
+}
+
 // printLog writes round's transcript of objective id (0: the latest round).
-func printLog(ctx context.Context, out io.Writer, q store.Querier, id string, round int) error {
+func printLog(ctx context.Context, out io.Writer, q logStore, id string, round int) error {
 	if _, err := q.GetObjective(ctx, id); err != nil {
 		return err
 	}

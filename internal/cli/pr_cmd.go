@@ -26,14 +26,10 @@ lifecycle that is not running is started again and follows the pull
 request from where the store says it is.`,
 		Args: cobra.ExactArgs(1),
 	}
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		s, o, err := a.openObjective(cmd, args[0])
-		if err != nil {
-			return err
-		}
-		defer s.close()
+	a.withSession(cmd, preamble{objective: true}, func(cmd *cobra.Command, _ []string, c *call) error {
+		o := c.objective
 		out, id := cmd.OutOrStdout(), textsafe.Line(o.ObjectiveID)
-		pr, err := s.store.GetPullRequest(cmd.Context(), o.ObjectiveID)
+		pr, err := c.store.GetPullRequest(cmd.Context(), o.ObjectiveID)
 		if errors.Is(err, domain.ErrNotFound) {
 			return usageError(fmt.Errorf("objective %s has no pull request (one is opened after a gate PASS on a repository with a forge)", id))
 		}
@@ -44,12 +40,12 @@ request from where the store says it is.`,
 			_, err = fmt.Fprintf(out, "pull request %s of %s is %s: nothing to follow\n", textsafe.Line(pr.URL), id, pr.State)
 			return err
 		}
-		if err := s.starter.Start(cmd.Context(), o); err != nil {
+		if err := c.starter.Start(cmd.Context(), o); err != nil {
 			return unavailableError(err)
 		}
 		_, err = fmt.Fprintf(out, "lifecycle of %s reads %s now (round %d; 'azolla objective show %s' says what it found)\n",
 			id, textsafe.Line(pr.URL), pr.Rounds, id)
 		return err
-	}
+	})
 	return cmd
 }

@@ -103,6 +103,62 @@ func (a *app) openObjective(cmd *cobra.Command, id string) (*session, *domain.Ob
 	return s, o, nil
 }
 
+// preamble is what a client command does before its body, in this order:
+// check --output, parse its flags and arguments, open its session. Each
+// step's error is the command's, as it is.
+type preamble struct {
+	// output gives the command --output text|json.
+	output bool
+	// parse checks the flags and arguments before anything is opened,
+	// keeping what the body needs; nil when there is nothing to check.
+	parse func(cmd *cobra.Command, args []string) error
+	// objective opens the session on the objective args[0] names (see
+	// openObjective): an unknown id is told before Temporal is dialed.
+	objective bool
+	// temporal dials Temporal when the session opens.
+	temporal bool
+}
+
+// call is what a client command's body works with: its open session,
+// whether --output json was asked for, and the objective it was opened on
+// (preamble.objective).
+type call struct {
+	*session
+	json      bool
+	objective *domain.Objective
+}
+
+// withSession makes cmd a client command: p's preamble, then body with the
+// session open, closed when body returns. A body reads: call, print.
+func (a *app) withSession(cmd *cobra.Command, p preamble, body func(cmd *cobra.Command, args []string, c *call) error) {
+	jsonOut := func() (bool, error) { return false, nil }
+	if p.output {
+		jsonOut = outputFlag(cmd)
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		asJSON, err := jsonOut()
+		if err != nil {
+			return err
+		}
+		if p.parse != nil {
+			if err := p.parse(cmd, args); err != nil {
+				return err
+			}
+		}
+		c := &call{json: asJSON}
+		if p.objective {
+			c.session, c.objective, err = a.openObjective(cmd, args[0])
+		} else {
+			c.session, err = a.openSession(cmd, p.temporal)
+		}
+		if err != nil {
+			return err
+		}
+		defer c.close()
+		return body(cmd, args, c)
+	}
+}
+
 // dialTemporal connects a client command's session to Temporal. The SDK
 // logs at info on every dial, and a command shows only problems: its SDK
 // logs at warn at least, in log.format.

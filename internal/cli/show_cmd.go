@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/inbox"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
@@ -70,43 +71,57 @@ type workOrderDetail struct {
 	Candidates []*domain.Candidate `json:"candidates"`
 }
 
-func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, error) {
-	o, err := s.store.GetObjective(ctx, id)
+// detailStore is what objective show reads: every record of an
+// objective's lifecycle, and the jobs of its remote runs.
+type detailStore interface {
+	store.ObjectiveQuerier
+	store.EventQuerier
+	store.PauseQuerier
+	store.RunQuerier
+	store.CandidateQuerier
+	store.PullRequestQuerier
+	store.PullRequestFeedbackQuerier
+	store.JobStore
+}
+
+// loadDetail reads everything the store holds of objective id.
+func loadDetail(ctx context.Context, st detailStore, id string) (*objectiveDetail, error) {
+	o, err := st.GetObjective(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	d := &objectiveDetail{Objective: o, WorkOrders: []workOrderDetail{}, Jobs: []jobDetail{}}
-	if d.Events, err = s.store.ListEvents(ctx, store.ListEventsParams{SubjectID: id}); err != nil {
+	if d.Events, err = st.ListEvents(ctx, store.ListEventsParams{SubjectID: id}); err != nil {
 		return nil, err
 	}
-	if d.PauseStates, err = s.store.ListPauseStates(ctx, id); err != nil {
+	if d.PauseStates, err = st.ListPauseStates(ctx, id); err != nil {
 		return nil, err
 	}
-	if d.PullRequest, err = optional(s.store.GetPullRequest(ctx, id)); err != nil {
+	if d.PullRequest, err = optional(st.GetPullRequest(ctx, id)); err != nil {
 		return nil, err
 	}
-	if d.Feedback, err = s.store.ListPullRequestFeedback(ctx, id); err != nil {
+	if d.Feedback, err = st.ListPullRequestFeedback(ctx, id); err != nil {
 		return nil, err
 	}
 	if d.Feedback == nil {
 		d.Feedback = []*domain.PullRequestFeedback{}
 	}
-	wos, err := s.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
+	wos, err := st.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range wos {
 		wd := workOrderDetail{WorkOrder: w}
-		if wd.Snapshot, err = optional(s.store.GetContextSnapshot(ctx, w.ContextSnapshotID)); err != nil {
+		if wd.Snapshot, err = optional(st.GetContextSnapshot(ctx, w.ContextSnapshotID)); err != nil {
 			return nil, err
 		}
-		if wd.OutputBundle, err = optional(s.store.GetOutputBundle(ctx, w.WorkOrderID)); err != nil {
+		if wd.OutputBundle, err = optional(st.GetOutputBundle(ctx, w.WorkOrderID)); err != nil {
 			return nil, err
 		}
-		if wd.RunRecord, err = optional(s.store.GetRunRecord(ctx, w.WorkOrderID)); err != nil {
+		if wd.RunRecord, err = optional(st.GetRunRecord(ctx, w.WorkOrderID)); err != nil {
 			return nil, err
 		}
-		if wd.Candidates, err = loadCandidates(ctx, s.store, w.WorkOrderID); err != nil {
+		if wd.Candidates, err = loadCandidates(ctx, st, w.WorkOrderID); err != nil {
 			return nil, err
 		}
 		d.WorkOrders = append(d.WorkOrders, wd)
@@ -117,7 +132,7 @@ func loadDetail(ctx context.Context, s *session, id string) (*objectiveDetail, e
 			bundle = &wd.OutputBundle.Metadata
 		}
 		d.Spend.AddWorkOrder(bundle, wd.Candidates)
-		jds, err := loadJobs(ctx, s.store, w.WorkOrderID)
+		jds, err := loadJobs(ctx, st, w.WorkOrderID)
 		if err != nil {
 			return nil, err
 		}
@@ -179,33 +194,23 @@ func (a *app) objectiveShowCmd() *cobra.Command {
 		Short: "Show an objective: its events, workorders, outputs, verdicts, pause states and lifecycle",
 		Args:  cobra.ExactArgs(1),
 	}
-	jsonOut := outputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
-		d, err := loadDetail(cmd.Context(), s, args[0])
+	a.withSession(cmd, preamble{output: true}, func(cmd *cobra.Command, args []string, c *call) error {
+		d, err := loadDetail(cmd.Context(), c.store, args[0])
 		if err != nil {
 			return classify(err)
 		}
-		if err := a.dialTemporal(cmd, s); err != nil {
+		if err := a.dialTemporal(cmd, c.session); err != nil {
 			d.LifecycleError = oneLine(err.Error())
-		} else if st, err := s.starter.State(cmd.Context(), args[0]); err != nil {
+		} else if st, err := c.starter.State(cmd.Context(), args[0]); err != nil {
 			d.LifecycleError = oneLine(err.Error())
 		} else {
 			d.Lifecycle = &st
 		}
-		if asJSON {
+		if c.json {
 			return writeJSON(cmd.OutOrStdout(), d)
 		}
 		return printDetail(cmd.OutOrStdout(), d, a.self(), time.Now())
-	}
+	})
 	return cmd
 }
 
@@ -308,9 +313,9 @@ func printPullRequest(out io.Writer, d *objectiveDetail) {
 				fmt.Fprintf(out, "  %s\n", takenLine(f))
 			}
 		}
-		if refused := notTaken(d.Feedback, pr.Number); len(refused) > 0 {
+		if refused := inbox.NotTaken(d.Feedback, pr.Number); len(refused) > 0 {
 			for _, f := range refused {
-				fmt.Fprintf(out, "  %s\n", notTakenLine(f))
+				fmt.Fprintf(out, "  %s\n", inbox.NotTakenLine(f))
 			}
 			fmt.Fprintf(out, "            only people who may write to %s steer the agent; to act on it, say it in your own words: "+
 				"objective retry %s --comment \"…\"\n", line(pr.Repository), line(pr.ObjectiveID))

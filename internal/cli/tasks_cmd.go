@@ -39,25 +39,23 @@ event id is printed alone on stdout.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().StringVar(&scope, "scope", "", "what the manifest should cover (one line, at most 200 bytes)")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	parse := func(*cobra.Command, []string) error {
 		if scope != "" {
 			if err := textsafe.CheckLine(scope); err != nil || len(scope) > maxScopeBytes {
 				return usageError(fmt.Errorf("--scope must be one line of at most %d bytes", maxScopeBytes))
 			}
 		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
-		e, err := store.RequestManifest(cmd.Context(), s.store, scope, time.Time{})
+		return nil
+	}
+	a.withSession(cmd, preamble{parse: parse}, func(cmd *cobra.Command, _ []string, c *call) error {
+		e, err := store.RequestManifest(cmd.Context(), c.store, scope, time.Time{})
 		if err != nil {
 			return classify(err)
 		}
-		a.handToTrack(cmd, s, e)
+		a.handToTrack(cmd, c.session, e)
 		_, err = fmt.Fprintln(cmd.OutOrStdout(), e.EventID)
 		return err
-	}
+	})
 	return cmd
 }
 
@@ -81,21 +79,12 @@ func (a *app) manifestShowCmd() *cobra.Command {
 		Short: "Show the latest manifest (or the one of a workorder)",
 		Args:  cobra.MaximumNArgs(1),
 	}
-	jsonOut := outputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
+	a.withSession(cmd, preamble{output: true}, func(cmd *cobra.Command, args []string, c *call) error {
 		ctx := cmd.Context()
 		var wo *domain.WorkOrder
+		var err error
 		if len(args) == 1 {
-			if wo, err = s.store.GetWorkOrder(ctx, args[0]); err != nil {
+			if wo, err = c.store.GetWorkOrder(ctx, args[0]); err != nil {
 				return classify(err)
 			}
 			if wo.DiazotrophType != manifest.Type {
@@ -103,7 +92,7 @@ func (a *app) manifestShowCmd() *cobra.Command {
 					textsafe.Line(wo.DiazotrophType)))
 			}
 		} else {
-			list, err := s.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{DiazotrophType: manifest.Type,
+			list, err := c.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{DiazotrophType: manifest.Type,
 				Status: domain.WorkOrderExecuted})
 			if err != nil {
 				return classify(err)
@@ -115,18 +104,18 @@ func (a *app) manifestShowCmd() *cobra.Command {
 				return cmp.Or(x.CreatedAt.Compare(y.CreatedAt), strings.Compare(x.WorkOrderID, y.WorkOrderID))
 			})
 		}
-		b, err := s.store.GetOutputBundle(ctx, wo.WorkOrderID)
+		b, err := c.store.GetOutputBundle(ctx, wo.WorkOrderID)
 		if errors.Is(err, domain.ErrNotFound) {
 			return &exitError{code: exitNotFound, err: fmt.Errorf("manifest %s has not been written yet", wo.WorkOrderID)}
 		}
 		if err != nil {
 			return classify(err)
 		}
-		rr, err := s.store.GetRunRecord(ctx, wo.WorkOrderID)
+		rr, err := c.store.GetRunRecord(ctx, wo.WorkOrderID)
 		if err != nil && !errors.Is(err, domain.ErrNotFound) {
 			return classify(err)
 		}
-		if asJSON {
+		if c.json {
 			return writeJSON(cmd.OutOrStdout(), struct {
 				WorkOrder *domain.WorkOrder    `json:"workorder"`
 				Bundle    *domain.OutputBundle `json:"output_bundle"`
@@ -140,7 +129,7 @@ func (a *app) manifestShowCmd() *cobra.Command {
 		}
 		_, err = fmt.Fprintf(out, "\n\n%s\n", strings.TrimRight(textsafe.Block(b.Content), "\n"))
 		return err
-	}
+	})
 	return cmd
 }
 
@@ -169,43 +158,33 @@ func (a *app) trackShowCmd() *cobra.Command {
 		Short: "Show the track: waiting events, the active workorder, recent runs",
 		Args:  cobra.NoArgs,
 	}
-	jsonOut := outputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
+	a.withSession(cmd, preamble{output: true}, func(cmd *cobra.Command, _ []string, c *call) error {
 		ctx := cmd.Context()
-		v := trackView{Track: s.cfg.Tasks.Track}
+		v := trackView{Track: c.cfg.Tasks.Track}
 		for _, typ := range domain.TrackEventTypes() {
-			pe, err := s.store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ})
+			pe, err := c.store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ})
 			if err != nil {
 				return classify(err)
 			}
 			v.Pending = append(v.Pending, pe...)
 		}
-		wos, err := s.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{Track: v.Track})
+		wos, err := c.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{Track: v.Track})
 		if err != nil {
 			return classify(err)
 		}
 		slices.SortFunc(wos, func(x, y *domain.WorkOrder) int { return y.CreatedAt.Compare(x.CreatedAt) })
 		v.WorkOrder = wos[:min(len(wos), trackRecent)]
-		err = a.dialTemporal(cmd, s)
+		err = a.dialTemporal(cmd, c.session)
 		if err == nil {
 			var st workflows.TrackState
-			if st, err = s.starter.TrackState(ctx, v.Track); err == nil {
+			if st, err = c.starter.TrackState(ctx, v.Track); err == nil {
 				v.State = &st
 			}
 		}
 		if err != nil {
 			v.StateError, v.notRunning = oneLine(err.Error()), errors.Is(err, starter.ErrNoLifecycle)
 		}
-		if asJSON {
+		if c.json {
 			if v.Pending == nil {
 				v.Pending = []*domain.PendingEvent{}
 			}
@@ -215,7 +194,7 @@ func (a *app) trackShowCmd() *cobra.Command {
 			return writeJSON(cmd.OutOrStdout(), v)
 		}
 		return writeTrack(cmd, v)
-	}
+	})
 	return cmd
 }
 
@@ -249,81 +228,12 @@ func writeTrack(cmd *cobra.Command, v trackView) error {
 	return nil
 }
 
-func (a *app) inboxCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "inbox",
-		Short: "List everything waiting for you, most urgent first, with the command for each action",
-		Long: `List everything that waits for a human: overdue objectives, blocked ones, failed
-gates, objectives waiting for approval, triage proposals to review and the
-latest manifest; most urgent first (by kind, then urgency, then age), each
-with the exact command for its action.`,
-		Args: cobra.NoArgs,
-	}
-	jsonOut := outputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
-		items, err := inboxSource{q: s.store, self: a.self(), sla: s.cfg.Deadlines.SLA.Map(),
-			now: store.NowOr(time.Time{}), hasForge: func(repo string) bool {
-				return s.cfg.Patch.Repository(repo).Forge.Enabled()
-			}}.items(cmd.Context())
-		if err != nil {
-			return classify(err)
-		}
-		if asJSON {
-			if items == nil {
-				items = []inboxItem{}
-			}
-			return writeJSON(cmd.OutOrStdout(), items)
-		}
-		out := cmd.OutOrStdout()
-		if len(items) == 0 {
-			_, err := fmt.Fprintln(out, "inbox is empty: nothing waits for you")
-			return err
-		}
-		for i, it := range items {
-			// Every stored field is rendered safe: rows may have been
-			// written straight into the database, past the schema.
-			urg := ""
-			if it.Urgency != "" {
-				urg = " " + textsafe.Line(it.Urgency)
-			}
-			fmt.Fprintf(out, "%d. [%s%s] %s %s: %s\n", i+1, it.Kind, urg, textsafe.Line(strings.ToLower(it.SubjectType)),
-				textsafe.Line(it.SubjectID), textsafe.Line(it.Title))
-			if it.DeadlineAt != nil {
-				fmt.Fprintf(out, "   deadline %s\n", it.DeadlineAt.Format(time.RFC3339))
-			}
-			if l := spendLine(it.Spend, it.BudgetUSD); l != "" {
-				fmt.Fprintf(out, "   spent %s\n", l)
-			}
-			for _, l := range it.NotTaken {
-				fmt.Fprintf(out, "   %s\n", textsafe.Line(l))
-			}
-			for _, act := range it.Actions {
-				fmt.Fprintf(out, "   - %s\n", textsafe.Line(act.Text))
-				if act.Command != "" {
-					fmt.Fprintf(out, "       %s\n", textsafe.Line(act.Command))
-				}
-			}
-		}
-		return nil
-	}
-	return cmd
-}
-
 func (a *app) schedulesCmd() *cobra.Command {
 	return groupCmd("schedules", "Manage azolla's Temporal Schedules", a.schedulesApplyCmd())
 }
 
 func (a *app) schedulesApplyCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "apply",
 		Short: "Create the deadline monitor's Schedule, or update it to the configuration",
 		Long: `Create the deadline monitor's Temporal Schedule (id azolla-deadline-monitor):
@@ -332,19 +242,15 @@ deadlines.task_queue, skipping a run while the last one runs. When the
 Schedule exists it is described and updated to the configured spec. Workers
 apply it at start too.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.openSession(cmd, true)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			what, err := workers.ApplyDeadlineSchedule(cmd.Context(), s.client, s.cfg)
-			if err != nil {
-				return unavailableError(err)
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "schedule %s %s: every %s on task queue %s\n",
-				workflows.DeadlineScheduleID, what, s.cfg.Deadlines.Interval, s.cfg.Deadlines.TaskQueue)
-			return err
-		},
 	}
+	a.withSession(cmd, preamble{temporal: true}, func(cmd *cobra.Command, _ []string, c *call) error {
+		what, err := workers.ApplyDeadlineSchedule(cmd.Context(), c.client, c.cfg)
+		if err != nil {
+			return unavailableError(err)
+		}
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "schedule %s %s: every %s on task queue %s\n",
+			workflows.DeadlineScheduleID, what, c.cfg.Deadlines.Interval, c.cfg.Deadlines.TaskQueue)
+		return err
+	})
+	return cmd
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/lifecycle/deadline"
+	"github.com/azolla/azolla/internal/lifecycle/inbox"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlite"
@@ -148,11 +148,11 @@ func getObjective(t *testing.T, s store.Store, id string) *domain.Objective {
 	return o
 }
 
-func inboxJSON(t *testing.T, env map[string]string) []inboxItem {
+func inboxJSON(t *testing.T, env map[string]string) []inbox.Item {
 	t.Helper()
 	res := azolla(t, env, "inbox", "--output", "json")
 	require.Equal(t, 0, res.code, res.stderr)
-	var items []inboxItem
+	var items []inbox.Item
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &items), res.stdout)
 	return items
 }
@@ -179,14 +179,14 @@ func TestInbox_ListsWhatWaitsMostUrgentFirstWithTheCommandOfEachAction(t *testin
 		{"MANIFEST", "wo-manifest-2"},
 	}, got)
 
-	commands := func(it inboxItem) []string {
+	commands := func(it inbox.Item) []string {
 		var out []string
 		for _, a := range it.Actions {
 			out = append(out, a.Command)
 		}
 		return out
 	}
-	byID := map[string]inboxItem{}
+	byID := map[string]inbox.Item{}
 	for _, it := range items {
 		byID[it.SubjectID] = it
 	}
@@ -507,51 +507,4 @@ func TestTrackShow_EmptyStoreListsNothing(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Contains(t, res.stdout, "  unprocessed events in the store: 0\n")
 	require.NotContains(t, res.stdout, "recent workorders")
-}
-
-func TestPages_ReadsPastAFullPageAndEndsOnAnError(t *testing.T) {
-	t.Parallel()
-	// Rows are ints; a row's cursor is its value as ID, and list returns
-	// the rows after it, inboxPage at a time, up to n.
-	const n = inboxPage + 3
-	var afters []string
-	list := func(fail bool) func(domain.Cursor) ([]int, error) {
-		return func(after domain.Cursor) ([]int, error) {
-			afters = append(afters, after.ID)
-			if fail && after.ID != "" {
-				return nil, domain.ErrNotFound
-			}
-			start := 0
-			if after.ID != "" {
-				start = len(afters[1:]) * inboxPage
-			}
-			var page []int
-			for i := start; i < min(start+inboxPage, n); i++ {
-				page = append(page, i)
-			}
-			return page, nil
-		}
-	}
-	cursor := func(i int) domain.Cursor { return domain.Cursor{ID: strconv.Itoa(i)} }
-
-	var got []int
-	for row, err := range pages(list(false), cursor) {
-		require.NoError(t, err)
-		got = append(got, row)
-	}
-	require.Len(t, got, n)
-	require.Equal(t, n-1, got[n-1])
-	require.Equal(t, []string{"", strconv.Itoa(inboxPage - 1)}, afters)
-
-	afters, got = nil, nil
-	var errs []error
-	for row, err := range pages(list(true), cursor) {
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		got = append(got, row)
-	}
-	require.Len(t, got, inboxPage)
-	require.Equal(t, []error{domain.ErrNotFound}, errs)
 }

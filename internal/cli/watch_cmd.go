@@ -29,23 +29,16 @@ Exits 0 when the objective is DONE, 6 when it paused otherwise (gate failed,
 blocked, rejected), 1 on --timeout.`,
 		Args: cobra.ExactArgs(1),
 	}
-	jsonOut := outputFlag(cmd)
 	cmd.Flags().DurationVar(&interval, "interval", 500*time.Millisecond, "how often to poll the lifecycle")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long (0: never)")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
+	parse := func(*cobra.Command, []string) error {
 		if interval <= 0 {
 			return usageError(fmt.Errorf("--interval must be positive, got %s", interval))
 		}
+		return nil
+	}
+	a.withSession(cmd, preamble{output: true, parse: parse, objective: true}, func(cmd *cobra.Command, args []string, c *call) error {
 		id := args[0]
-		s, _, err := a.openObjective(cmd, id)
-		if err != nil {
-			return err
-		}
-		defer s.close()
 		ctx := cmd.Context()
 		var deadline <-chan time.Time
 		if timeout > 0 {
@@ -58,21 +51,21 @@ blocked, rejected), 1 on --timeout.`,
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
-			st, err := s.starter.State(ctx, id)
+			st, err := c.starter.State(ctx, id)
 			if err != nil && !errors.Is(err, starter.ErrNoLifecycle) {
 				return classify(err)
 			}
 			if err == nil {
 				if step := st.Step + "/" + string(st.Status); step != last {
 					last = step
-					if !asJSON {
+					if !c.json {
 						// The state comes from whatever answers the query on that
 						// workflow id: printed safe like any stored text.
 						fmt.Fprintf(out, "%s  %-17s %s\n", time.Now().Format("15:04:05"), textsafe.Line(st.Step), textsafe.Line(string(st.Status)))
 					}
 				}
 				if slices.Contains(restingSteps, st.Step) {
-					return a.finishWatch(cmd, st, asJSON)
+					return a.finishWatch(cmd, st, c.json)
 				}
 			}
 			select {
@@ -83,7 +76,7 @@ blocked, rejected), 1 on --timeout.`,
 			case <-tick.C:
 			}
 		}
-	}
+	})
 	return cmd
 }
 

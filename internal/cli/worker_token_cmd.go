@@ -23,16 +23,16 @@ func (a *app) workerTokenCmd() *cobra.Command {
 		a.workerTokenCreateCmd(), a.workerTokenRevokeCmd(), a.workerTokenListCmd())
 }
 
-// workerName checks a NAME argument.
-func workerName(name string) error {
-	if !workerNameShape.MatchString(name) {
+// workerNameArg checks the NAME argument, args[0].
+func workerNameArg(_ *cobra.Command, args []string) error {
+	if name := args[0]; !workerNameShape.MatchString(name) {
 		return usageError(fmt.Errorf("NAME must be 1 to 64 of A-Z a-z 0-9 . _ -, got %q", textsafe.Line(name)))
 	}
 	return nil
 }
 
 func (a *app) workerTokenCreateCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create the token of remote worker NAME; it is printed once",
 		Long: `Create a bearer token for the remote worker NAME and print it, alone, on
@@ -45,67 +45,53 @@ Keep the token in a file only its worker can read and start the worker with
 
   (umask 077; azolla worker-token create builder-1 > builder-1.token)`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			if err := workerName(name); err != nil {
-				return err
-			}
-			s, err := a.openSession(cmd, false)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			token, hash, err := controlplane.GenerateWorkerToken()
-			if err != nil {
-				return err
-			}
-			err = s.store.CreateWorkerToken(cmd.Context(), &domain.WorkerToken{WorkerID: name, TokenHash: hash,
-				CreatedAt: time.Now().UTC()})
-			if errors.Is(err, domain.ErrAlreadyExists) {
-				return classify(fmt.Errorf("worker %s already has a live token; revoke it first: %s worker-token revoke %s: %w",
-					name, a.self(), name, domain.ErrAlreadyExists))
-			}
-			if err != nil {
-				return fmt.Errorf("create the token of worker %s: %w", name, err)
-			}
-			if _, err := fmt.Fprintln(cmd.OutOrStdout(), token); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "Store this token in a file with mode 0600 and pass it with %s remote-worker --token-file FILE; it is not shown again.\n", a.self())
-			return nil
-		},
 	}
+	a.withSession(cmd, preamble{parse: workerNameArg}, func(cmd *cobra.Command, args []string, c *call) error {
+		name := args[0]
+		token, hash, err := controlplane.GenerateWorkerToken()
+		if err != nil {
+			return err
+		}
+		err = c.store.CreateWorkerToken(cmd.Context(), &domain.WorkerToken{WorkerID: name, TokenHash: hash,
+			CreatedAt: time.Now().UTC()})
+		if errors.Is(err, domain.ErrAlreadyExists) {
+			return classify(fmt.Errorf("worker %s already has a live token; revoke it first: %s worker-token revoke %s: %w",
+				name, a.self(), name, domain.ErrAlreadyExists))
+		}
+		if err != nil {
+			return fmt.Errorf("create the token of worker %s: %w", name, err)
+		}
+		if _, err := fmt.Fprintln(cmd.OutOrStdout(), token); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "Store this token in a file with mode 0600 and pass it with %s remote-worker --token-file FILE; it is not shown again.\n", a.self())
+		return nil
+	})
+	return cmd
 }
 
 func (a *app) workerTokenRevokeCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "revoke NAME",
 		Short: "Revoke the live token of remote worker NAME",
 		Long: `Revoke the live token of the remote worker NAME: its next request is
 refused (401). A job it holds is requeued by the reaper once its lease
 lapses.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			if err := workerName(name); err != nil {
-				return err
-			}
-			s, err := a.openSession(cmd, false)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			err = s.store.RevokeWorkerToken(cmd.Context(), name, time.Now().UTC())
-			if errors.Is(err, domain.ErrNotFound) {
-				return classify(fmt.Errorf("worker %s has no live token: %w", name, domain.ErrNotFound))
-			}
-			if err != nil {
-				return fmt.Errorf("revoke the token of worker %s: %w", name, err)
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "revoked the token of worker %s\n", name)
-			return err
-		},
 	}
+	a.withSession(cmd, preamble{parse: workerNameArg}, func(cmd *cobra.Command, args []string, c *call) error {
+		name := args[0]
+		err := c.store.RevokeWorkerToken(cmd.Context(), name, time.Now().UTC())
+		if errors.Is(err, domain.ErrNotFound) {
+			return classify(fmt.Errorf("worker %s has no live token: %w", name, domain.ErrNotFound))
+		}
+		if err != nil {
+			return fmt.Errorf("revoke the token of worker %s: %w", name, err)
+		}
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "revoked the token of worker %s\n", name)
+		return err
+	})
+	return cmd
 }
 
 // workerTokenView is what list shows of a token: never its hash.
@@ -121,18 +107,8 @@ func (a *app) workerTokenListCmd() *cobra.Command {
 		Short: "List remote workers' tokens, live and revoked (never their hashes)",
 		Args:  cobra.NoArgs,
 	}
-	jsonOut := outputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		asJSON, err := jsonOut()
-		if err != nil {
-			return err
-		}
-		s, err := a.openSession(cmd, false)
-		if err != nil {
-			return err
-		}
-		defer s.close()
-		tokens, err := s.store.ListWorkerTokens(cmd.Context())
+	a.withSession(cmd, preamble{output: true}, func(cmd *cobra.Command, _ []string, c *call) error {
+		tokens, err := c.store.ListWorkerTokens(cmd.Context())
 		if err != nil {
 			return fmt.Errorf("list worker tokens: %w", err)
 		}
@@ -140,7 +116,7 @@ func (a *app) workerTokenListCmd() *cobra.Command {
 		for _, t := range tokens {
 			views = append(views, workerTokenView{WorkerID: t.WorkerID, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt})
 		}
-		if asJSON {
+		if c.json {
 			return writeJSON(cmd.OutOrStdout(), views)
 		}
 		out := cmd.OutOrStdout()
@@ -154,6 +130,6 @@ func (a *app) workerTokenListCmd() *cobra.Command {
 			fmt.Fprintf(out, "%-24s  %-20s  %s\n", textsafe.Line(v.WorkerID), v.CreatedAt.Format(time.RFC3339), revoked)
 		}
 		return nil
-	}
+	})
 	return cmd
 }

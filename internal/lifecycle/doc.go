@@ -10,10 +10,14 @@
 //   - pause: the pause states handed to humans, with their prioritized
 //     actions and the commands that carry them out;
 //   - deadline: when an objective is due and whether it is overdue;
-//   - budget: an objective's budget against its spend, and whether a round
-//     may start.
+//   - budget: an objective's budget against its spend, whether a round
+//     may start, and a human's change of the budget;
+//   - inbox: the hand-back to humans as one read model: what waits for a
+//     person, in which order, with which actions and spend (the CLI
+//     prints it).
 //
-// What they may import: package domain, the store's roles (claim and
-// transition), textsafe, and one another (pause asks budget). Never the
-// executor, the remote path, a forge, the CLI or Temporal.
+// What they may import: package domain, the store's roles (claim,
+// transition, budget and inbox), textsafe, and one another (pause asks
+// budget, inbox asks pause and deadline). Never the executor, the remote
+// path, a forge, the CLI or Temporal.
 package lifecycle

@@ -1,7 +1,8 @@
 // Package budget is the one home of the budget rule: an objective's
 // budget_usd against what its runs have spent (domain.Spend, as their run
 // reports tell), what is left, whether a round may start, the error that
-// refuses one and what the pause says of an overrun. Readiness, the
+// refuses one and what the pause says of an overrun; and Change, a human
+// raising, setting or removing a budget (objective budget). Readiness, the
 // scheduler, best-of-N candidates, pull-request rounds, the gate and the
 // CLI all ask it, so each says the same thing the same way.
 //
