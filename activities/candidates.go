@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
@@ -129,7 +128,7 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	if remote {
 		return a.runCandidateRemote(ctx, w, req, rec, false)
 	}
-	lease, err := a.acquire(ctx, domain.ResourceCandidate, candidateResource(w.WorkOrderID, in.Attempt), a.runLease(ctx))
+	lease, err := a.acquire(ctx, domain.ResourceCandidate, domain.CandidateResource(w.WorkOrderID, in.Attempt), a.runLease(ctx))
 	if err != nil {
 		return fail(err)
 	}
@@ -176,18 +175,11 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	return res, nil
 }
 
-// candidateSettled says PutCandidate refused a write because the record
-// must stay as it is: the winner is chosen already, or the record says
-// how the candidate ended (cancelled by the selection as it finished).
-func candidateSettled(err error) bool {
-	return errors.Is(err, domain.ErrCandidatesSettled) || errors.Is(err, domain.ErrCandidateFinished)
-}
-
 // putCandidate records c and answers with what it says.
 func (a *Lifecycle) putCandidate(ctx context.Context, c *domain.Candidate) (CandidateResult, error) {
 	c.UpdatedAt = a.now()
 	stored, err := a.Store.PutCandidate(ctx, c)
-	if candidateSettled(err) {
+	if domain.CandidateSettled(err) {
 		// The record stays as it is.
 		stored, err = a.Store.GetCandidate(ctx, c.WorkOrderID, c.Attempt)
 	}
@@ -207,12 +199,6 @@ func fillCandidate(rec *domain.Candidate, c patch.Candidate) {
 		rec.GateResults = append(rec.GateResults, domain.CandidateGateResult{Command: g.Command, Passed: g.Passed,
 			Detail: oneLine(g.Detail)})
 	}
-}
-
-// candidateResource is the claim resource of a candidate: its own lease,
-// so that a worker lost mid-candidate costs that candidate's attempt only.
-func candidateResource(workOrderID string, k int) string {
-	return workOrderID + "-c" + strconv.Itoa(k)
 }
 
 // patchCandidate is a recorded candidate as package patch compares it.

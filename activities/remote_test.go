@@ -15,7 +15,7 @@ import (
 )
 
 // remoteBundle routes the fake diazotroph to remote workers through a
-// control plane on the bundle's store (database transport, RemoteHooks),
+// control plane on the bundle's store (database transport, the lifecycle hooks),
 // driven here the way a remote worker drives it.
 type remoteBundle struct {
 	*testBundle
@@ -27,7 +27,7 @@ func setupRemote(t *testing.T, tb *testBundle) *remoteBundle {
 	tr, err := dbqueue.New(tb.store, dbqueue.Options{LeaseTTL: testLease})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tr.Close() })
-	svc := controlplane.New(tb.store, tr, nil, activities.RemoteHooks{},
+	svc := controlplane.New(tb.store, tr, nil, controlplane.LifecycleHooks{},
 		controlplane.Config{LeaseTTL: testLease, MaxAttempts: 2})
 	tb.l.Remote = &activities.Remote{Enqueuer: svc, Diazotrophs: []string{fakeType}}
 	return &remoteBundle{testBundle: tb, svc: svc}
