@@ -42,14 +42,27 @@ func (r *Remote) routes(diazotrophType string) bool {
 	return r != nil && r.Enqueuer != nil && slices.Contains(r.Diazotrophs, diazotrophType)
 }
 
+// enqueue hands p to the control plane, once, with the job's attempts
+// and, inside an activity, the activity to complete by id when the job is
+// settled.
+func (r *Remote) enqueue(ctx context.Context, p controlplane.EnqueueParams) (*domain.Job, error) {
+	p.MaxAttempts = r.MaxAttempts
+	if activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		p.Activity = &domain.ActivityRef{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
+			ActivityID: info.ActivityID}
+	}
+	return r.Enqueuer.Enqueue(ctx, p)
+}
+
 // runRemote is Run for a remote diazotroph: it enqueues the workorder as a
 // job, once, and leaves the activity pending. The control plane completes
 // it by id when a remote worker completes the job; it has then written the
 // output bundle and EXECUTED in the job's own transaction. A retried
 // attempt finds the same job: a settled one answers at once, a waiting or
 // running one is waited for again.
-func (a *Lifecycle) runRemote(ctx context.Context, w *domain.WorkOrder) (RunResult, error) {
-	req, err := a.request(ctx, w)
+func (a *Steps) runRemote(ctx context.Context, w *domain.WorkOrder) (RunResult, error) {
+	req, err := request(ctx, a.Store, w)
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
 	}
@@ -57,21 +70,15 @@ func (a *Lifecycle) runRemote(ctx context.Context, w *domain.WorkOrder) (RunResu
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
 	}
-	p := controlplane.EnqueueParams{JobType: w.DiazotrophType, Stream: controlplane.StreamFor(w.DiazotrophType),
-		Payload: payload, WorkOrderID: w.WorkOrderID, MaxAttempts: a.Remote.MaxAttempts}
-	if activity.IsActivity(ctx) {
-		info := activity.GetInfo(ctx)
-		p.Activity = &domain.ActivityRef{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
-			ActivityID: info.ActivityID}
-	}
-	j, err := a.Remote.Enqueuer.Enqueue(ctx, p)
+	j, err := a.Remote.enqueue(ctx, controlplane.EnqueueParams{JobType: w.DiazotrophType,
+		Stream: controlplane.StreamFor(w.DiazotrophType), Payload: payload, WorkOrderID: w.WorkOrderID})
 	if err != nil {
 		return RunResult{}, fmt.Errorf("run workorder %q remotely: %w", w.WorkOrderID, err)
 	}
 	log := logger(ctx, w.ObjectiveID, w.WorkOrderID)
 	switch j.Status {
 	case domain.JobSucceeded:
-		return a.executed(ctx, w.WorkOrderID)
+		return executed(ctx, a.Store, w.WorkOrderID)
 	case domain.JobFailed, domain.JobDeadLettered:
 		return RunResult{}, JobFailure(j)
 	}

@@ -30,20 +30,20 @@ import (
 // objective's attempts): no retry can help, and nothing was written.
 const ErrTypeInvalidCandidate = "InvalidCandidate"
 
-// remoteCandidate reports whether candidate k of w runs remotely, and
+// candidate reports whether candidate k of w runs remotely, and
 // whether its job exists already: a retried RunCandidate then waits for
 // that job again, whatever the budget says now, since the candidate has
 // started.
 // A candidate its workorder does not have is refused before anything is
 // written, whatever the budget would say.
-func (a *Lifecycle) remoteCandidate(ctx context.Context, w *domain.WorkOrder, req diazotroph.Request, k int) (remote, started bool, err error) {
-	if !a.Remote.routes(w.DiazotrophType) {
+func (r *Remote) candidate(ctx context.Context, w *domain.WorkOrder, req diazotroph.Request, k int) (remote, started bool, err error) {
+	if !r.routes(w.DiazotrophType) {
 		return false, false, nil
 	}
 	if err := controlplane.NewCandidatePayload(req, k).Validate(); err != nil {
 		return true, false, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidCandidate, err)
 	}
-	_, err = a.Remote.Enqueuer.CandidateJob(ctx, w.WorkOrderID, k)
+	_, err = r.Enqueuer.CandidateJob(ctx, w.WorkOrderID, k)
 	switch {
 	case err == nil:
 		return true, true, nil
@@ -58,7 +58,7 @@ func (a *Lifecycle) remoteCandidate(ctx context.Context, w *domain.WorkOrder, re
 // then on only the job's outcome or SelectCandidate writes it), enqueues
 // its job, once, and leaves the activity pending. A settled job answers
 // at once from the record its outcome wrote.
-func (a *Lifecycle) runCandidateRemote(ctx context.Context, w *domain.WorkOrder, req diazotroph.Request,
+func (a *Candidates) runCandidateRemote(ctx context.Context, w *domain.WorkOrder, req diazotroph.Request,
 	rec *domain.Candidate, started bool) (CandidateResult, error) {
 	k := rec.Attempt
 	fail := func(err error) (CandidateResult, error) {
@@ -73,14 +73,8 @@ func (a *Lifecycle) runCandidateRemote(ctx context.Context, w *domain.WorkOrder,
 			return fail(err)
 		}
 	}
-	p := controlplane.EnqueueParams{JobType: w.DiazotrophType, Stream: controlplane.StreamFor(w.DiazotrophType),
-		Payload: payload, WorkOrderID: w.WorkOrderID, Candidate: k, MaxAttempts: a.Remote.MaxAttempts}
-	if activity.IsActivity(ctx) {
-		info := activity.GetInfo(ctx)
-		p.Activity = &domain.ActivityRef{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
-			ActivityID: info.ActivityID}
-	}
-	j, err := a.Remote.Enqueuer.Enqueue(ctx, p)
+	j, err := a.Remote.enqueue(ctx, controlplane.EnqueueParams{JobType: w.DiazotrophType,
+		Stream: controlplane.StreamFor(w.DiazotrophType), Payload: payload, WorkOrderID: w.WorkOrderID, Candidate: k})
 	var ce *controlplane.Error
 	if errors.As(err, &ce) && ce.Code == controlplane.CodeInvalid {
 		return fail(temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidCandidate, err))
@@ -164,7 +158,7 @@ func candidateOutcome(ctx context.Context, q outcomeStore, maxDiffLines int, j *
 	if err != nil {
 		return RemoteOutcome{}, fmt.Errorf("read candidate %s: %w", domain.CandidateKey(j.WorkOrderID, j.Candidate), err)
 	}
-	res := (&Lifecycle{EarlyStopMaxDiffLines: maxDiffLines}).candidateResult(c)
+	res := candidateResult(c, maxDiffLines)
 	if c.Status != domain.CandidateDone {
 		return RemoteOutcome{Result: res}, nil
 	}

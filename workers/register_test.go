@@ -44,21 +44,22 @@ var deadlineActivityNames = []string{"ScanDeadlines"}
 
 func TestRegister_ActivityNamesStayAsRecordedHistoriesNameThem(t *testing.T) {
 	t.Parallel()
-	l := &activities.Lifecycle{}
+	set := &activities.Set{Steps: &activities.Steps{}, Tracks: &activities.Tracks{},
+		PullRequests: &activities.PullRequests{}, Candidates: &activities.Candidates{}}
 
 	var lifecycle names
-	workers.Register(&lifecycle, l)
+	workers.Register(&lifecycle, set)
 	require.Equal(t, lifecycleActivityNames, lifecycle.sorted(), "the lifecycle task queue's activity types")
 
 	var deadlines names
-	workers.RegisterDeadlines(&deadlines, l)
+	workers.RegisterDeadlines(&deadlines, set)
 	require.Equal(t, deadlineActivityNames, deadlines.sorted(), "the deadlines task queue's activity types")
 
 	// The SDK takes the same registrations: no name twice, every exported
 	// method an activity.
 	var suite testsuite.WorkflowTestSuite
-	require.NotPanics(t, func() { workers.Register(suite.NewTestWorkflowEnvironment(), l) })
-	require.NotPanics(t, func() { workers.RegisterDeadlines(suite.NewTestWorkflowEnvironment(), l) })
+	require.NotPanics(t, func() { workers.Register(suite.NewTestWorkflowEnvironment(), set) })
+	require.NotPanics(t, func() { workers.RegisterDeadlines(suite.NewTestWorkflowEnvironment(), set) })
 }
 
 // names is a worker.Registry that records the activity types registered,
