@@ -37,9 +37,9 @@ func costing(cost float64, notes string, pass bool) func(context.Context, diazot
 func (tb *testBundle) round(t *testing.T, wo *activities.WorkOrderRef) activities.GateResult {
 	t.Helper()
 	ctx := context.Background()
-	_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+	_, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 	require.NoError(t, err)
-	res, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+	res, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 	require.NoError(t, err)
 	return res
 }
@@ -48,7 +48,7 @@ func (tb *testBundle) round(t *testing.T, wo *activities.WorkOrderRef) activitie
 func (tb *testBundle) retried(t *testing.T) *activities.WorkOrderRef {
 	t.Helper()
 	ev := tb.ready(t, "obj-1", activities.ReadyRetry)
-	res, err := tb.l.Schedule(context.Background(), activities.ScheduleInput{EventID: ev.EventID})
+	res, err := tb.steps.Schedule(context.Background(), activities.ScheduleInput{EventID: ev.EventID})
 	require.NoError(t, err)
 	require.Equal(t, domain.ReasonScheduled, res.Reason)
 	return res.WorkOrder
@@ -59,7 +59,7 @@ func TestBudget_SpentStopsTheNextRoundUntilRaised(t *testing.T) {
 		ctx := context.Background()
 		tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.BudgetUSD = dollars(2) })
 		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
-		sr, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+		sr, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err)
 		wo := sr.WorkOrder
 		require.Equal(t, dollars(2), tb.workOrder(t, wo.WorkOrderID).BudgetUSDRemaining)
@@ -81,7 +81,7 @@ func TestBudget_SpentStopsTheNextRoundUntilRaised(t *testing.T) {
 		require.Equal(t, "Spent $2.50 of its $2.00 budget (over by $0.50): raise the budget to run again",
 			g.Pause.PrioritizedActions[1])
 
-		_, err = tb.l.Ready(ctx, activities.ReadyInput{ObjectiveID: "obj-1", Mode: activities.ReadyRetry})
+		_, err = tb.steps.Ready(ctx, activities.ReadyInput{ObjectiveID: "obj-1", Mode: activities.ReadyRetry})
 		var spent *budget.SpentError
 		require.True(t, errors.As(err, &spent), "got %v", err)
 		require.ErrorContains(t, err, "has spent $2.50 of its $2.00 budget")
@@ -100,7 +100,7 @@ func TestBudget_PassPastTheBudgetRecordsTheOverrun(t *testing.T) {
 		ctx := context.Background()
 		tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.BudgetUSD = dollars(1) })
 		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
-		sr, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+		sr, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err)
 		tb.fake.exec = costing(3.25, "done", true)
 		g := tb.round(t, sr.WorkOrder)
@@ -180,11 +180,11 @@ func (r *spentRecorder) RunSpent(m domain.BundleMetadata) {
 func TestGate_CountsWhatTheRunSpentOnce(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		rec := &spentRecorder{}
-		tb.l.Observer = rec
+		tb.observe(rec)
 		tb.fake.exec = costing(0.5, "nothing changed", false)
 		wo := tb.scheduled(t, "obj-1")
 		tb.round(t, wo)
-		_, err := tb.l.Gate(context.Background(), activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		_, err := tb.steps.Gate(context.Background(), activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Len(t, rec.spent, 1)
 		require.Equal(t, 0.5, *rec.spent[0].RunReport.CostUSD)

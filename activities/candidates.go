@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
@@ -14,9 +13,37 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// Candidates runs the candidates of best-of-N workorders
-// (docs/patches.md#several-candidates): PATCH_DIAZOTROPH's.
-type Candidates interface {
+// Candidates are the steps of best-of-N workorders
+// (docs/patches.md#several-candidates): each candidate's run, and the
+// selection that delivers the winner as the workorder's bundle.
+type Candidates struct {
+	Base
+	Claimant
+	Store candidateStore
+	// Runner runs the candidates; nil on a worker that runs none.
+	Runner CandidateRunner
+	// Remote, when set, runs the candidates of some diazotroph types on
+	// remote workers, each a control-plane job of its own.
+	Remote *Remote
+	// EarlyStopMaxDiffLines, above 0, bounds the diff of a candidate
+	// that stops the others.
+	EarlyStopMaxDiffLines int
+}
+
+// candidateStore is what the candidate steps read and write: the
+// workorder and its objective, the candidates' records, the objective's
+// spend that bounds them, and their claims.
+type candidateStore interface {
+	store.ObjectiveQuerier
+	store.RunQuerier
+	store.CandidateQuerier
+	store.SpendQuerier
+	store.ClaimQuerier
+}
+
+// CandidateRunner runs the candidates of best-of-N workorders:
+// PATCH_DIAZOTROPH's.
+type CandidateRunner interface {
 	// GeneratorName is the generator o's runs use.
 	GeneratorName(o domain.Objective) string
 	RunCandidate(ctx context.Context, req diazotroph.Request, k int) (patch.Candidate, error)
@@ -54,19 +81,11 @@ type SelectInput struct {
 	BudgetStopped bool `json:",omitempty"`
 }
 
-// attemptsOf sets how many candidates a workorder of o runs: its
-// attempts, for a patch workorder; none otherwise.
-func (a *Lifecycle) attemptsOf(ref *WorkOrderRef, o *domain.Objective) {
-	if ref == nil || ref.DiazotrophType != diazotroph.PatchType || o.Attempts == nil || *o.Attempts < 2 {
-		return
-	}
-	ref.Attempts, ref.EarlyStop, ref.Parallel = *o.Attempts, a.EarlyStop, a.ParallelCandidates
-}
-
-// candidateResult is the result of a recorded candidate.
-func (a *Lifecycle) candidateResult(c *domain.Candidate) CandidateResult {
+// candidateResult is the result of a recorded candidate; maxDiffLines is
+// Candidates.EarlyStopMaxDiffLines.
+func candidateResult(c *domain.Candidate, maxDiffLines int) CandidateResult {
 	passed := c.Status == domain.CandidateDone && patchCandidate(c).HasPatch() && c.CommandsPassed == len(c.GateResults)
-	small := a.EarlyStopMaxDiffLines <= 0 || (c.DiffLines != nil && *c.DiffLines <= a.EarlyStopMaxDiffLines)
+	small := maxDiffLines <= 0 || (c.DiffLines != nil && *c.DiffLines <= maxDiffLines)
 	return CandidateResult{Attempt: c.Attempt, Status: c.Status, PassedAll: passed, Small: small}
 }
 
@@ -79,7 +98,7 @@ func (a *Lifecycle) candidateResult(c *domain.Candidate) CandidateResult {
 // is recorded CANCELLED, with which of the two it was. A candidate of a
 // diazotroph type routed to remote workers runs there, as a job of its
 // own (runCandidateRemote), once the same budget checks let it start.
-func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (CandidateResult, error) {
+func (a *Candidates) RunCandidate(ctx context.Context, in CandidateInput) (CandidateResult, error) {
 	fail := func(err error) (CandidateResult, error) {
 		return CandidateResult{}, fmt.Errorf("run candidate %s: %w", domain.CandidateKey(in.WorkOrderID, in.Attempt), err)
 	}
@@ -88,20 +107,20 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 		return fail(permanent(err))
 	}
 	if c, err := a.Store.GetCandidate(ctx, w.WorkOrderID, in.Attempt); err == nil && c.Status != domain.CandidateRunning {
-		return a.candidateResult(c), nil
+		return candidateResult(c, a.EarlyStopMaxDiffLines), nil
 	} else if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return fail(err)
 	}
-	if a.Candidates == nil {
+	if a.Runner == nil {
 		return fail(permanent(fmt.Errorf("this worker runs no candidates: %w", diazotroph.ErrMisconfigured)))
 	}
-	req, err := a.request(ctx, w)
+	req, err := request(ctx, a.Store, w)
 	if err != nil {
 		return fail(permanent(err))
 	}
-	rec := &domain.Candidate{WorkOrderID: w.WorkOrderID, Attempt: in.Attempt, Generator: a.Candidates.GeneratorName(req.Objective),
+	rec := &domain.Candidate{WorkOrderID: w.WorkOrderID, Attempt: in.Attempt, Generator: a.Runner.GeneratorName(req.Objective),
 		Status: domain.CandidateRunning, GateResults: []domain.CandidateGateResult{}, CreatedAt: a.now(), UpdatedAt: a.now()}
-	remote, started, err := a.remoteCandidate(ctx, w, req, in.Attempt)
+	remote, started, err := a.Remote.candidate(ctx, w, req, in.Attempt)
 	if err != nil {
 		return fail(err)
 	}
@@ -129,7 +148,8 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	if remote {
 		return a.runCandidateRemote(ctx, w, req, rec, false)
 	}
-	lease, err := a.acquire(ctx, domain.ResourceCandidate, candidateResource(w.WorkOrderID, in.Attempt), a.runLease(ctx))
+	lease, err := a.acquire(ctx, a.Store, domain.ResourceCandidate, domain.CandidateResource(w.WorkOrderID, in.Attempt),
+		a.runLease(ctx))
 	if err != nil {
 		return fail(err)
 	}
@@ -139,7 +159,7 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	}
 	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
 		OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew candidate claim", "error", err) }})
-	c, err := a.Candidates.RunCandidate(kctx, req, in.Attempt)
+	c, err := a.Runner.RunCandidate(kctx, req, in.Attempt)
 	stop()
 	switch cause := context.Cause(kctx); {
 	case errors.Is(cause, claim.ErrLeaseLost):
@@ -176,25 +196,18 @@ func (a *Lifecycle) RunCandidate(ctx context.Context, in CandidateInput) (Candid
 	return res, nil
 }
 
-// candidateSettled says PutCandidate refused a write because the record
-// must stay as it is: the winner is chosen already, or the record says
-// how the candidate ended (cancelled by the selection as it finished).
-func candidateSettled(err error) bool {
-	return errors.Is(err, domain.ErrCandidatesSettled) || errors.Is(err, domain.ErrCandidateFinished)
-}
-
 // putCandidate records c and answers with what it says.
-func (a *Lifecycle) putCandidate(ctx context.Context, c *domain.Candidate) (CandidateResult, error) {
+func (a *Candidates) putCandidate(ctx context.Context, c *domain.Candidate) (CandidateResult, error) {
 	c.UpdatedAt = a.now()
 	stored, err := a.Store.PutCandidate(ctx, c)
-	if candidateSettled(err) {
+	if domain.CandidateSettled(err) {
 		// The record stays as it is.
 		stored, err = a.Store.GetCandidate(ctx, c.WorkOrderID, c.Attempt)
 	}
 	if err != nil {
 		return CandidateResult{}, fmt.Errorf("record candidate %s: %w", domain.CandidateKey(c.WorkOrderID, c.Attempt), err)
 	}
-	return a.candidateResult(stored), nil
+	return candidateResult(stored, a.EarlyStopMaxDiffLines), nil
 }
 
 // fillCandidate copies a finished run into its record.
@@ -207,12 +220,6 @@ func fillCandidate(rec *domain.Candidate, c patch.Candidate) {
 		rec.GateResults = append(rec.GateResults, domain.CandidateGateResult{Command: g.Command, Passed: g.Passed,
 			Detail: oneLine(g.Detail)})
 	}
-}
-
-// candidateResource is the claim resource of a candidate: its own lease,
-// so that a worker lost mid-candidate costs that candidate's attempt only.
-func candidateResource(workOrderID string, k int) string {
-	return workOrderID + "-c" + strconv.Itoa(k)
 }
 
 // patchCandidate is a recorded candidate as package patch compares it.
@@ -239,23 +246,23 @@ func patchCandidate(c *domain.Candidate) patch.Candidate {
 // CANCELLED. With no candidate holding a patch, the bundle has no content
 // and its notes say what each candidate did. A workorder EXECUTED already
 // is a no-op.
-func (a *Lifecycle) SelectCandidate(ctx context.Context, in SelectInput) (RunResult, error) {
+func (a *Candidates) SelectCandidate(ctx context.Context, in SelectInput) (RunResult, error) {
 	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("select candidate of %q: %w", in.WorkOrderID, err))
 	}
 	if w.Status == domain.WorkOrderExecuted {
-		return a.executed(ctx, w.WorkOrderID)
+		return executed(ctx, a.Store, w.WorkOrderID)
 	}
-	if a.Candidates == nil {
+	if a.Runner == nil {
 		return RunResult{}, permanent(fmt.Errorf("select candidate of %q: this worker runs no candidates: %w",
 			w.WorkOrderID, diazotroph.ErrMisconfigured))
 	}
-	req, err := a.request(ctx, w)
+	req, err := request(ctx, a.Store, w)
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("select candidate of %q: %w", w.WorkOrderID, err))
 	}
-	lease, err := a.acquire(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
+	lease, err := a.acquire(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -289,7 +296,7 @@ func (a *Lifecycle) SelectCandidate(ctx context.Context, in SelectInput) (RunRes
 }
 
 // deliverBest settles the candidates and returns the workorder's bundle.
-func (a *Lifecycle) deliverBest(ctx context.Context, req diazotroph.Request, in SelectInput) (diazotroph.Result, error) {
+func (a *Candidates) deliverBest(ctx context.Context, req diazotroph.Request, in SelectInput) (diazotroph.Result, error) {
 	recs, err := a.Store.ListCandidates(ctx, req.WorkOrder.WorkOrderID)
 	if err != nil {
 		return diazotroph.Result{}, err
@@ -321,7 +328,7 @@ func (a *Lifecycle) deliverBest(ctx context.Context, req diazotroph.Request, in 
 	}
 	winner, reason, tie := patch.Choose(cands, allCommands)
 	if len(tie) > 1 {
-		if k, err := a.Candidates.SelectCommand(ctx, req, cands, tie); err == nil {
+		if k, err := a.Runner.SelectCommand(ctx, req, cands, tie); err == nil {
 			winner, reason = k, patch.Why(cands, k, allCommands, "select_command chose it among the tied")
 		} else if !errors.Is(err, patch.ErrNoSelectCommand) {
 			return diazotroph.Result{}, err
@@ -335,7 +342,7 @@ func (a *Lifecycle) deliverBest(ctx context.Context, req diazotroph.Request, in 
 		Attempt: recOf[winner].Attempt, Why: oneLine(reason), Now: a.now()}); err != nil {
 		return diazotroph.Result{}, err
 	}
-	return a.Candidates.DeliverCandidate(ctx, req, cands[winner], reason+"\n"+settled(recs))
+	return a.Runner.DeliverCandidate(ctx, req, cands[winner], reason+"\n"+settled(recs))
 }
 
 // settled lists what became of every candidate: its status, why, and
@@ -365,10 +372,10 @@ func settled(recs []*domain.Candidate) string {
 // spend was counted as each ran (a failed read counts as none: metrics
 // only). Only an objective with several attempts has any, so one with a
 // single attempt, the common case, costs no store read.
-func (a *Lifecycle) hasCandidates(ctx context.Context, w *domain.WorkOrder, o *domain.Objective) bool {
+func hasCandidates(ctx context.Context, st store.CandidateQuerier, w *domain.WorkOrder, o *domain.Objective) bool {
 	if o.Attempts == nil || *o.Attempts < 2 {
 		return false
 	}
-	cs, err := a.Store.ListCandidates(ctx, w.WorkOrderID)
+	cs, err := st.ListCandidates(ctx, w.WorkOrderID)
 	return err == nil && len(cs) > 0
 }

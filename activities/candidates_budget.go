@@ -12,7 +12,7 @@ import (
 // candidates that was never started (patch.parallel_candidates held it
 // back until another passed or the budget ran out), and returns every
 // record in attempt order.
-func (a *Lifecycle) recordUnstarted(ctx context.Context, req diazotroph.Request, recs []*domain.Candidate,
+func (a *Candidates) recordUnstarted(ctx context.Context, req diazotroph.Request, recs []*domain.Candidate,
 	in SelectInput) ([]*domain.Candidate, error) {
 	attempts := 0
 	if req.Objective.Attempts != nil {
@@ -34,7 +34,7 @@ func (a *Lifecycle) recordUnstarted(ctx context.Context, req diazotroph.Request,
 			continue
 		}
 		c := &domain.Candidate{WorkOrderID: req.WorkOrder.WorkOrderID, Attempt: k,
-			Generator: a.Candidates.GeneratorName(req.Objective), Status: domain.CandidateSkipped, Why: why,
+			Generator: a.Runner.GeneratorName(req.Objective), Status: domain.CandidateSkipped, Why: why,
 			GateResults: []domain.CandidateGateResult{}, CreatedAt: a.now()}
 		if _, err := a.putCandidate(ctx, c); err != nil {
 			return nil, err

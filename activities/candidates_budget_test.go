@@ -21,16 +21,16 @@ func TestCandidates_NotStartedWhenWhatIsLeftCannotCoverAnother(t *testing.T) {
 			2: cand("diff --git a/x b/x\n+b\n", 0, 1, 1, 0, 0.7),
 			3: cand("diff --git a/x b/x\n+c\n", 1, 1, 1, 0, 0.7),
 		}}
-		tb.l.Candidates = f
+		tb.cands.Runner = f
 		budget := 1.5
 		wo := tb.bestOfN(t, 3, &budget)
 		for k := 1; k <= 2; k++ {
-			r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
+			r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 			require.NoError(t, err)
 			require.Equal(t, domain.CandidateDone, r.Status)
 			require.False(t, r.BudgetSpent, "$1.40 of $1.50: not spent")
 		}
-		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 3})
+		r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 3})
 		require.NoError(t, err)
 		require.Equal(t, domain.CandidateSkipped, r.Status)
 		require.Equal(t, []int{1, 2}, f.ran, "the third never ran")
@@ -38,7 +38,7 @@ func TestCandidates_NotStartedWhenWhatIsLeftCannotCoverAnother(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "not started: $0.10 is left of the objective's budget, less than the $0.70 a candidate has cost so far (2 of them)", c3.Why)
 
-		_, err = tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
+		_, err = tb.cands.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, 1, f.delivered.Attempt, "both failed alike: the earliest")
 		tb.requireAuditClean(t)
@@ -52,12 +52,12 @@ func TestCandidates_TheOnesNeverStartedAreRecordedSkipped(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
 		f := &fakeCandidates{byK: map[int]patch.Candidate{1: cand("diff --git a/x b/x\n+a\n", 1, 1, 1, 0, 0.1)}}
-		tb.l.Candidates = f
+		tb.cands.Runner = f
 		wo := tb.bestOfN(t, 3, nil)
-		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
+		r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
 		require.NoError(t, err)
 		require.True(t, r.PassedAll)
-		_, err = tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID, EarlyStopped: true})
+		_, err = tb.cands.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID, EarlyStopped: true})
 		require.NoError(t, err)
 		cs, err := tb.store.ListCandidates(ctx, wo.WorkOrderID)
 		require.NoError(t, err)

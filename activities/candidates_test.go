@@ -73,7 +73,7 @@ func (tb *testBundle) bestOfN(t *testing.T, attempts int, budget *float64) *acti
 	t.Helper()
 	tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.Attempts, o.BudgetUSD = &attempts, budget })
 	ev := tb.ready(t, "obj-1", activities.ReadyApprove)
-	res, err := tb.l.Schedule(context.Background(), activities.ScheduleInput{EventID: ev.EventID})
+	res, err := tb.steps.Schedule(context.Background(), activities.ScheduleInput{EventID: ev.EventID})
 	require.NoError(t, err)
 	return res.WorkOrder
 }
@@ -86,23 +86,23 @@ func TestCandidates_EachRecordedThenTheBestDeliveredAsTheOneBundle(t *testing.T)
 			2: cand("diff --git a/x b/x\n+right\n", 2, 2, 1, 2*time.Second, 0.2),
 			3: cand("diff --git a/x b/x\n+broken\n", 0, 2, 1, 0, 0.3),
 		}}
-		tb.l.Candidates = f
+		tb.cands.Runner = f
 		rec := &spentRecorder{}
-		tb.l.Observer = rec
+		tb.observe(rec)
 		wo := tb.bestOfN(t, 3, nil)
 		for k := 1; k <= 3; k++ {
-			r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
+			r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 			require.NoError(t, err)
 			require.Equal(t, domain.CandidateDone, r.Status)
 			require.Equal(t, k == 2, r.PassedAll, "candidate %d", k)
 			require.True(t, r.Small, "no bound on the diff: every candidate is small enough")
 		}
-		again, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
+		again, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
 		require.NoError(t, err)
 		require.True(t, again.PassedAll)
 		require.Equal(t, []int{1, 2, 3}, f.ran, "a finished candidate is not run again")
 
-		run, err := tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
+		run, err := tb.cands.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, domain.RunnerOK, run.RunnerStatus)
 		require.Equal(t, 2, f.delivered.Attempt)
@@ -121,10 +121,10 @@ func TestCandidates_EachRecordedThenTheBestDeliveredAsTheOneBundle(t *testing.T)
 		require.NoError(t, err)
 		require.InDelta(t, 0.6, sp.USD, 1e-9, "every candidate's cost, the bundle's not twice")
 
-		again2, err := tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
+		again2, err := tb.cands.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.True(t, again2.AlreadyExecuted)
-		g, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		g, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, domain.GatePass, g.GateResult)
 		var counted float64
@@ -142,20 +142,20 @@ func TestCandidates_NotStartedOnceTheBudgetIsSpent(t *testing.T) {
 		ctx := context.Background()
 		f := &fakeCandidates{byK: map[int]patch.Candidate{1: cand("diff --git a/x b/x\n+a\n", 1, 1, 1, 0, 1.5)},
 			block: map[int]bool{2: true}}
-		tb.l.Candidates = f
+		tb.cands.Runner = f
 		budget := 1.0
 		wo := tb.bestOfN(t, 3, &budget)
-		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
+		r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
 		require.NoError(t, err)
 		require.True(t, r.PassedAll)
 		require.True(t, r.BudgetSpent, "its $1.50 used up the $1 budget: the others are to be stopped")
 
 		// Candidate 2 would run until cancelled: it is never started.
-		r, err = tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
+		r, err = tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
 		require.NoError(t, err)
 		require.Equal(t, domain.CandidateSkipped, r.Status, "$1.50 of $1 spent: not started")
 
-		r, err = tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 3})
+		r, err = tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 3})
 		require.NoError(t, err)
 		require.Equal(t, domain.CandidateSkipped, r.Status)
 		c3, err := tb.store.GetCandidate(ctx, wo.WorkOrderID, 3)
@@ -163,7 +163,7 @@ func TestCandidates_NotStartedOnceTheBudgetIsSpent(t *testing.T) {
 		require.Contains(t, c3.Why, "not started: objective obj-1 has spent $1.50 of its $1.00 budget")
 		require.Equal(t, []int{1}, f.ran)
 
-		_, err = tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
+		_, err = tb.cands.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, 1, f.delivered.Attempt)
 	})
@@ -173,7 +173,7 @@ func TestCandidates_ACancelledRunIsRecordedCancelled(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
 		f := &fakeCandidates{block: map[int]bool{1: true}, byK: map[int]patch.Candidate{}, started: make(chan int, 1)}
-		tb.l.Candidates = f
+		tb.cands.Runner = f
 		wo := tb.bestOfN(t, 2, nil)
 		cctx, cancel := context.WithCancel(ctx)
 		type outcome struct {
@@ -182,7 +182,7 @@ func TestCandidates_ACancelledRunIsRecordedCancelled(t *testing.T) {
 		}
 		done := make(chan outcome, 1)
 		go func() {
-			r, err := tb.l.RunCandidate(cctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
+			r, err := tb.cands.RunCandidate(cctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
 			done <- outcome{r, err}
 		}()
 		// Cancelled once it runs, not before it starts.
@@ -200,14 +200,14 @@ func TestCandidates_ACancelledRunIsRecordedCancelled(t *testing.T) {
 		require.Equal(t, domain.CandidateCancelled, o.r.Status)
 
 		// Nothing produced a patch: the bundle has no content, and says why.
-		run, err := tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID, EarlyStopped: true})
+		run, err := tb.cands.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID, EarlyStopped: true})
 		require.NoError(t, err)
 		require.Equal(t, domain.RunnerOK, run.RunnerStatus)
 		b, err := tb.store.GetOutputBundle(ctx, wo.WorkOrderID)
 		require.NoError(t, err)
 		require.Empty(t, b.Content)
 		require.Contains(t, b.Notes, "candidate 1: CANCELLED")
-		g, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		g, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, domain.GateFail, g.GateResult)
 	})
@@ -218,12 +218,12 @@ func TestCandidates_ACancelledRunIsRecordedCancelled(t *testing.T) {
 func TestCandidates_SmallIsWithinTheEarlyStopBound(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
-		tb.l.Candidates = &fakeCandidates{byK: map[int]patch.Candidate{
+		tb.cands.Runner = &fakeCandidates{byK: map[int]patch.Candidate{
 			1: cand("diff --git a/x b/x\n+a\n", 1, 1, 5, 0, 0), 2: cand("diff --git a/x b/x\n+b\n", 1, 1, 6, 0, 0)}}
-		tb.l.EarlyStopMaxDiffLines = 5
+		tb.cands.EarlyStopMaxDiffLines = 5
 		wo := tb.bestOfN(t, 2, nil)
 		for k, small := range map[int]bool{1: true, 2: false} {
-			r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
+			r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 			require.NoError(t, err)
 			require.True(t, r.PassedAll)
 			require.Equal(t, small, r.Small, "candidate %d", k)
@@ -237,17 +237,17 @@ func TestCandidates_ACancelledRunSaysTheBudgetRanOut(t *testing.T) {
 		ctx := context.Background()
 		f := &fakeCandidates{block: map[int]bool{1: true}, started: make(chan int, 1),
 			byK: map[int]patch.Candidate{2: cand("diff --git a/x b/x\n+b\n", 0, 1, 1, 0, 1.5)}}
-		tb.l.Candidates = f
+		tb.cands.Runner = f
 		budget := 1.0
 		wo := tb.bestOfN(t, 2, &budget)
 		cctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			_, err := tb.l.RunCandidate(cctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
+			_, err := tb.cands.RunCandidate(cctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
 			done <- err
 		}()
 		<-f.started
-		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
+		r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
 		require.NoError(t, err)
 		require.True(t, r.BudgetSpent)
 		cancel()

@@ -25,20 +25,20 @@ func TestSchedule_RetryCarriesTheGateFeedbackAndTheComment(t *testing.T) {
 		tb.fake.exec = returning(diazotroph.Result{Title: "attempt 1", Content: longOutput,
 			Notes: "error: patch failed: main.go:3\nthe hunk does not match", RunnerStatus: domain.RunnerApplyFailed})
 		first := tb.scheduled(t, "obj-1")
-		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: first.WorkOrderID})
+		_, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: first.WorkOrderID})
 		require.NoError(t, err)
-		gated, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: first.WorkOrderID})
+		gated, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: first.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, domain.GateFail, gated.GateResult)
 
-		r, err := tb.l.Ready(ctx, activities.ReadyInput{ObjectiveID: "obj-1", Mode: activities.ReadyRetry,
+		r, err := tb.steps.Ready(ctx, activities.ReadyInput{ObjectiveID: "obj-1", Mode: activities.ReadyRetry,
 			By: "ana", Comment: "frobnicate lives in pkg/frob: import it"})
 		require.NoError(t, err)
 		ev := tb.event(t, r.EventID)
 		require.Equal(t, "ana", ev.DecidedBy, "the event records who decided")
 		require.Equal(t, "frobnicate lives in pkg/frob: import it", ev.Comment)
 
-		res, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: r.EventID})
+		res, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: r.EventID})
 		require.NoError(t, err)
 		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		snap, err := tb.store.GetContextSnapshot(ctx, tb.workOrder(t, res.WorkOrder.WorkOrderID).ContextSnapshotID)
@@ -79,7 +79,7 @@ func TestSchedule_FirstAttemptHasNoYields(t *testing.T) {
 func TestReady_BoundsTheRecordedDecision(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		tb.newObjective(t, "obj-1", nil)
-		r, err := tb.l.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "obj-1",
+		r, err := tb.steps.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "obj-1",
 			Mode: activities.ReadyApprove, By: "ana\x1b[31m", Comment: strings.Repeat("é", 5000)})
 		require.NoError(t, err)
 		ev := tb.event(t, r.EventID)
@@ -89,7 +89,7 @@ func TestReady_BoundsTheRecordedDecision(t *testing.T) {
 		// Escaping may make a name longer than the field allows: it is cut
 		// after escaping, not refused.
 		tb.newObjective(t, "obj-2", nil)
-		r, err = tb.l.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "obj-2",
+		r, err = tb.steps.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "obj-2",
 			Mode: activities.ReadyApprove, By: strings.Repeat("\x1b", 200)})
 		require.NoError(t, err)
 		require.Len(t, tb.event(t, r.EventID).DecidedBy, 200)
@@ -108,17 +108,17 @@ func (unpushedChecker) Check(context.Context, diazotroph.Check) (diazotroph.Verd
 func TestGate_WarnsWhenTheBranchWasNotPushed(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
-		tb.l.Diazotrophs = diazotroph.NewRegistry(unpushedChecker{tb.fake})
-		tb.l.Retention = 7 * 24 * time.Hour
+		tb.steps.Diazotrophs = diazotroph.NewRegistry(unpushedChecker{tb.fake})
+		tb.steps.Retention = 7 * 24 * time.Hour
 		tb.fake.exec = func(_ context.Context, req diazotroph.Request) (diazotroph.Result, error) {
 			res, _ := okResult(ctx, req)
 			res.Metadata.CommitSHA = testSHA
 			return res, nil
 		}
 		wo := tb.scheduled(t, "obj-1")
-		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		_, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
-		g, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		g, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, domain.GatePass, g.GateResult)
 		require.Equal(t, []string{pause.ReviewBranch, pause.KeepBranch, pause.ConfirmCompletion}, g.Pause.ActionKinds)

@@ -44,7 +44,7 @@ type GateResult struct {
 // record (upserted by work_order_id), the objective's transition (DONE on
 // PASS; TODO with a blocker_ref on FAIL) and the pause state (RUN_COMPLETE or
 // GATE_FAILED). Gating a workorder that already has its verdict returns it.
-func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) {
+func (a *Steps) Gate(ctx context.Context, in GateInput) (GateResult, error) {
 	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
 	if err != nil {
 		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", in.WorkOrderID, err))
@@ -52,7 +52,7 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 	if res, done, err := a.gated(ctx, a.Store, w); err != nil || done {
 		return res, permanent(err)
 	}
-	lease, err := a.acquire(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
+	lease, err := a.acquire(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
 	if err != nil {
 		return GateResult{}, err
 	}
@@ -85,7 +85,7 @@ func (a *Lifecycle) Gate(ctx context.Context, in GateInput) (GateResult, error) 
 	}
 	if written && a.Observer != nil {
 		a.Observer.GateVerdict(GateWorkOrder, res.GateResult)
-		if v.bundle != nil && !a.hasCandidates(ctx, w, o) {
+		if v.bundle != nil && !hasCandidates(ctx, a.Store, w, o) {
 			a.Observer.RunSpent(v.bundle.Metadata)
 		}
 	}
@@ -148,7 +148,7 @@ type judgement struct {
 
 // judge runs the built-in checks and, when they pass and the workorder's
 // diazotroph has checks of its own, those.
-func (a *Lifecycle) judge(ctx context.Context, w *domain.WorkOrder, runFailure string) (judgement, error) {
+func (a *Steps) judge(ctx context.Context, w *domain.WorkOrder, runFailure string) (judgement, error) {
 	b, err := a.Store.GetOutputBundle(ctx, w.WorkOrderID)
 	if errors.Is(err, domain.ErrNotFound) {
 		b, err = nil, nil
@@ -201,7 +201,7 @@ func (a *Lifecycle) judge(ctx context.Context, w *domain.WorkOrder, runFailure s
 
 // gate writes the verdict, the transition and the pause state, and returns
 // the objective as the transition left it.
-func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *domain.WorkOrder, j judgement) (GateResult, *domain.Objective, error) {
+func (a *Steps) gate(ctx context.Context, q store.Querier, w *domain.WorkOrder, j judgement) (GateResult, *domain.Objective, error) {
 	now := a.now()
 	rr := &domain.RunRecord{WorkOrderID: w.WorkOrderID, ObjectiveID: w.ObjectiveID, GateResult: j.result,
 		GateReason: j.reason, CommitSHA: j.commitSHA, CreatedAt: now, UpdatedAt: now}
@@ -212,7 +212,7 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *domain.WorkOrd
 		return GateResult{}, nil, err
 	}
 	if rr.Blame == domain.BlameEnvironment {
-		return a.gateEnvironment(ctx, q, w, j, rr, now)
+		return gateEnvironment(ctx, q, w, j, rr, now)
 	}
 	var keep *pause.Action
 	if j.unpushed && a.Retention > 0 {
@@ -241,7 +241,7 @@ func (a *Lifecycle) gate(ctx context.Context, q store.Querier, w *domain.WorkOrd
 
 // gated returns the stored verdict of a workorder gated before, done=false
 // if there is none.
-func (a *Lifecycle) gated(ctx context.Context, q store.Querier, w *domain.WorkOrder) (GateResult, bool, error) {
+func (a *Steps) gated(ctx context.Context, q roundReader, w *domain.WorkOrder) (GateResult, bool, error) {
 	rr, err := q.GetRunRecord(ctx, w.WorkOrderID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return GateResult{}, false, nil
@@ -271,7 +271,7 @@ func (a *Lifecycle) gated(ctx context.Context, q store.Querier, w *domain.WorkOr
 // objective is BLOCKED on it (a blocker naming the failure, the gate's
 // blocker_ref), and the pause says what to fix before unblocking. No round
 // is charged to the agent.
-func (a *Lifecycle) gateEnvironment(ctx context.Context, q store.Querier, w *domain.WorkOrder, j judgement,
+func gateEnvironment(ctx context.Context, q store.Querier, w *domain.WorkOrder, j judgement,
 	rr *domain.RunRecord, now time.Time) (GateResult, *domain.Objective, error) {
 	p := transition.Environment.Params(w.ObjectiveID, now)
 	ref := domain.GateBlocker(w.WorkOrderID)
@@ -312,7 +312,7 @@ func firstLine(s string) string {
 
 // wantsPullRequest says whether a verdict gets a pull request: a PASS with
 // a commit, on a repository with a forge.
-func (a *Lifecycle) wantsPullRequest(rr *domain.RunRecord, o *domain.Objective) bool {
+func (a *Steps) wantsPullRequest(rr *domain.RunRecord, o *domain.Objective) bool {
 	return rr.GateResult == domain.GatePass && rr.CommitSHA != "" && a.Forges != nil && o.Repository != "" &&
 		a.Forges.Has(o.Repository)
 }

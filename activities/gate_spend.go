@@ -20,7 +20,7 @@ import (
 // spend when the runs went past the objective's budget; a FAIL reviews the
 // failure, says when it is the round before's again, and asks for more
 // budget before a retry when the budget is spent.
-func (a *Lifecycle) gatePause(ctx context.Context, q store.Querier, w *domain.WorkOrder, o *domain.Objective,
+func (a *Steps) gatePause(ctx context.Context, q store.Querier, w *domain.WorkOrder, o *domain.Objective,
 	j judgement, rr *domain.RunRecord, keep *pause.Action) (domain.PauseState, error) {
 	now := a.now()
 	standing, err := budget.Of(ctx, q, o)
@@ -55,7 +55,7 @@ func (a *Lifecycle) gatePause(ctx context.Context, q store.Querier, w *domain.Wo
 
 // openPullRequestURL is the URL of the objective's open pull request when
 // a PASS goes to one (a later round: the review is there), "" otherwise.
-func (a *Lifecycle) openPullRequestURL(ctx context.Context, q store.Querier, rr *domain.RunRecord, o *domain.Objective) (string, error) {
+func (a *Steps) openPullRequestURL(ctx context.Context, q store.Querier, rr *domain.RunRecord, o *domain.Objective) (string, error) {
 	if !a.wantsPullRequest(rr, o) {
 		return "", nil
 	}

@@ -19,7 +19,7 @@ func (tb *testBundle) runWith(t *testing.T, exec func(context.Context, diazotrop
 	t.Helper()
 	tb.fake.exec = exec
 	wo := tb.scheduled(t, "obj-1")
-	_, err := tb.l.Run(context.Background(), activities.RunInput{WorkOrderID: wo.WorkOrderID})
+	_, err := tb.steps.Run(context.Background(), activities.RunInput{WorkOrderID: wo.WorkOrderID})
 	require.NoError(t, err)
 	return wo
 }
@@ -32,7 +32,7 @@ func (tb *testBundle) requireGateIdempotent(t *testing.T, in activities.GateInpu
 	require.NoError(t, err)
 	o := tb.objective(t, "obj-1")
 	in.RunFailure = "a different story"
-	again, err := tb.l.Gate(ctx, in)
+	again, err := tb.steps.Gate(ctx, in)
 	require.NoError(t, err)
 	require.Equal(t, first, again, "a gated workorder returns its stored verdict")
 	stored, err := tb.store.GetRunRecord(ctx, in.WorkOrderID)
@@ -61,7 +61,7 @@ func TestGate_PassCompletesObjective(t *testing.T) {
 					return res, err
 				})
 				in := activities.GateInput{WorkOrderID: wo.WorkOrderID}
-				res, err := tb.l.Gate(ctx, in)
+				res, err := tb.steps.Gate(ctx, in)
 				require.NoError(t, err)
 
 				require.Equal(t, domain.GatePass, res.GateResult)
@@ -135,7 +135,7 @@ func TestGate_FailHandsObjectiveBackWithBlockerRef(t *testing.T) {
 					wo = tb.scheduled(t, "obj-1")
 				}
 				in := activities.GateInput{WorkOrderID: wo.WorkOrderID, RunFailure: tc.runFailure}
-				res, err := tb.l.Gate(ctx, in)
+				res, err := tb.steps.Gate(ctx, in)
 				require.NoError(t, err)
 
 				require.Equal(t, domain.GateFail, res.GateResult)
@@ -180,7 +180,7 @@ func TestGate_RefusedTransitionWritesNothing(t *testing.T) {
 		require.NoError(t, err)
 		before := tb.objective(t, "obj-1")
 
-		_, err = tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		_, err = tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		requirePermanent(t, err, activities.ErrTypeInvalidStatus)
 		_, err = tb.store.GetRunRecord(ctx, wo.WorkOrderID)
 		require.ErrorIs(t, err, domain.ErrNotFound, "no run record")
@@ -192,7 +192,7 @@ func TestGate_RefusedTransitionWritesNothing(t *testing.T) {
 		_, err = tb.store.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: "obj-1",
 			From: []domain.Status{domain.StatusBlocked}, To: domain.StatusInProgress})
 		require.NoError(t, err)
-		res, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		res, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, domain.GatePass, res.GateResult)
 	})
@@ -203,11 +203,11 @@ func TestGate_WorkOrderClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
 		ctx := context.Background()
 		wo := tb.runWith(t, okResult)
 		before := tb.objective(t, "obj-1")
-		_, ok, err := tb.l.Claims.Acquire(ctx, domain.ResourceWorkOrder, wo.WorkOrderID, "other-gate", time.Minute)
+		_, ok, err := tb.steps.Claims.Acquire(ctx, domain.ResourceWorkOrder, wo.WorkOrderID, "other-gate", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 
-		_, err = tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		_, err = tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		var claimed *activities.Claimed
 		require.ErrorAs(t, err, &claimed)
 		require.Equal(t, "other-gate", claimed.Holder.OwnerID)
@@ -220,7 +220,7 @@ func TestGate_WorkOrderClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
 
 func TestGate_UnknownWorkOrderIsNotFound(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		_, err := tb.l.Gate(context.Background(), activities.GateInput{WorkOrderID: "wo-ghost"})
+		_, err := tb.steps.Gate(context.Background(), activities.GateInput{WorkOrderID: "wo-ghost"})
 		requirePermanent(t, err, activities.ErrTypeNotFound)
 	})
 }

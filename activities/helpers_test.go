@@ -27,14 +27,17 @@ const (
 	testSHA = "0123456789abcdef0123456789abcdef01234567"
 )
 
-// testBundle is what each test gets: a fresh migrated store and a lifecycle
-// on it whose only diazotroph is a fake. Timestamps come from a step clock,
-// so every write is later than the one before; claims use the real clock,
-// which the keeper's ticker runs on too.
+// testBundle is what each test gets: a fresh migrated store and the
+// activities on it, whose only diazotroph is a fake. Timestamps come from
+// a step clock, so every write is later than the one before; claims use
+// the real clock, which the keeper's ticker runs on too.
 type testBundle struct {
-	store store.Store
-	l     *activities.Lifecycle
-	fake  *fakeDiazotroph
+	store  store.Store
+	steps  *activities.Steps
+	tracks *activities.Tracks
+	prs    *activities.PullRequests
+	cands  *activities.Candidates
+	fake   *fakeDiazotroph
 }
 
 // forEachBackend runs test on a fresh bundle per store backend, in parallel.
@@ -54,9 +57,27 @@ func setup(t *testing.T, be storetest.Backend) *testBundle {
 	s := be.Open(t)
 	fake := newFake(fakeType, okResult)
 	clock := &storetest.StepClock{Start: storetest.T0, Step: time.Second}
-	l := &activities.Lifecycle{Store: s, Claims: claim.NewBridge(s), Diazotrophs: diazotroph.NewRegistry(fake),
-		Identity: "tester", Diazotroph: fakeType, Budget: testBudget, LeaseTTL: testLease, Now: clock.Now}
-	return &testBundle{store: s, l: l, fake: fake}
+	base := activities.Base{Now: clock.Now}
+	claims := activities.Claimant{Claims: claim.NewBridge(s), Identity: "tester", LeaseTTL: testLease}
+	return &testBundle{store: s, fake: fake,
+		steps: &activities.Steps{Base: base, Claimant: claims, Store: s, Diazotrophs: diazotroph.NewRegistry(fake),
+			Diazotroph: fakeType, Budget: testBudget},
+		tracks: &activities.Tracks{Base: base, Claimant: claims, Store: s},
+		prs:    &activities.PullRequests{Base: base, Store: s},
+		cands:  &activities.Candidates{Base: base, Claimant: claims, Store: s},
+	}
+}
+
+// observe has every activity struct of the bundle tell o what it wrote.
+func (tb *testBundle) observe(o activities.Observer) {
+	tb.steps.Observer, tb.tracks.Observer, tb.prs.Observer, tb.cands.Observer = o, o, o, o
+}
+
+// register puts every activity struct of the bundle on r, as a worker does.
+func (tb *testBundle) register(r interface{ RegisterActivity(a any) }) {
+	for _, a := range []any{tb.steps, tb.tracks, tb.prs, tb.cands} {
+		r.RegisterActivity(a)
+	}
 }
 
 // fakeDiazotroph records every request and answers with exec.
@@ -116,7 +137,7 @@ func (tb *testBundle) newObjective(t *testing.T, id string, edit func(o *domain.
 
 func (tb *testBundle) ready(t *testing.T, id, mode string) activities.ReadyResult {
 	t.Helper()
-	res, err := tb.l.Ready(context.Background(), activities.ReadyInput{ObjectiveID: id, Mode: mode})
+	res, err := tb.steps.Ready(context.Background(), activities.ReadyInput{ObjectiveID: id, Mode: mode})
 	require.NoError(t, err)
 	return res
 }
@@ -127,7 +148,7 @@ func (tb *testBundle) scheduled(t *testing.T, id string) *activities.WorkOrderRe
 	t.Helper()
 	tb.newObjective(t, id, nil)
 	ev := tb.ready(t, id, activities.ReadyApprove)
-	res, err := tb.l.Schedule(context.Background(), activities.ScheduleInput{EventID: ev.EventID})
+	res, err := tb.steps.Schedule(context.Background(), activities.ScheduleInput{EventID: ev.EventID})
 	require.NoError(t, err)
 	require.Equal(t, domain.ReasonScheduled, res.Reason)
 	require.NotNil(t, res.WorkOrder)

@@ -13,7 +13,7 @@ import (
 
 func TestLoad_UnknownObjectiveIsNotFoundWithoutError(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		v, err := tb.l.Load(context.Background(), "ghost")
+		v, err := tb.steps.Load(context.Background(), "ghost")
 		require.NoError(t, err)
 		require.Equal(t, activities.ObjectiveView{ObjectiveID: "ghost", LeaseTTL: testLease}, v)
 	})
@@ -26,7 +26,7 @@ func TestLoad_FollowsTheLifecycle(t *testing.T) {
 		ctx := context.Background()
 		load := func() activities.ObjectiveView {
 			t.Helper()
-			v, err := tb.l.Load(ctx, "obj-1")
+			v, err := tb.steps.Load(ctx, "obj-1")
 			require.NoError(t, err)
 			require.True(t, v.Found)
 			require.Equal(t, "obj-1", v.ObjectiveID)
@@ -36,20 +36,20 @@ func TestLoad_FollowsTheLifecycle(t *testing.T) {
 		}
 		schedule := func(eventID string) *activities.WorkOrderRef {
 			t.Helper()
-			res, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: eventID})
+			res, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: eventID})
 			require.NoError(t, err)
 			require.NotNil(t, res.WorkOrder)
 			return res.WorkOrder
 		}
 		runAndGate := func(wo *activities.WorkOrderRef) activities.GateResult {
 			t.Helper()
-			_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+			_, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 			require.NoError(t, err)
 			v := load()
 			require.Equal(t, &activities.WorkOrderRef{WorkOrderID: wo.WorkOrderID, DiazotrophType: fakeType,
 				BudgetMS: testBudget.Milliseconds(), Status: domain.WorkOrderExecuted, BranchName: wo.BranchName}, v.OpenWorkOrder,
 				"an executed workorder stays open until gated")
-			res, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+			res, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 			require.NoError(t, err)
 			return res
 		}

@@ -25,10 +25,10 @@ func TestRun_LogsCarryTheIDs(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewJSONHandler(&sink, nil))))
 	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivity(tb.l)
-	_, err := env.ExecuteActivity(tb.l.Run, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+	tb.register(env)
+	_, err := env.ExecuteActivity(tb.steps.Run, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 	require.NoError(t, err)
-	_, err = env.ExecuteActivity(tb.l.Gate, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+	_, err = env.ExecuteActivity(tb.steps.Gate, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 	require.NoError(t, err)
 
 	found := map[string]bool{}

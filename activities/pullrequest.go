@@ -14,6 +14,39 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
+// PullRequests are the pull request steps (docs/pull-requests.md): the
+// one pull request of an objective's PASS, and what its reviews, checks
+// and merge do to the objective.
+type PullRequests struct {
+	Base
+	Store pullRequestStore
+	// Forges gives each repository's forge; nil when no repository has
+	// one.
+	Forges Forges
+}
+
+// pullRequestStore is what the pull request steps read and write: the
+// passed round, the objective, its pull request and the feedback on it,
+// the spend that bounds a new round, the round's event and the pauses
+// they hand a human.
+type pullRequestStore interface {
+	store.Transactor
+	store.ObjectiveQuerier
+	store.EventQuerier
+	store.RunQuerier
+	store.PauseQuerier
+	store.PullRequestQuerier
+	store.PullRequestFeedbackQuerier
+	store.SpendQuerier
+}
+
+// observePullRequest tells the observer, if any.
+func (a *PullRequests) observePullRequest(event string) {
+	if a.Observer != nil {
+		a.Observer.PullRequest(event)
+	}
+}
+
 // ForgeTarget is a repository's forge, as the pull request step uses it.
 type ForgeTarget struct {
 	Forge forge.Forge
@@ -69,7 +102,7 @@ const (
 // forge adopts an open pull request from the same head branch rather
 // than open a second, and the store records one per objective, so a
 // worker that dies after the forge answered leaves nothing twice.
-func (a *Lifecycle) OpenPullRequest(ctx context.Context, in PullRequestInput) (PullRequestResult, error) {
+func (a *PullRequests) OpenPullRequest(ctx context.Context, in PullRequestInput) (PullRequestResult, error) {
 	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
 	if err != nil {
 		return PullRequestResult{}, permanent(fmt.Errorf("pull request of workorder %q: %w", in.WorkOrderID, err))
@@ -133,7 +166,7 @@ type openRequest struct {
 
 // pullRequestFor gathers the pull request of w's objective: its forge,
 // head and base, title and body.
-func (a *Lifecycle) pullRequestFor(ctx context.Context, w *domain.WorkOrder) (openRequest, error) {
+func (a *PullRequests) pullRequestFor(ctx context.Context, w *domain.WorkOrder) (openRequest, error) {
 	fail := func(err error) (openRequest, error) {
 		return openRequest{}, permanent(fmt.Errorf("pull request of workorder %s: %w", w.WorkOrderID, err))
 	}

@@ -55,7 +55,7 @@ const maxFeedback = maxComment
 // Feedback is taken once: the store's cursor moves by compare-and-swap in
 // the transaction that starts the round, so a retry of this step, or two
 // of them, start one round.
-func (a *Lifecycle) SyncPullRequest(ctx context.Context, in SyncPullRequestInput) (SyncPullRequestResult, error) {
+func (a *PullRequests) SyncPullRequest(ctx context.Context, in SyncPullRequestInput) (SyncPullRequestResult, error) {
 	pr, err := a.Store.GetPullRequest(ctx, in.ObjectiveID)
 	if err != nil {
 		return SyncPullRequestResult{}, permanent(fmt.Errorf("pull request of objective %q: %w", in.ObjectiveID, err))
@@ -119,7 +119,7 @@ func (a *Lifecycle) SyncPullRequest(ctx context.Context, in SyncPullRequestInput
 // recordRefused records the feedback of untrusted authors before the
 // review cursor can move past it, so that a human sees it (objective show,
 // inbox) though no round ever takes it.
-func (a *Lifecycle) recordRefused(ctx context.Context, pr *domain.PullRequest, refused []*domain.PullRequestFeedback) error {
+func (a *PullRequests) recordRefused(ctx context.Context, pr *domain.PullRequest, refused []*domain.PullRequestFeedback) error {
 	if len(refused) == 0 {
 		return nil
 	}
@@ -138,7 +138,7 @@ func (a *Lifecycle) recordRefused(ctx context.Context, pr *domain.PullRequest, r
 }
 
 // forgeOf is the forge of o's repository, or a permanent error.
-func (a *Lifecycle) forgeOf(o *domain.Objective) (*ForgeTarget, error) {
+func (a *PullRequests) forgeOf(o *domain.Objective) (*ForgeTarget, error) {
 	if a.Forges == nil {
 		return nil, forgeMissing(o.Repository, nil)
 	}
@@ -151,7 +151,7 @@ func (a *Lifecycle) forgeOf(o *domain.Objective) (*ForgeTarget, error) {
 
 // pullRequestMerged records the merge: the objective is confirmed. The
 // head stays the commit azolla pushed, whatever else was pushed since.
-func (a *Lifecycle) pullRequestMerged(ctx context.Context, pr *domain.PullRequest,
+func (a *PullRequests) pullRequestMerged(ctx context.Context, pr *domain.PullRequest,
 	res SyncPullRequestResult) (SyncPullRequestResult, error) {
 	_, changed, err := a.Store.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{
 		ObjectiveID: pr.ObjectiveID, State: domain.PullRequestMerged, Now: a.now()})
@@ -168,7 +168,7 @@ func (a *Lifecycle) pullRequestMerged(ctx context.Context, pr *domain.PullReques
 
 // pullRequestClosed records a close without merge and hands the objective
 // back to a human.
-func (a *Lifecycle) pullRequestClosed(ctx context.Context, o *domain.Objective, pr *domain.PullRequest,
+func (a *PullRequests) pullRequestClosed(ctx context.Context, o *domain.Objective, pr *domain.PullRequest,
 	res SyncPullRequestResult) (SyncPullRequestResult, error) {
 	_, changed, err := a.Store.UpdatePullRequestState(ctx, store.UpdatePullRequestStateParams{
 		ObjectiveID: pr.ObjectiveID, State: domain.PullRequestClosed, Now: a.now()})
@@ -190,7 +190,7 @@ func (a *Lifecycle) pullRequestClosed(ctx context.Context, o *domain.Objective, 
 // (the cursor moves from where it was read), the objective goes DONE ->
 // TODO and its TICKET_READY carries the feedback. A retry of a committed
 // revise finds its own event and returns it.
-func (a *Lifecycle) revise(ctx context.Context, o *domain.Objective, pr *domain.PullRequest, fb feedback,
+func (a *PullRequests) revise(ctx context.Context, o *domain.Objective, pr *domain.PullRequest, fb feedback,
 	in SyncPullRequestInput, res SyncPullRequestResult) (SyncPullRequestResult, error) {
 	if _, err := budget.Left(ctx, a.Store, o); err != nil {
 		return a.budgetSpent(ctx, o, in, res, err)
@@ -241,7 +241,7 @@ func (a *Lifecycle) revise(ctx context.Context, o *domain.Objective, pr *domain.
 
 // revisedAlready returns the round a committed revise started, if the
 // objective is in it.
-func (a *Lifecycle) revisedAlready(ctx context.Context, objectiveID string, res SyncPullRequestResult) (SyncPullRequestResult, error) {
+func (a *PullRequests) revisedAlready(ctx context.Context, objectiveID string, res SyncPullRequestResult) (SyncPullRequestResult, error) {
 	o, err := a.Store.GetObjective(ctx, objectiveID)
 	if err != nil {
 		return res, err
@@ -462,7 +462,7 @@ func forgeMissing(repository string, err error) error {
 // budgetSpent answers a round asked for once the objective's budget is
 // spent: a human's ask is refused with why; review feedback pauses the
 // objective for a human to raise the budget.
-func (a *Lifecycle) budgetSpent(ctx context.Context, o *domain.Objective, in SyncPullRequestInput,
+func (a *PullRequests) budgetSpent(ctx context.Context, o *domain.Objective, in SyncPullRequestInput,
 	res SyncPullRequestResult, err error) (SyncPullRequestResult, error) {
 	var spent *budget.SpentError
 	if !errors.As(err, &spent) {

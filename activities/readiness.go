@@ -59,7 +59,7 @@ func workOrderRef(w *domain.WorkOrder) *WorkOrderRef {
 }
 
 // Load reads an objective and its open work.
-func (a *Lifecycle) Load(ctx context.Context, objectiveID string) (ObjectiveView, error) {
+func (a *Steps) Load(ctx context.Context, objectiveID string) (ObjectiveView, error) {
 	v := ObjectiveView{ObjectiveID: objectiveID, LeaseTTL: a.LeaseTTL}
 	// Events first: one about a missing objective still needs scheduling
 	// (to MISSING_TICKET).
@@ -79,7 +79,7 @@ func (a *Lifecycle) Load(ctx context.Context, objectiveID string) (ObjectiveView
 		return v, err
 	}
 	v.Found, v.ObjectiveType, v.Status, v.StatusSeq, v.BlockerRef = true, o.ObjectiveType, o.Status, o.StatusSeq, o.BlockerRef
-	if v.OpenWorkOrder, err = a.openWorkOrder(ctx, objectiveID); err != nil {
+	if v.OpenWorkOrder, err = openWorkOrder(ctx, a.Store, objectiveID); err != nil {
 		return v, err
 	}
 	a.attemptsOf(v.OpenWorkOrder, o)
@@ -102,13 +102,15 @@ func (a *Lifecycle) Load(ctx context.Context, objectiveID string) (ObjectiveView
 	return v, nil
 }
 
-func (a *Lifecycle) openWorkOrder(ctx context.Context, objectiveID string) (*WorkOrderRef, error) {
-	wos, err := a.Store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: objectiveID})
+// openWorkOrder is the objective's newest workorder without a run record,
+// nil if none.
+func openWorkOrder(ctx context.Context, st store.RunQuerier, objectiveID string) (*WorkOrderRef, error) {
+	wos, err := st.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: objectiveID})
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range slices.Backward(wos) {
-		_, err := a.Store.GetRunRecord(ctx, w.WorkOrderID)
+		_, err := st.GetRunRecord(ctx, w.WorkOrderID)
 		if errors.Is(err, domain.ErrNotFound) {
 			return workOrderRef(w), nil
 		}
@@ -160,7 +162,7 @@ const (
 // emits one TICKET_READY event for it, recording the decision, in one
 // transaction. The event is keyed by the transition, so a retry after a
 // commit finds and returns the same event instead of emitting a second.
-func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, error) {
+func (a *Steps) Ready(ctx context.Context, in ReadyInput) (ReadyResult, error) {
 	var res ReadyResult
 	err := a.Store.InTx(ctx, func(q store.Querier) error {
 		o, err := q.GetObjective(ctx, in.ObjectiveID)
@@ -216,7 +218,7 @@ func (a *Lifecycle) Ready(ctx context.Context, in ReadyInput) (ReadyResult, erro
 
 // pendingEvent returns the unprocessed TICKET_READY event of the objective's
 // current transition, or nil.
-func pendingEvent(ctx context.Context, q store.Querier, o *domain.Objective) (*domain.Event, error) {
+func pendingEvent(ctx context.Context, q store.EventQuerier, o *domain.Objective) (*domain.Event, error) {
 	events, err := q.ListUnprocessedEvents(ctx, store.ListEventsParams{EventType: domain.EventTicketReady,
 		SubjectID: o.ObjectiveID})
 	if err != nil {
@@ -239,7 +241,7 @@ type RejectInput struct {
 
 // Reject ends a NEW objective's lifecycle with a REJECTED pause state. The
 // objective stays NEW: nothing was done, and the record says why.
-func (a *Lifecycle) Reject(ctx context.Context, in RejectInput) (domain.PauseState, error) {
+func (a *Steps) Reject(ctx context.Context, in RejectInput) (domain.PauseState, error) {
 	var ps domain.PauseState
 	err := a.Store.InTx(ctx, func(q store.Querier) error {
 		o, err := q.GetObjective(ctx, in.ObjectiveID)

@@ -48,7 +48,7 @@ func TestReady_ApproveRefusesObjectiveThatIsNotNew(t *testing.T) {
 		t.Run(string(status), func(t *testing.T) {
 			forEachBackend(t, func(t *testing.T, tb *testBundle) {
 				before := tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.Status, o.StatusSeq = status, 2 })
-				_, err := tb.l.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "obj-1",
+				_, err := tb.steps.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "obj-1",
 					Mode: activities.ReadyApprove})
 				requirePermanent(t, err, activities.ErrTypeInvalidStatus)
 				require.Equal(t, before, tb.objective(t, "obj-1"), "nothing changed")
@@ -126,7 +126,7 @@ func TestReady_UnblockBeforeSchedulingClearsBlockers(t *testing.T) {
 		require.Equal(t, activities.ReadyResult{EventID: res.EventID, Status: domain.StatusTodo, StatusSeq: o.StatusSeq}, res)
 		require.Equal(t, res, tb.ready(t, "obj-1", activities.ReadyUnblock), "idempotent")
 
-		sched, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: approved.EventID})
+		sched, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: approved.EventID})
 		require.NoError(t, err)
 		require.Equal(t, domain.ReasonScheduled, sched.Reason, "the waiting event now schedules work")
 	})
@@ -161,7 +161,7 @@ func TestReady_ResumeRefusesObjectiveThatIsNotPlainTodo(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			forEachBackend(t, func(t *testing.T, tb *testBundle) {
 				before := tb.newObjective(t, "obj-1", edit)
-				_, err := tb.l.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "obj-1",
+				_, err := tb.steps.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "obj-1",
 					Mode: activities.ReadyResume})
 				requirePermanent(t, err, activities.ErrTypeInvalidStatus)
 				require.Equal(t, before, tb.objective(t, "obj-1"))
@@ -174,7 +174,7 @@ func TestReady_ResumeRefusesObjectiveThatIsNotPlainTodo(t *testing.T) {
 func TestReady_UnknownObjectiveIsNotFound(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		for _, mode := range allModes {
-			_, err := tb.l.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "ghost", Mode: mode})
+			_, err := tb.steps.Ready(context.Background(), activities.ReadyInput{ObjectiveID: "ghost", Mode: mode})
 			requirePermanent(t, err, activities.ErrTypeNotFound)
 		}
 		require.Empty(t, tb.events(t, "ghost"))
@@ -186,7 +186,7 @@ func TestReject_NewObjectiveGetsOneRejectedPause(t *testing.T) {
 		ctx := context.Background()
 		before := tb.newObjective(t, "obj-1", nil)
 		in := activities.RejectInput{ObjectiveID: "obj-1", By: "alice", Comment: "too vague"}
-		ps, err := tb.l.Reject(ctx, in)
+		ps, err := tb.steps.Reject(ctx, in)
 		require.NoError(t, err)
 
 		require.Equal(t, "obj-1", ps.ObjectiveID)
@@ -200,7 +200,7 @@ func TestReject_NewObjectiveGetsOneRejectedPause(t *testing.T) {
 		require.Equal(t, before, tb.objective(t, "obj-1"), "the objective stays NEW")
 		require.Empty(t, tb.events(t, "obj-1"))
 
-		again, err := tb.l.Reject(ctx, in)
+		again, err := tb.steps.Reject(ctx, in)
 		require.NoError(t, err)
 		require.Equal(t, ps, again, "the same pause state")
 		require.Len(t, tb.pauses(t, "obj-1"), 1)
@@ -214,12 +214,12 @@ func TestReject_RefusesObjectiveThatIsNotNew(t *testing.T) {
 		tb.ready(t, "obj-1", activities.ReadyApprove)
 		before := tb.objective(t, "obj-1")
 
-		_, err := tb.l.Reject(ctx, activities.RejectInput{ObjectiveID: "obj-1", By: "alice"})
+		_, err := tb.steps.Reject(ctx, activities.RejectInput{ObjectiveID: "obj-1", By: "alice"})
 		requirePermanent(t, err, activities.ErrTypeInvalidStatus)
 		require.Empty(t, tb.pauses(t, "obj-1"))
 		require.Equal(t, before, tb.objective(t, "obj-1"))
 
-		_, err = tb.l.Reject(ctx, activities.RejectInput{ObjectiveID: "ghost"})
+		_, err = tb.steps.Reject(ctx, activities.RejectInput{ObjectiveID: "ghost"})
 		requirePermanent(t, err, activities.ErrTypeNotFound)
 	})
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
-	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
 	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/store"
@@ -21,7 +20,7 @@ import (
 // candidate as a control-plane job of its own (docs/remote-workers.md):
 // RunCandidate enqueues it and waits, a remote worker runs the candidate
 // in its own workspace, and the control plane records the candidate in
-// the job's transaction (RemoteHooks) and completes RunCandidate by id
+// the job's transaction (controlplane.LifecycleHooks) and completes RunCandidate by id
 // with its CandidateResult. Selection and delivery stay on the local
 // worker: they read only the candidate records, and the winner's patch
 // is applied from its record.
@@ -31,20 +30,20 @@ import (
 // objective's attempts): no retry can help, and nothing was written.
 const ErrTypeInvalidCandidate = "InvalidCandidate"
 
-// remoteCandidate reports whether candidate k of w runs remotely, and
+// candidate reports whether candidate k of w runs remotely, and
 // whether its job exists already: a retried RunCandidate then waits for
 // that job again, whatever the budget says now, since the candidate has
 // started.
 // A candidate its workorder does not have is refused before anything is
 // written, whatever the budget would say.
-func (a *Lifecycle) remoteCandidate(ctx context.Context, w *domain.WorkOrder, req diazotroph.Request, k int) (remote, started bool, err error) {
-	if !a.Remote.routes(w.DiazotrophType) {
+func (r *Remote) candidate(ctx context.Context, w *domain.WorkOrder, req diazotroph.Request, k int) (remote, started bool, err error) {
+	if !r.routes(w.DiazotrophType) {
 		return false, false, nil
 	}
 	if err := controlplane.NewCandidatePayload(req, k).Validate(); err != nil {
 		return true, false, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidCandidate, err)
 	}
-	_, err = a.Remote.Enqueuer.CandidateJob(ctx, w.WorkOrderID, k)
+	_, err = r.Enqueuer.CandidateJob(ctx, w.WorkOrderID, k)
 	switch {
 	case err == nil:
 		return true, true, nil
@@ -59,7 +58,7 @@ func (a *Lifecycle) remoteCandidate(ctx context.Context, w *domain.WorkOrder, re
 // then on only the job's outcome or SelectCandidate writes it), enqueues
 // its job, once, and leaves the activity pending. A settled job answers
 // at once from the record its outcome wrote.
-func (a *Lifecycle) runCandidateRemote(ctx context.Context, w *domain.WorkOrder, req diazotroph.Request,
+func (a *Candidates) runCandidateRemote(ctx context.Context, w *domain.WorkOrder, req diazotroph.Request,
 	rec *domain.Candidate, started bool) (CandidateResult, error) {
 	k := rec.Attempt
 	fail := func(err error) (CandidateResult, error) {
@@ -74,14 +73,8 @@ func (a *Lifecycle) runCandidateRemote(ctx context.Context, w *domain.WorkOrder,
 			return fail(err)
 		}
 	}
-	p := controlplane.EnqueueParams{JobType: w.DiazotrophType, Stream: controlplane.StreamFor(w.DiazotrophType),
-		Payload: payload, WorkOrderID: w.WorkOrderID, Candidate: k, MaxAttempts: a.Remote.MaxAttempts}
-	if activity.IsActivity(ctx) {
-		info := activity.GetInfo(ctx)
-		p.Activity = &domain.ActivityRef{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
-			ActivityID: info.ActivityID}
-	}
-	j, err := a.Remote.Enqueuer.Enqueue(ctx, p)
+	j, err := a.Remote.enqueue(ctx, controlplane.EnqueueParams{JobType: w.DiazotrophType,
+		Stream: controlplane.StreamFor(w.DiazotrophType), Payload: payload, WorkOrderID: w.WorkOrderID, Candidate: k})
 	var ce *controlplane.Error
 	if errors.As(err, &ce) && ce.Code == controlplane.CodeInvalid {
 		return fail(temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidCandidate, err))
@@ -114,14 +107,33 @@ type RemoteOutcome struct {
 	Failure error
 }
 
+// RemoteOutcomes answer the activities that wait on remote jobs: the
+// control plane's Temporal side asks them once a job is settled.
+type RemoteOutcomes struct {
+	// Store is read for candidates.
+	Store outcomeStore
+	// EarlyStopMaxDiffLines is patch.early_stop_max_diff_lines: whether a
+	// remote candidate that passed may stop the others.
+	EarlyStopMaxDiffLines int
+}
+
+// outcomeStore is what a candidate job's outcome reads: the candidate's
+// record, its workorder and objective, and the objective's spend.
+type outcomeStore interface {
+	store.CandidateQuerier
+	store.RunQuerier
+	store.ObjectiveQuerier
+	store.SpendQuerier
+}
+
 // Outcome is the answer of settled job j to the activity that waits for
 // it: a workorder's job completes Run with its RunResult, or fails it for
 // good; a candidate's job completes RunCandidate with the CandidateResult
 // of the record its outcome wrote (DONE, or FAILED once dead-lettered),
-// as the local path returns it. q is read for candidates only.
-func (h RemoteHooks) Outcome(ctx context.Context, q store.Querier, j *domain.Job) (RemoteOutcome, error) {
+// as the local path returns it.
+func (o RemoteOutcomes) Outcome(ctx context.Context, j *domain.Job) (RemoteOutcome, error) {
 	if j.Candidate > 0 {
-		return candidateOutcome(ctx, q, h.EarlyStopMaxDiffLines, j)
+		return candidateOutcome(ctx, o.Store, o.EarlyStopMaxDiffLines, j)
 	}
 	if j.Status != domain.JobSucceeded {
 		return RemoteOutcome{Failure: JobFailure(j)}, nil
@@ -138,7 +150,7 @@ func (h RemoteHooks) Outcome(ctx context.Context, q store.Querier, j *domain.Job
 // up the objective's budget, as the local path says it. A record that is
 // missing, or still RUNNING, under a settled job cannot be: the job fails
 // the activity for good.
-func candidateOutcome(ctx context.Context, q store.Querier, maxDiffLines int, j *domain.Job) (RemoteOutcome, error) {
+func candidateOutcome(ctx context.Context, q outcomeStore, maxDiffLines int, j *domain.Job) (RemoteOutcome, error) {
 	c, err := q.GetCandidate(ctx, j.WorkOrderID, j.Candidate)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && c.Status == domain.CandidateRunning) {
 		return RemoteOutcome{Failure: JobFailure(j)}, nil
@@ -146,7 +158,7 @@ func candidateOutcome(ctx context.Context, q store.Querier, maxDiffLines int, j 
 	if err != nil {
 		return RemoteOutcome{}, fmt.Errorf("read candidate %s: %w", domain.CandidateKey(j.WorkOrderID, j.Candidate), err)
 	}
-	res := (&Lifecycle{EarlyStopMaxDiffLines: maxDiffLines}).candidateResult(c)
+	res := candidateResult(c, maxDiffLines)
 	if c.Status != domain.CandidateDone {
 		return RemoteOutcome{Result: res}, nil
 	}
@@ -165,132 +177,4 @@ func candidateOutcome(ctx context.Context, q store.Querier, maxDiffLines int, j 
 		return RemoteOutcome{}, err
 	}
 	return RemoteOutcome{Result: res}, nil
-}
-
-// The hooks of candidate jobs: the CANDIDATE claim is held on the remote
-// worker's behalf with the job's lease, as the WORKORDER claim is for a
-// workorder's job, and the candidate's record is the job's outcome.
-
-// candidateClaim names the CANDIDATE claim of j's attempt.
-func candidateClaim(j *domain.Job) (resourceID, owner string) {
-	return candidateResource(j.WorkOrderID, j.Candidate), remoteOwner(j)
-}
-
-// startCandidate takes the candidate's claim for the attempt.
-func startCandidate(ctx context.Context, q store.Querier, s *store.StartedJobAttempt) error {
-	j := s.Job
-	id, owner := candidateClaim(j)
-	_, ok, err := q.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: domain.ResourceCandidate,
-		ResourceID: id, OwnerID: owner, TTL: s.Lease.LeaseExpiresAt.Sub(s.Lease.HeartbeatAt), Now: s.Lease.HeartbeatAt})
-	if err != nil {
-		return fmt.Errorf("claim candidate %s for job %s: %w", id, j.JobID, err)
-	}
-	if !ok {
-		return fmt.Errorf("claim candidate %s for job %s: %w", id, j.JobID, errWorkOrderClaimed)
-	}
-	return nil
-}
-
-// renewCandidate renews the candidate's claim with the lease.
-func renewCandidate(ctx context.Context, q store.Querier, j *domain.Job, l *domain.JobLease) error {
-	id, owner := candidateClaim(j)
-	c, err := q.GetClaim(ctx, domain.ResourceCandidate, id)
-	if err != nil {
-		return fmt.Errorf("renew claim on candidate %s: %w", id, err)
-	}
-	_, err = q.RenewClaim(ctx, store.RenewClaimParams{ResourceType: domain.ResourceCandidate, ResourceID: id,
-		OwnerID: owner, ClaimVersion: c.ClaimVersion, TTL: l.LeaseExpiresAt.Sub(l.HeartbeatAt), Now: l.HeartbeatAt})
-	return err
-}
-
-// succeedCandidate records the candidate from the job's result, fenced by
-// the attempt's claim, then releases the claim: the local path's writes,
-// in the job's transaction. The control plane has checked, in this
-// transaction, that the record is still RUNNING (controlplane.ErrRunGone
-// otherwise); once the winner is chosen, or the record was settled since
-// that check, the store refuses the write, which is the same refusal.
-func (h RemoteHooks) succeedCandidate(ctx context.Context, q store.Querier, j *domain.Job) error {
-	var out controlplane.CandidateWorkResult
-	if err := json.Unmarshal(j.Result, &out); err != nil {
-		return fmt.Errorf("%w: job %s: result is not a candidate's result: %v", domain.ErrInvalid, j.JobID, err)
-	}
-	if err := out.Validate(j.Candidate); err != nil {
-		return fmt.Errorf("%w: job %s: %v", domain.ErrInvalid, j.JobID, err)
-	}
-	id, owner := candidateClaim(j)
-	c, err := q.GetClaim(ctx, domain.ResourceCandidate, id)
-	if err != nil {
-		return fmt.Errorf("fence candidate %s: %w", id, err)
-	}
-	f := store.Fence{ResourceType: domain.ResourceCandidate, ResourceID: id, OwnerID: owner, ClaimVersion: c.ClaimVersion}
-	if err := q.CheckFence(ctx, f); err != nil {
-		return err
-	}
-	now := j.UpdatedAt
-	rec := &domain.Candidate{WorkOrderID: j.WorkOrderID, Attempt: j.Candidate, GateResults: []domain.CandidateGateResult{},
-		CreatedAt: now, UpdatedAt: now}
-	fillCandidate(rec, remotePatchCandidate(out))
-	if _, err := q.PutCandidate(ctx, rec); candidateSettled(err) {
-		return fmt.Errorf("%w: %w", controlplane.ErrRunGone, err)
-	} else if err != nil {
-		return err
-	}
-	if h.Observer != nil {
-		// Counted once per candidate that ran, as the local path counts it.
-		h.Observer.RunSpent(domain.BundleMetadata{Generator: rec.Generator, RunReport: rec.Report})
-	}
-	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: domain.ResourceCandidate, ResourceID: id,
-		OwnerID: owner, ClaimVersion: f.ClaimVersion, Now: now})
-	return err
-}
-
-// remotePatchCandidate is a candidate's result as package patch has it.
-// Its size, hash and commands passed are computed here from the patch
-// and the gate results, not taken from the worker.
-func remotePatchCandidate(out controlplane.CandidateWorkResult) patch.Candidate {
-	pc := patch.Candidate{Attempt: out.Candidate, Generator: oneLine(out.Generator), RunnerStatus: out.RunnerStatus,
-		Patch: out.Patch, Report: out.Report, Notes: out.Notes, FinishedAt: out.FinishedAt}
-	if pc.Patch != "" {
-		pc.PatchSHA256, pc.DiffLines = domain.PatchSHA256(pc.Patch), patch.DiffLines(pc.Patch)
-	}
-	for _, g := range out.Gate {
-		pc.Gate = append(pc.Gate, patch.GateResult{Command: g.Command, Passed: g.Passed, Detail: g.Detail})
-		if g.Passed {
-			pc.CommandsPassed++
-		}
-	}
-	return pc
-}
-
-// deadLetterCandidate records a candidate whose job was dead-lettered as
-// FAILED, with the job's error, unless its record is settled already
-// (cancelled meanwhile, or chosen among), and releases the attempt's
-// claim if it still holds it.
-func deadLetterCandidate(ctx context.Context, q store.Querier, j *domain.Job) error {
-	// RunCandidate recorded it RUNNING before enqueuing its job; a record
-	// gone missing has nothing to mark.
-	rec, err := q.GetCandidate(ctx, j.WorkOrderID, j.Candidate)
-	if err != nil && !errors.Is(err, domain.ErrNotFound) {
-		return err
-	}
-	if err == nil && rec.Status == domain.CandidateRunning {
-		rec.Status, rec.Why, rec.UpdatedAt = domain.CandidateFailed, jobFailed(j), j.UpdatedAt
-		if _, err := q.PutCandidate(ctx, rec); err != nil && !candidateSettled(err) {
-			return err
-		}
-	}
-	id, owner := candidateClaim(j)
-	c, err := q.GetClaim(ctx, domain.ResourceCandidate, id)
-	if errors.Is(err, domain.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if c.OwnerID != owner || c.ReleasedAt != nil {
-		return nil
-	}
-	_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: domain.ResourceCandidate, ResourceID: id,
-		OwnerID: owner, ClaimVersion: c.ClaimVersion, Now: j.UpdatedAt})
-	return err
 }

@@ -19,7 +19,7 @@ import (
 func (rb *remoteBundle) enqueuedCandidate(t *testing.T, wo *activities.WorkOrderRef, k int) *domain.Job {
 	t.Helper()
 	ctx := context.Background()
-	_, err := rb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
+	_, err := rb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 	require.ErrorContains(t, err, "only an activity waits for it")
 	j, err := rb.svc.CandidateJob(ctx, wo.WorkOrderID, k)
 	require.NoError(t, err)
@@ -65,7 +65,7 @@ func TestRunCandidateRemote_EachCandidateIsAJobOfItsOwnUnderItsOwnClaim(t *testi
 		rb := setupRemote(t, tb)
 		ctx := context.Background()
 		f := &fakeCandidates{}
-		tb.l.Candidates = f
+		tb.cands.Runner = f
 		wo := tb.bestOfN(t, 3, nil)
 		jobs := map[int]*domain.Job{}
 		for k := 1; k <= 3; k++ {
@@ -126,18 +126,18 @@ func TestRunCandidateRemote_EachCandidateIsAJobOfItsOwnUnderItsOwnClaim(t *testi
 			tb.requireReleased(t, domain.ResourceCandidate, c.ResourceID)
 
 			// RunCandidate again (a retried activity) answers from the record.
-			r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
+			r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 			require.NoError(t, err)
 			require.Equal(t, domain.CandidateDone, r.Status)
 			require.Equal(t, k == 2, r.PassedAll)
-			out, err := activities.RemoteHooks{}.Outcome(ctx, rb.store, mustJob(t, rb, resp.JobID))
+			out, err := activities.RemoteOutcomes{Store: rb.store}.Outcome(ctx, mustJob(t, rb, resp.JobID))
 			require.NoError(t, err)
 			require.NoError(t, out.Failure)
 			require.Equal(t, r, out.Result, "the activity is completed with what a retry would answer")
 		}
 
 		// Delivery is local, from the recorded patch.
-		run, err := tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
+		run, err := tb.cands.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, domain.RunnerOK, run.RunnerStatus)
 		require.Equal(t, 2, f.delivered.Attempt)
@@ -150,7 +150,7 @@ func TestRunCandidateRemote_EachCandidateIsAJobOfItsOwnUnderItsOwnClaim(t *testi
 		for _, j := range jobs {
 			require.Equal(t, domain.JobSucceeded, mustJob(t, rb, j.JobID).Status)
 		}
-		_, err = tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		_, err = tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		tb.requireAuditClean(t)
 	})
@@ -167,7 +167,7 @@ func TestRunCandidateRemote_ADeadLetteredJobRecordsTheCandidateFailed(t *testing
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		rb := setupRemote(t, tb)
 		ctx := context.Background()
-		tb.l.Candidates = &fakeCandidates{}
+		tb.cands.Runner = &fakeCandidates{}
 		wo := tb.bestOfN(t, 2, nil)
 		rb.enqueuedCandidate(t, wo, 1)
 		resp := rb.claim(t, "builder-1")
@@ -184,10 +184,10 @@ func TestRunCandidateRemote_ADeadLetteredJobRecordsTheCandidateFailed(t *testing
 
 		// The activity is told the candidate failed, as a local one's
 		// failed run is: a result, not an error.
-		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
+		r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 1})
 		require.NoError(t, err)
 		require.Equal(t, domain.CandidateFailed, r.Status)
-		out, err := activities.RemoteHooks{}.Outcome(ctx, rb.store, mustJob(t, rb, resp.JobID))
+		out, err := activities.RemoteOutcomes{Store: rb.store}.Outcome(ctx, mustJob(t, rb, resp.JobID))
 		require.NoError(t, err)
 		require.NoError(t, out.Failure)
 		require.Equal(t, r, out.Result)
@@ -201,7 +201,7 @@ func TestRunCandidateRemote_ACancelledCandidatesJobWritesNothingMore(t *testing.
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		rb := setupRemote(t, tb)
 		ctx := context.Background()
-		tb.l.Candidates = &fakeCandidates{}
+		tb.cands.Runner = &fakeCandidates{}
 		wo := tb.bestOfN(t, 3, nil)
 		rb.enqueuedCandidate(t, wo, 1)
 		first := rb.claim(t, "builder-1")
@@ -210,7 +210,7 @@ func TestRunCandidateRemote_ACancelledCandidatesJobWritesNothingMore(t *testing.
 		running := rb.claim(t, "builder-1")
 		queued := rb.enqueuedCandidate(t, wo, 3)
 
-		_, err := tb.l.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID, EarlyStopped: true})
+		_, err := tb.cands.SelectCandidate(ctx, activities.SelectInput{WorkOrderID: wo.WorkOrderID, EarlyStopped: true})
 		require.NoError(t, err)
 		for _, k := range []int{2, 3} {
 			rec, err := rb.store.GetCandidate(ctx, wo.WorkOrderID, k)
@@ -237,7 +237,7 @@ func TestRunCandidateRemote_ACancelledCandidatesJobWritesNothingMore(t *testing.
 		rec, err = rb.store.GetCandidate(ctx, wo.WorkOrderID, 3)
 		require.NoError(t, err)
 		require.Equal(t, domain.CandidateCancelled, rec.Status, "it stays as the selection recorded it")
-		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 3})
+		r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 3})
 		require.NoError(t, err)
 		require.Equal(t, domain.CandidateCancelled, r.Status)
 	})
@@ -247,17 +247,17 @@ func TestRunCandidateRemote_NotEnqueuedOnceTheBudgetIsSpent(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		rb := setupRemote(t, tb)
 		ctx := context.Background()
-		tb.l.Candidates = &fakeCandidates{}
+		tb.cands.Runner = &fakeCandidates{}
 		budget := 0.2
 		wo := tb.bestOfN(t, 2, &budget)
 		rb.enqueuedCandidate(t, wo, 1)
 		resp := rb.claim(t, "builder-1")
 		require.NoError(t, rb.completeCandidate(t, resp, candidateResult(t, 1, "diff --git a/x b/x\n+a\n", true)))
-		out, err := activities.RemoteHooks{}.Outcome(ctx, rb.store, mustJob(t, rb, resp.JobID))
+		out, err := activities.RemoteOutcomes{Store: rb.store}.Outcome(ctx, mustJob(t, rb, resp.JobID))
 		require.NoError(t, err)
 		require.True(t, out.Result.(activities.CandidateResult).BudgetSpent, "its $0.25 used up the $0.20")
 
-		r, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
+		r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
 		require.NoError(t, err)
 		require.Equal(t, domain.CandidateSkipped, r.Status)
 		_, err = rb.svc.CandidateJob(ctx, wo.WorkOrderID, 2)
@@ -269,10 +269,10 @@ func TestRunCandidateRemote_ACandidateTheWorkOrderHasNotIsRefusedAndNothingWritt
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		rb := setupRemote(t, tb)
 		ctx := context.Background()
-		tb.l.Candidates = &fakeCandidates{}
+		tb.cands.Runner = &fakeCandidates{}
 		wo := tb.bestOfN(t, 2, nil)
 		for _, k := range []int{0, 3} {
-			_, err := tb.l.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
+			_, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 			requirePermanent(t, err, activities.ErrTypeInvalidCandidate)
 			require.ErrorContains(t, err, "not one of the objective's 2 attempt(s)")
 		}

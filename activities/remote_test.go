@@ -15,7 +15,7 @@ import (
 )
 
 // remoteBundle routes the fake diazotroph to remote workers through a
-// control plane on the bundle's store (database transport, RemoteHooks),
+// control plane on the bundle's store (database transport, the lifecycle hooks),
 // driven here the way a remote worker drives it.
 type remoteBundle struct {
 	*testBundle
@@ -27,9 +27,10 @@ func setupRemote(t *testing.T, tb *testBundle) *remoteBundle {
 	tr, err := dbqueue.New(tb.store, dbqueue.Options{LeaseTTL: testLease})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tr.Close() })
-	svc := controlplane.New(tb.store, tr, nil, activities.RemoteHooks{},
+	svc := controlplane.New(tb.store, tr, nil, controlplane.LifecycleHooks{},
 		controlplane.Config{LeaseTTL: testLease, MaxAttempts: 2})
-	tb.l.Remote = &activities.Remote{Enqueuer: svc, Diazotrophs: []string{fakeType}}
+	remote := &activities.Remote{Enqueuer: svc, Diazotrophs: []string{fakeType}}
+	tb.steps.Remote, tb.cands.Remote = remote, remote
 	return &remoteBundle{testBundle: tb, svc: svc}
 }
 
@@ -37,7 +38,7 @@ func setupRemote(t *testing.T, tb *testBundle) *remoteBundle {
 // says it cannot wait for it.
 func (rb *remoteBundle) enqueued(t *testing.T, wo *activities.WorkOrderRef) *domain.Job {
 	t.Helper()
-	_, err := rb.l.Run(context.Background(), activities.RunInput{WorkOrderID: wo.WorkOrderID})
+	_, err := rb.steps.Run(context.Background(), activities.RunInput{WorkOrderID: wo.WorkOrderID})
 	require.ErrorContains(t, err, "only an activity waits for it")
 	j, err := rb.store.GetJobByWorkOrder(context.Background(), wo.WorkOrderID)
 	require.NoError(t, err)
@@ -112,7 +113,7 @@ func TestRunRemote_ClaimHeartbeatCompleteWriteTheWorkOrdersOutcome(t *testing.T)
 		require.Equal(t, "remote:"+j.JobID+"/1", released.OwnerID)
 
 		// Run again (a retried activity) answers from the stored bundle.
-		res, err := rb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		res, err := rb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.True(t, res.AlreadyExecuted)
 		require.Equal(t, domain.RunnerOK, res.RunnerStatus)
@@ -163,7 +164,7 @@ func TestRunRemote_ADeadLetteredJobFailsRunForGood(t *testing.T) {
 		require.True(t, ans.DLQ)
 		rb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 
-		_, err = rb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		_, err = rb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		requirePermanent(t, err, activities.ErrTypeDeadLettered)
 		require.ErrorContains(t, err, "DEAD_LETTERED after 1 attempt(s): invalid_payload: cannot read it")
 		rb.requireNoBundle(t, wo.WorkOrderID)

@@ -36,18 +36,18 @@ type RunResult struct {
 // claim, persists the one output bundle and sets EXECUTED. If a renewal
 // fails, the diazotroph is cancelled and nothing is written. Running an
 // EXECUTED workorder again is a no-op that returns the stored bundle.
-func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
+func (a *Steps) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", in.WorkOrderID, err))
 	}
 	if w.Status == domain.WorkOrderExecuted {
-		return a.executed(ctx, w.WorkOrderID)
+		return executed(ctx, a.Store, w.WorkOrderID)
 	}
 	if w.Track != "" {
 		// The track stays this workorder's while it runs: extend its claim
 		// (held since the scheduler, by the event's owner).
-		if err := a.holdTrack(ctx, w.Track, w.EventID); err != nil {
+		if err := holdTrack(ctx, a.Store, w.Track, w.EventID, trackTTL(a.TaskBudget, a.LeaseTTL)); err != nil {
 			return RunResult{}, fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err)
 		}
 	}
@@ -58,11 +58,11 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
 	}
-	lease, err := a.acquire(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.runLease(ctx))
+	lease, err := a.acquire(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID, a.runLease(ctx))
 	if err != nil {
 		return RunResult{}, err
 	}
-	req, err := a.request(ctx, w)
+	req, err := request(ctx, a.Store, w)
 	if err != nil {
 		a.release(ctx, lease)
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
@@ -116,30 +116,24 @@ func (a *Lifecycle) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	return res, nil
 }
 
-// runLease is the lease of a run's claim: the activity's heartbeat
-// timeout, so that a dead worker's claim lapses when Temporal retries
-// the activity elsewhere; LeaseTTL outside an activity.
-func (a *Lifecycle) runLease(ctx context.Context) time.Duration {
-	if activity.IsActivity(ctx) {
-		if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
-			return hb
-		}
-	}
-	return a.LeaseTTL
-}
-
 // executed returns the stored outcome of an EXECUTED workorder.
-func (a *Lifecycle) executed(ctx context.Context, workOrderID string) (RunResult, error) {
-	b, err := a.Store.GetOutputBundle(ctx, workOrderID)
+func executed(ctx context.Context, st store.RunQuerier, workOrderID string) (RunResult, error) {
+	b, err := st.GetOutputBundle(ctx, workOrderID)
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("workorder %q is EXECUTED: %w", workOrderID, err))
 	}
 	return RunResult{WorkOrderID: workOrderID, RunnerStatus: b.RunnerStatus, AlreadyExecuted: true}, nil
 }
 
+// requestReader reads what a diazotroph may read of a workorder.
+type requestReader interface {
+	store.RunQuerier
+	store.ObjectiveQuerier
+}
+
 // request loads what the diazotroph may read.
-func (a *Lifecycle) request(ctx context.Context, w *domain.WorkOrder) (diazotroph.Request, error) {
-	snap, err := a.Store.GetContextSnapshot(ctx, w.ContextSnapshotID)
+func request(ctx context.Context, st requestReader, w *domain.WorkOrder) (diazotroph.Request, error) {
+	snap, err := st.GetContextSnapshot(ctx, w.ContextSnapshotID)
 	if err != nil {
 		return diazotroph.Request{}, err
 	}
@@ -148,7 +142,7 @@ func (a *Lifecycle) request(ctx context.Context, w *domain.WorkOrder) (diazotrop
 		// A track workorder works for a track, not an objective.
 		return req, nil
 	}
-	o, err := a.Store.GetObjective(ctx, w.ObjectiveID)
+	o, err := st.GetObjective(ctx, w.ObjectiveID)
 	if err != nil {
 		return diazotroph.Request{}, err
 	}

@@ -85,13 +85,13 @@ func holding(tb *testBundle, d time.Duration, seen chan<- domain.ClaimRecord) fu
 }
 
 // TestRun_InActivityHeartbeatsEachRenewal runs Run in an activity context
-// without a heartbeat timeout: the lease is Lifecycle.LeaseTTL, the owner
+// without a heartbeat timeout: the lease is Steps.LeaseTTL, the owner
 // names the attempt, and every renewal, and only a renewal, is reported as a
 // heartbeat.
 func TestRun_InActivityHeartbeatsEachRenewal(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		wo := tb.scheduled(t, "obj-1")
-		tb.l.LeaseTTL = 600 * time.Millisecond // renewed every 200ms
+		tb.steps.LeaseTTL = 600 * time.Millisecond // renewed every 200ms
 		seen := make(chan domain.ClaimRecord, 1)
 		tb.fake.exec = holding(tb, 1300*time.Millisecond, seen)
 		hb := &heartbeats{}
@@ -99,9 +99,9 @@ func TestRun_InActivityHeartbeatsEachRenewal(t *testing.T) {
 		env := suite.NewTestActivityEnvironment()
 		env.SetTestTimeout(30 * time.Second)
 		env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{hb}})
-		env.RegisterActivity(tb.l)
+		tb.register(env)
 
-		val, err := env.ExecuteActivity(tb.l.Run, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		val, err := env.ExecuteActivity(tb.steps.Run, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		var res activities.RunResult
 		require.NoError(t, val.Get(&res))
@@ -128,7 +128,7 @@ func TestRun_InActivityHeartbeatsEachRenewal(t *testing.T) {
 // runWithHeartbeat is the smallest workflow that runs Run the way the
 // lifecycle does: with a heartbeat timeout and no retries.
 func runWithHeartbeat(ctx workflow.Context, in activities.RunInput, heartbeat time.Duration) (activities.RunResult, error) {
-	var a *activities.Lifecycle
+	var a *activities.Steps
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
 		HeartbeatTimeout: heartbeat, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
 	var res activities.RunResult
@@ -150,7 +150,7 @@ func TestRun_InWorkflowLeaseIsHeartbeatTimeout(t *testing.T) {
 		env := suite.NewTestWorkflowEnvironment()
 		env.SetTestTimeout(30 * time.Second)
 		env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{hb}})
-		env.RegisterActivity(tb.l)
+		tb.register(env)
 		env.RegisterWorkflow(runWithHeartbeat)
 
 		env.ExecuteWorkflow(runWithHeartbeat, activities.RunInput{WorkOrderID: wo.WorkOrderID}, heartbeat)
@@ -162,7 +162,7 @@ func TestRun_InWorkflowLeaseIsHeartbeatTimeout(t *testing.T) {
 
 		held := <-seen
 		require.Equal(t, heartbeat, held.LeaseExpiresAt.Sub(held.HeartbeatAt), "the lease is the heartbeat timeout")
-		require.NotEqual(t, tb.l.LeaseTTL, heartbeat)
+		require.NotEqual(t, tb.steps.LeaseTTL, heartbeat)
 		require.GreaterOrEqual(t, len(hb.Versions()), 3, "renewed every 500ms for 3s: %v", hb.Versions())
 		require.Equal(t, domain.WorkOrderExecuted, tb.workOrder(t, wo.WorkOrderID).Status)
 	})

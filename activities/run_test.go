@@ -19,13 +19,13 @@ func TestRun_DispatchesByTypeAndPersistsOneBundle(t *testing.T) {
 		ctx := context.Background()
 		other := newFake("OTHER_DIAZOTROPH", returning(diazotroph.Result{Title: "other",
 			Content: "other diff", RunnerStatus: domain.RunnerOK}))
-		tb.l.Diazotrophs.Register(other)
+		tb.steps.Diazotrophs.Register(other)
 		wo := tb.scheduled(t, "obj-1")
 		w, o := tb.workOrder(t, wo.WorkOrderID), tb.objective(t, "obj-1")
 		snap, err := tb.store.GetContextSnapshot(ctx, w.ContextSnapshotID)
 		require.NoError(t, err)
 
-		res, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		res, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: domain.RunnerOK}, res)
 		require.Empty(t, other.Calls(), "only the workorder's diazotroph_type runs")
@@ -45,9 +45,9 @@ func TestRun_DispatchesByTypeAndPersistsOneBundle(t *testing.T) {
 		tb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 
 		// A second objective scheduled for the other type goes to the other.
-		tb.l.Diazotroph = other.Type()
+		tb.steps.Diazotroph = other.Type()
 		wo2 := tb.scheduled(t, "obj-2")
-		res, err = tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo2.WorkOrderID})
+		res, err = tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo2.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 		require.Len(t, other.Calls(), 1)
@@ -65,14 +65,14 @@ func TestRun_ExecutedWorkOrderIsNoOp(t *testing.T) {
 		tb.fake.exec = returning(diazotroph.Result{Title: "out of time", Notes: "budget of 90s exhausted",
 			RunnerStatus: domain.RunnerBudgetExhausted})
 		wo := tb.scheduled(t, "obj-1")
-		first, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		first, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.False(t, first.AlreadyExecuted)
 		bundle, err := tb.store.GetOutputBundle(ctx, wo.WorkOrderID)
 		require.NoError(t, err)
 		w := tb.workOrder(t, wo.WorkOrderID)
 
-		again, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		again, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, activities.RunResult{WorkOrderID: wo.WorkOrderID, RunnerStatus: domain.RunnerBudgetExhausted,
 			AlreadyExecuted: true}, again)
@@ -87,10 +87,10 @@ func TestRun_ExecutedWorkOrderIsNoOp(t *testing.T) {
 func TestRun_UnknownDiazotrophTypeIsPermanentAndWritesNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
-		tb.l.Diazotroph = "GHOST_DIAZOTROPH"
+		tb.steps.Diazotroph = "GHOST_DIAZOTROPH"
 		wo := tb.scheduled(t, "obj-1")
 
-		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		_, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		requirePermanent(t, err, activities.ErrTypeUnknownType)
 		require.ErrorIs(t, err, diazotroph.ErrUnknownType)
 		tb.requireNoBundle(t, wo.WorkOrderID)
@@ -102,7 +102,7 @@ func TestRun_UnknownDiazotrophTypeIsPermanentAndWritesNothing(t *testing.T) {
 
 func TestRun_UnknownWorkOrderIsNotFound(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		_, err := tb.l.Run(context.Background(), activities.RunInput{WorkOrderID: "wo-ghost"})
+		_, err := tb.steps.Run(context.Background(), activities.RunInput{WorkOrderID: "wo-ghost"})
 		requirePermanent(t, err, activities.ErrTypeNotFound)
 	})
 }
@@ -116,14 +116,14 @@ func TestRun_DiazotrophErrorWritesNothingAndReleasesClaim(t *testing.T) {
 		}
 		wo := tb.scheduled(t, "obj-1")
 
-		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		_, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.ErrorIs(t, err, unavailable)
 		requireRetryable(t, err)
 		tb.requireNoBundle(t, wo.WorkOrderID)
 		tb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
 
 		tb.fake.exec = okResult
-		res, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		res, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err, "the released claim lets the retry run at once")
 		require.Equal(t, domain.RunnerOK, res.RunnerStatus)
 	})
@@ -133,11 +133,11 @@ func TestRun_WorkOrderClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
 		wo := tb.scheduled(t, "obj-1")
-		_, ok, err := tb.l.Claims.Acquire(ctx, domain.ResourceWorkOrder, wo.WorkOrderID, "other-runner", time.Minute)
+		_, ok, err := tb.steps.Claims.Acquire(ctx, domain.ResourceWorkOrder, wo.WorkOrderID, "other-runner", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 
-		_, err = tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		_, err = tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		var claimed *activities.Claimed
 		require.ErrorAs(t, err, &claimed)
 		require.Equal(t, "other-runner", claimed.Holder.OwnerID)
@@ -153,7 +153,7 @@ func TestRun_LeaseLostDuringExecutionCancelsAndWritesNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
 		wo := tb.scheduled(t, "obj-1")
-		tb.l.LeaseTTL = 300 * time.Millisecond // renewed every 100ms
+		tb.steps.LeaseTTL = 300 * time.Millisecond // renewed every 100ms
 		started, cause := make(chan struct{}), make(chan error, 1)
 		tb.fake.exec = func(ctx context.Context, req diazotroph.Request) (diazotroph.Result, error) {
 			close(started)
@@ -168,7 +168,7 @@ func TestRun_LeaseLostDuringExecutionCancelsAndWritesNothing(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+			_, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 			done <- err
 		}()
 		<-started
@@ -203,7 +203,7 @@ func TestRun_ClaimTakenBeforeWriteIsFencedOut(t *testing.T) {
 			return okResult(ctx, req)
 		}
 
-		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		_, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.ErrorIs(t, err, claim.ErrLeaseLost)
 		require.NotNil(t, taker)
 		tb.requireNoBundle(t, wo.WorkOrderID)
@@ -221,7 +221,7 @@ func TestRun_InvalidResultWritesNothingAndReleasesClaim(t *testing.T) {
 		tb.fake.exec = returning(diazotroph.Result{Content: "diff", RunnerStatus: domain.RunnerOK})
 		wo := tb.scheduled(t, "obj-1")
 
-		_, err := tb.l.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		_, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.ErrorContains(t, err, "title")
 		tb.requireNoBundle(t, wo.WorkOrderID)
 		tb.requireReleased(t, domain.ResourceWorkOrder, wo.WorkOrderID)
@@ -235,7 +235,7 @@ func TestRun_TitleIsStoredOnOneSafeLine(t *testing.T) {
 		tb.fake.exec = returning(diazotroph.Result{Title: "Fixed it\n\x1b]0;pwned\x07done", Content: "diff",
 			RunnerStatus: domain.RunnerOK})
 		wo := tb.scheduled(t, "obj-1")
-		_, err := tb.l.Run(context.Background(), activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		_, err := tb.steps.Run(context.Background(), activities.RunInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		b, err := tb.store.GetOutputBundle(context.Background(), wo.WorkOrderID)
 		require.NoError(t, err)

@@ -34,7 +34,7 @@ func BenchmarkSandboxRunStep(b *testing.B) {
 	var runs, execs [2][]time.Duration
 	for range b.N {
 		for r := range rounds {
-			for i, l := range []*activities.Lifecycle{boxed, plain} {
+			for i, l := range []*activities.Steps{boxed, plain} {
 				for k := range perRound {
 					id := fmt.Sprintf("x1-%d-%d-%d-%d", r, i, k, time.Now().UnixNano()%1e6)
 					wo := schedule(b, l, id)
@@ -56,9 +56,9 @@ func BenchmarkSandboxRunStep(b *testing.B) {
 	b.ReportMetric(float64(median(execs[0]))/float64(median(execs[1])), "exec-ratio")
 }
 
-// newRunner is a lifecycle on st whose only diazotroph runs `true` through
+// newRunner is the steps on st whose only diazotroph runs `true` through
 // an executor of the given mode with the default limits.
-func newRunner(b *testing.B, st store.Store, mode sandbox.Mode) *activities.Lifecycle {
+func newRunner(b *testing.B, st store.Store, mode sandbox.Mode) *activities.Steps {
 	b.Helper()
 	dir := b.TempDir()
 	h, err := sandbox.New(sandbox.Options{Mode: mode, RunsDir: filepath.Join(dir, "runs"), Hide: []string{dir},
@@ -72,12 +72,13 @@ func newRunner(b *testing.B, st store.Store, mode sandbox.Mode) *activities.Life
 		b.Fatal(err)
 	}
 	cmd := diazotroph.NewCommand(diazotroph.CommandOptions{Run: "true", Dir: filepath.Join(dir, "work"), Executor: ex})
-	return &activities.Lifecycle{Store: st, Claims: claim.NewBridge(st), Diazotrophs: diazotroph.NewRegistry(cmd),
-		Identity: "bench-" + string(mode), Diazotroph: diazotroph.CommandType, Budget: time.Minute, LeaseTTL: time.Minute}
+	return &activities.Steps{Claimant: activities.Claimant{Claims: claim.NewBridge(st), Identity: "bench-" + string(mode),
+		LeaseTTL: time.Minute}, Store: st, Diazotrophs: diazotroph.NewRegistry(cmd), Diazotroph: diazotroph.CommandType,
+		Budget: time.Minute}
 }
 
 // schedule stores an approved objective and returns its workorder.
-func schedule(b *testing.B, l *activities.Lifecycle, id string) string {
+func schedule(b *testing.B, l *activities.Steps, id string) string {
 	b.Helper()
 	ctx := context.Background()
 	o := storetest.Objective(id)
@@ -96,7 +97,7 @@ func schedule(b *testing.B, l *activities.Lifecycle, id string) string {
 }
 
 // timeExecute times n executions of l's command alone.
-func timeExecute(b *testing.B, l *activities.Lifecycle, n int) []time.Duration {
+func timeExecute(b *testing.B, l *activities.Steps, n int) []time.Duration {
 	b.Helper()
 	d, err := l.Diazotrophs.Lookup(diazotroph.CommandType)
 	if err != nil {

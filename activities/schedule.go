@@ -55,7 +55,7 @@ var errNeedsRepository = errors.New("scheduling reads the objective's repository
 // IN_PROGRESS), marking the event processed with that reason. The claim is
 // released after the commit. An already processed event is a no-op that
 // returns the stored outcome.
-func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleResult, error) {
+func (a *Steps) Schedule(ctx context.Context, in ScheduleInput) (ScheduleResult, error) {
 	ev, err := a.Store.GetEvent(ctx, in.EventID)
 	if err != nil {
 		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
@@ -64,7 +64,7 @@ func (a *Lifecycle) Schedule(ctx context.Context, in ScheduleInput) (ScheduleRes
 		res, err := a.scheduled(ctx, a.Store, ev)
 		return res, permanent(err)
 	}
-	lease, err := a.acquire(ctx, domain.ResourceEvent, ev.EventID, a.LeaseTTL)
+	lease, err := a.acquire(ctx, a.Store, domain.ResourceEvent, ev.EventID, a.LeaseTTL)
 	if err != nil {
 		return ScheduleResult{}, err
 	}
@@ -123,7 +123,7 @@ type resolved struct {
 // target resolves the repository of the event's objective when it will be
 // scheduled; nil when it names none or will not be scheduled. With local
 // set it returns errNeedsRepository instead of reading the repository.
-func (a *Lifecycle) target(ctx context.Context, ev *domain.Event, local bool) (*resolved, error) {
+func (a *Steps) target(ctx context.Context, ev *domain.Event, local bool) (*resolved, error) {
 	o, err := a.Store.GetObjective(ctx, ev.SubjectID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return nil, nil
@@ -153,7 +153,7 @@ func (a *Lifecycle) target(ctx context.Context, ev *domain.Event, local bool) (*
 }
 
 // schedule writes the terminal outcome of an unprocessed event.
-func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *domain.Event, r *resolved) error {
+func (a *Steps) schedule(ctx context.Context, q store.Querier, ev *domain.Event, r *resolved) error {
 	now := a.now()
 	mark := func(reason string) error {
 		_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: reason, Now: now})
@@ -184,7 +184,7 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *domain.Ev
 		return err
 	}
 	if len(blockers) > 0 {
-		if err := a.block(ctx, q, o, blockers, now); err != nil {
+		if err := block(ctx, q, o, blockers, now); err != nil {
 			return err
 		}
 		return mark(domain.ReasonBlocked)
@@ -225,7 +225,7 @@ func (a *Lifecycle) schedule(ctx context.Context, q store.Querier, ev *domain.Ev
 
 // block is the scheduler's answer to blockers (docs/protocol/patch-flow.md#blockers): the objective becomes BLOCKED with its blockers
 // and a pause state that says how to go on.
-func (a *Lifecycle) block(ctx context.Context, q store.Querier, o *domain.Objective, blockers []string, now time.Time) error {
+func block(ctx context.Context, q store.Querier, o *domain.Objective, blockers []string, now time.Time) error {
 	p := transition.Block.Params(o.ObjectiveID, now)
 	ref := domain.BlockersOf(o.ObjectiveID)
 	p.BlockerRef, p.Blockers = &ref, &blockers
@@ -238,7 +238,7 @@ func (a *Lifecycle) block(ctx context.Context, q store.Querier, o *domain.Object
 }
 
 // scheduled reads the stored outcome of a processed event.
-func (a *Lifecycle) scheduled(ctx context.Context, q store.Querier, ev *domain.Event) (ScheduleResult, error) {
+func (a *Steps) scheduled(ctx context.Context, q roundReader, ev *domain.Event) (ScheduleResult, error) {
 	res := ScheduleResult{Reason: ev.ProcessedReason, ObjectiveID: ev.SubjectID}
 	o, err := q.GetObjective(ctx, ev.SubjectID)
 	switch {

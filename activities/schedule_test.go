@@ -108,7 +108,7 @@ func TestSchedule_TerminalPaths(t *testing.T) {
 			forEachBackend(t, func(t *testing.T, tb *testBundle) {
 				ctx := context.Background()
 				id := tc.prepare(t, tb)
-				res, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: id})
+				res, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: id})
 				require.NoError(t, err)
 				require.Equal(t, tc.reason, res.Reason)
 				tc.check(t, tb, id, res)
@@ -124,7 +124,7 @@ func TestSchedule_TerminalPaths(t *testing.T) {
 					before = tb.objective(t, res.ObjectiveID)
 				}
 
-				again, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: id})
+				again, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: id})
 				require.NoError(t, err)
 				require.Equal(t, res, again, "a processed event is a no-op returning its outcome")
 				require.Equal(t, ev, tb.event(t, id), "processed exactly once")
@@ -180,7 +180,7 @@ func checkScheduled(t *testing.T, tb *testBundle, eventID string, res activities
 
 func TestSchedule_UnknownEventIsNotFound(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		_, err := tb.l.Schedule(context.Background(), activities.ScheduleInput{EventID: "ev-ghost"})
+		_, err := tb.steps.Schedule(context.Background(), activities.ScheduleInput{EventID: "ev-ghost"})
 		requirePermanent(t, err, activities.ErrTypeNotFound)
 	})
 }
@@ -191,11 +191,11 @@ func TestSchedule_EventClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
 		tb.newObjective(t, "obj-1", nil)
 		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 		before := tb.objective(t, "obj-1")
-		other, ok, err := tb.l.Claims.Acquire(ctx, domain.ResourceEvent, ev.EventID, "other-worker", time.Minute)
+		other, ok, err := tb.steps.Claims.Acquire(ctx, domain.ResourceEvent, ev.EventID, "other-worker", time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 
-		_, err = tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+		_, err = tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		var claimed *activities.Claimed
 		require.ErrorAs(t, err, &claimed)
 		require.Equal(t, "other-worker", claimed.Holder.OwnerID)
@@ -210,7 +210,7 @@ func TestSchedule_EventClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
 		require.Equal(t, other.Record(), *c, "the holder's claim is untouched")
 
 		require.NoError(t, other.Release(ctx))
-		res, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+		res, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err)
 		require.Equal(t, domain.ReasonScheduled, res.Reason, "scheduled once the holder lets go")
 	})
@@ -227,7 +227,7 @@ func TestSchedule_ConcurrentWorkersCreateOneWorkOrder(t *testing.T) {
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i := range n {
-			worker := *tb.l
+			worker := *tb.steps
 			worker.Identity = fmt.Sprintf("worker-%d", i)
 			wg.Go(func() {
 				<-start
@@ -269,17 +269,17 @@ func TestSchedule_FailedWriteWritesNothingAndReleasesClaim(t *testing.T) {
 		tb.newObjective(t, "obj-1", nil)
 		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 		before := tb.objective(t, "obj-1")
-		tb.l.Diazotroph = "not a diazotroph type"
+		tb.steps.Diazotroph = "not a diazotroph type"
 
-		_, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+		_, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.Error(t, err)
 		require.False(t, tb.event(t, ev.EventID).Processed)
 		require.Equal(t, before, tb.objective(t, "obj-1"))
 		require.Empty(t, tb.workOrders(t, "obj-1"))
 		tb.requireReleased(t, domain.ResourceEvent, ev.EventID)
 
-		tb.l.Diazotroph = fakeType
-		res, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+		tb.steps.Diazotroph = fakeType
+		res, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err, "no snapshot was left behind to collide with")
 		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		require.Len(t, tb.workOrders(t, "obj-1"), 1)

@@ -32,7 +32,7 @@ func TestRunRemote_AStalledRunCompletesAndFailsTheGate(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, domain.RunnerStalled, b.RunnerStatus)
 
-		res, err := rb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		res, err := rb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, domain.GateFail, res.GateResult)
 		require.Contains(t, res.GateReason, "run stalled")

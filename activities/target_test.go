@@ -50,14 +50,14 @@ func (tb *testBundle) scheduleRepo(t *testing.T, id string, edit func(*domain.Ob
 		}
 	})
 	ev := tb.ready(t, id, activities.ReadyApprove)
-	return tb.l.Schedule(context.Background(), activities.ScheduleInput{EventID: ev.EventID})
+	return tb.steps.Schedule(context.Background(), activities.ScheduleInput{EventID: ev.EventID})
 }
 
 func TestSchedule_RepositoryObjectiveFreezesItsTarget(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
 		targets := &fakeTargets{resolve: resolvedAt(testSHA, "go.mod", "main.go")}
-		tb.l.Targets = targets
+		tb.steps.Targets = targets
 		res, err := tb.scheduleRepo(t, "obj-1", func(o *domain.Objective) { o.BaseBranch = "" })
 		require.NoError(t, err)
 		require.Equal(t, domain.ReasonScheduled, res.Reason)
@@ -77,7 +77,7 @@ func TestSchedule_RepositoryObjectiveFreezesItsTarget(t *testing.T) {
 		require.Equal(t, 1, targets.calls)
 
 		// Scheduling the processed event again reads nothing.
-		again, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: w.EventID})
+		again, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: w.EventID})
 		require.NoError(t, err)
 		require.Equal(t, res, again)
 		require.Equal(t, 1, targets.calls, "a processed event does not read the repository again")
@@ -87,7 +87,7 @@ func TestSchedule_RepositoryObjectiveFreezesItsTarget(t *testing.T) {
 func TestSchedule_ObjectiveWithoutRepositoryKeepsTheConfiguredDiazotroph(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		targets := &fakeTargets{resolve: resolvedAt(testSHA)}
-		tb.l.Targets = targets
+		tb.steps.Targets = targets
 		wo := tb.scheduled(t, "obj-1")
 		require.Equal(t, fakeType, wo.DiazotrophType)
 		require.Zero(t, targets.calls)
@@ -101,11 +101,11 @@ func TestSchedule_LocalHandsBackARepositoryObjective(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
 		targets := &fakeTargets{resolve: resolvedAt(testSHA, "go.mod")}
-		tb.l.Targets = targets
+		tb.steps.Targets = targets
 		tb.newObjective(t, "obj-1", func(o *domain.Objective) { o.Repository = "/srv/app" })
 		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 
-		res, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID, Local: true})
+		res, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID, Local: true})
 		require.NoError(t, err)
 		require.Equal(t, activities.ScheduleResult{NeedsRepository: true}, res)
 		require.Zero(t, targets.calls)
@@ -114,19 +114,19 @@ func TestSchedule_LocalHandsBackARepositoryObjective(t *testing.T) {
 		require.Empty(t, tb.workOrders(t, "obj-1"))
 		tb.requireReleased(t, domain.ResourceEvent, ev.EventID)
 
-		res, err = tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+		res, err = tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err)
 		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		require.Equal(t, 1, targets.calls)
 
 		// Once processed, a local call returns the stored outcome.
-		again, err := tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID, Local: true})
+		again, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID, Local: true})
 		require.NoError(t, err)
 		require.Equal(t, res, again)
 
 		tb.newObjective(t, "obj-2", nil)
 		ev2 := tb.ready(t, "obj-2", activities.ReadyApprove)
-		res, err = tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev2.EventID, Local: true})
+		res, err = tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev2.EventID, Local: true})
 		require.NoError(t, err)
 		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		require.False(t, res.NeedsRepository)
@@ -141,7 +141,7 @@ func TestSchedule_BadTargetBlocksTheObjectiveUntilUnblocked(t *testing.T) {
 		bad := fmt.Errorf("repository /srv/app has no branch %q: %w\nfatal: couldn't find remote ref \x1b[1mmain",
 			"main", diazotroph.ErrBadTarget)
 		targets := &fakeTargets{resolve: func(string, string) (diazotroph.Target, error) { return diazotroph.Target{}, bad }}
-		tb.l.Targets = targets
+		tb.steps.Targets = targets
 		res, err := tb.scheduleRepo(t, "obj-1", nil)
 		require.NoError(t, err)
 		require.Equal(t, domain.ReasonBlocked, res.Reason)
@@ -156,7 +156,7 @@ func TestSchedule_BadTargetBlocksTheObjectiveUntilUnblocked(t *testing.T) {
 		// The human pushes the branch and unblocks: the target is read again.
 		targets.resolve = resolvedAt(testSHA, "README.md")
 		ev := tb.ready(t, "obj-1", activities.ReadyUnblock)
-		res, err = tb.l.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+		res, err = tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
 		require.NoError(t, err)
 		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		require.Equal(t, 2, targets.calls)
@@ -165,7 +165,7 @@ func TestSchedule_BadTargetBlocksTheObjectiveUntilUnblocked(t *testing.T) {
 
 func TestSchedule_UnreachableRepositoryIsRetriedAndWritesNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		tb.l.Targets = &fakeTargets{resolve: func(string, string) (diazotroph.Target, error) {
+		tb.steps.Targets = &fakeTargets{resolve: func(string, string) (diazotroph.Target, error) {
 			return diazotroph.Target{}, errors.New("ssh: connect to host git.example.com: connection refused")
 		}}
 		_, err := tb.scheduleRepo(t, "obj-1", nil)
@@ -204,7 +204,7 @@ func (c *checkingDiazotroph) Check(_ context.Context, in diazotroph.Check) (diaz
 
 func withChecks(tb *testBundle, check func(diazotroph.Check) (diazotroph.Verdict, error)) *checkingDiazotroph {
 	c := &checkingDiazotroph{fakeDiazotroph: tb.fake, check: check}
-	tb.l.Diazotrophs.Register(c)
+	tb.steps.Diazotrophs.Register(c)
 	return c
 }
 
@@ -225,7 +225,7 @@ func TestGate_DiazotrophChecksJudgeABundleThatPassedTheBuiltInChecks(t *testing.
 			forEachBackend(t, func(t *testing.T, tb *testBundle) {
 				c := withChecks(tb, func(diazotroph.Check) (diazotroph.Verdict, error) { return tc.verdict, nil })
 				wo := tb.runWith(t, okResult)
-				res, err := tb.l.Gate(context.Background(), activities.GateInput{WorkOrderID: wo.WorkOrderID})
+				res, err := tb.steps.Gate(context.Background(), activities.GateInput{WorkOrderID: wo.WorkOrderID})
 				require.NoError(t, err)
 				require.Equal(t, tc.wantResult, res.GateResult)
 				for _, want := range tc.wantReason {
@@ -253,7 +253,7 @@ func TestGate_DiazotrophChecksSkipABundleThatFailedTheBuiltInChecks(t *testing.T
 		})
 		wo := tb.runWith(t, returning(diazotroph.Result{Title: "t", RunnerStatus: domain.RunnerApplyFailed,
 			Notes: "patch does not apply"}))
-		res, err := tb.l.Gate(context.Background(), activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		res, err := tb.steps.Gate(context.Background(), activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, domain.GateFail, res.GateResult)
 		require.Empty(t, c.checks)
@@ -267,7 +267,7 @@ func TestGate_ChecksThatCannotRunAreRetriedAndWriteNothing(t *testing.T) {
 			return diazotroph.Verdict{}, errors.New("mirror fetch failed")
 		})
 		wo := tb.runWith(t, okResult)
-		_, err := tb.l.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		_, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		requireRetryable(t, err)
 		_, err = tb.store.GetRunRecord(ctx, wo.WorkOrderID)
 		require.ErrorIs(t, err, domain.ErrNotFound)

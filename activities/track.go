@@ -1,21 +1,55 @@
 package activities
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph/manifest"
+	"github.com/azolla/azolla/internal/store"
 )
 
-// The task-management activities (docs/protocol/tasks.md): the track's scheduler (track A,
-// triage; track B, manifest) and gate, and the deadline monitor's scan
-// (track C). Run is the lifecycle's own: it runs a track workorder as any
-// other, its diazotroph reading nothing but the snapshot.
+// Tracks are the task-management activities (docs/protocol/tasks.md): the
+// track's scheduler (track A, triage; track B, manifest) and gate, and the
+// deadline monitor's scan (track C). Run is the objective's (Steps): it
+// runs a track workorder as any other, its diazotroph reading nothing but
+// the snapshot.
+type Tracks struct {
+	Base
+	Claimant
+	Store trackStore
+	Tasks TaskOptions
+}
 
-// TaskOptions configure the task-management activities (Lifecycle.Tasks).
+// trackStore is what the tracks read and write: track events, the
+// captures triage takes, the objectives it proposes and the deadline scan
+// reads, a track workorder's round, pauses, and the EVENT, WORKORDER and
+// TRACK claims. Every write of a step is in its claim's fenced
+// transaction.
+type trackStore interface {
+	store.EventQuerier
+	store.ObjectiveQuerier
+	store.RunQuerier
+	store.PauseQuerier
+	store.CaptureQuerier
+	store.ClaimQuerier
+}
+
+// trackReader reads what a track step's stored outcome is rebuilt from,
+// in a transaction or out of one.
+type trackReader interface {
+	store.RunQuerier
+	store.PauseQuerier
+	store.CaptureQuerier
+}
+
+// TaskOptions configure the task-management activities (Tracks.Tasks).
 // Zero values take the defaults named.
 type TaskOptions struct {
 	// TriageMaxCaptures and TriageMaxBytes bound one triage round's
@@ -67,8 +101,22 @@ type PendingTrackEventsInput struct {
 // PendingTrackEvents lists the unprocessed CAPTURE_READY and
 // MANIFEST_REQUESTED events, oldest first: what a track starting (or
 // restarting) must have queued, whoever handed them over.
-func (a *Lifecycle) PendingTrackEvents(ctx context.Context, in PendingTrackEventsInput) ([]TrackEvent, error) {
-	return a.pendingTrackEvents(ctx, in)
+func (a *Tracks) PendingTrackEvents(ctx context.Context, in PendingTrackEventsInput) ([]TrackEvent, error) {
+	limit := cmp.Or(in.Limit, DefaultTrackEventsLimit)
+	var out []TrackEvent
+	for _, typ := range domain.TrackEventTypes() {
+		evs, err := a.Store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ, Limit: limit})
+		if err != nil {
+			return nil, fmt.Errorf("pending %s events: %w", typ, err)
+		}
+		for _, e := range evs {
+			out = append(out, TrackEvent{EventID: e.EventID, EventType: e.EventType, CreatedAt: e.CreatedAt})
+		}
+	}
+	slices.SortStableFunc(out, func(x, y TrackEvent) int {
+		return cmp.Or(x.CreatedAt.Compare(y.CreatedAt), strings.Compare(x.EventID, y.EventID))
+	})
+	return out[:min(len(out), limit)], nil
 }
 
 // TrackScheduleInput names the track event to schedule.
@@ -97,7 +145,7 @@ type TrackScheduleResult struct {
 // MANIFEST_DIAZOTROPH workorder. Then it marks the event processed. Every
 // write is one transaction fenced by the event's claim; run again it finds
 // the stored outcome.
-func (a *Lifecycle) ScheduleTrack(ctx context.Context, in TrackScheduleInput) (TrackScheduleResult, error) {
+func (a *Tracks) ScheduleTrack(ctx context.Context, in TrackScheduleInput) (TrackScheduleResult, error) {
 	defer alive(ctx)()
 	return a.scheduleTrack(ctx, in)
 }
@@ -128,7 +176,7 @@ type TrackGateResult struct {
 // top actions. A FAIL writes the run record and a pause saying why, and
 // creates nothing. Then the TRACK claim is released. Run again it returns
 // the stored verdict.
-func (a *Lifecycle) GateTrack(ctx context.Context, in TrackGateInput) (TrackGateResult, error) {
+func (a *Tracks) GateTrack(ctx context.Context, in TrackGateInput) (TrackGateResult, error) {
 	defer alive(ctx)()
 	return a.gateTrack(ctx, in)
 }
@@ -168,7 +216,7 @@ type DeadlineScanResult struct {
 // for each, writes its one OVERDUE pause state for that deadline (a
 // deterministic id: a second scan writes nothing). It takes no claim: the pause's key is the
 // guard.
-func (a *Lifecycle) ScanDeadlines(ctx context.Context, in DeadlineScanInput) (DeadlineScanResult, error) {
+func (a *Tracks) ScanDeadlines(ctx context.Context, in DeadlineScanInput) (DeadlineScanResult, error) {
 	defer alive(ctx)()
 	return a.scanDeadlines(ctx, in)
 }

@@ -50,30 +50,33 @@ func (o TaskOptions) budget() time.Duration {
 	return DefaultTaskBudget
 }
 
-func (a *Lifecycle) trackTTL() time.Duration {
-	lease := a.LeaseTTL
-	if lease <= 0 {
-		lease = time.Minute
+// trackTTL is the TRACK claim's TTL: a track workorder's budget (0: the
+// default) and three leases.
+func trackTTL(taskBudget, leaseTTL time.Duration) time.Duration {
+	if leaseTTL <= 0 {
+		leaseTTL = time.Minute
 	}
-	return a.Tasks.budget() + 3*lease
+	return TaskOptions{Budget: taskBudget}.budget() + 3*leaseTTL
 }
+
+func (a *Tracks) trackTTL() time.Duration { return trackTTL(a.Tasks.Budget, a.LeaseTTL) }
 
 // claimNow is the clock of the TRACK claim, the claim bridge's (real time).
 func claimNow() time.Time { return store.NowOr(time.Time{}) }
 
-// holdTrack takes the track's TRACK claim for the event's owner, or
-// extends it when that owner holds it already. Another owner's live claim
-// is a (retryable) *Claimed.
-func (a *Lifecycle) holdTrack(ctx context.Context, track, eventID string) error {
-	res, owner, ttl := domain.TrackResource(track), domain.TrackOwner(eventID), a.trackTTL()
+// holdTrack takes the track's TRACK claim for the event's owner for ttl,
+// or extends it when that owner holds it already. Another owner's live
+// claim is a (retryable) *Claimed.
+func holdTrack(ctx context.Context, st store.ClaimQuerier, track, eventID string, ttl time.Duration) error {
+	res, owner := domain.TrackResource(track), domain.TrackOwner(eventID)
 	now := claimNow()
-	cur, err := a.Store.GetClaim(ctx, domain.ResourceTrack, res)
+	cur, err := st.GetClaim(ctx, domain.ResourceTrack, res)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
 	case err != nil:
 		return fmt.Errorf("track claim %s: %w", res, err)
 	case cur.Live(now) && cur.OwnerID == owner:
-		if _, err := a.Store.RenewClaim(ctx, store.RenewClaimParams{ResourceType: domain.ResourceTrack, ResourceID: res,
+		if _, err := st.RenewClaim(ctx, store.RenewClaimParams{ResourceType: domain.ResourceTrack, ResourceID: res,
 			OwnerID: owner, ClaimVersion: cur.ClaimVersion, TTL: ttl, Now: now}); err != nil {
 			return fmt.Errorf("extend track claim %s: %w", res, err)
 		}
@@ -81,13 +84,13 @@ func (a *Lifecycle) holdTrack(ctx context.Context, track, eventID string) error 
 	case cur.Live(now):
 		return &Claimed{ResourceType: domain.ResourceTrack, ResourceID: res, Holder: *cur}
 	}
-	_, ok, err := a.Store.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: domain.ResourceTrack, ResourceID: res,
+	_, ok, err := st.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: domain.ResourceTrack, ResourceID: res,
 		OwnerID: owner, TTL: ttl, Now: now})
 	if err != nil {
 		return fmt.Errorf("track claim %s: %w", res, err)
 	}
 	if !ok {
-		holder, gerr := a.Store.GetClaim(ctx, domain.ResourceTrack, res)
+		holder, gerr := st.GetClaim(ctx, domain.ResourceTrack, res)
 		if gerr != nil {
 			return fmt.Errorf("track claim %s: held by another owner", res)
 		}
@@ -98,7 +101,7 @@ func (a *Lifecycle) holdTrack(ctx context.Context, track, eventID string) error 
 
 // releaseTrack gives the TRACK claim up if the event's owner holds it, after
 // the durable write. A failure is only logged: the lease lapses on its own.
-func (a *Lifecycle) releaseTrack(ctx context.Context, track, eventID string) {
+func (a *Tracks) releaseTrack(ctx context.Context, track, eventID string) {
 	ctx = context.WithoutCancel(ctx)
 	res, owner := domain.TrackResource(track), domain.TrackOwner(eventID)
 	cur, err := a.Store.GetClaim(ctx, domain.ResourceTrack, res)

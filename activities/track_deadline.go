@@ -12,7 +12,7 @@ import (
 )
 
 // scanDeadlines is ScanDeadlines' body.
-func (a *Lifecycle) scanDeadlines(ctx context.Context, in DeadlineScanInput) (DeadlineScanResult, error) {
+func (a *Tracks) scanDeadlines(ctx context.Context, in DeadlineScanInput) (DeadlineScanResult, error) {
 	asOf := in.AsOf
 	if asOf.IsZero() {
 		asOf = a.now()
@@ -58,7 +58,7 @@ func (a *Lifecycle) scanDeadlines(ctx context.Context, in DeadlineScanInput) (De
 }
 
 // rejected reports whether the objective was rejected (pause.WasRejected).
-func (a *Lifecycle) rejected(ctx context.Context, objectiveID string) (bool, error) {
+func (a *Tracks) rejected(ctx context.Context, objectiveID string) (bool, error) {
 	ps, err := a.Store.ListPauseStates(ctx, objectiveID)
 	return err == nil && pause.WasRejected(ps), err
 }

@@ -75,7 +75,7 @@ func releaseCaptures(snapshot string, maxFailures int) bool {
 }
 
 // gateTrack is GateTrack's body.
-func (a *Lifecycle) gateTrack(ctx context.Context, in TrackGateInput) (TrackGateResult, error) {
+func (a *Tracks) gateTrack(ctx context.Context, in TrackGateInput) (TrackGateResult, error) {
 	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
 	if err != nil {
 		return TrackGateResult{}, permanent(fmt.Errorf("gate track workorder %q: %w", in.WorkOrderID, err))
@@ -84,13 +84,13 @@ func (a *Lifecycle) gateTrack(ctx context.Context, in TrackGateInput) (TrackGate
 		err := fmt.Errorf("gate track workorder %q: a %s workorder of no track", w.WorkOrderID, w.DiazotrophType)
 		return TrackGateResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidStatus, err)
 	}
-	if res, done, err := a.trackGated(ctx, a.Store, w); err != nil || done {
+	if res, done, err := trackGated(ctx, a.Store, w); err != nil || done {
 		if done && err == nil {
 			a.releaseTrack(ctx, w.Track, w.EventID)
 		}
 		return res, permanent(err)
 	}
-	lease, err := a.acquire(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
+	lease, err := a.acquire(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
 	if err != nil {
 		return TrackGateResult{}, err
 	}
@@ -104,7 +104,7 @@ func (a *Lifecycle) gateTrack(ctx context.Context, in TrackGateInput) (TrackGate
 	var written bool
 	err = lease.Fenced(ctx, func(q store.Querier) error {
 		var done bool
-		if res, done, err = a.trackGated(ctx, q, w); err != nil || done {
+		if res, done, err = trackGated(ctx, q, w); err != nil || done {
 			return err
 		}
 		res, err = a.writeTrackGate(ctx, q, w, v, now)
@@ -131,7 +131,7 @@ func (a *Lifecycle) gateTrack(ctx context.Context, in TrackGateInput) (TrackGate
 // judgeTrack judges the bundle: the built-in checks, then, for triage, every
 // proposal built into a valid objective, for a manifest, its report's top
 // actions. Anything invalid is a FAIL that creates nothing.
-func (a *Lifecycle) judgeTrack(ctx context.Context, w *domain.WorkOrder, runFailure string, now time.Time) (trackVerdict, error) {
+func (a *Tracks) judgeTrack(ctx context.Context, w *domain.WorkOrder, runFailure string, now time.Time) (trackVerdict, error) {
 	b, err := a.Store.GetOutputBundle(ctx, w.WorkOrderID)
 	if errors.Is(err, domain.ErrNotFound) {
 		b, err = nil, nil
@@ -238,7 +238,7 @@ func (v *trackVerdict) proposals(content string, notes string, now time.Time) er
 }
 
 // writeTrackGate writes the verdict in the gate's transaction.
-func (a *Lifecycle) writeTrackGate(ctx context.Context, q store.Querier, w *domain.WorkOrder, v trackVerdict, now time.Time) (TrackGateResult, error) {
+func (a *Tracks) writeTrackGate(ctx context.Context, q store.Querier, w *domain.WorkOrder, v trackVerdict, now time.Time) (TrackGateResult, error) {
 	res := TrackGateResult{WorkOrderID: w.WorkOrderID, GateResult: v.result, GateReason: v.reason}
 	var ps domain.PauseState
 	switch {
@@ -301,7 +301,7 @@ func trackPauseReason(diazotrophType, result string) (subject, reason string) {
 
 // trackGated rebuilds the stored verdict of a track workorder gated before
 // from its records; done=false if there is none.
-func (a *Lifecycle) trackGated(ctx context.Context, q store.Querier, w *domain.WorkOrder) (TrackGateResult, bool, error) {
+func trackGated(ctx context.Context, q trackReader, w *domain.WorkOrder) (TrackGateResult, bool, error) {
 	rr, err := q.GetRunRecord(ctx, w.WorkOrderID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return TrackGateResult{}, false, nil

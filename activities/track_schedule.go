@@ -24,27 +24,8 @@ import (
 func trackSnapshotID(eventID string) string  { return "cs-" + eventID }
 func trackWorkOrderID(eventID string) string { return "wo-" + eventID }
 
-// pendingTrackEvents lists both kinds of track event, merged oldest first.
-func (a *Lifecycle) pendingTrackEvents(ctx context.Context, in PendingTrackEventsInput) ([]TrackEvent, error) {
-	limit := cmp.Or(in.Limit, DefaultTrackEventsLimit)
-	var out []TrackEvent
-	for _, typ := range domain.TrackEventTypes() {
-		evs, err := a.Store.ListPendingEvents(ctx, store.PendingEventsParams{EventType: typ, Limit: limit})
-		if err != nil {
-			return nil, fmt.Errorf("pending %s events: %w", typ, err)
-		}
-		for _, e := range evs {
-			out = append(out, TrackEvent{EventID: e.EventID, EventType: e.EventType, CreatedAt: e.CreatedAt})
-		}
-	}
-	slices.SortStableFunc(out, func(x, y TrackEvent) int {
-		return cmp.Or(x.CreatedAt.Compare(y.CreatedAt), strings.Compare(x.EventID, y.EventID))
-	})
-	return out[:min(len(out), limit)], nil
-}
-
 // scheduleTrack is ScheduleTrack's body.
-func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (TrackScheduleResult, error) {
+func (a *Tracks) scheduleTrack(ctx context.Context, in TrackScheduleInput) (TrackScheduleResult, error) {
 	ev, err := a.Store.GetEvent(ctx, in.EventID)
 	if err != nil {
 		return TrackScheduleResult{}, permanent(fmt.Errorf("schedule track event %q: %w", in.EventID, err))
@@ -58,7 +39,7 @@ func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (T
 		return TrackScheduleResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeMisconfigured, err)
 	}
 	if ev.Processed {
-		res, err := a.trackScheduled(ctx, a.Store, ev)
+		res, err := trackScheduled(ctx, a.Store, ev)
 		if err == nil && res.Reason != domain.ReasonScheduled {
 			// An attempt that wrote the outcome may have died before
 			// freeing the track.
@@ -66,12 +47,12 @@ func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (T
 		}
 		return res, permanent(err)
 	}
-	lease, err := a.acquire(ctx, domain.ResourceEvent, ev.EventID, a.LeaseTTL)
+	lease, err := a.acquire(ctx, a.Store, domain.ResourceEvent, ev.EventID, a.LeaseTTL)
 	if err != nil {
 		return TrackScheduleResult{}, err
 	}
 	defer a.release(ctx, lease)
-	if err := a.holdTrack(ctx, in.Track, ev.EventID); err != nil {
+	if err := holdTrack(ctx, a.Store, in.Track, ev.EventID, a.trackTTL()); err != nil {
 		return TrackScheduleResult{}, err
 	}
 
@@ -115,7 +96,7 @@ func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (T
 				return err
 			}
 		}
-		res, err = a.trackScheduled(ctx, q, ev)
+		res, err = trackScheduled(ctx, q, ev)
 		return err
 	})
 	if err != nil {
@@ -135,7 +116,7 @@ func (a *Lifecycle) scheduleTrack(ctx context.Context, in TrackScheduleInput) (T
 
 // scheduleTriage freezes the untaken captures into a triage workorder, or
 // marks the event ALREADY_TAKEN when its capture is in a workorder already.
-func (a *Lifecycle) scheduleTriage(ctx context.Context, q store.Querier, track string, ev *domain.Event) error {
+func (a *Tracks) scheduleTriage(ctx context.Context, q store.Querier, track string, ev *domain.Event) error {
 	now := a.now()
 	mark := func(reason string) error {
 		_, err := q.MarkEventProcessed(ctx, store.MarkEventProcessedParams{EventID: ev.EventID, Reason: reason, Now: now})
@@ -263,7 +244,7 @@ func triageRound(untaken []*domain.CaptureBuffer, own *domain.CaptureBuffer, max
 // scheduleManifest freezes the substrate's answers into a manifest
 // workorder, or, when the substrate could not be read, marks the event
 // BLOCKED with a pause saying why.
-func (a *Lifecycle) scheduleManifest(ctx context.Context, q store.Querier, track string, ev *domain.Event,
+func (a *Tracks) scheduleManifest(ctx context.Context, q store.Querier, track string, ev *domain.Event,
 	queries []manifest.QueryResult, queryErr error) error {
 	now := a.now()
 	if queryErr != nil {
@@ -327,7 +308,7 @@ func lastManifestAt(ctx context.Context, q store.Querier, track string) (*time.T
 }
 
 // createTrackWork writes a track workorder and its snapshot.
-func (a *Lifecycle) createTrackWork(ctx context.Context, q store.Querier, track string, ev *domain.Event, typ, prompt string,
+func (a *Tracks) createTrackWork(ctx context.Context, q store.Querier, track string, ev *domain.Event, typ, prompt string,
 	refs []domain.YieldRef, now time.Time) error {
 	snap := &domain.ContextSnapshot{ContextSnapshotID: trackSnapshotID(ev.EventID), Track: track, FullPromptText: prompt,
 		RelatedYieldRefs: refs, CreatedAt: now}
@@ -341,7 +322,7 @@ func (a *Lifecycle) createTrackWork(ctx context.Context, q store.Querier, track 
 }
 
 // trackScheduled reads the stored outcome of a processed track event.
-func (a *Lifecycle) trackScheduled(ctx context.Context, q store.Querier, ev *domain.Event) (TrackScheduleResult, error) {
+func trackScheduled(ctx context.Context, q trackReader, ev *domain.Event) (TrackScheduleResult, error) {
 	res := TrackScheduleResult{EventID: ev.EventID, Reason: ev.ProcessedReason}
 	switch ev.ProcessedReason {
 	case domain.ReasonScheduled:

@@ -26,13 +26,14 @@ const testTrack = "tasks"
 
 // forEachTrackBackend runs test on a bundle whose lifecycle runs the real
 // triage and manifest diazotrophs (the fake stands in for neither).
-func forEachTrackBackend(t *testing.T, edit func(l *activities.Lifecycle), test func(t *testing.T, tb *testBundle)) {
+func forEachTrackBackend(t *testing.T, edit func(tracks *activities.Tracks), test func(t *testing.T, tb *testBundle)) {
 	t.Helper()
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		tb.l.Diazotrophs = diazotroph.NewRegistry(tb.fake, triage.Diazotroph{}, manifest.Diazotroph{})
-		tb.l.Tasks = activities.TaskOptions{Budget: 30 * time.Second}
+		tb.steps.Diazotrophs = diazotroph.NewRegistry(tb.fake, triage.Diazotroph{}, manifest.Diazotroph{})
+		tb.tracks.Tasks = activities.TaskOptions{Budget: 30 * time.Second}
+		tb.steps.TaskBudget = tb.tracks.Tasks.Budget
 		if edit != nil {
-			edit(tb.l)
+			edit(tb.tracks)
 		}
 		test(t, tb)
 	})
@@ -61,7 +62,7 @@ func (tb *testBundle) manifestRequest(t *testing.T, id string, offset time.Durat
 
 func (tb *testBundle) scheduleTrack(t *testing.T, eventID string) activities.TrackScheduleResult {
 	t.Helper()
-	res, err := tb.l.ScheduleTrack(context.Background(), activities.TrackScheduleInput{Track: testTrack, EventID: eventID})
+	res, err := tb.tracks.ScheduleTrack(context.Background(), activities.TrackScheduleInput{Track: testTrack, EventID: eventID})
 	require.NoError(t, err)
 	return res
 }
@@ -113,21 +114,21 @@ func TestPendingTrackEvents_MergesBothKindsOldestFirst(t *testing.T) {
 		c2 := tb.capture(t, "cap-2", "Second", 2*time.Second)
 		m1 := tb.manifestRequest(t, "ev-manifest-1", time.Second)
 		c3 := tb.capture(t, "cap-3", "Third", 3*time.Second)
-		evs, err := tb.l.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
+		evs, err := tb.tracks.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
 		require.NoError(t, err)
 		var ids []string
 		for _, e := range evs {
 			ids = append(ids, e.EventID)
 		}
 		require.Equal(t, []string{m1.EventID, c2.EventID, c3.EventID}, ids)
-		evs, err = tb.l.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{Limit: 2})
+		evs, err = tb.tracks.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{Limit: 2})
 		require.NoError(t, err)
 		require.Len(t, evs, 2)
 	})
 }
 
 func TestScheduleTrack_TriageFreezesOldestFirstBoundedCapturesAndTakesThem(t *testing.T) {
-	forEachTrackBackend(t, func(l *activities.Lifecycle) { l.Tasks.TriageMaxCaptures = 3 }, func(t *testing.T, tb *testBundle) {
+	forEachTrackBackend(t, func(tracks *activities.Tracks) { tracks.Tasks.TriageMaxCaptures = 3 }, func(t *testing.T, tb *testBundle) {
 		ev4 := tb.capture(t, "cap-4", "Fourth", 4*time.Second)
 		ev1 := tb.capture(t, "cap-1", "First\n- it works", time.Second)
 		tb.capture(t, "cap-3", "Third", 3*time.Second)
@@ -164,7 +165,7 @@ func TestScheduleTrack_TriageFreezesOldestFirstBoundedCapturesAndTakesThem(t *te
 		c := tb.trackClaim(t)
 		require.Equal(t, domain.TrackOwner(ev1.EventID), c.OwnerID)
 		require.True(t, c.Live(time.Now()))
-		_, err = tb.l.ScheduleTrack(t.Context(), activities.TrackScheduleInput{Track: testTrack, EventID: ev4.EventID})
+		_, err = tb.tracks.ScheduleTrack(t.Context(), activities.TrackScheduleInput{Track: testTrack, EventID: ev4.EventID})
 		var claimed *activities.Claimed
 		require.ErrorAs(t, err, &claimed)
 		requireRetryable(t, err)
@@ -183,16 +184,16 @@ func TestScheduleTrack_TriageFreezesOldestFirstBoundedCapturesAndTakesThem(t *te
 // scheduleTrackAfterGate runs and gates workorder, then schedules eventID.
 func (tb *testBundle) scheduleTrackAfterGate(t *testing.T, workOrderID, eventID string) activities.TrackScheduleResult {
 	t.Helper()
-	_, err := tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: workOrderID})
+	_, err := tb.steps.Run(t.Context(), activities.RunInput{WorkOrderID: workOrderID})
 	require.NoError(t, err)
-	_, err = tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: workOrderID})
+	_, err = tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: workOrderID})
 	require.NoError(t, err)
 	return tb.scheduleTrack(t, eventID)
 }
 
 func TestScheduleTrack_TriageRoundIsBoundedBySizeAndKeepsTheEventsCapture(t *testing.T) {
 	t.Run("own capture over the bound", func(t *testing.T) {
-		forEachTrackBackend(t, func(l *activities.Lifecycle) { l.Tasks.TriageMaxBytes = 25 }, func(t *testing.T, tb *testBundle) {
+		forEachTrackBackend(t, func(tracks *activities.Tracks) { tracks.Tasks.TriageMaxBytes = 25 }, func(t *testing.T, tb *testBundle) {
 			tb.capture(t, "cap-1", strings.Repeat("a", 10), time.Second)
 			tb.capture(t, "cap-2", strings.Repeat("b", 10), 2*time.Second)
 			tb.capture(t, "cap-3", strings.Repeat("c", 10), 3*time.Second)
@@ -205,7 +206,7 @@ func TestScheduleTrack_TriageRoundIsBoundedBySizeAndKeepsTheEventsCapture(t *tes
 		})
 	})
 	t.Run("oldest within the bound", func(t *testing.T) {
-		forEachTrackBackend(t, func(l *activities.Lifecycle) { l.Tasks.TriageMaxBytes = 25 }, func(t *testing.T, tb *testBundle) {
+		forEachTrackBackend(t, func(tracks *activities.Tracks) { tracks.Tasks.TriageMaxBytes = 25 }, func(t *testing.T, tb *testBundle) {
 			ev := tb.capture(t, "cap-1", strings.Repeat("a", 10), time.Second)
 			tb.capture(t, "cap-2", strings.Repeat("b", 10), 2*time.Second)
 			tb.capture(t, "cap-3", strings.Repeat("c", 10), 3*time.Second)
@@ -225,14 +226,14 @@ func TestTrack_TriageGateCreatesNewObjectivesProcessesCapturesAndPausesOnce(t *t
 		wo := res.WorkOrder.WorkOrderID
 		before := tb.trackClaim(t)
 
-		_, err := tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
+		_, err := tb.steps.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
 		require.NoError(t, err)
 		during := tb.trackClaim(t)
 		require.Equal(t, domain.TrackOwner(ev.EventID), during.OwnerID)
 		require.Greater(t, during.ClaimVersion, before.ClaimVersion, "Run extends the track's claim")
 		require.Nil(t, during.ReleasedAt)
 
-		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
+		gate, err := tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
 		require.NoError(t, err)
 		require.Equal(t, domain.GatePass, gate.GateResult)
 		id := activities.ProposalObjectiveID("cap-1", 0)
@@ -263,7 +264,7 @@ func TestTrack_TriageGateCreatesNewObjectivesProcessesCapturesAndPausesOnce(t *t
 		require.NotNil(t, tb.trackClaim(t).ReleasedAt, "the gate frees the track")
 
 		// Run again: the stored verdict, nothing more.
-		again, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
+		again, err := tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
 		require.NoError(t, err)
 		require.Equal(t, gate.GateResult, again.GateResult)
 		require.Equal(t, gate.ObjectiveIDs, again.ObjectiveIDs)
@@ -280,13 +281,13 @@ func TestTrack_AnInvalidProposalFailsTheGateAndCreatesNothing(t *testing.T) {
 		}, Skipped: []triage.Skipped{}}
 		content, err := json.Marshal(set)
 		require.NoError(t, err)
-		tb.l.Diazotrophs = diazotroph.NewRegistry(newFake(triage.Type, returning(diazotroph.Result{Title: "Triage",
+		tb.steps.Diazotrophs = diazotroph.NewRegistry(newFake(triage.Type, returning(diazotroph.Result{Title: "Triage",
 			Content: string(content), RunnerStatus: domain.RunnerOK})))
 		ev := tb.capture(t, "cap-1", "Fine", time.Second)
 		wo := tb.scheduleTrack(t, ev.EventID).WorkOrder.WorkOrderID
-		_, err = tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
+		_, err = tb.steps.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
 		require.NoError(t, err)
-		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
+		gate, err := tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
 		require.NoError(t, err)
 		require.Equal(t, domain.GateFail, gate.GateResult)
 		require.Contains(t, gate.GateReason, "cap-2")
@@ -323,7 +324,7 @@ func TestTrack_ARunFailureFailsTheGate(t *testing.T) {
 	forEachTrackBackend(t, nil, func(t *testing.T, tb *testBundle) {
 		ev := tb.capture(t, "cap-1", "Fine", time.Second)
 		wo := tb.scheduleTrack(t, ev.EventID).WorkOrder.WorkOrderID
-		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo, RunFailure: "worker lost"})
+		gate, err := tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo, RunFailure: "worker lost"})
 		require.NoError(t, err)
 		require.Equal(t, domain.GateFail, gate.GateResult)
 		require.Contains(t, gate.GateReason, "worker lost")
@@ -366,7 +367,7 @@ func manifestResults(t *testing.T) []manifest.QueryResult {
 func TestTrack_ManifestFreezesTheQueriesAndPausesWithTheTopActions(t *testing.T) {
 	forEachTrackBackend(t, nil, func(t *testing.T, tb *testBundle) {
 		sub := &fixedSubstrate{results: manifestResults(t)}
-		tb.l.Tasks.Substrate = sub
+		tb.tracks.Tasks.Substrate = sub
 		ev := tb.manifestRequest(t, "ev-manifest-1", time.Second)
 		res := tb.scheduleTrack(t, ev.EventID)
 		require.Equal(t, domain.ReasonScheduled, res.Reason)
@@ -392,9 +393,9 @@ func TestTrack_ManifestFreezesTheQueriesAndPausesWithTheTopActions(t *testing.T)
 		require.Equal(t, "ticket", in.Scope)
 		require.Nil(t, in.LastManifestAt, "no manifest before")
 
-		_, err = tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: w.WorkOrderID})
+		_, err = tb.steps.Run(t.Context(), activities.RunInput{WorkOrderID: w.WorkOrderID})
 		require.NoError(t, err)
-		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: w.WorkOrderID})
+		gate, err := tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: w.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, domain.GatePass, gate.GateResult)
 		p := gate.Pause
@@ -404,7 +405,7 @@ func TestTrack_ManifestFreezesTheQueriesAndPausesWithTheTopActions(t *testing.T)
 		require.Equal(t, []string{pause.ReviewManifest, pause.ManifestAction}, p.ActionKinds)
 		require.Contains(t, p.PrioritizedActions[1], "Unblock o-b")
 		require.NotNil(t, tb.trackClaim(t).ReleasedAt)
-		again, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: w.WorkOrderID})
+		again, err := tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: w.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, gate.Pause.PauseStateID, again.Pause.PauseStateID)
 
@@ -434,7 +435,7 @@ func TestTrack_AnUnreachableSubstrateBlocksTheManifestRequest(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			forEachTrackBackend(t, nil, func(t *testing.T, tb *testBundle) {
-				tb.l.Tasks.Substrate = sub(t)
+				tb.tracks.Tasks.Substrate = sub(t)
 				ev := tb.manifestRequest(t, "ev-manifest-1", time.Second)
 				res := tb.scheduleTrack(t, ev.EventID)
 				require.Equal(t, domain.ReasonBlocked, res.Reason)
@@ -466,7 +467,7 @@ func TestScanDeadlines_OneOverduePausePerObjectiveAndDeadline(t *testing.T) {
 		tb.newObjective(t, "o-due", func(o *domain.Objective) { o.DueAt = &due })
 		asOf := t0.Add(5 * time.Hour)
 
-		res, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf})
+		res, err := tb.tracks.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf})
 		require.NoError(t, err)
 		require.Equal(t, 1, res.Scanned, "only objectives past their deadline are read: not DONE, not o-due")
 		require.Nil(t, res.Next)
@@ -483,23 +484,23 @@ func TestScanDeadlines_OneOverduePausePerObjectiveAndDeadline(t *testing.T) {
 		require.Equal(t, asOf, p.CreatedAt)
 		require.Equal(t, []string{pause.ReviewOverdue, pause.SetDueDate}, p.ActionKinds)
 
-		again, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf.Add(time.Hour)})
+		again, err := tb.tracks.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf.Add(time.Hour)})
 		require.NoError(t, err)
 		require.Len(t, again.Overdue, 1)
 		require.False(t, again.Overdue[0].Created)
 		require.Equal(t, od.PauseStateID, again.Overdue[0].PauseStateID)
 		require.Len(t, tb.pauses(t, "o-late"), 1)
 
-		early, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: t0.Add(time.Hour)})
+		early, err := tb.tracks.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: t0.Add(time.Hour)})
 		require.NoError(t, err)
 		require.Empty(t, early.Overdue, "before the deadline: nothing")
 
 		// Paged.
-		page, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf, Limit: 1})
+		page, err := tb.tracks.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf, Limit: 1})
 		require.NoError(t, err)
 		require.Equal(t, 1, page.Scanned)
 		require.NotNil(t, page.Next)
-		rest, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf, After: *page.Next, Limit: 1})
+		rest, err := tb.tracks.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf, After: *page.Next, Limit: 1})
 		require.NoError(t, err)
 		require.Zero(t, rest.Scanned)
 		require.Nil(t, rest.Next)
@@ -508,7 +509,7 @@ func TestScanDeadlines_OneOverduePausePerObjectiveAndDeadline(t *testing.T) {
 		rej := tb.newObjective(t, "o-rejected", func(o *domain.Objective) { o.Urgency = "CRITICAL" })
 		ps := pause.Rejected("o-rejected", rej.StatusSeq, "ana", "not ours", t0)
 		require.NoError(t, tb.store.CreatePauseState(t.Context(), &ps))
-		after, err := tb.l.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf})
+		after, err := tb.tracks.ScanDeadlines(t.Context(), activities.DeadlineScanInput{AsOf: asOf})
 		require.NoError(t, err)
 		require.Len(t, after.Overdue, 1, "only o-late")
 		require.Empty(t, tb.pauses(t, "o-rejected")[1:], "no OVERDUE pause beside the rejection")

@@ -65,7 +65,7 @@ func forEachModelTrackBackend(t *testing.T, maxFailures int, answers []string, t
 		t.Cleanup(srv.Close)
 		client, err := patchgen.NewOpenAI(patchgen.OpenAIOptions{BaseURL: srv.URL, Model: "triager"})
 		require.NoError(t, err)
-		tb.l.Diazotrophs = diazotroph.NewRegistry(tb.fake, manifest.Diazotroph{},
+		tb.steps.Diazotrophs = diazotroph.NewRegistry(tb.fake, manifest.Diazotroph{},
 			triage.New(triage.Options{Model: triage.NewOpenAI(client), MaxFailures: maxFailures}))
 		test(t, tb, m)
 	})
@@ -77,9 +77,9 @@ func (tb *testBundle) runTriage(t *testing.T, eventID string) activities.TrackGa
 	res := tb.scheduleTrack(t, eventID)
 	require.Equal(t, domain.ReasonScheduled, res.Reason)
 	wo := res.WorkOrder.WorkOrderID
-	_, err := tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
+	_, err := tb.steps.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
 	require.NoError(t, err)
-	gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
+	gate, err := tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
 	require.NoError(t, err)
 	return gate
 }
@@ -100,7 +100,7 @@ const mergeSplitSkipAnswer = `{"proposals":[
 func TestTrack_ModelRouteMergesSplitsAndSkipsIntoTheRightObjectivesOnce(t *testing.T) {
 	forEachModelTrackBackend(t, 3, []string{mergeSplitSkipAnswer}, func(t *testing.T, tb *testBundle, m *modelEndpoint) {
 		rec := &spentRecorder{}
-		tb.l.Observer = rec
+		tb.observe(rec)
 		login := storetest.Objective("o-login")
 		login.Title = "Add a login page"
 		require.NoError(t, tb.store.CreateObjective(t.Context(), login))
@@ -138,7 +138,7 @@ func TestTrack_ModelRouteMergesSplitsAndSkipsIntoTheRightObjectivesOnce(t *testi
 		require.Contains(t, b.Notes, "capture cap-4 skipped: duplicate of objective o-login")
 
 		// A retried gate: the stored verdict, nothing created twice.
-		again, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: gate.WorkOrderID})
+		again, err := tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: gate.WorkOrderID})
 		require.NoError(t, err)
 		require.Equal(t, gate.ObjectiveIDs, again.ObjectiveIDs, "each id once, in the round's order")
 		require.Equal(t, 4, tb.objectiveCount(t))
@@ -190,7 +190,7 @@ func TestTrack_AnAnswerThatIsNotAValidAccountFailsAndCreatesNothing(t *testing.T
 // a round, which it runs and gates. It fails when no event schedules one.
 func (tb *testBundle) runNextTriage(t *testing.T) activities.TrackGateResult {
 	t.Helper()
-	evs, err := tb.l.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
+	evs, err := tb.tracks.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
 	require.NoError(t, err)
 	for _, ev := range evs {
 		res := tb.scheduleTrack(t, ev.EventID)
@@ -199,9 +199,9 @@ func (tb *testBundle) runNextTriage(t *testing.T) activities.TrackGateResult {
 		}
 		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		wo := res.WorkOrder.WorkOrderID
-		_, err := tb.l.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
+		_, err := tb.steps.Run(t.Context(), activities.RunInput{WorkOrderID: wo})
 		require.NoError(t, err)
-		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
+		gate, err := tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo})
 		require.NoError(t, err)
 		return gate
 	}
@@ -212,12 +212,12 @@ func (tb *testBundle) runNextTriage(t *testing.T) activities.TrackGateResult {
 // requireNoTrackEventPending: nothing is left for the track to do.
 func (tb *testBundle) requireNoTrackEventPending(t *testing.T) {
 	t.Helper()
-	evs, err := tb.l.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
+	evs, err := tb.tracks.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
 	require.NoError(t, err)
 	for _, ev := range evs {
 		require.Equal(t, domain.ReasonAlreadyTaken, tb.scheduleTrack(t, ev.EventID).Reason, ev.EventID)
 	}
-	evs, err = tb.l.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
+	evs, err = tb.tracks.PendingTrackEvents(t.Context(), activities.PendingTrackEventsInput{})
 	require.NoError(t, err)
 	require.Empty(t, evs)
 }
@@ -228,7 +228,7 @@ func (tb *testBundle) requireNoTrackEventPending(t *testing.T) {
 // objectives. No capture is left behind, none twice.
 func TestTrack_AFailedRoundHandsItsCapturesToTheNextUntilTheFallbackTriagesThem(t *testing.T) {
 	forEachModelTrackBackend(t, 2, []string{"not an answer"}, func(t *testing.T, tb *testBundle, m *modelEndpoint) {
-		tb.l.Tasks.TriageMaxFailures = 2
+		tb.tracks.Tasks.TriageMaxFailures = 2
 		tb.capture(t, "cap-1", "Fix the first", time.Second)
 		tb.capture(t, "cap-2", "Fix the second", 2*time.Second)
 
@@ -284,7 +284,7 @@ func TestTrack_AFailedRoundHandsItsCapturesToTheNextUntilTheFallbackTriagesThem(
 // its pause says to add them again. So a capture cannot go round for ever.
 func TestTrack_AFailedFallbackRoundKeepsItsCapturesForAHuman(t *testing.T) {
 	forEachModelTrackBackend(t, 1, []string{"not an answer"}, func(t *testing.T, tb *testBundle, m *modelEndpoint) {
-		tb.l.Tasks.TriageMaxFailures = 1
+		tb.tracks.Tasks.TriageMaxFailures = 1
 		ev := tb.capture(t, "cap-1", "Fix it", time.Second)
 		require.Equal(t, domain.GateFail, tb.runTriage(t, ev.EventID).GateResult)
 		next := tb.pendingCaptureEvent(t, "cap-1")
@@ -292,7 +292,7 @@ func TestTrack_AFailedFallbackRoundKeepsItsCapturesForAHuman(t *testing.T) {
 		res := tb.scheduleTrack(t, next.EventID)
 		require.Equal(t, domain.ReasonScheduled, res.Reason)
 		wo := res.WorkOrder.WorkOrderID
-		gate, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo,
+		gate, err := tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo,
 			RunFailure: "worker lost"})
 		require.NoError(t, err)
 		require.Equal(t, domain.GateFail, gate.GateResult)
@@ -304,7 +304,7 @@ func TestTrack_AFailedFallbackRoundKeepsItsCapturesForAHuman(t *testing.T) {
 		tb.requireNoTrackEventPending(t)
 
 		// A retried gate changes nothing.
-		again, err := tb.l.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo,
+		again, err := tb.tracks.GateTrack(t.Context(), activities.TrackGateInput{Track: testTrack, WorkOrderID: wo,
 			RunFailure: "worker lost"})
 		require.NoError(t, err)
 		require.Equal(t, gate.GateResult, again.GateResult)
@@ -319,7 +319,7 @@ func TestTrack_CommandRouteMergesTwoCapturesIntoOneObjective(t *testing.T) {
 		run := `set -e
 grep -q '"capture_buffer_id":"cap-2"' "$AZOLLA_INPUT_FILE"
 echo '{"proposals":[{"capture_buffer_id":"cap-1","merged_capture_buffer_ids":["cap-2"],"title":"Retry failed fetches","acceptance_criteria":[],"urgency":"NORMAL"}],"skipped":[]}'`
-		tb.l.Diazotrophs = diazotroph.NewRegistry(tb.fake, manifest.Diazotroph{}, triage.New(triage.Options{
+		tb.steps.Diazotrophs = diazotroph.NewRegistry(tb.fake, manifest.Diazotroph{}, triage.New(triage.Options{
 			Model: triage.NewCommand(run, sandboxtest.Unconfined(t, sandbox.Policy{}))}))
 		ev := tb.capture(t, "cap-1", "fetches fail", time.Second)
 		tb.capture(t, "cap-2", "retry fetches", 2*time.Second)

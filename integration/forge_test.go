@@ -287,7 +287,7 @@ func TestForge_OnePullRequestWhateverRunsTheStep(t *testing.T) {
 	wos, err := w.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
 	require.NoError(t, err)
 	// Other workers' steps, on the same store and forge.
-	lc := &activities.Lifecycle{Store: w.store, Forges: workers.NewForges(w.cfg, os.Getenv)}
+	lc := &activities.PullRequests{Store: w.store, Forges: workers.NewForges(w.cfg, os.Getenv)}
 	results := make(chan activities.PullRequestResult, 4)
 	var wg sync.WaitGroup
 	for range 4 {

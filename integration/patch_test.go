@@ -125,9 +125,9 @@ func TestPatch_ApprovedObjectiveYieldsABranchCommitAndDiff(t *testing.T) {
 	// Running the EXECUTED workorder again changes nothing.
 	ex, err := workers.NewExecutors(b.cfg, sandboxtest.Host(t), nil)
 	require.NoError(t, err)
-	l, err := workers.NewLifecycle(b.cfg, b.store, "rerun", ex)
+	set, err := workers.NewActivities(b.cfg, b.store, "rerun", ex)
 	require.NoError(t, err)
-	res, err := l.Run(ctx, activities.RunInput{WorkOrderID: wos[0].WorkOrderID})
+	res, err := set.Steps.Run(ctx, activities.RunInput{WorkOrderID: wos[0].WorkOrderID})
 	require.NoError(t, err)
 	require.True(t, res.AlreadyExecuted)
 	b.requirePatchRun(t, wos[0])

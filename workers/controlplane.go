@@ -54,7 +54,7 @@ func NewControlPlane(cfg config.Config, st store.Store, tr controlplane.Transpor
 func NewObservedControlPlane(cfg config.Config, st store.Store, tr controlplane.Transport, c client.Client,
 	log *slog.Logger, instanceID string, m *metrics.Metrics) *controlplane.Service {
 	cp := cfg.ControlPlane
-	hooks := activities.RemoteHooks{EarlyStopMaxDiffLines: cfg.Patch.EarlyStopMaxDiffLines}
+	var hooks controlplane.LifecycleHooks
 	ccfg := controlplane.Config{
 		LeaseTTL: cp.LeaseTTL, HeartbeatInterval: cp.HeartbeatInterval, MaxWait: cp.MaxWait,
 		MaxAttempts: cp.MaxAttempts, ReaperInterval: cp.ReaperInterval, InstanceID: instanceID, Log: log,
@@ -65,7 +65,8 @@ func NewObservedControlPlane(cfg config.Config, st store.Store, tr controlplane.
 	}
 	var acts controlplane.Activities
 	if c != nil {
-		acts = &RemoteActivities{Client: c, Namespace: cfg.Temporal.Namespace, Store: st, Hooks: hooks}
+		acts = &RemoteActivities{Client: c, Namespace: cfg.Temporal.Namespace,
+			Outcomes: activities.RemoteOutcomes{Store: st, EarlyStopMaxDiffLines: cfg.Patch.EarlyStopMaxDiffLines}}
 	}
 	return controlplane.New(st, tr, acts, hooks, ccfg)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/remote/controlplane"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // RemoteActivities is the control plane's Temporal side: it completes, fails
@@ -22,10 +21,8 @@ import (
 type RemoteActivities struct {
 	Client    client.Client
 	Namespace string
-	// Store and Hooks say what a settled job's activity is told
-	// (activities.RemoteHooks.Outcome); Store is read for candidates.
-	Store store.Querier
-	Hooks activities.RemoteHooks
+	// Outcomes say what a settled job's activity is told.
+	Outcomes activities.RemoteOutcomes
 }
 
 var _ controlplane.Activities = (*RemoteActivities)(nil)
@@ -56,7 +53,7 @@ func (r *RemoteActivities) settle(ctx context.Context, j *domain.Job, what strin
 	if j.Activity == nil {
 		return nil
 	}
-	out, err := r.Hooks.Outcome(ctx, r.Store, j)
+	out, err := r.Outcomes.Outcome(ctx, j)
 	if err != nil {
 		return fmt.Errorf("job %q: %w", j.JobID, err)
 	}

@@ -30,14 +30,14 @@ func TestNewPruner_PrunesTheConfiguredGitDirWithTheConfiguredRetention(t *testin
 	require.True(t, filepath.IsAbs(pr.Dir), "the pass refuses a relative dir: %s", pr.Dir)
 }
 
-func TestNewLifecycle_TellsTheGateHowLongWorkspacesAreKept(t *testing.T) {
+func TestNewActivities_TellTheGateHowLongWorkspacesAreKept(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	cfg := config.DefaultFor(func(k string) string { return map[string]string{"HOME": home}[k] })
 	cfg.Patch.Retention = 72 * time.Hour
 	ex, err := workers.NewExecutors(cfg, sandboxtest.Host(t), nil)
 	require.NoError(t, err)
-	l, err := workers.NewLifecycle(cfg, storetest.NewSQLite(t), "tester", ex)
+	set, err := workers.NewActivities(cfg, storetest.NewSQLite(t), "tester", ex)
 	require.NoError(t, err)
-	require.Equal(t, 72*time.Hour, l.Retention)
+	require.Equal(t, 72*time.Hour, set.Steps.Retention)
 }

@@ -90,14 +90,14 @@ func measureGrowth(b *testing.B, be storetest.Backend, n int) growth {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l, err := workers.NewLifecycle(cfg, s, "", ex)
+	set, err := workers.NewActivities(cfg, s, "", ex)
 	if err != nil {
 		b.Fatal(err)
 	}
 	empty, emptyTables := storeBytes(b, s)
 	identity := activities.DefaultIdentity()
 	for i := range n {
-		lifecycle(b, ctx, s, l, identity, fmt.Sprintf("g1-%05d", i))
+		lifecycle(b, ctx, s, set.Steps, identity, fmt.Sprintf("g1-%05d", i))
 	}
 	now := time.Now()
 	verifyClean(b, s, now.Add(2*time.Hour))
@@ -119,7 +119,7 @@ func measureGrowth(b *testing.B, be storetest.Backend, n int) growth {
 // alone, so each step gets the owner id an activity attempt would have
 // (identity:workflow/activity/attempt): the claim rows are the size a
 // worker's are.
-func lifecycle(b *testing.B, ctx context.Context, s store.Store, l *activities.Lifecycle, identity, id string) {
+func lifecycle(b *testing.B, ctx context.Context, s store.Store, l *activities.Steps, identity, id string) {
 	owner := func(step int) string { return fmt.Sprintf("%s:objective-%s/%d/1", identity, id, step) }
 	now := time.Now()
 	o := &domain.Objective{ObjectiveID: id, ObjectiveType: "TICKET", Title: "Handle empty input in the parser " + id,

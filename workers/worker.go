@@ -27,33 +27,36 @@ import (
 	"github.com/azolla/azolla/workflows"
 )
 
-// NewLifecycle builds the lifecycle activities' receiver from cfg: the
-// claim bridge on st and the built-in diazotrophs, their commands run by
-// ex, PATCH_DIAZOTROPH also resolving repositories for the scheduler.
-func NewLifecycle(cfg config.Config, st store.Store, identity string, ex *Executors) (*activities.Lifecycle, error) {
+// NewActivities builds the lifecycle's activities from cfg: the claim
+// bridge on st and the built-in diazotrophs, their commands run by ex,
+// PATCH_DIAZOTROPH also resolving repositories for the scheduler and
+// running best-of-N candidates.
+func NewActivities(cfg config.Config, st store.Store, identity string, ex *Executors) (*activities.Set, error) {
 	reg, p, err := NewRegistry(cfg, ex)
 	if err != nil {
 		return nil, err
 	}
-	return &activities.Lifecycle{
-		Store:                 st,
-		Claims:                claim.NewBridge(st),
-		Diazotrophs:           reg,
-		Targets:               p,
-		Identity:              identity,
-		Diazotroph:            cfg.Lifecycle.Diazotroph,
-		Budget:                cfg.Lifecycle.Budget,
-		LeaseTTL:              cfg.Claim.LeaseTTL,
-		Retention:             cfg.Patch.Retention,
-		Forges:                NewForges(cfg, os.Getenv),
-		Candidates:            p,
-		EarlyStop:             cfg.Patch.EarlyStop,
-		EarlyStopMaxDiffLines: cfg.Patch.EarlyStopMaxDiffLines,
-		ParallelCandidates:    cfg.Patch.ParallelCandidates,
-		Tasks: activities.TaskOptions{TriageMaxCaptures: cfg.Tasks.TriageMaxCaptures,
-			TriageMaxBytes: cfg.Tasks.TriageMaxBytes, Budget: cfg.Tasks.Budget, SLA: cfg.Deadlines.SLA.Map(),
-			TriageMaxFailures: cfg.Tasks.Triage.MaxFailures},
+	claims := activities.Claimant{Claims: claim.NewBridge(st), Identity: identity, LeaseTTL: cfg.Claim.LeaseTTL}
+	forges := NewForges(cfg, os.Getenv)
+	return &activities.Set{
+		Steps: &activities.Steps{Claimant: claims, Store: st, Diazotrophs: reg, Targets: p,
+			Diazotroph: cfg.Lifecycle.Diazotroph, Budget: cfg.Lifecycle.Budget, TaskBudget: cfg.Tasks.Budget,
+			Retention: cfg.Patch.Retention, Forges: forges, EarlyStop: cfg.Patch.EarlyStop,
+			ParallelCandidates: cfg.Patch.ParallelCandidates},
+		Tracks: &activities.Tracks{Claimant: claims, Store: st, Tasks: activities.TaskOptions{
+			TriageMaxCaptures: cfg.Tasks.TriageMaxCaptures, TriageMaxBytes: cfg.Tasks.TriageMaxBytes,
+			Budget: cfg.Tasks.Budget, SLA: cfg.Deadlines.SLA.Map(), TriageMaxFailures: cfg.Tasks.Triage.MaxFailures}},
+		PullRequests: &activities.PullRequests{Store: st, Forges: forges},
+		Candidates: &activities.Candidates{Claimant: claims, Store: st, Runner: p,
+			EarlyStopMaxDiffLines: cfg.Patch.EarlyStopMaxDiffLines},
 	}, nil
+}
+
+// observe has every activity of set take its claims through claims (a
+// bridge that counts them) and tell o what it wrote.
+func observe(set *activities.Set, claims *claim.Bridge, o activities.Observer) {
+	set.Steps.Claims, set.Tracks.Claims, set.Candidates.Claims = claims, claims, claims
+	set.Steps.Observer, set.Tracks.Observer, set.PullRequests.Observer, set.Candidates.Observer = o, o, o, o
 }
 
 // SubstrateConfig is the substrate the manifest reads (tasks.substrate):
@@ -127,20 +130,24 @@ func newTriage(cfg config.Config, ex *Executors) (triage.Diazotroph, error) {
 // 256 (make bench-idle).
 const WorkflowCacheSize = 1024
 
-// Register puts ObjectiveWorkflow, TrackWorkflow and the lifecycle
-// activities on w (the lifecycle task queue).
-func Register(w worker.Registry, l *activities.Lifecycle) {
+// Register puts ObjectiveWorkflow, TrackWorkflow and every lifecycle
+// activity on w (the lifecycle task queue): each struct's exported
+// methods, under their method names.
+func Register(w worker.Registry, set *activities.Set) {
 	w.RegisterWorkflowWithOptions(workflows.ObjectiveWorkflow, workflow.RegisterOptions{Name: workflows.ObjectiveWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.TrackWorkflow, workflow.RegisterOptions{Name: workflows.TrackWorkflowName})
-	w.RegisterActivity(l)
+	w.RegisterActivity(set.Steps)
+	w.RegisterActivity(set.Tracks)
+	w.RegisterActivity(set.PullRequests)
+	w.RegisterActivity(set.Candidates)
 }
 
 // RegisterDeadlines puts DeadlineMonitorWorkflow and its scan on w (the
 // deadlines task queue): the monitor takes no slot of the lifecycle's.
-func RegisterDeadlines(w worker.Registry, l *activities.Lifecycle) {
+func RegisterDeadlines(w worker.Registry, set *activities.Set) {
 	w.RegisterWorkflowWithOptions(workflows.DeadlineMonitorWorkflow,
 		workflow.RegisterOptions{Name: workflows.DeadlineMonitorWorkflowName})
-	w.RegisterActivityWithOptions(l.ScanDeadlines, activity.RegisterOptions{Name: "ScanDeadlines"})
+	w.RegisterActivityWithOptions(set.Tracks.ScanDeadlines, activity.RegisterOptions{Name: "ScanDeadlines"})
 }
 
 // Options shape a worker process.
@@ -190,13 +197,12 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	l, err := NewLifecycle(o.Config, o.Store, o.Identity, ex)
+	set, err := NewActivities(o.Config, o.Store, o.Identity, ex)
 	if err != nil {
 		return err
 	}
 	if o.Metrics != nil {
-		l.Claims = claim.NewBridge(o.Store, claim.WithObserver(o.Metrics))
-		l.Observer = o.Metrics
+		observe(set, claim.NewBridge(o.Store, claim.WithObserver(o.Metrics)), o.Metrics)
 	}
 	if remote := o.Config.ControlPlane.RemoteDiazotrophs; len(remote) > 0 {
 		cp := o.ControlPlane
@@ -209,7 +215,8 @@ func Run(ctx context.Context, o Options) error {
 			// Enqueue only: the control plane process reports to Temporal.
 			cp = NewObservedControlPlane(o.Config, o.Store, tr, nil, o.Log, o.Identity, o.Metrics)
 		}
-		l.Remote = &activities.Remote{Enqueuer: cp, Diazotrophs: remote, MaxAttempts: o.Config.ControlPlane.MaxAttempts}
+		r := &activities.Remote{Enqueuer: cp, Diazotrophs: remote, MaxAttempts: o.Config.ControlPlane.MaxAttempts}
+		set.Steps.Remote, set.Candidates.Remote = r, r
 		o.Log.Info("remote diazotrophs run through the control plane", "diazotrophs", remote)
 	}
 	// Workspaces are local to the machine whose runner made them, so every
@@ -230,15 +237,15 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer sub.Close()
-	l.Tasks.Substrate = sub
-	Register(w, l)
+	set.Tracks.Tasks.Substrate = sub
+	Register(w, set)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", o.Config.Temporal.TaskQueue, err)
 	}
 	defer w.Stop()
 	dw := worker.New(o.Client, o.Config.Deadlines.TaskQueue, worker.Options{Identity: o.Identity,
 		WorkerStopTimeout: o.Config.Claim.LeaseTTL})
-	RegisterDeadlines(dw, l)
+	RegisterDeadlines(dw, set)
 	if err := dw.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", o.Config.Deadlines.TaskQueue, err)
 	}
@@ -260,7 +267,7 @@ func Run(ctx context.Context, o Options) error {
 	defer storePruner.Stop()
 
 	if !o.NoPoller {
-		p := newPoller(o, l.Claims)
+		p := newPoller(o, set.Steps.Claims)
 		p.Start(ctx)
 		defer p.Stop()
 	}

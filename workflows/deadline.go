@@ -40,7 +40,7 @@ func DeadlineMonitorWorkflow(ctx workflow.Context) (DeadlineMonitorResult, error
 	var after domain.Cursor
 	for {
 		var page activities.DeadlineScanResult
-		if err := workflow.ExecuteActivity(actx, act.ScanDeadlines, activities.DeadlineScanInput{
+		if err := workflow.ExecuteActivity(actx, tracks.ScanDeadlines, activities.DeadlineScanInput{
 			AsOf: asOf, After: after, Limit: deadlinePage}).Get(ctx, &page); err != nil {
 			return res, err
 		}

@@ -39,7 +39,7 @@ func setupDeadline(t *testing.T) *deadlineBundle {
 
 // page expects the scan page starting after, as of asOf, answering res.
 func (b *deadlineBundle) page(asOf time.Time, after domain.Cursor, res activities.DeadlineScanResult) {
-	b.env.OnActivity(a.ScanDeadlines, mock.Anything, mock.MatchedBy(func(in activities.DeadlineScanInput) bool {
+	b.env.OnActivity(tracks.ScanDeadlines, mock.Anything, mock.MatchedBy(func(in activities.DeadlineScanInput) bool {
 		return in.AsOf.Equal(asOf) && in.After == after && in.Limit == 500
 	})).Return(res, nil).Once()
 }
@@ -59,7 +59,7 @@ func (b *deadlineBundle) signals(id string, err error) {
 func (b *deadlineBundle) execute() workflows.DeadlineMonitorResult {
 	b.t.Helper()
 	env := b.env
-	env.OnActivity(a.ScanDeadlines, mock.Anything, mock.Anything).Maybe().Return(
+	env.OnActivity(tracks.ScanDeadlines, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, in activities.DeadlineScanInput) (activities.DeadlineScanResult, error) {
 			b.t.Errorf("unexpected ScanDeadlines(%+v)", in)
 			return activities.DeadlineScanResult{}, temporal.NewNonRetryableApplicationError("unexpected", "Unexpected", nil)

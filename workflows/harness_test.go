@@ -32,8 +32,17 @@ func newHarness(t *testing.T, wf any, name string) harness {
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))))
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: name})
-	env.RegisterActivity(&activities.Lifecycle{})
+	registerActivities(env)
 	return harness{t: t, env: env}
+}
+
+// registerActivities registers every activity struct on env, as a worker
+// does; the tests mock each activity they expect.
+func registerActivities(env *testsuite.TestWorkflowEnvironment) {
+	env.RegisterActivity(&activities.Steps{})
+	env.RegisterActivity(&activities.Tracks{})
+	env.RegisterActivity(&activities.PullRequests{})
+	env.RegisterActivity(&activities.Candidates{})
 }
 
 // unexpected fails the test for an activity call no expectation matches,

@@ -69,8 +69,15 @@ type State struct {
 // maxCarried bounds the workorder ids carried into the next round.
 const maxCarried = 20
 
-// act is the nil receiver the lifecycle's activities are named through.
-var act *activities.Lifecycle
+// The nil receivers the activities are named through, one per activity
+// struct. Temporal names an activity after its method alone, so which
+// struct holds it changes no command a workflow emits.
+var (
+	steps        *activities.Steps
+	tracks       *activities.Tracks
+	pullRequests *activities.PullRequests
+	candidates   *activities.Candidates
+)
 
 // ObjectiveWorkflow is one objective's lifecycle (docs/protocol/lifecycle.md): it
 // waits for human approval, makes the objective ready, and drives the

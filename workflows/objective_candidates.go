@@ -46,7 +46,7 @@ func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderR
 	next, started := 1, 0
 	var start func()
 	start = func() {
-		f := workflow.ExecuteActivity(cctx, act.RunCandidate,
+		f := workflow.ExecuteActivity(cctx, candidates.RunCandidate,
 			activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: next})
 		next, started = next+1, started+1
 		sel.AddFuture(f, func(f workflow.Future) {
@@ -83,6 +83,6 @@ func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderR
 		return activities.RunResult{}, err
 	}
 	var run activities.RunResult
-	err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), act.SelectCandidate, in).Get(ctx, &run)
+	err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), candidates.SelectCandidate, in).Get(ctx, &run)
 	return run, err
 }

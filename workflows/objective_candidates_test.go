@@ -23,19 +23,19 @@ func candidatesToDone(t *testing.T, earlyStop bool, parallel int,
 	b := setup(t)
 	wo := woA
 	wo.Attempts, wo.EarlyStop, wo.Parallel = 3, earlyStop, parallel
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-	b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
-	b.env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(wo), nil).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	b.env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
+	b.env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(wo), nil).Once()
 	// Under early stop a cancelled candidate may never start: the count
 	// is the caller's to check.
-	b.env.OnActivity(a.RunCandidate, mock.Anything, mock.Anything).Return(answer)
+	b.env.OnActivity(candidates.RunCandidate, mock.Anything, mock.Anything).Return(answer)
 	var sel activities.SelectInput
-	b.env.OnActivity(a.SelectCandidate, mock.Anything, mock.Anything).Return(
+	b.env.OnActivity(candidates.SelectCandidate, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.SelectInput) (activities.RunResult, error) {
 			sel = in
 			return ran(wo), nil
 		}).Once()
-	b.env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: wo.WorkOrderID}).Return(passed(), nil).Once()
+	b.env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: wo.WorkOrderID}).Return(passed(), nil).Once()
 	b.updateAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 	s, err := b.result()

@@ -15,8 +15,14 @@ import (
 	"github.com/azolla/azolla/workflows"
 )
 
-// a names the lifecycle's activities for mocking, as the workflow does.
-var a *activities.Lifecycle
+// The nil receivers that name the activities for mocking, as the
+// workflows do.
+var (
+	steps        *activities.Steps
+	tracks       *activities.Tracks
+	pullRequests *activities.PullRequests
+	candidates   *activities.Candidates
+)
 
 const (
 	commitSHA = "8f2d0c6b1a4e3f5d7c9b8a6e4d2c0b1a3f5e7d9c"
@@ -140,27 +146,27 @@ func setup(t *testing.T) *testBundle {
 func (b *testBundle) execute(in workflows.ObjectiveInput) {
 	b.t.Helper()
 	env := b.env
-	env.OnActivity(a.Load, mock.Anything, mock.Anything).Maybe().Return(
+	env.OnActivity(steps.Load, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, id string) (activities.ObjectiveView, error) {
 			return activities.ObjectiveView{}, b.unexpected("Load", id)
 		})
-	env.OnActivity(a.Ready, mock.Anything, mock.Anything).Maybe().Return(
+	env.OnActivity(steps.Ready, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, in activities.ReadyInput) (activities.ReadyResult, error) {
 			return activities.ReadyResult{}, b.unexpected("Ready", in)
 		})
-	env.OnActivity(a.Reject, mock.Anything, mock.Anything).Maybe().Return(
+	env.OnActivity(steps.Reject, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, in activities.RejectInput) (domain.PauseState, error) {
 			return domain.PauseState{}, b.unexpected("Reject", in)
 		})
-	env.OnActivity(a.Schedule, mock.Anything, mock.Anything).Maybe().Return(
+	env.OnActivity(steps.Schedule, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, in activities.ScheduleInput) (activities.ScheduleResult, error) {
 			return activities.ScheduleResult{}, b.unexpected("Schedule", in)
 		})
-	env.OnActivity(a.Run, mock.Anything, mock.Anything).Maybe().Return(
+	env.OnActivity(steps.Run, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, in activities.RunInput) (activities.RunResult, error) {
 			return activities.RunResult{}, b.unexpected("Run", in)
 		})
-	env.OnActivity(a.Gate, mock.Anything, mock.Anything).Maybe().Return(
+	env.OnActivity(steps.Gate, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, in activities.GateInput) (activities.GateResult, error) {
 			return activities.GateResult{}, b.unexpected("Gate", in)
 		})

@@ -20,7 +20,7 @@ import (
 
 func TestObjective_MissingObjectiveEnds(t *testing.T) {
 	b := setup(t)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(activities.ObjectiveView{ObjectiveID: objID}, nil).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(activities.ObjectiveView{ObjectiveID: objID}, nil).Once()
 
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -51,8 +51,8 @@ func TestObjective_PendingEventIsScheduledFirst(t *testing.T) {
 			b := setup(t)
 			v := view(tc.status)
 			v.PendingEventID = eventA
-			b.env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
-			b.env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(tc.schedule, nil).Once()
+			b.env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
+			b.env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(tc.schedule, nil).Once()
 
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -66,11 +66,11 @@ func TestObjective_PendingEventIsScheduledFirst(t *testing.T) {
 func TestObjective_TodoWithoutEventResumesThenSchedules(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusTodo), nil).Once()
-	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyResume)).Return(readied(eventA), nil).Once()
-	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
-	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusTodo), nil).Once()
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyResume)).Return(readied(eventA), nil).Once()
+	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -99,14 +99,14 @@ func TestObjective_InProgressWithOpenWorkOrderRunsAndGates(t *testing.T) {
 			env := b.env
 			v := view(domain.StatusInProgress)
 			v.OpenWorkOrder, v.PendingEventID = &woB, tc.pending
-			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
+			env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
 			if tc.pending != "" {
-				env.OnActivity(a.Schedule, mock.Anything, scheduleIn(tc.pending)).Return(
+				env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(tc.pending)).Return(
 					activities.ScheduleResult{Reason: domain.ReasonNonExecutableStatus, ObjectiveID: objID,
 						Status: domain.StatusInProgress}, nil).Once()
 			}
-			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woB.WorkOrderID}).Return(ran(woB), nil).Once()
-			env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woB.WorkOrderID}).Return(passed(), nil).Once()
+			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woB.WorkOrderID}).Return(ran(woB), nil).Once()
+			env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woB.WorkOrderID}).Return(passed(), nil).Once()
 
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID, Round: 4, WorkOrderIDs: tc.carried})
 
@@ -139,14 +139,14 @@ func TestObjective_RunHeartbeatTimeoutIsTheLease(t *testing.T) {
 			env := b.env
 			v := view(domain.StatusInProgress)
 			v.OpenWorkOrder, v.LeaseTTL = &woA, tc.lease
-			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
+			env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
 			var info activity.Info
-			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(
+			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(
 				func(ctx context.Context, in activities.RunInput) (activities.RunResult, error) {
 					info = activity.GetInfo(ctx)
 					return ran(woA), nil
 				}).Once()
-			env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+			env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -166,8 +166,8 @@ func TestObjective_CancelDuringRunSkipsGate(t *testing.T) {
 	env := b.env
 	v := view(domain.StatusInProgress)
 	v.OpenWorkOrder = &woA
-	env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
-	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).
 		After(time.Hour).Return(ran(woA), nil).Maybe()
 
 	running := b.queryAt(time.Minute)
@@ -199,30 +199,30 @@ func TestObjective_StepFailureFailsTheLifecycle(t *testing.T) {
 		step    string
 	}{
 		{"load", func(b *testBundle) {
-			b.env.OnActivity(a.Load, mock.Anything, objID).Return(activities.ObjectiveView{}, boom("store is gone")).Once()
+			b.env.OnActivity(steps.Load, mock.Anything, objID).Return(activities.ObjectiveView{}, boom("store is gone")).Once()
 		}, "", "store is gone", workflows.StepLoading},
 		{"in progress without a workorder", func(b *testBundle) {
-			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusInProgress), nil).Once()
+			b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusInProgress), nil).Once()
 		}, "", "objective obj-1 is IN_PROGRESS without an open workorder", workflows.StepLoading},
 		{"schedule", func(b *testBundle) {
-			b.env.OnActivity(a.Load, mock.Anything, objID).Return(pending, nil).Once()
-			b.env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).
+			b.env.OnActivity(steps.Load, mock.Anything, objID).Return(pending, nil).Once()
+			b.env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).
 				Return(activities.ScheduleResult{}, boom("event vanished")).Once()
 		}, "", "event vanished", workflows.StepScheduling},
 		{"gate", func(b *testBundle) {
-			b.env.OnActivity(a.Load, mock.Anything, objID).Return(inProgress, nil).Once()
-			b.env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
-			b.env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).
+			b.env.OnActivity(steps.Load, mock.Anything, objID).Return(inProgress, nil).Once()
+			b.env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+			b.env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).
 				Return(activities.GateResult{}, boom("workorder vanished")).Once()
 		}, "", "workorder vanished", workflows.StepGating},
 		{"approve", func(b *testBundle) {
-			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-			b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).
+			b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+			b.env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).
 				Return(activities.ReadyResult{}, boom("objective vanished")).Once()
 		}, workflows.Approve, "objective vanished", workflows.StepReadying},
 		{"reject", func(b *testBundle) {
-			b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-			b.env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
+			b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+			b.env.OnActivity(steps.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
 				Return(domain.PauseState{}, boom("objective vanished")).Once()
 		}, workflows.Reject, "objective vanished", workflows.StepAwaitingApproval},
 	}

@@ -74,20 +74,20 @@ func approveToDoneRepo(t *testing.T, repo bool, pins ...pin) (*testBundle, *step
 		}
 	}
 	k := watchSteps(b)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-	b.env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	b.env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	if localSchedule {
 		res := scheduled(woA)
 		if repo {
 			res = activities.ScheduleResult{NeedsRepository: true}
 		}
-		b.env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(res, nil).Once()
+		b.env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(res, nil).Once()
 	}
 	if !localSchedule || repo {
-		b.env.OnActivity(a.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
+		b.env.OnActivity(steps.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
 	}
-	b.env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
-	b.env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	b.env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	b.env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 	u := b.updateAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 	s, err := b.result()
@@ -135,8 +135,8 @@ func TestObjective_RunsBeforeLocalStoreStepsScheduleActivities(t *testing.T) {
 func TestObjective_RejectRunsAsLocalActivity(t *testing.T) {
 	b := setup(t)
 	k := watchSteps(b)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-	b.env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).Return(rejectedPause, nil).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	b.env.OnActivity(steps.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).Return(rejectedPause, nil).Once()
 	b.updateAt(time.Minute, workflows.Reject, workflows.Decision{By: "ana"})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 	require.Equal(t, []string{"Load", "Reject"}, k.local)

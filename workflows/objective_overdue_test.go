@@ -30,7 +30,7 @@ func (b *testBundle) overdueUpserts() int {
 // still waits for approval.
 func TestObjective_OverdueSignalSetsTheAttributeOnce(t *testing.T) {
 	b := setup(t)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 
 	b.at(time.Minute, func() { b.env.SignalWorkflow(workflows.Overdue, nil) })
 	b.at(2*time.Minute, func() { b.env.SignalWorkflow(workflows.Overdue, nil) })
@@ -49,7 +49,7 @@ func TestObjective_OverdueSignalSetsTheAttributeOnce(t *testing.T) {
 func TestObjective_OverdueSignalUnreadBeforeTheChange(t *testing.T) {
 	b := setup(t)
 	b.env.OnGetVersion("overdue-attribute", workflow.DefaultVersion, 2).Return(workflow.DefaultVersion)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 
 	b.at(time.Minute, func() { b.env.SignalWorkflow(workflows.Overdue, nil) })
 	b.cancelAt(2 * time.Minute)
@@ -67,18 +67,18 @@ func TestObjective_OverdueClearedWhenTheLifecycleEnds(t *testing.T) {
 		t.Run(end, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+			env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 			b.at(time.Minute, func() { env.SignalWorkflow(workflows.Overdue, nil) })
 			overdue := b.queryAt(90 * time.Second)
 			yes := workflows.Decision{By: "ana"}
 			if end == "done" {
-				env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, yes)).Return(readied(eventA), nil).Once()
-				env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-				env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
-				env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+				env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, yes)).Return(readied(eventA), nil).Once()
+				env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+				env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+				env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 				b.signalAt(2*time.Minute, workflows.Approve, yes)
 			} else {
-				env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
+				env.OnActivity(steps.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
 					Return(rejectedPause, nil).Once()
 				b.signalAt(2*time.Minute, workflows.Reject, yes)
 			}
@@ -97,8 +97,8 @@ func TestObjective_OverdueClearedWhenTheLifecycleEnds(t *testing.T) {
 func TestObjective_OverdueKeptAtTheEndBeforeTheChange(t *testing.T) {
 	b := setup(t)
 	b.env.OnGetVersion("overdue-attribute", workflow.DefaultVersion, 2).Return(workflow.Version(1))
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-	b.env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	b.env.OnActivity(steps.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
 		Return(rejectedPause, nil).Once()
 	b.at(time.Minute, func() { b.env.SignalWorkflow(workflows.Overdue, nil) })
 	b.signalAt(2*time.Minute, workflows.Reject, workflows.Decision{By: "ana"})

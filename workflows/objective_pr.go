@@ -23,7 +23,7 @@ func (w *objective) openPullRequest(ctx workflow.Context, workOrderID string) {
 	w.state.Step = StepPullRequest
 	defer func() { w.state.Step = step }()
 	var res activities.PullRequestResult
-	err := workflow.ExecuteActivity(withForgeOptions(ctx), act.OpenPullRequest,
+	err := workflow.ExecuteActivity(withForgeOptions(ctx), pullRequests.OpenPullRequest,
 		activities.PullRequestInput{WorkOrderID: workOrderID}).Get(ctx, &res)
 	if err != nil {
 		w.state.PullRequestError = err.Error()
@@ -108,7 +108,7 @@ func (w *objective) syncPullRequest(ctx workflow.Context) (activities.SyncPullRe
 		in.Revise, in.By, in.Comment = true, d.By, d.Comment
 	}
 	var res activities.SyncPullRequestResult
-	err := workflow.ExecuteActivity(withForgeOptions(ctx), act.SyncPullRequest, in).Get(ctx, &res)
+	err := workflow.ExecuteActivity(withForgeOptions(ctx), pullRequests.SyncPullRequest, in).Get(ctx, &res)
 	if d != nil {
 		var r DecisionResult
 		if res.Revised != nil {

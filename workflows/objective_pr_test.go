@@ -21,13 +21,13 @@ const prURL = "https://forge.example/team/app/pulls/7"
 // pull request when pr is true.
 func (b *testBundle) approvedToPass(pr bool) {
 	env, yes := b.env, workflows.Decision{By: "ana"}
-	env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, yes)).Return(readied(eventA), nil).Once()
-	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, yes)).Return(readied(eventA), nil).Once()
+	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 	g := passed()
 	g.PullRequest = pr
-	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(g, nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(g, nil).Once()
 	b.signalAt(time.Minute, workflows.Approve, yes)
 }
 
@@ -36,9 +36,9 @@ func (b *testBundle) approvedToPass(pr bool) {
 func TestObjective_PassWithAForgeOpensThePullRequest(t *testing.T) {
 	b := setup(t)
 	b.approvedToPass(true)
-	b.env.OnActivity(a.OpenPullRequest, mock.Anything, activities.PullRequestInput{WorkOrderID: woA.WorkOrderID}).
+	b.env.OnActivity(pullRequests.OpenPullRequest, mock.Anything, activities.PullRequestInput{WorkOrderID: woA.WorkOrderID}).
 		Return(activities.PullRequestResult{Number: 7, URL: prURL, Created: true}, nil).Once()
-	b.env.OnActivity(a.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID}).
+	b.env.OnActivity(pullRequests.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID}).
 		Return(synced(domain.PullRequestMerged), nil).Once()
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -55,7 +55,7 @@ func TestObjective_PassWithAForgeOpensThePullRequest(t *testing.T) {
 func TestObjective_AForgeRefusalLeavesThePass(t *testing.T) {
 	b := setup(t)
 	b.approvedToPass(true)
-	b.env.OnActivity(a.OpenPullRequest, mock.Anything, mock.Anything).Return(activities.PullRequestResult{},
+	b.env.OnActivity(pullRequests.OpenPullRequest, mock.Anything, mock.Anything).Return(activities.PullRequestResult{},
 		temporal.NewNonRetryableApplicationError("the forge refused the token", activities.ErrTypeForgeRefused,
 			errors.New("401"))).Once()
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
@@ -91,7 +91,7 @@ func TestObjective_NoPullRequestWithoutAForgeOrBeforeTheChange(t *testing.T) {
 
 // opened mocks the pull request step answering prURL.
 func (b *testBundle) opened() {
-	b.env.OnActivity(a.OpenPullRequest, mock.Anything, activities.PullRequestInput{WorkOrderID: woA.WorkOrderID}).
+	b.env.OnActivity(pullRequests.OpenPullRequest, mock.Anything, activities.PullRequestInput{WorkOrderID: woA.WorkOrderID}).
 		Return(activities.PullRequestResult{Number: 7, URL: prURL, Created: true}, nil).Once()
 }
 
@@ -106,8 +106,8 @@ func TestObjective_MergeEndsTheLifecycle(t *testing.T) {
 	b.approvedToPass(true)
 	b.opened()
 	sync := activities.SyncPullRequestInput{ObjectiveID: objID}
-	b.env.OnActivity(a.SyncPullRequest, mock.Anything, sync).Return(synced(domain.PullRequestOpen), nil).Twice()
-	b.env.OnActivity(a.SyncPullRequest, mock.Anything, sync).Return(synced(domain.PullRequestMerged), nil).Once()
+	b.env.OnActivity(pullRequests.SyncPullRequest, mock.Anything, sync).Return(synced(domain.PullRequestOpen), nil).Twice()
+	b.env.OnActivity(pullRequests.SyncPullRequest, mock.Anything, sync).Return(synced(domain.PullRequestMerged), nil).Once()
 	waiting := b.queryAt(90 * time.Second)
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -126,7 +126,7 @@ func TestObjective_FeedbackTakenStartsTheNextRound(t *testing.T) {
 	b.opened()
 	revised := synced(domain.PullRequestOpen)
 	revised.Revised = &activities.ReadyResult{EventID: eventB, Status: domain.StatusTodo, StatusSeq: 4}
-	b.env.OnActivity(a.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID}).
+	b.env.OnActivity(pullRequests.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID}).
 		Return(revised, nil).Once()
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -145,7 +145,7 @@ func TestObjective_RetryDuringReviewAsksForTheNextRound(t *testing.T) {
 	yes := workflows.Decision{By: "ana", Comment: "also handle the empty case"}
 	revised := synced(domain.PullRequestOpen)
 	revised.Revised = &activities.ReadyResult{EventID: eventB, Status: domain.StatusTodo, StatusSeq: 4}
-	b.env.OnActivity(a.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID,
+	b.env.OnActivity(pullRequests.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID,
 		Revise: true, By: "ana", Comment: "also handle the empty case"}).Return(revised, nil).Once()
 	u := b.updateAt(70*time.Second, workflows.Retry, yes)
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
@@ -163,7 +163,7 @@ func TestObjective_ClosedPullRequestEndsWithItsPause(t *testing.T) {
 	closed := synced(domain.PullRequestClosed)
 	closed.Pause = &domain.PauseState{PauseStateID: "ps-obj-1-3-PULL_REQUEST_CLOSED", ObjectiveID: objID,
 		Reason: domain.PausePullRequestClosed, PrioritizedActions: []string{"Pull request closed"}}
-	b.env.OnActivity(a.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID}).
+	b.env.OnActivity(pullRequests.SyncPullRequest, mock.Anything, activities.SyncPullRequestInput{ObjectiveID: objID}).
 		Return(closed, nil).Once()
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 

@@ -34,11 +34,11 @@ func TestObjective_BlockedAwaitsUnblockThenContinuesAsNew(t *testing.T) {
 			env := b.env
 			v := view(domain.StatusTodo)
 			v.PendingEventID = eventA
-			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
-			env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(
+			env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
+			env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(
 				activities.ScheduleResult{Reason: domain.ReasonBlocked, ObjectiveID: objID, Status: domain.StatusBlocked,
 					Pause: &blockedPause}, nil).Once()
-			env.OnActivity(a.Ready, mock.Anything, readyIn(tc.mode, workflows.Decision{By: "ana", Comment: "resolved"})).Return(readied(eventB), nil).Once()
+			env.OnActivity(steps.Ready, mock.Anything, readyIn(tc.mode, workflows.Decision{By: "ana", Comment: "resolved"})).Return(readied(eventB), nil).Once()
 
 			waiting := b.queryAt(time.Minute)
 			d := workflows.Decision{By: "ana", Comment: "resolved"}
@@ -70,10 +70,10 @@ func TestObjective_GateFailAwaitsRetryThenContinuesAsNew(t *testing.T) {
 	env := b.env
 	v := view(domain.StatusInProgress)
 	v.OpenWorkOrder = &woA
-	env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
-	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
-	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(failed(), nil).Once()
-	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyRetry, workflows.Decision{By: "ana", Comment: "refined"})).Return(readied(eventB), nil).Once()
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(failed(), nil).Once()
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyRetry, workflows.Decision{By: "ana", Comment: "refined"})).Return(readied(eventB), nil).Once()
 
 	waiting := b.queryAt(time.Minute)
 	attrs := map[string]string{}
@@ -109,10 +109,10 @@ func TestObjective_ContinueAsNewCarriesTheNewestWorkOrders(t *testing.T) {
 	}
 	v := view(domain.StatusInProgress)
 	v.OpenWorkOrder = &woA
-	env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
-	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
-	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(failed(), nil).Once()
-	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyRetry, workflows.Decision{By: "ana"})).Return(readied(eventB), nil).Once()
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(failed(), nil).Once()
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyRetry, workflows.Decision{By: "ana"})).Return(readied(eventB), nil).Once()
 
 	b.signalAt(time.Minute, workflows.Retry, workflows.Decision{By: "ana"})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID, Round: 7, WorkOrderIDs: carried})
@@ -140,11 +140,11 @@ func TestObjective_RunFailureIsGatedAsFail(t *testing.T) {
 			env := b.env
 			v := view(domain.StatusInProgress)
 			v.OpenWorkOrder = &woA
-			env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
-			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).
+			env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
+			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).
 				Return(activities.RunResult{}, tc.err).Times(tc.attempts)
 			var gated activities.GateInput
-			env.OnActivity(a.Gate, mock.Anything, mock.MatchedBy(func(in activities.GateInput) bool {
+			env.OnActivity(steps.Gate, mock.Anything, mock.MatchedBy(func(in activities.GateInput) bool {
 				return in.WorkOrderID == woA.WorkOrderID && in.RunFailure != ""
 			})).Run(func(args mock.Arguments) { gated = args.Get(1).(activities.GateInput) }).Return(failed(), nil).Once()
 
@@ -188,9 +188,9 @@ func TestObjective_RefusedReEmitKeepsWaiting(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			env.OnActivity(a.Load, mock.Anything, objID).Return(tc.view, nil).Once()
-			env.OnActivity(a.Ready, mock.Anything, readyIn(tc.mode, workflows.Decision{By: "ana"})).Return(activities.ReadyResult{}, invalidStatus()).Once()
-			env.OnActivity(a.Ready, mock.Anything, readyIn(tc.mode, workflows.Decision{By: "ana"})).Return(readied(eventB), nil).Once()
+			env.OnActivity(steps.Load, mock.Anything, objID).Return(tc.view, nil).Once()
+			env.OnActivity(steps.Ready, mock.Anything, readyIn(tc.mode, workflows.Decision{By: "ana"})).Return(activities.ReadyResult{}, invalidStatus()).Once()
+			env.OnActivity(steps.Ready, mock.Anything, readyIn(tc.mode, workflows.Decision{By: "ana"})).Return(readied(eventB), nil).Once()
 
 			before := b.queryAt(time.Minute)
 			d := workflows.Decision{By: "ana"}

@@ -173,7 +173,7 @@ func (w *objective) awaitApproval(ctx workflow.Context) (next, error) {
 	}
 	if d.kind == Reject {
 		var ps domain.PauseState
-		err := w.storeStep(ctx, act.Reject, activities.RejectInput{
+		err := w.storeStep(ctx, steps.Reject, activities.RejectInput{
 			ObjectiveID: w.state.ObjectiveID, By: d.By, Comment: d.Comment}).Get(ctx, &ps)
 		w.resolve(DecisionResult{Pause: &ps}, err)
 		if err != nil {

@@ -16,7 +16,7 @@ func (w *objective) load(ctx workflow.Context, view *activities.ObjectiveView) e
 		for w.wake.ReceiveAsync(nil) {
 		}
 	}
-	err := w.storeStep(ctx, act.Load, w.state.ObjectiveID).Get(ctx, view)
+	err := w.storeStep(ctx, steps.Load, w.state.ObjectiveID).Get(ctx, view)
 	if err == nil {
 		w.leaseTTL = view.LeaseTTL
 	}
@@ -55,7 +55,7 @@ func (w *objective) ready(ctx workflow.Context, mode string, d *pendingDecision)
 		in.By, in.Comment = d.By, d.Comment
 	}
 	var r activities.ReadyResult
-	err := w.storeStep(ctx, act.Ready, in).Get(ctx, &r)
+	err := w.storeStep(ctx, steps.Ready, in).Get(ctx, &r)
 	switch {
 	case err != nil:
 	case w.v.localSchedule:
@@ -77,14 +77,14 @@ func (w *objective) schedule(ctx workflow.Context, eventID string) (activities.S
 	w.state.Step = StepScheduling
 	var res activities.ScheduleResult
 	if w.v.localSchedule {
-		err := workflow.ExecuteLocalActivity(withLocalOptions(ctx), act.Schedule,
+		err := workflow.ExecuteLocalActivity(withLocalOptions(ctx), steps.Schedule,
 			activities.ScheduleInput{EventID: eventID, Local: true}).Get(ctx, &res)
 		if err != nil || !res.NeedsRepository {
 			return res, err
 		}
 		res = activities.ScheduleResult{}
 	}
-	err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), act.Schedule, activities.ScheduleInput{EventID: eventID}).Get(ctx, &res)
+	err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), steps.Schedule, activities.ScheduleInput{EventID: eventID}).Get(ctx, &res)
 	return res, err
 }
 
@@ -114,7 +114,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 	if v := w.bestOfN(ctx, wo); v != workflow.DefaultVersion {
 		run, err = w.runCandidates(ctx, wo, v)
 	} else {
-		err = workflow.ExecuteActivity(withRunOptions(ctx, wo, w.leaseTTL, runAllowance(ctx, wo)), act.Run,
+		err = workflow.ExecuteActivity(withRunOptions(ctx, wo, w.leaseTTL, runAllowance(ctx, wo)), steps.Run,
 			activities.RunInput{WorkOrderID: wo.WorkOrderID}).Get(ctx, &run)
 	}
 	if err != nil {
@@ -127,7 +127,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 
 	w.state.Step = StepGating
 	var g activities.GateResult
-	if err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), act.Gate, in).Get(ctx, &g); err != nil {
+	if err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), steps.Gate, in).Get(ctx, &g); err != nil {
 		return g, err
 	}
 	w.state.GateResult, w.state.GateReason, w.state.CurrentWorkOrderID = g.GateResult, g.GateReason, ""

@@ -24,11 +24,11 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-			env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana", Comment: "go"})).Return(readied(eventA), nil).Once()
-			env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-			env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
-			env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+			env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+			env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana", Comment: "go"})).Return(readied(eventA), nil).Once()
+			env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+			env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
 			waiting := b.queryAt(time.Minute)
 			yes := workflows.Decision{By: "ana", Comment: "go"}
@@ -79,8 +79,8 @@ func TestObjective_RejectEndsNewObjective(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
-			env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-			env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana",
+			env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+			env.OnActivity(steps.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana",
 				Comment: "out of scope"}).Return(rejectedPause, nil).Once()
 
 			no := workflows.Decision{By: "ana", Comment: "out of scope"}
@@ -108,7 +108,7 @@ func TestObjective_RejectedObjectiveEndsAtOnce(t *testing.T) {
 	b := setup(t)
 	v := view(domain.StatusNew)
 	v.LastPause = &rejectedPause
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
 
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -123,7 +123,7 @@ func TestObjective_NewObjectiveWithOtherPauseAwaitsApproval(t *testing.T) {
 	overdue := domain.PauseState{PauseStateID: "ps-obj-1-1-OVERDUE", ObjectiveID: objID, Reason: domain.PauseOverdue}
 	v := view(domain.StatusNew)
 	v.LastPause = &overdue
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(v, nil).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
 
 	waiting := b.queryAt(time.Minute)
 	b.cancelAt(2 * time.Minute)
@@ -155,7 +155,7 @@ func TestObjective_DecisionUpdateRefusedOutsideItsStep(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := setup(t)
-			b.env.OnActivity(a.Load, mock.Anything, objID).Return(tc.view, nil).Once()
+			b.env.OnActivity(steps.Load, mock.Anything, objID).Return(tc.view, nil).Once()
 
 			before := b.queryAt(time.Minute)
 			u := b.updateAt(2*time.Minute, tc.decision, workflows.Decision{By: "ana"})
@@ -177,11 +177,11 @@ func TestObjective_DecisionUpdateRefusedOutsideItsStep(t *testing.T) {
 func TestObjective_ApproveRefusedOnceApproved(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).After(time.Minute).Return(readied(eventA), nil).Once()
-	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).After(time.Hour).Return(ran(woA), nil).Once()
-	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).After(time.Minute).Return(readied(eventA), nil).Once()
+	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).After(time.Hour).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
 	first := b.updateAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
 	whileReadying := b.updateAt(time.Minute+time.Second, workflows.Approve, workflows.Decision{By: "bob"})
@@ -227,13 +227,13 @@ func TestObjective_InvalidSignalsAreIgnored(t *testing.T) {
 			env := b.env
 			// Twice: the wake makes the waiting lifecycle read the store again,
 			// which finds it unchanged.
-			env.OnActivity(a.Load, mock.Anything, objID).Return(tc.view, nil).Twice()
+			env.OnActivity(steps.Load, mock.Anything, objID).Return(tc.view, nil).Twice()
 			switch tc.valid {
 			case workflows.Reject:
-				env.OnActivity(a.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
+				env.OnActivity(steps.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).
 					Return(rejectedPause, nil).Once()
 			default:
-				env.OnActivity(a.Ready, mock.Anything, readyIn(tc.valid, workflows.Decision{By: "ana"})).Return(readied(eventB), nil).Once()
+				env.OnActivity(steps.Ready, mock.Anything, readyIn(tc.valid, workflows.Decision{By: "ana"})).Return(readied(eventB), nil).Once()
 			}
 
 			before := b.queryAt(time.Minute)
@@ -264,11 +264,11 @@ func TestObjective_InvalidSignalsAreIgnored(t *testing.T) {
 func TestObjective_ApproveSignalDuringLoadIsKept(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	env.OnActivity(a.Load, mock.Anything, objID).After(time.Minute).Return(view(domain.StatusNew), nil).Once()
-	env.OnActivity(a.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
-	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
-	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	env.OnActivity(steps.Load, mock.Anything, objID).After(time.Minute).Return(view(domain.StatusNew), nil).Once()
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
+	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
 	loading := b.queryAt(time.Second)
 	b.signalAt(2*time.Second, workflows.Approve, workflows.Decision{By: "ana"})

@@ -19,13 +19,13 @@ import (
 func TestObjective_WakeWhileWaitingReloadsAndSchedulesTheStoredEvent(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	approvedInTheStore := view(domain.StatusTodo)
 	approvedInTheStore.PendingEventID = eventA
-	env.OnActivity(a.Load, mock.Anything, objID).Return(approvedInTheStore, nil).Once()
-	env.OnActivity(a.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-	env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
-	env.OnActivity(a.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(approvedInTheStore, nil).Once()
+	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
 	waiting := b.queryAt(time.Minute)
 	b.signalAt(2*time.Minute, workflows.Wake, workflows.Decision{})
@@ -45,8 +45,8 @@ func TestObjective_WakeWhileAwaitingRetryFindsTheObjectiveDone(t *testing.T) {
 	env := b.env
 	gateFail := view(domain.StatusTodo)
 	gateFail.BlockerRef = domain.GateBlocker(woA.WorkOrderID)
-	env.OnActivity(a.Load, mock.Anything, objID).Return(gateFail, nil).Once()
-	env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusDone), nil).Once()
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(gateFail, nil).Once()
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusDone), nil).Once()
 
 	waiting := b.queryAt(time.Minute)
 	b.signalAt(2*time.Minute, workflows.Wake, workflows.Decision{})
@@ -63,7 +63,7 @@ func TestObjective_WakeWhileAwaitingRetryFindsTheObjectiveDone(t *testing.T) {
 // first Load: it costs no second one.
 func TestObjective_StartingWakeCostsNoReload(t *testing.T) {
 	b := setup(t)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	b.signalAt(0, workflows.Wake, workflows.Decision{})
 	waiting := b.queryAt(time.Minute)
 	b.cancelAt(2 * time.Minute)
@@ -78,7 +78,7 @@ func TestObjective_StartingWakeCostsNoReload(t *testing.T) {
 func TestObjective_RunsBeforeWakeReloadsIgnoreWakes(t *testing.T) {
 	b := setup(t)
 	b.env.OnGetVersion("wake-reloads", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	b.env.OnActivity(a.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	b.signalAt(time.Minute, workflows.Wake, workflows.Decision{})
 	after := b.queryAt(2 * time.Minute)
 	b.cancelAt(3 * time.Minute)
@@ -92,7 +92,7 @@ func TestObjective_RunsBeforeWakeReloadsIgnoreWakes(t *testing.T) {
 // good, is answered before the workflow fails: no update is left hanging.
 func TestObjective_FailureAnswersTheUpdateWaitingToBeJudged(t *testing.T) {
 	b := setup(t)
-	b.env.OnActivity(a.Load, mock.Anything, objID).After(time.Minute).Return(activities.ObjectiveView{}, invalidStatus()).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).After(time.Minute).Return(activities.ObjectiveView{}, invalidStatus()).Once()
 	u := b.updateAt(time.Second, workflows.Approve, workflows.Decision{By: "ana"})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -107,7 +107,7 @@ func TestObjective_FailureAnswersTheUpdateWaitingToBeJudged(t *testing.T) {
 func TestObjective_RunsBeforeFinishHandlersFailAtOnce(t *testing.T) {
 	b := setup(t)
 	b.env.OnGetVersion("finish-handlers", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	b.env.OnActivity(a.Load, mock.Anything, objID).After(time.Minute).Return(activities.ObjectiveView{}, invalidStatus()).Once()
+	b.env.OnActivity(steps.Load, mock.Anything, objID).After(time.Minute).Return(activities.ObjectiveView{}, invalidStatus()).Once()
 	u := b.updateAt(time.Second, workflows.Approve, workflows.Decision{By: "ana"})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 

@@ -165,7 +165,7 @@ func (t *track) run(ctx workflow.Context) (TrackState, error) {
 // the track unrecovered, so the next run tries again.
 func (t *track) recover(ctx workflow.Context) {
 	var evs []activities.TrackEvent
-	err := workflow.ExecuteLocalActivity(withLocalOptions(ctx), act.PendingTrackEvents,
+	err := workflow.ExecuteLocalActivity(withLocalOptions(ctx), tracks.PendingTrackEvents,
 		activities.PendingTrackEventsInput{}).Get(ctx, &evs)
 	if err != nil {
 		t.log.Warn("loading pending track events failed; the next run tries again", "error", err)
@@ -204,7 +204,7 @@ func (t *track) process(ctx workflow.Context, ev activities.TrackEvent) error {
 	}
 
 	var res activities.TrackScheduleResult
-	if err := workflow.ExecuteActivity(withTrackOptions(ctx), act.ScheduleTrack,
+	if err := workflow.ExecuteActivity(withTrackOptions(ctx), tracks.ScheduleTrack,
 		activities.TrackScheduleInput{Track: t.in.Track, EventID: ev.EventID}).Get(ctx, &res); err != nil {
 		return giveUp(StepScheduling, err)
 	}
@@ -221,7 +221,7 @@ func (t *track) process(ctx workflow.Context, ev activities.TrackEvent) error {
 
 	gin := activities.TrackGateInput{Track: t.in.Track, WorkOrderID: wo.WorkOrderID}
 	var run activities.RunResult
-	if err := workflow.ExecuteActivity(withRunOptions(ctx, wo, trackRunLease, 0), act.Run,
+	if err := workflow.ExecuteActivity(withRunOptions(ctx, wo, trackRunLease, 0), steps.Run,
 		activities.RunInput{WorkOrderID: wo.WorkOrderID}).Get(ctx, &run); err != nil {
 		if isCancel(err) {
 			return giveUp(StepRunning, err)
@@ -232,7 +232,7 @@ func (t *track) process(ctx workflow.Context, ev activities.TrackEvent) error {
 
 	t.active.Step = StepGating
 	var g activities.TrackGateResult
-	if err := workflow.ExecuteActivity(withTrackOptions(ctx), act.GateTrack, gin).Get(ctx, &g); err != nil {
+	if err := workflow.ExecuteActivity(withTrackOptions(ctx), tracks.GateTrack, gin).Get(ctx, &g); err != nil {
 		return giveUp(StepGating, err)
 	}
 	out.GateResult, out.GateReason, out.ObjectiveIDs = g.GateResult, g.GateReason, g.ObjectiveIDs

@@ -79,7 +79,7 @@ func (b *trackBundle) end() {
 
 // schedules expects one ScheduleTrack of eventID answering res (or err).
 func (b *trackBundle) schedules(eventID string, res activities.TrackScheduleResult, err error) {
-	b.env.OnActivity(a.ScheduleTrack, mock.Anything, activities.TrackScheduleInput{Track: trackName, EventID: eventID}).Return(
+	b.env.OnActivity(tracks.ScheduleTrack, mock.Anything, activities.TrackScheduleInput{Track: trackName, EventID: eventID}).Return(
 		func(_ context.Context, in activities.TrackScheduleInput) (activities.TrackScheduleResult, error) {
 			b.begin(in.EventID)
 			if err != nil || res.WorkOrder == nil {
@@ -94,7 +94,7 @@ func (b *trackBundle) schedules(eventID string, res activities.TrackScheduleResu
 func (b *trackBundle) runs(eventID string, took time.Duration, runErr error, verdict string) {
 	wo := trackWO(eventID)
 	b.schedules(eventID, activities.TrackScheduleResult{EventID: eventID, Reason: domain.ReasonScheduled, WorkOrder: &wo}, nil)
-	run := b.env.OnActivity(a.Run, mock.Anything, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+	run := b.env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: wo.WorkOrderID})
 	if runErr != nil {
 		run.Return(activities.RunResult{}, runErr)
 	} else {
@@ -105,7 +105,7 @@ func (b *trackBundle) runs(eventID string, took time.Duration, runErr error, ver
 	if runErr != nil {
 		gin.RunFailure = runErr.Error()
 	}
-	b.env.OnActivity(a.GateTrack, mock.Anything, gin).Return(
+	b.env.OnActivity(tracks.GateTrack, mock.Anything, gin).Return(
 		func(_ context.Context, in activities.TrackGateInput) (activities.TrackGateResult, error) {
 			defer b.end()
 			return activities.TrackGateResult{WorkOrderID: in.WorkOrderID, GateResult: verdict,
@@ -126,19 +126,19 @@ func gated(ev activities.TrackEvent, verdict string) *workflows.TrackOutcome {
 func (b *trackBundle) execute(in workflows.TrackInput) {
 	b.t.Helper()
 	env := b.env
-	env.OnActivity(a.PendingTrackEvents, mock.Anything, mock.Anything).Maybe().Return(
+	env.OnActivity(tracks.PendingTrackEvents, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, in activities.PendingTrackEventsInput) ([]activities.TrackEvent, error) {
 			return nil, b.unexpected("PendingTrackEvents", in)
 		})
-	env.OnActivity(a.ScheduleTrack, mock.Anything, mock.Anything).Maybe().Return(
+	env.OnActivity(tracks.ScheduleTrack, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, in activities.TrackScheduleInput) (activities.TrackScheduleResult, error) {
 			return activities.TrackScheduleResult{}, b.unexpected("ScheduleTrack", in)
 		})
-	env.OnActivity(a.Run, mock.Anything, mock.Anything).Maybe().Return(
+	env.OnActivity(steps.Run, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, in activities.RunInput) (activities.RunResult, error) {
 			return activities.RunResult{}, b.unexpected("Run", in)
 		})
-	env.OnActivity(a.GateTrack, mock.Anything, mock.Anything).Maybe().Return(
+	env.OnActivity(tracks.GateTrack, mock.Anything, mock.Anything).Maybe().Return(
 		func(_ context.Context, in activities.TrackGateInput) (activities.TrackGateResult, error) {
 			return activities.TrackGateResult{}, b.unexpected("GateTrack", in)
 		})

@@ -122,7 +122,7 @@ func TestTrack_FirstRunRecoversPendingEvents(t *testing.T) {
 	t.Parallel()
 	b := setupTrack(t)
 	p1, p2, p3 := capture("ev-p1", 0), manifest("ev-p2", 1), capture("ev-p3", 2)
-	b.env.OnActivity(a.PendingTrackEvents, mock.Anything, activities.PendingTrackEventsInput{}).
+	b.env.OnActivity(tracks.PendingTrackEvents, mock.Anything, activities.PendingTrackEventsInput{}).
 		Return([]activities.TrackEvent{p1, p2}, nil).Once()
 	b.runs(p1.EventID, time.Hour, nil, domain.GatePass)
 	b.runs(p3.EventID, time.Minute, nil, domain.GatePass)
@@ -232,7 +232,7 @@ func TestTrack_RecoveryDeduplicatesAnEarlierEnqueue(t *testing.T) {
 	t.Parallel()
 	b := setupTrack(t)
 	p1, p2 := manifest("ev-p1", 0), capture("ev-p2", 1)
-	b.env.OnActivity(a.PendingTrackEvents, mock.Anything, activities.PendingTrackEventsInput{}).
+	b.env.OnActivity(tracks.PendingTrackEvents, mock.Anything, activities.PendingTrackEventsInput{}).
 		Return([]activities.TrackEvent{p1, p2}, nil).Once().After(time.Minute)
 	b.runs(p2.EventID, time.Minute, nil, domain.GatePass)
 	b.runs(p1.EventID, time.Minute, nil, domain.GatePass)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -17,6 +18,13 @@ var ErrCandidatesSettled = errors.New("candidates settled: a candidate is chosen
 // that ends after the selection cancelled it, say, does not overwrite the
 // cancellation.
 var ErrCandidateFinished = errors.New("candidate finished: its record says how it ended already")
+
+// CandidateSettled says a candidate's record was refused a write because
+// it must stay as it is: the winner is chosen already, or the record says
+// how the candidate ended.
+func CandidateSettled(err error) bool {
+	return errors.Is(err, ErrCandidatesSettled) || errors.Is(err, ErrCandidateFinished)
+}
 
 // Candidate statuses.
 const (
@@ -91,4 +99,11 @@ func (c *Candidate) CheckPatchHash() error {
 // CandidateKey names a candidate in messages: wo-x#2.
 func CandidateKey(workOrderID string, attempt int) string {
 	return fmt.Sprintf("%s#%d", workOrderID, attempt)
+}
+
+// CandidateResource is the resource id of a candidate's CANDIDATE claim:
+// its own lease, so that a worker lost mid-candidate costs that
+// candidate's attempt only.
+func CandidateResource(workOrderID string, attempt int) string {
+	return workOrderID + "-c" + strconv.Itoa(attempt)
 }

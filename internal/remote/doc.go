@@ -2,7 +2,10 @@
 //
 //   - controlplane: the HTTP service remote workers long-poll for jobs
 //     (claim, heartbeat, complete, fail), its transports (dbqueue,
-//     redisstream) and the reaper that expires lapsed leases;
+//     redisstream), the reaper that expires lapsed leases, and the
+//     lifecycle's writes inside a job's transactions (LifecycleHooks: the
+//     WORKORDER or CANDIDATE claim held for the remote worker, the output
+//     bundle or candidate record its run leaves);
 //   - remoteworker: the worker side, which runs a job's executor on a
 //     machine with no inbound port, no database and no Temporal access.
 //

@@ -41,7 +41,7 @@ var pruneStatements = []struct {
 				AND EXISTS (SELECT 1 FROM run_records r WHERE r.work_order_id = c.resource_id)
 			LIMIT $2)`},
 	// A candidate's claim is on <work_order_id>-c<attempt>
-	// (activities.candidateResource), one per candidates row.
+	// (domain.CandidateResource), one per candidates row.
 	{"candidate claims", func(c *store.PruneFinishedCounts) *int { return &c.Claims }, `DELETE FROM claims
 		WHERE lease_expires_at <= $1 AND (resource_type, resource_id) IN (
 			SELECT c.resource_type, c.resource_id FROM claims c

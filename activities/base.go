@@ -1,12 +1,3 @@
-// Package activities holds every I/O step of the objective lifecycle: the
-// lifecycle's readiness, scheduler, runner and gate steps (docs/protocol/lifecycle.md), as methods on one
-// Lifecycle struct that carries their dependencies. Workflows call them by
-// method value; nothing here imports the workflow SDK.
-//
-// Each step follows the claims' order (docs/protocol/claims.md): claim the resource, write the terminal
-// state in one transaction fenced by the claim, then release. Each is
-// idempotent: run again after a partial failure or on a retry it finds the
-// stored outcome and returns it, writing nothing.
 package activities
 
 import (
@@ -27,51 +18,34 @@ import (
 	"github.com/azolla/azolla/schemas"
 )
 
-// Lifecycle is the receiver of every lifecycle activity.
-type Lifecycle struct {
-	Store       store.Store
-	Claims      *claim.Bridge
-	Diazotrophs *diazotroph.Registry
-	// Identity names this worker in claim owner ids (default
-	// DefaultIdentity).
-	Identity string
-	// Diazotroph is the diazotroph_type the scheduler writes for objectives
-	// that name no repository; those that do get diazotroph.PatchType.
-	Diazotroph string
-	// Targets resolves the repository of objectives that name one.
-	Targets diazotroph.Targets
-	// Budget becomes each new workorder's budget_ms.
-	Budget time.Duration
-	// LeaseTTL is the lease of Schedule and Gate claims, and the heartbeat
-	// timeout (and so the lease) of Run.
-	LeaseTTL time.Duration
-	// Retention is how long a finished workorder's workspace is kept
-	// (patch.retention): the gate tells the human when a branch that was
-	// not pushed will go with it. Zero: workspaces are kept, no warning.
-	Retention time.Duration
-	// Remote, when set, routes some diazotroph types to remote workers
-	// through the control plane instead of running them here.
-	Remote *Remote
-	// Tasks configures the task-management activities (track.go).
-	Tasks TaskOptions
+// Base is what every activity struct embeds, as River's services each
+// embed one base: the clock of what its steps write and the observer told
+// of it. Its zero value is real time and no observer.
+type Base struct {
 	// Now is the clock of every timestamp written (default time.Now).
 	Now func() time.Time
 	// Observer, when set, is told what the steps wrote (metrics).
 	Observer Observer
-	// Forges gives each repository's forge, for the pull request of a
-	// PASS; nil when no repository has one.
-	Forges Forges
-	// Candidates runs the candidates of objectives with several attempts
-	// (best-of-N); EarlyStop has the first candidate that passes every
-	// gate command cancel the others.
-	Candidates Candidates
-	EarlyStop  bool
-	// EarlyStopMaxDiffLines, above 0, bounds the diff of a candidate
-	// that stops the others.
-	EarlyStopMaxDiffLines int
-	// ParallelCandidates, above 0, is how many of a workorder's
-	// candidates run at a time; 0 runs them all at once.
-	ParallelCandidates int
+}
+
+func (b *Base) now() time.Time {
+	if b.Now != nil {
+		return store.NowOr(b.Now())
+	}
+	return store.NowOr(time.Time{})
+}
+
+// Claimant is what an activity struct whose steps take claims embeds
+// beside Base (docs/protocol/claims.md): the bridge that hands the leases
+// out, whose they are, and for how long.
+type Claimant struct {
+	Claims *claim.Bridge
+	// Identity names this worker in claim owner ids (default
+	// DefaultIdentity).
+	Identity string
+	// LeaseTTL is the lease of the steps' claims, and the heartbeat
+	// timeout (and so the lease) of the runs.
+	LeaseTTL time.Duration
 }
 
 // Observer is told what the lifecycle's steps wrote, for metrics. It must
@@ -98,13 +72,6 @@ const (
 	PullRequestMerged  = "merged"
 	PullRequestClosed  = "closed"
 )
-
-// observePullRequest tells the observer, if any.
-func (a *Lifecycle) observePullRequest(event string) {
-	if a.Observer != nil {
-		a.Observer.PullRequest(event)
-	}
-}
 
 // Runners and gates as Observer names them.
 const (
@@ -139,16 +106,9 @@ func (e *Claimed) Error() string {
 		e.Holder.OwnerID, e.Holder.LeaseExpiresAt.Format(time.RFC3339))
 }
 
-func (a *Lifecycle) now() time.Time {
-	if a.Now != nil {
-		return store.NowOr(a.Now())
-	}
-	return store.NowOr(time.Time{})
-}
-
-func (a *Lifecycle) identity() string {
-	if a.Identity != "" {
-		return a.Identity
+func (c *Claimant) identity() string {
+	if c.Identity != "" {
+		return c.Identity
 	}
 	return DefaultIdentity()
 }
@@ -161,22 +121,24 @@ func DefaultIdentity() string {
 
 // ownerID names this worker and, inside an activity, the attempt, so a
 // retried attempt on the same worker is a different owner.
-func (a *Lifecycle) ownerID(ctx context.Context) string {
+func (c *Claimant) ownerID(ctx context.Context) string {
 	if !activity.IsActivity(ctx) {
-		return a.identity()
+		return c.identity()
 	}
 	info := activity.GetInfo(ctx)
-	return fmt.Sprintf("%s:%s/%s/%d", a.identity(), info.WorkflowExecution.ID, info.ActivityID, info.Attempt)
+	return fmt.Sprintf("%s:%s/%s/%d", c.identity(), info.WorkflowExecution.ID, info.ActivityID, info.Attempt)
 }
 
-// acquire takes the claim on one resource or says who holds it.
-func (a *Lifecycle) acquire(ctx context.Context, resourceType, resourceID string, ttl time.Duration) (*claim.Lease, error) {
-	lease, ok, err := a.Claims.Acquire(ctx, resourceType, resourceID, a.ownerID(ctx), ttl)
+// acquire takes the claim on one resource or says who holds it, as
+// holders (the struct's store) reads it.
+func (c *Claimant) acquire(ctx context.Context, holders store.ClaimQuerier, resourceType, resourceID string,
+	ttl time.Duration) (*claim.Lease, error) {
+	lease, ok, err := c.Claims.Acquire(ctx, resourceType, resourceID, c.ownerID(ctx), ttl)
 	if err != nil {
 		return nil, fmt.Errorf("claim %s %s: %w", resourceType, resourceID, err)
 	}
 	if !ok {
-		holder, gerr := a.Store.GetClaim(ctx, resourceType, resourceID)
+		holder, gerr := holders.GetClaim(ctx, resourceType, resourceID)
 		if gerr != nil {
 			return nil, fmt.Errorf("claim %s %s: held by another owner", resourceType, resourceID)
 		}
@@ -187,12 +149,24 @@ func (a *Lifecycle) acquire(ctx context.Context, resourceType, resourceID string
 
 // release gives a claim up after the durable write. A failure is only logged:
 // the write stands, and the lease lapses on its own.
-func (a *Lifecycle) release(ctx context.Context, lease *claim.Lease) {
+func (c *Claimant) release(ctx context.Context, lease *claim.Lease) {
 	// Even when the activity is being cancelled: the write is done, and a
 	// claim left behind would block the next attempt for a whole lease.
 	if err := lease.Release(context.WithoutCancel(ctx)); err != nil && activity.IsActivity(ctx) {
 		activity.GetLogger(ctx).Warn("release claim", "error", err)
 	}
+}
+
+// runLease is the lease of a run's claim: the activity's heartbeat
+// timeout, so that a dead worker's claim lapses when Temporal retries
+// the activity elsewhere; LeaseTTL outside an activity.
+func (c *Claimant) runLease(ctx context.Context) time.Duration {
+	if activity.IsActivity(ctx) {
+		if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
+			return hb
+		}
+	}
+	return c.LeaseTTL
 }
 
 // permanent marks errors no retry can fix as non-retryable.
