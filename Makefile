@@ -92,9 +92,10 @@ bench-scale: ## 10,000 lifecycles through one azolla dev against 100 (S10k: thro
 	@$(GO) run ./cmd/benchreport -target bench-scale < $(BENCH_OUT).scale
 
 .PHONY: lint
-lint: $(STATICCHECK) $(WORKFLOWCHECK) ## gofmt, go vet, staticcheck, workflowcheck and the Markdown's relative links
+lint: $(STATICCHECK) $(WORKFLOWCHECK) ## gofmt, go vet, staticcheck, workflowcheck, the Markdown's relative links and the repository's shape
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) run ./cmd/doclinks $$(git ls-files '*.md' '*.go' ':!:*/testdata/*' ':!:cmd/doclinks/*')
+	$(GO) run ./cmd/shapecheck
 	$(GO) vet ./...
 	$(GO) vet -tags devserver ./cmd/azolla
 	$(STATICCHECK) ./...

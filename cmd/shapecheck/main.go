@@ -11,7 +11,8 @@
 //   - the domain types stand on nothing of azolla's but textsafe;
 //   - workflows import no storage package, and no workflow function is
 //     longer than 60 lines;
-//   - no type in activities has more than 25 methods, and activities
+//   - no type in activities has more than 25 methods (its own and those
+//     its embedded types lend it), and activities
 //     never import the workflow SDK;
 //   - the executor group imports neither the store nor the lifecycle's
 //     rules nor the remote path; the lifecycle's rules import no executor,

@@ -79,6 +79,9 @@ func TestCheck_EveryWayOutOfTheShapeIsSaid(t *testing.T) {
 		"a warehouse in activities": {map[string]string{
 			"activities/more.go": "package activities\n\nfunc (s Steps) Extra() {}\n"},
 			fmt.Sprintf("activities.Steps has %d methods, at most %d", maxMethods+1, maxMethods)},
+		"methods an embedded struct lends count too": {map[string]string{
+			"activities/base.go": "package activities\n\ntype Base struct{}\n\nfunc (b *Base) Now() {}\n\ntype Lent struct {\n\t*Base\n}\n\n" + methods("Lent", maxMethods)},
+			fmt.Sprintf("activities.Lent has %d methods, at most %d", maxMethods+1, maxMethods)},
 		"generic receivers count too": {map[string]string{
 			"activities/gen.go": "package activities\n\ntype Box[T any] struct{}\n\n" + strings.ReplaceAll(methods("Box", maxMethods+1), "*Box", "*Box[T]")},
 			"activities.Box has 26 methods"},
@@ -122,4 +125,10 @@ func TestCheck_EveryWayOutOfTheShapeIsSaid(t *testing.T) {
 			require.Contains(t, out, tc.want)
 		})
 	}
+}
+
+func TestCheck_ThisRepositoryHasTheShape(t *testing.T) {
+	t.Parallel()
+	n, out := run(t, "../..")
+	require.Zero(t, n, "make lint runs this check too:\n%s", out)
 }
