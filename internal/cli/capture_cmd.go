@@ -63,17 +63,7 @@ is stored as written and shown with its control characters escaped. At most
 		now := store.NowOr(time.Time{})
 		capture := &domain.CaptureBuffer{CaptureBufferID: newCaptureID(now), Source: source, Content: content,
 			Status: domain.CapturePending, CreatedAt: now, UpdatedAt: now}
-		// The event goes with the capture: the poller emits it only for
-		// captures written straight into the database.
-		var ev *domain.Event
-		err := c.store.InTx(cmd.Context(), func(q store.Querier) error {
-			if err := q.CreateCaptureBuffer(cmd.Context(), capture); err != nil {
-				return err
-			}
-			var err error
-			ev, _, err = store.EmitCaptureReady(cmd.Context(), q, capture.CaptureBufferID, now)
-			return err
-		})
+		ev, err := store.AddCapture(cmd.Context(), c.store, capture, now)
 		if err != nil {
 			return classify(err)
 		}

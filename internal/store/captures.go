@@ -37,3 +37,21 @@ func EmitCaptureReadyAt(ctx context.Context, q EventQuerier, captureBufferID str
 	return q.EmitEvent(ctx, &domain.Event{EventID: "ev-capture-" + hex.EncodeToString(b), EventType: domain.EventCaptureReady,
 		SubjectID: captureBufferID, TransitionSeq: seq, CreatedAt: NowOr(now)})
 }
+
+// AddCapture writes capture c and its first CAPTURE_READY event in one
+// transaction of tx, and returns the event: a capture added by hand goes
+// to triage at once, without waiting for the poller, which emits the
+// event only for captures written straight into the database.
+func AddCapture(ctx context.Context, tx Transactor, c *domain.CaptureBuffer, now time.Time) (*domain.Event, error) {
+	var ev *domain.Event
+	err := tx.InTx(ctx, func(q Querier) error {
+		ev = nil
+		if err := q.CreateCaptureBuffer(ctx, c); err != nil {
+			return err
+		}
+		var err error
+		ev, _, err = EmitCaptureReady(ctx, q, c.CaptureBufferID, now)
+		return err
+	})
+	return ev, err
+}

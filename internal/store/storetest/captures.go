@@ -23,6 +23,25 @@ func Capture(id string, at time.Time) *domain.CaptureBuffer {
 // through by keyset, and a capture drops out of that listing once its
 // event exists or it is PROCESSED.
 func exerciseCaptures(t *testing.T, open func(t testing.TB) store.Store) {
+	t.Run("AddCapture_TheCaptureAndItsEventOrNeither", func(t *testing.T) {
+		s, ctx := open(t), context.Background()
+		ev, err := store.AddCapture(ctx, s, Capture("cap-add", T0), T0)
+		require.NoError(t, err)
+		require.Equal(t, domain.EventCaptureReady, ev.EventType)
+		require.Equal(t, "cap-add", ev.SubjectID)
+		_, err = s.GetCaptureBuffer(ctx, "cap-add")
+		require.NoError(t, err)
+
+		_, err = store.AddCapture(ctx, s, Capture("cap-add", T0), T0)
+		require.ErrorIs(t, err, domain.ErrAlreadyExists, "the same capture twice")
+		bad := Capture("cap-bad", T0)
+		bad.Content = ""
+		_, err = store.AddCapture(ctx, s, bad, T0)
+		require.Error(t, err, "a capture the schema refuses")
+		evs, err := s.ListEvents(ctx, store.ListEventsParams{EventType: domain.EventCaptureReady})
+		require.NoError(t, err)
+		require.Len(t, evs, 1, "a refused capture emits no event")
+	})
 	t.Run("CaptureReady_OneEventWhateverTheNumberOfEmitters", func(t *testing.T) {
 		s, ctx := open(t), context.Background()
 		require.NoError(t, s.CreateCaptureBuffer(ctx, Capture("cap-1", T0)))
