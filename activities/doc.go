@@ -14,7 +14,8 @@
 // Each embeds Base (clock, observer); those whose steps take claims embed
 // Claimant too. Each takes the narrow store interface it uses, declared
 // beside it. Remote routes runs to remote workers through the control
-// plane, and RemoteOutcomes answer the activities waiting on their jobs;
+// plane, RemoteOutcomes say what the activities waiting on their jobs are
+// told, and RemoteCompleter (the control plane's Temporal side) tells them;
 // the writes a remote run makes inside the control plane's transactions
 // are controlplane.LifecycleHooks.
 //

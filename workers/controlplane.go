@@ -65,7 +65,7 @@ func NewObservedControlPlane(cfg config.Config, st store.Store, tr controlplane.
 	}
 	var acts controlplane.Activities
 	if c != nil {
-		acts = &RemoteActivities{Client: c, Namespace: cfg.Temporal.Namespace,
+		acts = &activities.RemoteCompleter{Client: c, Namespace: cfg.Temporal.Namespace,
 			Outcomes: activities.RemoteOutcomes{Store: st, EarlyStopMaxDiffLines: cfg.Patch.EarlyStopMaxDiffLines}}
 	}
 	return controlplane.New(st, tr, acts, hooks, ccfg)

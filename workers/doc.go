@@ -10,9 +10,9 @@
 //   - forges.go: each repository's forge for the pull request steps, and
 //     the forge webhook of package workers/webhook, which the worker
 //     process serves at PathForgeWebhook;
-//   - controlplane.go, remote.go: the control plane process, its transport,
-//     and the Temporal side that settles the activities waiting on remote
-//     jobs;
+//   - controlplane.go: the control plane process, its transport, and the
+//     Temporal side that settles the activities waiting on remote jobs
+//     (activities.RemoteCompleter);
 //   - executors.go, patch.go: the sandbox, the executors and the patch
 //     diazotroph with its generators and environments;
 //   - deadlines.go: the deadline monitor's Schedule;
@@ -21,9 +21,7 @@
 //
 // The services themselves live elsewhere: the polling bridge in
 // workers/bridge, the forge webhook in workers/webhook, the activities in
-// activities, the workflows in workflows, the rest in internal/. One
-// exception remains: remote.go's RemoteActivities, the control plane's
-// Temporal side, which internal/remote may not hold. Package
+// activities, the workflows in workflows, the rest in internal/. Package
 // workers may import all of them, internal/config and the Temporal SDK
 // (registration takes the workflow and activity packages' option types);
 // only cmd, internal/cli and the integration tests import it.

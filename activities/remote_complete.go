@@ -1,4 +1,4 @@
-package workers
+package activities
 
 import (
 	"context"
@@ -9,27 +9,26 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/remote/controlplane"
 )
 
-// RemoteActivities is the control plane's Temporal side: it completes, fails
-// and heartbeats the activities waiting on remote jobs (Run, or a
+// RemoteCompleter is the control plane's Temporal side: it completes,
+// fails and heartbeats the activities waiting on remote jobs (Run, or a
 // candidate's RunCandidate), addressed by workflow, run and activity id
 // (never a task token, which changes with each attempt).
-type RemoteActivities struct {
+type RemoteCompleter struct {
 	Client    client.Client
 	Namespace string
 	// Outcomes say what a settled job's activity is told.
-	Outcomes activities.RemoteOutcomes
+	Outcomes RemoteOutcomes
 }
 
-var _ controlplane.Activities = (*RemoteActivities)(nil)
+var _ controlplane.Activities = (*RemoteCompleter)(nil)
 
 // Heartbeat records a heartbeat of the activity. A cancelled activity, or
 // one Temporal no longer knows, is controlplane.ErrActivityGone.
-func (r *RemoteActivities) Heartbeat(ctx context.Context, ref domain.ActivityRef) error {
+func (r *RemoteCompleter) Heartbeat(ctx context.Context, ref domain.ActivityRef) error {
 	err := r.Client.RecordActivityHeartbeatByID(ctx, r.Namespace, ref.WorkflowID, ref.RunID, ref.ActivityID)
 	return r.gone(ref, "heartbeat", err)
 }
@@ -38,18 +37,18 @@ func (r *RemoteActivities) Heartbeat(ctx context.Context, ref domain.ActivityRef
 // RunResult, a RunCandidate with its CandidateResult. An activity that is
 // gone is not an error: its next attempt, if any, finds the job SUCCEEDED
 // and answers from the store.
-func (r *RemoteActivities) Complete(ctx context.Context, j *domain.Job) error {
+func (r *RemoteCompleter) Complete(ctx context.Context, j *domain.Job) error {
 	return r.settle(ctx, j, "complete")
 }
 
 // Fail tells the activity its job failed for good: a Run fails
 // non-retryably with the job's error; a RunCandidate is completed with
 // its candidate recorded FAILED, as a local candidate's failed run is.
-func (r *RemoteActivities) Fail(ctx context.Context, j *domain.Job) error {
+func (r *RemoteCompleter) Fail(ctx context.Context, j *domain.Job) error {
 	return r.settle(ctx, j, "fail")
 }
 
-func (r *RemoteActivities) settle(ctx context.Context, j *domain.Job, what string) error {
+func (r *RemoteCompleter) settle(ctx context.Context, j *domain.Job, what string) error {
 	if j.Activity == nil {
 		return nil
 	}
@@ -67,7 +66,7 @@ func (r *RemoteActivities) settle(ctx context.Context, j *domain.Job, what strin
 
 // gone turns Temporal's "this activity no longer waits" answers into
 // controlplane.ErrActivityGone.
-func (r *RemoteActivities) gone(ref domain.ActivityRef, what string, err error) error {
+func (r *RemoteCompleter) gone(ref domain.ActivityRef, what string, err error) error {
 	if err == nil {
 		return nil
 	}
