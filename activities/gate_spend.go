@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/lifecycle/budget"
@@ -95,9 +96,11 @@ func repeatedFailure(ctx context.Context, q store.Querier, w *domain.WorkOrder, 
 }
 
 // Parts of a gate reason that differ between two runs of the same failure.
+// hexWords is compiled on first use: its counted repetition is a program of
+// about 28 KB that every process would otherwise build at start.
 var (
 	gateCommand  = regexp.MustCompile(`^gate command ("(?:[^"\\]|\\.)*")`)
-	hexWords     = regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{7,64}\b`)
+	hexWords     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{7,64}\b`) })
 	durations    = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
 	tempPaths    = regexp.MustCompile(`(/tmp|/var/folders|/private/var)/[^\s:'"]*`)
 	numbers      = regexp.MustCompile(`\d+`)
@@ -136,7 +139,7 @@ func FailureFingerprint(reason string) string {
 
 func normalize(s string) string {
 	s = tempPaths.ReplaceAllString(s, "<tmp>")
-	s = hexWords.ReplaceAllString(s, "<hex>")
+	s = hexWords().ReplaceAllString(s, "<hex>")
 	s = durations.ReplaceAllString(s, "<t>")
 	s = numbers.ReplaceAllString(s, "#")
 	return strings.TrimSpace(spaceRuns.ReplaceAllString(s, " "))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/remote/controlplane"
@@ -262,14 +263,18 @@ func jobSchema(s *state, r recorder) {
 	}
 }
 
-// leaseTokenShape is the schema's pattern of a lease token.
-var leaseTokenShape = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+// leaseTokenShape is the schema's pattern of a lease token, compiled on
+// first use: its counted repetition is a program of about 16 KB that
+// commands other than verify would build at start.
+var leaseTokenShape = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+})
 
 // withoutToken returns a copy of l whose token is a stand-in of the same
 // validity, so that no message of the audit can ever quote a live token.
 func withoutToken(l *domain.JobLease) *domain.JobLease {
 	c := *l
-	if leaseTokenShape.MatchString(c.LeaseToken) {
+	if leaseTokenShape().MatchString(c.LeaseToken) {
 		c.LeaseToken = strings.Repeat("x", 43)
 	} else {
 		c.LeaseToken = "(not a lease token)"

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/azolla/azolla/internal/executor/diazotroph/triage"
@@ -134,11 +135,16 @@ func defaultDeadlines() DeadlinesConfig {
 		SLA: SLAConfig{Critical: 4 * time.Hour, High: 24 * time.Hour, Normal: 72 * time.Hour, Low: 168 * time.Hour}}
 }
 
-var trackName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+// trackName is compiled on first use, not at start: its counted repetition
+// makes a program of about 50 KB that commands which never validate a
+// configuration (azolla version) would build for nothing.
+var trackName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+})
 
 func (c Config) validateTasks(add func(key, format string, args ...any)) {
 	t := c.Tasks
-	if !trackName.MatchString(t.Track) {
+	if !trackName().MatchString(t.Track) {
 		add("tasks.track", "must be 1-64 of a-z, 0-9, '_' and '-', starting with a letter or digit, got %q", t.Track)
 	}
 	if t.TriageMaxCaptures < 1 {
@@ -166,7 +172,7 @@ func (c Config) validateTasks(add func(key, format string, args ...any)) {
 			add(key, "%q is this azolla's own store and cannot be configured", LocalSubstrate)
 		}
 		// The name is frozen into every manifest snapshot that reads it.
-		if !trackName.MatchString(name) {
+		if !trackName().MatchString(name) {
 			add("substrates", "name %q must be 1-64 of a-z, 0-9, '_' and '-', starting with a letter or digit", name)
 		}
 		switch s.Driver {

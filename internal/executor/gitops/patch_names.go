@@ -3,6 +3,7 @@ package gitops
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The functions in this file read path names out of patch header lines the
@@ -129,8 +130,12 @@ func prefixedName(s string, tabEnds bool) (string, error) {
 }
 
 // timestamp is the part of diff -u's "name<TAB>timestamp" that this package
-// knows git strips; git knows more forms, which are refused here.
-var timestamp = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?( [+-][0-9]{4})?$`)
+// knows git strips; git knows more forms, which are refused here. Compiled
+// on first use: its counted repetitions are a program of about 17 KB that
+// every process linking gitops would otherwise build at start.
+var timestamp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?( [+-][0-9]{4})?$`)
+})
 
 // traditionalName reads the name of a non-git ---/+++ value. git cuts a
 // trailing timestamp by looking backwards from the end of the line, and
@@ -140,7 +145,7 @@ var timestamp = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2
 func traditionalName(s string) (string, error) {
 	name, suffix, tab := strings.Cut(s, "\t")
 	switch {
-	case tab && suffix != "" && !timestamp.MatchString(suffix):
+	case tab && suffix != "" && !timestamp().MatchString(suffix):
 		return "", &nameError{name, "unrecognized text after the path and a tab"}
 	case !tab && strings.ContainsFunc(name, func(r rune) bool { return r < 0x80 && isSpace(byte(r)) }):
 		return "", &nameError{name, "whitespace in a path outside git's diff format"}

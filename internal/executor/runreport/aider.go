@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/azolla/azolla/internal/domain"
 )
@@ -17,12 +18,15 @@ import (
 //	Tokens: 2.3k sent, 1.1k cache write, 5.2k cache hit, 156 received. Cost: $0.0081 message, $0.0123 session.
 //
 // The cache parts appear only when non-zero; the Cost part only when aider
-// knows the model's price.
-var aiderUsage = regexp.MustCompile(`Tokens: ([0-9.]+[kKmM]?) sent` +
-	`(?:, ([0-9.]+[kKmM]?) cache write)?` +
-	`(?:, ([0-9.]+[kKmM]?) cache hit)?` +
-	`, ([0-9.]+[kKmM]?) received\.` +
-	`(?:\s+Cost: \$([0-9.]+) message, \$([0-9.]+) session\.)?`)
+// knows the model's price. Compiled on first use: its six groups are a
+// program of about 20 KB that every process would otherwise build at start.
+var aiderUsage = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`Tokens: ([0-9.]+[kKmM]?) sent` +
+		`(?:, ([0-9.]+[kKmM]?) cache write)?` +
+		`(?:, ([0-9.]+[kKmM]?) cache hit)?` +
+		`, ([0-9.]+[kKmM]?) received\.` +
+		`(?:\s+Cost: \$([0-9.]+) message, \$([0-9.]+) session\.)?`)
+})
 
 // aiderModel matches the startup announcement of the main model, e.g.
 // "Main model: anthropic/claude-sonnet-4-5 with diff edit format" (older
@@ -48,7 +52,7 @@ func ParseAider(out []byte) (domain.RunReport, error) {
 		if m := aiderModel.FindSubmatch(line); m != nil && r.Model == "" {
 			r.Model = string(m[1])
 		}
-		m := aiderUsage.FindSubmatch(line)
+		m := aiderUsage().FindSubmatch(line)
 		if m == nil {
 			continue
 		}

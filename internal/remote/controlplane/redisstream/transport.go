@@ -21,8 +21,12 @@ const (
 	fieldEnqueueID = "enqueue_id"
 )
 
-// messageIDRE is a Redis stream entry id.
-var messageIDRE = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}$`)
+// messageIDRE is a Redis stream entry id, compiled on first use: its counted
+// repetitions are a program of about 33 KB that processes which never
+// reach Redis would build at start.
+var messageIDRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}$`)
+})
 
 // ErrInvalidMessageID wraps the error of a message id that is not a Redis
 // stream id ("<ms>-<seq>").
@@ -172,7 +176,7 @@ func validate(stream, messageID string) error {
 	if err := controlplane.ValidateStream(stream); err != nil {
 		return err
 	}
-	if !messageIDRE.MatchString(messageID) {
+	if !messageIDRE().MatchString(messageID) {
 		return fmt.Errorf("%w: %q", ErrInvalidMessageID, messageID)
 	}
 	return nil
