@@ -20,8 +20,8 @@ build: ## Build bin/azolla: every command, azolla dev's embedded Temporal server
 	$(GO) build -tags devserver -o $(BIN) ./cmd/azolla
 
 .PHONY: build-lean
-build-lean: ## Build bin/azolla-lean: every command but dev, without the Temporal server (workers, scripts, images)
-	$(GO) build -o $(LEAN_BIN) ./cmd/azolla
+build-lean: ## Build bin/azolla-lean: every command but dev, without the Temporal server, as the image ships it (workers, scripts, images)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $(LEAN_BIN) ./cmd/azolla
 
 .PHONY: run
 run: build ## Build and run azolla dev (Temporal + Web UI + store + workers) with a demo objective
