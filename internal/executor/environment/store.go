@@ -297,9 +297,24 @@ func (s *Store) pruneDir(repoDir, repository string) (Usage, bool) {
 		max = cmp.Or(s.MaxBytes(repository), DefaultMaxBytes)
 	}
 	slices.SortFunc(envs, func(a, b held) int { return b.used.Compare(a.used) }) // newest first
+	// The environments in use stay whatever they weigh, and count first:
+	// the cap is then filled with the newest of the others, and the rest
+	// go. Deciding on use before age keeps the eviction right when two
+	// were used within one tick of the file clock.
 	u := Usage{Repository: repository, MaxBytes: max}
+	var unused []held
 	for _, e := range envs {
-		if u.Bytes+e.meta.Bytes <= max || u.Environments == 0 || !evict(e.dir) {
+		lock, free := exclusive(e.dir)
+		if !free {
+			u.Bytes += e.meta.Bytes
+			u.Environments++
+			continue
+		}
+		defer lock.Close()
+		unused = append(unused, e)
+	}
+	for _, e := range unused {
+		if u.Bytes+e.meta.Bytes <= max || u.Environments == 0 || !remove(e.dir) {
 			u.Bytes += e.meta.Bytes
 			u.Environments++
 		}
@@ -307,16 +322,22 @@ func (s *Store) pruneDir(repoDir, repository string) (Usage, bool) {
 	return u, true
 }
 
-// evict removes an environment no one uses; false when someone does.
-func evict(dir string) bool {
+// exclusive takes dir's lock if no one uses the environment: the lock
+// (closing it releases it) and true, or false when someone does.
+func exclusive(dir string) (*os.File, bool) {
 	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return false
+		return nil, false
 	}
-	defer lock.Close()
 	if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return false
+		lock.Close()
+		return nil, false
 	}
+	return lock, true
+}
+
+// remove deletes an environment whose lock the caller holds.
+func remove(dir string) bool {
 	// meta.json first: a half-removed environment is not ready.
 	_ = os.Remove(filepath.Join(dir, metaFile))
 	return os.RemoveAll(dir) == nil
