@@ -56,6 +56,13 @@ const (
 	RunReport Kind = "run_report"
 	// Candidate is one of the candidate patches of a best-of-N run.
 	Candidate Kind = "candidate"
+	// IntakeItem is an item taken from outside the CLI (a forge issue, a
+	// posted document); ForgeCommand a command comment acted on.
+	IntakeItem   Kind = "intake_item"
+	ForgeCommand Kind = "forge_command"
+	// IntakeRequest is the document POST /intake takes, not a stored
+	// record.
+	IntakeRequest Kind = "intake_request"
 )
 
 // ErrUnknownKind is wrapped by every error about a kind without a schema.
@@ -71,7 +78,7 @@ var allKinds = []Kind{
 	Objective, Event, ContextSnapshot, WorkOrder, OutputBundle, RunRecord,
 	PauseState, ClaimRecord, CaptureBuffer, Job, JobAttempt, JobLease,
 	JobMessage, WorkerToken, PullRequest, PullRequestFeedback, WorkerClaimRequest, WorkerClaimResponse, WorkerHeartbeatRequest, WorkerHeartbeatResponse, WorkerCompleteRequest, WorkerCompleteResponse, WorkerFailRequest, WorkerFailResponse, WorkerErrorResponse,
-	TriageProposal, RunReport, Candidate,
+	TriageProposal, RunReport, Candidate, IntakeItem, ForgeCommand, IntakeRequest,
 }
 
 // compiled holds each kind's schema, compiled on the kind's first

@@ -75,7 +75,7 @@ func requireViolation(t *testing.T, err error, kind schemas.Kind, pointer string
 func TestEveryKindHasSchemaAndFixtures(t *testing.T) {
 	t.Parallel()
 	kinds := schemas.Kinds()
-	require.Len(t, kinds, 28)
+	require.Len(t, kinds, 31)
 	require.True(t, slices.IsSorted(kinds))
 
 	for _, kind := range kinds {

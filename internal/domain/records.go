@@ -43,6 +43,12 @@ type Objective struct {
 	ObjectiveType      string   `json:"objective_type"`
 	Title              string   `json:"title"`
 	AcceptanceCriteria []string `json:"acceptance_criteria"`
+	// Description is the objective's longer text, when it came with one
+	// (an issue's body); the agent reads it after the title.
+	Description string `json:"description,omitempty"`
+	// Provenance is where the objective came from, when not from azolla's
+	// CLI: the page of the issue it was made from.
+	Provenance string `json:"provenance,omitempty"`
 	Status             Status   `json:"status"`
 	// StatusSeq counts status transitions; a readiness event is keyed by it so
 	// one transition can never emit two events.

@@ -41,6 +41,7 @@ type Querier interface {
 	CandidateQuerier
 	ClaimQuerier
 	TranscriptQuerier
+	IntakeQuerier
 }
 
 // ObjectiveQuerier reads and moves objectives.

@@ -11,7 +11,8 @@ import (
 )
 
 const objectiveCols = `objective_id, objective_type, title, acceptance_criteria, status, status_seq,
-	blockers, blocker_ref, urgency, due_at, repository, base_branch, generator, patch, budget_usd, attempts, created_at, updated_at`
+	blockers, blocker_ref, urgency, due_at, repository, base_branch, generator, patch, budget_usd, attempts, created_at, updated_at,
+	description, provenance`
 
 func scanObjective(r rowScanner) (*domain.Objective, error) {
 	var o domain.Objective
@@ -19,7 +20,7 @@ func scanObjective(r rowScanner) (*domain.Objective, error) {
 		&o.Status, &o.StatusSeq, jsonCol(&o.Blockers), nullStringCol((*string)(&o.BlockerRef)), &o.Urgency,
 		nullTimeCol(&o.DueAt), nullStringCol(&o.Repository), nullStringCol(&o.BaseBranch),
 		nullStringCol(&o.Generator), nullStringCol(&o.Patch), nullFloatCol(&o.BudgetUSD), nullIntCol{&o.Attempts}, timeCol(&o.CreatedAt),
-		timeCol(&o.UpdatedAt))
+		timeCol(&o.UpdatedAt), nullStringCol(&o.Description), nullStringCol(&o.Provenance))
 	if err != nil {
 		return nil, err
 	}
@@ -49,11 +50,11 @@ func (q *querier) CreateObjective(ctx context.Context, o *domain.Objective) erro
 		return err
 	}
 	_, err = q.exec(ctx, `INSERT INTO objectives (`+objectiveCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 		o.ObjectiveID, o.ObjectiveType, o.Title, criteria, o.Status, o.StatusSeq, blockers,
 		nullString(string(o.BlockerRef)), o.Urgency, q.nt(o.DueAt), nullString(o.Repository),
 		nullString(o.BaseBranch), nullString(o.Generator), nullString(o.Patch), nullFloat(o.BudgetUSD), nullInt(o.Attempts),
-		q.t(o.CreatedAt), q.t(o.UpdatedAt))
+		q.t(o.CreatedAt), q.t(o.UpdatedAt), nullString(o.Description), nullString(o.Provenance))
 	if q.d.IsUniqueViolation(err) {
 		return fmt.Errorf("create objective %q: %w", o.ObjectiveID, domain.ErrAlreadyExists)
 	}

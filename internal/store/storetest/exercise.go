@@ -47,6 +47,7 @@ func Exercise(t *testing.T, open func(t testing.TB) store.Store) {
 	exerciseSpend(t, open)
 	exerciseTranscripts(t, open)
 	exerciseCandidates(t, open)
+	exerciseIntake(t, open)
 	ExercisePruneFinished(t, open)
 }
 
