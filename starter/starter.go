@@ -104,6 +104,9 @@ func (s *Starter) start(ctx context.Context, o *domain.Objective, reuse enumspb.
 	if o.Status != "" {
 		attrs = append(attrs, workflows.AttrStatus.ValueSet(string(o.Status)))
 	}
+	if o.Provenance != "" {
+		attrs = append(attrs, workflows.AttrIssue.ValueSet([]string{o.Provenance}))
+	}
 	opts := client.StartWorkflowOptions{
 		ID:                    workflows.ObjectiveWorkflowID(o.ObjectiveID),
 		TaskQueue:             s.TaskQueue,
@@ -190,14 +193,22 @@ func attributesUnknown(err error) bool {
 // triage the poller has not handed over yet) gets its first one, which then
 // takes the decision.
 func (s *Starter) Decide(ctx context.Context, objectiveID, kind string, d workflows.Decision) (workflows.DecisionResult, error) {
+	return s.DecideOnce(ctx, objectiveID, kind, "", d)
+}
+
+// DecideOnce is Decide for a decision that may be sent more than once (a
+// command comment read again after a crash): requestID names it, and the
+// lifecycle takes one decision per requestID, answering a repeat with
+// the first one's result (Temporal's update id). "" is Decide.
+func (s *Starter) DecideOnce(ctx context.Context, objectiveID, kind, requestID string, d workflows.Decision) (workflows.DecisionResult, error) {
 	o, err := s.Store.GetObjective(ctx, objectiveID)
 	if err != nil {
 		return workflows.DecisionResult{}, err
 	}
-	res, err := s.update(ctx, objectiveID, kind, d)
+	res, err := s.update(ctx, objectiveID, kind, requestID, d)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) && s.neverStarted(ctx, o) {
-		res, err = s.update(ctx, objectiveID, kind, d)
+		res, err = s.update(ctx, objectiveID, kind, requestID, d)
 	}
 	if err != nil {
 		return res, s.explain(ctx, o, kind, err)
@@ -206,9 +217,10 @@ func (s *Starter) Decide(ctx context.Context, objectiveID, kind string, d workfl
 }
 
 // update sends the decision and waits for the lifecycle's answer.
-func (s *Starter) update(ctx context.Context, objectiveID, kind string, d workflows.Decision) (workflows.DecisionResult, error) {
+func (s *Starter) update(ctx context.Context, objectiveID, kind, requestID string, d workflows.Decision) (workflows.DecisionResult, error) {
 	var res workflows.DecisionResult
 	h, err := s.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		UpdateID:   requestID,
 		WorkflowID: workflows.ObjectiveWorkflowID(objectiveID), UpdateName: kind, Args: []any{d},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})

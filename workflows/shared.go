@@ -62,13 +62,18 @@ var (
 	AttrCommitSHA = temporal.NewSearchAttributeKeyKeyword("AzollaCommitSha")
 	// AttrPullRequest is the URL of the objective's pull request.
 	AttrPullRequest = temporal.NewSearchAttributeKeyKeyword("AzollaPullRequest")
+	// AttrIssue is the page of the issue an objective was made from (its
+	// provenance), set when its lifecycle starts. A keyword list, as
+	// azolla's keywords fill the ten a SQL visibility store has.
+	AttrIssue = temporal.NewSearchAttributeKeyKeywordList("AzollaIssue")
 )
 
 // SearchAttributes lists every custom search attribute, for registration
-// (each with its own type: AttrOverdue is a bool, the others keywords).
+// (each with its own type: AttrOverdue is a bool, AttrIssue a keyword
+// list, the others keywords).
 func SearchAttributes() []temporal.SearchAttributeKey {
 	return []temporal.SearchAttributeKey{AttrObjectiveID, AttrStatus, AttrObjectiveType, AttrDiazotroph, AttrGateResult,
-		AttrWorkOrderID, AttrBranch, AttrCommitSHA, AttrTrack, AttrOverdue, AttrPullRequest}
+		AttrWorkOrderID, AttrBranch, AttrCommitSHA, AttrTrack, AttrOverdue, AttrPullRequest, AttrIssue}
 }
 
 // Steps of the lifecycle, as reported by the state query.

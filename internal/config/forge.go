@@ -52,6 +52,9 @@ type ForgeConfig struct {
 	// (docs/security.md#the-forge); by default, whoever the forge says may
 	// write to the repository.
 	Trusted TrustedConfig `mapstructure:"trusted" json:"trusted" yaml:"trusted"`
+	// Intake says which issues become work (docs/forge.md); by default
+	// none do.
+	Intake IntakeConfig `mapstructure:"intake" json:"intake" yaml:"intake"`
 }
 
 // TrustedConfig is forge.trusted: who, besides or instead of the people
@@ -279,6 +282,7 @@ func (f ForgeConfig) validate(key string, add func(key, format string, args ...a
 		}
 	}
 	f.Trusted.validate(key+".trusted", f.Kind, add)
+	f.Intake.validate(key+".intake", add)
 }
 
 // validateForgeTokensStayHome refuses an executor that would be passed a

@@ -70,6 +70,14 @@ func TestValidateForge_NamesTheKeyOfEachProblem(t *testing.T) {
 		}, `patch.command.pass_env[0]: GITEA_HOOK_SECRET holds a forge token or webhook secret`},
 		{"a webhook secret variable that is azolla's", with(func(f *config.ForgeConfig) { f.WebhookSecretEnv = "AZOLLA_X" }),
 			`patch.repositories[0].forge.webhook_secret_env: AZOLLA_X cannot be passed`},
+		{"an intake that becomes a ticket", with(func(f *config.ForgeConfig) { f.Intake = config.IntakeConfig{Label: "azolla", As: "ticket"} }),
+			`patch.repositories[0].forge.intake.as: must be objective or capture, got "ticket"`},
+		{"an intake assignee with an @", with(func(f *config.ForgeConfig) { f.Intake.Assignee = "@azolla-bot" }),
+			`patch.repositories[0].forge.intake.assignee: must be a user name (no @)`},
+		{"an intake mention of two words", with(func(f *config.ForgeConfig) { f.Intake.Mention = "hey azolla" }),
+			`patch.repositories[0].forge.intake.mention: must be one word`},
+		{"intake settings without a trigger", with(func(f *config.ForgeConfig) { f.Intake.AutoApproveWriters = true }),
+			`patch.repositories[0].forge.intake: sets auto_approve_writers but no trigger: set label, assignee or mention`},
 		{"the token passed to the gate", func(c *config.Config) {
 			c.Patch.Repositories = []config.RepositoryConfig{{Repository: "/r", Forge: gitea(), GatePassEnv: []string{"GITEA_TOKEN"}}}
 		}, `patch.repositories[0].gate_pass_env[0]: GITEA_TOKEN holds a forge token`},

@@ -386,7 +386,15 @@ const (
 	// ResourceCandidate is one candidate of a best-of-N workorder's run,
 	// <work_order_id>-c<k>: each candidate holds its own lease.
 	ResourceCandidate = "CANDIDATE"
+	// ResourceForgeIntake is the leadership of the forge intake: one
+	// claim, on resource ForgeIntakeLeadership, held by the instance that
+	// reads the forges' issues and comments.
+	ResourceForgeIntake = "FORGE_INTAKE"
 )
+
+// ForgeIntakeLeadership is the resource id of the forge intake's
+// leadership claim.
+const ForgeIntakeLeadership = "forge-intake"
 
 // TrackResource is the resource id of a track's TRACK claim.
 func TrackResource(track string) string { return "track-" + track }

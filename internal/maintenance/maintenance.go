@@ -46,9 +46,27 @@ type Loop[C any] struct {
 	// Log gets the loop's own lines; nil discards them.
 	Log *slog.Logger
 
-	stop func()
-	done chan struct{}
-	once sync.Once
+	stop     func()
+	done     chan struct{}
+	once     sync.Once
+	wakeOnce sync.Once
+	wake     chan struct{}
+}
+
+// Wake asks for a pass now, without waiting for the interval: a webhook
+// delivery says there is news. Wakes while a pass runs fold into one
+// pass after it; one given before Start runs after Start's first pass.
+// It never blocks.
+func (l *Loop[C]) Wake() {
+	select {
+	case l.wakes() <- struct{}{}:
+	default:
+	}
+}
+
+func (l *Loop[C]) wakes() chan struct{} {
+	l.wakeOnce.Do(func() { l.wake = make(chan struct{}, 1) })
+	return l.wake
 }
 
 // RunOnce is one pass: when the loop has a leadership, only if this
@@ -94,6 +112,7 @@ func (l *Loop[C]) Start(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-l.wakes():
 			}
 		}
 	}()

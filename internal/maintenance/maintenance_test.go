@@ -85,3 +85,22 @@ func TestStart_AFailedPassDoesNotStopTheLoop(t *testing.T) {
 	defer l.Stop()
 	require.Eventually(t, func() bool { return n.Load() >= 3 }, 10*time.Second, 5*time.Millisecond)
 }
+
+func TestLoop_WakeRunsAPassBeforeTheInterval(t *testing.T) {
+	t.Parallel()
+	passes := make(chan struct{}, 4)
+	l := &maintenance.Loop[int]{Name: "woken", Interval: time.Hour, Pass: func(context.Context) (int, error) {
+		passes <- struct{}{}
+		return 0, nil
+	}}
+	l.Wake() // before Start: remembered at most once, never blocks
+	l.Start(context.Background())
+	defer l.Stop()
+	<-passes // the first pass, at once
+	<-passes // the wake given before Start
+	l.Wake()
+	<-passes // an hour early
+	l.Stop()
+	l.Wake() // after Stop: nothing, and no block
+	require.Empty(t, passes)
+}

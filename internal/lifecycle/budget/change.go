@@ -65,13 +65,29 @@ func (e Edit) apply(current *float64) (*float64, error) {
 // raising an objective without a budget is ErrNoBudget. On any error
 // nothing changes.
 func Change(ctx context.Context, tx store.Transactor, objectiveID string, edit Edit) (Standing, error) {
+	return ChangeOnce(ctx, tx, objectiveID, edit, nil)
+}
+
+// ChangeOnce is Change for an edit that must be made once however often it
+// is asked for (a command comment read twice): first, in the same
+// transaction, once records the request and says whether it was new. When
+// it was not, the budget is left as it is and its standing returned. A nil
+// once is Change.
+func ChangeOnce(ctx context.Context, tx store.Transactor, objectiveID string, edit Edit,
+	once func(q store.Querier) (bool, error)) (Standing, error) {
 	var st Standing
 	err := tx.InTx(ctx, func(q store.Querier) error {
 		o, err := q.GetObjective(ctx, objectiveID)
 		if err != nil {
 			return err
 		}
-		if edit.changes() {
+		fresh := true
+		if once != nil {
+			if fresh, err = once(q); err != nil {
+				return err
+			}
+		}
+		if edit.changes() && fresh {
 			next, err := edit.apply(o.BudgetUSD)
 			if err != nil {
 				return err

@@ -31,6 +31,23 @@ func Command(self string, ps *domain.PauseState, i int) string {
 	return ""
 }
 
+// ForgeCommand is the comment that carries out the i-th action of an
+// objective's pause ps on the forge ("/azolla retry <what to do
+// differently>"), or "" when the forge has no command for it (a review is
+// done on the forge itself, unblocking on the CLI).
+func ForgeCommand(ps *domain.PauseState, i int) string {
+	if i < 0 || i >= len(ps.ActionKinds) || ps.Subject() != domain.SubjectObjective {
+		return ""
+	}
+	switch ps.ActionKinds[i] {
+	case AddBudget:
+		return "/azolla budget +5"
+	case Retry:
+		return "/azolla retry <what to do differently>"
+	}
+	return ""
+}
+
 // subjectCommand is Command for a triage or manifest pause.
 func subjectCommand(self string, ps *domain.PauseState, i int) string {
 	switch ps.ActionKinds[i] {

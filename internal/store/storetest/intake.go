@@ -222,3 +222,24 @@ func testIntakeCursorAndText(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Equal(t, "Fix login on Safari", got.Title)
 }
+
+// RecordOpenPullRequest gives existing objective objectiveID a round and
+// an open pull request number, as its first PASS would.
+func RecordOpenPullRequest(t testing.TB, s store.Store, objectiveID string, number int) *domain.PullRequest {
+	t.Helper()
+	ctx := context.Background()
+	ev, _, err := s.EmitEvent(ctx, Event("ev-"+objectiveID+"-pr", objectiveID, 99, T0))
+	require.NoError(t, err)
+	snap := &domain.ContextSnapshot{ContextSnapshotID: "cs-" + objectiveID + "-pr", ObjectiveID: objectiveID,
+		FullPromptText: "Fix it", CreatedAt: T0}
+	require.NoError(t, s.CreateContextSnapshot(ctx, snap))
+	wo, _, err := s.CreateWorkOrder(ctx, &domain.WorkOrder{WorkOrderID: "wo-" + objectiveID + "-pr", EventID: ev.EventID,
+		ObjectiveID: objectiveID, DiazotrophType: "PATCH_DIAZOTROPH", ContextSnapshotID: snap.ContextSnapshotID,
+		BranchName: "azolla/" + objectiveID, BudgetMS: 60000, Status: domain.WorkOrderCreated, CreatedAt: T0})
+	require.NoError(t, err)
+	p := PullRequestParams(wo, number, T0)
+	p.Repository, p.URL = "acme/widgets", fmt.Sprintf("https://git.example.com/acme/widgets/pulls/%d", number)
+	pr, _, err := s.RecordPullRequest(ctx, p)
+	require.NoError(t, err)
+	return pr
+}

@@ -1,0 +1,258 @@
+package intake
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/forge"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/maintenance"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// Store is what intake reads and writes: the items and commands, the
+// objectives and captures they become, and what the status comment tells
+// (pauses, pull request, spend).
+type Store interface {
+	store.IntakeTaker
+	store.ObjectiveQuerier
+	store.PauseQuerier
+	store.PullRequestQuerier
+	store.SpendQuerier
+}
+
+// Decider sends decisions to lifecycles: the starter, as the CLI uses it.
+type Decider interface {
+	// DecideOnce sends one decision; the lifecycle takes one per
+	// requestID.
+	DecideOnce(ctx context.Context, objectiveID, kind, requestID string, d workflows.Decision) (workflows.DecisionResult, error)
+	// Start starts (or wakes) an objective's lifecycle.
+	Start(ctx context.Context, o *domain.Objective) error
+}
+
+// Observer counts what intake does (package ops's metrics).
+type Observer interface {
+	// Intake counts one item read: result is created, exists, updated,
+	// closed, skipped or failed.
+	Intake(source, result string)
+	// Command counts one command comment: result is done, refused,
+	// untrusted or failed.
+	Command(command, result string)
+}
+
+// Repository is one repository whose issues may become work.
+type Repository struct {
+	// Key is the repository as patch.repositories names it: what an
+	// objective's repository is.
+	Key string
+	// Kind and Slug say where it is on its forge (forge.KindGitea …,
+	// owner/name); Source is its domain.ForgeSource.
+	Kind, Slug, Source string
+	Forge              forge.Forge
+	// Trust decides whose words count (forge.trusted).
+	Trust forge.Trust
+	// Label, Assignee and Mention are the triggers (forge.intake): an
+	// issue matching any of those set enters.
+	Label, Assignee, Mention string
+	// AsCapture makes issues captures for the triage track, not
+	// objectives.
+	AsCapture bool
+	// AutoApproveWriters approves the objective of a trusted author's
+	// issue without a command.
+	AutoApproveWriters bool
+	// PollInterval is how often the forge is read.
+	PollInterval time.Duration
+	// BudgetUSD and Attempts are the repository's defaults for a new
+	// objective (patch.repositories[]); TimeBudget its run's time budget,
+	// told in the status comment.
+	BudgetUSD  float64
+	Attempts   int
+	TimeBudget time.Duration
+	// MarkerKey keys the markers of azolla's comments (derived from the
+	// forge token, which nobody else holds).
+	MarkerKey []byte
+}
+
+// Service reads the repositories' forges; see the package doc.
+type Service struct {
+	Store        Store
+	Claims       *claim.Bridge
+	Decider      Decider
+	Repositories []Repository
+	// Interval is how often the service looks whether a repository is due
+	// (each is read every PollInterval); LeaseTTL the leadership's lease.
+	Interval time.Duration
+	LeaseTTL time.Duration
+	OwnerID  string
+	Log      *slog.Logger
+	Observer Observer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	loopOnce sync.Once
+	loop     *maintenance.Loop[Counts]
+	mu       sync.Mutex
+	lastRead map[string]time.Time
+	woken    bool
+}
+
+// Counts says what one pass did.
+type Counts struct {
+	Repositories int // repositories read
+	Issues       int // issues looked at
+	Created      int // objectives or captures created
+	Updated      int // NEW objectives whose issue was edited
+	Closed       int // objectives whose issue was closed
+	Commands     int // command comments acted on (refusals included)
+	Statuses     int // status comments posted or edited
+	Failed       int // items whose handling failed: logged, tried again next pass
+}
+
+func (s *Service) background() *maintenance.Loop[Counts] {
+	s.loopOnce.Do(func() {
+		s.loop = &maintenance.Loop[Counts]{Name: "forge intake", Interval: s.Interval, Pass: s.pass, Log: s.Log,
+			Leadership: &maintenance.Leadership{Name: "forge intake", Claims: s.Claims,
+				ResourceType: domain.ResourceForgeIntake, ResourceID: domain.ForgeIntakeLeadership, Owner: s.OwnerID,
+				TTL: s.LeaseTTL, Log: s.Log},
+			Passed: func(c Counts, led bool, err error) {
+				if led && err == nil && (c.Created+c.Updated+c.Closed+c.Commands+c.Statuses+c.Failed) > 0 {
+					s.log().Info("forge intake pass", "repositories", c.Repositories, "issues", c.Issues,
+						"created", c.Created, "updated", c.Updated, "closed", c.Closed, "commands", c.Commands,
+						"statuses", c.Statuses, "failed", c.Failed)
+				}
+			}}
+	})
+	return s.loop
+}
+
+// Start runs a pass now and then every Interval, until Stop or ctx ends.
+func (s *Service) Start(ctx context.Context) { s.background().Start(ctx) }
+
+// Stop ends the passes and gives the leadership up.
+func (s *Service) Stop() { s.background().Stop() }
+
+// Wake reads every repository at the next pass, which starts now: a
+// webhook delivery said something changed. Nothing in the delivery is
+// taken as fact; the forge is read.
+func (s *Service) Wake() {
+	s.mu.Lock()
+	s.woken = true
+	s.mu.Unlock()
+	s.background().Wake()
+}
+
+// RunOnce is one pass, if this instance leads, reading every repository
+// whatever its interval.
+func (s *Service) RunOnce(ctx context.Context) (Counts, bool, error) {
+	s.mu.Lock()
+	s.woken = true
+	s.mu.Unlock()
+	return s.background().RunOnce(ctx)
+}
+
+// pass reads each repository that is due.
+func (s *Service) pass(ctx context.Context) (Counts, error) {
+	var c Counts
+	s.mu.Lock()
+	woken := s.woken
+	s.woken = false
+	if s.lastRead == nil {
+		s.lastRead = map[string]time.Time{}
+	}
+	s.mu.Unlock()
+	now := s.now()
+	for i := range s.Repositories {
+		r := &s.Repositories[i]
+		s.mu.Lock()
+		last, read := s.lastRead[r.Source]
+		s.mu.Unlock()
+		if !woken && read && now.Sub(last) < r.PollInterval {
+			continue
+		}
+		c.Repositories++
+		if err := s.read(ctx, r, &c); err != nil {
+			if ctx.Err() != nil {
+				return c, ctx.Err()
+			}
+			c.Failed++
+			s.log().Warn("forge intake: read "+r.Slug, "forge", r.Kind, "error", err)
+			continue
+		}
+		s.mu.Lock()
+		s.lastRead[r.Source] = now
+		s.mu.Unlock()
+	}
+	return c, nil
+}
+
+// cursorLayout is how a repository's cursor is stored: the newest update
+// time read, to the second, as the forges give it.
+const cursorLayout = time.RFC3339
+
+// read is one repository's turn: the issues updated since its cursor, the
+// comments on the threads of its open items, and the status comments.
+func (s *Service) read(ctx context.Context, r *Repository, c *Counts) error {
+	raw, err := s.Store.IntakeCursor(ctx, r.Source)
+	if err != nil {
+		return err
+	}
+	var since time.Time
+	if raw != "" {
+		if since, err = time.Parse(cursorLayout, raw); err != nil {
+			return fmt.Errorf("intake cursor of %s: %w", r.Source, err)
+		}
+	}
+	issues, err := r.Forge.Issues(ctx, since)
+	if err != nil {
+		return fmt.Errorf("read the issues of %s: %w", r.Slug, err)
+	}
+	newest := since
+	for _, is := range issues {
+		c.Issues++
+		if err := s.issue(ctx, r, is, c); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.Failed++
+			s.log().Warn("forge intake: issue", "repository", r.Slug, "issue", is.Number, "error", err)
+			s.observe(r.Source, "failed")
+			// The cursor stays before this issue (issues come oldest
+			// update first): it is read again next pass.
+			break
+		}
+		if is.UpdatedAt.After(newest) {
+			newest = is.UpdatedAt
+		}
+	}
+	if !newest.Equal(since) {
+		if err := s.Store.SetIntakeCursor(ctx, r.Source, newest.UTC().Format(cursorLayout), s.now()); err != nil {
+			return err
+		}
+	}
+	return s.threads(ctx, r, c)
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+func (s *Service) observe(source, result string) {
+	if s.Observer != nil {
+		s.Observer.Intake(source, result)
+	}
+}
