@@ -57,6 +57,17 @@ type Harness struct {
 	// StatusAs posts a commit status as user and returns the forge's
 	// answer: an error when the forge refuses it.
 	StatusAs func(t *testing.T, user, sha, name string, state forge.CheckState, description string) error
+
+	// OpenIssue opens an issue as user, one of the people above, and
+	// returns its number. A maintainer then adds labels (creating those
+	// the repository lacks) and assigns assignees: forges silently drop
+	// both from an issue opened by someone who may not triage.
+	OpenIssue func(t *testing.T, user, title, body string, labels, assignees []string) int
+	// CloseIssue closes an issue, as a maintainer.
+	CloseIssue func(t *testing.T, number int)
+	// CommentAs comments on a thread's conversation as user, one of the
+	// people above, and returns the comment's id as the forge gives it.
+	CommentAs func(t *testing.T, user string, on forge.Thread, body string) string
 }
 
 // Exercise runs the suite; newHarness returns a fresh repository per
@@ -301,6 +312,7 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	})
 
 	exerciseTrust(t, newHarness)
+	exerciseIssues(t, newHarness)
 }
 
 // exerciseTrust is the part of the suite that trust stands on: what the
