@@ -29,6 +29,19 @@
 //     latest submission read, with the ids of the reviews read that were
 //     submitted within a minute before it; a review is new when it was
 //     submitted later, or in that minute and is not among those ids.
+//   - Issues. The repository's issue list holds its pull requests too,
+//     marked by a pull_request key: they are dropped, and Issue answers
+//     forge.ErrNotFound for one (and for a deleted issue's 410). The list
+//     is read sorted by creation, oldest first: an issue updated while
+//     the pages are read keeps its place and one opened meanwhile lands
+//     on the last page, where sorting by update would move it and skip
+//     another. The issues are sorted by update after.
+//   - Conversations. An issue's and a pull request's are alike issue
+//     comments, ids the repository's; Thread.Pull changes nothing. Anyone
+//     who may see a public repository may comment in it.
+//   - Since. GitHub documents its since as "after": azolla asks for a
+//     second earlier and drops what it returns before since, so that
+//     since is at or after, in whole seconds, as the seam says.
 //   - Checks. Commit statuses (the combined status, latest per context) and
 //     check runs (latest per name) are both checks. A check run queued or in
 //     progress is pending; one concluded success, neutral or skipped

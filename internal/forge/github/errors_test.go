@@ -26,7 +26,7 @@ func TestErrors_SentinelsByStatus(t *testing.T) {
 			call: func(f forge.Forge, n int) error { _, err := f.PullRequest(ctx, n); return err },
 			want: forge.ErrUnauthorized},
 		{name: "403 without the permission", token: readerToken,
-			call: func(f forge.Forge, n int) error { return f.Comment(ctx, n, "hello") },
+			call: func(f forge.Forge, n int) error { _, err := f.Update(ctx, n, "title", "body"); return err },
 			want: forge.ErrUnauthorized},
 		{name: "404 unknown pull request", token: azollaToken,
 			call: func(f forge.Forge, n int) error { _, err := f.PullRequest(ctx, n+1000); return err },

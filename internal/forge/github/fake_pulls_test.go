@@ -16,11 +16,28 @@ import (
 // pull returns the pull request named in the path, or answers 404.
 func (f *fakeGitHub) pull(w http.ResponseWriter, r *http.Request, doc string) *fakePull {
 	n, err := strconv.Atoi(r.PathValue("number"))
-	if err != nil || n < 1 || n > len(f.pulls) {
+	p := f.pullNumbered(n)
+	if err != nil || p == nil {
 		notFound(w, doc)
 		return nil
 	}
-	return f.pulls[n-1]
+	return p
+}
+
+// pullNumbered is pull request n, nil when n is no pull request's number.
+func (f *fakeGitHub) pullNumbered(n int) *fakePull {
+	i := slices.IndexFunc(f.pulls, func(p *fakePull) bool { return p.number == n })
+	if i < 0 {
+		return nil
+	}
+	return f.pulls[i]
+}
+
+// nextNumber is the number of a new issue or pull request: GitHub counts
+// both in one sequence.
+func (f *fakeGitHub) nextNumber() int {
+	f.lastNumber++
+	return f.lastNumber
 }
 
 const (
@@ -100,7 +117,7 @@ func (f *fakeGitHub) openPull(in newPull, author string) (int, any) {
 		}
 	}
 	t := now()
-	p := &fakePull{number: len(f.pulls) + 1, id: f.id(), title: in.Title, body: in.Body, author: author,
+	p := &fakePull{number: f.nextNumber(), id: f.id(), title: in.Title, body: in.Body, author: author,
 		head: head, base: in.Base, headSHA: hb.sha, state: "open", draft: in.Draft,
 		mergeSHA: f.sha("test-merge", len(f.pulls)), created: t, updated: t}
 	f.pulls = append(f.pulls, p)
@@ -258,13 +275,13 @@ func (f *fakeGitHub) push(branch string) string {
 func (f *fakeGitHub) labelsOf(number int) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.pulls[number-1].labels)
+	return slices.Clone(f.pullNumbered(number).labels)
 }
 
 func (f *fakeGitHub) reviewersOf(number int) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.pulls[number-1].reviewers)
+	return slices.Clone(f.pullNumbered(number).reviewers)
 }
 
 func (f *fakeGitHub) pullCount() int {

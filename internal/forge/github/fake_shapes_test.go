@@ -2,7 +2,8 @@ package github_test
 
 // The JSON shapes the fake answers pull requests, users, repositories and
 // labels in, field names as GitHub's: "pull request simple" for lists, the
-// full "pull request" for the rest.
+// full "pull request" for the rest; issues (a pull request's issue side
+// too) and issue comments.
 
 import (
 	"fmt"
@@ -154,6 +155,9 @@ func (f *fakeGitHub) simple(p *fakePull) jsonPullSimple {
 	for _, name := range p.labels {
 		j.Labels = append(j.Labels, f.labelJSON(f.labels[strings.ToLower(name)]))
 	}
+	for _, login := range p.assignees {
+		j.Assignees = append(j.Assignees, f.user(login))
+	}
 	for _, login := range p.reviewers {
 		j.RequestedReviewers = append(j.RequestedReviewers, f.user(login))
 	}
@@ -164,7 +168,7 @@ func (f *fakeGitHub) simple(p *fakePull) jsonPullSimple {
 // asked after a change, as GitHub computes it in the background.
 func (f *fakeGitHub) full(p *fakePull, computeMergeable bool) jsonPull {
 	j := jsonPull{jsonPullSimple: f.simple(p), Merged: p.merged, MergeableState: "unknown",
-		Comments: len(f.issueComments[p.number]), MaintainerCanModify: false, Commits: 1}
+		Comments: f.commentCount(p.number), MaintainerCanModify: false, Commits: 1}
 	if b := f.branches[p.head]; b != nil {
 		j.ChangedFiles = len(b.files)
 	}
@@ -185,4 +189,115 @@ func (f *fakeGitHub) full(p *fakePull, computeMergeable bool) jsonPull {
 		p.mergeableKnown = true
 	}
 	return j
+}
+
+// jsonIssue is an issue as GitHub answers it, a pull request's issue side
+// included.
+type jsonIssue struct {
+	ID                int64          `json:"id"`
+	NodeID            string         `json:"node_id"`
+	URL               string         `json:"url"`
+	RepositoryURL     string         `json:"repository_url"`
+	LabelsURL         string         `json:"labels_url"`
+	CommentsURL       string         `json:"comments_url"`
+	EventsURL         string         `json:"events_url"`
+	HTMLURL           string         `json:"html_url"`
+	Number            int            `json:"number"`
+	State             string         `json:"state"`
+	StateReason       *string        `json:"state_reason"`
+	Title             string         `json:"title"`
+	Body              *string        `json:"body"`
+	User              jsonUser       `json:"user"`
+	Labels            []jsonLabel    `json:"labels"`
+	Assignee          *jsonUser      `json:"assignee"`
+	Assignees         []jsonUser     `json:"assignees"`
+	Milestone         any            `json:"milestone"`
+	Locked            bool           `json:"locked"`
+	ActiveLockReason  *string        `json:"active_lock_reason"`
+	Comments          int            `json:"comments"`
+	PullRequest       *jsonPullLinks `json:"pull_request,omitempty"`
+	ClosedAt          *string        `json:"closed_at"`
+	CreatedAt         *string        `json:"created_at"`
+	UpdatedAt         *string        `json:"updated_at"`
+	ClosedBy          *jsonUser      `json:"closed_by,omitempty"`
+	AuthorAssociation string         `json:"author_association"`
+	Draft             *bool          `json:"draft,omitempty"`
+}
+
+type jsonPullLinks struct {
+	URL      string  `json:"url"`
+	HTMLURL  string  `json:"html_url"`
+	DiffURL  string  `json:"diff_url"`
+	PatchURL string  `json:"patch_url"`
+	MergedAt *string `json:"merged_at"`
+}
+
+type jsonIssueComment struct {
+	ID                int64    `json:"id"`
+	NodeID            string   `json:"node_id"`
+	URL               string   `json:"url"`
+	HTMLURL           string   `json:"html_url"`
+	IssueURL          string   `json:"issue_url"`
+	Body              string   `json:"body"`
+	User              jsonUser `json:"user"`
+	CreatedAt         *string  `json:"created_at"`
+	UpdatedAt         *string  `json:"updated_at"`
+	AuthorAssociation string   `json:"author_association"`
+}
+
+func (f *fakeGitHub) issueJSON(th fakeThread) jsonIssue {
+	n := th.number()
+	path := "/issues/" + strconv.Itoa(n)
+	j := jsonIssue{URL: f.apiURL(path), RepositoryURL: f.apiURL(""), LabelsURL: f.apiURL(path + "/labels{/name}"),
+		CommentsURL: f.apiURL(path + "/comments"), EventsURL: f.apiURL(path + "/events"),
+		Number: n, Labels: []jsonLabel{}, Assignees: []jsonUser{}, Comments: f.commentCount(n),
+		User: f.user(th.author()), AuthorAssociation: f.association(th.author())}
+	if p := th.pull; p != nil {
+		web := fmt.Sprintf("https://github.example/%s/%s/pull/%d", fakeOwner, fakeRepo, n)
+		j.ID, j.NodeID, j.HTMLURL, j.State, j.Title = p.id, "PR_"+strconv.FormatInt(p.id, 10), web, p.state, p.title
+		j.CreatedAt, j.UpdatedAt, j.ClosedAt, j.Draft = stamp(p.created), stamp(p.updated), stamp(p.closed), &p.draft
+		if p.body != "" {
+			j.Body = &p.body
+		}
+		j.PullRequest = &jsonPullLinks{URL: f.apiURL("/pulls/" + strconv.Itoa(n)), HTMLURL: web,
+			DiffURL: web + ".diff", PatchURL: web + ".patch", MergedAt: stamp(p.mergedAt)}
+	} else {
+		is := th.issue
+		j.ID, j.NodeID, j.State, j.Title = is.id, "I_"+strconv.FormatInt(is.id, 10), is.state, is.title
+		j.HTMLURL = fmt.Sprintf("https://github.example/%s/%s/issues/%d", fakeOwner, fakeRepo, n)
+		j.CreatedAt, j.UpdatedAt, j.ClosedAt = stamp(is.created), stamp(is.updated), stamp(is.closed)
+		if is.body != "" {
+			j.Body = &is.body
+		}
+		if is.stateReason != "" {
+			j.StateReason = &is.stateReason
+		}
+		if is.closedBy != "" {
+			by := f.user(is.closedBy)
+			j.ClosedBy = &by
+		}
+	}
+	for _, name := range *th.labels() {
+		j.Labels = append(j.Labels, f.labelJSON(f.labels[strings.ToLower(name)]))
+	}
+	for _, login := range *th.assignees() {
+		j.Assignees = append(j.Assignees, f.user(login))
+	}
+	if len(j.Assignees) > 0 {
+		j.Assignee = &j.Assignees[0]
+	}
+	return j
+}
+
+func (f *fakeGitHub) issueCommentJSON(c *fakeIssueComment) jsonIssueComment {
+	kind := "issues"
+	if f.pullNumbered(c.number) != nil {
+		kind = "pull"
+	}
+	return jsonIssueComment{ID: c.id, NodeID: "IC_" + strconv.FormatInt(c.id, 10),
+		URL: f.apiURL("/issues/comments/" + strconv.FormatInt(c.id, 10)),
+		HTMLURL: fmt.Sprintf("https://github.example/%s/%s/%s/%d#issuecomment-%d", fakeOwner, fakeRepo, kind,
+			c.number, c.id),
+		IssueURL: f.apiURL("/issues/" + strconv.Itoa(c.number)), Body: c.body, User: f.user(c.author),
+		CreatedAt: stamp(c.created), UpdatedAt: stamp(c.updated), AuthorAssociation: f.association(c.author)}
 }

@@ -48,11 +48,40 @@ type fakePull struct {
 	mergeSHA       string // the test merge commit while open, the merge commit once merged
 	mergeableKnown bool
 	labels         []string
+	assignees      []string
 	reviewers      []string
 	created        time.Time
 	updated        time.Time
 	closed         time.Time
 	mergedAt       time.Time
+}
+
+// fakeIssue is an issue that is not a pull request. GitHub numbers issues
+// and pull requests alike, from one sequence (fakeGitHub.lastNumber); a
+// pull request's issue side (labels, conversation) is kept on its
+// fakePull.
+type fakeIssue struct {
+	number      int
+	id          int64
+	title, body string
+	author      string
+	state       string // open or closed
+	stateReason string // completed, not_planned, reopened; "" while never closed
+	closedBy    string
+	labels      []string
+	assignees   []string
+	created     time.Time
+	updated     time.Time
+	closed      time.Time
+}
+
+// fakeIssueComment is one comment of an issue's or a pull request's
+// conversation.
+type fakeIssueComment struct {
+	id               int64
+	number           int
+	author, body     string
+	created, updated time.Time
 }
 
 type fakeReview struct {

@@ -34,8 +34,24 @@ package github_test
 //     pull_request_review_id; the per-review list, which answers the
 //     "legacy review comment" without them, is not served, as the Forge
 //     does not ask it).
-//   - "REST API endpoints for issue comments" and "... for labels" (adding
-//     a label the repository lacks creates it, as GitHub does).
+//   - "REST API endpoints for issues": list repository issues (state open,
+//     closed or all; sort created, updated or comments; direction; since,
+//     an updated_at at or after it; pull requests are issues there, with a
+//     pull_request key), create (201; anyone who may see the public
+//     repository may open one; labels and assignees are set only for a
+//     caller with push access and silently dropped otherwise; 422 for an
+//     assignee who may not be assigned), get (a pull request's number
+//     answers it as an issue) and update (title, body, state and
+//     state_reason by the author or a caller with push access, 403 for
+//     anyone else; labels and assignees by push access only, silently
+//     dropped otherwise). Issues and pull requests share one sequence of
+//     numbers.
+//   - "... for issue comments": list an issue's (oldest first; since, an
+//     updated_at at or after it), create (anyone who may see the public
+//     repository may comment, on an issue or a pull request; the issue's
+//     updated_at moves) and update (its author, or a caller with push
+//     access; 403 for anyone else), and "... for labels" (adding a label
+//     the repository lacks creates it, as GitHub does).
 //   - "REST API endpoints for collaborators": check (204 or 404) and get
 //     repository permissions for a user (200 with permission, role_name
 //     and the user as a collaborator; 404 for a user who is not one, or
@@ -106,10 +122,12 @@ type fakeGitHub struct {
 	labels        map[string]*fakeLabel // by lower-case name
 	branches      map[string]*fakeBranch
 	commits       map[string]bool
-	pulls         []*fakePull // number n at n-1
+	lastNumber    int // the last number given to an issue or a pull request
+	pulls         []*fakePull
+	issues        []*fakeIssue
 	reviews       []*fakeReview
 	comments      []*fakeComment
-	issueComments map[int][]string
+	issueComments []*fakeIssueComment
 	statuses      []*fakeStatus
 	checkRuns     []*fakeCheckRun
 	nextID        int64
@@ -144,13 +162,12 @@ func newFake(t *testing.T, prefix string) *fakeGitHub {
 				"reviewer":   {role: "member", state: "pending"},
 			}},
 		},
-		labels:        map[string]*fakeLabel{},
-		branches:      map[string]*fakeBranch{},
-		commits:       map[string]bool{},
-		issueComments: map[int][]string{},
-		used:          map[string]int{},
-		resetAt:       time.Now().Add(time.Hour).Truncate(time.Second),
-		nextID:        5000,
+		labels:   map[string]*fakeLabel{},
+		branches: map[string]*fakeBranch{},
+		commits:  map[string]bool{},
+		used:     map[string]int{},
+		resetAt:  time.Now().Add(time.Hour).Truncate(time.Second),
+		nextID:   5000,
 	}
 	for _, l := range []string{"azolla", "needs-review"} {
 		f.labels[l] = &fakeLabel{id: f.id(), name: l, color: "0e8a16"}
@@ -235,7 +252,13 @@ func (f *fakeGitHub) routes() http.Handler {
 		"POST " + repo + "/pulls/{number}/reviews/{id}/events":    f.submitReview,
 		"PUT " + repo + "/pulls/{number}/reviews/{id}/dismissals": f.dismissReview,
 		"GET " + repo + "/pulls/{number}/comments":                f.listReviewComments,
+		"GET " + repo + "/issues":                                 f.listIssues,
+		"POST " + repo + "/issues":                                f.createIssue,
+		"GET " + repo + "/issues/{number}":                        f.getIssue,
+		"PATCH " + repo + "/issues/{number}":                      f.updateIssue,
+		"GET " + repo + "/issues/{number}/comments":               f.listIssueComments,
 		"POST " + repo + "/issues/{number}/comments":              f.createIssueComment,
+		"PATCH " + repo + "/issues/comments/{comment_id}":         f.updateIssueComment,
 		"POST " + repo + "/issues/{number}/labels":                f.addLabels,
 		"GET " + repo + "/labels/{name}":                          f.getLabel,
 		"GET " + repo + "/collaborators/{username}":               f.checkCollaborator,

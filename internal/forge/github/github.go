@@ -269,14 +269,8 @@ func (f *Forge) Update(ctx context.Context, number int, title, body string) (for
 // Comment implements forge.Forge: a comment on the conversation is an issue
 // comment on GitHub.
 func (f *Forge) Comment(ctx context.Context, number int, body string) error {
-	err := f.do(ctx, func(ctx context.Context) (*gh.Response, error) {
-		_, resp, err := f.client.Issues.CreateComment(ctx, f.owner, f.repo, number, &gh.IssueComment{Body: &body})
-		return resp, err
-	})
-	if err != nil {
-		return fmt.Errorf("github: commenting on pull request #%d: %w", number, err)
-	}
-	return nil
+	_, err := f.PostComment(ctx, forge.Thread{Number: number, Pull: true}, body)
+	return err
 }
 
 // PullRequest implements forge.Forge.

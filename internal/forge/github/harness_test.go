@@ -2,6 +2,7 @@ package github_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	gh "github.com/google/go-github/v89/github"
@@ -121,8 +122,42 @@ func newHarness(prefix string) func(t *testing.T) *forgetest.Harness {
 			StatusAs: func(t *testing.T, user, sha, name string, state forge.CheckState, description string) error {
 				return postStatusAs(t, b.clientOf(t, user), sha, name, state, description)
 			},
+			OpenIssue: func(t *testing.T, user, title, body string, labels, assignees []string) int {
+				return openIssue(t, maintainer, b.clientOf(t, user), title, body, labels, assignees)
+			},
+			CloseIssue: func(t *testing.T, number int) {
+				closed := "closed"
+				_, _, err := maintainer.Issues.Edit(ctx, fakeOwner, fakeRepo, number, &gh.IssueRequest{State: &closed})
+				require.NoError(t, err)
+			},
+			CommentAs: func(t *testing.T, user string, on forge.Thread, body string) string {
+				c, _, err := b.clientOf(t, user).Issues.CreateComment(ctx, fakeOwner, fakeRepo, on.Number,
+					&gh.IssueComment{Body: &body})
+				require.NoError(t, err, "comment on %s as %s", on, user)
+				return strconv.FormatInt(c.GetID(), 10)
+			},
 		}
 	}
+}
+
+// openIssue has author open an issue, then the maintainer label and
+// assign it: GitHub drops labels and assignees asked for by anyone
+// without push access.
+func openIssue(t *testing.T, maintainer, author *gh.Client, title, body string, labels, assignees []string) int {
+	t.Helper()
+	ctx := context.Background()
+	is, _, err := author.Issues.Create(ctx, fakeOwner, fakeRepo, &gh.IssueRequest{Title: &title, Body: &body})
+	require.NoError(t, err)
+	n := is.GetNumber()
+	if len(labels) > 0 {
+		_, _, err := maintainer.Issues.AddLabelsToIssue(ctx, fakeOwner, fakeRepo, n, labels)
+		require.NoError(t, err)
+	}
+	if len(assignees) > 0 {
+		_, _, err := maintainer.Issues.Edit(ctx, fakeOwner, fakeRepo, n, &gh.IssueRequest{Assignees: &assignees})
+		require.NoError(t, err)
+	}
+	return n
 }
 
 // submitReview has reviewer submit a review; a dismissed one is a request
@@ -150,4 +185,22 @@ func submitReview(t *testing.T, maintainer, reviewer *gh.Client, number int, sta
 		require.NoError(t, err)
 	}
 	return rv.GetID()
+}
+
+func thread(number int) forge.Thread { return forge.Thread{Number: number} }
+
+func numbers(issues []forge.Issue) []int {
+	out := make([]int, len(issues))
+	for i, is := range issues {
+		out[i] = is.Number
+	}
+	return out
+}
+
+func ids(comments []forge.Comment) []string {
+	out := make([]string, len(comments))
+	for i, c := range comments {
+		out[i] = c.ID
+	}
+	return out
 }
