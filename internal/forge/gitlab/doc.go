@@ -63,6 +63,27 @@
 // publishing it comes back as two reviews (the notes so far as commented,
 // the rest with the verdict); no note is lost or read twice.
 //
+// # Issues and conversations
+//
+// GitLab numbers a project's issues (#N) apart from its merge requests
+// (!N), so a Thread says which: Pull picks the merge request's notes, else
+// the issue's. Issue reads issues only; a merge request's iid that no
+// issue has is forge.ErrNotFound, and one that an issue has too reads that
+// issue.
+//
+// Issues lists every state, updated_after since in whole seconds (GitLab's
+// "on or after"), ordered by created_at ascending: an issue updated while
+// the pages are read keeps its place and one opened meanwhile lands on the
+// last page, where ordering by updated_at would move it and skip another.
+// The issues are sorted by update after.
+//
+// Comments are the notes, oldest first, without system notes ("added 1
+// commit", the verdicts) and DiffNotes (a review's line comments). The
+// notes API takes no since: every page is read and the notes updated
+// before since dropped. A review's summary is a plain note, so on a merge
+// request it is a comment as well as the body of a review (Reviews): GitLab
+// has nothing that tells the two apart.
+//
 // # Checks
 //
 // Checks reads every commit status of the commit (all=true, paged), CI

@@ -1,6 +1,7 @@
 package gitlab_test
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -88,16 +89,82 @@ func harness(t *testing.T, b *testBundle) *forgetest.Harness {
 		StatusAs: func(t *testing.T, user, sha, name string, state forge.CheckState, description string) error {
 			return statusAs(t, fake, user, sha, name, statusWord[state], description)
 		},
+		OpenIssue: func(t *testing.T, user, title, body string, labels, assignees []string) int {
+			return openIssue(t, fake, user, title, body, labels, assignees)
+		},
+		CloseIssue: func(t *testing.T, number int) {
+			closeEvent := "close"
+			_, _, err := apiAs(t, fake, gitlabfake.Maintainer).Issues.UpdateIssue(fake.Options().Project, int64(number),
+				&gl.UpdateIssueOptions{StateEvent: &closeEvent})
+			require.NoError(t, err)
+		},
+		CommentAs: func(t *testing.T, user string, on forge.Thread, body string) string {
+			return commentAs(t, fake, user, on, body)
+		},
 	}
+}
+
+// apiAs is a client of GitLab's REST API with user's token.
+func apiAs(t *testing.T, fake *gitlabfake.Server, user string) *gl.Client {
+	t.Helper()
+	api, err := gl.NewClient(fake.Token(user), gl.WithBaseURL(fake.URL), gl.WithoutRetries())
+	require.NoError(t, err)
+	return api
+}
+
+// openIssue has author open an issue, then the maintainer label and
+// assign it: GitLab drops labels and assignees asked for by anyone below
+// the Planner role.
+func openIssue(t *testing.T, fake *gitlabfake.Server, author, title, body string, labels, assignees []string) int {
+	t.Helper()
+	project := fake.Options().Project
+	is, _, err := apiAs(t, fake, author).Issues.CreateIssue(project, &gl.CreateIssueOptions{Title: &title, Description: &body})
+	require.NoError(t, err)
+	if len(labels) == 0 && len(assignees) == 0 {
+		return int(is.IID)
+	}
+	maintainer := apiAs(t, fake, gitlabfake.Maintainer)
+	opt := &gl.UpdateIssueOptions{}
+	if len(labels) > 0 {
+		add := gl.LabelOptions(labels)
+		opt.AddLabels = &add
+	}
+	if len(assignees) > 0 {
+		ids := []int64{}
+		for _, name := range assignees {
+			users, _, err := maintainer.Users.ListUsers(&gl.ListUsersOptions{Username: &name})
+			require.NoError(t, err)
+			require.Len(t, users, 1, "user %q", name)
+			ids = append(ids, users[0].ID)
+		}
+		opt.AssigneeIDs = &ids
+	}
+	_, _, err = maintainer.Issues.UpdateIssue(project, is.IID, opt)
+	require.NoError(t, err)
+	return int(is.IID)
+}
+
+// commentAs adds a note to an issue or merge request as user and returns
+// its id.
+func commentAs(t *testing.T, fake *gitlabfake.Server, user string, on forge.Thread, body string) string {
+	t.Helper()
+	api, project := apiAs(t, fake, user), fake.Options().Project
+	var n *gl.Note
+	var err error
+	if on.Pull {
+		n, _, err = api.Notes.CreateMergeRequestNote(project, int64(on.Number), &gl.CreateMergeRequestNoteOptions{Body: &body})
+	} else {
+		n, _, err = api.Notes.CreateIssueNote(project, int64(on.Number), &gl.CreateIssueNoteOptions{Body: &body})
+	}
+	require.NoError(t, err, "comment on %s as %s", on, user)
+	return strconv.FormatInt(n.ID, 10)
 }
 
 // statusAs posts a commit status through GitLab's REST API with user's
 // token, and returns GitLab's answer.
 func statusAs(t *testing.T, fake *gitlabfake.Server, user, sha, name, status, description string) error {
 	t.Helper()
-	api, err := gl.NewClient(fake.Token(user), gl.WithBaseURL(fake.URL), gl.WithoutRetries())
-	require.NoError(t, err)
-	_, _, err = api.Commits.SetCommitStatus(fake.Options().Project, sha, &gl.SetCommitStatusOptions{
+	_, _, err := apiAs(t, fake, user).Commits.SetCommitStatus(fake.Options().Project, sha, &gl.SetCommitStatusOptions{
 		State: gl.BuildStateValue(status), Name: &name, Description: &description,
 	})
 	return err

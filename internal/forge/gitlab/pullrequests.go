@@ -169,9 +169,7 @@ func (p *project) Update(ctx context.Context, number int, title, body string) (f
 }
 
 func (p *project) Comment(ctx context.Context, number int, body string) error {
-	_, err := call(ctx, p, fmt.Sprintf("comment on merge request !%d", number), func(o ...gl.RequestOptionFunc) (*gl.Note, *gl.Response, error) {
-		return p.api.Notes.CreateMergeRequestNote(p.path, int64(number), &gl.CreateMergeRequestNoteOptions{Body: &body}, o...)
-	})
+	_, err := p.PostComment(ctx, forge.Thread{Number: number, Pull: true}, body)
 	return err
 }
 

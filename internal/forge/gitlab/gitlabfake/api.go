@@ -197,7 +197,7 @@ func (s *Server) listNotes(w http.ResponseWriter, r *http.Request, iid int) {
 	defer s.mu.Unlock()
 	out := []noteJSON{}
 	for _, n := range s.notes {
-		if n.iid == iid {
+		if n.iid == iid && !n.onIssue {
 			out = append(out, s.noteJSON(n))
 		}
 	}

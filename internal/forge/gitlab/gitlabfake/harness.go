@@ -136,9 +136,13 @@ func (s *Server) Review(iid int, author string, state forge.ReviewState, body st
 	return nil
 }
 
+// noteLocked adds a note to merge request iid; the merge request's
+// updated_at moves with it, as GitLab touches what a note is on.
 func (s *Server) noteLocked(iid int, author, body string, system bool) *note {
-	n := &note{id: s.nextID(), iid: iid, author: author, body: body, system: system, created: s.tick()}
+	now := s.tick()
+	n := &note{id: s.nextID(), iid: iid, author: author, body: body, system: system, created: now, updated: now}
 	s.notes = append(s.notes, n)
+	s.mrs[iid-1].updated = now
 	return n
 }
 
@@ -242,7 +246,7 @@ func (s *Server) MergeRequest(iid int) (MergeRequest, bool) {
 		Author: m.author, Labels: slices.Clone(m.labels), Reviewers: slices.Clone(m.reviewers),
 	}
 	for _, n := range s.notes {
-		if n.iid == iid {
+		if n.iid == iid && !n.onIssue {
 			out.Notes++
 		}
 	}

@@ -50,6 +50,22 @@
 //     Found"}): https://docs.gitlab.com/api/groups/#get-a-single-group
 //   - labels (list with search, include_ancestor_groups):
 //     https://docs.gitlab.com/api/labels/#list-labels
+//   - issues (list with state, updated_after, on or after it, order_by
+//     created_at or updated_at, sort; get; create, 201, by anyone who
+//     may see the public project, labels and assignees kept only from a
+//     Planner or above and silently dropped otherwise; update with
+//     state_event, labels, add_labels and assignee_ids, by the author or
+//     a Planner or above, 403 {"message":"403 Forbidden"} for anyone
+//     else, labels and assignees again a Planner's). A label GitLab does
+//     not know is created. Issues are numbered apart from merge requests:
+//     https://docs.gitlab.com/api/issues/
+//   - notes of an issue (list, create, update) and updating a merge
+//     request's note: anyone who may see the public project may comment;
+//     a note moves its issue's or merge request's updated_at; a note is
+//     edited by its author or a Maintainer or above (403 otherwise); 404
+//     {"message":"404 Not found"} for a note not on that issue or merge
+//     request: https://docs.gitlab.com/api/notes/ and
+//     https://docs.gitlab.com/user/discussions/#edit-a-comment
 //
 // A review is published as GitLab's "Submit review" publishes one
 // (https://docs.gitlab.com/user/project/merge_requests/reviews/): one
@@ -156,6 +172,7 @@ type Server struct {
 	branches  map[string][]string // name → commit shas, oldest first
 	commits   map[string]string   // sha → the branch it was pushed to
 	mrs       []*mergeRequest     // by iid-1
+	issues    []*issue            // by iid-1
 	notes     []*note
 	statuses  []*commitStatus
 	labels    []string
@@ -249,6 +266,14 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("PUT "+p+"/merge_requests/{iid}", s.mergeRequest(s.updateMergeRequest))
 	mux.HandleFunc("GET "+p+"/merge_requests/{iid}/notes", s.mergeRequest(s.listNotes))
 	mux.HandleFunc("POST "+p+"/merge_requests/{iid}/notes", s.mergeRequest(s.createNote))
+	mux.HandleFunc("PUT "+p+"/merge_requests/{iid}/notes/{note_id}", s.mergeRequest(s.updateMergeRequestNote))
+	mux.HandleFunc("GET "+p+"/issues", s.project(s.listIssues))
+	mux.HandleFunc("POST "+p+"/issues", s.project(s.createIssue))
+	mux.HandleFunc("GET "+p+"/issues/{iid}", s.issue(s.getIssue))
+	mux.HandleFunc("PUT "+p+"/issues/{iid}", s.issue(s.updateIssue))
+	mux.HandleFunc("GET "+p+"/issues/{iid}/notes", s.issue(s.listIssueNotes))
+	mux.HandleFunc("POST "+p+"/issues/{iid}/notes", s.issue(s.createIssueNote))
+	mux.HandleFunc("PUT "+p+"/issues/{iid}/notes/{note_id}", s.issue(s.updateIssueNote))
 	mux.HandleFunc("GET "+p+"/repository/commits/{sha}/statuses", s.project(s.listStatuses))
 	mux.HandleFunc("POST "+p+"/statuses/{sha}", s.project(s.postStatus))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {

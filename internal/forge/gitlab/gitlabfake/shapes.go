@@ -50,14 +50,31 @@ type (
 		checked bool
 	}
 
+	// issue is an issue: GitLab numbers a project's issues (iid) apart
+	// from its merge requests.
+	issue struct {
+		id, iid          int
+		title, body      string
+		state            string // opened, closed
+		author           string
+		labels           []string
+		assignees        []string
+		created, updated time.Time
+		closedAt         *time.Time
+		closedBy         string
+	}
+
+	// note is a note on merge request iid, or on issue iid when onIssue.
 	note struct {
 		id, iid  int
+		onIssue  bool
 		author   string
 		body     string
 		system   bool
 		kind     string // "", DiffNote
 		position *position
 		created  time.Time
+		updated  time.Time
 	}
 
 	position struct {
@@ -376,7 +393,7 @@ func (s *Server) mergeRequestJSON(m *mergeRequest) mergeRequestJSON {
 	}
 	userNotes := 0
 	for _, n := range s.notes {
-		if n.iid == m.iid && !n.system {
+		if n.iid == m.iid && !n.onIssue && !n.system {
 			userNotes++
 		}
 	}
@@ -414,10 +431,14 @@ func (s *Server) mergeRequestDetailJSON(m *mergeRequest) mergeRequestDetailJSON 
 func (s *Server) noteJSON(n *note) noteJSON {
 	out := noteJSON{
 		ID: n.id, Body: n.body, Author: s.userJSON(n.author),
-		CreatedAt: stamp(n.created), UpdatedAt: stamp(n.created),
-		System: n.system, NoteableID: s.mrs[n.iid-1].id, NoteableType: "MergeRequest",
-		ProjectID: s.projectID, ImportedFrom: "none", NoteableIID: n.iid,
+		CreatedAt: stamp(n.created), UpdatedAt: stamp(n.updated),
+		System: n.system, ProjectID: s.projectID, ImportedFrom: "none", NoteableIID: n.iid,
 		Type: nullable(n.kind),
+	}
+	if n.onIssue {
+		out.NoteableID, out.NoteableType = s.issues[n.iid-1].id, "Issue"
+	} else {
+		out.NoteableID, out.NoteableType = s.mrs[n.iid-1].id, "MergeRequest"
 	}
 	if p := n.position; p != nil {
 		out.Resolvable = true
