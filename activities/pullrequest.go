@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,7 @@ type pullRequestStore interface {
 	store.PullRequestQuerier
 	store.PullRequestFeedbackQuerier
 	store.SpendQuerier
+	store.IntakeQuerier
 }
 
 // observePullRequest tells the observer, if any.
@@ -193,10 +195,33 @@ func (a *PullRequests) pullRequestFor(ctx context.Context, w *domain.WorkOrder) 
 	if err != nil {
 		return openRequest{}, err
 	}
+	closes, err := a.closesLine(ctx, o, target)
+	if err != nil {
+		return openRequest{}, err
+	}
 	return openRequest{target: target, commit: rr.CommitSHA, open: forge.NewPullRequest{
 		Head: b.Metadata.BranchName, Base: snap.Metadata.BaseBranch, Title: pullRequestTitle(o, b),
-		Body: pullRequestBody(o, w, rr, b), Draft: target.Draft, Labels: target.Labels,
+		Body: pullRequestBody(o, w, rr, b, closes), Draft: target.Draft, Labels: target.Labels,
 		Reviewers: target.Reviewers}}, nil
+}
+
+// closesLine is the line that has the forge close the issue o was made
+// from when its pull request merges; "" when o came from no issue of the
+// pull request's repository.
+func (a *PullRequests) closesLine(ctx context.Context, o *domain.Objective, target *ForgeTarget) (string, error) {
+	it, err := a.Store.IntakeItemOf(ctx, o.ObjectiveID)
+	var nf *domain.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	number, err := strconv.Atoi(it.ExternalID)
+	if err != nil || !strings.HasPrefix(it.Source, target.Kind+":") || !strings.HasSuffix(it.Source, "/"+target.Repository) {
+		return "", nil
+	}
+	return forge.ClosesLine(target.Kind, number), nil
 }
 
 // pullRequestTitle is the bundle's title, or the objective's.
@@ -209,8 +234,11 @@ func pullRequestTitle(o *domain.Objective, b *domain.OutputBundle) string {
 
 // pullRequestBody is the drafted description, the acceptance criteria
 // and the way back to azolla's records.
-func pullRequestBody(o *domain.Objective, w *domain.WorkOrder, rr *domain.RunRecord, b *domain.OutputBundle) string {
+func pullRequestBody(o *domain.Objective, w *domain.WorkOrder, rr *domain.RunRecord, b *domain.OutputBundle, closes string) string {
 	var s strings.Builder
+	if closes != "" {
+		s.WriteString(closes + "\n\n")
+	}
 	if d := strings.TrimSpace(b.Metadata.PRDescriptionDraft); d != "" {
 		s.WriteString(d)
 		s.WriteString("\n\n")

@@ -270,13 +270,16 @@ func (a *Steps) scheduled(ctx context.Context, q roundReader, ev *domain.Event) 
 	return res, nil
 }
 
-// Prompt is the frozen prompt of a run: the objective's title and acceptance
-// criteria; for a repository, the state the run starts from with a bounded
+// Prompt is the frozen prompt of a run: the objective's title, description
+// and acceptance criteria; for a repository, the state the run starts from with a bounded
 // listing of its files; and what the run draws on (yields): the previous
 // attempt's verdict and output, the human's comment.
 func Prompt(o *domain.Objective, t *diazotroph.Target, yields []domain.YieldRef) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Objective %s (%s, urgency %s)\n\n%s\n", o.ObjectiveID, o.ObjectiveType, o.Urgency, o.Title)
+	if o.Description != "" {
+		fmt.Fprintf(&b, "\nDescription:\n%s\n", o.Description)
+	}
 	if len(o.AcceptanceCriteria) > 0 {
 		b.WriteString("\nAcceptance criteria:\n")
 		for _, c := range o.AcceptanceCriteria {

@@ -419,7 +419,7 @@ func TestForge_WebhookWakesTheLifecycle(t *testing.T) {
 	hook := workers.ForgeWebhook(w.cfg, os.Getenv, w.store, func(ctx context.Context, o *domain.Objective) error {
 		delivered.Add(1)
 		return w.starter.Start(ctx, o)
-	}, nil)
+	}, nil, nil)
 	srv := httptest.NewServer(hook)
 	t.Cleanup(srv.Close)
 	ctx := context.Background()

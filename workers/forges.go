@@ -61,13 +61,15 @@ const PathForgeWebhook = "/forge/webhook"
 
 // ForgeWebhook builds the forge webhook (package workers/webhook) for the
 // forges of patch.repositories[].forge, their webhook secrets read through
-// getenv; it wakes lifecycles with wake (starter.Start).
-func ForgeWebhook(cfg config.Config, getenv func(string) string, st webhook.Store, wake webhook.Waker, log *slog.Logger) http.Handler {
+// getenv; it wakes lifecycles with wake (starter.Start), and the forge
+// intake through intake.
+func ForgeWebhook(cfg config.Config, getenv func(string) string, st webhook.Store, wake webhook.Waker,
+	intake *IntakeWakeup, log *slog.Logger) http.Handler {
 	forges := make([]config.ForgeConfig, 0, len(cfg.Patch.Repositories))
 	for _, r := range cfg.Patch.Repositories {
 		forges = append(forges, r.Forge)
 	}
-	return webhook.Handler(forges, getenv, st, wake, log)
+	return webhook.Handler(forges, getenv, st, wake, intake.Wake, log)
 }
 
 // Has implements activities.Forges.

@@ -42,7 +42,7 @@ func TestForgeWebhook_TakesTheForgesOfTheConfiguredRepositories(t *testing.T) {
 	h := workers.ForgeWebhook(cfg, getenv, st, func(_ context.Context, o *domain.Objective) error {
 		woken = append(woken, o.ObjectiveID)
 		return nil
-	}, nil)
+	}, nil, nil)
 
 	deliver := func(repository string, signed bool) int {
 		body := `{"repository":{"full_name":"` + repository + `"},"pull_request":{"head":{"ref":"azolla/obj-1"}}}`

@@ -176,6 +176,10 @@ type Options struct {
 	// Sandbox confines the runs of executors. Nil: Run builds one from
 	// Config (NewSandbox) and closes it when it returns.
 	Sandbox *sandbox.Host
+	// IntakeWakeup, when set, is given the forge intake this process runs
+	// (with its poller, when a repository takes issues), for the forge
+	// webhook to wake.
+	IntakeWakeup *IntakeWakeup
 }
 
 // Run runs a lifecycle worker, the workspace retention pass over this
@@ -270,6 +274,17 @@ func Run(ctx context.Context, o Options) error {
 		p := newPoller(o, set.Steps.Claims)
 		p.Start(ctx)
 		defer p.Stop()
+		in, err := newIntake(o, set.Steps.Claims)
+		if err != nil {
+			return err
+		}
+		if in != nil {
+			in.Start(ctx)
+			defer in.Stop()
+			o.IntakeWakeup.set(in)
+			defer o.IntakeWakeup.set(nil)
+			o.Log.Info("forge intake running", "repositories", len(in.Repositories))
+		}
 	}
 	if o.OnStarted != nil {
 		o.OnStarted()

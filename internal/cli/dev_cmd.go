@@ -168,7 +168,7 @@ On ops.address (default 127.0.0.1:7360) it serves /healthz, /readyz and
 		}
 		return workers.Run(ctx, workers.Options{Config: cfg, Client: p.client, Store: s.store, Log: log,
 			Identity: identity, ControlPlane: cp.svc, Sandbox: box, Metrics: p.metrics,
-			OnStarted: started.Set, OnStopping: started.Stop})
+			OnStarted: started.Set, OnStopping: started.Stop, IntakeWakeup: p.intake})
 	}
 	return cmd
 }

@@ -88,7 +88,7 @@ one of azolla's search attributes: 'azolla temporal setup' creates them.`,
 			"task_queue", s.cfg.Temporal.TaskQueue, "store", s.cfg.Store.Driver, "identity", identity)
 		return workers.Run(ctx, workers.Options{Config: s.cfg, Client: p.client, Store: s.store,
 			Log: s.log, Identity: identity, NoPoller: noPoller, Metrics: p.metrics,
-			OnStarted: started.Set, OnStopping: started.Stop, Sandbox: box})
+			OnStarted: started.Set, OnStopping: started.Stop, Sandbox: box, IntakeWakeup: p.intake})
 	}
 	return cmd
 }
@@ -101,6 +101,8 @@ type processOps struct {
 	metrics *metrics.Metrics
 	client  client.Client
 	closers []io.Closer
+	// intake is woken by the forge webhook once the workers run it.
+	intake *workers.IntakeWakeup
 }
 
 // newProcessOps builds the registry of s's process and a client sharing
@@ -108,7 +110,7 @@ type processOps struct {
 func newProcessOps(s *session) (*processOps, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	p := &processOps{reg: reg, metrics: metrics.New(reg)}
+	p := &processOps{reg: reg, metrics: metrics.New(reg), intake: &workers.IntakeWakeup{}}
 	if d, ok := s.store.(metrics.DBer); ok {
 		reg.MustRegister(metrics.NewStoreCollector(d.DB(), 0))
 	}
@@ -217,6 +219,6 @@ func withForgeWebhook(h http.Handler, s *session, p *processOps) http.Handler {
 	st := &starter.Starter{Client: p.client, Store: s.store, TaskQueue: s.cfg.Temporal.TaskQueue}
 	mux := http.NewServeMux()
 	mux.Handle("/", h)
-	mux.Handle("POST "+workers.PathForgeWebhook, workers.ForgeWebhook(s.cfg, os.Getenv, s.store, st.Start, s.log))
+	mux.Handle("POST "+workers.PathForgeWebhook, workers.ForgeWebhook(s.cfg, os.Getenv, s.store, st.Start, p.intake, s.log))
 	return mux
 }

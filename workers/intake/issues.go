@@ -70,7 +70,7 @@ func (s *Service) issue(ctx context.Context, r *Repository, is forge.Issue, c *C
 		Description: description, AcceptanceCriteria: criteria, Now: s.now()})
 	if err == nil && ok {
 		c.Updated++
-		s.observe(r.Source, "updated")
+		s.observe(r, "updated")
 	}
 	return err
 }
@@ -94,11 +94,11 @@ func (s *Service) take(ctx context.Context, r *Repository, is forge.Issue, c *Co
 		return err
 	}
 	if !created {
-		s.observe(r.Source, "exists")
+		s.observe(r, "exists")
 		return nil
 	}
 	c.Created++
-	s.observe(r.Source, "created")
+	s.observe(r, "created")
 	s.log().Info("forge intake: issue taken", "repository", r.Slug, "issue", is.Number, "kind", got.Kind,
 		"objective", got.ObjectiveID, "capture", got.CaptureID)
 	if o == nil {
@@ -133,7 +133,7 @@ func (s *Service) autoApprove(ctx context.Context, r *Repository, it *domain.Int
 // rejects it with the CLI), and its status comment says so.
 func (s *Service) closed(ctx context.Context, r *Repository, it *domain.IntakeItem, is forge.Issue, c *Counts) error {
 	c.Closed++
-	s.observe(r.Source, "closed")
+	s.observe(r, "closed")
 	if it.Kind != domain.IntakeObjective {
 		return nil
 	}

@@ -37,8 +37,8 @@ type Decider interface {
 
 // Observer counts what intake does (package ops's metrics).
 type Observer interface {
-	// Intake counts one item read: result is created, exists, updated,
-	// closed, skipped or failed.
+	// Intake counts one item read from a forge of kind source: result is
+	// created, exists, updated, closed or failed.
 	Intake(source, result string)
 	// Command counts one command comment: result is done, refused,
 	// untrusted or failed.
@@ -220,7 +220,7 @@ func (s *Service) read(ctx context.Context, r *Repository, c *Counts) error {
 			}
 			c.Failed++
 			s.log().Warn("forge intake: issue", "repository", r.Slug, "issue", is.Number, "error", err)
-			s.observe(r.Source, "failed")
+			s.observe(r, "failed")
 			// The cursor stays before this issue (issues come oldest
 			// update first): it is read again next pass.
 			break
@@ -251,8 +251,8 @@ func (s *Service) log() *slog.Logger {
 	return s.Log
 }
 
-func (s *Service) observe(source, result string) {
+func (s *Service) observe(r *Repository, result string) {
 	if s.Observer != nil {
-		s.Observer.Intake(source, result)
+		s.Observer.Intake(r.Kind, result)
 	}
 }

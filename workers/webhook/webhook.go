@@ -36,11 +36,18 @@ type Waker func(ctx context.Context, o *domain.Objective) error
 // Nothing in a delivery is trusted beyond that: the lifecycle reads the
 // pull request from the forge itself.
 //
-// Answers: 202 when a lifecycle was woken, 204 for an authentic delivery
-// about nothing azolla follows, 401 for a bad or missing signature, 404
-// for a repository without a webhook secret, 400 for a body that is not
-// a delivery.
-func Handler(forges []config.ForgeConfig, getenv func(string) string, st Store, wake Waker, log *slog.Logger) http.Handler {
+// An authentic delivery for a repository that takes issues
+// (forge.intake) also wakes the forge intake (wakeIntake; nil for none),
+// which reads the forge at once: an issue opened, labelled or edited, a
+// comment with a command. What the delivery says is not taken; the
+// intake reads the forge.
+//
+// Answers: 202 when a lifecycle or the intake was woken, 204 for an
+// authentic delivery about nothing azolla follows, 401 for a bad or
+// missing signature, 404 for a repository without a webhook secret, 400
+// for a body that is not a delivery.
+func Handler(forges []config.ForgeConfig, getenv func(string) string, st Store, wake Waker, wakeIntake func(),
+	log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -66,6 +73,11 @@ func Handler(forges []config.ForgeConfig, getenv func(string) string, st Store, 
 				log.Info("webhook: lifecycle woken to read its pull request", "forge", f.Kind,
 					"repository", f.Repository, "objective_id", id)
 			}
+		}
+		if f.Intake.Enabled() && wakeIntake != nil {
+			wakeIntake()
+			woken++
+			log.Debug("webhook: forge intake woken", "forge", f.Kind, "repository", f.Repository)
 		}
 		if woken == 0 {
 			w.WriteHeader(http.StatusNoContent)

@@ -59,7 +59,7 @@ func newHookWorld(t *testing.T, kind string) *hookWorld {
 			defer w.mu.Unlock()
 			w.woken = append(w.woken, o.ObjectiveID)
 			return nil
-		}, nil)
+		}, nil, nil)
 	return w
 }
 
@@ -123,4 +123,35 @@ func TestForgeWebhook_SignedDeliveriesWakeTheirLifecycle(t *testing.T) {
 		require.Equal(t, http.StatusAccepted, w.deliver(t, pipeline, map[string]string{"X-Gitlab-Token": hookSecret}))
 		require.Equal(t, []string{"obj-1", "obj-1"}, w.woken)
 	})
+}
+
+// A signed delivery for a repository that takes issues wakes the intake,
+// whatever it is about; an unsigned one, or one for a repository without
+// forge.intake, does not.
+func TestForgeWebhook_IssueDeliveriesWakeTheIntake(t *testing.T) {
+	t.Parallel()
+	st := storetest.NewSQLite(t)
+	forges := []config.ForgeConfig{
+		{Kind: "gitea", URL: "https://forge.example", Repository: "team/app", TokenEnv: "APP_TOKEN",
+			WebhookSecretEnv: "APP_HOOK", Intake: config.IntakeConfig{Label: "azolla"}},
+		{Kind: "gitea", URL: "https://forge.example", Repository: "team/quiet", TokenEnv: "APP_TOKEN",
+			WebhookSecretEnv: "APP_HOOK"},
+	}
+	var wakes int
+	h := webhook.Handler(forges, func(string) string { return hookSecret }, st,
+		func(context.Context, *domain.Objective) error { return nil }, func() { wakes++ }, nil)
+	deliver := func(body, sig string) int {
+		r := httptest.NewRequest(http.MethodPost, "/forge/webhook", bytes.NewBufferString(body))
+		r.Header.Set("X-Gitea-Signature", sig)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec.Code
+	}
+	opened := `{"action":"label_updated","repository":{"full_name":"team/app"},"issue":{"number":4}}`
+	require.Equal(t, http.StatusAccepted, deliver(opened, sign(hookSecret, opened)))
+	require.Equal(t, 1, wakes)
+	require.Equal(t, http.StatusUnauthorized, deliver(opened, sign("forged", opened)))
+	quiet := `{"action":"opened","repository":{"full_name":"team/quiet"},"issue":{"number":4}}`
+	require.Equal(t, http.StatusNoContent, deliver(quiet, sign(hookSecret, quiet)))
+	require.Equal(t, 1, wakes)
 }

@@ -39,6 +39,7 @@ type Metrics struct {
 	reaper      *prometheus.CounterVec
 	spend       *spendSeries
 	egress      *egressSeries
+	intake      *intakeSeries
 }
 
 // New registers azolla's counters on reg.
@@ -62,9 +63,9 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "What the control plane's reaper did, by action."},
 			[]string{"action"}),
 	}
-	m.spend, m.egress = newSpendSeries(), newEgressSeries()
+	m.spend, m.egress, m.intake = newSpendSeries(), newEgressSeries(), newIntakeSeries()
 	reg.MustRegister(m.claims, m.executed, m.gate, m.prs, m.deadLetters, m.reaper, m.spend.cost, m.spend.tokens,
-		m.spend.runs, m.egress.refused, m.egress.requests, m.egress.bytes)
+		m.spend.runs, m.egress.refused, m.egress.requests, m.egress.bytes, m.intake.items, m.intake.commands)
 	return m
 }
 
