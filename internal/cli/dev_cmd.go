@@ -142,7 +142,7 @@ On ops.address (default 127.0.0.1:7360) it serves /healthz, /readyz and
 		}
 		defer p.close()
 		started := ops.NewFlag("workers", "workers not started")
-		opsAddr, stopOps, err := serveOps(ctx, cfg.Ops, withForgeWebhook(ops.Handler(p.reg, []ops.Check{
+		opsAddr, stopOps, err := serveOps(ctx, cfg.Ops, withForgeEndpoints(ops.Handler(p.reg, []ops.Check{
 			ops.StoreCheck(s.store), ops.TemporalCheck(p.client), started.Check()}), s, p), log)
 		if err != nil {
 			return err

@@ -23,6 +23,7 @@ import (
 	"github.com/azolla/azolla/internal/ops/metrics"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workers"
+	"github.com/azolla/azolla/workers/intake"
 )
 
 func (a *app) workerCmd() *cobra.Command {
@@ -78,7 +79,7 @@ one of azolla's search attributes: 'azolla temporal setup' creates them.`,
 		}
 		defer p.close()
 		started := ops.NewFlag("workers", "workers not started")
-		_, stopOps, err := serveOps(ctx, s.cfg.Ops, withForgeWebhook(ops.Handler(p.reg, []ops.Check{
+		_, stopOps, err := serveOps(ctx, s.cfg.Ops, withForgeEndpoints(ops.Handler(p.reg, []ops.Check{
 			ops.StoreCheck(s.store), ops.TemporalCheck(p.client), started.Check()}), s, p), s.log)
 		if err != nil {
 			return err
@@ -206,19 +207,33 @@ func exitOnSecondSignal(log *slog.Logger) (stop func()) {
 	return func() { close(done) }
 }
 
-// withForgeWebhook adds the forges' webhook endpoint to an ops handler
-// when a repository's forge has a webhook secret (docs/pull-requests.md#webhooks).
-func withForgeWebhook(h http.Handler, s *session, p *processOps) http.Handler {
+// withForgeEndpoints adds to an ops handler the forges' webhook endpoint,
+// when a repository's forge has a webhook secret
+// (docs/pull-requests.md#webhooks), and POST /intake, when
+// ops.intake_secret_env is set (docs/forge.md#other-trackers).
+func withForgeEndpoints(h http.Handler, s *session, p *processOps) http.Handler {
 	hooks := false
 	for _, r := range s.cfg.Patch.Repositories {
 		hooks = hooks || r.Forge.WebhookSecretEnv != ""
 	}
-	if !hooks {
+	posts := s.cfg.Ops.IntakeSecretEnv != ""
+	if !hooks && !posts {
 		return h
 	}
 	st := &starter.Starter{Client: p.client, Store: s.store, TaskQueue: s.cfg.Temporal.TaskQueue}
 	mux := http.NewServeMux()
 	mux.Handle("/", h)
-	mux.Handle("POST "+workers.PathForgeWebhook, workers.ForgeWebhook(s.cfg, os.Getenv, s.store, st.Start, p.intake, s.log))
+	if hooks {
+		mux.Handle("POST "+workers.PathForgeWebhook, workers.ForgeWebhook(s.cfg, os.Getenv, s.store, st.Start, p.intake, s.log))
+	}
+	if posts {
+		repos := make([]string, 0, len(s.cfg.Patch.Repositories))
+		for _, r := range s.cfg.Patch.Repositories {
+			repos = append(repos, r.Repository)
+		}
+		mux.Handle("POST "+intake.PathIntake, intake.PostHandler(intake.PostOptions{Store: s.store,
+			Secret: func() string { return s.cfg.Ops.IntakeSecret(os.Getenv) }, Repositories: repos,
+			Start: st.Start, Observer: p.metrics, Log: s.log}))
+	}
 	return mux
 }

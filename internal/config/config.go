@@ -6,6 +6,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/azolla/azolla/internal/executor/patchgen"
@@ -62,6 +63,19 @@ type OpsConfig struct {
 	// Address, for finding where a process's CPU and memory go. Off by
 	// default; keep Address on loopback when it is on.
 	Pprof bool `mapstructure:"pprof" json:"pprof" yaml:"pprof"`
+	// IntakeSecretEnv names the variable holding the secret that signs
+	// documents POSTed to /intake on Address (docs/forge.md#other-trackers);
+	// unset, /intake is not served.
+	IntakeSecretEnv string `mapstructure:"intake_secret_env" json:"intake_secret_env" yaml:"intake_secret_env"`
+}
+
+// IntakeSecret is the /intake secret from the process's environment; ""
+// when none is configured or set.
+func (o OpsConfig) IntakeSecret(getenv func(string) string) string {
+	if o.IntakeSecretEnv == "" {
+		return ""
+	}
+	return strings.TrimSpace(getenv(o.IntakeSecretEnv))
 }
 
 // DefaultOpsAddress is ops.address by default: loopback, so a container's

@@ -202,6 +202,9 @@ func (c Config) ForgeTokens(getenv func(string) string) []redact.Secret {
 			out = append(out, redact.Secret{Name: fmt.Sprintf("patch.repositories[%d].forge.webhook_secret", i), Value: v})
 		}
 	}
+	if v := c.Ops.IntakeSecret(getenv); v != "" {
+		out = append(out, redact.Secret{Name: "ops.intake_secret", Value: v})
+	}
 	return out
 }
 
@@ -224,6 +227,9 @@ func (c Config) forgeTokenEnvs() []string {
 				out = append(out, n)
 			}
 		}
+	}
+	if c.Ops.IntakeSecretEnv != "" {
+		out = append(out, c.Ops.IntakeSecretEnv)
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/executor/patchgen"
+	"github.com/azolla/azolla/internal/executor/sandbox"
 )
 
 // Workorder budget bounds enforced by Validate.
@@ -123,6 +124,11 @@ func (c Config) Validate() error {
 	if c.Ops.Address != "" {
 		if _, port, err := net.SplitHostPort(c.Ops.Address); err != nil || port == "" {
 			add("ops.address", "must be host:port (e.g. %s) or empty, got %q", DefaultOpsAddress, c.Ops.Address)
+		}
+	}
+	if c.Ops.IntakeSecretEnv != "" {
+		if err := sandbox.CheckName(c.Ops.IntakeSecretEnv); err != nil {
+			add("ops.intake_secret_env", "%v", err)
 		}
 	}
 	c.validateTasks(add)

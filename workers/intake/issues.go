@@ -177,7 +177,9 @@ func mentions(text, word string) bool {
 	}
 }
 
-func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '@' }
+func wordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '@'
+}
 
 // objectiveOf is the NEW objective an issue becomes.
 func (s *Service) objectiveOf(r *Repository, is forge.Issue) *domain.Objective {
