@@ -41,5 +41,15 @@
 //   - Checks are the commit's statuses, latest per context. success and
 //     skipped are success, pending is pending, error, failure and warning
 //     are failure (Gitea's own combined state counts warning as failure).
-//   - Comments on a pull request are comments on its issue.
+//   - Comments on a pull request are comments on its issue: a Thread is
+//     its number, Pull or not. Gitea answers 500 for the comments of a
+//     number no issue has; the issue is then asked for, and its 404 is
+//     forge.ErrNotFound.
+//   - Issues. The list is asked for type=issues, every state, since the
+//     update time in whole seconds (Gitea counts at or after it). Gitea
+//     orders it by creation, newest first, and takes no other order, so
+//     an issue opened while pages are read pushes the others down: one
+//     may come twice and is kept once; they are sorted by update after.
+//     An issue Gitea answers with pull_request set is a pull request:
+//     Issue says forge.ErrNotFound for it.
 package gitea

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -310,6 +311,11 @@ func TestErrors_UnknownTokenIsUnauthorized(t *testing.T) {
 		"Comment":     func() error { return f.Comment(ctx, 1, "c") },
 		"Reviews":     func() error { _, _, err := f.Reviews(ctx, 1, ""); return err },
 		"Checks":      func() error { _, err := f.Checks(ctx, sha); return err },
+		"Issues":      func() error { _, err := f.Issues(ctx, time.Time{}); return err },
+		"Issue":       func() error { _, err := f.Issue(ctx, 1); return err },
+		"Comments":    func() error { _, err := f.Comments(ctx, forge.Thread{Number: 1}, time.Time{}); return err },
+		"PostComment": func() error { _, err := f.PostComment(ctx, forge.Thread{Number: 1}, "c"); return err },
+		"EditComment": func() error { return f.EditComment(ctx, forge.Thread{Number: 1}, "1", "c") },
 	}
 	for name, call := range calls {
 		err := call()

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -61,4 +62,22 @@ func TestList_PagesCutShortByTheServerAreAllRead(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, c.Checks, 3)
 	require.Equal(t, forge.ChecksFailure, c.State)
+}
+
+func TestIssues_AnIssueOpenedWhilePagesAreReadIsKeptOnceAndPullsLeftOut(t *testing.T) {
+	t.Parallel()
+	// Gitea lists issues newest created first: #4 was opened after page 1
+	// was read, pushing #2 onto page 2 again. A pull request slipped in as
+	// if type=issues were ignored.
+	f := pagedStub(t, "/api/v1/repos/o/r/issues", 5,
+		[]map[string]any{{"number": 3, "updated_at": "2026-05-04T10:00:03Z"}, {"number": 2, "updated_at": "2026-05-04T10:00:05Z"}},
+		[]map[string]any{{"number": 2, "updated_at": "2026-05-04T10:00:05Z"}, {"number": 1, "updated_at": "2026-05-04T10:00:01Z"}},
+		[]map[string]any{{"number": 5, "updated_at": "2026-05-04T10:00:00Z", "pull_request": map[string]any{"merged": false}}})
+	got, err := f.Issues(context.Background(), time.Time{})
+	require.NoError(t, err)
+	var numbers []int
+	for _, is := range got {
+		numbers = append(numbers, is.Number)
+	}
+	require.Equal(t, []int{1, 3, 2}, numbers, "each once, oldest update first, no pull request")
 }

@@ -121,14 +121,7 @@ func (f *Forge) Update(ctx context.Context, number int, title, body string) (for
 
 // Comment adds a comment to the pull request's conversation: its issue's.
 func (f *Forge) Comment(ctx context.Context, number int, body string) error {
-	_, err := f.do(ctx, http.MethodPost, f.repoPath+"/issues/"+strconv.Itoa(number)+"/comments", nil,
-		map[string]string{"body": body}, nil)
-	if hasStatus(err, http.StatusInternalServerError) {
-		// Gitea answers 500 for a number no issue has; say not found.
-		if _, perr := f.PullRequest(ctx, number); errors.Is(perr, forge.ErrNotFound) {
-			return perr
-		}
-	}
+	_, err := f.PostComment(ctx, forge.Thread{Number: number, Pull: true}, body)
 	return err
 }
 

@@ -238,6 +238,13 @@ func (r *Repo) Harness(f forge.Forge) *forgetest.Harness {
 		},
 		StatusAs: func(t *testing.T, user, sha, name string, state forge.CheckState, description string) error {
 			return r.StatusAs(t, r.user(t, user), sha, name, state, description)
+		},
+		OpenIssue: func(t *testing.T, user, title, body string, labels, assignees []string) int {
+			return r.OpenIssue(t, r.user(t, user), title, body, labels, assignees)
+		},
+		CloseIssue: func(t *testing.T, number int) { r.CloseIssue(t, number) },
+		CommentAs: func(t *testing.T, user string, on forge.Thread, body string) string {
+			return r.CommentAs(t, r.user(t, user), on, body)
 		}}
 }
 
