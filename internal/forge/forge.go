@@ -62,6 +62,9 @@ type Forge interface {
 	// parents included, as GitLab counts them). A team the forge does not
 	// know, or does not show azolla's account, is ErrNotFound.
 	TeamMember(ctx context.Context, team, user string) (bool, error)
+	// Issues reads issues and conversations, and answers in them
+	// (issues.go).
+	Issues
 }
 
 // NewPullRequest is what OpenOrAdopt opens.
