@@ -60,6 +60,9 @@ func printInbox(out io.Writer, items []inbox.Item) error {
 		}
 		fmt.Fprintf(out, "%d. [%s%s] %s %s: %s\n", i+1, it.Kind, urg, textsafe.Line(strings.ToLower(it.SubjectType)),
 			textsafe.Line(it.SubjectID), textsafe.Line(it.Title))
+		if it.From != "" {
+			fmt.Fprintf(out, "   from %s\n", textsafe.Line(it.From))
+		}
 		if it.DeadlineAt != nil {
 			fmt.Fprintf(out, "   deadline %s\n", it.DeadlineAt.Format(time.RFC3339))
 		}

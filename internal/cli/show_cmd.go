@@ -36,6 +36,11 @@ type objectiveDetail struct {
 	// Feedback is each review a round took, and each one not taken for
 	// its author, in the order judged.
 	Feedback []*domain.PullRequestFeedback `json:"pull_request_feedback"`
+	// Intake is the issue (or posted document) the objective was made
+	// from, if any; Commands the /azolla comments given on it and its
+	// pull request, in order, with who gave them and what came of them.
+	Intake   *domain.IntakeItem     `json:"intake,omitempty"`
+	Commands []*domain.ForgeCommand `json:"forge_commands"`
 	// Spend is what the objective's runs have spent, by their reports.
 	Spend     domain.Spend     `json:"spend"`
 	Lifecycle *workflows.State `json:"lifecycle,omitempty"`
@@ -81,6 +86,7 @@ type detailStore interface {
 	store.CandidateQuerier
 	store.PullRequestQuerier
 	store.PullRequestFeedbackQuerier
+	store.IntakeQuerier
 	store.JobStore
 }
 
@@ -105,6 +111,15 @@ func loadDetail(ctx context.Context, st detailStore, id string) (*objectiveDetai
 	}
 	if d.Feedback == nil {
 		d.Feedback = []*domain.PullRequestFeedback{}
+	}
+	if d.Intake, err = optional(st.IntakeItemOf(ctx, id)); err != nil {
+		return nil, err
+	}
+	if d.Commands, err = st.ListForgeCommands(ctx, id); err != nil {
+		return nil, err
+	}
+	if d.Commands == nil {
+		d.Commands = []*domain.ForgeCommand{}
 	}
 	wos, err := st.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
 	if err != nil {
@@ -232,6 +247,15 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 	}
 	if o.BlockerRef != "" {
 		p("blocker ref %s\n", line(string(o.BlockerRef)))
+	}
+	if it := d.Intake; it != nil {
+		p("from        %s by %s\n", line(cmp.Or(it.URL, it.Source+" "+it.ExternalID)), line(cmp.Or(it.Author, "(unknown)")))
+	} else if o.Provenance != "" {
+		p("from        %s\n", line(o.Provenance))
+	}
+	if n := len(d.Commands); n > 0 {
+		c := d.Commands[n-1]
+		p("command     /azolla %s by %s on %s: %s\n", line(c.Command), line(c.Author), line(c.Thread), line(c.Result))
 	}
 	if o.Repository != "" {
 		p("repository  %s (base %s)\n", line(o.Repository), line(cmp.Or(o.BaseBranch, "its default branch")))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/storetest"
 )
 
 const (
@@ -147,4 +148,32 @@ func TestObjectiveShow_PrintsEachCandidatesJob(t *testing.T) {
 	require.Len(t, d.Jobs, 2)
 	require.Equal(t, 1, d.Jobs[0].Job.Candidate)
 	require.Equal(t, 2, d.Jobs[1].Job.Candidate)
+}
+
+func TestObjectiveShow_NamesTheIssueAndTheLastCommand(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	env = offline(t, env)
+	it, o := storetest.IntakeObjective(12, "widgets-12")
+	_, _, err := store.TakeIntake(t.Context(), s, it, o, nil, storetest.T0)
+	require.NoError(t, err)
+	_, err = s.RecordForgeCommand(t.Context(), &domain.ForgeCommand{Source: it.Source, CommentID: "4077",
+		ObjectiveID: "widgets-12", Thread: "issue #12", Command: domain.CommandApprove, Author: "ana", Trusted: true,
+		TrustReason: "write access to acme/widgets", Result: "approve: emitted ev-1", CreatedAt: storetest.T0})
+	require.NoError(t, err)
+
+	res := azolla(t, env, "objective", "show", "widgets-12")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "from        https://git.example.com/acme/widgets/issues/12 by ana\n")
+	require.Contains(t, res.stdout, "command     /azolla approve by ana on issue #12: approve: emitted ev-1\n")
+
+	res = azolla(t, env, "objective", "show", "widgets-12", "--output", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	var d struct {
+		Intake   domain.IntakeItem      `json:"intake"`
+		Commands []*domain.ForgeCommand `json:"forge_commands"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &d))
+	require.Equal(t, "12", d.Intake.ExternalID)
+	require.Len(t, d.Commands, 1)
 }

@@ -49,11 +49,14 @@ type Action struct {
 // Item is one thing waiting for a human. Its JSON form is what
 // `azolla inbox -o json` prints.
 type Item struct {
-	Kind         string     `json:"kind"`
-	Urgency      string     `json:"urgency,omitempty"`
-	SubjectType  string     `json:"subject_type"`
-	SubjectID    string     `json:"subject_id"`
-	Title        string     `json:"title"`
+	Kind        string `json:"kind"`
+	Urgency     string `json:"urgency,omitempty"`
+	SubjectType string `json:"subject_type"`
+	SubjectID   string `json:"subject_id"`
+	Title       string `json:"title"`
+	// From is the page of the issue (or document) the objective was made
+	// from, when it came from one.
+	From         string     `json:"from,omitempty"`
 	PauseStateID string     `json:"pause_state_id,omitempty"`
 	Reason       string     `json:"reason,omitempty"`
 	DeadlineAt   *time.Time `json:"deadline_at,omitempty"`
@@ -167,12 +170,15 @@ func (src Source) Items(ctx context.Context) ([]Item, error) {
 				{Text: "approve it", Command: src.Self + " objective approve " + o.ObjectiveID},
 				{Text: "or reject it", Command: src.Self + " objective reject " + o.ObjectiveID},
 			}
+			if o.Provenance != "" {
+				approve = append(approve, Action{Text: "or comment /azolla approve (or /azolla reject <reason>) on its issue"})
+			}
 			if i, ok := isOverdue[o.ObjectiveID]; ok {
 				out[i].Actions = append(out[i].Actions, approve...)
 				continue
 			}
 			out = append(out, Item{Kind: KindApproval, Urgency: o.Urgency, SubjectType: domain.SubjectObjective,
-				SubjectID: o.ObjectiveID, Title: o.Title, Since: o.CreatedAt, Actions: approve})
+				SubjectID: o.ObjectiveID, Title: o.Title, From: o.Provenance, Since: o.CreatedAt, Actions: approve})
 		case ps != nil && o.Status == domain.StatusBlocked:
 			out = append(out, src.pauseItem(KindBlocked, o, ps))
 		case ps != nil && o.Status == domain.StatusTodo && (ps.Reason == domain.PauseGateFailed || ps.Reason == domain.PauseBudgetSpent):

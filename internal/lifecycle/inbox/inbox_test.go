@@ -176,3 +176,17 @@ func TestNotTaken_KeepsTheFeedbackNotTakenOnThatPullRequest(t *testing.T) {
 	require.Equal(t, []*domain.PullRequestFeedback{refused},
 		inbox.NotTaken([]*domain.PullRequestFeedback{refused, earlier, taken}, 7))
 }
+
+func TestItems_AnApprovalFromAnIssueLinksItAndSaysHowToApproveThere(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.objective(t, "widgets-12", "NORMAL", storetest.T0, func(o *domain.Objective) {
+		o.Provenance = "https://git.example.com/acme/widgets/issues/12"
+	})
+	items, err := b.src.Items(b.ctx)
+	require.NoError(t, err)
+	require.Len(t, items, 1)
+	require.Equal(t, "https://git.example.com/acme/widgets/issues/12", items[0].From)
+	require.Equal(t, []string{"az objective approve widgets-12", "az objective reject widgets-12", ""}, commands(items[0]))
+	require.Contains(t, items[0].Actions[2].Text, "/azolla approve")
+}
