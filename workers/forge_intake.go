@@ -19,7 +19,9 @@ import (
 // runs (package workers/intake): the ops server is up before the workers
 // start, so it holds the service once there is one. The zero value, and
 // nil, wake nothing.
-type IntakeWakeup struct{ s atomic.Pointer[intake.Service] }
+type IntakeWakeup struct {
+	s atomic.Pointer[intake.Service]
+}
 
 // Wake asks the intake, if one runs, to read the forges now.
 func (w *IntakeWakeup) Wake() {
