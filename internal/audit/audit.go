@@ -42,6 +42,10 @@ const (
 	RuleCandidateChosenOnce     = "candidate-chosen-once"
 	RuleBundleIsChosenCandidate = "bundle-is-chosen-candidate"
 	RuleCandidateOfWorkOrder    = "candidate-of-existing-workorder"
+
+	// Work from the forge and other trackers (see intake.go).
+	RuleIntakeOnePerItem       = "intake-one-per-item"
+	RuleForgeCommandAuthorized = "forge-command-from-authorized"
 )
 
 // rules run in this order, which is also the order of the report.
@@ -66,6 +70,8 @@ var rules = []struct {
 	{RuleCandidateChosenOnce, candidateChosenOnce},
 	{RuleBundleIsChosenCandidate, bundleIsChosenCandidate},
 	{RuleCandidateOfWorkOrder, candidateOfWorkOrder},
+	{RuleIntakeOnePerItem, intakeOnePerItem},
+	{RuleForgeCommandAuthorized, forgeCommandAuthorized},
 	{RuleJobOneOpenAttempt, jobOneOpenAttempt},
 	{RuleJobSucceededOnce, jobSucceededOnce},
 	{RuleJobNoLiveLeaseWhenSettled, jobNoLiveLeaseWhenSettled},
@@ -139,6 +145,7 @@ type Reader interface {
 	store.PullRequestQuerier
 	store.PullRequestFeedbackQuerier
 	store.CandidateQuerier
+	store.IntakeQuerier
 }
 
 // Run reads the whole store through q and checks every rule at now (zero

@@ -66,6 +66,7 @@ func TestRun_ConsistentLifecycleReportsNothingAndChecksEveryRule(t *testing.T) {
 		jobsEveryState(t, s)
 		tasksEveryState(t, s)
 		candidatesEveryState(t, s)
+		intakeEveryState(t, s)
 		rep := audited(t, s, withStoreMessages(s))
 		require.Empty(t, rep.Violations)
 		require.Empty(t, rep.Skipped)
@@ -74,7 +75,7 @@ func TestRun_ConsistentLifecycleReportsNothingAndChecksEveryRule(t *testing.T) {
 			require.Positive(t, rep.Checked[rule], "rule %s checked nothing", rule)
 		}
 		require.Equal(t, 4+2+3, rep.Checked[audit.RuleWorkOrderPerEvent], "one item per workorder (two of them the track's, three best-of-N)")
-		require.Equal(t, 8+4+3, rep.Checked[audit.RuleEventProcessedOnce], "one item per event (four of them the track's, three best-of-N)")
+		require.Equal(t, 8+4+3+1, rep.Checked[audit.RuleEventProcessedOnce], "one item per event (four of them the track's, three best-of-N, one a posted document's capture)")
 	})
 }
 

@@ -44,6 +44,10 @@ type state struct {
 	// workorders that are gone included (nil without SQL).
 	candidates    map[string][]*domain.Candidate
 	candidateRows map[string]int
+	// intake are the items taken from outside the CLI; commands the
+	// command comments given on their objectives.
+	intake   []*domain.IntakeItem
+	commands []*domain.ForgeCommand
 
 	// bundleRows and runRecordRows count the rows each work_order_id has in
 	// its table, including rows whose workorder is gone. They are nil when
@@ -107,6 +111,9 @@ func load(ctx context.Context, q Reader) (*state, error) {
 		return nil, err
 	}
 	if err := s.loadCandidates(ctx, q); err != nil {
+		return nil, err
+	}
+	if err := s.loadIntake(ctx, q); err != nil {
 		return nil, err
 	}
 	if db, ok := q.(sqlDB); ok {
