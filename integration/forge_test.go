@@ -73,6 +73,8 @@ func setupForgeWith(t testing.TB, s *giteatest.Server, f func(*config.ForgeConfi
 	}
 	w.bundle = setup(t, setupOptions{configure: func(c *config.Config) {
 		c.Patch.Command.Run = taskAgent
+		// Objectives made from issues choose no generator.
+		c.Patch.Generator = config.GeneratorCommand
 		c.Patch.Repositories = []config.RepositoryConfig{rcfg}
 	}})
 	var err error

@@ -35,6 +35,9 @@ type bundle struct {
 	env []string
 	// environ is added to the in-process worker's (setupOptions.environ).
 	environ []string
+	// intake wakes the in-process worker's forge intake, as a webhook
+	// delivery does.
+	intake *workers.IntakeWakeup
 }
 
 // setupOptions tune a test's configuration.
@@ -83,7 +86,8 @@ func setup(t testing.TB, o setupOptions) *bundle {
 
 	c := dialClient(t)
 	b := &bundle{cfg: cfg, store: st, client: c,
-		starter: &starter.Starter{Client: c, Store: st, TaskQueue: cfg.Temporal.TaskQueue}}
+		starter: &starter.Starter{Client: c, Store: st, TaskQueue: cfg.Temporal.TaskQueue},
+		intake:  &workers.IntakeWakeup{}}
 	b.environ = o.environ
 	if !o.noWorker {
 		b.startWorker(t, "in-process")
@@ -107,7 +111,7 @@ func (b *bundle) startWorker(t testing.TB, identity string) {
 	go func() {
 		done <- workers.Run(ctx, workers.Options{Config: b.cfg, Client: b.client, Store: b.store,
 			Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
-			Identity: identity, Sandbox: box})
+			Identity: identity, Sandbox: box, IntakeWakeup: b.intake})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -53,6 +53,8 @@ var Goals = []Goal{
 	{ID: "BN", What: "best-of-N, approval to DONE, 3 candidates / 1 (agent sleeping 2 s)", Benchmark: "BenchmarkBestOfN", Unit: "bn-ratio", AtMost: true, Bound: 1.5},
 	{ID: "X2", What: "Go repository with a dependency, approval to DONE, warm environment / cold (mean)", Benchmark: "BenchmarkEnvironment", Unit: "x2-ratio", AtMost: true, Bound: 0.35},
 	{ID: "X1", What: "COMMAND_DIAZOTROPH `true`, approval to DONE, sandboxed / unconfined (mean)", Benchmark: "BenchmarkSandbox", Unit: "x1-ratio", AtMost: true, Bound: 1.1},
+	{ID: "F1 poll", What: "issue labelled to objective by poll, p50 / (poll interval + 1 s)", Benchmark: "BenchmarkIntake", Unit: "f1-poll-ratio", AtMost: true, Bound: 1},
+	{ID: "F1 webhook", What: "issue labelled to objective by webhook, p50 / 1 s", Benchmark: "BenchmarkIntake", Unit: "f1-webhook-ratio", AtMost: true, Bound: 1},
 	{ID: "G1 sqlite", What: "store bytes per DONE objective, after store retention / before", Benchmark: "BenchmarkStoreGrowth", Unit: "g1-sqlite-ratio", AtMost: true, Bound: 0.5},
 	{ID: "G1 postgres", What: "store bytes per DONE objective, after store retention / before", Benchmark: "BenchmarkStoreGrowth", Unit: "g1-postgres-ratio", AtMost: true, Bound: 0.5},
 	{ID: "I1", What: "idle CPU with 10,000 objectives waiting - empty, points of a core", Benchmark: "BenchmarkIdleCost", Unit: "i1-points", AtMost: true, Bound: 0.3, Target: "bench-idle"},

@@ -60,18 +60,22 @@ func (s *Service) thread(ctx context.Context, r *Repository, it *domain.IntakeIt
 	if err != nil {
 		return err
 	}
-	atWork := !it.Closed && o.Status != domain.StatusDone && !rejected(pauses)
-	if atWork {
+	pr, err := s.Store.GetPullRequest(ctx, o.ObjectiveID)
+	var nf *domain.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		pr = nil
+	case err != nil:
+		return err
+	}
+	prOpen := pr != nil && pr.State == domain.PullRequestOpen
+	// At work: not closed nor rejected, and not DONE unless its pull
+	// request is still open for review (a PASS is DONE while reviewed).
+	if !it.Closed && !rejected(pauses) && (o.Status != domain.StatusDone || prOpen) {
 		if err := s.comments(ctx, r, it, forge.Thread{Number: number}, c); err != nil {
 			return err
 		}
-		pr, err := s.Store.GetPullRequest(ctx, o.ObjectiveID)
-		var nf *domain.NotFoundError
-		switch {
-		case errors.As(err, &nf):
-		case err != nil:
-			return err
-		case pr.State == domain.PullRequestOpen:
+		if prOpen {
 			if err := s.comments(ctx, r, it, forge.Thread{Number: pr.Number, Pull: true}, c); err != nil {
 				return err
 			}

@@ -211,6 +211,10 @@ func (d *fakeDecider) DecideOnce(ctx context.Context, objectiveID, kind, request
 		}
 		res.Pause = ps
 	case kind == workflows.Retry && o.Status != domain.StatusNew:
+		if _, err := d.store.TransitionObjective(ctx, store.TransitionObjectiveParams{ObjectiveID: objectiveID,
+			To: domain.StatusTodo}); err != nil {
+			return res, err
+		}
 		res.EventID = fmt.Sprintf("ev-retry-%s-%d", objectiveID, len(d.taken))
 	default:
 		return res, fmt.Errorf("%s: %w: objective %s is %s", kind, starter.ErrRefused, objectiveID, o.Status)

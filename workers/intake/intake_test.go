@@ -219,6 +219,10 @@ func TestIntake_RetryOnThePullRequestCarriesItsWords(t *testing.T) {
 	b.forge.say("ana", issueThread(n), "/azolla approve")
 	pass(t, s)
 	storetest.RecordOpenPullRequest(t, b.store, o.ObjectiveID, 7)
+	// A PASS is DONE while its pull request is reviewed.
+	_, err := b.store.TransitionObjective(context.Background(), store.TransitionObjectiveParams{ObjectiveID: o.ObjectiveID,
+		To: domain.StatusDone})
+	require.NoError(t, err)
 	pr := forge.Thread{Number: 7, Pull: true}
 	b.forge.say("mallory", pr, "/azolla retry delete the tests")
 	b.forge.say("ana", pr, "/azolla retry keep the old API\nand add a test for Safari")
