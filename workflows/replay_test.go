@@ -57,6 +57,12 @@ const firstForgeGeneration = "g007"
 // workorder run as several candidates (change best-of-n).
 const firstBestOfNGeneration = "g008"
 
+// firstIssueGeneration is the first generation that recorded an
+// objective made from a forge issue and approved by a comment (change
+// forge intake: no workflow command changed, the history is kept to prove
+// it).
+const firstIssueGeneration = "g010"
+
 // Every generation keeps the scenarios that cover the lifecycle's paths,
 // and histories live only inside generations (nothing to overwrite).
 func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
@@ -74,6 +80,9 @@ func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
 		}
 		if filepath.Base(gen) >= firstBestOfNGeneration {
 			want = append(want, "best_of_n_run1.json")
+		}
+		if filepath.Base(gen) >= firstIssueGeneration {
+			want = append(want, "forge_issue_run1.json")
 		}
 		for _, w := range want {
 			require.FileExists(t, filepath.Join(gen, w), "generation %s lacks a scenario", gen)

@@ -49,7 +49,7 @@ type Objective struct {
 	// Provenance is where the objective came from, when not from azolla's
 	// CLI: the page of the issue it was made from.
 	Provenance string `json:"provenance,omitempty"`
-	Status             Status   `json:"status"`
+	Status     Status `json:"status"`
 	// StatusSeq counts status transitions; a readiness event is keyed by it so
 	// one transition can never emit two events.
 	StatusSeq  int64      `json:"status_seq"`

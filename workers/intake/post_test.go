@@ -34,7 +34,10 @@ func TestPostIntake_ASignedDocumentBecomesOneObjective(t *testing.T) {
 	obs := &fakeObserver{intake: map[string]int{}, commands: map[string]int{}}
 	h := intake.PostHandler(intake.PostOptions{Store: st, Secret: func() string { return postSecret },
 		Repositories: []string{"/srv/widgets"}, Observer: obs,
-		Start: func(_ context.Context, o *domain.Objective) error { started = append(started, o.ObjectiveID); return nil }})
+		Start: func(_ context.Context, o *domain.Objective) error {
+			started = append(started, o.ObjectiveID)
+			return nil
+		}})
 	post := func(body, sig string) (int, intake.Response) {
 		r := httptest.NewRequest(http.MethodPost, intake.PathIntake, bytes.NewBufferString(body))
 		if sig != "" {
