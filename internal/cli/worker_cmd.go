@@ -233,6 +233,10 @@ func withForgeEndpoints(h http.Handler, s *session, p *processOps) http.Handler 
 		}
 		mux.Handle("POST "+intake.PathIntake, intake.PostHandler(intake.PostOptions{Store: s.store,
 			Secret: func() string { return s.cfg.Ops.IntakeSecret(os.Getenv) }, Repositories: repos,
+			Defaults: func(repository string) (float64, int) {
+				r := s.cfg.Patch.Repository(repository)
+				return r.BudgetUSD, r.Attempts
+			},
 			Start: st.Start, Observer: p.metrics, Log: s.log}))
 	}
 	return mux

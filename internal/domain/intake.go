@@ -41,9 +41,13 @@ type IntakeItem struct {
 	StatusCommentID string `json:"status_comment_id,omitempty"`
 	StatusDigest    string `json:"status_digest,omitempty"`
 	// Closed says the item was closed at its source when last read.
-	Closed    bool      `json:"closed"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Closed bool `json:"closed"`
+	// EditedAt is when, by its source's clock, the item's text was last
+	// seen changed and its NEW objective's text rewritten: an approval
+	// written before it approved another text.
+	EditedAt  *time.Time `json:"edited_at,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
 }
 
 // ForgeSource is the Source of a forge repository's issues: its kind, web

@@ -30,8 +30,8 @@ type IntakeQuerier interface {
 	// first.
 	ListIntakeItems(ctx context.Context, p ListIntakeItemsParams) ([]*domain.IntakeItem, error)
 	// UpdateIntakeItem writes an item's changing fields: its status
-	// comment and digest, whether it is closed. Its key and what it became
-	// never change.
+	// comment and digest, whether it is closed, when its text was edited.
+	// Its key and what it became never change.
 	UpdateIntakeItem(ctx context.Context, it *domain.IntakeItem) error
 	// RecordForgeCommand writes a command comment unless one with its key
 	// is recorded, and says whether it wrote it. The record is validated

@@ -228,12 +228,21 @@ func (s *Service) carryOut(ctx context.Context, r *Repository, it *domain.Intake
 		if err != nil {
 			return "", err
 		}
-		text, err := s.statusText(ctx, r, o)
+		text, err := s.statusText(ctx, r, o, it.Closed)
 		rec.Result = "status told"
 		s.observeCommand(cmd.name, "done")
 		return text, err
 	case domain.CommandBudget:
 		return s.budget(ctx, it, cmd, rec)
+	}
+	if cmd.name == domain.CommandApprove {
+		// The issue's text, edited after this approval was written, is not
+		// what its author approved (both times are the forge's).
+		if it.EditedAt != nil && it.EditedAt.After(cm.CreatedAt) {
+			rec.Result = "refused: the issue was edited after this approval"
+			s.observeCommand(cmd.name, "refused")
+			return "The issue was edited after this approval: read it again, and approve it with a new comment.", nil
+		}
 	}
 	kind := map[string]string{domain.CommandApprove: workflows.Approve, domain.CommandReject: workflows.Reject,
 		domain.CommandRetry: workflows.Retry}[cmd.name]

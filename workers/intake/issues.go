@@ -68,11 +68,16 @@ func (s *Service) issue(ctx context.Context, r *Repository, is forge.Issue, c *C
 	}
 	ok, err := s.Store.UpdateObjectiveText(ctx, store.UpdateObjectiveTextParams{ObjectiveID: o.ObjectiveID, Title: title,
 		Description: description, AcceptanceCriteria: criteria, Now: s.now()})
-	if err == nil && ok {
-		c.Updated++
-		s.observe(r, "updated")
+	if err != nil || !ok {
+		return err
 	}
-	return err
+	c.Updated++
+	s.observe(r, "updated")
+	// The forge's time of the edit, at the latest: an approval written
+	// before it did not see this text (commands.go).
+	edited := is.UpdatedAt.UTC()
+	it.EditedAt = &edited
+	return s.Store.UpdateIntakeItem(ctx, it)
 }
 
 // take turns a new issue into an objective (or a capture), once.
@@ -129,8 +134,8 @@ func (s *Service) autoApprove(ctx context.Context, r *Repository, it *domain.Int
 }
 
 // closed follows an issue closed on the forge: a NEW objective is
-// rejected; one past NEW goes on (a human closes its pull request, or
-// rejects it with the CLI), and its status comment says so.
+// rejected; one past NEW goes on (a human closes its pull request to stop
+// it), and its status comment says so.
 func (s *Service) closed(ctx context.Context, r *Repository, it *domain.IntakeItem, is forge.Issue, c *Counts) error {
 	c.Closed++
 	s.observe(r, "closed")
@@ -184,9 +189,10 @@ func wordRune(r rune) bool {
 // objectiveOf is the NEW objective an issue becomes.
 func (s *Service) objectiveOf(r *Repository, is forge.Issue) *domain.Objective {
 	title, description, criteria := issueText(is)
+	now := s.now()
 	o := &domain.Objective{ObjectiveID: objectiveID(r.Slug, is.Number), ObjectiveType: "TICKET", Title: title,
 		Description: description, AcceptanceCriteria: criteria, Status: domain.StatusNew, Blockers: []string{},
-		Urgency: "NORMAL", Repository: r.Key, Provenance: oneLine(is.URL, 2048), CreatedAt: s.now(), UpdatedAt: s.now()}
+		Urgency: "NORMAL", Repository: r.Key, Provenance: oneLine(is.URL, 2048), CreatedAt: now, UpdatedAt: now}
 	if r.BudgetUSD > 0 {
 		b := r.BudgetUSD
 		o.BudgetUSD = &b

@@ -68,8 +68,10 @@ type PostOptions struct {
 	// picked up); "" refuses every document.
 	Secret func() string
 	// Repositories are the patch.repositories keys an objective may
-	// target.
+	// target; Defaults gives a repository's budget_usd and attempts for a
+	// new objective, as `objective create` applies them (nil: none).
 	Repositories []string
+	Defaults     func(repository string) (budgetUSD float64, attempts int)
 	// Start starts an objective's lifecycle (best effort: the poller
 	// starts it otherwise).
 	Start    func(ctx context.Context, o *domain.Objective) error
@@ -156,6 +158,15 @@ func take(ctx context.Context, o PostOptions, req Request) (Response, int, error
 			return Response{}, http.StatusBadRequest, fmt.Errorf("repository %q is not one of patch.repositories", req.Repository)
 		}
 		obj = objectiveFromRequest(req, now)
+		if o.Defaults != nil && req.Repository != "" {
+			b, n := o.Defaults(req.Repository)
+			if b > 0 {
+				obj.BudgetUSD = &b
+			}
+			if n > 1 {
+				obj.Attempts = &n
+			}
+		}
 		it.ObjectiveID = obj.ObjectiveID
 	case domain.IntakeCapture:
 		sum := sha256.Sum256([]byte(req.Source + "\x00" + req.ExternalID))

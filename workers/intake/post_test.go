@@ -34,6 +34,7 @@ func TestPostIntake_ASignedDocumentBecomesOneObjective(t *testing.T) {
 	obs := &fakeObserver{intake: map[string]int{}, commands: map[string]int{}}
 	h := intake.PostHandler(intake.PostOptions{Store: st, Secret: func() string { return postSecret },
 		Repositories: []string{"/srv/widgets"}, Observer: obs,
+		Defaults: func(string) (float64, int) { return 3, 2 },
 		Start: func(_ context.Context, o *domain.Objective) error {
 			started = append(started, o.ObjectiveID)
 			return nil
@@ -85,6 +86,8 @@ func TestPostIntake_ASignedDocumentBecomesOneObjective(t *testing.T) {
 	require.Equal(t, domain.StatusNew, o.Status, "it waits for approval like any objective")
 	require.Equal(t, "https://jira.example.com/browse/PROJ-123", o.Provenance)
 	require.Equal(t, []string{"works on Safari"}, o.AcceptanceCriteria)
+	require.InDelta(t, 3, *o.BudgetUSD, 1e-9, "the repository's budget, as objective create gives it")
+	require.Equal(t, 2, *o.Attempts)
 
 	for _, bad := range []string{
 		`{"source":"jira","external_id":"PROJ-9","kind":"objective","title":"x","repository":"/etc"}`,

@@ -36,7 +36,7 @@ func hasMarker(body string) bool { return strings.Contains(body, "<!-- azolla:")
 
 // status brings an objective's status comment up to date.
 func (s *Service) status(ctx context.Context, r *Repository, it *domain.IntakeItem, o *domain.Objective, number int, c *Counts) error {
-	text, err := s.statusText(ctx, r, o)
+	text, err := s.statusText(ctx, r, o, it.Closed)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func findMarked(ctx context.Context, f forge.Forge, thread forge.Thread, mark st
 }
 
 // statusText is what the status comment says of o now.
-func (s *Service) statusText(ctx context.Context, r *Repository, o *domain.Objective) (string, error) {
+func (s *Service) statusText(ctx context.Context, r *Repository, o *domain.Objective, closed bool) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**azolla** · objective `%s`\n\n", o.ObjectiveID)
 	pauses, err := s.Store.ListPauseStates(ctx, o.ObjectiveID)
@@ -130,15 +130,7 @@ func (s *Service) statusText(ctx context.Context, r *Repository, o *domain.Objec
 	case pr != nil && pr.State == domain.PullRequestOpen && o.Status != domain.StatusInProgress:
 		fmt.Fprintf(&b, "**Passed its gate:** pull request %s is open for review. A review asking for changes, "+
 			"or `/azolla retry <what to change>` there, starts another round.\n", pr.URL)
-	case o.Status == domain.StatusTodo || o.Status == domain.StatusInProgress:
-		b.WriteString("**Running.**")
-		if r.TimeBudget > 0 {
-			fmt.Fprintf(&b, " Time budget per round: %s.", r.TimeBudget)
-		}
-		b.WriteString("\n")
-	case o.Status == domain.StatusDone:
-		b.WriteString("**Done.**\n")
-	case last != nil:
+	case last != nil && handsBack(o, last):
 		fmt.Fprintf(&b, "**Paused: %s.**\n", strings.ToLower(strings.ReplaceAll(last.Reason, "_", " ")))
 		for i := range last.PrioritizedActions {
 			line := markdownLine(last.PrioritizedActions, i)
@@ -147,8 +139,19 @@ func (s *Service) statusText(ctx context.Context, r *Repository, o *domain.Objec
 			}
 			fmt.Fprintf(&b, "- %s\n", line)
 		}
+	case o.Status == domain.StatusTodo || o.Status == domain.StatusInProgress:
+		b.WriteString("**Running.**")
+		if r.TimeBudget > 0 {
+			fmt.Fprintf(&b, " Time budget per round: %s.", r.TimeBudget)
+		}
+		b.WriteString("\n")
+	case o.Status == domain.StatusDone:
+		b.WriteString("**Done.**\n")
 	default:
 		fmt.Fprintf(&b, "**%s.**\n", o.Status)
+	}
+	if closed && o.Status != domain.StatusNew && !pause.WasRejected(pauses) && (pr == nil || pr.State == domain.PullRequestOpen) {
+		b.WriteString("\nThe issue was closed; the objective goes on. Close its pull request to stop it.\n")
 	}
 	spend, err := s.Store.ObjectiveSpend(ctx, o.ObjectiveID)
 	if err != nil {
@@ -162,6 +165,19 @@ func (s *Service) statusText(ctx context.Context, r *Repository, o *domain.Objec
 		b.WriteString(".\n")
 	}
 	return b.String(), nil
+}
+
+// handsBack says whether o's latest pause waits for a human, as the inbox
+// lists it: a blocked objective, or one whose gate failed or budget is
+// spent (it stays TODO until retried).
+func handsBack(o *domain.Objective, last *domain.PauseState) bool {
+	switch {
+	case o.Status == domain.StatusBlocked:
+		return true
+	case o.Status == domain.StatusTodo:
+		return last.Reason == domain.PauseGateFailed || last.Reason == domain.PauseBudgetSpent
+	}
+	return false
 }
 
 // lastOf is the latest of pauses with reason.

@@ -171,7 +171,7 @@ func (src Source) Items(ctx context.Context) ([]Item, error) {
 				{Text: "or reject it", Command: src.Self + " objective reject " + o.ObjectiveID},
 			}
 			if o.Provenance != "" {
-				approve = append(approve, Action{Text: "or comment /azolla approve (or /azolla reject <reason>) on its issue"})
+				approve = append(approve, Action{Text: "or, if it came from a forge issue, comment /azolla approve (or /azolla reject <reason>) there"})
 			}
 			if i, ok := isOverdue[o.ObjectiveID]; ok {
 				out[i].Actions = append(out[i].Actions, approve...)

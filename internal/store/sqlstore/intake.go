@@ -14,14 +14,14 @@ import (
 // CONFLICT DO NOTHING, so a second poller or a redelivery writes nothing.
 
 const intakeItemCols = `source, external_id, kind, objective_id, capture_id, url, author, repository,
-	status_comment_id, status_digest, closed, created_at, updated_at`
+	status_comment_id, status_digest, closed, created_at, updated_at, edited_at`
 
 func scanIntakeItem(r rowScanner) (*domain.IntakeItem, error) {
 	var it domain.IntakeItem
 	err := r.Scan(&it.Source, &it.ExternalID, &it.Kind, nullStringCol(&it.ObjectiveID), nullStringCol(&it.CaptureID),
 		nullStringCol(&it.URL), nullStringCol(&it.Author), nullStringCol(&it.Repository),
 		nullStringCol(&it.StatusCommentID), nullStringCol(&it.StatusDigest), &it.Closed, timeCol(&it.CreatedAt),
-		timeCol(&it.UpdatedAt))
+		timeCol(&it.UpdatedAt), nullTimeCol(&it.EditedAt))
 	if err != nil {
 		return nil, err
 	}
@@ -36,11 +36,11 @@ func (q *querier) InsertIntakeItem(ctx context.Context, it *domain.IntakeItem) (
 		return false, fmt.Errorf("record intake item %s %s: %w", it.Source, it.ExternalID, err)
 	}
 	res, err := q.exec(ctx, `INSERT INTO intake_items (`+intakeItemCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 		ON CONFLICT (source, external_id) DO NOTHING`,
 		it.Source, it.ExternalID, it.Kind, nullString(it.ObjectiveID), nullString(it.CaptureID), nullString(it.URL),
 		nullString(it.Author), nullString(it.Repository), nullString(it.StatusCommentID), nullString(it.StatusDigest),
-		it.Closed, q.t(it.CreatedAt), q.t(it.UpdatedAt))
+		it.Closed, q.t(it.CreatedAt), q.t(it.UpdatedAt), q.nt(it.EditedAt))
 	if q.d.IsUniqueViolation(err) {
 		return false, fmt.Errorf("record intake item %s %s: objective %s came from another item: %w", it.Source,
 			it.ExternalID, it.ObjectiveID, domain.ErrAlreadyExists)
@@ -86,16 +86,17 @@ func (q *querier) ListIntakeItems(ctx context.Context, p store.ListIntakeItemsPa
 	return out, nil
 }
 
-// UpdateIntakeItem writes an item's status comment, digest and closed flag.
+// UpdateIntakeItem writes an item's status comment, digest, closed flag and
+// edit time.
 func (q *querier) UpdateIntakeItem(ctx context.Context, it *domain.IntakeItem) error {
 	it.UpdatedAt = store.NowOr(time.Time{})
 	if err := schemas.Validate(schemas.IntakeItem, it); err != nil {
 		return fmt.Errorf("update intake item %s %s: %w", it.Source, it.ExternalID, err)
 	}
 	res, err := q.exec(ctx, `UPDATE intake_items SET status_comment_id = $3, status_digest = $4, closed = $5,
-		updated_at = $6 WHERE source = $1 AND external_id = $2`,
+		updated_at = $6, edited_at = $7 WHERE source = $1 AND external_id = $2`,
 		it.Source, it.ExternalID, nullString(it.StatusCommentID), nullString(it.StatusDigest), it.Closed,
-		q.t(it.UpdatedAt))
+		q.t(it.UpdatedAt), q.nt(it.EditedAt))
 	if err != nil {
 		return fmt.Errorf("update intake item %s %s: %w", it.Source, it.ExternalID, err)
 	}

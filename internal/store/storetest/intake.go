@@ -119,12 +119,15 @@ func testIntakeUpdate(t *testing.T, s store.Store) {
 	it, o := IntakeObjective(3, "widgets-3")
 	_, _, err := store.TakeIntake(ctx, s, it, o, nil, T0)
 	require.NoError(t, err)
-	it.StatusCommentID, it.StatusDigest, it.Closed = "991", fmt.Sprintf("%064x", 7), true
+	edited := T0.Add(time.Minute)
+	it.StatusCommentID, it.StatusDigest, it.Closed, it.EditedAt = "991", fmt.Sprintf("%064x", 7), true, &edited
 	require.NoError(t, s.UpdateIntakeItem(ctx, it))
 	got, err := s.GetIntakeItem(ctx, IssueSource, "3")
 	require.NoError(t, err)
 	require.Equal(t, "991", got.StatusCommentID)
 	require.True(t, got.Closed)
+	require.NotNil(t, got.EditedAt)
+	require.True(t, edited.Equal(*got.EditedAt))
 	require.Equal(t, "widgets-3", got.ObjectiveID)
 
 	bad := *got

@@ -17,6 +17,7 @@ CREATE TABLE intake_items (
     repository        TEXT,
     status_comment_id TEXT,
     status_digest     TEXT,
+    edited_at         TIMESTAMPTZ,
     closed            BOOLEAN NOT NULL,
     created_at        TIMESTAMPTZ NOT NULL,
     updated_at        TIMESTAMPTZ NOT NULL,

@@ -18,6 +18,7 @@ CREATE TABLE intake_items (
     repository        TEXT,
     status_comment_id TEXT,
     status_digest     TEXT,
+    edited_at         TEXT,
     closed            INTEGER NOT NULL CHECK (closed IN (0, 1)),
     created_at        TEXT NOT NULL,
     updated_at        TEXT NOT NULL,
