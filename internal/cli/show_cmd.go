@@ -249,7 +249,11 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 		p("blocker ref %s\n", line(string(o.BlockerRef)))
 	}
 	if it := d.Intake; it != nil {
-		p("from        %s by %s\n", line(cmp.Or(it.URL, it.Source+" "+it.ExternalID)), line(cmp.Or(it.Author, "(unknown)")))
+		by := ""
+		if it.Author != "" {
+			by = " by " + line(it.Author)
+		}
+		p("from        %s%s\n", line(cmp.Or(it.URL, it.Source+" "+it.ExternalID)), by)
 	} else if o.Provenance != "" {
 		p("from        %s\n", line(o.Provenance))
 	}
