@@ -118,7 +118,8 @@ func TestSecrets_CoversEverySecretKey(t *testing.T) {
 }
 
 // setSecretStrings sets every string field whose key SecretName judges
-// secret (but a *_file path) to a value made from its key.
+// secret (but a *_file path or a *_env variable's name: where a secret is
+// is no secret) to a value made from its key.
 func setSecretStrings(v reflect.Value, prefix string, keys *[]string) {
 	t := v.Type()
 	for i := range t.NumField() {
@@ -130,7 +131,8 @@ func setSecretStrings(v reflect.Value, prefix string, keys *[]string) {
 			setSecretStrings(f, prefix, keys)
 		case f.Kind() == reflect.Struct:
 			setSecretStrings(f, key+".", keys)
-		case f.Kind() == reflect.String && redact.SecretName(name) && !strings.HasSuffix(name, "_file"):
+		case f.Kind() == reflect.String && redact.SecretName(name) && !strings.HasSuffix(name, "_file") &&
+			!strings.HasSuffix(name, "_env"):
 			f.SetString(secretValueFor(key))
 			*keys = append(*keys, key)
 		}
