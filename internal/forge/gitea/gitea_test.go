@@ -18,6 +18,7 @@ import (
 	"github.com/azolla/azolla/internal/forge/forgetest"
 	"github.com/azolla/azolla/internal/forge/gitea"
 	"github.com/azolla/azolla/internal/forge/giteatest"
+	"github.com/azolla/azolla/workers/intake/intaketest"
 )
 
 // The tests share one Gitea (giteatest.Shared), each with a repository of
@@ -58,6 +59,15 @@ func newForge(t *testing.T, baseURL string, r *giteatest.Repo, token string, cli
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	forgetest.Exercise(t, func(t *testing.T) *forgetest.Harness {
+		b := setup(t)
+		return b.repo.Harness(b.forge)
+	})
+}
+
+// The forge intake's suite, through the same harness, on the real Gitea.
+func TestConformance_Intake(t *testing.T) {
+	t.Parallel()
+	intaketest.Exercise(t, func(t *testing.T) *forgetest.Harness {
 		b := setup(t)
 		return b.repo.Harness(b.forge)
 	})

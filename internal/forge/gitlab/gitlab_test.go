@@ -12,6 +12,7 @@ import (
 	"github.com/azolla/azolla/internal/forge/forgetest"
 	"github.com/azolla/azolla/internal/forge/gitlab"
 	"github.com/azolla/azolla/internal/forge/gitlab/gitlabfake"
+	"github.com/azolla/azolla/workers/intake/intaketest"
 )
 
 // testBundle is a fake GitLab and the forge that reaches it.
@@ -174,6 +175,13 @@ func statusAs(t *testing.T, fake *gitlabfake.Server, user, sha, name, status, de
 // makes goes through the URL-encoded path.
 func TestConformance(t *testing.T) {
 	forgetest.Exercise(t, func(t *testing.T) *forgetest.Harness {
+		return harness(t, setup(t, gitlabfake.Options{Project: "azolla-org/platform/widgets"}))
+	})
+}
+
+// The forge intake's suite, through the same harness.
+func TestConformance_Intake(t *testing.T) {
+	intaketest.Exercise(t, func(t *testing.T) *forgetest.Harness {
 		return harness(t, setup(t, gitlabfake.Options{Project: "azolla-org/platform/widgets"}))
 	})
 }
