@@ -30,6 +30,11 @@ type Issues interface {
 	PostComment(ctx context.Context, on Thread, body string) (Comment, error)
 	// EditComment replaces the body of one of azolla's comments.
 	EditComment(ctx context.Context, on Thread, id, body string) error
+	// LabelledBy returns who last applied label to issue number, and when,
+	// as the forge's history of the issue says; "" and the zero time when the
+	// label was never applied (or the forge keeps no such history). Label
+	// names compare without regard to case.
+	LabelledBy(ctx context.Context, number int, label string) (user string, at time.Time, err error)
 }
 
 // Thread is an issue's or a pull request's conversation. Gitea, Forgejo

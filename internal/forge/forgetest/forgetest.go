@@ -63,6 +63,10 @@ type Harness struct {
 	// the repository lacks) and assigns assignees: forges silently drop
 	// both from an issue opened by someone who may not triage.
 	OpenIssue func(t *testing.T, user, title, body string, labels, assignees []string) int
+	// LabelIssue adds label to an issue as user, one of the people above
+	// who may triage (Writer, Self), creating the label the repository
+	// lacks; UnlabelIssue removes it again as user.
+	LabelIssue, UnlabelIssue func(t *testing.T, user string, number int, label string)
 	// CloseIssue closes an issue, as a maintainer.
 	CloseIssue func(t *testing.T, number int)
 	// CommentAs comments on a thread's conversation as user, one of the

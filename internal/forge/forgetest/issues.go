@@ -193,6 +193,39 @@ func exerciseIssues(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		require.NoError(t, err)
 		require.Equal(t, []string{"known"}, bodies(got))
 	})
+
+	t.Run("LabelledBy_WhoLastAppliedALabelStillOn", func(t *testing.T) {
+		h := newHarness(t)
+		n := h.OpenIssue(t, h.Stranger, "Please triage", "body", nil, nil)
+		user, at, err := h.Forge.LabelledBy(ctx, n, "triaged")
+		require.NoError(t, err)
+		require.Empty(t, user, "a label never applied")
+		require.True(t, at.IsZero())
+
+		opened, err := h.Forge.Issue(ctx, n) // the forge's clock, not ours: a fake keeps its own
+		require.NoError(t, err)
+		h.LabelIssue(t, h.Writer, n, "triaged")
+		h.LabelIssue(t, h.Writer, n, "later")
+		h.UnlabelIssue(t, h.Writer, n, "later")
+		require.Eventually(t, func() bool {
+			user, at, err = h.Forge.LabelledBy(ctx, n, "TRIAGED")
+			return err == nil && user != ""
+		}, eventually, tick, "the label's adding is in the issue's history; names compare without case")
+		require.Equal(t, h.Writer, user)
+		require.False(t, at.Before(opened.UpdatedAt.Truncate(time.Second)), "labelled at %s, opened %s", at, opened.UpdatedAt)
+
+		user, at, err = h.Forge.LabelledBy(ctx, n, "later")
+		require.NoError(t, err)
+		require.Empty(t, user, "a label removed after it was added")
+		require.True(t, at.IsZero())
+
+		user, _, err = h.Forge.LabelledBy(ctx, n, "never")
+		require.NoError(t, err)
+		require.Empty(t, user)
+
+		_, _, err = h.Forge.LabelledBy(ctx, 987654, "triaged")
+		require.ErrorIs(t, err, forge.ErrNotFound)
+	})
 }
 
 func numbers(issues []forge.Issue) []int {

@@ -38,6 +38,25 @@ func (r *Repo) OpenIssue(t testing.TB, u User, title, body string, labels, assig
 	return issue.Number
 }
 
+// LabelIssue adds label to issue number as u (created as Admin when the
+// repository lacks it).
+func (r *Repo) LabelIssue(t testing.TB, u User, number int, label string) {
+	t.Helper()
+	id := r.labelID(t, label)
+	require.NoError(t, r.Server.API(context.Background(), u.Token, http.MethodPost,
+		r.Path("/issues/"+strconv.Itoa(number)+"/labels"), map[string]any{"labels": []int64{id}}, nil),
+		"label issue #%d %q as %s", number, label, u.Name)
+}
+
+// UnlabelIssue removes label from issue number as u.
+func (r *Repo) UnlabelIssue(t testing.TB, u User, number int, label string) {
+	t.Helper()
+	id := r.labelID(t, label)
+	require.NoError(t, r.Server.API(context.Background(), u.Token, http.MethodDelete,
+		r.Path("/issues/"+strconv.Itoa(number)+"/labels/"+strconv.FormatInt(id, 10)), nil, nil),
+		"unlabel issue #%d %q as %s", number, label, u.Name)
+}
+
 // labelID is the id of the repository's label name, created when missing.
 func (r *Repo) labelID(t testing.TB, name string) int64 {
 	t.Helper()

@@ -242,6 +242,12 @@ func (r *Repo) Harness(f forge.Forge) *forgetest.Harness {
 		OpenIssue: func(t *testing.T, user, title, body string, labels, assignees []string) int {
 			return r.OpenIssue(t, r.user(t, user), title, body, labels, assignees)
 		},
+		LabelIssue: func(t *testing.T, user string, number int, label string) {
+			r.LabelIssue(t, r.user(t, user), number, label)
+		},
+		UnlabelIssue: func(t *testing.T, user string, number int, label string) {
+			r.UnlabelIssue(t, r.user(t, user), number, label)
+		},
 		CloseIssue: func(t *testing.T, number int) { r.CloseIssue(t, number) },
 		CommentAs: func(t *testing.T, user string, on forge.Thread, body string) string {
 			return r.CommentAs(t, r.user(t, user), on, body)

@@ -125,6 +125,7 @@ func (f *fakeGitHub) addLabels(w http.ResponseWriter, r *http.Request, u *fakeUs
 		return
 	}
 	labels := th.labels()
+	before := slices.Clone(*labels)
 	for _, v := range list {
 		name, _ := v.(string)
 		if name == "" {
@@ -138,6 +139,7 @@ func (f *fakeGitHub) addLabels(w http.ResponseWriter, r *http.Request, u *fakeUs
 			*labels = append(*labels, name)
 		}
 	}
+	f.recordLabels(th, u.login, before)
 	th.touch(now())
 	out := []jsonLabel{}
 	for _, name := range *labels {

@@ -233,7 +233,9 @@ func (f *fakeGitHub) triage(w http.ResponseWriter, doc string, u *fakeUser, th f
 				f.labels[strings.ToLower(name)] = &fakeLabel{id: f.id(), name: name, color: "ededed"}
 			}
 		}
+		before := *th.labels()
 		*th.labels() = slices.Clone(*in.Labels)
+		f.recordLabels(th, u.login, before)
 	}
 	return true
 }

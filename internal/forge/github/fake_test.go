@@ -51,7 +51,10 @@ package github_test
 //     repository may comment, on an issue or a pull request; the issue's
 //     updated_at moves) and update (its author, or a caller with push
 //     access; 403 for anyone else), and "... for labels" (adding a label
-//     the repository lacks creates it, as GitHub does).
+//     the repository lacks creates it, as GitHub does; removing one, 404
+//     when the issue lacks it), and "... for issue events" (list, oldest
+//     first: the "labeled" and "unlabeled" of every change above, by who
+//     made it).
 //   - "REST API endpoints for collaborators": check (204 or 404) and get
 //     repository permissions for a user (200 with permission, role_name
 //     and the user as a collaborator; 404 for a user who is not one, or
@@ -128,6 +131,7 @@ type fakeGitHub struct {
 	reviews       []*fakeReview
 	comments      []*fakeComment
 	issueComments []*fakeIssueComment
+	labelEvents   []*fakeLabelEvent
 	statuses      []*fakeStatus
 	checkRuns     []*fakeCheckRun
 	nextID        int64
@@ -260,6 +264,8 @@ func (f *fakeGitHub) routes() http.Handler {
 		"POST " + repo + "/issues/{number}/comments":              f.createIssueComment,
 		"PATCH " + repo + "/issues/comments/{comment_id}":         f.updateIssueComment,
 		"POST " + repo + "/issues/{number}/labels":                f.addLabels,
+		"DELETE " + repo + "/issues/{number}/labels/{name}":       f.removeLabel,
+		"GET " + repo + "/issues/{number}/events":                 f.listIssueEvents,
 		"GET " + repo + "/labels/{name}":                          f.getLabel,
 		"GET " + repo + "/collaborators/{username}":               f.checkCollaborator,
 		"GET " + repo + "/collaborators/{username}/permission":    f.collaboratorPermission,

@@ -125,6 +125,14 @@ func newHarness(prefix string) func(t *testing.T) *forgetest.Harness {
 			OpenIssue: func(t *testing.T, user, title, body string, labels, assignees []string) int {
 				return openIssue(t, maintainer, b.clientOf(t, user), title, body, labels, assignees)
 			},
+			LabelIssue: func(t *testing.T, user string, number int, label string) {
+				_, _, err := b.clientOf(t, user).Issues.AddLabelsToIssue(ctx, fakeOwner, fakeRepo, number, []string{label})
+				require.NoError(t, err, "label issue #%d %q as %s", number, label, user)
+			},
+			UnlabelIssue: func(t *testing.T, user string, number int, label string) {
+				_, err := b.clientOf(t, user).Issues.RemoveLabelForIssue(ctx, fakeOwner, fakeRepo, number, label)
+				require.NoError(t, err, "unlabel issue #%d %q as %s", number, label, user)
+			},
 			CloseIssue: func(t *testing.T, number int) {
 				closed := "closed"
 				_, _, err := maintainer.Issues.Edit(ctx, fakeOwner, fakeRepo, number, &gh.IssueRequest{State: &closed})

@@ -93,6 +93,18 @@ func harness(t *testing.T, b *testBundle) *forgetest.Harness {
 		OpenIssue: func(t *testing.T, user, title, body string, labels, assignees []string) int {
 			return openIssue(t, fake, user, title, body, labels, assignees)
 		},
+		LabelIssue: func(t *testing.T, user string, number int, label string) {
+			add := gl.LabelOptions{label}
+			_, _, err := apiAs(t, fake, user).Issues.UpdateIssue(fake.Options().Project, int64(number),
+				&gl.UpdateIssueOptions{AddLabels: &add})
+			require.NoError(t, err, "label issue #%d %q as %s", number, label, user)
+		},
+		UnlabelIssue: func(t *testing.T, user string, number int, label string) {
+			remove := gl.LabelOptions{label}
+			_, _, err := apiAs(t, fake, user).Issues.UpdateIssue(fake.Options().Project, int64(number),
+				&gl.UpdateIssueOptions{RemoveLabels: &remove})
+			require.NoError(t, err, "unlabel issue #%d %q as %s", number, label, user)
+		},
 		CloseIssue: func(t *testing.T, number int) {
 			closeEvent := "close"
 			_, _, err := apiAs(t, fake, gitlabfake.Maintainer).Issues.UpdateIssue(fake.Options().Project, int64(number),

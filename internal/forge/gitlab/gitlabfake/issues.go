@@ -128,13 +128,14 @@ func (s *Server) listIssues(w http.ResponseWriter, r *http.Request) {
 
 // issueInput is what create and update take.
 type issueInput struct {
-	Title       *string    `json:"title"`
-	Description *string    `json:"description"`
-	StateEvent  string     `json:"state_event"`
-	Labels      *labelList `json:"labels"`
-	AddLabels   *labelList `json:"add_labels"`
-	AssigneeID  *int       `json:"assignee_id"`
-	AssigneeIDs *[]int     `json:"assignee_ids"`
+	Title        *string    `json:"title"`
+	Description  *string    `json:"description"`
+	StateEvent   string     `json:"state_event"`
+	Labels       *labelList `json:"labels"`
+	AddLabels    *labelList `json:"add_labels"`
+	RemoveLabels *labelList `json:"remove_labels"`
+	AssigneeID   *int       `json:"assignee_id"`
+	AssigneeIDs  *[]int     `json:"assignee_ids"`
 }
 
 func (s *Server) createIssue(w http.ResponseWriter, r *http.Request) {
@@ -167,6 +168,8 @@ func (s *Server) triageLocked(is *issue, who string, in issueInput) {
 	if s.level(who) < AccessPlanner {
 		return
 	}
+	before := slices.Clone(is.labels)
+	defer s.recordLabelsLocked(is, who, before)
 	var labels []string
 	switch {
 	case in.Labels != nil:
@@ -181,6 +184,9 @@ func (s *Server) triageLocked(is *issue, who string, in issueInput) {
 		if !slices.Contains(is.labels, l) {
 			is.labels = append(is.labels, l)
 		}
+	}
+	if in.RemoveLabels != nil {
+		is.labels = slices.DeleteFunc(is.labels, func(l string) bool { return slices.Contains(*in.RemoveLabels, l) })
 	}
 	ids := in.AssigneeIDs
 	if ids == nil && in.AssigneeID != nil {

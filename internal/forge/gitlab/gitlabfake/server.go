@@ -54,11 +54,14 @@
 //     created_at or updated_at, sort; get; create, 201, by anyone who
 //     may see the public project, labels and assignees kept only from a
 //     Planner or above and silently dropped otherwise; update with
-//     state_event, labels, add_labels and assignee_ids, by the author or
+//     state_event, labels, add_labels, remove_labels and assignee_ids, by the author or
 //     a Planner or above, 403 {"message":"403 Forbidden"} for anyone
 //     else, labels and assignees again a Planner's). A label GitLab does
 //     not know is created. Issues are numbered apart from merge requests:
 //     https://docs.gitlab.com/api/issues/
+//   - an issue's resource label events (list, oldest first: an "add" or
+//     "remove" for every change of its labels above, by who made it):
+//     https://docs.gitlab.com/api/resource_label_events/
 //   - notes of an issue (list, create, update) and updating a merge
 //     request's note: anyone who may see the public project may comment;
 //     a note moves its issue's or merge request's updated_at; a note is
@@ -163,23 +166,24 @@ type Server struct {
 	srv *httptest.Server
 	opt Options
 
-	mu        sync.Mutex
-	clock     time.Time
-	projectID int
-	users     []*user
-	members   map[string]membership // the project's, by username
-	groups    []*group
-	branches  map[string][]string // name → commit shas, oldest first
-	commits   map[string]string   // sha → the branch it was pushed to
-	mrs       []*mergeRequest     // by iid-1
-	issues    []*issue            // by iid-1
-	notes     []*note
-	statuses  []*commitStatus
-	labels    []string
-	ids       int // the last id given to a merge request, note or status
-	limit     Limit
-	requests  []Request
-	onCreate  func()
+	mu          sync.Mutex
+	clock       time.Time
+	projectID   int
+	users       []*user
+	members     map[string]membership // the project's, by username
+	groups      []*group
+	branches    map[string][]string // name → commit shas, oldest first
+	commits     map[string]string   // sha → the branch it was pushed to
+	mrs         []*mergeRequest     // by iid-1
+	issues      []*issue            // by iid-1
+	notes       []*note
+	statuses    []*commitStatus
+	labels      []string
+	labelEvents []labelEvent
+	ids         int // the last id given to a merge request, note or status
+	limit       Limit
+	requests    []Request
+	onCreate    func()
 }
 
 // New starts a fake; it stops when the test ends.
@@ -272,6 +276,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET "+p+"/issues/{iid}", s.issue(s.getIssue))
 	mux.HandleFunc("PUT "+p+"/issues/{iid}", s.issue(s.updateIssue))
 	mux.HandleFunc("GET "+p+"/issues/{iid}/notes", s.issue(s.listIssueNotes))
+	mux.HandleFunc("GET "+p+"/issues/{iid}/resource_label_events", s.issue(s.listIssueLabelEvents))
 	mux.HandleFunc("POST "+p+"/issues/{iid}/notes", s.issue(s.createIssueNote))
 	mux.HandleFunc("PUT "+p+"/issues/{iid}/notes/{note_id}", s.issue(s.updateIssueNote))
 	mux.HandleFunc("GET "+p+"/repository/commits/{sha}/statuses", s.project(s.listStatuses))
