@@ -65,7 +65,8 @@ func IntakeRepositories(cfg config.Config, getenv func(string) string, trust *tr
 				Cache: trust.of(r.Repository, fc.Interval())},
 			Label: fc.Intake.Label, Assignee: fc.Intake.Assignee, Mention: fc.Intake.Mention,
 			AsCapture: fc.Intake.Becomes() == config.IntakeAsCapture, AutoApproveWriters: fc.Intake.AutoApproveWriters,
-			PollInterval: fc.Interval(), BudgetUSD: r.BudgetUSD, Attempts: r.Attempts, TimeBudget: cfg.Lifecycle.Budget,
+			ApproveOnLabel: fc.Intake.ApproveOnLabel,
+			PollInterval:   fc.Interval(), BudgetUSD: r.BudgetUSD, Attempts: r.Attempts, TimeBudget: cfg.Lifecycle.Budget,
 			MarkerKey: key[:]})
 	}
 	return out, nil

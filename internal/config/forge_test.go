@@ -76,6 +76,9 @@ func TestValidateForge_NamesTheKeyOfEachProblem(t *testing.T) {
 			`patch.repositories[0].forge.intake.assignee: must be a user name (no @)`},
 		{"an intake mention of two words", with(func(f *config.ForgeConfig) { f.Intake.Mention = "hey azolla" }),
 			`patch.repositories[0].forge.intake.mention: must be one word`},
+		{"approve_on_label without a label", with(func(f *config.ForgeConfig) {
+			f.Intake = config.IntakeConfig{Mention: "@azolla", ApproveOnLabel: true}
+		}), `patch.repositories[0].forge.intake.approve_on_label: needs a label: set forge.intake.label`},
 		{"intake settings without a trigger", with(func(f *config.ForgeConfig) { f.Intake.AutoApproveWriters = true }),
 			`patch.repositories[0].forge.intake: sets auto_approve_writers but no trigger: set label, assignee or mention`},
 		{"the token passed to the gate", func(c *config.Config) {

@@ -23,6 +23,10 @@ type IntakeConfig struct {
 	// issue whose author is trusted (forge.trusted). Anyone else's issue
 	// waits for a trusted "/azolla approve".
 	AutoApproveWriters bool `mapstructure:"auto_approve_writers" json:"auto_approve_writers" yaml:"auto_approve_writers"`
+	// ApproveOnLabel approves the objective of an issue whose Label was
+	// applied, after the issue's last edit, by someone trusted: applying
+	// it is approving. Anyone else's label only brings the issue in.
+	ApproveOnLabel bool `mapstructure:"approve_on_label" json:"approve_on_label" yaml:"approve_on_label"`
 }
 
 // Intake kinds: what an issue becomes.
@@ -55,6 +59,12 @@ func (i IntakeConfig) validate(key string, add func(key, format string, args ...
 	}
 	if i.Mention != "" && (len(strings.TrimSpace(i.Mention)) < 2 || strings.ContainsAny(i.Mention, " \t\n")) {
 		add(key+".mention", "must be one word of at least 2 characters, e.g. @azolla, got %q", i.Mention)
+	}
+	if i.ApproveOnLabel && i.Label == "" {
+		add(key+".approve_on_label", "needs a label: set forge.intake.label")
+	}
+	if i.ApproveOnLabel && i.Becomes() == IntakeAsCapture {
+		add(key+".approve_on_label", "approves objectives, and as: capture makes none")
 	}
 	if !i.Enabled() && (i.As != "" || i.AutoApproveWriters) {
 		add(key, "sets %s but no trigger: set label, assignee or mention", strings.Join(i.setFields(), " and "))

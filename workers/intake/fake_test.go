@@ -30,6 +30,8 @@ type fakeForge struct {
 	comments map[forge.Thread][]*forge.Comment
 	perms    map[string]forge.Permission
 	nextID   int
+	// labelled is who applied each label to each issue, and when.
+	labelled map[int]map[string]labelEvent
 	// failPost fails the next n PostComment calls, as a forge that went
 	// away does.
 	failPost int
@@ -41,6 +43,37 @@ func newFakeForge() *fakeForge {
 		issues: map[int]*forge.Issue{}, comments: map[forge.Thread][]*forge.Comment{},
 		perms: map[string]forge.Permission{"azolla-bot": forge.PermissionAdmin, "ana": forge.PermissionWrite,
 			"rita": forge.PermissionRead}}
+}
+
+type labelEvent struct {
+	user string
+	at   time.Time
+}
+
+// label has user apply label to issue n.
+func (f *fakeForge) label(n int, user, label string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	is := f.issues[n]
+	is.Labels = append(is.Labels, label)
+	is.UpdatedAt = f.tick()
+	if f.labelled == nil {
+		f.labelled = map[int]map[string]labelEvent{}
+	}
+	if f.labelled[n] == nil {
+		f.labelled[n] = map[string]labelEvent{}
+	}
+	f.labelled[n][strings.ToLower(label)] = labelEvent{user, is.UpdatedAt}
+}
+
+func (f *fakeForge) LabelledBy(_ context.Context, n int, label string) (string, time.Time, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.issues[n] == nil {
+		return "", time.Time{}, forge.ErrNotFound
+	}
+	e := f.labelled[n][strings.ToLower(label)]
+	return e.user, e.at, nil
 }
 
 // tick moves the forge's clock a second on: every change is in a second
@@ -58,7 +91,12 @@ func (f *fakeForge) open(author, title, body string, labels ...string) int {
 		n++
 	}
 	f.issues[n] = &forge.Issue{Number: n, URL: fmt.Sprintf("https://git.example.com/acme/widgets/issues/%d", n),
-		Title: title, Body: body, Author: author, State: forge.IssueOpen, Labels: labels, UpdatedAt: f.tick()}
+		Title: title, Body: body, Author: author, State: forge.IssueOpen, UpdatedAt: f.tick()}
+	f.mu.Unlock()
+	for _, l := range labels {
+		f.label(n, author, l) // applied as it was opened, by its author
+	}
+	f.mu.Lock()
 	return n
 }
 

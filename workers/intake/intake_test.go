@@ -402,3 +402,49 @@ func TestIntake_TheStatusCommentHandsAFailedGateBackAsCommands(t *testing.T) {
 	require.Contains(t, status, "The issue was closed; the objective goes on.")
 	require.Empty(t, b.decider.decided(workflows.Reject), "past NEW, closing the issue rejects nothing")
 }
+
+func TestIntake_ApproveOnLabelTakesATrustedLabelAppliedAfterTheLastEdit(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(r *intake.Repository) { r.ApproveOnLabel = true })
+	s := b.service(t, "w1")
+	byReader := b.forge.open("rita", "Labelled by a reader", "x", "azolla")
+	byWriter := b.forge.open("rita", "Labelled by a writer", "x")
+	b.forge.label(byWriter, "ana", "azolla")
+	pass(t, s)
+	pass(t, s)
+	statuses := map[string]domain.Status{}
+	for _, o := range b.objectives(t) {
+		statuses[o.Title] = o.Status
+	}
+	require.Equal(t, domain.StatusNew, statuses["Labelled by a reader"], "a reader's label brings it in, approves nothing")
+	require.Equal(t, domain.StatusTodo, statuses["Labelled by a writer"])
+	approvals := b.decider.decided(workflows.Approve)
+	require.Len(t, approvals, 1)
+	require.Equal(t, "ana", approvals[0].By)
+	require.Contains(t, approvals[0].Comment, "forge.intake.approve_on_label")
+	_ = byReader
+
+	// Taken after a later update (a stranger's comment), its label
+	// approves nothing: a command does.
+	talked := b.forge.open("rita", "Commented on after its label", "x")
+	b.forge.label(talked, "ana", "azolla")
+	b.forge.say("mallory", issueThread(talked), "and one more thing")
+	pass(t, s)
+	for _, o := range b.objectives(t) {
+		if o.Title == "Commented on after its label" {
+			require.Equal(t, domain.StatusNew, o.Status)
+		}
+	}
+
+	// A label applied before the issue's last edit approves nothing: the
+	// text changed after it.
+	late := b.forge.open("rita", "Labelled, then edited", "x")
+	b.forge.label(late, "ana", "azolla")
+	b.forge.edit(late, func(is *forge.Issue) { is.Title = "Labelled, then edited"; is.Body = "changed" })
+	pass(t, s)
+	for _, o := range b.objectives(t) {
+		if o.Title == "Labelled, then edited" {
+			require.Equal(t, domain.StatusNew, o.Status, "the label came before the text it would approve")
+		}
+	}
+}

@@ -11,12 +11,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -60,10 +62,28 @@ func (s *Service) issue(ctx context.Context, r *Repository, is forge.Issue, c *C
 	if err != nil {
 		return err
 	}
-	title, description, criteria := issueText(is)
-	if o.Status != domain.StatusNew || (o.Title == title && o.Description == description && slices.Equal(o.AcceptanceCriteria, criteria)) {
+	if o.Status != domain.StatusNew {
 		// Past NEW, what was approved is the objective's text: later edits
 		// of the issue are the issue's alone.
+		return nil
+	}
+	if err := s.edited(ctx, r, it, o, is, c); err != nil {
+		return err
+	}
+	if r.ApproveOnLabel {
+		var textAt time.Time
+		if it.EditedAt != nil {
+			textAt = *it.EditedAt
+		}
+		return s.labelApproval(ctx, r, it, is, textAt)
+	}
+	return nil
+}
+
+// edited rewrites a NEW objective's text when its issue's changed.
+func (s *Service) edited(ctx context.Context, r *Repository, it *domain.IntakeItem, o *domain.Objective, is forge.Issue, c *Counts) error {
+	title, description, criteria := issueText(is)
+	if o.Title == title && o.Description == description && slices.Equal(o.AcceptanceCriteria, criteria) {
 		return nil
 	}
 	ok, err := s.Store.UpdateObjectiveText(ctx, store.UpdateObjectiveTextParams{ObjectiveID: o.ObjectiveID, Title: title,
@@ -78,6 +98,35 @@ func (s *Service) issue(ctx context.Context, r *Repository, is forge.Issue, c *C
 	edited := is.UpdatedAt.UTC()
 	it.EditedAt = &edited
 	return s.Store.UpdateIntakeItem(ctx, it)
+}
+
+// labelApproval approves the NEW objective of an issue whose trigger label
+// someone trusted applied at or after textAt, when its text last changed
+// (forge.intake.approve_on_label): applying it approves the text they
+// could read. Who applied it is the forge's history of the issue.
+func (s *Service) labelApproval(ctx context.Context, r *Repository, it *domain.IntakeItem, is forge.Issue, textAt time.Time) error {
+	if r.Label == "" || !slices.ContainsFunc(is.Labels, func(l string) bool { return strings.EqualFold(l, r.Label) }) {
+		return nil
+	}
+	user, at, err := r.Forge.LabelledBy(ctx, is.Number, r.Label)
+	if err != nil || user == "" {
+		return err
+	}
+	if textAt.After(at) {
+		return nil // labelled before the last edit: it waits for a new approval
+	}
+	v, err := r.Trust.Check(ctx, user)
+	if err != nil || !v.Trusted {
+		return err
+	}
+	_, err = s.Decider.DecideOnce(ctx, it.ObjectiveID, workflows.Approve,
+		requestID(r.Source, "labelled", fmt.Sprintf("%d-%d", is.Number, at.Unix())),
+		workflows.Decision{By: user, Comment: fmt.Sprintf("labelled issue #%d %s (%s; forge.intake.approve_on_label)",
+			is.Number, r.Label, v.Reason)})
+	if errors.Is(err, starter.ErrRefused) {
+		return nil // approved or rejected meanwhile
+	}
+	return err
 }
 
 // take turns a new issue into an objective (or a capture), once.
@@ -115,7 +164,15 @@ func (s *Service) take(ctx context.Context, r *Repository, is forge.Issue, c *Co
 		s.log().Warn("forge intake: start the lifecycle; the poller will", "objective", o.ObjectiveID, "error", err)
 	}
 	if r.AutoApproveWriters {
-		return s.autoApprove(ctx, r, got, is)
+		if err := s.autoApprove(ctx, r, got, is); err != nil {
+			return err
+		}
+	}
+	if r.ApproveOnLabel {
+		// Taken now, its text is the issue's at its last update, which the
+		// label must not precede (a later comment makes it wait for a
+		// command: the safe side).
+		return s.labelApproval(ctx, r, got, is, is.UpdatedAt)
 	}
 	return nil
 }

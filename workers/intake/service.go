@@ -63,8 +63,10 @@ type Repository struct {
 	// objectives.
 	AsCapture bool
 	// AutoApproveWriters approves the objective of a trusted author's
-	// issue without a command.
+	// issue without a command; ApproveOnLabel that of an issue whose Label
+	// someone trusted applied.
 	AutoApproveWriters bool
+	ApproveOnLabel     bool
 	// PollInterval is how often the forge is read.
 	PollInterval time.Duration
 	// BudgetUSD and Attempts are the repository's defaults for a new

@@ -74,13 +74,16 @@ type world struct {
 	svc *intake.Service
 }
 
-func newWorld(t *testing.T, h *forgetest.Harness) *world {
+func newWorld(t *testing.T, h *forgetest.Harness, opts ...func(*intake.Repository)) *world {
 	st := storetest.NewSQLite(t)
 	d := &decider{st: st, taken: map[string]workflows.Decision{}, kinds: map[string]string{}}
 	repo := intake.Repository{Key: "/srv/conformance", Kind: "conformance", Slug: "team/app", Source: "conformance:team/app",
 		Forge: h.Forge, Trust: forge.Trust{Forge: h.Forge, Repository: "team/app",
 			Policy: forge.TrustPolicy{MinPermission: forge.PermissionWrite}},
 		Label: "azolla", PollInterval: time.Hour, MarkerKey: []byte("conformance")}
+	for _, o := range opts {
+		o(&repo)
+	}
 	svc := &intake.Service{Store: st, Claims: claim.NewBridge(st), Decider: d, Repositories: []intake.Repository{repo},
 		Interval: time.Hour, LeaseTTL: time.Minute, OwnerID: "conformance", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	t.Cleanup(svc.Stop)
@@ -164,6 +167,19 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) *forgetest.Harness) {
 		status := w.selfs(t, forge.Thread{Number: n})
 		require.Len(t, status, 2, "edited in place, never posted twice")
 		require.Contains(t, status[0].Body, "**Running.**")
+	})
+
+	t.Run("Intake_ApproveOnLabelTakesTheWritersLabel", func(t *testing.T) {
+		w := newWorld(t, newHarness(t), func(r *intake.Repository) { r.ApproveOnLabel = true })
+		labelled := w.h.OpenIssue(t, w.h.Stranger, "Labelled by a writer", "body", nil, nil)
+		w.h.LabelIssue(t, w.h.Writer, labelled, "azolla")
+		for range 2 {
+			w.pass(t)
+		}
+		require.Equal(t, domain.StatusTodo, w.objective(t, labelled).Status)
+		approvals := w.d.decided(workflows.Approve)
+		require.Len(t, approvals, 1)
+		require.Equal(t, w.h.Writer, approvals[0].By)
 	})
 
 	t.Run("Intake_AWritersRetryOnThePullRequestCarriesItsWords", func(t *testing.T) {
