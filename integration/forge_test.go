@@ -147,8 +147,9 @@ func (w *forgeWorld) comments(t testing.TB, number int) []string {
 	return out
 }
 
-// waitRound waits until the objective's pull request is in round n and its
-// lifecycle follows it again.
+// waitRound waits until the objective's pull request is in round n, that
+// round's workorder has pushed to it (a round is counted when it starts,
+// its head moves when it passes), and its lifecycle follows it again.
 func (w *forgeWorld) waitRound(t testing.TB, id string, n int) *domain.PullRequest {
 	t.Helper()
 	var pr *domain.PullRequest
@@ -156,6 +157,10 @@ func (w *forgeWorld) waitRound(t testing.TB, id string, n int) *domain.PullReque
 		var err error
 		pr, err = w.store.GetPullRequest(context.Background(), id)
 		if err != nil || pr.Rounds != n {
+			return false
+		}
+		wos, err := w.store.ListWorkOrders(context.Background(), store.ListWorkOrdersParams{ObjectiveID: id})
+		if err != nil || len(wos) == 0 || wos[len(wos)-1].WorkOrderID != pr.WorkOrderID {
 			return false
 		}
 		st, err := w.starter.State(context.Background(), id)
