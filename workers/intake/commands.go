@@ -35,8 +35,12 @@ func (s *Service) threads(ctx context.Context, r *Repository, c *Counts) error {
 			continue
 		}
 		if err := s.thread(ctx, r, it, c); err != nil {
+			var rl *forge.RateLimitError
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if errors.As(err, &rl) {
+				return err // the forge asked to slow down: the repository's turn ends
 			}
 			c.Failed++
 			s.log().Warn("forge intake: objective", "repository", r.Slug, "issue", it.ExternalID,

@@ -36,6 +36,10 @@ type fakeForge struct {
 	// away does.
 	failPost int
 	posts    int
+	// limitIssues answers the next Issues call with a rate limit of that
+	// many seconds; issueReads counts the calls.
+	limitIssues time.Duration
+	issueReads  int
 }
 
 func newFakeForge() *fakeForge {
@@ -143,6 +147,12 @@ func (f *fakeForge) by(user string, on forge.Thread) []forge.Comment {
 func (f *fakeForge) Issues(_ context.Context, since time.Time) ([]forge.Issue, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.issueReads++
+	if f.limitIssues > 0 {
+		d := f.limitIssues
+		f.limitIssues = 0
+		return nil, &forge.RateLimitError{RetryAfter: d, Message: "slow down"}
+	}
 	var out []forge.Issue
 	for _, is := range f.issues {
 		if !is.UpdatedAt.Before(since) {

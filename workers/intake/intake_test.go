@@ -448,3 +448,23 @@ func TestIntake_ApproveOnLabelTakesATrustedLabelAppliedAfterTheLastEdit(t *testi
 		}
 	}
 }
+
+func TestIntake_ARateLimitHoldsTheRepositoryBackForItsRetryAfterWakesIncluded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.service(t, "w1")
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return now }
+	b.forge.open("ana", "Fix login", "x", "azolla")
+	b.forge.limitIssues = 10 * time.Minute
+	c := pass(t, s)
+	require.Equal(t, 1, c.Failed)
+	reads := b.forge.issueReads
+	now = now.Add(9 * time.Minute)
+	pass(t, s) // RunOnce wakes every repository: still held back
+	require.Equal(t, reads, b.forge.issueReads, "the forge is not asked before its Retry-After")
+	require.Empty(t, b.objectives(t))
+	now = now.Add(2 * time.Minute)
+	pass(t, s)
+	require.Len(t, b.objectives(t), 1, "read again once it has passed")
+}

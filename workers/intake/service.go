@@ -2,6 +2,7 @@ package intake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -100,7 +101,10 @@ type Service struct {
 	loop     *maintenance.Loop[Counts]
 	mu       sync.Mutex
 	lastRead map[string]time.Time
-	woken    bool
+	// notBefore holds a repository back while its forge asked azolla to
+	// slow down (a rate limit's Retry-After), wakes included.
+	notBefore map[string]time.Time
+	woken     bool
 }
 
 // Counts says what one pass did.
@@ -164,7 +168,7 @@ func (s *Service) pass(ctx context.Context) (Counts, error) {
 	woken := s.woken
 	s.woken = false
 	if s.lastRead == nil {
-		s.lastRead = map[string]time.Time{}
+		s.lastRead, s.notBefore = map[string]time.Time{}, map[string]time.Time{}
 	}
 	s.mu.Unlock()
 	now := s.now()
@@ -172,8 +176,9 @@ func (s *Service) pass(ctx context.Context) (Counts, error) {
 		r := &s.Repositories[i]
 		s.mu.Lock()
 		last, read := s.lastRead[r.Source]
+		held := now.Before(s.notBefore[r.Source])
 		s.mu.Unlock()
-		if !woken && read && now.Sub(last) < r.PollInterval {
+		if held || (!woken && read && now.Sub(last) < r.PollInterval) {
 			continue
 		}
 		c.Repositories++
@@ -182,6 +187,12 @@ func (s *Service) pass(ctx context.Context) (Counts, error) {
 				return c, ctx.Err()
 			}
 			c.Failed++
+			var rl *forge.RateLimitError
+			if errors.As(err, &rl) {
+				s.mu.Lock()
+				s.notBefore[r.Source] = now.Add(rl.RetryAfter)
+				s.mu.Unlock()
+			}
 			s.log().Warn("forge intake: read "+r.Slug, "forge", r.Kind, "error", err)
 			continue
 		}
@@ -214,6 +225,7 @@ func (s *Service) read(ctx context.Context, r *Repository, c *Counts) error {
 		return fmt.Errorf("read the issues of %s: %w", r.Slug, err)
 	}
 	newest := since
+	var slowDown error
 	for _, is := range issues {
 		c.Issues++
 		if err := s.issue(ctx, r, is, c); err != nil {
@@ -223,6 +235,10 @@ func (s *Service) read(ctx context.Context, r *Repository, c *Counts) error {
 			c.Failed++
 			s.log().Warn("forge intake: issue", "repository", r.Slug, "issue", is.Number, "error", err)
 			s.observe(r, "failed")
+			var rl *forge.RateLimitError
+			if errors.As(err, &rl) {
+				slowDown = err
+			}
 			// The cursor stays before this issue (issues come oldest
 			// update first): it is read again next pass.
 			break
@@ -235,6 +251,9 @@ func (s *Service) read(ctx context.Context, r *Repository, c *Counts) error {
 		if err := s.Store.SetIntakeCursor(ctx, r.Source, newest.UTC().Format(cursorLayout), s.now()); err != nil {
 			return err
 		}
+	}
+	if slowDown != nil {
+		return slowDown
 	}
 	return s.threads(ctx, r, c)
 }
