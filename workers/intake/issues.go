@@ -105,23 +105,13 @@ func (s *Service) edited(ctx context.Context, r *Repository, it *domain.IntakeIt
 // (forge.intake.approve_on_label): applying it approves the text they
 // could read. Who applied it is the forge's history of the issue.
 func (s *Service) labelApproval(ctx context.Context, r *Repository, it *domain.IntakeItem, is forge.Issue, textAt time.Time) error {
-	if r.Label == "" || !slices.ContainsFunc(is.Labels, func(l string) bool { return strings.EqualFold(l, r.Label) }) {
-		return nil
-	}
-	user, at, err := r.Forge.LabelledBy(ctx, is.Number, r.Label)
-	if err != nil || user == "" {
-		return err
-	}
-	if textAt.After(at) {
-		return nil // labelled before the last edit: it waits for a new approval
-	}
-	v, err := r.Trust.Check(ctx, user)
+	v, at, err := s.trustedLabel(ctx, r, is, textAt)
 	if err != nil || !v.Trusted {
 		return err
 	}
 	_, err = s.Decider.DecideOnce(ctx, it.ObjectiveID, workflows.Approve,
 		requestID(r.Source, "labelled", fmt.Sprintf("%d-%d", is.Number, at.Unix())),
-		workflows.Decision{By: user, Comment: fmt.Sprintf("labelled issue #%d %s (%s; forge.intake.approve_on_label)",
+		workflows.Decision{By: v.User, Comment: fmt.Sprintf("labelled issue #%d %s (%s; forge.intake.approve_on_label)",
 			is.Number, r.Label, v.Reason)})
 	if errors.Is(err, starter.ErrRefused) {
 		return nil // approved or rejected meanwhile
@@ -137,6 +127,15 @@ func (s *Service) take(ctx context.Context, r *Repository, is forge.Issue, c *Co
 	var o *domain.Objective
 	var capture *domain.CaptureBuffer
 	if r.AsCapture {
+		// A capture goes to the triage agent with no approval between:
+		// only a trusted author's issue, or one a trusted person labelled
+		// after its last change, becomes one.
+		if ok, err := s.vouched(ctx, r, is); err != nil || !ok {
+			if err == nil {
+				s.observe(r, "untrusted")
+			}
+			return err
+		}
 		it.Kind, it.CaptureID = domain.IntakeCapture, captureID(r.Source, is.Number)
 		capture = captureOf(it, is)
 	} else {
@@ -206,6 +205,34 @@ func (s *Service) closed(ctx context.Context, r *Repository, it *domain.IntakeIt
 	_, err = s.Decider.DecideOnce(ctx, o.ObjectiveID, workflows.Reject, requestID(r.Source, "closed", is.Number),
 		workflows.Decision{By: "forge", Comment: fmt.Sprintf("issue #%d was closed on %s", is.Number, r.Slug)})
 	return err
+}
+
+// trustedLabel is the trust rule's verdict on whoever applied the trigger
+// label to is, and when, as the forge's history says; not trusted when no
+// one did, or when the label came before textAt (the text changed after
+// it).
+func (s *Service) trustedLabel(ctx context.Context, r *Repository, is forge.Issue, textAt time.Time) (forge.Verdict, time.Time, error) {
+	if r.Label == "" || !slices.ContainsFunc(is.Labels, func(l string) bool { return strings.EqualFold(l, r.Label) }) {
+		return forge.Verdict{}, time.Time{}, nil
+	}
+	user, at, err := r.Forge.LabelledBy(ctx, is.Number, r.Label)
+	if err != nil || user == "" || textAt.After(at) {
+		return forge.Verdict{}, at, err
+	}
+	v, err := r.Trust.Check(ctx, user)
+	return v, at, err
+}
+
+// vouched says whether someone trusted stands behind an issue's words as
+// they are: its author, or whoever applied the trigger label after its
+// last update.
+func (s *Service) vouched(ctx context.Context, r *Repository, is forge.Issue) (bool, error) {
+	v, err := r.Trust.Check(ctx, is.Author)
+	if err != nil || v.Trusted {
+		return v.Trusted, err
+	}
+	v, _, err = s.trustedLabel(ctx, r, is, is.UpdatedAt)
+	return v.Trusted, err
 }
 
 // triggered says whether an issue matches any trigger set.

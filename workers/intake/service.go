@@ -39,7 +39,7 @@ type Decider interface {
 // Observer counts what intake does (package ops's metrics).
 type Observer interface {
 	// Intake counts one item read from a forge of kind source: result is
-	// created, exists, updated, closed or failed.
+	// created, exists, updated, closed, untrusted or failed.
 	Intake(source, result string)
 	// Command counts one command comment: result is done, refused,
 	// untrusted or failed.

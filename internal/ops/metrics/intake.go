@@ -17,7 +17,7 @@ type intakeSeries struct {
 func newIntakeSeries() *intakeSeries {
 	return &intakeSeries{
 		items: prometheus.NewCounterVec(prometheus.CounterOpts{Name: NameIntake,
-			Help: "Items read from outside the CLI, by source (a forge's kind, or a posted document's source) and result: created (an objective or capture), exists (taken before), updated (a NEW objective's issue edited), closed, failed (tried again), refused (a document not taken)."},
+			Help: "Items read from outside the CLI, by source (a forge's kind, or a posted document's source) and result: created (an objective or capture), exists (taken before), updated (a NEW objective's issue edited), closed, untrusted (an issue no trusted person stands behind, left out of triage), failed (tried again), refused (a document not taken)."},
 			[]string{"source", "result"}),
 		commands: prometheus.NewCounterVec(prometheus.CounterOpts{Name: NameForgeCommands,
 			Help: "/azolla command comments by command and result: done, refused (the lifecycle or the argument said no), untrusted (the author may not steer azolla; answered, nothing changed), failed (tried again)."},
