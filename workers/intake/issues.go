@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -342,17 +343,24 @@ var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
 // "widgets-12-3f9a1c". Two takers of one issue derive different ids; the
 // store keeps the first one's.
 func objectiveID(slug string, number int) string {
-	name := slug[strings.LastIndex(slug, "/")+1:]
-	name = strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(name), "-"), "-")
-	if len(name) > 40 {
-		name = strings.TrimRight(name[:40], "-")
+	return newID(cmp.Or(idWords(slug[strings.LastIndex(slug, "/")+1:], 40), "issue") + "-" + strconv.Itoa(number))
+}
+
+// idWords is text as an id's words: lower case, runs of anything else
+// one dash, at most max bytes.
+func idWords(text string, max int) string {
+	w := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(text), "-"), "-")
+	if len(w) > max {
+		w = strings.TrimRight(w[:max], "-")
 	}
-	if name == "" {
-		name = "issue"
-	}
+	return w
+}
+
+// newID is prefix and six random hex digits.
+func newID(prefix string) string {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
-	return fmt.Sprintf("%s-%d-%s", name, number, hex.EncodeToString(b))
+	return prefix + "-" + hex.EncodeToString(b)
 }
 
 // captureID is the capture an issue becomes: one per source and number.

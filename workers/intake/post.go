@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -202,17 +201,11 @@ func statusOf(err error) int {
 
 // objectiveFromRequest is the NEW objective a document becomes.
 func objectiveFromRequest(req Request, now time.Time) *domain.Objective {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(req.Source+"-"+req.ExternalID), "-"), "-")
-	if len(slug) > 50 {
-		slug = strings.TrimRight(slug[:50], "-")
-	}
 	criteria := req.AcceptanceCriteria
 	if criteria == nil {
 		criteria = []string{}
 	}
-	return &domain.Objective{ObjectiveID: slug + "-" + hex.EncodeToString(b), ObjectiveType: "TICKET", Title: req.Title,
+	return &domain.Objective{ObjectiveID: newID(idWords(req.Source+"-"+req.ExternalID, 50)), ObjectiveType: "TICKET", Title: req.Title,
 		Description: req.Description, AcceptanceCriteria: criteria, Status: domain.StatusNew, Blockers: []string{},
 		Urgency: cmp.Or(req.Urgency, "NORMAL"), Repository: req.Repository, Provenance: req.URL, CreatedAt: now,
 		UpdatedAt: now}
