@@ -126,23 +126,22 @@ func (s *Store) Ensure(ctx context.Context, repository string, spec Spec, b buil
 		touch(dir)
 		return env, nil
 	}
-	// Not there: build it, or wait for whoever builds it. The shared lock
-	// goes first, or two callers holding it would each wait for the other
-	// to let go before building.
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_UN); err != nil {
-		return fail(fmt.Errorf("unlock %s: %w", lock.Name(), err))
+	// Not there: build it, or wait for whoever builds it. Builders take
+	// the key's build lock, one at a time; the shared lock stays held
+	// throughout (the environment is in use: no prune takes it), so a
+	// caller that waited finds the first builder's result, never waits
+	// on another caller's use.
+	build, err := os.OpenFile(dir+".build", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fail(fmt.Errorf("environment of %s: %w", repository, err))
 	}
-	if err := flock(ctx, lock, syscall.LOCK_EX); err != nil {
+	defer build.Close()
+	if err := flock(ctx, build, syscall.LOCK_EX); err != nil {
 		return fail(err)
 	}
 	if m, ok := readMeta(dir); ok {
 		env.Warm, env.WarmNote = true, m.WarmNote
-	} else {
-		if err := s.build(ctx, repository, env, b); err != nil {
-			return fail(err)
-		}
-	}
-	if err := flock(ctx, lock, syscall.LOCK_SH); err != nil {
+	} else if err := s.build(ctx, repository, env, b); err != nil {
 		return fail(err)
 	}
 	touch(dir)
@@ -152,7 +151,7 @@ func (s *Store) Ensure(ctx context.Context, repository string, spec Spec, b buil
 	return env, nil
 }
 
-// build builds env's directory afresh, holding its lock exclusively.
+// build builds env's directory afresh, holding its build lock.
 func (s *Store) build(ctx context.Context, repository string, env *Env, b build) error {
 	begin := time.Now()
 	if err := os.RemoveAll(env.Dir); err != nil { // what a failed or killed build left
