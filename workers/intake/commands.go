@@ -56,40 +56,30 @@ func (s *Service) thread(ctx context.Context, r *Repository, it *domain.IntakeIt
 	if err != nil {
 		return fmt.Errorf("issue number %q: %w", it.ExternalID, err)
 	}
-	o, err := s.Store.GetObjective(ctx, it.ObjectiveID)
+	st, err := s.standing(ctx, it.ObjectiveID)
 	if err != nil {
 		return err
 	}
-	pauses, err := s.Store.ListPauseStates(ctx, o.ObjectiveID)
-	if err != nil {
-		return err
-	}
-	pr, err := s.Store.GetPullRequest(ctx, o.ObjectiveID)
-	var nf *domain.NotFoundError
-	switch {
-	case errors.As(err, &nf):
-		pr = nil
-	case err != nil:
-		return err
-	}
-	prOpen := pr != nil && pr.State == domain.PullRequestOpen
+	prOpen := st.pr != nil && st.pr.State == domain.PullRequestOpen
 	// At work: not closed nor rejected, and not DONE unless its pull
 	// request is still open for review (a PASS is DONE while reviewed).
-	if !it.Closed && !rejected(pauses) && (o.Status != domain.StatusDone || prOpen) {
+	if !it.Closed && !rejected(st.pauses) && (st.o.Status != domain.StatusDone || prOpen) {
+		before := c.Commands
 		if err := s.comments(ctx, r, it, forge.Thread{Number: number}, c); err != nil {
 			return err
 		}
 		if prOpen {
-			if err := s.comments(ctx, r, it, forge.Thread{Number: pr.Number, Pull: true}, c); err != nil {
+			if err := s.comments(ctx, r, it, forge.Thread{Number: st.pr.Number, Pull: true}, c); err != nil {
 				return err
 			}
 		}
-		// A command may have moved it.
-		if o, err = s.Store.GetObjective(ctx, it.ObjectiveID); err != nil {
-			return err
+		if c.Commands != before { // a command may have moved it
+			if st, err = s.standing(ctx, it.ObjectiveID); err != nil {
+				return err
+			}
 		}
 	}
-	return s.status(ctx, r, it, o, number, c)
+	return s.status(ctx, r, it, st, number, c)
 }
 
 func rejected(pauses []*domain.PauseState) bool {
@@ -228,14 +218,13 @@ func (s *Service) carryOut(ctx context.Context, r *Repository, it *domain.Intake
 	rec *domain.ForgeCommand) (reply string, err error) {
 	switch cmd.name {
 	case domain.CommandStatus:
-		o, err := s.Store.GetObjective(ctx, it.ObjectiveID)
+		st, err := s.standing(ctx, it.ObjectiveID)
 		if err != nil {
 			return "", err
 		}
-		text, err := s.statusText(ctx, r, o, it.Closed)
 		rec.Result = "status told"
 		s.observeCommand(cmd.name, "done")
-		return text, err
+		return s.statusText(ctx, r, st, it.Closed)
 	case domain.CommandBudget:
 		return s.budget(ctx, it, cmd, rec)
 	}

@@ -35,8 +35,9 @@ func (r *Repository) marker(kind, id string) string {
 func hasMarker(body string) bool { return strings.Contains(body, "<!-- azolla:") }
 
 // status brings an objective's status comment up to date.
-func (s *Service) status(ctx context.Context, r *Repository, it *domain.IntakeItem, o *domain.Objective, number int, c *Counts) error {
-	text, err := s.statusText(ctx, r, o, it.Closed)
+func (s *Service) status(ctx context.Context, r *Repository, it *domain.IntakeItem, st standing, number int, c *Counts) error {
+	o := st.o
+	text, err := s.statusText(ctx, r, st, it.Closed)
 	if err != nil {
 		return err
 	}
@@ -102,19 +103,36 @@ func findMarked(ctx context.Context, f forge.Forge, thread forge.Thread, mark st
 	return "", nil
 }
 
-// statusText is what the status comment says of o now.
-func (s *Service) statusText(ctx context.Context, r *Repository, o *domain.Objective, closed bool) (string, error) {
+// standing is what the store says of an objective now: the objective, its
+// pause states and its pull request (nil for none).
+type standing struct {
+	o      *domain.Objective
+	pauses []*domain.PauseState
+	pr     *domain.PullRequest
+}
+
+func (s *Service) standing(ctx context.Context, objectiveID string) (standing, error) {
+	var st standing
+	var err error
+	if st.o, err = s.Store.GetObjective(ctx, objectiveID); err != nil {
+		return st, err
+	}
+	if st.pauses, err = s.Store.ListPauseStates(ctx, objectiveID); err != nil {
+		return st, err
+	}
+	st.pr, err = s.Store.GetPullRequest(ctx, objectiveID)
+	var nf *domain.NotFoundError
+	if errors.As(err, &nf) {
+		st.pr, err = nil, nil
+	}
+	return st, err
+}
+
+// statusText is what the status comment says of an objective's standing.
+func (s *Service) statusText(ctx context.Context, r *Repository, st standing, closed bool) (string, error) {
+	o, pauses, pr := st.o, st.pauses, st.pr
 	var b strings.Builder
 	fmt.Fprintf(&b, "**azolla** · objective `%s`\n\n", o.ObjectiveID)
-	pauses, err := s.Store.ListPauseStates(ctx, o.ObjectiveID)
-	if err != nil {
-		return "", err
-	}
-	pr, err := s.Store.GetPullRequest(ctx, o.ObjectiveID)
-	var nf *domain.NotFoundError
-	if err != nil && !errors.As(err, &nf) {
-		return "", err
-	}
 	var last *domain.PauseState
 	if len(pauses) > 0 {
 		last = pauses[len(pauses)-1]
