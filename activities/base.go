@@ -92,6 +92,9 @@ const (
 	// ErrTypeBudgetSpent: the objective's runs have spent its budget; only
 	// a human raising it lets another round start.
 	ErrTypeBudgetSpent = "BudgetSpent"
+	// ErrTypeClosedOnForge: the issue the objective came from was closed
+	// before its run started; no agent was started.
+	ErrTypeClosedOnForge = "ClosedOnForge"
 )
 
 // Claimed is returned (retryably) when another owner holds a live claim on

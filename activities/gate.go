@@ -62,6 +62,9 @@ func (a *Steps) Gate(ctx context.Context, in GateInput) (GateResult, error) {
 		OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew workorder claim", "error", err) }})
 	v, err := a.judge(kctx, w, in.RunFailure)
 	stop()
+	if err == nil {
+		v.closedIssue, err = closedIssue(ctx, a.Store, w.ObjectiveID)
+	}
 	if err != nil {
 		a.release(ctx, lease)
 		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
@@ -144,6 +147,9 @@ type judgement struct {
 	fix         string
 	// bundle is the one judged, nil when the run left none.
 	bundle *domain.OutputBundle
+	// closedIssue names the issue the objective came from when it was
+	// closed on its forge while the round ran ("" otherwise).
+	closedIssue string
 }
 
 // judge runs the built-in checks and, when they pass and the workorder's
@@ -228,15 +234,51 @@ func (a *Steps) gate(ctx context.Context, q store.Querier, w *domain.WorkOrder, 
 	if err != nil {
 		return GateResult{}, nil, err
 	}
-	ps, err := a.gatePause(ctx, q, w, o, j, rr, keep)
-	if err != nil {
-		return GateResult{}, nil, err
+	var ps domain.PauseState
+	switch {
+	case j.closedIssue != "" && j.result == domain.GatePass:
+		ps = pause.ClosedAfterPass(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.closedIssue, branchOf(w, j.commitSHA), now)
+	case j.closedIssue != "":
+		ps = pause.ClosedAfterFail(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.closedIssue, j.reason, now)
+	default:
+		if ps, err = a.gatePause(ctx, q, w, o, j, rr, keep); err != nil {
+			return GateResult{}, nil, err
+		}
 	}
 	if err := q.CreatePauseState(ctx, &ps); err != nil {
 		return GateResult{}, nil, err
 	}
 	return GateResult{GateResult: j.result, GateReason: j.reason, CommitSHA: rr.CommitSHA, Status: o.Status,
-		BlockerRef: o.BlockerRef, Pause: ps, PullRequest: a.wantsPullRequest(rr, o)}, o, nil
+		BlockerRef: o.BlockerRef, Pause: ps, PullRequest: j.closedIssue == "" && a.wantsPullRequest(rr, o)}, o, nil
+}
+
+// branchOf is the work branch of a PASS that made commit, "" when the run
+// made none.
+func branchOf(w *domain.WorkOrder, commit string) string {
+	if commit == "" {
+		return ""
+	}
+	return w.BranchName
+}
+
+// closedIssue names the issue objectiveID came from ("#12 (https://…)")
+// when its forge says it is closed, "" when it is open or the objective
+// came from no issue.
+func closedIssue(ctx context.Context, q store.IntakeQuerier, objectiveID string) (string, error) {
+	it, err := q.IntakeItemOf(ctx, objectiveID)
+	var nf *domain.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		return "", nil
+	case err != nil:
+		return "", err
+	case !it.Closed:
+		return "", nil
+	}
+	if it.URL == "" {
+		return "#" + it.ExternalID, nil
+	}
+	return "#" + it.ExternalID + " (" + it.URL + ")", nil
 }
 
 // gated returns the stored verdict of a workorder gated before, done=false

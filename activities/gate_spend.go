@@ -29,10 +29,7 @@ func (a *Steps) gatePause(ctx context.Context, q store.Querier, w *domain.WorkOr
 		return domain.PauseState{}, err
 	}
 	if j.result == domain.GatePass {
-		branch := ""
-		if rr.CommitSHA != "" {
-			branch = w.BranchName
-		}
+		branch := branchOf(w, rr.CommitSHA)
 		url, err := a.openPullRequestURL(ctx, q, rr, o)
 		if err != nil {
 			return domain.PauseState{}, err

@@ -83,6 +83,10 @@ func (a *PullRequests) SyncPullRequest(ctx context.Context, in SyncPullRequestIn
 	case forge.StateClosed:
 		return a.pullRequestClosed(ctx, o, pr, res)
 	}
+	closed, err := a.closedInReview(ctx, o, pr, &res)
+	if err != nil {
+		return res, err
+	}
 	fb, err := readFeedback(ctx, target, pr, fpr, a.now())
 	if err != nil {
 		return res, forgeError(fmt.Errorf("read the feedback on %s: %w", pr.URL, err))
@@ -103,7 +107,8 @@ func (a *PullRequests) SyncPullRequest(ctx context.Context, in SyncPullRequestIn
 			}
 		}
 		return res, nil
-	case !target.AutoRevise:
+	case !target.AutoRevise || closed:
+		// With its issue closed, feedback waits for a human's retry.
 		return res, nil
 	case pr.Rounds >= target.MaxRounds:
 		ps := pause.RevisionLimit(o.ObjectiveID, o.StatusSeq, pr.URL, target.MaxRounds, res.Waiting, a.now())
@@ -114,6 +119,25 @@ func (a *PullRequests) SyncPullRequest(ctx context.Context, in SyncPullRequestIn
 		return res, nil
 	}
 	return a.revise(ctx, o, pr, fb, in, res)
+}
+
+// closedInReview says whether the issue o came from was closed on its
+// forge while pr is open, and then hands it back once (CLOSED_ON_FORGE,
+// in res): the pull request stays followed, a merge still recorded, but
+// its reviews start no round by themselves.
+func (a *PullRequests) closedInReview(ctx context.Context, o *domain.Objective, pr *domain.PullRequest,
+	res *SyncPullRequestResult) (bool, error) {
+	issue, err := closedIssue(ctx, a.Store, o.ObjectiveID)
+	if err != nil || issue == "" {
+		return false, err
+	}
+	ps := pause.ClosedInReview(o.ObjectiveID, o.StatusSeq, pr.WorkOrderID, issue, pr.URL, a.now())
+	stored, _, err := a.Store.CreatePauseStateOnce(ctx, &ps)
+	if err != nil {
+		return true, fmt.Errorf("pause for the closed issue: %w", err)
+	}
+	res.Pause = stored
+	return true, nil
 }
 
 // recordRefused records the feedback of untrusted authors before the

@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
@@ -57,6 +58,15 @@ func (a *Steps) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	d, err := a.Diazotrophs.Lookup(w.DiazotrophType)
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
+	}
+	// An agent is not started for an issue closed since its round was
+	// scheduled: the gate hands the objective back (CLOSED_ON_FORGE).
+	if issue, err := closedIssue(ctx, a.Store, w.ObjectiveID); err != nil || issue != "" {
+		if err == nil {
+			err = temporal.NewNonRetryableApplicationError(fmt.Sprintf("run workorder %q: not started: issue %s was closed on the forge",
+				w.WorkOrderID, issue), ErrTypeClosedOnForge, nil)
+		}
+		return RunResult{}, err
 	}
 	lease, err := a.acquire(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID, a.runLease(ctx))
 	if err != nil {

@@ -57,6 +57,7 @@ type stepStore interface {
 	store.PullRequestQuerier
 	store.CandidateQuerier
 	store.ClaimQuerier
+	store.IntakeQuerier
 }
 
 // roundReader reads what a step's stored outcome is rebuilt from, in a

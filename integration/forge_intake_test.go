@@ -168,3 +168,62 @@ func (w *forgeWorld) issueAttr(t testing.TB, id string) []string {
 	require.NoError(t, json.Unmarshal(f.GetData(), &v))
 	return v
 }
+
+// An issue closed while its objective's pull request is open hands the
+// objective back once (CLOSED_ON_FORGE): a writer's review asking for
+// changes no longer starts a round by itself, the status comment says
+// why, and the pull request is still followed to its merge.
+func TestForge_IssueClosedInReviewHandsBack(t *testing.T) {
+	t.Parallel()
+	s := giteatest.Shared(t)
+	w := setupForgeWith(t, s, func(fc *config.ForgeConfig) {
+		fc.Intake = config.IntakeConfig{Label: "azolla"}
+		fc.AutoRevise = true
+	}, nil)
+	ctx := context.Background()
+	number := w.repo.OpenIssue(t, s.Reviewer, "Write the closing task down", "The agent writes what it was told.",
+		[]string{"azolla"}, nil)
+	id := w.issueObjective(t, number).ObjectiveID
+	w.repo.CommentAs(t, s.Reviewer, forge.Thread{Number: number}, "/azolla approve")
+	w.intake.Wake()
+	pr := w.waitRound(t, id, 1)
+
+	w.repo.CloseIssue(t, number)
+	w.readForge(t, "the close is recorded", func() bool {
+		it, err := w.store.IntakeItemOf(ctx, id)
+		return err == nil && it.Closed
+	})
+	w.sync(t, id)
+	require.Eventually(t, func() bool {
+		st, err := w.starter.State(ctx, id)
+		return err == nil && st.LastPause != nil && st.LastPause.Reason == domain.PauseClosedOnForge
+	}, time.Minute, 100*time.Millisecond, "the lifecycle is handed back")
+
+	w.repo.ReviewAs(t, s.Reviewer, pr.Number, forge.ReviewChangesRequested, "Put the issue number on the first line.", nil)
+	w.sync(t, id)
+	require.Eventually(t, func() bool {
+		st, err := w.starter.State(ctx, id)
+		return err == nil && st.Step == workflows.StepAwaitingReview && st.PullRequestWaiting != ""
+	}, time.Minute, 100*time.Millisecond, "the review is read and waits")
+	p, err := w.store.GetPullRequest(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Rounds, "the closed issue's review started no round")
+	w.readForge(t, "the status comment says why", func() bool {
+		st := by(w.issueComments(t, number), s.Admin.Name)
+		return len(st) > 0 && strings.Contains(st[0].Body, "Paused: closed on forge") && strings.Contains(st[0].Body, pr.URL)
+	})
+
+	w.repo.Merge(t, pr.Number)
+	w.sync(t, id)
+	w.waitStep(t, id, workflows.StepMerged)
+	pauses, err := w.store.ListPauseStates(ctx, id)
+	require.NoError(t, err)
+	closed := 0
+	for _, ps := range pauses {
+		if ps.Reason == domain.PauseClosedOnForge {
+			closed++
+		}
+	}
+	require.Equal(t, 1, closed, "handed back once, however often the pull request was read")
+	w.requireAuditClean(t)
+}

@@ -31,6 +31,16 @@ func everyOutcome(t *testing.T, s store.Querier) {
 	release(t, s, hold(t, s, domain.ResourceWorkOrder, broken.WorkOrderID, T0.Add(2*time.Minute)), T0.Add(2*time.Minute))
 	gate(t, s, broken, domain.GateFail)
 
+	// A PASS whose issue was closed while it ran is handed back as
+	// CLOSED_ON_FORGE, not RUN_COMPLETE.
+	closed := schedule(t, s, "obj-closed")
+	execute(t, s, closed)
+	_, err := s.UpsertRunRecord(ctx, &domain.RunRecord{WorkOrderID: closed.WorkOrderID, ObjectiveID: "obj-closed",
+		GateResult: domain.GatePass, GateReason: "checked", CreatedAt: T0, UpdatedAt: T0})
+	require.NoError(t, err)
+	pause(t, s, "obj-closed", closed.WorkOrderID, domain.PauseClosedOnForge)
+	move(t, s, "obj-closed", domain.StatusInProgress, domain.StatusDone, T0)
+
 	// A runner is at work: its claim is live, nothing is gated yet.
 	running := schedule(t, s, "obj-running")
 	hold(t, s, domain.ResourceWorkOrder, running.WorkOrderID, now.Add(-10*time.Second))
@@ -74,8 +84,8 @@ func TestRun_ConsistentLifecycleReportsNothingAndChecksEveryRule(t *testing.T) {
 		for _, rule := range audit.Rules() {
 			require.Positive(t, rep.Checked[rule], "rule %s checked nothing", rule)
 		}
-		require.Equal(t, 4+2+3, rep.Checked[audit.RuleWorkOrderPerEvent], "one item per workorder (two of them the track's, three best-of-N)")
-		require.Equal(t, 8+4+3+1, rep.Checked[audit.RuleEventProcessedOnce], "one item per event (four of them the track's, three best-of-N, one a posted document's capture)")
+		require.Equal(t, 5+2+3, rep.Checked[audit.RuleWorkOrderPerEvent], "one item per workorder (two of them the track's, three best-of-N)")
+		require.Equal(t, 9+4+3+1, rep.Checked[audit.RuleEventProcessedOnce], "one item per event (four of them the track's, three best-of-N, one a posted document's capture)")
 	})
 }
 
@@ -241,6 +251,15 @@ func TestRun_ReportsEachBrokenGuarantee(t *testing.T) {
 				GateResult: domain.GateFail, GateReason: "checked", CreatedAt: T0, UpdatedAt: T0})
 			require.NoError(t, err)
 			pause(t, s, "obj-2", wo.WorkOrderID, domain.PauseRunComplete)
+		}, []want{{audit.RuleTerminalPauseState, "workorder wo-obj-2"}}},
+		{"environment FAIL handed back as CLOSED_ON_FORGE only", func(t *testing.T, s *sqlstore.Store) {
+			wo := schedule(t, s, "obj-2")
+			execute(t, s, wo)
+			_, err := s.UpsertRunRecord(context.Background(), &domain.RunRecord{WorkOrderID: wo.WorkOrderID, ObjectiveID: "obj-2",
+				GateResult: domain.GateFail, GateReason: "environment: setup failed", Blame: domain.BlameEnvironment,
+				CreatedAt: T0, UpdatedAt: T0})
+			require.NoError(t, err)
+			pause(t, s, "obj-2", wo.WorkOrderID, domain.PauseClosedOnForge)
 		}, []want{{audit.RuleTerminalPauseState, "workorder wo-obj-2"}}},
 		{"BLOCKED event without a BLOCKED pause state", func(t *testing.T, s *sqlstore.Store) {
 			require.NoError(t, s.CreateObjective(context.Background(), storetest.Objective("obj-2")))

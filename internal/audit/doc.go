@@ -35,7 +35,9 @@
 //	                                4, 13, 14): a run_record PASS has a RUN_COMPLETE
 //	                                pause_state for its workorder, FAIL a GATE_FAILED one (or
 //	                                BUDGET_SPENT, once the objective's budget is spent; BLOCKED
-//	                                when the FAIL is the environment's), and
+//	                                when the FAIL is the environment's); either may be
+//	                                CLOSED_ON_FORGE when the objective's issue closed while
+//	                                the round ran, and
 //	                                each TICKET_READY event processed BLOCKED a BLOCKED
 //	                                pause_state for its objective; a track workorder's PASS
 //	                                has its PROPOSALS_REVIEW (triage) or MANIFEST_READY pause

@@ -89,7 +89,10 @@ func terminalPauseState(s *state, r recorder) {
 		// A FAIL once the objective's budget is spent hands it back as
 		// BUDGET_SPENT, the GATE_FAILED pause with the budget's actions.
 		spent := rr.GateResult == domain.GateFail && slices.Contains(byWorkOrder[id], domain.PauseBudgetSpent)
-		if ok && !spent && !slices.Contains(byWorkOrder[id], want) {
+		// A verdict on an objective whose issue was closed on its forge
+		// while the round ran hands it back as CLOSED_ON_FORGE.
+		closed := rr.Blame != domain.BlameEnvironment && slices.Contains(byWorkOrder[id], domain.PauseClosedOnForge)
+		if ok && !spent && !closed && !slices.Contains(byWorkOrder[id], want) {
 			r.violation("workorder "+id, "has run_record %s but no %s pause_state", rr.GateResult, want)
 		}
 	}

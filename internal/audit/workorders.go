@@ -68,8 +68,8 @@ func runRecordPerGatedWorkOrder(s *state, r recorder) {
 		gated[id] = "it has a run_record"
 	}
 	for _, p := range s.pauses {
-		if p.WorkOrderID == "" || (p.Reason != domain.PauseRunComplete && p.Reason != domain.PauseGateFailed &&
-			p.Reason != domain.PauseBudgetSpent) {
+		if p.WorkOrderID == "" || !slices.Contains([]string{domain.PauseRunComplete, domain.PauseGateFailed,
+			domain.PauseBudgetSpent, domain.PauseClosedOnForge}, p.Reason) {
 			continue
 		}
 		if _, ok := gated[p.WorkOrderID]; !ok {

@@ -325,6 +325,10 @@ const (
 	PauseProposalsReview = "PROPOSALS_REVIEW"
 	// PauseManifestReady hands a manifest and its top actions to the human.
 	PauseManifestReady = "MANIFEST_READY"
+	// PauseClosedOnForge: the issue the objective came from was closed on
+	// its forge while the objective was in flight (running, or its pull
+	// request open): no round and no pull request follows by itself.
+	PauseClosedOnForge = "CLOSED_ON_FORGE"
 )
 
 // Subject types of a pause state: what it hands back.

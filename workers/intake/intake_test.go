@@ -15,6 +15,7 @@ import (
 	"github.com/azolla/azolla/internal/forge"
 	"github.com/azolla/azolla/internal/lifecycle/claim"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
+	"github.com/azolla/azolla/internal/lifecycle/transition"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
@@ -396,9 +397,19 @@ func TestIntake_TheStatusCommentHandsAFailedGateBackAsCommands(t *testing.T) {
 	pass(t, s)
 	b.forge.say("ana", issueThread(n), "/azolla approve")
 	pass(t, s)
+	ctx, now := context.Background(), time.Now().UTC()
 	o := b.only(t)
-	ps := pause.GateFailed(o.ObjectiveID, o.StatusSeq, "wo-1", "go test failed", nil, nil, time.Now().UTC())
-	require.NoError(t, b.store.CreatePauseState(context.Background(), &ps))
+	_, err := b.store.TransitionObjective(ctx, transition.Schedule.Params(o.ObjectiveID, now))
+	require.NoError(t, err)
+	pass(t, s)
+	require.Contains(t, b.forge.by("azolla-bot", issueThread(n))[0].Body, "**Running.**")
+	failed := transition.Fail.Params(o.ObjectiveID, now)
+	ref := domain.GateBlocker("wo-1")
+	failed.BlockerRef = &ref
+	o, err = b.store.TransitionObjective(ctx, failed)
+	require.NoError(t, err)
+	ps := pause.GateFailed(o.ObjectiveID, o.StatusSeq, "wo-1", "go test failed", nil, nil, now)
+	require.NoError(t, b.store.CreatePauseState(ctx, &ps))
 	pass(t, s)
 	status := b.forge.by("azolla-bot", issueThread(n))[0].Body
 	require.Contains(t, status, "**Paused: gate failed.**")
@@ -407,9 +418,30 @@ func TestIntake_TheStatusCommentHandsAFailedGateBackAsCommands(t *testing.T) {
 	b.forge.edit(n, func(is *forge.Issue) { is.State = forge.IssueClosed })
 	pass(t, s)
 	status = b.forge.by("azolla-bot", issueThread(n))[0].Body
-	require.Contains(t, status, "The issue was closed; the objective goes on.")
+	require.Contains(t, status, "The issue was closed: from now on no round and no pull request starts by itself")
 	require.Empty(t, b.decider.decided(workflows.Reject), "past NEW, closing the issue rejects nothing")
+	it, err := b.store.IntakeItemOf(ctx, o.ObjectiveID)
+	require.NoError(t, err)
+	require.True(t, it.Closed, "the close is recorded, for the lifecycle's steps to read")
+
+	// Retried and run again, the round's gate hands it back for the close.
+	for _, step := range []transition.Name{transition.Retry, transition.Schedule} {
+		_, err = b.store.TransitionObjective(ctx, step.Params(o.ObjectiveID, now))
+		require.NoError(t, err)
+	}
+	failed.BlockerRef = ptr(domain.GateBlocker("wo-2"))
+	o, err = b.store.TransitionObjective(ctx, failed)
+	require.NoError(t, err)
+	ps = pause.ClosedAfterFail(o.ObjectiveID, o.StatusSeq, "wo-2", "#1", "go test failed", now)
+	require.NoError(t, b.store.CreatePauseState(ctx, &ps))
+	pass(t, s)
+	status = b.forge.by("azolla-bot", issueThread(n))[0].Body
+	require.Contains(t, status, "**Paused: closed on forge.**")
+	require.Contains(t, status, "Reopen the issue and retry if the work is still wanted (`/azolla retry <what to do differently>`)")
+	require.NotContains(t, status, "from now on", "the pause says it")
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestIntake_ApproveOnLabelTakesATrustedLabelAppliedAfterTheLastEdit(t *testing.T) {
 	t.Parallel()

@@ -48,12 +48,16 @@ func (s *Service) issue(ctx context.Context, r *Repository, is forge.Issue, c *C
 	}
 	closed := is.State == forge.IssueClosed
 	if closed != it.Closed {
-		it.Closed = closed
-		if err := s.Store.UpdateIntakeItem(ctx, it); err != nil {
-			return err
-		}
+		// A NEW objective is rejected before the close is recorded, so a
+		// pass that dies in between rejects it on the next.
 		if closed {
-			return s.closed(ctx, r, it, is, c)
+			if err := s.closed(ctx, r, it, is, c); err != nil {
+				return err
+			}
+		}
+		it.Closed = closed
+		if err := s.Store.UpdateIntakeItem(ctx, it); err != nil || closed {
+			return err
 		}
 	}
 	if it.Kind != domain.IntakeObjective || closed {
@@ -191,8 +195,11 @@ func (s *Service) autoApprove(ctx context.Context, r *Repository, it *domain.Int
 }
 
 // closed follows an issue closed on the forge: a NEW objective is
-// rejected; one past NEW goes on (a human closes its pull request to stop
-// it), and its status comment says so.
+// rejected. One past NEW is the lifecycle's to stop, once the close is
+// recorded: a round that has not started its agent does not, the gate of
+// one running hands the objective back (CLOSED_ON_FORGE) and opens no
+// pull request, and an open pull request's reviews start no round by
+// themselves.
 func (s *Service) closed(ctx context.Context, r *Repository, it *domain.IntakeItem, is forge.Issue, c *Counts) error {
 	c.Closed++
 	s.observe(r, "closed")

@@ -145,9 +145,6 @@ func (s *Service) statusText(ctx context.Context, r *Repository, st standing, cl
 			"`/azolla approve`, or rejects it with `/azolla reject <reason>`.\n", r.Slug)
 	case pr != nil && pr.State == domain.PullRequestMerged:
 		fmt.Fprintf(&b, "**Merged:** %s.\n", pr.URL)
-	case pr != nil && pr.State == domain.PullRequestOpen && o.Status != domain.StatusInProgress:
-		fmt.Fprintf(&b, "**Passed its gate:** pull request %s is open for review. A review asking for changes, "+
-			"or `/azolla retry <what to change>` there, starts another round.\n", pr.URL)
 	case last != nil && handsBack(o, last):
 		fmt.Fprintf(&b, "**Paused: %s.**\n", strings.ToLower(strings.ReplaceAll(last.Reason, "_", " ")))
 		for i := range last.PrioritizedActions {
@@ -157,6 +154,9 @@ func (s *Service) statusText(ctx context.Context, r *Repository, st standing, cl
 			}
 			fmt.Fprintf(&b, "- %s\n", line)
 		}
+	case pr != nil && pr.State == domain.PullRequestOpen && o.Status != domain.StatusInProgress:
+		fmt.Fprintf(&b, "**Passed its gate:** pull request %s is open for review. A review asking for changes, "+
+			"or `/azolla retry <what to change>` there, starts another round.\n", pr.URL)
 	case o.Status == domain.StatusTodo || o.Status == domain.StatusInProgress:
 		b.WriteString("**Running.**")
 		if r.TimeBudget > 0 {
@@ -168,8 +168,10 @@ func (s *Service) statusText(ctx context.Context, r *Repository, st standing, cl
 	default:
 		fmt.Fprintf(&b, "**%s.**\n", o.Status)
 	}
-	if closed && o.Status != domain.StatusNew && !pause.WasRejected(pauses) && (pr == nil || pr.State == domain.PullRequestOpen) {
-		b.WriteString("\nThe issue was closed; the objective goes on. Close its pull request to stop it.\n")
+	if closed && o.Status != domain.StatusNew && !pause.WasRejected(pauses) && (pr == nil || pr.State == domain.PullRequestOpen) &&
+		(last == nil || last.Reason != domain.PauseClosedOnForge) {
+		b.WriteString("\nThe issue was closed: from now on no round and no pull request starts by itself; " +
+			"a round running now is the last.\n")
 	}
 	spend, err := s.Store.ObjectiveSpend(ctx, o.ObjectiveID)
 	if err != nil {
@@ -186,14 +188,18 @@ func (s *Service) statusText(ctx context.Context, r *Repository, st standing, cl
 }
 
 // handsBack says whether o's latest pause waits for a human, as the inbox
-// lists it: a blocked objective, or one whose gate failed or budget is
-// spent (it stays TODO until retried).
+// lists it: a blocked objective, one whose gate failed or budget is
+// spent (it stays TODO, with the gate's blocker_ref, until retried), or
+// one whose issue was closed in flight.
 func handsBack(o *domain.Objective, last *domain.PauseState) bool {
 	switch {
 	case o.Status == domain.StatusBlocked:
 		return true
 	case o.Status == domain.StatusTodo:
-		return last.Reason == domain.PauseGateFailed || last.Reason == domain.PauseBudgetSpent
+		return o.BlockerRef != "" && (last.Reason == domain.PauseGateFailed || last.Reason == domain.PauseBudgetSpent ||
+			last.Reason == domain.PauseClosedOnForge)
+	case o.Status == domain.StatusDone:
+		return last.Reason == domain.PauseClosedOnForge
 	}
 	return false
 }

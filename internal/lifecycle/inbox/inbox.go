@@ -181,7 +181,7 @@ func (src Source) Items(ctx context.Context) ([]Item, error) {
 				SubjectID: o.ObjectiveID, Title: o.Title, From: o.Provenance, Since: o.CreatedAt, Actions: approve})
 		case ps != nil && o.Status == domain.StatusBlocked:
 			out = append(out, src.pauseItem(KindBlocked, o, ps))
-		case ps != nil && o.Status == domain.StatusTodo && (ps.Reason == domain.PauseGateFailed || ps.Reason == domain.PauseBudgetSpent):
+		case ps != nil && o.Status == domain.StatusTodo && slices.Contains(waitingFail, ps.Reason):
 			out = append(out, src.pauseItem(KindGateFailed, o, ps))
 		}
 	}
@@ -220,6 +220,10 @@ func (src Source) Items(ctx context.Context) ([]Item, error) {
 	})
 	return out, nil
 }
+
+// waitingFail are the reasons a TODO objective waits for a retry with: a
+// FAIL's, as the gate wrote it.
+var waitingFail = []string{domain.PauseGateFailed, domain.PauseBudgetSpent, domain.PauseClosedOnForge}
 
 // isRejected says whether o, whose latest pause of its own is ps (nil for
 // none), was rejected: a rejected objective stays NEW.

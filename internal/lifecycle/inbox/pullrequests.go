@@ -33,7 +33,7 @@ func (src Source) pullRequests(ctx context.Context, latest map[string]*domain.Pa
 		if err != nil {
 			return nil, err
 		}
-		if ps := latest[o.ObjectiveID]; ps != nil && ps.Reason == domain.PauseRevisionLimit {
+		if ps := latest[o.ObjectiveID]; ps != nil && (ps.Reason == domain.PauseRevisionLimit || ps.Reason == domain.PauseClosedOnForge) {
 			out = append(out, src.pauseItem(KindPullRequest, o, ps))
 			continue
 		}
@@ -60,7 +60,7 @@ func (src Source) pullRequests(ctx context.Context, latest map[string]*domain.Pa
 	}
 	for id, ps := range latest {
 		switch {
-		case ps.Reason == domain.PausePullRequestClosed:
+		case ps.Reason == domain.PausePullRequestClosed || (ps.Reason == domain.PauseClosedOnForge && !open[id]):
 			o, err := src.Store.GetObjective(ctx, id)
 			if err != nil {
 				return nil, err

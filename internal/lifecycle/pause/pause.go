@@ -278,3 +278,46 @@ func RevisionLimit(objectiveID string, seq int64, url string, rounds int, waitin
 		{Retry, "Retry for one more round, or take it from here"},
 	}})
 }
+
+// Closed on the forge: the issue an objective came from was closed while
+// the objective was in flight (docs/forge.md#closing-an-issue). The round
+// that was running keeps its verdict; nothing more starts by itself.
+
+// ClosedAfterPass is a PASS whose issue was closed while the round ran:
+// the objective is DONE, its work on its branch, and no pull request is
+// opened for it.
+func ClosedAfterPass(objectiveID string, seq int64, workOrderID, issue, branch string, now time.Time) domain.PauseState {
+	review := Action{ReviewOutput, "Issue " + issue + " was closed on the forge while the round ran: it passed, " +
+		"and no pull request was opened; review the output of " + workOrderID}
+	if branch != "" {
+		review = Action{ReviewBranch, "Issue " + issue + " was closed on the forge while the round ran: it passed, " +
+			"and no pull request was opened; its work is on " + branch}
+	}
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: domain.PauseClosedOnForge,
+		Now: now, Actions: []Action{review,
+			{CreateRefined, "Create a refined objective (or open a new issue) if the work is still wanted"}}})
+}
+
+// ClosedAfterFail is a FAIL whose issue was closed while the round ran:
+// the objective waits, as after any FAIL, for a human's retry, which
+// nothing on the forge gives by itself.
+func ClosedAfterFail(objectiveID string, seq int64, workOrderID, issue, failure string, now time.Time) domain.PauseState {
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: domain.PauseClosedOnForge,
+		Now: now, Actions: []Action{
+			{ReviewGateFailure, "Issue " + issue + " was closed on the forge while the round ran; it failed: " + firstLine(failure)},
+			{Retry, "Reopen the issue and retry if the work is still wanted"},
+		}})
+}
+
+// ClosedInReview: the issue was closed while the objective's pull request
+// was open. The pull request is left as it is, for a human to close or
+// merge; its reviews start no round by themselves, a human's retry still
+// does.
+func ClosedInReview(objectiveID string, seq int64, workOrderID, issue, url string, now time.Time) domain.PauseState {
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: domain.PauseClosedOnForge,
+		Now: now, Actions: []Action{
+			{ReviewPullRequest, "Issue " + issue + " was closed on the forge while pull request " + url +
+				" was open: close the pull request, or merge it"},
+			{Retry, "Reopen the issue and retry for another round if the work is still wanted"},
+		}})
+}
