@@ -53,7 +53,8 @@ func setupForge(t testing.TB, s *giteatest.Server, f func(*config.ForgeConfig)) 
 
 // setupForgeWith is setupForge with the repository's settings changed by
 // rc after the forge's.
-func setupForgeWith(t testing.TB, s *giteatest.Server, f func(*config.ForgeConfig), rc func(*config.RepositoryConfig)) *forgeWorld {
+func setupForgeWith(t testing.TB, s *giteatest.Server, f func(*config.ForgeConfig), rc func(*config.RepositoryConfig),
+	more ...func(*setupOptions)) *forgeWorld {
 	t.Helper()
 	r := giteatest.NewRepo(t, s)
 	// The token is in the worker's environment under a name of the
@@ -71,12 +72,16 @@ func setupForgeWith(t testing.TB, s *giteatest.Server, f func(*config.ForgeConfi
 	if rc != nil {
 		rc(&rcfg)
 	}
-	w.bundle = setup(t, setupOptions{configure: func(c *config.Config) {
+	o := setupOptions{configure: func(c *config.Config) {
 		c.Patch.Command.Run = taskAgent
 		// Objectives made from issues choose no generator.
 		c.Patch.Generator = config.GeneratorCommand
 		c.Patch.Repositories = []config.RepositoryConfig{rcfg}
-	}})
+	}}
+	for _, m := range more {
+		m(&o)
+	}
+	w.bundle = setup(t, o)
 	var err error
 	w.forge, err = gitea.New(gitea.Options{BaseURL: s.URL, Owner: r.Owner, Repo: r.Name, Token: s.Admin.Token})
 	require.NoError(t, err)
