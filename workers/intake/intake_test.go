@@ -508,3 +508,40 @@ func TestIntake_ARateLimitHoldsTheRepositoryBackForItsRetryAfterWakesIncluded(t 
 	pass(t, s)
 	require.Len(t, b.objectives(t), 1, "read again once it has passed")
 }
+
+// A wake delivered to a worker that does not lead reaches the leader
+// through the store: the leader reads the forge at once, not at its next
+// poll an hour away.
+func TestIntake_AWakeOnAWorkerThatDoesNotLeadReachesTheLeader(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	leader, other := b.service(t, "w1"), b.service(t, "w2")
+	leader.WakeCheck = 10 * time.Millisecond
+	var logs strings.Builder
+	var lm sync.Mutex
+	leader.Log = slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) { lm.Lock(); defer lm.Unlock(); return logs.Write(p) }), nil))
+	other.Log = leader.Log
+	defer func() { if t.Failed() { lm.Lock(); t.Log(logs.String()); lm.Unlock() } }()
+	leader.Start(context.Background())
+	require.Eventually(t, func() bool {
+		c, err := b.store.GetClaim(context.Background(), domain.ResourceForgeIntake, domain.ForgeIntakeLeadership)
+		return err == nil && c.OwnerID == "w1"
+	}, 10*time.Second, 10*time.Millisecond, "w1 leads")
+	_, led, err := other.RunOnce(context.Background())
+	require.NoError(t, err)
+	require.False(t, led, "w2 stands by")
+
+	first := b.forge.open("ana", "Before", "x", "azolla")
+	other.Wake()
+	require.Eventually(t, func() bool { return len(b.objectives(t)) == 1 }, 10*time.Second, 10*time.Millisecond,
+		"the leader reads the forge on the other's wake")
+	second := b.forge.open("ana", "After", "x", "azolla")
+	other.Wake()
+	require.Eventually(t, func() bool { return len(b.objectives(t)) == 2 }, 10*time.Second, 10*time.Millisecond,
+		"and on every wake after")
+	require.NotEqual(t, first, second)
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/azolla/azolla/internal/domain"
@@ -96,8 +97,15 @@ type Service struct {
 	Observer Observer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// WakeCheck is how often the leader looks whether another worker was
+	// woken (default a second): a webhook delivery reaches whichever
+	// worker the forge's request landed on.
+	WakeCheck time.Duration
 
-	loopOnce sync.Once
+	// led says whether this instance led its last pass.
+	led       atomic.Bool
+	stopWatch context.CancelFunc
+	loopOnce  sync.Once
 	loop     *maintenance.Loop[Counts]
 	mu       sync.Mutex
 	lastRead map[string]time.Time
@@ -126,6 +134,7 @@ func (s *Service) background() *maintenance.Loop[Counts] {
 				ResourceType: domain.ResourceForgeIntake, ResourceID: domain.ForgeIntakeLeadership, Owner: s.OwnerID,
 				TTL: s.LeaseTTL, Log: s.Log},
 			Passed: func(c Counts, led bool, err error) {
+				s.led.Store(led)
 				if led && err == nil && (c.Created+c.Updated+c.Closed+c.Commands+c.Statuses+c.Failed) > 0 {
 					s.log().Info("forge intake pass", "repositories", c.Repositories, "issues", c.Issues,
 						"created", c.Created, "updated", c.Updated, "closed", c.Closed, "commands", c.Commands,
@@ -137,19 +146,89 @@ func (s *Service) background() *maintenance.Loop[Counts] {
 }
 
 // Start runs a pass now and then every Interval, until Stop or ctx ends.
-func (s *Service) Start(ctx context.Context) { s.background().Start(ctx) }
+func (s *Service) Start(ctx context.Context) {
+	// Wakes recorded before the first pass are that pass's to follow.
+	seen, err := s.Store.IntakeCursor(ctx, wakeSource)
+	if err != nil {
+		s.log().Warn("forge intake: look for a recorded wake", "error", err)
+	}
+	s.background().Start(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.stopWatch = cancel
+	s.mu.Unlock()
+	go s.watchWakes(ctx, seen)
+}
 
 // Stop ends the passes and gives the leadership up.
-func (s *Service) Stop() { s.background().Stop() }
+func (s *Service) Stop() {
+	s.mu.Lock()
+	stop := s.stopWatch
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	s.background().Stop()
+}
 
 // Wake reads every repository at the next pass, which starts now: a
 // webhook delivery said something changed. Nothing in the delivery is
-// taken as fact; the forge is read.
+// taken as fact; the forge is read. An instance that does not lead
+// records the wake in the store, where the leader finds it.
 func (s *Service) Wake() {
 	s.mu.Lock()
 	s.woken = true
 	s.mu.Unlock()
 	s.background().Wake()
+	if s.led.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	now := s.now()
+	if err := s.Store.SetIntakeCursor(ctx, wakeSource, now.UTC().Format(time.RFC3339Nano), now); err != nil {
+		s.log().Warn("forge intake: record a wake for the leader", "error", err)
+	}
+}
+
+// wakeSource is the intake cursor a wake is recorded under, for the
+// leader to find (not a source any item can have: those name a forge's
+// kind, or a posted document's source).
+const wakeSource = "azolla:wake"
+
+// watchWakes wakes this instance, while it leads, when another recorded
+// a wake since it last looked. One recorded before it began to lead costs
+// at most one pass more.
+func (s *Service) watchWakes(ctx context.Context, seen string) {
+	every := s.WakeCheck
+	if every <= 0 {
+		every = time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !s.led.Load() {
+			continue
+		}
+		raw, err := s.Store.IntakeCursor(ctx, wakeSource)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				s.log().Warn("forge intake: look for a recorded wake", "error", err)
+			}
+		case raw != seen:
+			seen = raw
+			s.mu.Lock()
+			s.woken = true
+			s.mu.Unlock()
+			s.background().Wake()
+		}
+	}
 }
 
 // RunOnce is one pass, if this instance leads, reading every repository
