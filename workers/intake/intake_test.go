@@ -521,7 +521,13 @@ func TestIntake_AWakeOnAWorkerThatDoesNotLeadReachesTheLeader(t *testing.T) {
 	var lm sync.Mutex
 	leader.Log = slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) { lm.Lock(); defer lm.Unlock(); return logs.Write(p) }), nil))
 	other.Log = leader.Log
-	defer func() { if t.Failed() { lm.Lock(); t.Log(logs.String()); lm.Unlock() } }()
+	defer func() {
+		if t.Failed() {
+			lm.Lock()
+			t.Log(logs.String())
+			lm.Unlock()
+		}
+	}()
 	leader.Start(context.Background())
 	require.Eventually(t, func() bool {
 		c, err := b.store.GetClaim(context.Background(), domain.ResourceForgeIntake, domain.ForgeIntakeLeadership)

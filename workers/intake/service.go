@@ -106,9 +106,9 @@ type Service struct {
 	led       atomic.Bool
 	stopWatch context.CancelFunc
 	loopOnce  sync.Once
-	loop     *maintenance.Loop[Counts]
-	mu       sync.Mutex
-	lastRead map[string]time.Time
+	loop      *maintenance.Loop[Counts]
+	mu        sync.Mutex
+	lastRead  map[string]time.Time
 	// notBefore holds a repository back while its forge asked azolla to
 	// slow down (a rate limit's Retry-After), wakes included.
 	notBefore map[string]time.Time
