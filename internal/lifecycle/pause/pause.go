@@ -280,7 +280,7 @@ func RevisionLimit(objectiveID string, seq int64, url string, rounds int, waitin
 }
 
 // Closed on the forge: the issue an objective came from was closed while
-// the objective was in flight (docs/forge.md#closing-an-issue). The round
+// the objective was in flight (docs/forge.md#an-issues-way-through). The round
 // that was running keeps its verdict; nothing more starts by itself.
 
 // ClosedAfterPass is a PASS whose issue was closed while the round ran:
