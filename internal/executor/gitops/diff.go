@@ -80,33 +80,46 @@ func (g Git) Diff(ctx context.Context, dir, from, to string) (string, error) {
 // the options of Diff. It leaves dir's index as it was: the changes are
 // staged in a temporary copy of it.
 func (g Git) WorktreeDiff(ctx context.Context, dir string) (string, error) {
-	indexPath, err := g.runString(ctx, call{dir: dir}, "rev-parse", "--git-path", "index")
+	c, done, err := g.stageWorktree(ctx, dir)
 	if err != nil {
 		return "", fmt.Errorf("worktree diff: %w", err)
+	}
+	defer done()
+	out, err := g.run(ctx, c, diffArgs([]string{"--cached"}, "HEAD")...)
+	if err != nil {
+		return "", fmt.Errorf("worktree diff: %w", err)
+	}
+	return string(out), nil
+}
+
+// stageWorktree stages everything in dir's worktree in a temporary copy of
+// its index, and returns the call that sees that index; done removes it.
+func (g Git) stageWorktree(ctx context.Context, dir string) (c call, done func(), err error) {
+	indexPath, err := g.runString(ctx, call{dir: dir}, "rev-parse", "--git-path", "index")
+	if err != nil {
+		return c, nil, err
 	}
 	if !filepath.IsAbs(indexPath) {
 		indexPath = filepath.Join(dir, indexPath)
 	}
 	tmpDir, err := os.MkdirTemp("", "azolla-index-")
 	if err != nil {
-		return "", fmt.Errorf("worktree diff: %w", err)
+		return c, nil, err
 	}
-	defer os.RemoveAll(tmpDir)
+	done = func() { _ = os.RemoveAll(tmpDir) }
 	tmpIndex := filepath.Join(tmpDir, "index")
 	// Starting from the real index keeps its stat data, so add -A hashes
 	// only what changed; without one, git starts from an empty index.
 	if err := copyFile(tmpIndex, indexPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("worktree diff: copy index: %w", err)
+		done()
+		return c, nil, fmt.Errorf("copy index: %w", err)
 	}
-	c := call{dir: dir, env: []string{"GIT_INDEX_FILE=" + tmpIndex}}
+	c = call{dir: dir, env: []string{"GIT_INDEX_FILE=" + tmpIndex}}
 	if _, err := g.run(ctx, c, "add", "-A"); err != nil {
-		return "", fmt.Errorf("worktree diff: stage changes: %w", err)
+		done()
+		return c, nil, fmt.Errorf("stage changes: %w", err)
 	}
-	out, err := g.run(ctx, c, diffArgs([]string{"--cached"}, "HEAD")...)
-	if err != nil {
-		return "", fmt.Errorf("worktree diff: %w", err)
-	}
-	return string(out), nil
+	return c, done, nil
 }
 
 // copyFile copies the file at src to a new file dst.
