@@ -267,6 +267,22 @@ type BundleMetadata struct {
 	RunReport *RunReport `json:"run_report,omitempty"`
 	// Transcript links the run's stored transcript (TranscriptRef).
 	Transcript *TranscriptRef `json:"transcript,omitempty"`
+	// Partial is the work a run left without delivering it (its budget
+	// ran out, it stalled), kept for the next round (PartialWork).
+	Partial *PartialWork `json:"partial,omitempty"`
+}
+
+// PartialWork is what a run that delivered no patch had changed, kept on
+// a ref of its own in its workspace (never the work branch), checked as a
+// patch is, for the next round of its objective to resume from.
+type PartialWork struct {
+	Ref       string `json:"ref"`
+	CommitSHA string `json:"commit_sha"`
+	// Files are the paths it changes (at most maxPartialFiles listed);
+	// FilesChanged how many there are, Bytes the size of its diff.
+	Files        []string `json:"files"`
+	FilesChanged int      `json:"files_changed"`
+	Bytes        int      `json:"bytes"`
 }
 
 // OutputBundle is the single output of one workorder run.

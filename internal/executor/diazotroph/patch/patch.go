@@ -142,7 +142,7 @@ func (r *run) execute(ctx context.Context) (diazotroph.Result, error) {
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(context.Cause(pctx), errBudget) {
-			return r.exhausted(stage, patchgen.Output{}), nil
+			return r.exhausted(ctx, stage, patchgen.Output{}), nil
 		}
 		return diazotroph.Result{}, err
 	}
@@ -161,11 +161,11 @@ func (r *run) execute(ctx context.Context) (diazotroph.Result, error) {
 	out, stage, err := r.generate(bctx)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(context.Cause(bctx), errBudget) {
-			return r.exhausted(stage, out), nil
+			return r.exhausted(ctx, stage, out), nil
 		}
 		var stalled *sandbox.StallError
 		if ctx.Err() == nil && errors.As(err, &stalled) {
-			return r.stalled(stalled, out), nil
+			return r.stalled(ctx, stalled, out), nil
 		}
 		return diazotroph.Result{}, err
 	}
@@ -388,26 +388,28 @@ func (r *run) report(out patchgen.Output) *domain.RunReport {
 	return &rep
 }
 
-func (r *run) exhausted(stage string, out patchgen.Output) diazotroph.Result {
-	notes := fmt.Sprintf("The budget of %s ran out after %s while %s; the generator's processes were killed and no patch was kept.\n",
+func (r *run) exhausted(ctx context.Context, stage string, out patchgen.Output) diazotroph.Result {
+	notes := fmt.Sprintf("The budget of %s ran out after %s while %s; the generator's processes were killed and no patch was delivered.\n",
 		r.req.Budget, time.Since(r.start).Round(time.Millisecond), stage)
 	if out.Notes != "" {
 		notes += "\n" + out.Notes + "\n"
 	}
-	return r.result(domain.RunnerBudgetExhausted, "", notes, domain.BundleMetadata{BranchName: r.branch})
+	partial, kept := r.keepPartial(ctx, "its budget ran out")
+	return r.result(domain.RunnerBudgetExhausted, "", notes+kept, domain.BundleMetadata{BranchName: r.branch, Partial: partial})
 }
 
 // stalled is the outcome of a generator whose agent stopped progressing
 // (docs/patches.md#a-run-that-makes-no-progress). The first line of its
 // notes names the stall and its timeout, for the gate's reason.
-func (r *run) stalled(s *sandbox.StallError, out patchgen.Output) diazotroph.Result {
+func (r *run) stalled(ctx context.Context, s *sandbox.StallError, out patchgen.Output) diazotroph.Result {
 	notes := fmt.Sprintf("The %s generator's agent wrote no output and changed no file for %s (executor.stall_timeout) "+
-		"and was stopped after %s; its processes were killed and no patch was kept.\n",
+		"and was stopped after %s; its processes were killed and no patch was delivered.\n",
 		r.genName, s.Timeout, time.Since(r.start).Round(time.Millisecond))
 	if out.Notes != "" {
 		notes += "\n" + out.Notes + "\n"
 	}
-	return r.result(domain.RunnerStalled, "", notes, domain.BundleMetadata{BranchName: r.branch})
+	partial, kept := r.keepPartial(ctx, "it stalled")
+	return r.result(domain.RunnerStalled, "", notes+kept, domain.BundleMetadata{BranchName: r.branch, Partial: partial})
 }
 
 func (r *run) result(status, content, notes string, meta domain.BundleMetadata) diazotroph.Result {

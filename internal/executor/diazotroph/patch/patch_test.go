@@ -197,7 +197,10 @@ func TestExecute_HostileObjectiveIDsAreRefused(t *testing.T) {
 	tb.requireUntouched(t)
 }
 
-func TestExecute_BudgetExpiryKillsTheGeneratorAndKeepsNoPatch(t *testing.T) {
+// The budget runs out while the agent works: its processes are killed, no
+// patch is delivered, and what it had written is kept on the workorder's
+// partial ref, not on the work branch.
+func TestExecute_BudgetExpiryKillsTheGeneratorAndKeepsItsWorkApart(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
 	pidFile := filepath.Join(tb.root, "child.pid")
@@ -217,6 +220,16 @@ func TestExecute_BudgetExpiryKillsTheGeneratorAndKeepsNoPatch(t *testing.T) {
 	require.Contains(t, res.Notes, "budget of 5s ran out")
 	require.Contains(t, res.Notes, "generating the patch with the command generator")
 	require.Empty(t, res.Metadata.CommitSHA)
+	p := res.Metadata.Partial
+	require.NotNil(t, p, res.Notes)
+	require.Equal(t, "refs/azolla/slow/partial/"+req.WorkOrder.WorkOrderID, p.Ref)
+	require.Equal(t, []string{"README.md"}, p.Files)
+	require.Equal(t, 1, p.FilesChanged)
+	require.Contains(t, res.Notes, "Partial work kept: 1 file(s)")
+	ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
+	require.Equal(t, p.CommitSHA, strings.TrimSpace(git(t, ws, "rev-parse", p.Ref)))
+	require.Equal(t, "partial\n", git(t, ws, "show", p.Ref+":README.md"))
+	require.Equal(t, req.Snapshot.Metadata.CommitSHA, headOf(t, ws, req.WorkOrder.BranchName), "the work branch has not moved")
 
 	raw, err := os.ReadFile(pidFile)
 	require.NoError(t, err)
@@ -327,4 +340,34 @@ func TestExecute_PushIsOffByDefault(t *testing.T) {
 	require.NotContains(t, res.Notes, "Pushed azolla/")
 	require.NotContains(t, res.Notes, "Push of azolla/")
 	tb.requireUntouched(t)
+}
+
+// Partial work is checked as a patch is: a symbolic link or a secret is
+// refused and nothing is kept; a write into .git is never part of it.
+func TestExecute_PartialWorkIsRefusedAsAPatchWouldBe(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cr3t-partial-value"
+	for name, run := range map[string]string{
+		"symlink": "echo x > README.md; ln -s /etc/passwd leak",
+		"secret":  "echo token=" + secret + " > README.md",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tb := setup(t)
+			tb.secrets = redact.New(redact.Secret{Name: "FORGE_TOKEN", Value: secret})
+			tb.p = tb.newPatch(map[string]patchgen.Generator{"command": patchgen.NewCommand(patchgen.CommandOptions{
+				Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Run: run + "; touch .git/hooks/pre-commit; sleep 30",
+				WorktreeDiff: gitops.Git{}.WorktreeDiff})})
+			req := tb.request(t, "hostile", "")
+			req.Objective.Generator = "command"
+			req.Budget = 5 * time.Second
+			res := execute(t, tb, req)
+			require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus)
+			require.Nil(t, res.Metadata.Partial, res.Notes)
+			require.Contains(t, res.Notes, "The work left in the workspace was not kept")
+			require.NotContains(t, res.Notes, secret)
+			ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
+			require.Empty(t, strings.TrimSpace(git(t, ws, "for-each-ref", "refs/azolla/")), "no ref was written")
+		})
+	}
 }

@@ -32,6 +32,8 @@ func TestExecute_AnAgentThatStopsProgressingIsStalled(t *testing.T) {
 	require.Regexp(t, `^The command generator's agent wrote no output and changed no file for 300ms \(executor.stall_timeout\) `+
 		`and was stopped after [0-9.]+m?s;`, res.Notes)
 	require.Contains(t, res.Title, "No patch (stalled)")
+	require.NotNil(t, res.Metadata.Partial, "what it wrote before it stalled is kept for the next round")
+	require.Equal(t, []string{"README.md"}, res.Metadata.Partial.Files)
 	tb.requireUntouched(t)
 }
 
