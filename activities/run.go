@@ -157,7 +157,41 @@ func request(ctx context.Context, st requestReader, w *domain.WorkOrder) (diazot
 		return diazotroph.Request{}, err
 	}
 	req.Objective = *o
+	if req.Resume, err = resumeFrom(ctx, st, w); err != nil {
+		return diazotroph.Request{}, err
+	}
 	return req, nil
+}
+
+// resumeFrom is the partial work of the round before w's, when that round
+// left some: the objective's latest workorder before w.
+func resumeFrom(ctx context.Context, st requestReader, w *domain.WorkOrder) (*diazotroph.Resume, error) {
+	wos, err := st.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: w.ObjectiveID})
+	if err != nil {
+		return nil, err
+	}
+	var prev *domain.WorkOrder
+	for _, o := range wos {
+		if o.WorkOrderID == w.WorkOrderID {
+			break
+		}
+		prev = o
+	}
+	if prev == nil {
+		return nil, nil
+	}
+	b, err := st.GetOutputBundle(ctx, prev.WorkOrderID)
+	if errors.Is(err, domain.ErrNotFound) || (err == nil && b.Metadata.Partial == nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &diazotroph.Resume{WorkOrderID: prev.WorkOrderID, Partial: *b.Metadata.Partial}
+	if rr, err := st.GetRunRecord(ctx, prev.WorkOrderID); err == nil {
+		res.Why = rr.GateReason
+	}
+	return res, nil
 }
 
 // heartbeat tells Temporal the activity is alive, with the lease it holds as

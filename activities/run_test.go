@@ -242,3 +242,41 @@ func TestRun_TitleIsStoredOnOneSafeLine(t *testing.T) {
 		require.Equal(t, `Fixed it; \x1b]0;pwned\x07done`, b.Title)
 	})
 }
+
+// The round after one that left partial work is handed that work (and why
+// its round ended) to resume from; the round after a round that left none
+// is not.
+func TestRun_TheNextRoundIsHandedThePartialWorkOfTheRoundBefore(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		partial := &domain.PartialWork{Ref: "refs/azolla/obj-1/partial/wo-obj-1-1", CommitSHA: testSHA,
+			Files: []string{"x.go"}, FilesChanged: 1, Bytes: 120}
+		wo := tb.runWith(t, returning(diazotroph.Result{Title: "out of time", Notes: "budget of 5s exhausted",
+			Metadata: domain.BundleMetadata{Partial: partial}, RunnerStatus: domain.RunnerBudgetExhausted}))
+		_, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		require.NoError(t, err)
+
+		// The second round leaves no partial work: the third is handed none.
+		for round, want := range []*domain.PartialWork{partial, nil} {
+			ev := tb.ready(t, "obj-1", activities.ReadyRetry)
+			res, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+			require.NoError(t, err)
+			tb.fake.exec = returning(diazotroph.Result{Title: "nothing", Notes: "no change", RunnerStatus: domain.RunnerOK})
+			_, err = tb.steps.Run(ctx, activities.RunInput{WorkOrderID: res.WorkOrder.WorkOrderID})
+			require.NoError(t, err)
+			calls := tb.fake.Calls()
+			got := calls[len(calls)-1].Resume
+			if want == nil {
+				require.Nil(t, got, "round %d: the round before left no partial work", round+2)
+			} else {
+				require.NotNil(t, got)
+				require.Equal(t, wo.WorkOrderID, got.WorkOrderID)
+				require.Equal(t, *want, got.Partial)
+				require.Contains(t, got.Why, "budget exhausted: budget of 5s exhausted")
+			}
+			g, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: res.WorkOrder.WorkOrderID})
+			require.NoError(t, err)
+			require.Equal(t, domain.GateFail, g.GateResult)
+		}
+	})
+}

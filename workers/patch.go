@@ -51,7 +51,7 @@ func NewPatch(cfg config.Config, ex *Executors) (*patch.Patch, error) {
 		Unconfigured: unconfigured, Author: gitops.Author{Name: pc.Author.Name, Email: pc.Author.Email},
 		Policy:        gitops.PatchPolicy{AllowBinary: pc.AllowBinary, MaxBytes: pc.MaxPatchBytes},
 		FileListLimit: pc.FileListLimit, Secrets: ex.Secrets, TranscriptMax: cfg.Executor.TranscriptMax,
-		Environments: NewEnvironments(cfg, ex),
+		Environments: NewEnvironments(cfg, ex), Fresh: pc.Resume == config.ResumeFresh,
 		Settings: func(repo string) patch.Settings {
 			r := pc.Repository(repo)
 			s := patch.Settings{GateCommands: r.GateCommands, GateBudget: r.GateBudget, PushRemote: r.PushRemote,

@@ -228,6 +228,10 @@ type PatchConfig struct {
 	ParallelCandidates int `mapstructure:"parallel_candidates" json:"parallel_candidates" yaml:"parallel_candidates"`
 	// MaxPatchBytes bounds a candidate patch.
 	MaxPatchBytes int `mapstructure:"max_patch_bytes" json:"max_patch_bytes" yaml:"max_patch_bytes"`
+	// Resume is where a round starts when the round before left partial
+	// work (its budget ran out, it stalled): "partial", from that work, or
+	// "fresh", from the snapshot's commit. "" is "partial".
+	Resume string `mapstructure:"resume" json:"resume" yaml:"resume"`
 	// FileListLimit bounds the file listing frozen into the prompt.
 	FileListLimit int                `mapstructure:"file_list_limit" json:"file_list_limit" yaml:"file_list_limit"`
 	Command       PatchCommandConfig `mapstructure:"command" json:"command" yaml:"command"`
@@ -336,6 +340,9 @@ func (r RepositoryConfig) Gate() RunConfig {
 // Patch generators.
 const (
 	GeneratorStatic  = "static"
+	// patch.resume values.
+	ResumePartial = "partial"
+	ResumeFresh   = "fresh"
 	GeneratorCommand = "command"
 	GeneratorOpenAI  = "openai"
 )
@@ -446,7 +453,7 @@ func DefaultFor(getenv func(string) string) Config {
 			// No network set: the host's, or with a preset an allowlist of
 			// its model's hosts (PatchCommandPolicy).
 			Command:   PatchCommandConfig{},
-			Retention: DefaultRetention, GCInterval: DefaultGCInterval, EarlyStop: true,
+			Retention: DefaultRetention, GCInterval: DefaultGCInterval, EarlyStop: true, Resume: ResumePartial,
 			OpenAI: OpenAIConfig{BaseURL: "https://api.openai.com/v1", APIKey: getenv("OPENAI_API_KEY"),
 				TokenParam: patchgen.TokenParamMaxCompletionTokens, MaxTokens: patchgen.DefaultOpenAIMaxTokens,
 				MaxConcurrency: patchgen.DefaultOpenAIMaxConcurrency, MaxAttempts: patchgen.DefaultOpenAIMaxAttempts}},

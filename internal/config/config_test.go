@@ -95,3 +95,13 @@ func TestLoggerHonoursLevelAndFormat(t *testing.T) {
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &rec), "one JSON record: %s", buf.String())
 	require.Equal(t, "shown", rec["msg"])
 }
+
+func TestValidate_PatchResumeIsPartialOrFresh(t *testing.T) {
+	c := config.DefaultFor(func(string) string { return "" })
+	c.DataDir = t.TempDir()
+	require.Equal(t, config.ResumePartial, c.Patch.Resume, "a round resumes by default")
+	c.Patch.Resume = "sometimes"
+	require.ErrorContains(t, c.Validate(), `patch.resume: must be "partial" or "fresh", got "sometimes"`)
+	c.Patch.Resume = config.ResumeFresh
+	require.NoError(t, c.Validate())
+}

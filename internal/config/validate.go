@@ -217,6 +217,9 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 	if p.ParallelCandidates < 0 {
 		add("patch.parallel_candidates", "must be how many candidates run at a time, 0 for all at once, got %d", p.ParallelCandidates)
 	}
+	if p.Resume != "" && p.Resume != ResumePartial && p.Resume != ResumeFresh {
+		add("patch.resume", "must be %q or %q, got %q", ResumePartial, ResumeFresh, p.Resume)
+	}
 	if p.EarlyStopMaxDiffLines < 0 {
 		add("patch.early_stop_max_diff_lines", "must be a number of changed lines, 0 for any size, got %d", p.EarlyStopMaxDiffLines)
 	}

@@ -28,6 +28,18 @@ type Request struct {
 	Objective domain.Objective
 	// Budget is workorder.budget_ms as a duration.
 	Budget time.Duration
+	// Resume, when set, is the partial work the objective's round before
+	// this one left (its budget ran out, it stalled), for this round to
+	// start from.
+	Resume *Resume `json:",omitempty"`
+}
+
+// Resume is the round before's partial work and why that round ended.
+type Resume struct {
+	WorkOrderID string
+	Partial     domain.PartialWork
+	// Why is that round's verdict, as its gate gave it.
+	Why string
 }
 
 // Result becomes the workorder's output bundle.

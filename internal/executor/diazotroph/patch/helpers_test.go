@@ -51,7 +51,9 @@ type testBundle struct {
 	gate *sandbox.Executor
 	// secrets are the values no patch may carry.
 	secrets *redact.Redactor
-	p       *patch.Patch
+	// fresh is patch.resume: fresh.
+	fresh bool
+	p     *patch.Patch
 }
 
 func setup(t *testing.T) *testBundle {
@@ -80,7 +82,7 @@ func (tb *testBundle) newPatch(extra map[string]patchgen.Generator) *patch.Patch
 	}
 	return patch.New(patch.Options{Dir: tb.gitDir, Generators: gens, Default: "static",
 		Unconfigured: map[string]string{"openai": "set patch.openai.model"}, Author: author,
-		Policy: gitops.PatchPolicy{MaxBytes: 1 << 20}, FileListLimit: 2, Secrets: tb.secrets,
+		Policy: gitops.PatchPolicy{MaxBytes: 1 << 20}, FileListLimit: 2, Secrets: tb.secrets, Fresh: tb.fresh,
 		Settings: func(repo string) patch.Settings {
 			if repo != tb.repo {
 				return patch.Settings{}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/gitops"
+	"github.com/azolla/azolla/internal/executor/patchgen"
 )
 
 // Partial work (docs/patches.md#partial-work): what a run that delivered
@@ -61,4 +62,40 @@ func fileList(files []string) string {
 		fmt.Fprintf(&b, "- %s\n", f)
 	}
 	return b.String()
+}
+
+// resume puts the round before's partial work in r's freshly prepared
+// workspace, as changes not yet committed, when the generator works in the
+// worktree (a command agent: one that keeps it reads nothing of it) and
+// the repository resumes. Work that cannot be had (its workspace pruned,
+// made on another commit than this round's) is told in the notes, and the
+// round starts from the snapshot's commit.
+func (r *run) resume(ctx context.Context) {
+	prev := r.req.Resume
+	if prev == nil || r.p.o.Fresh || r.candidate != 0 {
+		return
+	}
+	if k, ok := r.gen.(patchgen.WorktreeKeeper); ok && k.KeepsWorktree() {
+		return
+	}
+	from := r.p.Workspace(prev.WorkOrderID)
+	if _, err := r.p.o.Git.ResumePartial(ctx, r.ws, from, prev.Partial.Ref, prev.Partial.CommitSHA); err != nil {
+		r.resumeNote = fmt.Sprintf("The partial work of %s could not be resumed (%s): this round started from the snapshot's commit.\n",
+			prev.WorkOrderID, oneLine(err.Error()))
+		// Whatever a failed resume left is not this round's.
+		if err := r.p.o.Git.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
+			r.resumeNote += fmt.Sprintf("Resetting the workspace failed too: %s\n", oneLine(err.Error()))
+		}
+		return
+	}
+	why := prev.Why
+	if why == "" {
+		why = "it delivered no patch"
+	}
+	r.resumed = fmt.Sprintf("Resuming: the round before this one (%s) stopped before delivering a patch (%s). "+
+		"What it had changed is already in your worktree, not committed: %d file(s), %s. Continue from it; "+
+		"the whole change against the base commit is what the gate judges.",
+		prev.WorkOrderID, oneLine(why), prev.Partial.FilesChanged, strings.Join(prev.Partial.Files, ", "))
+	r.resumeNote = fmt.Sprintf("Resumed the partial work of %s (%d file(s), commit %s).\n",
+		prev.WorkOrderID, prev.Partial.FilesChanged, prev.Partial.CommitSHA)
 }

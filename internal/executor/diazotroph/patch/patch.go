@@ -77,6 +77,9 @@ type Options struct {
 	// Environments prepare each repository's environment before its
 	// agent and its gate commands run (package environment); nil: none.
 	Environments *environment.Manager
+	// Fresh makes every round start from the snapshot's commit, leaving
+	// the round before's partial work where it is (patch.resume: fresh).
+	Fresh bool
 }
 
 // Patch is PATCH_DIAZOTROPH. It is safe for concurrent use: workorders have
@@ -202,6 +205,10 @@ type run struct {
 	// env is the repository's environment the generator runs in, nil
 	// without one.
 	env *prepared
+	// resumed tells the agent of the partial work the run started from
+	// ("" when it started from the snapshot's commit); resumeNote tells
+	// the notes whether it did.
+	resumed, resumeNote string
 }
 
 func (p *Patch) newRun(req diazotroph.Request) (*run, error) {
@@ -249,9 +256,13 @@ func (p *Patch) newRun(req diazotroph.Request) (*run, error) {
 // names what was under way when it failed.
 func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, err error) {
 	o := r.req.Objective
+	prompt := r.req.Snapshot.FullPromptText
+	if r.resumed != "" {
+		prompt += "\n\n" + r.resumed
+	}
 	out, err = r.gen.Generate(ctx, patchgen.Input{ObjectiveID: o.ObjectiveID, WorkOrderID: r.req.WorkOrder.WorkOrderID,
 		BranchName: r.branch, BaseBranch: r.req.Snapshot.Metadata.BaseBranch, CommitSHA: r.base, Title: o.Title,
-		AcceptanceCriteria: o.AcceptanceCriteria, Prompt: r.req.Snapshot.FullPromptText, StaticPatch: o.Patch,
+		AcceptanceCriteria: o.AcceptanceCriteria, Prompt: prompt, StaticPatch: o.Patch,
 		Worktree: r.ws, BudgetUSDRemaining: r.req.WorkOrder.BudgetUSDRemaining, Candidate: r.candidate,
 		Environment: r.env.extra(), HouseRules: r.houseRules(ctx)})
 	r.out, r.ran = out, true
@@ -277,6 +288,7 @@ func (r *run) prepare(ctx context.Context) (stage string, err error) {
 	if err := r.p.o.Git.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
 		return "preparing the workspace", fmt.Errorf("prepare workspace %s: %w", r.ws, err)
 	}
+	r.resume(ctx)
 	return "", nil
 }
 
@@ -413,6 +425,10 @@ func (r *run) stalled(ctx context.Context, s *sandbox.StallError, out patchgen.O
 }
 
 func (r *run) result(status, content, notes string, meta domain.BundleMetadata) diazotroph.Result {
+	if r.resumeNote != "" {
+		// Last: the first line of the notes is the gate's reason.
+		notes = strings.TrimRight(notes, "\n") + "\n\n" + r.resumeNote
+	}
 	meta.Transcript = r.transcript
 	if r.ran && bundleGenerators[r.genName] {
 		meta.Generator = r.genName

@@ -1,0 +1,109 @@
+package patch_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/diazotroph"
+	"github.com/azolla/azolla/internal/executor/gitops"
+	"github.com/azolla/azolla/internal/executor/patchgen"
+	"github.com/azolla/azolla/internal/executor/sandbox"
+	"github.com/azolla/azolla/internal/executor/sandbox/sandboxtest"
+)
+
+// halfAgent is a stand-in agent: a first round writes half its change and
+// then outlives its budget; a round that finds that half in its worktree
+// writes the rest and finishes. It copies its input to the bundle's root,
+// named after its workorder.
+const halfAgent = `cp "$AZOLLA_INPUT_FILE" "%s/$AZOLLA_WORK_ORDER_ID.input"
+if grep -q 'first half' README.md; then echo 'second half' >> README.md; exit 0; fi
+echo 'first half' >> README.md; sleep 30`
+
+func (tb *testBundle) halfAgent(t *testing.T, fresh bool) {
+	t.Helper()
+	tb.fresh = fresh
+	tb.p = tb.newPatch(map[string]patchgen.Generator{"command": patchgen.NewCommand(
+		patchgen.CommandOptions{Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Run: fmt.Sprintf(halfAgent, tb.root),
+			WorktreeDiff: gitops.Git{}.WorktreeDiff})})
+}
+
+// round is the objective's round n of the half agent.
+func (tb *testBundle) round(t *testing.T, n int, resume *diazotroph.Resume) (diazotroph.Request, diazotroph.Result) {
+	t.Helper()
+	req := tb.request(t, "halves", "")
+	req.Objective.Generator = "command"
+	req.WorkOrder.WorkOrderID = "wo-halves-" + string(rune('0'+n))
+	req.Budget = 5 * time.Second
+	req.Resume = resume
+	return req, execute(t, tb, req)
+}
+
+// The round whose budget ran out left half its change; the next round
+// starts from it, is told so, finishes, and its patch is the whole change
+// against the base.
+func TestExecute_TheNextRoundResumesThePartialWork(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	tb.halfAgent(t, false)
+	first, res := tb.round(t, 1, nil)
+	require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus)
+	require.NotNil(t, res.Metadata.Partial, res.Notes)
+
+	resume := &diazotroph.Resume{WorkOrderID: first.WorkOrder.WorkOrderID, Partial: *res.Metadata.Partial,
+		Why: "budget exhausted: The budget of 5s ran out"}
+	second, res := tb.round(t, 2, resume)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
+	require.Contains(t, res.Content, "+first half")
+	require.Contains(t, res.Content, "+second half")
+	require.Contains(t, res.Notes, "Resumed the partial work of wo-halves-1")
+	ws := tb.p.Workspace(second.WorkOrder.WorkOrderID)
+	seen := tb.input(t, second.WorkOrder.WorkOrderID)
+	require.Contains(t, seen, "Resuming: the round before this one (wo-halves-1) stopped before delivering a patch "+
+		"(budget exhausted: The budget of 5s ran out)")
+	require.Contains(t, seen, "1 file(s), README.md")
+	require.Equal(t, second.Snapshot.Metadata.CommitSHA, strings.TrimSpace(git(t, ws, "rev-parse", res.Metadata.CommitSHA+"^")),
+		"one commit on the base: the gate judges the whole change")
+}
+
+// patch.resume: fresh, or partial work that cannot be had, starts the
+// round from the snapshot's commit.
+func TestExecute_AFreshRoundOrALostPartialStartsFromTheBase(t *testing.T) {
+	t.Parallel()
+	t.Run("fresh", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		tb.halfAgent(t, true)
+		first, res := tb.round(t, 1, nil)
+		require.NotNil(t, res.Metadata.Partial, res.Notes)
+		_, res = tb.round(t, 2, &diazotroph.Resume{WorkOrderID: first.WorkOrder.WorkOrderID, Partial: *res.Metadata.Partial})
+		require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus, "it wrote its first half again")
+		require.NotContains(t, res.Notes, "Resumed")
+		require.NotContains(t, tb.input(t, "wo-halves-2"), "Resuming")
+	})
+	t.Run("pruned", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		tb.halfAgent(t, false)
+		first, res := tb.round(t, 1, nil)
+		require.NotNil(t, res.Metadata.Partial, res.Notes)
+		require.NoError(t, os.RemoveAll(tb.p.Workspace(first.WorkOrder.WorkOrderID)))
+		_, res = tb.round(t, 2, &diazotroph.Resume{WorkOrderID: first.WorkOrder.WorkOrderID, Partial: *res.Metadata.Partial})
+		require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus)
+		require.Contains(t, res.Notes, "The partial work of wo-halves-1 could not be resumed")
+	})
+}
+
+// input is what the agent of workOrderID was given.
+func (tb *testBundle) input(t *testing.T, workOrderID string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(tb.root, workOrderID+".input"))
+	require.NoError(t, err)
+	return string(raw)
+}
