@@ -339,10 +339,10 @@ func (r RepositoryConfig) Gate() RunConfig {
 
 // Patch generators.
 const (
-	GeneratorStatic  = "static"
+	GeneratorStatic = "static"
 	// patch.resume values.
-	ResumePartial = "partial"
-	ResumeFresh   = "fresh"
+	ResumePartial    = "partial"
+	ResumeFresh      = "fresh"
 	GeneratorCommand = "command"
 	GeneratorOpenAI  = "openai"
 )
