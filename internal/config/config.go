@@ -339,12 +339,15 @@ func (r RepositoryConfig) Gate() RunConfig {
 
 // Patch generators.
 const (
-	GeneratorStatic = "static"
-	// patch.resume values.
-	ResumePartial    = "partial"
-	ResumeFresh      = "fresh"
+	GeneratorStatic  = "static"
 	GeneratorCommand = "command"
 	GeneratorOpenAI  = "openai"
+)
+
+// Where a round starts (patch.resume).
+const (
+	ResumePartial = "partial"
+	ResumeFresh   = "fresh"
 )
 
 // DefaultGateBudget bounds a repository's gate commands when it sets none.
