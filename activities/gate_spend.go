@@ -44,11 +44,16 @@ func (a *Steps) gatePause(ctx context.Context, q store.Querier, w *domain.WorkOr
 	if err != nil {
 		return domain.PauseState{}, err
 	}
-	if standing.Exhausted() {
-		return pause.BudgetSpent(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, standing, keep,
-			repeated, now), nil
+	var partial *domain.PartialWork
+	if j.bundle != nil {
+		partial = j.bundle.Metadata.Partial
 	}
-	return pause.GateFailed(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, keep, repeated, now), nil
+	if standing.Exhausted() {
+		return pause.WithPartialWork(pause.BudgetSpent(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, standing, keep,
+			repeated, now), partial), nil
+	}
+	return pause.WithPartialWork(pause.GateFailed(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, keep, repeated, now),
+		partial), nil
 }
 
 // openPullRequestURL is the URL of the objective's open pull request when

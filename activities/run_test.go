@@ -10,6 +10,7 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/lifecycle/claim"
 )
@@ -253,8 +254,11 @@ func TestRun_TheNextRoundIsHandedThePartialWorkOfTheRoundBefore(t *testing.T) {
 			Files: []string{"x.go"}, FilesChanged: 1, Bytes: 120}
 		wo := tb.runWith(t, returning(diazotroph.Result{Title: "out of time", Notes: "budget of 5s exhausted",
 			Metadata: domain.BundleMetadata{Partial: partial}, RunnerStatus: domain.RunnerBudgetExhausted}))
-		_, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		first, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 		require.NoError(t, err)
+		require.Equal(t, pause.PartialWork, first.Pause.ActionKinds[len(first.Pause.ActionKinds)-1])
+		require.Contains(t, first.Pause.PrioritizedActions[len(first.Pause.PrioritizedActions)-1],
+			"Partial work kept: 1 file(s) (x.go)")
 
 		// The second round leaves no partial work: the third is handed none.
 		for round, want := range []*domain.PartialWork{partial, nil} {

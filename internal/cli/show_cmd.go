@@ -293,6 +293,10 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 			if b.Metadata.CommitSHA != "" {
 				p("  commit    %s on %s\n", line(b.Metadata.CommitSHA), line(b.Metadata.BranchName))
 			}
+			if pw := b.Metadata.Partial; pw != nil {
+				p("  partial   %d file(s), %d bytes of diff: commit %s on %s (%s)\n", pw.FilesChanged, pw.Bytes,
+					line(pw.CommitSHA), line(pw.Ref), line(strings.Join(pw.Files, ", ")))
+			}
 			switch rr := b.Metadata.RunReport; {
 			case rr != nil:
 				p("  report    %s\n", line(reportLine(rr)))

@@ -177,3 +177,17 @@ func TestObjectiveShow_NamesTheIssueAndTheLastCommand(t *testing.T) {
 	require.Equal(t, "12", d.Intake.ExternalID)
 	require.Len(t, d.Commands, 1)
 }
+
+func TestObjectiveShow_ListsPartialWork(t *testing.T) {
+	t.Parallel()
+	s, env := migratedStore(t)
+	env = offline(t, env)
+	executed(t, s, "obj-partial", domain.OutputBundle{Title: "out of time", Notes: "budget of 5s exhausted",
+		RunnerStatus: domain.RunnerBudgetExhausted, Metadata: domain.BundleMetadata{Partial: &domain.PartialWork{
+			Ref: "refs/azolla/obj-partial/partial/wo-obj-partial-1", CommitSHA: "0123456789abcdef0123456789abcdef01234567",
+			Files: []string{"x.go", "x_test.go"}, FilesChanged: 2, Bytes: 512}}})
+	res := azolla(t, env, "objective", "show", "obj-partial")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "  partial   2 file(s), 512 bytes of diff: commit 0123456789abcdef0123456789abcdef01234567 "+
+		"on refs/azolla/obj-partial/partial/wo-obj-partial-1 (x.go, x_test.go)\n")
+}

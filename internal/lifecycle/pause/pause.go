@@ -53,6 +53,9 @@ const (
 	// ReviewRepeatedFailure warns that the gate failed the same way as in
 	// the round before: retrying unchanged would likely fail again.
 	ReviewRepeatedFailure = "REVIEW_REPEATED_FAILURE"
+	// PartialWork says the run left partial work the next round resumes
+	// from (docs/patches.md#partial-work).
+	PartialWork = "PARTIAL_WORK"
 )
 
 // Action is one thing the human should do: its kind and the words for it.
@@ -320,4 +323,17 @@ func ClosedInReview(objectiveID string, seq int64, workOrderID, issue, url strin
 				" was open: close the pull request, or merge it"},
 			{Retry, "Reopen the issue and retry for another round if the work is still wanted"},
 		}})
+}
+
+// WithPartialWork adds to a FAIL's pause that its run left partial work,
+// which the next round starts from.
+func WithPartialWork(ps domain.PauseState, pw *domain.PartialWork) domain.PauseState {
+	if pw == nil {
+		return ps
+	}
+	ps.PrioritizedActions = append(ps.PrioritizedActions, textsafe.Line(fmt.Sprintf(
+		"Partial work kept: %d file(s) (%s), commit %s; the next round resumes from it unless patch.resume is fresh",
+		pw.FilesChanged, strings.Join(pw.Files, ", "), pw.CommitSHA)))
+	ps.ActionKinds = append(ps.ActionKinds, PartialWork)
+	return ps
 }
