@@ -10,9 +10,9 @@ import (
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/lifecycle/pause"
 )
 
 func TestRun_DispatchesByTypeAndPersistsOneBundle(t *testing.T) {
