@@ -3,6 +3,8 @@ package patch
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,13 +20,12 @@ import (
 // maxPartialFiles bounds the paths a bundle lists of partial work.
 const maxPartialFiles = 100
 
-// keepPartial keeps what r's worktree holds beyond the snapshot's commit
-// on the workorder's partial ref, after the checks a patch gets; why says
-// why the run delivered none. It returns the work (nil when there is none
-// or it was refused) and a line for the notes.
-func (r *run) keepPartial(ctx context.Context, why string) (*domain.PartialWork, string) {
+// keepPartial keeps what r's worktree holds beyond its HEAD on the
+// workorder's partial ref, after the checks a patch gets; why says why the
+// run delivered none. It returns nil when there is nothing to keep.
+func (r *run) keepPartial(ctx context.Context, why string) (*domain.PartialWork, error) {
 	if r.candidate != 0 {
-		return nil, "" // a candidate's worktree is its own; its workorder's round resumes nothing of it
+		return nil, nil // a candidate's worktree is its own; its workorder's round resumes nothing of it
 	}
 	// The run's own context may be ending with its budget: the work is
 	// kept within a short allowance of its own.
@@ -40,19 +41,29 @@ func (r *run) keepPartial(ctx context.Context, why string) (*domain.PartialWork,
 		return gitops.CheckPatch(r.ws, patch, r.p.o.Policy)
 	}
 	p, err := r.p.o.Git.KeepPartial(ctx, r.ws, ref, r.p.o.Author, msg, check)
-	switch {
-	case err != nil:
-		return nil, fmt.Sprintf("\nThe work left in the workspace was not kept: %s\n", oneLine(err.Error()))
-	case p == nil:
-		return nil, "\nThe workspace held no change to keep.\n"
+	if err != nil || p == nil {
+		return nil, err
 	}
 	files := p.Files
 	if len(files) > maxPartialFiles {
 		files = files[:maxPartialFiles]
 	}
-	w := &domain.PartialWork{Ref: ref, CommitSHA: p.CommitSHA, Files: files, FilesChanged: len(p.Files), Bytes: len(p.Patch)}
+	return &domain.PartialWork{Ref: ref, CommitSHA: p.CommitSHA, Files: files, FilesChanged: len(p.Files),
+		Bytes: len(p.Patch)}, nil
+}
+
+// keepPartialNoted is keepPartial for a run that ends without a patch, and
+// the words its notes get.
+func (r *run) keepPartialNoted(ctx context.Context, why string) (*domain.PartialWork, string) {
+	w, err := r.keepPartial(ctx, why)
+	switch {
+	case err != nil:
+		return nil, fmt.Sprintf("\nThe work left in the workspace was not kept: %s\n", oneLine(err.Error()))
+	case w == nil:
+		return nil, "\nThe workspace held no change to keep.\n"
+	}
 	return w, fmt.Sprintf("\nPartial work kept: %d file(s), %d bytes of diff, commit %s on %s (not the work branch); "+
-		"the next round starts from it.\n%s", w.FilesChanged, w.Bytes, w.CommitSHA, ref, fileList(files))
+		"the next round starts from it.\n%s", w.FilesChanged, w.Bytes, w.CommitSHA, w.Ref, fileList(w.Files))
 }
 
 // fileList is the notes' list of paths.
@@ -64,38 +75,65 @@ func fileList(files []string) string {
 	return b.String()
 }
 
-// resume puts the round before's partial work in r's freshly prepared
-// workspace, as changes not yet committed, when the generator works in the
-// worktree (a command agent: one that keeps it reads nothing of it) and
-// the repository resumes. Work that cannot be had (its workspace pruned,
-// made on another commit than this round's) is told in the notes, and the
-// round starts from the snapshot's commit.
-func (r *run) resume(ctx context.Context) {
-	prev := r.req.Resume
-	if prev == nil || r.p.o.Fresh || r.candidate != 0 {
-		return
+// worksInTree says whether r's generator works in the workspace (a
+// command agent): one that keeps it reads nothing of partial work.
+func (r *run) worksInTree() bool {
+	k, ok := r.gen.(patchgen.WorktreeKeeper)
+	return r.candidate == 0 && !(ok && k.KeepsWorktree())
+}
+
+// salvage keeps, before r's workspace is reset, the work an earlier run of
+// the same workorder left in it: a run whose worker stopped (killed, its
+// claim taken over) before it reported. nil when there is none to keep.
+func (r *run) salvage(ctx context.Context) *domain.PartialWork {
+	if !r.worksInTree() {
+		return nil
 	}
-	if k, ok := r.gen.(patchgen.WorktreeKeeper); ok && k.KeepsWorktree() {
-		return
+	if _, err := os.Stat(filepath.Join(r.ws, ".git")); err != nil {
+		return nil
 	}
-	from := r.p.Workspace(prev.WorkOrderID)
-	if _, err := r.p.o.Git.ResumePartial(ctx, r.ws, from, prev.Partial.Ref, prev.Partial.CommitSHA); err != nil {
-		r.resumeNote = fmt.Sprintf("The partial work of %s could not be resumed (%s): this round started from the snapshot's commit.\n",
-			prev.WorkOrderID, oneLine(err.Error()))
+	pw, err := r.keepPartial(ctx, "an earlier run of this workorder ended without reporting")
+	if err != nil {
+		r.resumeNote = fmt.Sprintf("Work an earlier run of this workorder left in its workspace was not salvaged: %s\n",
+			oneLine(err.Error()))
+	}
+	return pw
+}
+
+// resume puts partial work in r's freshly prepared workspace, as changes
+// not yet committed: what salvage kept of an earlier run of the same
+// workorder, else the round before's, unless the repository starts every
+// round fresh. Work that cannot be had (its workspace pruned, made on
+// another commit than this round's) is told in the notes, and the round
+// starts from the snapshot's commit.
+func (r *run) resume(ctx context.Context, salvaged *domain.PartialWork) {
+	from, pw, told := r.ws, salvaged, ""
+	switch prev := r.req.Resume; {
+	case salvaged != nil:
+		told = fmt.Sprintf("Resuming: an earlier run of this same workorder (%s) ended without reporting (its worker stopped).",
+			r.req.WorkOrder.WorkOrderID)
+	case prev == nil || r.p.o.Fresh || !r.worksInTree():
+		return
+	default:
+		why := prev.Why
+		if why == "" {
+			why = "it delivered no patch"
+		}
+		from, pw = r.p.Workspace(prev.WorkOrderID), &prev.Partial
+		told = fmt.Sprintf("Resuming: the round before this one (%s) stopped before delivering a patch (%s).",
+			prev.WorkOrderID, oneLine(why))
+	}
+	if _, err := r.p.o.Git.ResumePartial(ctx, r.ws, from, pw.Ref, pw.CommitSHA); err != nil {
+		r.resumeNote += fmt.Sprintf("The partial work %s could not be resumed (%s): this round started from the snapshot's commit.\n",
+			pw.Ref, oneLine(err.Error()))
 		// Whatever a failed resume left is not this round's.
 		if err := r.p.o.Git.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
 			r.resumeNote += fmt.Sprintf("Resetting the workspace failed too: %s\n", oneLine(err.Error()))
 		}
 		return
 	}
-	why := prev.Why
-	if why == "" {
-		why = "it delivered no patch"
-	}
-	r.resumed = fmt.Sprintf("Resuming: the round before this one (%s) stopped before delivering a patch (%s). "+
-		"What it had changed is already in your worktree, not committed: %d file(s), %s. Continue from it; "+
-		"the whole change against the base commit is what the gate judges.",
-		prev.WorkOrderID, oneLine(why), prev.Partial.FilesChanged, strings.Join(prev.Partial.Files, ", "))
-	r.resumeNote = fmt.Sprintf("Resumed the partial work of %s (%d file(s), commit %s).\n",
-		prev.WorkOrderID, prev.Partial.FilesChanged, prev.Partial.CommitSHA)
+	r.resumed = told + fmt.Sprintf(" What it had changed is already in your worktree, not committed: %d file(s), %s. "+
+		"Continue from it; the whole change against the base commit is what the gate judges.",
+		pw.FilesChanged, strings.Join(pw.Files, ", "))
+	r.resumeNote += fmt.Sprintf("Resumed the partial work %s (%d file(s), commit %s).\n", pw.Ref, pw.FilesChanged, pw.CommitSHA)
 }

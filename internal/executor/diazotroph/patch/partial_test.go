@@ -1,6 +1,7 @@
 package patch_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,7 +63,7 @@ func TestExecute_TheNextRoundResumesThePartialWork(t *testing.T) {
 	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
 	require.Contains(t, res.Content, "+first half")
 	require.Contains(t, res.Content, "+second half")
-	require.Contains(t, res.Notes, "Resumed the partial work of wo-halves-1")
+	require.Contains(t, res.Notes, "Resumed the partial work refs/azolla/halves/partial/wo-halves-1 (1 file(s)")
 	ws := tb.p.Workspace(second.WorkOrder.WorkOrderID)
 	seen := tb.input(t, second.WorkOrder.WorkOrderID)
 	require.Contains(t, seen, "Resuming: the round before this one (wo-halves-1) stopped before delivering a patch "+
@@ -96,7 +97,7 @@ func TestExecute_AFreshRoundOrALostPartialStartsFromTheBase(t *testing.T) {
 		require.NoError(t, os.RemoveAll(tb.p.Workspace(first.WorkOrder.WorkOrderID)))
 		_, res = tb.round(t, 2, &diazotroph.Resume{WorkOrderID: first.WorkOrder.WorkOrderID, Partial: *res.Metadata.Partial})
 		require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus)
-		require.Contains(t, res.Notes, "The partial work of wo-halves-1 could not be resumed")
+		require.Contains(t, res.Notes, "The partial work refs/azolla/halves/partial/wo-halves-1 could not be resumed")
 	})
 }
 
@@ -106,4 +107,36 @@ func (tb *testBundle) input(t *testing.T, workOrderID string) string {
 	raw, err := os.ReadFile(filepath.Join(tb.root, workOrderID+".input"))
 	require.NoError(t, err)
 	return string(raw)
+}
+
+// A run whose worker stopped mid-run (here: its context ended) leaves its
+// work in the workspace; the run that takes the workorder over on the same
+// host salvages it and continues from it.
+func TestExecute_ATakeoverSalvagesTheWorkOfTheRunItReplaces(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	tb.halfAgent(t, false)
+	req := tb.request(t, "halves", "")
+	req.Objective.Generator = "command"
+	req.Budget = time.Minute
+	ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := tb.p.Execute(ctx, req)
+		done <- err
+	}()
+	require.Eventually(t, func() bool {
+		raw, err := os.ReadFile(filepath.Join(ws, "README.md"))
+		return err == nil && strings.Contains(string(raw), "first half")
+	}, time.Minute, 20*time.Millisecond, "the first run writes its half")
+	stop()
+	require.Error(t, <-done, "the first run ends without a result")
+
+	res := execute(t, tb, req)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
+	require.Contains(t, res.Content, "+first half")
+	require.Contains(t, res.Content, "+second half")
+	require.Contains(t, res.Notes, "Resumed the partial work refs/azolla/halves/partial/"+req.WorkOrder.WorkOrderID)
+	require.Contains(t, tb.input(t, req.WorkOrder.WorkOrderID), "an earlier run of this same workorder")
 }

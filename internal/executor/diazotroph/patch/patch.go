@@ -285,10 +285,11 @@ func (r *run) prepare(ctx context.Context) (stage string, err error) {
 	if r.mirror, err = r.p.mirrors.Sync(ctx, o.Repository); err != nil {
 		return "fetching the repository", fmt.Errorf("fetch %s: %w", o.Repository, err)
 	}
+	salvaged := r.salvage(ctx)
 	if err := r.p.o.Git.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
 		return "preparing the workspace", fmt.Errorf("prepare workspace %s: %w", r.ws, err)
 	}
-	r.resume(ctx)
+	r.resume(ctx, salvaged)
 	return "", nil
 }
 
@@ -406,7 +407,7 @@ func (r *run) exhausted(ctx context.Context, stage string, out patchgen.Output) 
 	if out.Notes != "" {
 		notes += "\n" + out.Notes + "\n"
 	}
-	partial, kept := r.keepPartial(ctx, "its budget ran out")
+	partial, kept := r.keepPartialNoted(ctx, "its budget ran out")
 	return r.result(domain.RunnerBudgetExhausted, "", notes+kept, domain.BundleMetadata{BranchName: r.branch, Partial: partial})
 }
 
@@ -420,7 +421,7 @@ func (r *run) stalled(ctx context.Context, s *sandbox.StallError, out patchgen.O
 	if out.Notes != "" {
 		notes += "\n" + out.Notes + "\n"
 	}
-	partial, kept := r.keepPartial(ctx, "it stalled")
+	partial, kept := r.keepPartialNoted(ctx, "it stalled")
 	return r.result(domain.RunnerStalled, "", notes+kept, domain.BundleMetadata{BranchName: r.branch, Partial: partial})
 }
 
