@@ -31,15 +31,15 @@ type Request struct {
 	// Resume, when set, is the partial work the objective's round before
 	// this one left (its budget ran out, it stalled), for this round to
 	// start from.
-	Resume *Resume `json:",omitempty"`
+	Resume *Resume
 }
 
 // Resume is the round before's partial work and why that round ended.
 type Resume struct {
-	WorkOrderID string
-	Partial     domain.PartialWork
+	WorkOrderID string             `json:"work_order_id"`
+	Partial     domain.PartialWork `json:"partial"`
 	// Why is that round's verdict, as its gate gave it.
-	Why string
+	Why string `json:"why,omitempty"`
 }
 
 // Result becomes the workorder's output bundle.

@@ -22,12 +22,15 @@ type WorkPayload struct {
 	Objective       domain.Objective       `json:"objective"`
 	// BudgetMS is the run's budget; it is the workorder's budget_ms.
 	BudgetMS int64 `json:"budget_ms"`
+	// Resume is the round before's partial work, which the run resumes
+	// when that round ran on the same host.
+	Resume *diazotroph.Resume `json:"resume,omitempty"`
 }
 
 // NewWorkPayload is the payload that hands req to a remote worker.
 func NewWorkPayload(req diazotroph.Request) WorkPayload {
 	return WorkPayload{WorkOrder: req.WorkOrder, ContextSnapshot: req.Snapshot, Objective: req.Objective,
-		BudgetMS: req.Budget.Milliseconds()}
+		BudgetMS: req.Budget.Milliseconds(), Resume: req.Resume}
 }
 
 // Validate checks what a worker needs before it runs the payload: the ids
@@ -60,7 +63,7 @@ func (p WorkPayload) Validate() error {
 // Request is the diazotroph request the payload describes.
 func (p WorkPayload) Request() diazotroph.Request {
 	return diazotroph.Request{WorkOrder: p.WorkOrder, Snapshot: p.ContextSnapshot, Objective: p.Objective,
-		Budget: time.Duration(p.BudgetMS) * time.Millisecond}
+		Budget: time.Duration(p.BudgetMS) * time.Millisecond, Resume: p.Resume}
 }
 
 // WorkResult is a diazotroph job's result: the content of the workorder's
