@@ -252,6 +252,17 @@ func (a *Steps) gate(ctx context.Context, q store.Querier, w *domain.WorkOrder, 
 		BlockerRef: o.BlockerRef, Pause: ps, PullRequest: j.closedIssue == "" && a.wantsPullRequest(rr, o)}, o, nil
 }
 
+// intakeItemOf is the item objectiveID came from, nil when it came from
+// none.
+func intakeItemOf(ctx context.Context, q store.IntakeQuerier, objectiveID string) (*domain.IntakeItem, error) {
+	it, err := q.IntakeItemOf(ctx, objectiveID)
+	var nf *domain.NotFoundError
+	if errors.As(err, &nf) {
+		return nil, nil
+	}
+	return it, err
+}
+
 // branchOf is the work branch of a PASS that made commit, "" when the run
 // made none.
 func branchOf(w *domain.WorkOrder, commit string) string {
@@ -265,15 +276,9 @@ func branchOf(w *domain.WorkOrder, commit string) string {
 // when its forge says it is closed, "" when it is open or the objective
 // came from no issue.
 func closedIssue(ctx context.Context, q store.IntakeQuerier, objectiveID string) (string, error) {
-	it, err := q.IntakeItemOf(ctx, objectiveID)
-	var nf *domain.NotFoundError
-	switch {
-	case errors.As(err, &nf):
-		return "", nil
-	case err != nil:
+	it, err := intakeItemOf(ctx, q, objectiveID)
+	if err != nil || it == nil || !it.Closed {
 		return "", err
-	case !it.Closed:
-		return "", nil
 	}
 	if it.URL == "" {
 		return "#" + it.ExternalID, nil

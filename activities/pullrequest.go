@@ -209,12 +209,8 @@ func (a *PullRequests) pullRequestFor(ctx context.Context, w *domain.WorkOrder) 
 // from when its pull request merges; "" when o came from no issue of the
 // pull request's repository.
 func (a *PullRequests) closesLine(ctx context.Context, o *domain.Objective, target *ForgeTarget) (string, error) {
-	it, err := a.Store.IntakeItemOf(ctx, o.ObjectiveID)
-	var nf *domain.NotFoundError
-	switch {
-	case errors.As(err, &nf):
-		return "", nil
-	case err != nil:
+	it, err := intakeItemOf(ctx, a.Store, o.ObjectiveID)
+	if err != nil || it == nil {
 		return "", err
 	}
 	number, err := strconv.Atoi(it.ExternalID)

@@ -112,17 +112,7 @@ func TestForge_IntakeWorkerKilledBetweenTheForgeReadAndTheStoreWrite(t *testing.
 	require.NoError(t, err)
 	cfgFile := filepath.Join(t.TempDir(), "azolla.yaml")
 	require.NoError(t, os.WriteFile(cfgFile, data, 0o600))
-	worker := func(name string) *exec.Cmd {
-		cmd := exec.Command(azollaBin, "worker", "--config", cfgFile, "--identity", name)
-		cmd.Env = w.workerEnv()
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-		return cmd
-	}
+	worker := func(name string) *exec.Cmd { return w.workerProcess(t, name, "--config", cfgFile) }
 
 	number := w.repo.OpenIssue(t, s.Stranger, "Count me once", "- [ ] once", []string{"azolla"}, nil)
 	first := worker("first")

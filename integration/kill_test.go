@@ -85,10 +85,11 @@ func (b *bundle) workerEnv() []string {
 	return append(env, b.env...)
 }
 
-// workerProcess starts `azolla worker`; name prefixes its identity.
-func (b *bundle) workerProcess(t *testing.T, name string) *exec.Cmd {
+// workerProcess starts `azolla worker` with args; name prefixes its
+// identity.
+func (b *bundle) workerProcess(t *testing.T, name string, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(azollaBin, "worker", "--identity", name)
+	cmd := exec.Command(azollaBin, append([]string{"worker", "--identity", name}, args...)...)
 	cmd.Env = b.workerEnv()
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	require.NoError(t, cmd.Start())
