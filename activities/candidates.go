@@ -39,6 +39,7 @@ type candidateStore interface {
 	store.CandidateQuerier
 	store.SpendQuerier
 	store.ClaimQuerier
+	GetEvent(ctx context.Context, id string) (*domain.Event, error)
 }
 
 // CandidateRunner runs the candidates of best-of-N workorders:

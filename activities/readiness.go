@@ -143,6 +143,9 @@ type ReadyInput struct {
 	// event records them, and a comment reaches the next run's snapshot.
 	By      string
 	Comment string
+	// Fresh: the round starts from the snapshot's commit, not from the
+	// partial work the round before left (the event records it).
+	Fresh bool `json:",omitempty"`
 }
 
 // ReadyResult names the event that now stands for the objective's readiness.
@@ -202,7 +205,7 @@ func (a *Steps) Ready(ctx context.Context, in ReadyInput) (ReadyResult, error) {
 		ev, _, err := q.EmitEvent(ctx, &domain.Event{EventID: eventID(o.ObjectiveID, o.StatusSeq),
 			EventType: domain.EventTicketReady, SubjectID: o.ObjectiveID, TransitionSeq: o.StatusSeq,
 			DecidedBy: truncate(textsafe.Line(in.By), maxDecidedBy), Comment: truncate(in.Comment, maxComment),
-			CreatedAt: a.now()})
+			Fresh: in.Fresh, CreatedAt: a.now()})
 		if err != nil {
 			return err
 		}

@@ -139,6 +139,9 @@ func executed(ctx context.Context, st store.RunQuerier, workOrderID string) (Run
 type requestReader interface {
 	store.RunQuerier
 	store.ObjectiveQuerier
+	// GetEvent reads the event a workorder was scheduled from: whether its
+	// round resumes.
+	GetEvent(ctx context.Context, id string) (*domain.Event, error)
 }
 
 // request loads what the diazotroph may read.
@@ -164,8 +167,13 @@ func request(ctx context.Context, st requestReader, w *domain.WorkOrder) (diazot
 }
 
 // resumeFrom is the partial work of the round before w's, when that round
-// left some: the objective's latest workorder before w.
+// left some (the objective's latest workorder before w) and the human who
+// asked for w's round did not ask for a fresh start.
 func resumeFrom(ctx context.Context, st requestReader, w *domain.WorkOrder) (*diazotroph.Resume, error) {
+	ev, err := st.GetEvent(ctx, w.EventID)
+	if err != nil || ev.Fresh {
+		return nil, err
+	}
 	wos, err := st.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: w.ObjectiveID})
 	if err != nil {
 		return nil, err

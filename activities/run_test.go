@@ -284,3 +284,26 @@ func TestRun_TheNextRoundIsHandedThePartialWorkOfTheRoundBefore(t *testing.T) {
 		}
 	})
 }
+
+// A retry that asks for a fresh start (objective retry --fresh) is handed
+// no partial work, and its event says why.
+func TestRun_AFreshRetryIsHandedNoPartialWork(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		wo := tb.runWith(t, returning(diazotroph.Result{Title: "out of time", Notes: "budget of 5s exhausted",
+			Metadata: domain.BundleMetadata{Partial: &domain.PartialWork{Ref: "refs/azolla/obj-1/partial/wo-obj-1-1",
+				CommitSHA: testSHA, Files: []string{"x.go"}, FilesChanged: 1, Bytes: 120}},
+			RunnerStatus: domain.RunnerBudgetExhausted}))
+		_, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		require.NoError(t, err)
+		ev, err := tb.steps.Ready(ctx, activities.ReadyInput{ObjectiveID: "obj-1", Mode: activities.ReadyRetry, By: "ana", Fresh: true})
+		require.NoError(t, err)
+		require.True(t, tb.event(t, ev.EventID).Fresh, "the event records the fresh start")
+		res, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+		require.NoError(t, err)
+		_, err = tb.steps.Run(ctx, activities.RunInput{WorkOrderID: res.WorkOrder.WorkOrderID})
+		require.NoError(t, err)
+		calls := tb.fake.Calls()
+		require.Nil(t, calls[len(calls)-1].Resume)
+	})
+}

@@ -30,6 +30,9 @@ type ObjectiveInput struct {
 type Decision struct {
 	By      string
 	Comment string
+	// Fresh (a retry's): the round starts from the snapshot's commit, not
+	// from the partial work the round before left.
+	Fresh bool `json:",omitempty"`
 }
 
 // DecisionResult answers a decision sent as an update.

@@ -73,7 +73,10 @@ func TestObjective_GateFailAwaitsRetryThenContinuesAsNew(t *testing.T) {
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(failed(), nil).Once()
-	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyRetry, workflows.Decision{By: "ana", Comment: "refined"})).Return(readied(eventB), nil).Once()
+	// A retry asking for a fresh start (objective retry --fresh) says so to
+	// Ready, which records it on the round's event.
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyRetry, workflows.Decision{By: "ana", Comment: "refined",
+		Fresh: true})).Return(readied(eventB), nil).Once()
 
 	waiting := b.queryAt(time.Minute)
 	attrs := map[string]string{}
@@ -82,7 +85,7 @@ func TestObjective_GateFailAwaitsRetryThenContinuesAsNew(t *testing.T) {
 			attrs[k] = v
 		}
 	})
-	u := b.updateAt(2*time.Minute, workflows.Retry, workflows.Decision{By: "ana", Comment: "refined"})
+	u := b.updateAt(2*time.Minute, workflows.Retry, workflows.Decision{By: "ana", Comment: "refined", Fresh: true})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
 	p := gateFailed

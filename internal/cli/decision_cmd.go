@@ -23,6 +23,10 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&d.By, "by", "", "who decides (default $USER)")
 	cmd.Flags().StringVar(&d.Comment, "comment", "", "why")
+	if kind == workflows.Retry {
+		cmd.Flags().BoolVar(&d.Fresh, "fresh", false,
+			"start the round from the snapshot's commit, not from the partial work the round before left")
+	}
 	parse := func(*cobra.Command, []string) error {
 		if d.By == "" {
 			d.By = a.getenv("USER")

@@ -10,13 +10,13 @@ import (
 )
 
 const eventCols = `event_id, event_type, subject_id, transition_seq, processed, processed_reason, processed_at,
-	decided_by, comment, scope, created_at`
+	decided_by, comment, scope, created_at, fresh`
 
 func scanEvent(r rowScanner) (*domain.Event, error) {
 	var e domain.Event
 	err := r.Scan(&e.EventID, &e.EventType, &e.SubjectID, &e.TransitionSeq, &e.Processed,
 		nullStringCol(&e.ProcessedReason), nullTimeCol(&e.ProcessedAt), nullStringCol(&e.DecidedBy), nullStringCol(&e.Comment),
-		nullStringCol(&e.Scope), timeCol(&e.CreatedAt))
+		nullStringCol(&e.Scope), timeCol(&e.CreatedAt), &e.Fresh)
 	if err != nil {
 		return nil, err
 	}
@@ -33,12 +33,12 @@ func (q *querier) EmitEvent(ctx context.Context, e *domain.Event) (*domain.Event
 	}
 	return insertOrGet(q, fmt.Sprintf("emit event %q", e.EventID), func() (*domain.Event, error) {
 		return scanEvent(q.queryRow(ctx, `INSERT INTO events (`+eventCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 			ON CONFLICT (event_type, subject_id, transition_seq) DO NOTHING
 			RETURNING `+eventCols,
 			e.EventID, e.EventType, e.SubjectID, e.TransitionSeq, e.Processed,
 			nullString(e.ProcessedReason), q.nt(e.ProcessedAt), nullString(e.DecidedBy), nullString(e.Comment),
-			nullString(e.Scope), q.t(e.CreatedAt)))
+			nullString(e.Scope), q.t(e.CreatedAt), e.Fresh))
 	}, func() (*domain.Event, error) {
 		return scanEvent(q.queryRow(ctx, `SELECT `+eventCols+` FROM events
 			WHERE event_type = $1 AND subject_id = $2 AND transition_seq = $3`, e.EventType, e.SubjectID, e.TransitionSeq))
