@@ -144,11 +144,11 @@ type Event struct {
 	Comment   string `json:"comment,omitempty"`
 	// Scope is what a MANIFEST_REQUESTED event asks the manifest to cover
 	// (manifest request --scope); "" for everything.
-	Scope     string    `json:"scope,omitempty"`
+	Scope string `json:"scope,omitempty"`
 	// Fresh: the round this TICKET_READY event asks for starts from its
 	// snapshot's commit, not from the partial work of the round before
 	// (objective retry --fresh).
-	Fresh bool `json:"fresh,omitempty"`
+	Fresh     bool      `json:"fresh,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
