@@ -1,0 +1,65 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/workflows"
+)
+
+// An agent that writes half of its change and then outlives its budget:
+// the round is BUDGET_EXHAUSTED with its half kept on a partial ref; the
+// retry's round starts with that half in its worktree, writes the rest and
+// passes, and its patch is the whole change.
+func TestPatch_ARoundWhoseBudgetRanOutIsResumedByTheNext(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := sampleRepo(t)
+	agent := `if grep -q 'first half' README.md; then echo 'second half' >> README.md; else echo 'first half' >> README.md; sleep 120; fi`
+	b := setup(t, setupOptions{patch: func(p *config.PatchConfig) {
+		p.Command.Run = agent
+		p.Repositories = []config.RepositoryConfig{{Repository: repo}}
+	}, configure: func(c *config.Config) { c.Lifecycle.Budget = 8 * time.Second }})
+	id := uniqueID("partial")
+	b.create(t, id, func(o *domain.Objective) {
+		o.Repository, o.BaseBranch, o.Generator = repo, "main", config.GeneratorCommand
+		o.Title = "Write both halves"
+	})
+	b.waitStep(t, id, workflows.StepAwaitingApproval)
+	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
+	require.NoError(t, err)
+	failed := b.waitStep(t, id, workflows.StepAwaitingRetry)
+	require.Contains(t, failed.GateReason, "budget exhausted")
+
+	wos, err := b.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
+	require.NoError(t, err)
+	require.Len(t, wos, 1)
+	first, err := b.store.GetOutputBundle(ctx, wos[0].WorkOrderID)
+	require.NoError(t, err)
+	require.Equal(t, domain.RunnerBudgetExhausted, first.RunnerStatus)
+	require.NotNil(t, first.Metadata.Partial, first.Notes)
+	require.Equal(t, []string{"README.md"}, first.Metadata.Partial.Files)
+
+	_, err = b.starter.Decide(ctx, id, workflows.Retry, workflows.Decision{By: "ana"})
+	require.NoError(t, err)
+	done := b.waitStep(t, id, workflows.StepDone)
+	require.Equal(t, domain.GatePass, done.GateResult)
+	wos, err = b.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
+	require.NoError(t, err)
+	require.Len(t, wos, 2)
+	second, err := b.store.GetOutputBundle(ctx, wos[1].WorkOrderID)
+	require.NoError(t, err)
+	require.Contains(t, second.Content, "+first half")
+	require.Contains(t, second.Content, "+second half")
+	require.True(t, strings.Contains(second.Notes, "Resumed the partial work "+first.Metadata.Partial.Ref), second.Notes)
+	b.requirePatchRun(t, wos[1])
+	b.requireAuditClean(t)
+	recordHistories(t, b, "partial_resume", id)
+}
