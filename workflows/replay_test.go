@@ -63,6 +63,11 @@ const firstBestOfNGeneration = "g008"
 // it).
 const firstIssueGeneration = "g010"
 
+// firstPartialGeneration is the first generation that recorded a round
+// resuming the partial work of the round before (change partial work: no
+// workflow command changed, the history is kept to prove it).
+const firstPartialGeneration = "g011"
+
 // Every generation keeps the scenarios that cover the lifecycle's paths,
 // and histories live only inside generations (nothing to overwrite).
 func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
@@ -83,6 +88,9 @@ func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
 		}
 		if filepath.Base(gen) >= firstIssueGeneration {
 			want = append(want, "forge_issue_run1.json")
+		}
+		if filepath.Base(gen) >= firstPartialGeneration {
+			want = append(want, "partial_resume_run1.json", "partial_resume_run2.json")
 		}
 		for _, w := range want {
 			require.FileExists(t, filepath.Join(gen, w), "generation %s lacks a scenario", gen)
