@@ -239,12 +239,19 @@ func (s *Service) carryOut(ctx context.Context, r *Repository, it *domain.Intake
 	}
 	kind := map[string]string{domain.CommandApprove: workflows.Approve, domain.CommandReject: workflows.Reject,
 		domain.CommandRetry: workflows.Retry}[cmd.name]
-	text := cmd.arg
+	text, fresh := cmd.arg, false
+	if cmd.name == domain.CommandRetry {
+		// "/azolla retry --fresh …": the round starts from the snapshot's
+		// commit, not from the round before's partial work.
+		if rest, ok := strings.CutPrefix(text, "--fresh"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\n') {
+			text, fresh = strings.TrimSpace(rest), true
+		}
+	}
 	if len(text) > maxRetryText {
 		text = text[:maxRetryText]
 	}
 	res, err := s.Decider.DecideOnce(ctx, it.ObjectiveID, kind, requestID(r.Source, "comment", cm.ID),
-		workflows.Decision{By: cm.Author, Comment: text})
+		workflows.Decision{By: cm.Author, Comment: text, Fresh: fresh})
 	switch {
 	case errors.Is(err, starter.ErrRefused), errors.Is(err, starter.ErrNoLifecycle):
 		rec.Result = "refused: " + oneLine(err.Error(), 900)

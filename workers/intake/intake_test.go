@@ -233,6 +233,15 @@ func TestIntake_RetryOnThePullRequestCarriesItsWords(t *testing.T) {
 	require.Len(t, retries, 1)
 	require.Equal(t, "keep the old API\nand add a test for Safari", retries[0].Comment)
 	require.Equal(t, "ana", retries[0].By)
+	require.False(t, retries[0].Fresh)
+
+	b.forge.say("ana", pr, "/azolla retry --fresh start over from main")
+	b.forge.say("ana", pr, "/azolla retry --freshly made")
+	pass(t, s)
+	retries = b.decider.decided(workflows.Retry)
+	require.Len(t, retries, 3)
+	require.Equal(t, workflows.Decision{By: "ana", Comment: "start over from main", Fresh: true}, retries[1].Decision)
+	require.Equal(t, workflows.Decision{By: "ana", Comment: "--freshly made"}, retries[2].Decision, "only the word --fresh")
 	require.Len(t, b.forge.by("azolla-bot", pr), 1, "mallory's retry is refused on the pull request")
 	status := b.forge.by("azolla-bot", issueThread(n))[0]
 	require.Contains(t, status.Body, "pull request https://git.example.com/acme/widgets/pulls/7 is open for review")
