@@ -2,8 +2,10 @@ package activities_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -134,6 +136,45 @@ func TestRun_IssueClosedBeforeTheRunStartsNoAgent(t *testing.T) {
 		res, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID, RunFailure: "not started: issue #12 was closed"})
 		require.NoError(t, err)
 		require.Equal(t, domain.GateFail, res.GateResult)
+		require.Equal(t, domain.PauseClosedOnForge, res.Pause.Reason)
+	})
+}
+
+// An issue closed while its round's agent works stops the agent at the
+// next renewal of the run's claim: the diazotroph ends the run STOPPED,
+// and the gate hands the objective back.
+func TestRun_AnIssueClosedMidRunStopsTheAgent(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		tb.steps.LeaseTTL = 600 * time.Millisecond
+		wo := tb.scheduled(t, "obj-1")
+		tb.fromIssue(t, "obj-1", false)
+		tb.fake.exec = func(ctx context.Context, req diazotroph.Request) (diazotroph.Result, error) {
+			it, err := tb.store.IntakeItemOf(ctx, "obj-1")
+			require.NoError(t, err)
+			it.Closed = true
+			require.NoError(t, tb.store.UpdateIntakeItem(ctx, it))
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Minute):
+				return diazotroph.Result{}, errors.New("never stopped")
+			}
+			s := diazotroph.StopOf(ctx)
+			if s == nil {
+				return diazotroph.Result{}, context.Cause(ctx)
+			}
+			return diazotroph.Result{Title: "stopped", Notes: s.Why + "\n", RunnerStatus: domain.RunnerStopped}, nil
+		}
+		_, err := tb.steps.Run(ctx, activities.RunInput{WorkOrderID: wo.WorkOrderID})
+		require.NoError(t, err)
+		b, err := tb.store.GetOutputBundle(ctx, wo.WorkOrderID)
+		require.NoError(t, err)
+		require.Equal(t, domain.RunnerStopped, b.RunnerStatus)
+
+		res, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		require.NoError(t, err)
+		require.Equal(t, domain.GateFail, res.GateResult)
+		require.Contains(t, res.GateReason, "run stopped: issue #12 (")
 		require.Equal(t, domain.PauseClosedOnForge, res.Pause.Reason)
 	})
 }

@@ -118,6 +118,8 @@ func verdict(b *domain.OutputBundle, runFailure string) (result, reason string) 
 	case domain.RunnerStalled:
 		// Its notes' first line names the stall timeout.
 		return domain.GateFail, "run stalled: " + firstLine(b.Notes)
+	case domain.RunnerStopped:
+		return domain.GateFail, "run stopped: " + firstLine(b.Notes)
 	case domain.RunnerApplyFailed:
 		return domain.GateFail, "patch did not apply: " + firstLine(b.Notes)
 	case domain.RunnerEnvironmentFailed:
@@ -240,6 +242,9 @@ func (a *Steps) gate(ctx context.Context, q store.Querier, w *domain.WorkOrder, 
 		ps = pause.ClosedAfterPass(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.closedIssue, branchOf(w, j.commitSHA), now)
 	case j.closedIssue != "":
 		ps = pause.ClosedAfterFail(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.closedIssue, j.reason, now)
+		if j.bundle != nil {
+			ps = pause.WithPartialWork(ps, j.bundle.Metadata.Partial)
+		}
 	default:
 		if ps, err = a.gatePause(ctx, q, w, o, j, rr, keep); err != nil {
 			return GateResult{}, nil, err

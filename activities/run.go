@@ -78,8 +78,17 @@ func (a *Steps) Run(ctx context.Context, in RunInput) (RunResult, error) {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
 	}
 
-	kctx, stop := lease.Keep(ctx, claim.KeepOptions{
-		OnRenew: func() { heartbeat(ctx, lease) },
+	// The run is stopped, at a renewal of its claim, once the issue its
+	// objective came from is closed (the gate hands it back).
+	rctx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	kctx, stop := lease.Keep(rctx, claim.KeepOptions{
+		OnRenew: func() {
+			heartbeat(ctx, lease)
+			if issue, err := closedIssue(ctx, a.Store, w.ObjectiveID); err == nil && issue != "" {
+				stopRun(&diazotroph.Stop{Why: "issue " + issue + " was closed on the forge"})
+			}
+		},
 		OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew workorder claim", "error", err) },
 	})
 	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("running workorder", "diazotroph", w.DiazotrophType,

@@ -256,6 +256,10 @@ const (
 	// prepared (its setup failed) and no agent ran: the environment's
 	// failure, which blocks the objective rather than failing a round.
 	RunnerEnvironmentFailed = "ENVIRONMENT_FAILED"
+	// RunnerStopped: the run was stopped before its end because its work
+	// is no longer wanted (the issue it came from was closed); its notes'
+	// first line says why.
+	RunnerStopped = "STOPPED"
 )
 
 // BundleMetadata carries what a reviewer needs besides the diff.

@@ -170,8 +170,8 @@ func (s *Service) statusText(ctx context.Context, r *Repository, st standing, cl
 	}
 	if closed && o.Status != domain.StatusNew && !pause.WasRejected(pauses) && (pr == nil || pr.State == domain.PullRequestOpen) &&
 		(last == nil || last.Reason != domain.PauseClosedOnForge) {
-		b.WriteString("\nThe issue was closed: from now on no round and no pull request starts by itself; " +
-			"a round running now is the last.\n")
+		b.WriteString("\nThe issue was closed: from now on no round and no pull request starts by itself, " +
+			"and a round running now is stopped.\n")
 	}
 	spend, err := s.Store.ObjectiveSpend(ctx, o.ObjectiveID)
 	if err != nil {

@@ -61,6 +61,23 @@ type Diazotroph interface {
 	Execute(ctx context.Context, req Request) (Result, error)
 }
 
+// Stop is the cause of a run's context cancelled because its work is no
+// longer wanted: a diazotroph that can ends such a run with a
+// RunnerStopped result (keeping what it can) rather than an error.
+type Stop struct{ Why string }
+
+func (s *Stop) Error() string { return "stopped: " + s.Why }
+
+// StopOf is the Stop that ended ctx, nil when ctx is live or ended
+// otherwise.
+func StopOf(ctx context.Context) *Stop {
+	var s *Stop
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &s) {
+		return s
+	}
+	return nil
+}
+
 // ErrUnknownType is returned by Lookup for a type nobody registered.
 var ErrUnknownType = errors.New("unknown diazotroph type")
 

@@ -20,6 +20,8 @@ func title(req diazotroph.Request, status string) string {
 		prefix = "No patch (budget exhausted)"
 	case domain.RunnerStalled:
 		prefix = "No patch (stalled)"
+	case domain.RunnerStopped:
+		prefix = "No patch (stopped)"
 	case domain.RunnerApplyFailed:
 		prefix = "Patch not applied"
 	case domain.RunnerEnvironmentFailed:

@@ -140,3 +140,33 @@ func TestExecute_ATakeoverSalvagesTheWorkOfTheRunItReplaces(t *testing.T) {
 	require.Contains(t, res.Notes, "Resumed the partial work refs/azolla/halves/partial/"+req.WorkOrder.WorkOrderID)
 	require.Contains(t, tb.input(t, req.WorkOrder.WorkOrderID), "an earlier run of this same workorder")
 }
+
+// A run stopped because its work is no longer wanted (diazotroph.Stop)
+// ends STOPPED, the first line of its notes saying why, its work kept.
+func TestExecute_AStoppedRunKeepsItsWork(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	tb.halfAgent(t, false)
+	req := tb.request(t, "halves", "")
+	req.Objective.Generator = "command"
+	req.Budget = time.Minute
+	ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
+	ctx, stop := context.WithCancelCause(context.Background())
+	go func() {
+		for {
+			raw, err := os.ReadFile(filepath.Join(ws, "README.md"))
+			if err == nil && strings.Contains(string(raw), "first half") {
+				stop(&diazotroph.Stop{Why: "issue #12 was closed on the forge"})
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	res, err := tb.p.Execute(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, domain.RunnerStopped, res.RunnerStatus)
+	require.True(t, strings.HasPrefix(res.Notes, "The run was stopped after "), res.Notes)
+	require.Contains(t, strings.SplitN(res.Notes, "\n", 2)[0], "issue #12 was closed on the forge")
+	require.NotNil(t, res.Metadata.Partial, res.Notes)
+	require.Contains(t, res.Title, "No patch (stopped)")
+}

@@ -143,6 +143,9 @@ func (r *run) execute(ctx context.Context) (diazotroph.Result, error) {
 	stage, err := r.prepare(pctx)
 	used := time.Since(r.start)
 	cancel()
+	if s := diazotroph.StopOf(ctx); s != nil {
+		return r.stopped(ctx, s, patchgen.Output{}), nil
+	}
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(context.Cause(pctx), errBudget) {
 			return r.exhausted(ctx, stage, patchgen.Output{}), nil
@@ -162,6 +165,9 @@ func (r *run) execute(ctx context.Context) (diazotroph.Result, error) {
 	bctx, cancel := context.WithTimeoutCause(ctx, max(r.req.Budget-used, 0), errBudget)
 	defer cancel()
 	out, stage, err := r.generate(bctx)
+	if s := diazotroph.StopOf(ctx); s != nil {
+		return r.stopped(ctx, s, out), nil
+	}
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(context.Cause(bctx), errBudget) {
 			return r.exhausted(ctx, stage, out), nil
@@ -423,6 +429,19 @@ func (r *run) stalled(ctx context.Context, s *sandbox.StallError, out patchgen.O
 	}
 	partial, kept := r.keepPartialNoted(ctx, "it stalled")
 	return r.result(domain.RunnerStalled, "", notes+kept, domain.BundleMetadata{BranchName: r.branch, Partial: partial})
+}
+
+// stopped is the outcome of a run stopped because its work is no longer
+// wanted (diazotroph.Stop): what its agent had written is kept, as for a
+// budget that ran out. The first line of its notes says why.
+func (r *run) stopped(ctx context.Context, s *diazotroph.Stop, out patchgen.Output) diazotroph.Result {
+	notes := fmt.Sprintf("The run was stopped after %s: %s; the generator's processes were killed and no patch was delivered.\n",
+		time.Since(r.start).Round(time.Millisecond), oneLine(s.Why))
+	if out.Notes != "" {
+		notes += "\n" + out.Notes + "\n"
+	}
+	partial, kept := r.keepPartialNoted(ctx, "it was stopped")
+	return r.result(domain.RunnerStopped, "", notes+kept, domain.BundleMetadata{BranchName: r.branch, Partial: partial})
 }
 
 func (r *run) result(status, content, notes string, meta domain.BundleMetadata) diazotroph.Result {
