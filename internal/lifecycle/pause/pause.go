@@ -332,7 +332,7 @@ func WithPartialWork(ps domain.PauseState, pw *domain.PartialWork) domain.PauseS
 		return ps
 	}
 	ps.PrioritizedActions = append(ps.PrioritizedActions, textsafe.Line(fmt.Sprintf(
-		"Partial work kept: %d file(s) (%s), commit %s; the next round resumes from it unless patch.resume is fresh",
+		"Partial work kept: %d file(s) (%s), commit %s; the next round resumes from it (retry --fresh starts over)",
 		pw.FilesChanged, strings.Join(pw.Files, ", "), pw.CommitSHA)))
 	ps.ActionKinds = append(ps.ActionKinds, PartialWork)
 	return ps
