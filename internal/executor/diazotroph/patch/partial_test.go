@@ -35,6 +35,19 @@ func (tb *testBundle) halfAgent(t *testing.T, fresh bool) {
 			WorktreeDiff: gitops.Git{}.WorktreeDiff})})
 }
 
+// halvesOnce is a bundle with the half agent and the request of its
+// objective's round, with a budget it does not run out of, and the
+// round's workspace.
+func halvesOnce(t *testing.T) (*testBundle, diazotroph.Request, string) {
+	t.Helper()
+	tb := setup(t)
+	tb.halfAgent(t, false)
+	req := tb.request(t, "halves", "")
+	req.Objective.Generator = "command"
+	req.Budget = time.Minute
+	return tb, req, tb.p.Workspace(req.WorkOrder.WorkOrderID)
+}
+
 // round is the objective's round n of the half agent.
 func (tb *testBundle) round(t *testing.T, n int, resume *diazotroph.Resume) (diazotroph.Request, diazotroph.Result) {
 	t.Helper()
@@ -114,12 +127,7 @@ func (tb *testBundle) input(t *testing.T, workOrderID string) string {
 // host salvages it and continues from it.
 func TestExecute_ATakeoverSalvagesTheWorkOfTheRunItReplaces(t *testing.T) {
 	t.Parallel()
-	tb := setup(t)
-	tb.halfAgent(t, false)
-	req := tb.request(t, "halves", "")
-	req.Objective.Generator = "command"
-	req.Budget = time.Minute
-	ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
+	tb, req, ws := halvesOnce(t)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -145,12 +153,7 @@ func TestExecute_ATakeoverSalvagesTheWorkOfTheRunItReplaces(t *testing.T) {
 // ends STOPPED, the first line of its notes saying why, its work kept.
 func TestExecute_AStoppedRunKeepsItsWork(t *testing.T) {
 	t.Parallel()
-	tb := setup(t)
-	tb.halfAgent(t, false)
-	req := tb.request(t, "halves", "")
-	req.Objective.Generator = "command"
-	req.Budget = time.Minute
-	ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
+	tb, req, ws := halvesOnce(t)
 	ctx, stop := context.WithCancelCause(context.Background())
 	go func() {
 		for {
