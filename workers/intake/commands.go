@@ -310,7 +310,7 @@ func (s *Service) answer(ctx context.Context, r *Repository, thread forge.Thread
 		return nil
 	}
 	mark := r.marker("reply", cm.ID)
-	found, err := findMarked(ctx, r.Forge, thread, mark)
+	found, err := findMarked(ctx, r, thread, mark)
 	if err != nil || found != "" {
 		return err
 	}

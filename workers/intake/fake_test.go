@@ -128,6 +128,13 @@ func (f *fakeForge) add(user string, on forge.Thread, body string) *forge.Commen
 	return c
 }
 
+// remove deletes comment id, as a human who deletes it does.
+func (f *fakeForge) remove(on forge.Thread, id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.comments[on] = slices.DeleteFunc(f.comments[on], func(c *forge.Comment) bool { return c.ID == id })
+}
+
 // thread is a copy of a thread's comments.
 func (f *fakeForge) thread(on forge.Thread) []forge.Comment {
 	f.mu.Lock()

@@ -341,6 +341,37 @@ func TestIntake_AForgedMarkerIsNotTakenForAzollas(t *testing.T) {
 	require.Equal(t, "<!-- azolla:status widgets-1-000000 0000000000000000 -->", b.forge.by("mallory", issueThread(n))[0].Body)
 }
 
+// A stranger who copies azolla's real status comment, marker included,
+// does not get it taken for azolla's: after a pass that posted the status
+// but died before recording it, and a human who deleted azolla's, the
+// next pass posts a status of its own and leaves the stranger's copy be.
+func TestIntake_ACopiedMarkerIsNotTakenForAzollas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	s := b.service(t, "w1")
+	n := b.forge.open("ana", "Fix login", "x", "azolla")
+	pass(t, s)
+	mine := b.forge.by("azolla-bot", issueThread(n))
+	require.Len(t, mine, 1)
+	copied := b.forge.say("mallory", issueThread(n), mine[0].Body)
+	it, err := b.store.IntakeItemOf(ctx, b.only(t).ObjectiveID)
+	require.NoError(t, err)
+	it.StatusCommentID, it.StatusDigest = "", ""
+	require.NoError(t, b.store.UpdateIntakeItem(ctx, it))
+	b.forge.remove(issueThread(n), mine[0].ID)
+
+	pass(t, s)
+	require.Len(t, b.forge.by("azolla-bot", issueThread(n)), 1, "azolla posts its status again")
+	theirs := b.forge.by("mallory", issueThread(n))
+	require.Len(t, theirs, 1)
+	require.Equal(t, copied, theirs[0].ID)
+	require.Equal(t, mine[0].Body, theirs[0].Body, "the stranger's copy is not edited")
+	it, err = b.store.IntakeItemOf(ctx, it.ObjectiveID)
+	require.NoError(t, err)
+	require.Equal(t, b.forge.by("azolla-bot", issueThread(n))[0].ID, it.StatusCommentID)
+}
+
 func TestIntake_AsCaptureTakesOnlyWordsSomeoneTrustedStandsBehind(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(r *intake.Repository) { r.AsCapture = true })

@@ -65,7 +65,7 @@ func (s *Service) status(ctx context.Context, r *Repository, it *domain.IntakeIt
 func (s *Service) postOrEdit(ctx context.Context, r *Repository, thread forge.Thread, id, mark, body string) (string, error) {
 	full := body + "\n\n" + mark
 	if id == "" {
-		found, err := findMarked(ctx, r.Forge, thread, mark)
+		found, err := findMarked(ctx, r, thread, mark)
 		if err != nil {
 			return "", err
 		}
@@ -88,15 +88,25 @@ func (s *Service) postOrEdit(ctx context.Context, r *Repository, thread forge.Th
 	return cm.ID, nil
 }
 
-// findMarked is the id of the comment in thread that carries mark, "" if
-// none does.
-func findMarked(ctx context.Context, f forge.Forge, thread forge.Thread, mark string) (string, error) {
-	comments, err := f.Comments(ctx, thread, zeroTime)
+// findMarked is the id of azolla's comment in thread that carries mark,
+// "" if none does. A marker is only azolla's if the comment's author may
+// write to the repository (the trust rule, as for commands): anyone can
+// copy the marker of a comment azolla posted, and a stranger's copy is
+// never taken for it (edited, or counted as azolla's answer).
+func findMarked(ctx context.Context, r *Repository, thread forge.Thread, mark string) (string, error) {
+	comments, err := r.Forge.Comments(ctx, thread, zeroTime)
 	if err != nil {
 		return "", err
 	}
 	for _, cm := range comments {
-		if strings.Contains(cm.Body, mark) {
+		if !strings.Contains(cm.Body, mark) {
+			continue
+		}
+		v, err := r.Trust.Check(ctx, cm.Author)
+		if err != nil {
+			return "", err
+		}
+		if v.Trusted {
 			return cm.ID, nil
 		}
 	}
