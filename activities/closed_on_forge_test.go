@@ -146,7 +146,8 @@ func TestRun_IssueClosedBeforeTheRunStartsNoAgent(t *testing.T) {
 func TestRun_AnIssueClosedMidRunStopsTheAgent(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb *testBundle) {
 		ctx := context.Background()
-		tb.steps.LeaseTTL = 600 * time.Millisecond
+		// Renewed every second: the stop comes at the first renewal after the close.
+		tb.steps.LeaseTTL = 3 * time.Second
 		wo := tb.scheduled(t, "obj-1")
 		tb.fromIssue(t, "obj-1", false)
 		tb.fake.exec = func(ctx context.Context, req diazotroph.Request) (diazotroph.Result, error) {

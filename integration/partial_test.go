@@ -26,7 +26,7 @@ func TestPatch_ARoundWhoseBudgetRanOutIsResumedByTheNext(t *testing.T) {
 	b := setup(t, setupOptions{patch: func(p *config.PatchConfig) {
 		p.Command.Run = agent
 		p.Repositories = []config.RepositoryConfig{{Repository: repo}}
-	}, configure: func(c *config.Config) { c.Lifecycle.Budget = 8 * time.Second }})
+	}, configure: func(c *config.Config) { c.Lifecycle.Budget = 15 * time.Second }})
 	id := uniqueID("partial")
 	b.create(t, id, func(o *domain.Objective) {
 		o.Repository, o.BaseBranch, o.Generator = repo, "main", config.GeneratorCommand

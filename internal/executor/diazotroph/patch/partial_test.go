@@ -20,12 +20,12 @@ import (
 )
 
 // halfAgent is a stand-in agent: a first round writes half its change and
-// then outlives its budget; a round that finds that half in its worktree
-// writes the rest and finishes. It copies its input to the bundle's root,
-// named after its workorder.
-const halfAgent = `cp "$AZOLLA_INPUT_FILE" "%s/$AZOLLA_WORK_ORDER_ID.input"
+// then, saying so in <root>/<workorder>.asleep, sleeps until it is
+// stopped; a round that finds that half in its worktree writes the rest
+// and finishes. It copies its input to <root>/<workorder>.input.
+const halfAgent = `cp "$AZOLLA_INPUT_FILE" "%[1]s/$AZOLLA_WORK_ORDER_ID.input"
 if grep -q 'first half' README.md; then echo 'second half' >> README.md; exit 0; fi
-echo 'first half' >> README.md; sleep 30`
+echo 'first half' >> README.md; touch "%[1]s/$AZOLLA_WORK_ORDER_ID.asleep"; sleep 120`
 
 func (tb *testBundle) halfAgent(t *testing.T, fresh bool) {
 	t.Helper()
@@ -48,30 +48,69 @@ func halvesOnce(t *testing.T) (*testBundle, diazotroph.Request, string) {
 	return tb, req, tb.p.Workspace(req.WorkOrder.WorkOrderID)
 }
 
-// round is the objective's round n of the half agent.
+// untilAsleep executes req, stopping the run (diazotroph.Stop, ended by
+// cancel when it is nil) once its agent says it sleeps: the run ends on
+// a condition, not on a budget a loaded machine may spend elsewhere.
+func (tb *testBundle) untilAsleep(t *testing.T, req diazotroph.Request, stop *diazotroph.Stop) (diazotroph.Result, error) {
+	t.Helper()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	asleep := filepath.Join(tb.root, req.WorkOrder.WorkOrderID+".asleep")
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if _, err := os.Stat(asleep); err == nil {
+				if stop == nil {
+					cancel(nil)
+				} else {
+					cancel(stop)
+				}
+				return
+			}
+		}
+	}()
+	return tb.p.Execute(ctx, req)
+}
+
+// testStop is the stop of the rounds whose agent fell asleep.
+var testStop = &diazotroph.Stop{Why: "the test stopped it"}
+
+// round is the objective's round n of the half agent: it ends STOPPED
+// once its agent sleeps, or OK.
 func (tb *testBundle) round(t *testing.T, n int, resume *diazotroph.Resume) (diazotroph.Request, diazotroph.Result) {
 	t.Helper()
 	req := tb.request(t, "halves", "")
 	req.Objective.Generator = "command"
 	req.WorkOrder.WorkOrderID = "wo-halves-" + string(rune('0'+n))
-	req.Budget = 5 * time.Second
+	req.Budget = time.Minute
 	req.Resume = resume
-	return req, execute(t, tb, req)
+	res, err := tb.untilAsleep(t, req, testStop)
+	require.NoError(t, err)
+	requireValidBundle(t, req, res)
+	return req, res
 }
 
-// The round whose budget ran out left half its change; the next round
-// starts from it, is told so, finishes, and its patch is the whole change
+// The round that was stopped left half its change; the next round starts
+// from it, is told so, finishes, and its patch is the whole change
 // against the base.
 func TestExecute_TheNextRoundResumesThePartialWork(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
 	tb.halfAgent(t, false)
 	first, res := tb.round(t, 1, nil)
-	require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus)
+	require.Equal(t, domain.RunnerStopped, res.RunnerStatus)
 	require.NotNil(t, res.Metadata.Partial, res.Notes)
 
 	resume := &diazotroph.Resume{WorkOrderID: first.WorkOrder.WorkOrderID, Partial: *res.Metadata.Partial,
-		Why: "budget exhausted: The budget of 5s ran out"}
+		Why: "run stopped: the test stopped it"}
 	second, res := tb.round(t, 2, resume)
 	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
 	require.Contains(t, res.Content, "+first half")
@@ -80,7 +119,7 @@ func TestExecute_TheNextRoundResumesThePartialWork(t *testing.T) {
 	ws := tb.p.Workspace(second.WorkOrder.WorkOrderID)
 	seen := tb.input(t, second.WorkOrder.WorkOrderID)
 	require.Contains(t, seen, "Resuming: the round before this one (wo-halves-1) stopped before delivering a patch "+
-		"(budget exhausted: The budget of 5s ran out)")
+		"(run stopped: the test stopped it)")
 	require.Contains(t, seen, "1 file(s), README.md")
 	require.Equal(t, second.Snapshot.Metadata.CommitSHA, strings.TrimSpace(git(t, ws, "rev-parse", res.Metadata.CommitSHA+"^")),
 		"one commit on the base: the gate judges the whole change")
@@ -97,7 +136,7 @@ func TestExecute_AFreshRoundOrALostPartialStartsFromTheBase(t *testing.T) {
 		first, res := tb.round(t, 1, nil)
 		require.NotNil(t, res.Metadata.Partial, res.Notes)
 		_, res = tb.round(t, 2, &diazotroph.Resume{WorkOrderID: first.WorkOrder.WorkOrderID, Partial: *res.Metadata.Partial})
-		require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus, "it wrote its first half again")
+		require.Equal(t, domain.RunnerStopped, res.RunnerStatus, "it wrote its first half again")
 		require.NotContains(t, res.Notes, "Resumed")
 		require.NotContains(t, tb.input(t, "wo-halves-2"), "Resuming")
 	})
@@ -109,7 +148,7 @@ func TestExecute_AFreshRoundOrALostPartialStartsFromTheBase(t *testing.T) {
 		require.NotNil(t, res.Metadata.Partial, res.Notes)
 		require.NoError(t, os.RemoveAll(tb.p.Workspace(first.WorkOrder.WorkOrderID)))
 		_, res = tb.round(t, 2, &diazotroph.Resume{WorkOrderID: first.WorkOrder.WorkOrderID, Partial: *res.Metadata.Partial})
-		require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus)
+		require.Equal(t, domain.RunnerStopped, res.RunnerStatus)
 		require.Contains(t, res.Notes, "The partial work refs/azolla/halves/partial/wo-halves-1 could not be resumed")
 	})
 }
@@ -127,19 +166,9 @@ func (tb *testBundle) input(t *testing.T, workOrderID string) string {
 // host salvages it and continues from it.
 func TestExecute_ATakeoverSalvagesTheWorkOfTheRunItReplaces(t *testing.T) {
 	t.Parallel()
-	tb, req, ws := halvesOnce(t)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := tb.p.Execute(ctx, req)
-		done <- err
-	}()
-	require.Eventually(t, func() bool {
-		raw, err := os.ReadFile(filepath.Join(ws, "README.md"))
-		return err == nil && strings.Contains(string(raw), "first half")
-	}, time.Minute, 20*time.Millisecond, "the first run writes its half")
-	stop()
-	require.Error(t, <-done, "the first run ends without a result")
+	tb, req, _ := halvesOnce(t)
+	_, err := tb.untilAsleep(t, req, nil)
+	require.Error(t, err, "the first run ends without a result")
 
 	res := execute(t, tb, req)
 	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
@@ -153,23 +182,14 @@ func TestExecute_ATakeoverSalvagesTheWorkOfTheRunItReplaces(t *testing.T) {
 // ends STOPPED, the first line of its notes saying why, its work kept.
 func TestExecute_AStoppedRunKeepsItsWork(t *testing.T) {
 	t.Parallel()
-	tb, req, ws := halvesOnce(t)
-	ctx, stop := context.WithCancelCause(context.Background())
-	go func() {
-		for {
-			raw, err := os.ReadFile(filepath.Join(ws, "README.md"))
-			if err == nil && strings.Contains(string(raw), "first half") {
-				stop(&diazotroph.Stop{Why: "issue #12 was closed on the forge"})
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
-	res, err := tb.p.Execute(ctx, req)
+	tb, req, _ := halvesOnce(t)
+	res, err := tb.untilAsleep(t, req, &diazotroph.Stop{Why: "issue #12 was closed on the forge"})
 	require.NoError(t, err)
+	requireValidBundle(t, req, res)
 	require.Equal(t, domain.RunnerStopped, res.RunnerStatus)
 	require.True(t, strings.HasPrefix(res.Notes, "The run was stopped after "), res.Notes)
 	require.Contains(t, strings.SplitN(res.Notes, "\n", 2)[0], "issue #12 was closed on the forge")
 	require.NotNil(t, res.Metadata.Partial, res.Notes)
+	require.Equal(t, []string{"README.md"}, res.Metadata.Partial.Files)
 	require.Contains(t, res.Title, "No patch (stopped)")
 }

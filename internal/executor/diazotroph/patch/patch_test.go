@@ -28,10 +28,17 @@ func execute(t *testing.T, tb *testBundle, req diazotroph.Request) diazotroph.Re
 	t.Helper()
 	res, err := tb.p.Execute(context.Background(), req)
 	require.NoError(t, err)
+	requireValidBundle(t, req, res)
+	return res
+}
+
+// requireValidBundle checks res makes a valid output bundle, as every
+// result must.
+func requireValidBundle(t *testing.T, req diazotroph.Request, res diazotroph.Result) {
+	t.Helper()
 	b := domain.OutputBundle{WorkOrderID: req.WorkOrder.WorkOrderID, Title: res.Title, Content: res.Content,
 		Notes: res.Notes, Metadata: res.Metadata, RunnerStatus: res.RunnerStatus, CreatedAt: time.Now().UTC()}
 	require.NoError(t, schemas.Validate(schemas.OutputBundle, b), "every result is a valid output bundle")
-	return res
 }
 
 func TestExecute_CommitsThePatchAndReportsTheRepositoryDiff(t *testing.T) {
@@ -356,13 +363,16 @@ func TestExecute_PartialWorkIsRefusedAsAPatchWouldBe(t *testing.T) {
 			tb := setup(t)
 			tb.secrets = redact.New(redact.Secret{Name: "FORGE_TOKEN", Value: secret})
 			tb.p = tb.newPatch(map[string]patchgen.Generator{"command": patchgen.NewCommand(patchgen.CommandOptions{
-				Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Run: run + "; touch .git/hooks/pre-commit; sleep 30",
+				Executor:     sandboxtest.Unconfined(t, sandbox.Policy{}),
+				Run:          run + `; touch .git/hooks/pre-commit; touch "` + tb.root + `/$AZOLLA_WORK_ORDER_ID.asleep"; sleep 120`,
 				WorktreeDiff: gitops.Git{}.WorktreeDiff})})
 			req := tb.request(t, "hostile", "")
 			req.Objective.Generator = "command"
-			req.Budget = 5 * time.Second
-			res := execute(t, tb, req)
-			require.Equal(t, domain.RunnerBudgetExhausted, res.RunnerStatus)
+			req.Budget = time.Minute
+			res, err := tb.untilAsleep(t, req, testStop)
+			require.NoError(t, err)
+			requireValidBundle(t, req, res)
+			require.Equal(t, domain.RunnerStopped, res.RunnerStatus)
 			require.Nil(t, res.Metadata.Partial, res.Notes)
 			require.Contains(t, res.Notes, "The work left in the workspace was not kept")
 			require.NotContains(t, res.Notes, secret)
