@@ -3,6 +3,7 @@ package forge
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -35,6 +36,32 @@ type Issues interface {
 	// label was never applied (or the forge keeps no such history). Label
 	// names compare without regard to case.
 	LabelledBy(ctx context.Context, number int, label string) (user string, at time.Time, err error)
+}
+
+// LabelEvent is one applying (Added) or removing of a label, as a forge's
+// history of an issue records it.
+type LabelEvent struct {
+	Label string
+	Added bool
+	User  string
+	At    time.Time
+}
+
+// LastLabelled is LabelledBy's answer from an issue's label history,
+// oldest first: the last applying of label wins, and a removal after it
+// leaves no one. Label names compare without regard to case.
+func LastLabelled(events []LabelEvent, label string) (user string, at time.Time) {
+	for _, e := range events {
+		if !strings.EqualFold(e.Label, label) {
+			continue
+		}
+		if e.Added {
+			user, at = e.User, e.At
+		} else {
+			user, at = "", time.Time{}
+		}
+	}
+	return user, at
 }
 
 // Thread is an issue's or a pull request's conversation. Gitea, Forgejo

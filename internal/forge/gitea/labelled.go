@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/azolla/azolla/internal/forge"
@@ -27,21 +26,17 @@ type timelineJSON struct {
 // entry first: the last adding of the label wins, and a removal after it
 // leaves no one.
 func (f *Forge) LabelledBy(ctx context.Context, number int, label string) (string, time.Time, error) {
-	var user string
-	var at time.Time
+	var events []forge.LabelEvent
 	err := f.timeline(ctx, number, func(e timelineJSON) {
-		if e.Type != "label" || e.Label == nil || !strings.EqualFold(e.Label.Name, label) {
-			return
-		}
-		if e.Body == "1" {
-			user, at = login(e.User), e.CreatedAt
-		} else {
-			user, at = "", time.Time{}
+		if e.Type == "label" && e.Label != nil {
+			events = append(events, forge.LabelEvent{Label: e.Label.Name, Added: e.Body == "1", User: login(e.User),
+				At: e.CreatedAt})
 		}
 	})
 	if err != nil {
 		return "", time.Time{}, f.unknownThread(ctx, forge.Thread{Number: number}, err)
 	}
+	user, at := forge.LastLabelled(events, label)
 	return user, at, nil
 }
 

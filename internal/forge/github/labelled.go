@@ -3,10 +3,11 @@ package github
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	gh "github.com/google/go-github/v89/github"
+
+	"github.com/azolla/azolla/internal/forge"
 )
 
 // LabelledBy implements forge.Forge from the issue's events, which GitHub
@@ -20,18 +21,13 @@ func (f *Forge) LabelledBy(ctx context.Context, number int, label string) (strin
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("github: reading the events of issue #%d: %w", number, err)
 	}
-	var user string
-	var at time.Time
+	var labels []forge.LabelEvent
 	for _, e := range events {
-		if e.Label == nil || !strings.EqualFold(e.Label.GetName(), label) {
-			continue
-		}
-		switch e.GetEvent() {
-		case "labeled":
-			user, at = e.GetActor().GetLogin(), e.GetCreatedAt().Time
-		case "unlabeled":
-			user, at = "", time.Time{}
+		if e.Label != nil && (e.GetEvent() == "labeled" || e.GetEvent() == "unlabeled") {
+			labels = append(labels, forge.LabelEvent{Label: e.Label.GetName(), Added: e.GetEvent() == "labeled",
+				User: e.GetActor().GetLogin(), At: e.GetCreatedAt().Time})
 		}
 	}
+	user, at := forge.LastLabelled(labels, label)
 	return user, at, nil
 }

@@ -5,10 +5,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	gl "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/azolla/azolla/internal/forge"
 )
 
 // LabelledBy implements forge.Forge from the resource label
@@ -24,21 +25,16 @@ func (p *project) LabelledBy(ctx context.Context, number int, label string) (str
 		return "", time.Time{}, err
 	}
 	slices.SortStableFunc(events, func(a, b *gl.LabelEvent) int { return cmp.Compare(a.ID, b.ID) })
-	var user string
-	var at time.Time
+	var labels []forge.LabelEvent
 	for _, e := range events {
-		if !strings.EqualFold(e.Label.Name, label) {
-			continue
-		}
-		switch e.Action {
-		case "add":
-			user, at = e.User.Username, time.Time{}
+		if e.Action == "add" || e.Action == "remove" {
+			l := forge.LabelEvent{Label: e.Label.Name, Added: e.Action == "add", User: e.User.Username}
 			if e.CreatedAt != nil {
-				at = *e.CreatedAt
+				l.At = *e.CreatedAt
 			}
-		case "remove":
-			user, at = "", time.Time{}
+			labels = append(labels, l)
 		}
 	}
+	user, at := forge.LastLabelled(labels, label)
 	return user, at, nil
 }
