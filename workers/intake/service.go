@@ -176,10 +176,7 @@ func (s *Service) Stop() {
 // taken as fact; the forge is read. An instance that does not lead
 // records the wake in the store, where the leader finds it.
 func (s *Service) Wake() {
-	s.mu.Lock()
-	s.woken = true
-	s.mu.Unlock()
-	s.background().Wake()
+	s.wakeHere()
 	if s.led.Load() {
 		return
 	}
@@ -223,12 +220,18 @@ func (s *Service) watchWakes(ctx context.Context, seen string) {
 			}
 		case raw != seen:
 			seen = raw
-			s.mu.Lock()
-			s.woken = true
-			s.mu.Unlock()
-			s.background().Wake()
+			s.wakeHere()
 		}
 	}
+}
+
+// wakeHere makes this instance's next pass, which starts now, read every
+// repository.
+func (s *Service) wakeHere() {
+	s.mu.Lock()
+	s.woken = true
+	s.mu.Unlock()
+	s.background().Wake()
 }
 
 // RunOnce is one pass, if this instance leads, reading every repository
