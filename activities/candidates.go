@@ -39,7 +39,6 @@ type candidateStore interface {
 	store.CandidateQuerier
 	store.SpendQuerier
 	store.ClaimQuerier
-	GetEvent(ctx context.Context, id string) (*domain.Event, error)
 }
 
 // CandidateRunner runs the candidates of best-of-N workorders:

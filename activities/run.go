@@ -72,7 +72,7 @@ func (a *Steps) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
-	req, err := request(ctx, a.Store, w)
+	req, err := roundRequest(ctx, a.Store, w)
 	if err != nil {
 		a.release(ctx, lease)
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
@@ -148,9 +148,6 @@ func executed(ctx context.Context, st store.RunQuerier, workOrderID string) (Run
 type requestReader interface {
 	store.RunQuerier
 	store.ObjectiveQuerier
-	// GetEvent reads the event a workorder was scheduled from: whether its
-	// round resumes.
-	GetEvent(ctx context.Context, id string) (*domain.Event, error)
 }
 
 // request loads what the diazotroph may read.
@@ -169,16 +166,23 @@ func request(ctx context.Context, st requestReader, w *domain.WorkOrder) (diazot
 		return diazotroph.Request{}, err
 	}
 	req.Objective = *o
-	if req.Resume, err = resumeFrom(ctx, st, w); err != nil {
-		return diazotroph.Request{}, err
-	}
 	return req, nil
+}
+
+// roundRequest is request for a workorder's own run (not a candidate's):
+// with the partial work it resumes.
+func roundRequest(ctx context.Context, st stepStore, w *domain.WorkOrder) (diazotroph.Request, error) {
+	req, err := request(ctx, st, w)
+	if err == nil && w.ObjectiveID != "" {
+		req.Resume, err = resumeFrom(ctx, st, w)
+	}
+	return req, err
 }
 
 // resumeFrom is the partial work of the round before w's, when that round
 // left some (the objective's latest workorder before w) and the human who
 // asked for w's round did not ask for a fresh start.
-func resumeFrom(ctx context.Context, st requestReader, w *domain.WorkOrder) (*diazotroph.Resume, error) {
+func resumeFrom(ctx context.Context, st stepStore, w *domain.WorkOrder) (*diazotroph.Resume, error) {
 	ev, err := st.GetEvent(ctx, w.EventID)
 	if err != nil || ev.Fresh {
 		return nil, err
