@@ -34,13 +34,7 @@ func (r *run) keepPartial(ctx context.Context, why string) (*domain.PartialWork,
 	ref := gitops.PartialRef(r.req.Objective.ObjectiveID, r.req.WorkOrder.WorkOrderID)
 	msg := fmt.Sprintf("azolla: partial work of %s (%s)\n\nObjective %s. Kept for its next round; never delivered as it is.\n",
 		r.req.WorkOrder.WorkOrderID, why, r.req.Objective.ObjectiveID)
-	check := func(patch string) ([]string, error) {
-		if name, found := r.p.o.Secrets.Find(patch); found {
-			return nil, fmt.Errorf("it holds the value of %s, a secret of this worker's", name)
-		}
-		return gitops.CheckPatch(r.ws, patch, r.p.o.Policy)
-	}
-	p, err := r.p.o.Git.KeepPartial(ctx, r.ws, ref, r.p.o.Author, msg, check)
+	p, err := r.p.o.Git.KeepPartial(ctx, r.ws, ref, r.p.o.Author, msg, r.checkPatch)
 	if err != nil || p == nil {
 		return nil, err
 	}
@@ -50,6 +44,18 @@ func (r *run) keepPartial(ctx context.Context, why string) (*domain.PartialWork,
 	}
 	return &domain.PartialWork{Ref: ref, CommitSHA: p.CommitSHA, Files: files, FilesChanged: len(p.Files),
 		Bytes: len(p.Patch)}, nil
+}
+
+// checkPatch refuses what no patch of r's may carry before anything is
+// written (docs/patches.md, step 3): a value of one of this worker's
+// secrets, which would be committed and pushed, or what gitops.CheckPatch
+// refuses. It returns the paths the patch changes.
+func (r *run) checkPatch(patch string) ([]string, error) {
+	if name, found := r.p.o.Secrets.Find(patch); found {
+		return nil, fmt.Errorf("it holds the value of %s, a secret of this worker's, which would have been committed "+
+			"and pushed with the branch", name)
+	}
+	return gitops.CheckPatch(r.ws, patch, r.p.o.Policy)
 }
 
 // keepPartialNoted is keepPartial for a run that ends without a patch, and

@@ -311,12 +311,9 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 			return diazotroph.Result{}, fmt.Errorf("reset workspace %s: %w", r.ws, err)
 		}
 	}
-	if name, found := r.p.o.Secrets.Find(out.Patch); found {
+	if _, err := r.checkPatch(out.Patch); err != nil {
+		// Never stored with a secret of this worker's in it.
 		out.Patch = r.p.o.Secrets.String(out.Patch)
-		return r.applyFailed(out, fmt.Sprintf("The patch was refused before anything was written: it holds the value of "+
-			"%s, a secret of this worker's, which would have been committed and pushed with the branch.", name)), nil
-	}
-	if _, err := gitops.CheckPatch(r.ws, out.Patch, r.p.o.Policy); err != nil {
 		return r.applyFailed(out, "The patch was refused before anything was written: "+err.Error()), nil
 	}
 	if err := g.Apply(ctx, r.ws, out.Patch); err != nil {
