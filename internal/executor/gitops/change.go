@@ -77,6 +77,12 @@ func (g Git) CommitStaged(ctx context.Context, dir string, a Author, message str
 	return g.commitIndex(ctx, dir, a, message)
 }
 
+// env makes a the author and committer of a git command's commit.
+func (a Author) env() []string {
+	return []string{"GIT_AUTHOR_NAME=" + a.Name, "GIT_AUTHOR_EMAIL=" + a.Email,
+		"GIT_COMMITTER_NAME=" + a.Name, "GIT_COMMITTER_EMAIL=" + a.Email}
+}
+
 func validateCommitInput(a Author, message string) error {
 	if err := a.validate(); err != nil {
 		return err
@@ -89,10 +95,7 @@ func validateCommitInput(a Author, message string) error {
 
 // commitIndex commits dir's index and returns the new HEAD.
 func (g Git) commitIndex(ctx context.Context, dir string, a Author, message string) (string, error) {
-	c := call{dir: dir, stdin: strings.NewReader(message), env: []string{
-		"GIT_AUTHOR_NAME=" + a.Name, "GIT_AUTHOR_EMAIL=" + a.Email,
-		"GIT_COMMITTER_NAME=" + a.Name, "GIT_COMMITTER_EMAIL=" + a.Email,
-	}}
+	c := call{dir: dir, stdin: strings.NewReader(message), env: a.env()}
 	// --cleanup=whitespace: a user's commit.cleanup=strip would eat lines
 	// of the message that start with '#'. maintenance.auto=false: git
 	// commit would start "git maintenance run --auto" after every commit,

@@ -61,10 +61,7 @@ func (g Git) KeepPartial(ctx context.Context, dir, ref string, a Author, message
 	if err != nil {
 		return nil, err
 	}
-	cc := call{dir: dir, stdin: strings.NewReader(message), env: []string{
-		"GIT_AUTHOR_NAME=" + a.Name, "GIT_AUTHOR_EMAIL=" + a.Email,
-		"GIT_COMMITTER_NAME=" + a.Name, "GIT_COMMITTER_EMAIL=" + a.Email,
-	}}
+	cc := call{dir: dir, stdin: strings.NewReader(message), env: a.env()}
 	sha, err := g.runString(ctx, cc, "commit-tree", "--no-gpg-sign", tree, "-p", head, "-F", "-")
 	if err != nil {
 		return nil, fmt.Errorf("keep partial work: commit: %w", err)
