@@ -139,13 +139,7 @@ func (f *fakeGitHub) addLabels(w http.ResponseWriter, r *http.Request, u *fakeUs
 			*labels = append(*labels, name)
 		}
 	}
-	f.recordLabels(th, u.login, before)
-	th.touch(now())
-	out := []jsonLabel{}
-	for _, name := range *labels {
-		out = append(out, f.labelJSON(f.labels[strings.ToLower(name)]))
-	}
-	writeJSON(w, http.StatusOK, out)
+	f.labelsChanged(w, th, u.login, before, *labels)
 }
 
 func (f *fakeGitHub) getLabel(w http.ResponseWriter, r *http.Request, _ *fakeUser) {

@@ -82,10 +82,16 @@ func (f *fakeGitHub) removeLabel(w http.ResponseWriter, r *http.Request, u *fake
 	}
 	before := slices.Clone(*labels)
 	*labels = slices.Delete(*labels, i, i+1)
-	f.recordLabels(th, u.login, before)
+	f.labelsChanged(w, th, u.login, before, *labels)
+}
+
+// labelsChanged records that login changed a thread's labels from before
+// to labels, and answers them, as GitHub does.
+func (f *fakeGitHub) labelsChanged(w http.ResponseWriter, th fakeThread, login string, before, labels []string) {
+	f.recordLabels(th, login, before)
 	th.touch(now())
 	out := []jsonLabel{}
-	for _, name := range *labels {
+	for _, name := range labels {
 		out = append(out, f.labelJSON(f.labels[strings.ToLower(name)]))
 	}
 	writeJSON(w, http.StatusOK, out)
