@@ -40,6 +40,9 @@ type forgeWorld struct {
 	clone string
 	// forge reads the repository as azolla does (admin's token).
 	forge forge.Forge
+	// roundEnds are the workorders waitRound saw end each round, by
+	// objective id and round.
+	roundEnds map[string]string
 }
 
 // taskAgent is the command generator's agent: it writes the task it was
@@ -62,7 +65,8 @@ func setupForgeWith(t testing.TB, s *giteatest.Server, f func(*config.ForgeConfi
 	tokenEnv := "IT_FORGE_TOKEN_" + strings.ToUpper(randomHex(4))
 	require.NoError(t, os.Setenv(tokenEnv, s.Admin.Token))
 	t.Cleanup(func() { _ = os.Unsetenv(tokenEnv) })
-	w := &forgeWorld{gitea: s, repo: r, clone: s.URL + "/" + r.Owner + "/" + r.Name + ".git"}
+	w := &forgeWorld{gitea: s, repo: r, clone: s.URL + "/" + r.Owner + "/" + r.Name + ".git",
+		roundEnds: map[string]string{}}
 	fc := config.ForgeConfig{Kind: forge.KindGitea, URL: s.URL, Repository: r.Owner + "/" + r.Name,
 		TokenEnv: tokenEnv, PollInterval: time.Hour}
 	if f != nil {
@@ -155,13 +159,19 @@ func (w *forgeWorld) comments(t testing.TB, number int) []string {
 // waitRound waits until the objective's pull request is in round n, that
 // round's workorder has pushed to it (a round is counted when it starts,
 // its head moves when it passes), and its lifecycle follows it again.
+//
+// The round counter moves when a round is taken, before its workorder
+// exists, so round n > 1 is over only once the pull request carries a
+// workorder other than the one round n-1 ended on.
 func (w *forgeWorld) waitRound(t testing.TB, id string, n int) *domain.PullRequest {
 	t.Helper()
+	before, seen := w.roundEnds[fmt.Sprintf("%s/%d", id, n-1)]
+	require.True(t, n == 1 || seen, "wait for round %d of %s before round %d", n-1, id, n)
 	var pr *domain.PullRequest
 	require.Eventually(t, func() bool {
 		var err error
 		pr, err = w.store.GetPullRequest(context.Background(), id)
-		if err != nil || pr.Rounds != n {
+		if err != nil || pr.Rounds != n || pr.WorkOrderID == before {
 			return false
 		}
 		wos, err := w.store.ListWorkOrders(context.Background(), store.ListWorkOrdersParams{ObjectiveID: id})
@@ -172,6 +182,7 @@ func (w *forgeWorld) waitRound(t testing.TB, id string, n int) *domain.PullReque
 		return err == nil && st.Step == workflows.StepAwaitingReview && st.PullRequest == pr.URL &&
 			st.Status == domain.StatusDone
 	}, 2*time.Minute, 100*time.Millisecond, "round %d never reached review (pull request %+v)", n, pr)
+	w.roundEnds[fmt.Sprintf("%s/%d", id, n)] = pr.WorkOrderID
 	return pr
 }
 
