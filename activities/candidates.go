@@ -335,14 +335,33 @@ func (a *Candidates) deliverBest(ctx context.Context, req diazotroph.Request, in
 		}
 	}
 	if winner < 0 {
-		return diazotroph.Result{Title: "No candidate produced a patch", Notes: reason + "\n" + settled(recs),
-			Metadata: domain.BundleMetadata{BranchName: req.WorkOrder.BranchName}, RunnerStatus: domain.RunnerOK}, nil
+		res := diazotroph.Result{Title: "No candidate produced a patch", Notes: reason + "\n" + settled(recs),
+			Metadata: domain.BundleMetadata{BranchName: req.WorkOrder.BranchName}, RunnerStatus: domain.RunnerOK}
+		if q, k := candidateQuestion(recs); q != "" {
+			// No candidate passed and one asked: the round waits for
+			// the answer rather than failing.
+			res.Title, res.RunnerStatus, res.Metadata.Question = "No patch (a question for a human)", domain.RunnerQuestion, q
+			res.Notes = fmt.Sprintf("Candidate %d asked a question and no candidate produced a patch: %s\n\n%s",
+				k, oneLine(q), res.Notes)
+		}
+		return res, nil
 	}
 	if _, err := a.Store.ChooseCandidate(ctx, store.ChooseCandidateParams{WorkOrderID: req.WorkOrder.WorkOrderID,
 		Attempt: recOf[winner].Attempt, Why: oneLine(reason), Now: a.now()}); err != nil {
 		return diazotroph.Result{}, err
 	}
 	return a.Runner.DeliverCandidate(ctx, req, cands[winner], reason+"\n"+settled(recs))
+}
+
+// candidateQuestion is the question the first candidate that asked one
+// asked, and its number; "" when none asked.
+func candidateQuestion(recs []*domain.Candidate) (string, int) {
+	for _, c := range recs {
+		if c.RunnerStatus == domain.RunnerQuestion && c.Report != nil && c.Report.Question != "" {
+			return c.Report.Question, c.Attempt
+		}
+	}
+	return "", 0
 }
 
 // settled lists what became of every candidate: its status, why, and

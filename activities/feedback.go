@@ -35,9 +35,17 @@ func relatedYields(ctx context.Context, q store.Querier, o *domain.Objective, ev
 	if err != nil {
 		return nil, err
 	}
+	// A round whose agent asked a question made no mistake: it is told
+	// its question, and the human's comment after it is the answer.
+	asked := prev != nil && prev.bundle != nil && prev.bundle.RunnerStatus == domain.RunnerQuestion &&
+		prev.bundle.Metadata.Question != ""
+	if asked {
+		yields = append(yields, domain.YieldRef{Kind: domain.YieldQuestion, Ref: prev.workOrder.WorkOrderID,
+			Comment: truncate(prev.bundle.Metadata.Question, maxComment)})
+	}
 	// A round the environment failed says nothing of the patch: the agent
 	// is not told to avoid a mistake it did not make.
-	if prev != nil && prev.record.Blame != domain.BlameEnvironment && (prev.record.GateResult == domain.GateFail || revising) {
+	if !asked && prev != nil && prev.record.Blame != domain.BlameEnvironment && (prev.record.GateResult == domain.GateFail || revising) {
 		y := domain.YieldRef{Kind: domain.YieldPreviousAttempt, Ref: prev.workOrder.WorkOrderID,
 			GateResult: prev.record.GateResult, GateReason: tail(prev.record.GateReason, maxYieldReason)}
 		if prev.bundle != nil {
@@ -92,16 +100,24 @@ func lastGated(ctx context.Context, q store.Querier, objectiveID, eventID string
 // reads them: the command agent in its input file, a chat model in its
 // prompt, COMMAND_DIAZOTROPH on stdin.
 func writeYields(b *strings.Builder, yields []domain.YieldRef) {
+	asked := false
 	for _, y := range yields {
 		switch y.Kind {
+		case domain.YieldQuestion:
+			asked = true
+			fmt.Fprintf(b, "\nIn attempt %s you stopped to ask a human:\n%s\n", y.Ref, indentBlock(y.Comment))
+		case domain.YieldHumanComment:
+			if asked {
+				fmt.Fprintf(b, "\nAnswer from %s:\n%s\n\nGo on with the objective using this answer.\n", y.By, indentBlock(y.Comment))
+				continue
+			}
+			fmt.Fprintf(b, "\nComment from %s on this attempt:\n%s\n", y.By, indentBlock(y.Comment))
 		case domain.YieldPreviousAttempt:
 			fmt.Fprintf(b, "\nPrevious attempt %s was judged %s by the gate. Do not repeat its mistake.\n", y.Ref, y.GateResult)
 			fmt.Fprintf(b, "\nGate reason:\n%s\n", indentBlock(y.GateReason))
 			if y.OutputTail != "" {
 				fmt.Fprintf(b, "\nEnd of its output:\n%s\n", indentBlock(y.OutputTail))
 			}
-		case domain.YieldHumanComment:
-			fmt.Fprintf(b, "\nComment from %s on this attempt:\n%s\n", y.By, indentBlock(y.Comment))
 		}
 	}
 }

@@ -120,6 +120,9 @@ func verdict(b *domain.OutputBundle, runFailure string) (result, reason string) 
 		return domain.GateFail, "run stalled: " + firstLine(b.Notes)
 	case domain.RunnerStopped:
 		return domain.GateFail, "run stopped: " + firstLine(b.Notes)
+	case domain.RunnerQuestion:
+		// Not the agent's failure: it waits for an answer.
+		return domain.GateFail, "the agent asks a question: " + oneLine(b.Metadata.Question)
 	case domain.RunnerApplyFailed:
 		return domain.GateFail, "patch did not apply: " + firstLine(b.Notes)
 	case domain.RunnerEnvironmentFailed:

@@ -48,6 +48,10 @@ func (a *Steps) gatePause(ctx context.Context, q store.Querier, w *domain.WorkOr
 	if j.bundle != nil {
 		partial = j.bundle.Metadata.Partial
 	}
+	if j.bundle != nil && j.bundle.RunnerStatus == domain.RunnerQuestion {
+		return pause.WithPartialWork(pause.Question(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.bundle.Metadata.Question,
+			standing, now), partial), nil
+	}
 	if standing.Exhausted() {
 		return pause.WithPartialWork(pause.BudgetSpent(o.ObjectiveID, o.StatusSeq, w.WorkOrderID, j.reason, standing, keep,
 			repeated, now), partial), nil

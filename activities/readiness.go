@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -146,6 +147,9 @@ type ReadyInput struct {
 	// Fresh: the round starts from the snapshot's commit, not from the
 	// partial work the round before left (the event records it).
 	Fresh bool `json:",omitempty"`
+	// Answer: Comment answers the question the round before's agent
+	// asked; refused when the objective waits for no answer.
+	Answer bool `json:",omitempty"`
 }
 
 // ReadyResult names the event that now stands for the objective's readiness.
@@ -185,6 +189,11 @@ func (a *Steps) Ready(ctx context.Context, in ReadyInput) (ReadyResult, error) {
 					return err
 				}
 			}
+			if in.Answer {
+				if err := awaitsAnswer(ctx, q, o, in.Comment); err != nil {
+					return err
+				}
+			}
 			if in.Mode != ReadyApprove {
 				// A new round spends: not once the budget is gone.
 				if _, err := budget.Left(ctx, q, o); err != nil {
@@ -217,6 +226,26 @@ func (a *Steps) Ready(ctx context.Context, in ReadyInput) (ReadyResult, error) {
 	}
 	logger(ctx, in.ObjectiveID, "").Info("objective ready", "mode", in.Mode, "event_id", res.EventID, "by", in.By)
 	return res, nil
+}
+
+// awaitsAnswer refuses an answer to o unless o waits for one: its gate
+// failed on a workorder whose agent asked a question
+// (docs/patches.md#questions). An empty answer is no answer.
+func awaitsAnswer(ctx context.Context, q store.Querier, o *domain.Objective, answer string) error {
+	if strings.TrimSpace(answer) == "" {
+		return fmt.Errorf("objective %s: an answer needs words: %w", o.ObjectiveID, domain.ErrInvalid)
+	}
+	if o.Status == domain.StatusTodo && o.BlockerRef.Kind() == domain.BlockerGate {
+		b, err := q.GetOutputBundle(ctx, o.BlockerRef.ID())
+		if err != nil && !errors.Is(err, domain.ErrNotFound) {
+			return err
+		}
+		if b != nil && b.RunnerStatus == domain.RunnerQuestion {
+			return nil
+		}
+	}
+	return fmt.Errorf("objective %s is %s and no question of its agent waits for an answer (objective retry "+
+		"--comment gives a round words of yours): %w", o.ObjectiveID, o.Status, domain.ErrInvalid)
 }
 
 // pendingEvent returns the unprocessed TICKET_READY event of the objective's

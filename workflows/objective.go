@@ -33,6 +33,9 @@ type Decision struct {
 	// Fresh (a retry's): the round starts from the snapshot's commit, not
 	// from the partial work the round before left.
 	Fresh bool `json:",omitempty"`
+	// Answer (a retry's): Comment answers the question the round before's
+	// agent asked; refused when no question waits.
+	Answer bool `json:",omitempty"`
 }
 
 // DecisionResult answers a decision sent as an update.
@@ -248,7 +251,7 @@ func (w *objective) valid(kind string) error {
 		return fmt.Errorf("objective %s: %s %s decision is already being handled", id, article(w.decision.kind), w.decision.kind)
 	case w.state.Step == StepAwaitingReview && kind == Retry:
 		return nil // the next round on the pull request (transition.Revise)
-	case !slices.Contains([]string{StepAwaitingApproval, StepAwaitingRetry, StepAwaitingUnblock}, w.state.Step):
+	case !slices.Contains([]string{StepAwaitingApproval, StepAwaitingRetry, StepAwaitingAnswer, StepAwaitingUnblock}, w.state.Step):
 		return fmt.Errorf("objective %s is %s (%s): decisions are taken only while it waits for one", id, w.state.Status, w.state.Step)
 	}
 	t := decisions[kind]

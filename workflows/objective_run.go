@@ -206,8 +206,11 @@ func (w *objective) resume(ctx workflow.Context) (next, error) {
 // a BLOCKED objective, then begins a new round.
 func (w *objective) awaitRetryOrUnblock(ctx workflow.Context) (next, error) {
 	step := StepAwaitingRetry
-	if w.state.Status == domain.StatusBlocked {
+	switch {
+	case w.state.Status == domain.StatusBlocked:
 		step = StepAwaitingUnblock
+	case w.state.LastPause != nil && w.state.LastPause.Reason == domain.PauseQuestion:
+		step = StepAwaitingAnswer
 	}
 	d, err := w.await(ctx, step)
 	if err != nil {

@@ -52,7 +52,7 @@ func (w *objective) ready(ctx workflow.Context, mode string, d *pendingDecision)
 	w.state.Step = StepReadying
 	in := activities.ReadyInput{ObjectiveID: w.state.ObjectiveID, Mode: mode}
 	if d != nil {
-		in.By, in.Comment, in.Fresh = d.By, d.Comment, d.Fresh
+		in.By, in.Comment, in.Fresh, in.Answer = d.By, d.Comment, d.Fresh, d.Answer
 	}
 	var r activities.ReadyResult
 	err := w.storeStep(ctx, steps.Ready, in).Get(ctx, &r)

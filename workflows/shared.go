@@ -88,8 +88,11 @@ const (
 	StepAwaitingReview   = "awaiting_review"
 	StepMerged           = "merged"
 	StepAwaitingRetry    = "awaiting_retry"
-	StepAwaitingUnblock  = "awaiting_unblock"
-	StepDone             = "done"
-	StepRejected         = "rejected"
-	StepMissing          = "missing"
+	// StepAwaitingAnswer is StepAwaitingRetry after a round whose agent
+	// asked a question: the answer (a retry with Answer) goes on.
+	StepAwaitingAnswer  = "awaiting_answer"
+	StepAwaitingUnblock = "awaiting_unblock"
+	StepDone            = "done"
+	StepRejected        = "rejected"
+	StepMissing         = "missing"
 )

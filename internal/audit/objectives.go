@@ -92,7 +92,10 @@ func terminalPauseState(s *state, r recorder) {
 		// A verdict on an objective whose issue was closed on its forge
 		// while the round ran hands it back as CLOSED_ON_FORGE.
 		closed := rr.Blame != domain.BlameEnvironment && slices.Contains(byWorkOrder[id], domain.PauseClosedOnForge)
-		if ok && !spent && !closed && !slices.Contains(byWorkOrder[id], want) {
+		// A FAIL whose agent asked a question waits for the answer as
+		// QUESTION.
+		asked := rr.GateResult == domain.GateFail && slices.Contains(byWorkOrder[id], domain.PauseQuestion)
+		if ok && !spent && !closed && !asked && !slices.Contains(byWorkOrder[id], want) {
 			r.violation("workorder "+id, "has run_record %s but no %s pause_state", rr.GateResult, want)
 		}
 	}

@@ -69,7 +69,7 @@ func runRecordPerGatedWorkOrder(s *state, r recorder) {
 	}
 	for _, p := range s.pauses {
 		if p.WorkOrderID == "" || !slices.Contains([]string{domain.PauseRunComplete, domain.PauseGateFailed,
-			domain.PauseBudgetSpent, domain.PauseClosedOnForge}, p.Reason) {
+			domain.PauseBudgetSpent, domain.PauseClosedOnForge, domain.PauseQuestion}, p.Reason) {
 			continue
 		}
 		if _, ok := gated[p.WorkOrderID]; !ok {

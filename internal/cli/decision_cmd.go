@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,25 +12,47 @@ import (
 	"github.com/azolla/azolla/workflows"
 )
 
+// answerName is the command that answers an agent's question: a retry
+// whose comment is the answer (docs/patches.md#questions).
+const answerName = "answer"
+
 // decisionCmd sends one human decision to an objective's lifecycle as an
 // update, so a decision the lifecycle cannot take is refused with its
-// reason (exit 4) instead of being dropped.
-func (a *app) decisionCmd(kind, short string) *cobra.Command {
+// reason (exit 4) instead of being dropped. name is the decision's kind,
+// or answerName.
+func (a *app) decisionCmd(name, short string) *cobra.Command {
 	var d workflows.Decision
+	kind := name
 	cmd := &cobra.Command{
-		Use:   kind + " OBJECTIVE_ID",
+		Use:   name + " OBJECTIVE_ID",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 	}
 	cmd.Flags().StringVar(&d.By, "by", "", "who decides (default $USER)")
-	cmd.Flags().StringVar(&d.Comment, "comment", "", "why")
+	if name == answerName {
+		kind, d.Answer = workflows.Retry, true
+		cmd.Use, cmd.Args = name+" OBJECTIVE_ID ANSWER...", cobra.MinimumNArgs(2)
+		cmd.Long = `Answer the question the objective's agent asked (its QUESTION pause, first in
+the inbox). The answer starts the next round, which resumes the partial work
+the asking round left and is told its question and your answer. An objective
+with no question waiting refuses it: objective retry --comment gives a round
+words of yours.`
+	} else {
+		cmd.Flags().StringVar(&d.Comment, "comment", "", "why")
+	}
 	if kind == workflows.Retry {
 		cmd.Flags().BoolVar(&d.Fresh, "fresh", false,
 			"start the round from the snapshot's commit, not from the partial work the round before left")
 	}
-	parse := func(*cobra.Command, []string) error {
+	parse := func(_ *cobra.Command, args []string) error {
 		if d.By == "" {
 			d.By = a.getenv("USER")
+		}
+		if d.Answer {
+			d.Comment = strings.TrimSpace(strings.Join(args[1:], " "))
+			if d.Comment == "" {
+				return usageError(fmt.Errorf("the answer is empty"))
+			}
 		}
 		return nil
 	}
@@ -44,7 +67,7 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 		// A retry on a pull request's review takes its waiting feedback:
 		// say which, before it is taken.
 		var feedback string
-		if kind == workflows.Retry {
+		if kind == workflows.Retry && !d.Answer {
 			if st, err := c.starter.State(cmd.Context(), args[0]); err == nil && st.Step == workflows.StepAwaitingReview {
 				feedback = "the review and checks of " + st.PullRequest + ": " +
 					cmp.Or(st.PullRequestWaiting, "nothing new beyond --comment")
@@ -66,11 +89,11 @@ func (a *app) decisionCmd(kind, short string) *cobra.Command {
 		id := textsafe.Line(args[0])
 		switch {
 		case res.EventID != "":
-			_, err = fmt.Fprintf(out, "%s %s: emitted %s\nfollow it with: %s objective watch %s\n", kind, id, textsafe.Line(res.EventID), a.self(), id)
+			_, err = fmt.Fprintf(out, "%s %s: emitted %s\nfollow it with: %s objective watch %s\n", name, id, textsafe.Line(res.EventID), a.self(), id)
 		case res.Pause != nil:
-			_, err = fmt.Fprintf(out, "%s %s: %s\n", kind, id, textsafe.Line(res.Pause.Reason))
+			_, err = fmt.Fprintf(out, "%s %s: %s\n", name, id, textsafe.Line(res.Pause.Reason))
 		default:
-			_, err = fmt.Fprintf(out, "%s %s: done\n", kind, id)
+			_, err = fmt.Fprintf(out, "%s %s: done\n", name, id)
 		}
 		return err
 	})

@@ -33,6 +33,7 @@ func (a *app) objectiveCmd() *cobra.Command {
 		a.decisionCmd("reject", "Reject a NEW objective: its lifecycle ends with a REJECTED pause state"),
 		a.decisionCmd("unblock", "Say a BLOCKED objective's blockers are resolved, clear them and re-emit TICKET_READY"),
 		a.decisionCmd("retry", "Re-emit TICKET_READY for an objective whose gate failed or that is blocked"),
+		a.decisionCmd(answerName, "Answer the question an objective's agent asked: the answer starts its next round"),
 		a.objectiveResumeCmd(), a.objectiveBudgetCmd(), a.objectiveLogCmd(), a.objectiveCandidatesCmd())
 }
 

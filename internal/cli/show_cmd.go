@@ -297,6 +297,9 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 				p("  partial   %d file(s), %d bytes of diff: commit %s on %s (%s)\n", pw.FilesChanged, pw.Bytes,
 					line(pw.CommitSHA), line(pw.Ref), line(strings.Join(pw.Files, ", ")))
 			}
+			if q := b.Metadata.Question; q != "" {
+				p("  question  %s\n", indent(block(q), "            "))
+			}
 			switch rr := b.Metadata.RunReport; {
 			case rr != nil:
 				p("  report    %s\n", line(reportLine(rr)))

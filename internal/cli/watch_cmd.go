@@ -15,7 +15,7 @@ import (
 
 // restingSteps are where a lifecycle waits for a human (or has ended).
 var restingSteps = []string{workflows.StepDone, workflows.StepRejected, workflows.StepAwaitingRetry,
-	workflows.StepAwaitingUnblock, workflows.StepMissing}
+	workflows.StepAwaitingAnswer, workflows.StepAwaitingUnblock, workflows.StepMissing}
 
 func (a *app) objectiveWatchCmd() *cobra.Command {
 	var interval, timeout time.Duration

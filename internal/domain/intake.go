@@ -68,6 +68,7 @@ const (
 	CommandApprove = "approve"
 	CommandReject  = "reject"
 	CommandRetry   = "retry"
+	CommandAnswer  = "answer"
 	CommandBudget  = "budget"
 	CommandStatus  = "status"
 )

@@ -176,6 +176,10 @@ const (
 	YieldPreviousAttempt = "PREVIOUS_ATTEMPT"
 	// YieldHumanComment is what the human said when deciding to go on.
 	YieldHumanComment = "HUMAN_COMMENT"
+	// YieldQuestion is the question the previous round's agent asked
+	// (Comment), Ref its workorder; the HUMAN_COMMENT after it is the
+	// answer.
+	YieldQuestion = "QUESTION"
 	// YieldCapture is a capture a triage round took: Ref is its
 	// capture_buffer_id.
 	YieldCapture = "CAPTURE"
@@ -260,6 +264,10 @@ const (
 	// is no longer wanted (the issue it came from was closed); its notes'
 	// first line says why.
 	RunnerStopped = "STOPPED"
+	// RunnerQuestion: the agent asked a human a question and exited
+	// before it finished (BundleMetadata.Question); what it had written
+	// is kept as partial work, and the answer starts the next round.
+	RunnerQuestion = "QUESTION"
 )
 
 // BundleMetadata carries what a reviewer needs besides the diff.
@@ -278,6 +286,8 @@ type BundleMetadata struct {
 	// Partial is the work a run left without delivering it (its budget
 	// ran out, it stalled), kept for the next round (PartialWork).
 	Partial *PartialWork `json:"partial,omitempty"`
+	// Question is what the agent of a QUESTION run asks a human.
+	Question string `json:"question,omitempty"`
 }
 
 // PartialWork is what a run that delivered no patch had changed, kept on
@@ -353,6 +363,9 @@ const (
 	// its forge while the objective was in flight (running, or its pull
 	// request open): no round and no pull request follows by itself.
 	PauseClosedOnForge = "CLOSED_ON_FORGE"
+	// PauseQuestion: the round's agent asked a question and waits for a
+	// human's answer (objective answer), which starts the next round.
+	PauseQuestion = "QUESTION"
 )
 
 // Subject types of a pause state: what it hands back.

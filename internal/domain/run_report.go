@@ -27,6 +27,9 @@ type RunReport struct {
 	Summary string `json:"summary,omitempty"`
 	// Transcript is inline text or a file under the artifact directory.
 	Transcript *RunTranscript `json:"transcript,omitempty"`
+	// Question is what the agent asks a human before it can go on: the
+	// run ends as QUESTION.
+	Question string `json:"question,omitempty"`
 	// SessionID is the agent's own session or thread id.
 	SessionID string `json:"session_id,omitempty"`
 	// Source says who wrote the report.

@@ -156,7 +156,7 @@ func (p *Poller) waitsForHuman(ctx context.Context, objectiveID string) (bool, e
 		return false, err
 	}
 	switch s.Step {
-	case workflows.StepAwaitingApproval, workflows.StepAwaitingRetry, workflows.StepAwaitingUnblock:
+	case workflows.StepAwaitingApproval, workflows.StepAwaitingRetry, workflows.StepAwaitingAnswer, workflows.StepAwaitingUnblock:
 		return true, nil
 	}
 	return false, nil

@@ -146,7 +146,8 @@ func parseCommand(body string) (command, bool) {
 		name, arg = name[:nl], name[nl:]+" "+arg
 	}
 	switch name = strings.ToLower(name); name {
-	case domain.CommandApprove, domain.CommandReject, domain.CommandRetry, domain.CommandBudget, domain.CommandStatus:
+	case domain.CommandApprove, domain.CommandReject, domain.CommandRetry, domain.CommandAnswer, domain.CommandBudget,
+		domain.CommandStatus:
 		return command{name: name, arg: strings.TrimSpace(arg)}, true
 	}
 	return command{}, true
@@ -185,7 +186,7 @@ func (s *Service) comment(ctx context.Context, r *Repository, it *domain.IntakeI
 		s.observeCommand(rec.Command, "untrusted")
 	case cmd.name == "":
 		reply = "azolla's commands are `/azolla approve`, `/azolla reject <reason>`, `/azolla retry <what to do " +
-			"differently>`, `/azolla budget +N` and `/azolla status`."
+			"differently>`, `/azolla answer <your answer>`, `/azolla budget +N` and `/azolla status`."
 		s.observeCommand("unknown", "refused")
 	default:
 		var err error
@@ -238,7 +239,7 @@ func (s *Service) carryOut(ctx context.Context, r *Repository, it *domain.Intake
 		}
 	}
 	kind := map[string]string{domain.CommandApprove: workflows.Approve, domain.CommandReject: workflows.Reject,
-		domain.CommandRetry: workflows.Retry}[cmd.name]
+		domain.CommandRetry: workflows.Retry, domain.CommandAnswer: workflows.Retry}[cmd.name]
 	text, fresh := cmd.arg, false
 	if cmd.name == domain.CommandRetry {
 		// "/azolla retry --fresh …": the round starts from the snapshot's
@@ -251,7 +252,7 @@ func (s *Service) carryOut(ctx context.Context, r *Repository, it *domain.Intake
 		text = text[:maxRetryText]
 	}
 	res, err := s.Decider.DecideOnce(ctx, it.ObjectiveID, kind, requestID(r.Source, "comment", cm.ID),
-		workflows.Decision{By: cm.Author, Comment: text, Fresh: fresh})
+		workflows.Decision{By: cm.Author, Comment: text, Fresh: fresh, Answer: cmd.name == domain.CommandAnswer})
 	switch {
 	case errors.Is(err, starter.ErrRefused), errors.Is(err, starter.ErrNoLifecycle):
 		rec.Result = "refused: " + oneLine(err.Error(), 900)

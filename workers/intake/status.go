@@ -198,8 +198,9 @@ func (s *Service) statusText(ctx context.Context, r *Repository, st standing, cl
 }
 
 // handsBack says whether o's latest pause waits for a human, as the inbox
-// lists it: a blocked objective, one whose gate failed or budget is
-// spent (it stays TODO, with the gate's blocker_ref, until retried), or
+// lists it: a blocked objective, one whose gate failed, budget is spent
+// or agent asked a question (it stays TODO, with the gate's blocker_ref,
+// until retried or answered), or
 // one whose issue was closed in flight.
 func handsBack(o *domain.Objective, last *domain.PauseState) bool {
 	switch {
@@ -207,7 +208,7 @@ func handsBack(o *domain.Objective, last *domain.PauseState) bool {
 		return true
 	case o.Status == domain.StatusTodo:
 		return o.BlockerRef != "" && (last.Reason == domain.PauseGateFailed || last.Reason == domain.PauseBudgetSpent ||
-			last.Reason == domain.PauseClosedOnForge)
+			last.Reason == domain.PauseClosedOnForge || last.Reason == domain.PauseQuestion)
 	case o.Status == domain.StatusDone:
 		return last.Reason == domain.PauseClosedOnForge
 	}

@@ -158,6 +158,7 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 	}
 
 	reportFile, artifactDir := run.Path(runreport.FileName), run.Path(artifactDirName)
+	questionFile := run.Path(runreport.QuestionFileName)
 	if err := os.Mkdir(artifactDir, 0o700); err != nil {
 		return fail("create the artifact directory: %w", err)
 	}
@@ -174,7 +175,7 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		// filter written there would run with azolla's privileges.
 		ReadOnly: []string{filepath.Join(in.Worktree, ".git")},
 		Vars: append(vars(in, inputFile), "AZOLLA_REPORT_FILE="+reportFile,
-			"AZOLLA_ARTIFACT_DIR="+artifactDir),
+			"AZOLLA_ARTIFACT_DIR="+artifactDir, "AZOLLA_QUESTION_FILE="+questionFile),
 		Stdin:  strings.NewReader(input),
 		Stdout: io.MultiWriter(stdout, stdoutTail),
 		Stderr: stderr,
@@ -223,7 +224,14 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 			notes += "\n" + problem
 		}
 	}
-	return Output{Patch: patch, Notes: notes, Report: report,
+	question, problem := runreport.ReadQuestion(questionFile)
+	if problem != "" {
+		notes += "\n" + problem
+	}
+	if question == "" && report != nil {
+		question = runreport.Question(report.Question)
+	}
+	return Output{Patch: patch, Notes: notes, Report: report, Question: question,
 		Transcript: transcript(report, artifactDir, stdoutTail, stderr)}, nil
 }
 

@@ -111,9 +111,10 @@ func TestCommand_InputOnStdinAndInAFileOutsideTheWorktree(t *testing.T) {
 		Executor: sandboxtest.Unconfined(t, sandbox.Policy{Env: map[string]string{"REC": rec}}),
 		Run: `cat > "$REC/stdin"; cp "$AZOLLA_INPUT_FILE" "$REC/file"; echo "$AZOLLA_INPUT_FILE" > "$REC/path"; ` +
 			`echo "$AZOLLA_REPORT_FILE" > "$REC/report"; echo "$AZOLLA_ARTIFACT_DIR" > "$REC/artifacts"; ` +
+			`echo "$AZOLLA_QUESTION_FILE" > "$REC/question"; ` +
 			`test -d "$AZOLLA_ARTIFACT_DIR" && test -w "$AZOLLA_ARTIFACT_DIR" && ` +
 			`env | grep '^AZOLLA_' | grep -v '^AZOLLA_INPUT_FILE=' | grep -v '^AZOLLA_REPORT_FILE=' | ` +
-			`grep -v '^AZOLLA_ARTIFACT_DIR=' | sort > "$REC/env"`,
+			`grep -v '^AZOLLA_ARTIFACT_DIR=' | grep -v '^AZOLLA_QUESTION_FILE=' | sort > "$REC/env"`,
 		WorktreeDiff: worktreeDiff,
 	})
 	in := newInput(dir)
@@ -146,6 +147,10 @@ func TestCommand_InputOnStdinAndInAFileOutsideTheWorktree(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, filepath.Dir(inputFile), filepath.Dir(strings.TrimSpace(string(artifacts))),
 		"the artifact directory is beside the input, outside the worktree")
+	question, err := os.ReadFile(filepath.Join(rec, "question"))
+	require.NoError(t, err)
+	require.Equal(t, filepath.Dir(inputFile), filepath.Dir(strings.TrimSpace(string(question))),
+		"the question file is beside the input, outside the worktree")
 
 	env, err := os.ReadFile(filepath.Join(rec, "env"))
 	require.NoError(t, err)

@@ -91,6 +91,11 @@ type Output struct {
 	// redacted; nil when it said nothing. It comes with an error too, when
 	// the run was stopped.
 	Transcript *Transcript
+	// Question is what the agent asks a human before it can go on (the
+	// command generator: $AZOLLA_QUESTION_FILE or its report's question),
+	// "" when it asks nothing. A run that asks delivers no patch: what it
+	// changed is partial work.
+	Question string
 }
 
 // Generator produces candidate patches.

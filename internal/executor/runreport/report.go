@@ -21,8 +21,8 @@ const (
 )
 
 // ErrEmpty is returned for a report that carries none of model, cost_usd,
-// tokens, turns, summary and transcript.
-var ErrEmpty = errors.New("run report says nothing: none of model, cost_usd, tokens, turns, summary, transcript")
+// tokens, turns, summary, transcript and question.
+var ErrEmpty = errors.New("run report says nothing: none of model, cost_usd, tokens, turns, summary, transcript, question")
 
 // Parse reads a report an executor wrote. The error of a report that fails
 // the schema is a *schemas.ValidationError naming each failing field by its
@@ -91,5 +91,5 @@ func Validate(r domain.RunReport) error {
 
 func empty(r domain.RunReport) bool {
 	return r.Model == "" && r.CostUSD == nil && r.Tokens == nil && r.Turns == 0 &&
-		r.Summary == "" && r.Transcript == nil
+		r.Summary == "" && r.Transcript == nil && r.Question == ""
 }

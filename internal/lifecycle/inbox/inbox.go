@@ -23,8 +23,10 @@ import (
 	"github.com/azolla/azolla/internal/store"
 )
 
-// Kinds of inbox item, most urgent kind first.
+// Kinds of inbox item, most urgent kind first: an agent's question comes
+// first, as nothing goes on until it is answered.
 const (
+	KindQuestion    = "QUESTION"
 	KindOverdue     = "OVERDUE"
 	KindBlocked     = "BLOCKED"
 	KindGateFailed  = "GATE_FAILED"
@@ -34,8 +36,8 @@ const (
 	KindManifest    = "MANIFEST"
 )
 
-var kindRank = map[string]int{KindOverdue: 0, KindBlocked: 1, KindGateFailed: 2, KindPullRequest: 3, KindApproval: 4,
-	KindProposals: 5, KindManifest: 6}
+var kindRank = map[string]int{KindQuestion: 0, KindOverdue: 1, KindBlocked: 2, KindGateFailed: 3, KindPullRequest: 4,
+	KindApproval: 5, KindProposals: 6, KindManifest: 7}
 
 var urgencyRank = map[string]int{"CRITICAL": 0, "HIGH": 1, "NORMAL": 2, "LOW": 3}
 
@@ -104,8 +106,8 @@ type Source struct {
 const pendingWindow = 24 * time.Hour
 
 // Items gathers every pause state that waits for a human, and every
-// objective waiting for approval, most urgent first: by kind (overdue,
-// blocked, failed gate, pull request, approval, proposals, manifest), then
+// objective waiting for approval, most urgent first: by kind (an agent's
+// question, overdue, blocked, failed gate, pull request, approval, proposals, manifest), then
 // urgency, then oldest first.
 func (src Source) Items(ctx context.Context) ([]Item, error) {
 	objectives := map[string]*domain.Objective{}
@@ -181,6 +183,8 @@ func (src Source) Items(ctx context.Context) ([]Item, error) {
 				SubjectID: o.ObjectiveID, Title: o.Title, From: o.Provenance, Since: o.CreatedAt, Actions: approve})
 		case ps != nil && o.Status == domain.StatusBlocked:
 			out = append(out, src.pauseItem(KindBlocked, o, ps))
+		case ps != nil && o.Status == domain.StatusTodo && ps.Reason == domain.PauseQuestion:
+			out = append(out, src.pauseItem(KindQuestion, o, ps))
 		case ps != nil && o.Status == domain.StatusTodo && slices.Contains(waitingFail, ps.Reason):
 			out = append(out, src.pauseItem(KindGateFailed, o, ps))
 		}

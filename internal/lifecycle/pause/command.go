@@ -23,6 +23,8 @@ func Command(self string, ps *domain.PauseState, i int) string {
 		return self + " objective budget " + id + " --add 5"
 	case Retry:
 		return self + " objective retry " + id + ` --comment "what to do differently"`
+	case Answer:
+		return self + " objective answer " + id + ` "your answer"`
 	case Unblock:
 		return self + " objective unblock " + id
 	case CreateRefined:
@@ -44,6 +46,8 @@ func ForgeCommand(ps *domain.PauseState, i int) string {
 		return "/azolla budget +5"
 	case Retry:
 		return "/azolla retry <what to do differently>"
+	case Answer:
+		return "/azolla answer <your answer>"
 	}
 	return ""
 }

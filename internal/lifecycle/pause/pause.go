@@ -56,6 +56,10 @@ const (
 	// PartialWork says the run left partial work the next round resumes
 	// from (docs/patches.md#partial-work).
 	PartialWork = "PARTIAL_WORK"
+	// Answer asks for the answer to the question the round's agent asked
+	// (objective answer), which starts the next round
+	// (docs/patches.md#questions).
+	Answer = "ANSWER"
 )
 
 // Action is one thing the human should do: its kind and the words for it.
@@ -157,6 +161,21 @@ func BudgetSpent(objectiveID string, seq int64, workOrderID, failure string, sta
 		actions = append(actions, *keep)
 	}
 	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: domain.PauseBudgetSpent,
+		Actions: actions, Now: now})
+}
+
+// Question is a round whose agent asked a human a question and exited:
+// answer it (the answer starts the next round, which resumes the partial
+// work), or, when the runs have spent the objective's budget, raise it
+// first. The question is the first action's, made one line.
+func Question(objectiveID string, seq int64, workOrderID, question string, standing budget.Standing,
+	now time.Time) domain.PauseState {
+	var actions []Action
+	if standing.Exhausted() {
+		actions = append(actions, Action{AddBudget, standing.Told() + ": raise the budget before the answer can start a round"})
+	}
+	actions = append(actions, Action{Answer, "Answer the agent's question: " + question})
+	return New(Spec{ObjectiveID: objectiveID, Seq: seq, WorkOrderID: workOrderID, Reason: domain.PauseQuestion,
 		Actions: actions, Now: now})
 }
 

@@ -93,7 +93,7 @@ func (r WorkResult) Bundle(workOrderID string, now time.Time) *domain.OutputBund
 // runnerStatuses are those a remote worker may report: a remote run can
 // stall as a local one can.
 var runnerStatuses = []string{domain.RunnerOK, domain.RunnerBudgetExhausted, domain.RunnerStalled, domain.RunnerStopped, domain.RunnerApplyFailed,
-	domain.RunnerEnvironmentFailed}
+	domain.RunnerEnvironmentFailed, domain.RunnerQuestion}
 
 // Validate checks that the result can become an output bundle: its
 // runner status is one of store's.

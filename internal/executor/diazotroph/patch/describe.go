@@ -22,6 +22,8 @@ func title(req diazotroph.Request, status string) string {
 		prefix = "No patch (stalled)"
 	case domain.RunnerStopped:
 		prefix = "No patch (stopped)"
+	case domain.RunnerQuestion:
+		prefix = "No patch (a question for a human)"
 	case domain.RunnerApplyFailed:
 		prefix = "Patch not applied"
 	case domain.RunnerEnvironmentFailed:

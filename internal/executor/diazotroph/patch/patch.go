@@ -178,6 +178,9 @@ func (r *run) execute(ctx context.Context) (diazotroph.Result, error) {
 		}
 		return diazotroph.Result{}, err
 	}
+	if out.Question != "" {
+		return r.asked(ctx, out), nil
+	}
 	if strings.TrimSpace(out.Patch) == "" {
 		return r.result(domain.RunnerOK, "", fmt.Sprintf("The %s generator produced no patch.\n\n%s", r.genName, out.Notes),
 			domain.BundleMetadata{BranchName: r.branch}), nil
@@ -439,6 +442,28 @@ func (r *run) stopped(ctx context.Context, s *diazotroph.Stop, out patchgen.Outp
 	}
 	partial, kept := r.keepPartialNoted(ctx, "it was stopped")
 	return r.result(domain.RunnerStopped, "", notes+kept, domain.BundleMetadata{BranchName: r.branch, Partial: partial})
+}
+
+// asked is the outcome of a run whose agent asked a human a question and
+// exited (docs/patches.md#questions): nothing is delivered, what it had
+// written is kept as partial work, and the answer starts the next round.
+// The question, redacted, is the first line of its notes and the
+// bundle's metadata.question; its run report carries it too, so that a
+// candidate's question is known from its record.
+func (r *run) asked(ctx context.Context, out patchgen.Output) diazotroph.Result {
+	q := r.p.o.Secrets.String(out.Question)
+	notes := fmt.Sprintf("The agent asked a question after %s and delivered no patch: %s\n\nQuestion:\n%s\n",
+		time.Since(r.start).Round(time.Millisecond), oneLine(q), "    "+strings.ReplaceAll(q, "\n", "\n    "))
+	if out.Notes != "" {
+		notes += "\n" + out.Notes + "\n"
+	}
+	partial, kept := r.keepPartialNoted(ctx, "its agent asked a question")
+	meta := domain.BundleMetadata{BranchName: r.branch, Partial: partial, Question: q, RunReport: r.report(out)}
+	if meta.RunReport == nil {
+		meta.RunReport = &domain.RunReport{Source: domain.ReportFromExecutor}
+	}
+	meta.RunReport.Question = q
+	return r.result(domain.RunnerQuestion, "", notes+kept, meta)
 }
 
 func (r *run) result(status, content, notes string, meta domain.BundleMetadata) diazotroph.Result {
