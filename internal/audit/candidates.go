@@ -51,8 +51,10 @@ func chosenOf(cs []*domain.Candidate) []*domain.Candidate {
 }
 
 // candidateChosenOnce: a workorder's candidates have at most one chosen,
-// and exactly one once the workorder has its output bundle (the bundle is
-// written from the chosen one; before it the run is half-way).
+// and exactly one once the workorder has an output bundle with content
+// (the bundle is written from the chosen one; before it the run is
+// half-way). A bundle without content says no candidate produced a patch
+// (or one asked a question): none was chosen.
 func candidateChosenOnce(s *state, r recorder) {
 	for _, w := range s.workOrders {
 		cs := s.candidates[w.WorkOrderID]
@@ -65,7 +67,7 @@ func candidateChosenOnce(s *state, r recorder) {
 		switch {
 		case len(chosen) > 1:
 			r.violation(res, "%d candidates are chosen (attempts %s); at most one may be", len(chosen), attempts(chosen))
-		case len(chosen) == 0 && s.bundle[w.WorkOrderID] != nil:
+		case len(chosen) == 0 && s.bundle[w.WorkOrderID] != nil && strings.TrimSpace(s.bundle[w.WorkOrderID].Content) != "":
 			r.violation(res, "it has an output bundle but none of its %d candidates is chosen", len(cs))
 		}
 	}

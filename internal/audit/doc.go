@@ -61,7 +61,8 @@
 //	                                is of a trusted author, says why, and names a TICKET_READY
 //	                                event of its own objective
 //	candidate-chosen-once           a workorder's candidates have at most one chosen, and
-//	                                exactly one once the workorder has its output_bundle
+//	                                exactly one once the workorder has an output_bundle
+//	                                with content (none produced a patch: none is chosen)
 //	bundle-is-chosen-candidate      a PATCH_DIAZOTROPH workorder's OK bundle carries its
 //	                                chosen candidate's patch: equal as text but for
 //	                                carriage returns, whitespace at line ends and blank
