@@ -36,6 +36,12 @@ type devProc struct {
 	// /metrics and /readyz.
 	controlPlane, ops string
 	stopOnce          sync.Once
+	// kept: Temporal's state is kept in dir (no --ephemeral), and a
+	// restart comes back on the same dir and ports; env is what the
+	// process was started with.
+	kept     bool
+	grpc, ui int
+	env      []string
 }
 
 // stop ends the process (SIGTERM) and waits for it; the test's cleanup
@@ -59,13 +65,51 @@ const devStartTries = 3
 // environment, and waits until its server answers. It stops with the test.
 func startDev(tb testing.TB, env ...string) *devProc {
 	tb.Helper()
+	return startDevWith(tb, &devProc{env: env})
+}
+
+// startDevKept is startDev with Temporal's state kept in the data dir, so
+// that restart brings the same lifecycles back.
+func startDevKept(tb testing.TB, env ...string) *devProc {
+	tb.Helper()
+	return startDevWith(tb, &devProc{env: env, kept: true})
+}
+
+// restart stops d (SIGTERM) and starts it again on its data dir and
+// ports: every process of `azolla dev` (its Temporal server, workers and
+// control plane) ends and comes back.
+func (d *devProc) restart(tb testing.TB) {
+	tb.Helper()
+	if !d.kept {
+		tb.Fatal("restart needs startDevKept: an ephemeral server forgets its lifecycles")
+	}
+	d.stop()
+	d.stopOnce, d.client = sync.Once{}, nil
+	if err := d.launch(tb, d.env); err != nil {
+		tb.Fatalf("azolla dev did not come back: %v\n%s", err, d.out.String())
+	}
+	tb.Cleanup(d.client.Close)
+	d.starter.Client = d.client
+}
+
+// cliEnv is the environment of an azolla command line talking to d.
+func (d *devProc) cliEnv() []string {
+	return append(os.Environ(), "AZOLLA_DATA_DIR="+d.dir, fmt.Sprintf("AZOLLA_TEMPORAL_ADDRESS=127.0.0.1:%d", d.grpc),
+		"AZOLLA_LOG_LEVEL=error")
+}
+
+func startDevWith(tb testing.TB, d *devProc) *devProc {
+	tb.Helper()
 	ctx := context.Background()
-	d := &devProc{}
+	env := d.env
 	tb.Cleanup(d.stop)
 	for try := 1; d.client == nil; try++ {
 		err := d.launch(tb, env)
 		if err != nil && (try == devStartTries || !strings.Contains(d.out.String(), "address already in use")) {
 			tb.Fatalf("azolla dev did not come up: %v\n%s", err, d.out.String())
+		}
+		if err != nil {
+			d.dir = "" // a next try on a new dir and new ports
 		}
 	}
 	tb.Cleanup(d.client.Close)
@@ -86,11 +130,19 @@ func startDev(tb testing.TB, env ...string) *devProc {
 // its server answers (d.client is set), the process exits, or two minutes
 // pass; then it kills the process, so a next try never runs beside it.
 func (d *devProc) launch(tb testing.TB, env []string) error {
-	d.dir, d.out = tb.TempDir(), &lockedBuffer{}
-	grpc, ui := freePort(), freePort()
-	d.controlPlane = fmt.Sprintf("127.0.0.1:%d", freePort())
-	d.ops = fmt.Sprintf("127.0.0.1:%d", freePort())
-	d.cmd = exec.Command(azollaBin, "dev", "--ephemeral", "--grpc-port", strconv.Itoa(grpc), "--ui-port", strconv.Itoa(ui))
+	if !d.kept || d.dir == "" {
+		d.dir = tb.TempDir()
+		d.grpc, d.ui = freePort(), freePort()
+		d.controlPlane = fmt.Sprintf("127.0.0.1:%d", freePort())
+		d.ops = fmt.Sprintf("127.0.0.1:%d", freePort())
+	}
+	d.out = &lockedBuffer{}
+	grpc, ui := d.grpc, d.ui
+	args := []string{"dev", "--grpc-port", strconv.Itoa(grpc), "--ui-port", strconv.Itoa(ui)}
+	if !d.kept {
+		args = append(args, "--ephemeral")
+	}
+	d.cmd = exec.Command(azollaBin, args...)
 	d.cmd.Env = append(append(os.Environ(), "AZOLLA_DATA_DIR="+d.dir, "AZOLLA_LOG_LEVEL=error",
 		"AZOLLA_CONTROL_PLANE_ADDRESS="+d.controlPlane, "AZOLLA_OPS_ADDRESS="+d.ops), env...)
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out

@@ -63,3 +63,40 @@ func TestPatch_ARoundWhoseBudgetRanOutIsResumedByTheNext(t *testing.T) {
 	b.requireAuditClean(t)
 	recordHistories(t, b, "partial_resume", id)
 }
+
+// An agent that asks a question keeps its half as partial work and its
+// lifecycle waits for the answer; the answer's round resumes the half,
+// is told the answer, and passes.
+func TestPatch_AnAgentsQuestionIsAnsweredAndTheRoundGoesOn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := sampleRepo(t)
+	b := setup(t, setupOptions{patch: func(p *config.PatchConfig) {
+		p.Command.Run = askingAgent
+		p.Repositories = []config.RepositoryConfig{{Repository: repo}}
+	}})
+	id := uniqueID("question")
+	b.create(t, id, func(o *domain.Objective) {
+		o.Repository, o.BaseBranch, o.Generator = repo, "main", config.GeneratorCommand
+		o.Title = "Write both halves"
+	})
+	b.waitStep(t, id, workflows.StepAwaitingApproval)
+	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
+	require.NoError(t, err)
+	asked := b.waitStep(t, id, workflows.StepAwaitingAnswer)
+	require.Equal(t, domain.PauseQuestion, asked.LastPause.Reason)
+
+	_, err = b.starter.Decide(ctx, id, workflows.Retry, workflows.Decision{By: "ana", Comment: "Keep v2.", Answer: true})
+	require.NoError(t, err)
+	done := b.waitStep(t, id, workflows.StepDone)
+	require.Equal(t, domain.GatePass, done.GateResult, done.GateReason)
+	wos, err := b.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
+	require.NoError(t, err)
+	require.Len(t, wos, 2)
+	second, err := b.store.GetOutputBundle(ctx, wos[1].WorkOrderID)
+	require.NoError(t, err)
+	require.Contains(t, second.Content, "+second half: Keep v2.")
+	b.requirePatchRun(t, wos[1])
+	b.requireAuditClean(t)
+	recordHistories(t, b, "question_answered", id)
+}

@@ -86,7 +86,7 @@ func readied(eventID string) activities.ReadyResult {
 func readyIn(mode string, d ...workflows.Decision) activities.ReadyInput {
 	in := activities.ReadyInput{ObjectiveID: objID, Mode: mode}
 	if len(d) > 0 {
-		in.By, in.Comment, in.Fresh = d[0].By, d[0].Comment, d[0].Fresh
+		in.By, in.Comment, in.Fresh, in.Answer = d[0].By, d[0].Comment, d[0].Fresh, d[0].Answer
 	}
 	return in
 }

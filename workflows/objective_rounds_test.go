@@ -223,3 +223,33 @@ func TestObjective_RefusedReEmitKeepsWaiting(t *testing.T) {
 		})
 	}
 }
+
+// A round whose agent asked a question waits for the answer, which goes
+// to Ready as an answer (Ready refuses it when nothing was asked) and
+// starts the next round as a retry does.
+func TestObjective_AQuestionAwaitsItsAnswer(t *testing.T) {
+	b := setup(t)
+	env := b.env
+	v := view(domain.StatusInProgress)
+	v.OpenWorkOrder = &woA
+	asked := domain.PauseState{PauseStateID: "ps-obj-1-3-QUESTION", ObjectiveID: objID, WorkOrderID: woA.WorkOrderID,
+		Reason: domain.PauseQuestion, PrioritizedActions: []string{"Answer the agent's question: which API?"}}
+	gate := activities.GateResult{GateResult: domain.GateFail, GateReason: "the agent asks a question: which API?",
+		Status: domain.StatusTodo, BlockerRef: domain.GateBlocker(woA.WorkOrderID), Pause: asked}
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(gate, nil).Once()
+	answer := workflows.Decision{By: "ana", Comment: "the v2 one", Answer: true}
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyRetry, answer)).Return(readied(eventB), nil).Once()
+
+	waiting := b.queryAt(time.Minute)
+	u := b.updateAt(2*time.Minute, workflows.Retry, answer)
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+	require.Equal(t, workflows.StepAwaitingAnswer, waiting.Step)
+	require.Equal(t, &asked, waiting.LastPause)
+	require.True(t, u.accepted, u)
+	require.NoError(t, u.err)
+	require.Equal(t, workflows.DecisionResult{EventID: eventB}, u.result)
+	require.Equal(t, 1, b.continuedAsNew().Round)
+}

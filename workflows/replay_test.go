@@ -68,6 +68,11 @@ const firstIssueGeneration = "g010"
 // workflow command changed, the history is kept to prove it).
 const firstPartialGeneration = "g011"
 
+// firstQuestionGeneration is the first generation that recorded an
+// agent's question and the round its answer started (no workflow command
+// changed: the answer is a retry that says it answers).
+const firstQuestionGeneration = "g012"
+
 // Every generation keeps the scenarios that cover the lifecycle's paths,
 // and histories live only inside generations (nothing to overwrite).
 func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
@@ -91,6 +96,9 @@ func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
 		}
 		if filepath.Base(gen) >= firstPartialGeneration {
 			want = append(want, "partial_resume_run1.json", "partial_resume_run2.json")
+		}
+		if filepath.Base(gen) >= firstQuestionGeneration {
+			want = append(want, "question_answered_run1.json", "question_answered_run2.json")
 		}
 		for _, w := range want {
 			require.FileExists(t, filepath.Join(gen, w), "generation %s lacks a scenario", gen)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/lifecycle/deadline"
 	"github.com/azolla/azolla/internal/lifecycle/inbox"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
@@ -189,4 +190,27 @@ func TestItems_AnApprovalFromAnIssueLinksItAndSaysHowToApproveThere(t *testing.T
 	require.Equal(t, "https://git.example.com/acme/widgets/issues/12", items[0].From)
 	require.Equal(t, []string{"az objective approve widgets-12", "az objective reject widgets-12", ""}, commands(items[0]))
 	require.Contains(t, items[0].Actions[2].Text, "/azolla approve")
+}
+
+// An agent's question waits before anything else, even a blocked
+// objective of higher urgency, and says how to answer it.
+func TestItems_AQuestionComesFirst(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	at := storetest.T0
+	b.objective(t, "blocked", "CRITICAL", at)
+	blocked := b.moveTo(t, "blocked", domain.StatusBlocked)
+	b.pause(t, pause.Blocked("blocked", blocked.StatusSeq, []string{"waiting on legal"}, at))
+	b.objective(t, "asks", "LOW", at.Add(time.Hour))
+	ref := domain.GateBlocker("wo-asks-1")
+	asks, err := b.st.TransitionObjective(b.ctx, store.TransitionObjectiveParams{ObjectiveID: "asks", To: domain.StatusTodo,
+		BlockerRef: &ref, Now: at})
+	require.NoError(t, err)
+	b.pause(t, pause.Question("asks", asks.StatusSeq, "wo-asks-1", "Which database?", budget.Standing{}, at))
+
+	items, err := b.src.Items(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []row{{inbox.KindQuestion, "asks"}, {inbox.KindBlocked, "blocked"}}, rows(items))
+	require.Equal(t, "Answer the agent's question: Which database?", items[0].Actions[0].Text)
+	require.Equal(t, []string{`az objective answer asks "your answer"`}, commands(items[0]))
 }
