@@ -176,7 +176,24 @@ func roundRequest(ctx context.Context, st stepStore, w *domain.WorkOrder) (diazo
 	if err == nil && w.ObjectiveID != "" {
 		req.Resume, err = resumeFrom(ctx, st, w)
 	}
+	if err == nil && w.ObjectiveID != "" {
+		req.Revise, err = reviseOf(ctx, st, w)
+	}
 	return req, err
+}
+
+// reviseOf is the open pull request w's round revises: the objective's,
+// when it is open and its head was pushed by another workorder than w
+// (a round that pushed it is not revising it). nil otherwise.
+func reviseOf(ctx context.Context, st stepStore, w *domain.WorkOrder) (*diazotroph.Revise, error) {
+	pr, err := st.GetPullRequest(ctx, w.ObjectiveID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil || pr.State != domain.PullRequestOpen || pr.HeadSHA == "" || pr.WorkOrderID == w.WorkOrderID {
+		return nil, err
+	}
+	return &diazotroph.Revise{PullRequest: pr.URL, HeadSHA: pr.HeadSHA}, nil
 }
 
 // resumeFrom is the partial work of the round before w's, when that round

@@ -141,6 +141,23 @@ func (w *forgeWorld) file(t testing.TB, path, ref string) string {
 	return string(raw)
 }
 
+// parents are the parents of commit sha on the forge.
+func (w *forgeWorld) parents(t testing.TB, sha string) []string {
+	t.Helper()
+	var c struct {
+		Parents []struct {
+			SHA string `json:"sha"`
+		} `json:"parents"`
+	}
+	require.NoError(t, w.gitea.API(context.Background(), w.gitea.Admin.Token, http.MethodGet,
+		w.repo.Path("/git/commits/"+sha), nil, &c))
+	var out []string
+	for _, p := range c.Parents {
+		out = append(out, p.SHA)
+	}
+	return out
+}
+
 // comments are the bodies of the pull request's conversation comments.
 func (w *forgeWorld) comments(t testing.TB, number int) []string {
 	t.Helper()
@@ -244,6 +261,11 @@ func TestForge_FullLoopOnGitea(t *testing.T) {
 	require.Contains(t, task, "task.txt:2: Keep the criteria on their own line.")
 	require.Contains(t, task, "as reviewed")
 	require.Equal(t, []int{pr.Number}, w.pullRequests(t), "never a second pull request")
+	require.Equal(t, []string{pr.HeadSHA}, w.parents(t, pr2.HeadSHA),
+		"the round added a commit on the reviewed head; nothing was force-pushed over it")
+	b2, err := w.store.GetOutputBundle(ctx, pr2.WorkOrderID)
+	require.NoError(t, err)
+	require.Contains(t, b2.Content, "new file mode", "the bundle is the whole change against the base")
 	pauses, err := w.store.ListPauseStates(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, "Review PR "+pr.URL, pauses[len(pauses)-1].PrioritizedActions[0],

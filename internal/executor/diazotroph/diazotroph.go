@@ -32,6 +32,16 @@ type Request struct {
 	// this one left (its budget ran out, it stalled), for this round to
 	// start from.
 	Resume *Resume
+	// Revise, when set, is the objective's open pull request this round
+	// revises: the round starts from its head and adds a commit on top.
+	Revise *Revise
+}
+
+// Revise is an open pull request a round revises: its URL and the head
+// its last round pushed.
+type Revise struct {
+	PullRequest string `json:"pull_request"`
+	HeadSHA     string `json:"head_sha"`
 }
 
 // Resume is the round before's partial work and why that round ended.

@@ -146,6 +146,17 @@ func (a *HTTPAuth) env() []string {
 
 // PushWith is Push with auth sent to an HTTPS remote; nil auth is Push.
 func (g Git) PushWith(ctx context.Context, dir, remote, branch string, auth *HTTPAuth) error {
+	return g.push(ctx, dir, remote, branch, auth, true)
+}
+
+// PushAdding is PushWith without force: it only adds commits to the
+// remote's branch, and git refuses it when that branch holds a commit dir's
+// lacks (someone pushed to it since), replacing nothing.
+func (g Git) PushAdding(ctx context.Context, dir, remote, branch string, auth *HTTPAuth) error {
+	return g.push(ctx, dir, remote, branch, auth, false)
+}
+
+func (g Git) push(ctx context.Context, dir, remote, branch string, auth *HTTPAuth, force bool) error {
 	if auth != nil && !strings.HasPrefix(remote, "https://") && !strings.HasPrefix(remote, "http://") {
 		return fmt.Errorf("push %s: a credential is only sent to an http(s) remote", branch)
 	}
@@ -156,8 +167,11 @@ func (g Git) PushWith(ctx context.Context, dir, remote, branch string, auth *HTT
 		return err
 	}
 	ref := "refs/heads/" + branch
-	if _, err := g.run(ctx, call{dir: dir, env: auth.env()}, "push", "--force", "--quiet", "--no-verify", "--no-signed",
-		"--no-follow-tags", "--recurse-submodules=no", "--", remote, ref+":"+ref); err != nil {
+	args := []string{"push", "--quiet", "--no-verify", "--no-signed", "--no-follow-tags", "--recurse-submodules=no"}
+	if force {
+		args = append(args, "--force")
+	}
+	if _, err := g.run(ctx, call{dir: dir, env: auth.env()}, append(args, "--", remote, ref+":"+ref)...); err != nil {
 		return fmt.Errorf("push %s to %s: %w", branch, redactArgs([]string{remote})[0], err)
 	}
 	return nil

@@ -106,6 +106,24 @@ func (g Git) HeadOf(ctx context.Context, dir string) (string, error) {
 	return sha, nil
 }
 
+// MergeBase returns the best common ancestor of commits a and b in dir.
+func (g Git) MergeBase(ctx context.Context, dir, a, b string) (string, error) {
+	if err := validateCommit(a); err != nil {
+		return "", err
+	}
+	if err := validateCommit(b); err != nil {
+		return "", err
+	}
+	sha, err := g.runString(ctx, call{dir: dir}, "merge-base", "--end-of-options", a, b)
+	if err != nil {
+		return "", fmt.Errorf("merge-base %s %s: %w", a, b, err)
+	}
+	if validateCommit(sha) != nil {
+		return "", fmt.Errorf("merge-base: unexpected output %q", sha)
+	}
+	return sha, nil
+}
+
 // CountCommits returns how many commits are reachable from to but not from
 // from ("rev-list --count from..to").
 func (g Git) CountCommits(ctx context.Context, dir, from, to string) (int, error) {

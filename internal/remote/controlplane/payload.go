@@ -25,12 +25,14 @@ type WorkPayload struct {
 	// Resume is the round before's partial work, which the run resumes
 	// when that round ran on the same host.
 	Resume *diazotroph.Resume `json:"resume,omitempty"`
+	// Revise is the open pull request the run adds a commit to.
+	Revise *diazotroph.Revise `json:"revise,omitempty"`
 }
 
 // NewWorkPayload is the payload that hands req to a remote worker.
 func NewWorkPayload(req diazotroph.Request) WorkPayload {
 	return WorkPayload{WorkOrder: req.WorkOrder, ContextSnapshot: req.Snapshot, Objective: req.Objective,
-		BudgetMS: req.Budget.Milliseconds(), Resume: req.Resume}
+		BudgetMS: req.Budget.Milliseconds(), Resume: req.Resume, Revise: req.Revise}
 }
 
 // Validate checks what a worker needs before it runs the payload: the ids
@@ -63,7 +65,7 @@ func (p WorkPayload) Validate() error {
 // Request is the diazotroph request the payload describes.
 func (p WorkPayload) Request() diazotroph.Request {
 	return diazotroph.Request{WorkOrder: p.WorkOrder, Snapshot: p.ContextSnapshot, Objective: p.Objective,
-		Budget: time.Duration(p.BudgetMS) * time.Millisecond, Resume: p.Resume}
+		Budget: time.Duration(p.BudgetMS) * time.Millisecond, Resume: p.Resume, Revise: p.Revise}
 }
 
 // WorkResult is a diazotroph job's result: the content of the workorder's

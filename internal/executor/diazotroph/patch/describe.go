@@ -119,7 +119,7 @@ func summary(files []fileStat) string {
 func (r *run) notes(diff, generatorNotes string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Committed the %s generator's patch on %s, on top of %s (base branch %s).\n",
-		r.genName, r.branch, r.base, cmp.Or(r.req.Snapshot.Metadata.BaseBranch, "unknown"))
+		r.genName, r.branch, r.from, cmp.Or(r.req.Snapshot.Metadata.BaseBranch, "unknown"))
 	b.WriteString(summary(stats(diff)))
 	fmt.Fprintf(&b, "Workspace: %s\n", r.ws)
 	if e := r.env.note(); e != "" {

@@ -130,10 +130,10 @@ func (r *run) resume(ctx context.Context, salvaged *domain.PartialWork) {
 			prev.WorkOrderID, oneLine(why))
 	}
 	if _, err := r.p.o.Git.ResumePartial(ctx, r.ws, from, pw.Ref, pw.CommitSHA); err != nil {
-		r.resumeNote += fmt.Sprintf("The partial work %s could not be resumed (%s): this round started from the snapshot's commit.\n",
-			pw.Ref, oneLine(err.Error()))
+		r.resumeNote += fmt.Sprintf("The partial work %s could not be resumed (%s): this round started from %s.\n",
+			pw.Ref, oneLine(err.Error()), r.from)
 		// Whatever a failed resume left is not this round's.
-		if err := r.p.o.Git.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
+		if err := r.p.o.Git.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.from); err != nil {
 			r.resumeNote += fmt.Sprintf("Resetting the workspace failed too: %s\n", oneLine(err.Error()))
 		}
 		return

@@ -198,7 +198,13 @@ type run struct {
 	// candidate's own.
 	branch string
 	base   string // the snapshot's commit
-	ws     string
+	// from is the commit the round starts from and commits on: base, or
+	// the head of the pull request it revises (revising); diffBase is
+	// what its bundle's diff is against: base, or the merge base of base
+	// and that head.
+	from, diffBase string
+	revising       bool
+	ws             string
 	// candidate is the candidate's number, 0 for the workorder's own run.
 	candidate int
 	mirror    string
@@ -257,7 +263,8 @@ func (p *Patch) newRun(req diazotroph.Request) (*run, error) {
 		}
 		return misconfigured("patch generator %q is not available: %s", name, why)
 	}
-	return &run{p: p, req: req, start: time.Now(), branch: w.BranchName, base: req.Snapshot.Metadata.CommitSHA,
+	base := req.Snapshot.Metadata.CommitSHA
+	return &run{p: p, req: req, start: time.Now(), branch: w.BranchName, base: base, from: base, diffBase: base,
 		ws: p.Workspace(w.WorkOrderID), genName: name, gen: gen}, nil
 }
 
@@ -266,11 +273,16 @@ func (p *Patch) newRun(req diazotroph.Request) (*run, error) {
 func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, err error) {
 	o := r.req.Objective
 	prompt := r.req.Snapshot.FullPromptText
+	if r.revising {
+		prompt += fmt.Sprintf("\n\nThis round revises pull request %s: the worktree is its head, commit %s, and "+
+			"your change is committed on top of it as a new commit. Change what the feedback asks for; the pull "+
+			"request's earlier commits stay.", r.req.Revise.PullRequest, r.from)
+	}
 	if r.resumed != "" {
 		prompt += "\n\n" + r.resumed
 	}
 	out, err = r.gen.Generate(ctx, patchgen.Input{ObjectiveID: o.ObjectiveID, WorkOrderID: r.req.WorkOrder.WorkOrderID,
-		BranchName: r.branch, BaseBranch: r.req.Snapshot.Metadata.BaseBranch, CommitSHA: r.base, Title: o.Title,
+		BranchName: r.branch, BaseBranch: r.req.Snapshot.Metadata.BaseBranch, CommitSHA: r.from, Title: o.Title,
 		AcceptanceCriteria: o.AcceptanceCriteria, Prompt: prompt, StaticPatch: o.Patch,
 		Worktree: r.ws, BudgetUSDRemaining: r.req.WorkOrder.BudgetUSDRemaining, Candidate: r.candidate,
 		Environment: r.env.extra(), HouseRules: r.houseRules(ctx)})
@@ -295,11 +307,46 @@ func (r *run) prepare(ctx context.Context) (stage string, err error) {
 		return "fetching the repository", fmt.Errorf("fetch %s: %w", o.Repository, err)
 	}
 	salvaged := r.salvage(ctx)
+	if r.revise(ctx) {
+		r.resume(ctx, salvaged)
+		return "", nil
+	}
 	if err := r.p.o.Git.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
 		return "preparing the workspace", fmt.Errorf("prepare workspace %s: %w", r.ws, err)
 	}
 	r.resume(ctx, salvaged)
 	return "", nil
+}
+
+// revise checks r's workspace out at the head of the pull request r's
+// round revises, when there is one and its head can be had
+// (docs/pull-requests.md#review-rounds), and says whether it did. A head
+// that cannot be had is told in the notes, and the round starts from the
+// snapshot's commit and replaces the pull request's commits.
+func (r *run) revise(ctx context.Context) bool {
+	rv := r.req.Revise
+	if rv == nil || r.candidate != 0 {
+		return false
+	}
+	g := r.p.o.Git
+	err := g.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, rv.HeadSHA)
+	var mb string
+	if err == nil {
+		mb, err = g.MergeBase(ctx, r.ws, r.base, rv.HeadSHA)
+	}
+	if err != nil {
+		r.resumeNote += fmt.Sprintf("The head %s of pull request %s could not be had (%s): this round started from the "+
+			"snapshot's commit and replaces the pull request's commits.\n", rv.HeadSHA, rv.PullRequest, oneLine(err.Error()))
+		return false
+	}
+	r.from, r.diffBase, r.revising = rv.HeadSHA, mb, true
+	r.resumeNote += fmt.Sprintf("Revised pull request %s: this round's commit is added on its head %s.\n",
+		rv.PullRequest, rv.HeadSHA)
+	if mb != r.base {
+		r.resumeNote += fmt.Sprintf("Its base branch has moved on since (to %s); the pull request was not merged "+
+			"with it: its diff stays against %s.\n", r.base, mb)
+	}
+	return true
 }
 
 // apply refuses, applies and commits the candidate patch on a clean
@@ -310,7 +357,7 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 	// it reset first: the patch is applied to the snapshot's tree, as it
 	// would be anywhere else.
 	if k, ok := r.gen.(patchgen.WorktreeKeeper); !ok || !k.KeepsWorktree() {
-		if err := g.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.base); err != nil {
+		if err := g.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.from); err != nil {
 			return diazotroph.Result{}, fmt.Errorf("reset workspace %s: %w", r.ws, err)
 		}
 	}
@@ -336,9 +383,9 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 	if err != nil {
 		return diazotroph.Result{}, fmt.Errorf("commit on %s: %w", r.branch, err)
 	}
-	diff, err := g.Diff(ctx, r.ws, r.base, head)
+	diff, err := g.Diff(ctx, r.ws, r.diffBase, head)
 	if err != nil {
-		return diazotroph.Result{}, fmt.Errorf("diff %s..%s: %w", r.base, head, err)
+		return diazotroph.Result{}, fmt.Errorf("diff %s..%s: %w", r.diffBase, head, err)
 	}
 	notes := r.notes(diff, out.Notes)
 	// A candidate's branch is internal: only the chosen patch, on the work
@@ -347,7 +394,7 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 		notes += r.push(ctx, head)
 	}
 	return r.result(domain.RunnerOK, diff, notes, domain.BundleMetadata{BranchName: r.branch,
-		PRDescriptionDraft: prDescription(r.req, r.base, diff), CommitSHA: head, RunReport: r.report(out)}), nil
+		PRDescriptionDraft: prDescription(r.req, r.diffBase, diff), CommitSHA: head, RunReport: r.report(out)}), nil
 }
 
 // push sends the work branch at head to the repository's push remote, if
@@ -361,7 +408,13 @@ func (r *run) push(ctx context.Context, head string) string {
 	case set.PushProblem != "":
 		return fmt.Sprintf("\nPush of %s to %s skipped: %s\n", r.branch, remote, set.PushProblem)
 	}
-	if err := r.p.o.Git.PushWith(ctx, r.ws, remote, r.branch, set.PushAuth); err != nil {
+	push := r.p.o.Git.PushWith
+	if r.revising {
+		// A commit added to a pull request's head: nothing a reviewer
+		// has seen is replaced.
+		push = r.p.o.Git.PushAdding
+	}
+	if err := push(ctx, r.ws, remote, r.branch, set.PushAuth); err != nil {
 		return fmt.Sprintf("\nPush of %s to %s failed: %v\n", r.branch, remote, err)
 	}
 	notes := fmt.Sprintf("\nPushed %s to %s.\n", r.branch, remote)
