@@ -174,7 +174,7 @@ func request(ctx context.Context, st requestReader, w *domain.WorkOrder) (diazot
 func roundRequest(ctx context.Context, st stepStore, w *domain.WorkOrder) (diazotroph.Request, error) {
 	req, err := request(ctx, st, w)
 	if err == nil && w.ObjectiveID != "" {
-		req.Resume, err = resumeFrom(ctx, st, w)
+		req.Resume, req.Session, err = continuing(ctx, st, w)
 	}
 	if err == nil && w.ObjectiveID != "" {
 		req.Revise, err = reviseOf(ctx, st, w)
@@ -196,17 +196,18 @@ func reviseOf(ctx context.Context, st stepStore, w *domain.WorkOrder) (*diazotro
 	return &diazotroph.Revise{PullRequest: pr.URL, HeadSHA: pr.HeadSHA}, nil
 }
 
-// resumeFrom is the partial work of the round before w's, when that round
-// left some (the objective's latest workorder before w) and the human who
-// asked for w's round did not ask for a fresh start.
-func resumeFrom(ctx context.Context, st stepStore, w *domain.WorkOrder) (*diazotroph.Resume, error) {
+// continuing is what w's round continues of the round before (the
+// objective's latest workorder before w), unless the human who asked for
+// w's round asked for a fresh start: the partial work it left, nil when
+// none, and the agent's session it reported, "" when none.
+func continuing(ctx context.Context, st stepStore, w *domain.WorkOrder) (*diazotroph.Resume, string, error) {
 	ev, err := st.GetEvent(ctx, w.EventID)
 	if err != nil || ev.Fresh {
-		return nil, err
+		return nil, "", err
 	}
 	wos, err := st.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: w.ObjectiveID})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var prev *domain.WorkOrder
 	for _, o := range wos {
@@ -216,20 +217,27 @@ func resumeFrom(ctx context.Context, st stepStore, w *domain.WorkOrder) (*diazot
 		prev = o
 	}
 	if prev == nil {
-		return nil, nil
+		return nil, "", nil
 	}
 	b, err := st.GetOutputBundle(ctx, prev.WorkOrderID)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && b.Metadata.Partial == nil) {
-		return nil, nil
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	var session string
+	if b.Metadata.RunReport != nil {
+		session = b.Metadata.RunReport.SessionID
+	}
+	if b.Metadata.Partial == nil {
+		return nil, session, nil
 	}
 	res := &diazotroph.Resume{WorkOrderID: prev.WorkOrderID, Partial: *b.Metadata.Partial}
 	if rr, err := st.GetRunRecord(ctx, prev.WorkOrderID); err == nil {
 		res.Why = rr.GateReason
 	}
-	return res, nil
+	return res, session, nil
 }
 
 // heartbeat tells Temporal the activity is alive, with the lease it holds as

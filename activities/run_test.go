@@ -307,3 +307,33 @@ func TestRun_AFreshRetryIsHandedNoPartialWork(t *testing.T) {
 		require.Nil(t, calls[len(calls)-1].Resume)
 	})
 }
+
+// The round after one whose agent reported a session is handed that
+// session to continue; a fresh retry is not.
+func TestRun_TheNextRoundIsHandedTheSessionOfTheRoundBefore(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tb *testBundle) {
+		ctx := context.Background()
+		reported := diazotroph.Result{Title: "not yet", Notes: "half done", RunnerStatus: domain.RunnerOK,
+			Metadata: domain.BundleMetadata{RunReport: &domain.RunReport{SessionID: "6f0a4c1e-2b7d", Turns: 3}}}
+		wo := tb.runWith(t, returning(reported))
+		_, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
+		require.NoError(t, err)
+		for _, fresh := range []bool{false, true} {
+			ev, err := tb.steps.Ready(ctx, activities.ReadyInput{ObjectiveID: "obj-1", Mode: activities.ReadyRetry, By: "ana",
+				Fresh: fresh})
+			require.NoError(t, err)
+			res, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+			require.NoError(t, err)
+			_, err = tb.steps.Run(ctx, activities.RunInput{WorkOrderID: res.WorkOrder.WorkOrderID})
+			require.NoError(t, err)
+			calls := tb.fake.Calls()
+			if fresh {
+				require.Empty(t, calls[len(calls)-1].Session, "a fresh start starts a new session")
+			} else {
+				require.Equal(t, "6f0a4c1e-2b7d", calls[len(calls)-1].Session)
+			}
+			_, err = tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: res.WorkOrder.WorkOrderID})
+			require.NoError(t, err)
+		}
+	})
+}

@@ -35,6 +35,10 @@ type Request struct {
 	// Revise, when set, is the objective's open pull request this round
 	// revises: the round starts from its head and adds a commit on top.
 	Revise *Revise
+	// Session is the agent's session the objective's round before
+	// reported (its run report's session_id), for an agent that can to
+	// continue; "" starts a new one.
+	Session string
 }
 
 // Revise is an open pull request a round revises: its URL and the head

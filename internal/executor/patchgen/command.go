@@ -111,6 +111,21 @@ func (c *Command) commandLine(in Input) (string, error) {
 	return c.preset.CommandLine(budget)
 }
 
+// continueSession is line continuing the agent's session in.Session
+// when the preset that made line can, and a note saying whether it did;
+// an explicit command line is left as configured.
+func (c *Command) continueSession(line, home string, in Input) (string, string) {
+	if in.Session == "" || strings.TrimSpace(c.run) != "" || c.preset == nil || !c.preset.ContinuesSessions() {
+		return line, ""
+	}
+	extra, err := c.preset.Continue(home, in.Worktree, in.Session)
+	if err != nil {
+		return line, fmt.Sprintf("The agent's session %q was not continued (%v): this round started a new one.",
+			in.Session, err)
+	}
+	return line + extra, fmt.Sprintf("Continued the agent's session %s.", in.Session)
+}
+
 // Name returns CommandName.
 func (*Command) Name() string { return CommandName }
 
@@ -147,6 +162,12 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		return fail("%w", err)
 	}
 	defer run.End() // best effort: a leftover run directory harms nothing
+	if in.Home != "" {
+		if err := run.UseHome(in.Home); err != nil {
+			return fail("%w", err)
+		}
+	}
+	line, sessionNote := c.continueSession(line, run.Home(), in)
 	inputFile := run.Path(inputFileName)
 	if inside(in.Worktree, inputFile) {
 		// The input, or whatever the agent puts beside it, would become
@@ -205,6 +226,9 @@ func (c *Command) Generate(ctx context.Context, in Input) (Output, error) {
 		return fail("%w", err)
 	}
 	notes := fmt.Sprintf("command %s after %v; %s", ran.Status(), roundMS(ran.Duration), source)
+	if sessionNote != "" {
+		notes += "\n" + sessionNote
+	}
 	if s := ran.Explain(); s != "" {
 		notes += "; " + s
 	}

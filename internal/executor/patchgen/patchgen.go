@@ -70,6 +70,13 @@ type Input struct {
 	// MaxHouseRules; "" when it has none. The openai generator puts it in
 	// its prompt; an agent in the worktree finds the file itself.
 	HouseRules string
+	// Home, when set, is the command's HOME in place of a private one: a
+	// directory of the objective's that outlives the round, where the
+	// agent keeps its sessions (docs/patches.md#agent-sessions).
+	Home string
+	// Session is the agent's session the round before reported, which a
+	// preset that can continues; "" starts a new one.
+	Session string
 }
 
 // MaxHouseRules bounds what a prompt carries of a repository's AGENTS.md.

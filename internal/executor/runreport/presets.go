@@ -44,6 +44,9 @@ type Preset struct {
 	// egress proxy, so that the agent never holds it; nil: the agent
 	// needs it passed (pass_env).
 	Key *ModelKey
+	// continueSession, when set, is how the agent continues a session of
+	// its own (Continue); nil: every round starts a new one.
+	continueSession func(home, worktree, id string) (string, error)
 }
 
 // ModelKey is where an agent's model key goes, and where the agent takes
@@ -80,6 +83,7 @@ var presets = []Preset{
 		Egress:     []string{"api.anthropic.com"},
 		Key: &ModelKey{Host: "api.anthropic.com", Header: "x-api-key", SecretEnv: "ANTHROPIC_API_KEY",
 			BaseURLEnv: "ANTHROPIC_BASE_URL"},
+		continueSession: claudeContinue,
 	},
 	{
 		Name:    domain.ReportFromCodex,

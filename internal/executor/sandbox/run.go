@@ -21,6 +21,9 @@ type Run struct {
 	e         *Executor
 	dir       string
 	home, tmp string
+	// keptHome is a HOME of the caller's that outlives the run (UseHome),
+	// "" for the private one or a configured one.
+	keptHome string
 	// proxy is an allowlist run's way out: on socket, which the sandbox's
 	// relay reaches, or, unconfined, on address.
 	proxy           *egress.Proxy
@@ -57,6 +60,36 @@ func (e *Executor) Begin() (*Run, error) {
 	}
 	return r, nil
 }
+
+// UseHome makes dir, a directory of the caller's that outlives the run
+// (where an agent keeps its sessions between the rounds of one
+// objective), the run's HOME instead of its private one: created private
+// to this user when missing, bound writable in the sandbox and watched
+// for progress as the private one is. A configured home (Policy.Home)
+// stays the run's: it outlives runs already.
+func (r *Run) UseHome(dir string) error {
+	if r.e.p.Home != nil {
+		return nil
+	}
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("%s: home %q is not an absolute path", r.e.p.Name, dir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("%s: create home %s: %w", r.e.p.Name, dir, err)
+	}
+	real, err := realDir(dir)
+	if err != nil {
+		return fmt.Errorf("%s: home %s: %w", r.e.p.Name, dir, err)
+	}
+	if real == "/" {
+		return fmt.Errorf("%s: the home cannot be /", r.e.p.Name)
+	}
+	r.home, r.keptHome = real, real
+	return nil
+}
+
+// Home is the run's HOME.
+func (r *Run) Home() string { return r.home }
 
 // startProxy starts the run's egress proxy: on a socket in the run's
 // directory, which the sandbox shows the run, or, unconfined, on a port of
@@ -226,7 +259,11 @@ func (r *Run) Exec(ctx context.Context, c Command) (Outcome, error) {
 		Env: slices.Concat(baseEnv(e.h.environ, r.home, r.tmp), e.vars, r.egressEnv(), c.Vars), ExtraFiles: h.files}
 	spec.Shell = h.shell
 	if e.h.mode == ModeBwrap {
-		spec.Wrap = e.h.bwrapArgs(e.p, dir, r.dir, c.ReadOnly, h.bwrapArgs)
+		p := e.p
+		if r.keptHome != "" {
+			p.Home = &Bind{Path: r.keptHome, Writable: true}
+		}
+		spec.Wrap = e.h.bwrapArgs(p, dir, r.dir, c.ReadOnly, h.bwrapArgs)
 		if r.socket != "" {
 			// The relay is the sandbox's first process: it listens on the
 			// sandbox's loopback before it starts the command.

@@ -419,3 +419,40 @@ func TestExec_TheCommandLineRunsAsShDashCWouldRunIt(t *testing.T) {
 		})
 	}
 }
+
+// A home a caller keeps (UseHome) is the run's HOME, writable in the
+// sandbox, and what one run leaves there the next finds; a configured
+// home stays the run's.
+func TestUseHome_TheNextRunFindsWhatTheLastLeft(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []sandbox.Mode{sandbox.ModeNone, sandbox.ModeBwrap} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, mode, sandbox.Limits{})
+			kept := filepath.Join(b.data, "git", "homes", "obj-1")
+			for i, line := range []string{`echo first > "$HOME/session"`, `cat "$HOME/session"; echo "$HOME"`} {
+				r := b.begin(t, sandbox.Policy{})
+				require.NoError(t, r.UseHome(kept))
+				var out bytes.Buffer
+				o, err := r.Exec(t.Context(), sandbox.Command{Line: line, Dir: b.work, Stdout: &out, Stderr: &out})
+				require.NoError(t, err)
+				require.Zero(t, o.ExitCode, out.String())
+				require.NoError(t, r.End())
+				if i == 1 {
+					require.Equal(t, "first\n"+kept+"\n", out.String())
+				}
+			}
+			fi, err := os.Stat(kept)
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "private to this user")
+
+			configured := filepath.Join(b.data, "configured-home")
+			require.NoError(t, os.MkdirAll(configured, 0o755))
+			r := b.begin(t, sandbox.Policy{Home: &sandbox.Bind{Path: configured}})
+			require.NoError(t, r.UseHome(kept))
+			require.Equal(t, configured, r.Home())
+			require.NoError(t, r.End())
+			require.ErrorContains(t, b.begin(t, sandbox.Policy{}).UseHome("relative"), "not an absolute path")
+		})
+	}
+}

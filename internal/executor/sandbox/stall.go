@@ -264,6 +264,9 @@ func (r *Run) watched(ctx context.Context, c Command, dir string, spec proc.Spec
 	if h := r.e.p.Home; h != nil && h.Writable {
 		dirs = append(dirs, h.Path)
 	}
+	if r.keptHome != "" {
+		dirs = append(dirs, r.keptHome)
+	}
 	w := newStallWatch(c.StallTimeout, dirs...)
 	spec.Stdout, spec.Stderr = w.streams(spec.Stdout, spec.Stderr)
 	sctx, stall := context.WithCancelCause(ctx)

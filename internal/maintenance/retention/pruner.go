@@ -79,7 +79,7 @@ func (p *Pruner) Stop() { p.background().Stop() }
 // error is for a pass that could not run at all.
 func (p *Pruner) RunOnce(ctx context.Context) (Report, error) {
 	rep := Report{DryRun: p.DryRun, Pruned: []Entry{}, Kept: []Entry{}, Orphans: []Entry{}, Mirrors: []Mirror{},
-		TranscriptsPruned: []string{}, Errors: []string{}, Environments: []environment.Usage{}}
+		TranscriptsPruned: []string{}, HomesPruned: []string{}, Errors: []string{}, Environments: []environment.Usage{}}
 	if !filepath.IsAbs(p.Dir) {
 		return rep, fmt.Errorf("retention pass: git dir %q is not an absolute path", p.Dir)
 	}
@@ -91,6 +91,7 @@ func (p *Pruner) RunOnce(ctx context.Context) (Report, error) {
 	}
 	p.mirrors(ctx, &rep)
 	p.transcripts(ctx, &rep)
+	p.homes(ctx, &rep)
 	if p.Environments != nil && !p.DryRun {
 		usage, err := p.Environments.Prune()
 		if err != nil {

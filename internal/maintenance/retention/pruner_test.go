@@ -249,3 +249,30 @@ func TestStart_PrunesInTheBackgroundUntilStopped(t *testing.T) {
 	tb.pr.Stop()
 	tb.pr.Stop() // a second Stop is a no-op
 }
+
+// An agent's home goes with its objective: kept while the objective is
+// open and for the retention after it is DONE, then removed; a home whose
+// objective the store does not know is left alone.
+func TestPruner_AnAgentsHomeGoesWithItsObjective(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	ctx := context.Background()
+	tb.objective(t, "open")
+	tb.objective(t, "done")
+	tb.transition(t, "done", domain.StatusDone, t0)
+	for _, id := range []string{"open", "done", "unknown"} {
+		write(t, filepath.Join(patch.HomesDir(tb.gitDir), id), ".claude/projects/x/s.jsonl", "session\n")
+	}
+	tb.now = t0.Add(week - time.Hour)
+	rep, err := tb.pr.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Empty(t, rep.HomesPruned, "within the retention")
+
+	tb.now = t0.Add(week + time.Hour)
+	rep, err = tb.pr.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"done"}, rep.HomesPruned)
+	require.NoDirExists(t, filepath.Join(patch.HomesDir(tb.gitDir), "done"))
+	require.DirExists(t, filepath.Join(patch.HomesDir(tb.gitDir), "open"))
+	require.DirExists(t, filepath.Join(patch.HomesDir(tb.gitDir), "unknown"))
+}

@@ -91,6 +91,9 @@ type Report struct {
 	// TranscriptsPruned are the workorders whose stored run transcript
 	// was deleted (under DryRun: would be).
 	TranscriptsPruned []string `json:"transcripts_pruned"`
+	// HomesPruned are the objectives whose agent's home was removed
+	// (under DryRun: would be).
+	HomesPruned []string `json:"homes_pruned"`
 	// Environments are what each repository's environments hold on this
 	// host after the pass evicted past their caps.
 	Environments []environment.Usage `json:"environments"`

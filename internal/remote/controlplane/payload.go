@@ -27,12 +27,15 @@ type WorkPayload struct {
 	Resume *diazotroph.Resume `json:"resume,omitempty"`
 	// Revise is the open pull request the run adds a commit to.
 	Revise *diazotroph.Revise `json:"revise,omitempty"`
+	// Session is the agent's session the run continues.
+	Session string `json:"session,omitempty"`
 }
 
 // NewWorkPayload is the payload that hands req to a remote worker.
 func NewWorkPayload(req diazotroph.Request) WorkPayload {
 	return WorkPayload{WorkOrder: req.WorkOrder, ContextSnapshot: req.Snapshot, Objective: req.Objective,
-		BudgetMS: req.Budget.Milliseconds(), Resume: req.Resume, Revise: req.Revise}
+		BudgetMS: req.Budget.Milliseconds(), Resume: req.Resume, Revise: req.Revise,
+		Session: req.Session}
 }
 
 // Validate checks what a worker needs before it runs the payload: the ids
@@ -65,7 +68,8 @@ func (p WorkPayload) Validate() error {
 // Request is the diazotroph request the payload describes.
 func (p WorkPayload) Request() diazotroph.Request {
 	return diazotroph.Request{WorkOrder: p.WorkOrder, Snapshot: p.ContextSnapshot, Objective: p.Objective,
-		Budget: time.Duration(p.BudgetMS) * time.Millisecond, Resume: p.Resume, Revise: p.Revise}
+		Budget: time.Duration(p.BudgetMS) * time.Millisecond, Resume: p.Resume, Revise: p.Revise,
+		Session: p.Session}
 }
 
 // WorkResult is a diazotroph job's result: the content of the workorder's

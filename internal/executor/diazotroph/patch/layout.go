@@ -15,9 +15,11 @@ import (
 //	workspaces/.<name>.tmp-<random>  a clone of one of those in progress (gitops)
 //	pushed/<work_order_id>           the push marker of a workorder (see Pushed)
 //	baselines/<key>.json             the gate commands' results on a base commit (baseline.go)
+//	homes/<objective_id>             the HOME of the objective's command agent, kept between its rounds
 const (
 	mirrorsDir    = "mirrors"
 	workspacesDir = "workspaces"
+	homesDir      = "homes"
 	pushedDir     = "pushed"
 	gateSuffix    = ".gate"
 	// candidateInfix precedes a candidate's number (CandidateWorkspace).
@@ -30,6 +32,10 @@ func MirrorsDir(dir string) string { return filepath.Join(dir, mirrorsDir) }
 
 // WorkspacesDir is where the workspaces of git dir dir are.
 func WorkspacesDir(dir string) string { return filepath.Join(dir, workspacesDir) }
+
+// HomesDir is where the agents' homes of git dir dir are, one per
+// objective (docs/patches.md#agent-sessions).
+func HomesDir(dir string) string { return filepath.Join(dir, homesDir) }
 
 // EntryKind says what an entry of the workspaces directory is to its
 // workorder.

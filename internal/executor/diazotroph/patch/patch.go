@@ -285,7 +285,7 @@ func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, 
 		BranchName: r.branch, BaseBranch: r.req.Snapshot.Metadata.BaseBranch, CommitSHA: r.from, Title: o.Title,
 		AcceptanceCriteria: o.AcceptanceCriteria, Prompt: prompt, StaticPatch: o.Patch,
 		Worktree: r.ws, BudgetUSDRemaining: r.req.WorkOrder.BudgetUSDRemaining, Candidate: r.candidate,
-		Environment: r.env.extra(), HouseRules: r.houseRules(ctx)})
+		Environment: r.env.extra(), HouseRules: r.houseRules(ctx), Home: r.agentHome(), Session: r.session()})
 	r.out, r.ran = out, true
 	r.transcript = r.p.transcript(out.Transcript)
 	if errors.Is(err, patchgen.ErrNoStaticPatch) {
@@ -296,6 +296,24 @@ func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, 
 		return out, "generating the patch with the " + r.genName + " generator", err
 	}
 	return out, "", nil
+}
+
+// agentHome is the HOME of the objective's command agent, kept between
+// its rounds so that its sessions can be continued; "" for a candidate,
+// whose runs may be concurrent, and for the other generators.
+func (r *run) agentHome() string {
+	if r.candidate != 0 || r.gen.Name() != patchgen.CommandName {
+		return ""
+	}
+	return filepath.Join(HomesDir(r.p.o.Dir), r.req.Objective.ObjectiveID)
+}
+
+// session is the agent's session the round continues.
+func (r *run) session() string {
+	if r.candidate != 0 || r.p.o.Fresh {
+		return ""
+	}
+	return r.req.Session
 }
 
 // prepare fetches the repository and checks r's workspace out at the
