@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Continuing an agent's session (docs/patches.md#agent-sessions): the next
@@ -49,16 +50,29 @@ func claudeContinue(home, worktree, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	from := newest(matches)
 	for _, dir := range claudeProjectDirs(wt) {
 		to := filepath.Join(projects, dir, id+".jsonl")
-		if to == matches[0] {
+		if to == from {
 			continue
 		}
-		if err := copyFile(matches[0], to); err != nil {
+		if err := copyFile(from, to); err != nil {
 			return "", fmt.Errorf("carry session %s to %s: %w", id, worktree, err)
 		}
 	}
 	return " --resume " + id, nil
+}
+
+// newest is the most recently written of paths: the session as the last
+// round left it.
+func newest(paths []string) string {
+	best, at := paths[0], time.Time{}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().After(at) {
+			best, at = p, fi.ModTime()
+		}
+	}
+	return best
 }
 
 var notAlnum = regexp.MustCompile(`[^A-Za-z0-9]`)
