@@ -15,6 +15,7 @@ import (
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/executor/gitops"
 	"github.com/azolla/azolla/internal/executor/patchgen"
+	"github.com/azolla/azolla/internal/executor/redact"
 	"github.com/azolla/azolla/internal/executor/sandbox"
 	"github.com/azolla/azolla/internal/executor/sandbox/sandboxtest"
 )
@@ -192,4 +193,36 @@ func TestExecute_AStoppedRunKeepsItsWork(t *testing.T) {
 	require.NotNil(t, res.Metadata.Partial, res.Notes)
 	require.Equal(t, []string{"README.md"}, res.Metadata.Partial.Files)
 	require.Contains(t, res.Title, "No patch (stopped)")
+}
+
+// Partial work is checked as a patch is: work that adds a symbolic link,
+// or carries a value of the worker's secrets, is not kept (no ref is
+// written) and the notes say why.
+func TestExecute_PartialWorkAPatchCouldNotCarryIsNotKept(t *testing.T) {
+	t.Parallel()
+	for name, write := range map[string]string{
+		"symlink": `ln -s /etc/passwd innocent.txt`,
+		"secret":  `echo 'key=sk-ant-canary-0451' >> README.md`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tb := setup(t)
+			tb.secrets = redact.New(redact.Secret{Name: "ANTHROPIC_API_KEY", Value: "sk-ant-canary-0451"})
+			agent := fmt.Sprintf(`%s; touch "%s/$AZOLLA_WORK_ORDER_ID.asleep"; sleep 120`, write, tb.root)
+			tb.p = tb.newPatch(map[string]patchgen.Generator{"command": patchgen.NewCommand(patchgen.CommandOptions{
+				Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Run: agent, WorktreeDiff: gitops.Git{}.WorktreeDiff})})
+			req := tb.request(t, "attack", "")
+			req.Objective.Generator = "command"
+			res, err := tb.untilAsleep(t, req, testStop)
+			require.NoError(t, err)
+			requireValidBundle(t, req, res)
+			require.Equal(t, domain.RunnerStopped, res.RunnerStatus)
+			require.Nil(t, res.Metadata.Partial, res.Notes)
+			require.Contains(t, res.Notes, "The work left in the workspace was not kept: ")
+			require.NotContains(t, res.Notes, "sk-ant-canary-0451")
+			ws := tb.p.Workspace(req.WorkOrder.WorkOrderID)
+			refs := git(t, ws, "for-each-ref", "refs/azolla/")
+			require.Empty(t, strings.TrimSpace(refs), "no partial ref is written")
+		})
+	}
 }
