@@ -74,8 +74,8 @@ func TestReady_AnAnswerWithNoQuestionWaitingIsRefused(t *testing.T) {
 		o := tb.objective(t, "obj-1")
 		_, err = tb.steps.Ready(ctx, activities.ReadyInput{ObjectiveID: "obj-1", Mode: activities.ReadyRetry,
 			By: "ana", Comment: "v2", Answer: true})
-		require.ErrorIs(t, err, domain.ErrInvalid)
-		require.ErrorContains(t, err, "no question of its agent waits for an answer")
+		require.ErrorIs(t, err, pause.ErrNoQuestion)
+		require.ErrorContains(t, err, "objective obj-1 is TODO and its agent asked nothing")
 		require.Equal(t, o, tb.objective(t, "obj-1"))
 		require.Len(t, tb.events(t, "obj-1"), 1, "no event emitted")
 	})

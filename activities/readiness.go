@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -190,7 +189,7 @@ func (a *Steps) Ready(ctx context.Context, in ReadyInput) (ReadyResult, error) {
 				}
 			}
 			if in.Answer {
-				if err := awaitsAnswer(ctx, q, o, in.Comment); err != nil {
+				if err := pause.CheckAnswer(ctx, q, o, in.Comment); err != nil {
 					return err
 				}
 			}
@@ -226,26 +225,6 @@ func (a *Steps) Ready(ctx context.Context, in ReadyInput) (ReadyResult, error) {
 	}
 	logger(ctx, in.ObjectiveID, "").Info("objective ready", "mode", in.Mode, "event_id", res.EventID, "by", in.By)
 	return res, nil
-}
-
-// awaitsAnswer refuses an answer to o unless o waits for one: its gate
-// failed on a workorder whose agent asked a question
-// (docs/patches.md#questions). An empty answer is no answer.
-func awaitsAnswer(ctx context.Context, q store.Querier, o *domain.Objective, answer string) error {
-	if strings.TrimSpace(answer) == "" {
-		return fmt.Errorf("objective %s: an answer needs words: %w", o.ObjectiveID, domain.ErrInvalid)
-	}
-	if o.Status == domain.StatusTodo && o.BlockerRef.Kind() == domain.BlockerGate {
-		b, err := q.GetOutputBundle(ctx, o.BlockerRef.ID())
-		if err != nil && !errors.Is(err, domain.ErrNotFound) {
-			return err
-		}
-		if b != nil && b.RunnerStatus == domain.RunnerQuestion {
-			return nil
-		}
-	}
-	return fmt.Errorf("objective %s is %s and no question of its agent waits for an answer (objective retry "+
-		"--comment gives a round words of yours): %w", o.ObjectiveID, o.Status, domain.ErrInvalid)
 }
 
 // pendingEvent returns the unprocessed TICKET_READY event of the objective's

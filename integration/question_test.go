@@ -76,5 +76,8 @@ func TestQuestion_AnAgentAsksAndTheAnswerGoesOnAfterARestart(t *testing.T) {
 	require.Contains(t, second.Content, "+first half")
 	require.Contains(t, second.Content, "+second half: Keep v2.")
 	require.Contains(t, second.Notes, "Resumed the partial work "+first.Metadata.Partial.Ref)
+	out, code = cli("objective", "answer", id, "once more")
+	require.Equal(t, 4, code, out)
+	require.Contains(t, out, "its agent asked nothing")
 	d.requireAuditClean(t)
 }

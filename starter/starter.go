@@ -25,6 +25,8 @@ type Store interface {
 	store.ObjectiveQuerier
 	store.PauseQuerier
 	store.EventQuerier
+	// GetOutputBundle tells whether an answer has a question to answer.
+	GetOutputBundle(ctx context.Context, workOrderID string) (*domain.OutputBundle, error)
 }
 
 // Starter sends objectives and decisions to their lifecycles.
@@ -204,6 +206,13 @@ func (s *Starter) DecideOnce(ctx context.Context, objectiveID, kind, requestID s
 	o, err := s.Store.GetObjective(ctx, objectiveID)
 	if err != nil {
 		return workflows.DecisionResult{}, err
+	}
+	if d.Answer {
+		// Said here in an answer's words; Ready refuses it too, for an
+		// objective that moves in between.
+		if err := pause.CheckAnswer(ctx, s.Store, o, d.Comment); err != nil {
+			return workflows.DecisionResult{}, fmt.Errorf("answer: %w: %w", ErrRefused, err)
+		}
 	}
 	res, err := s.update(ctx, objectiveID, kind, requestID, d)
 	var nf *serviceerror.NotFound
