@@ -62,7 +62,7 @@ func (r *Remote) enqueue(ctx context.Context, p controlplane.EnqueueParams) (*do
 // attempt finds the same job: a settled one answers at once, a waiting or
 // running one is waited for again.
 func (a *Steps) runRemote(ctx context.Context, w *domain.WorkOrder) (RunResult, error) {
-	req, err := roundRequest(ctx, a.Store, w)
+	req, err := a.roundRequest(ctx, w)
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
 	}

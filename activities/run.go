@@ -72,7 +72,7 @@ func (a *Steps) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
-	req, err := roundRequest(ctx, a.Store, w)
+	req, err := a.roundRequest(ctx, w)
 	if err != nil {
 		a.release(ctx, lease)
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
@@ -171,29 +171,55 @@ func request(ctx context.Context, st requestReader, w *domain.WorkOrder) (diazot
 
 // roundRequest is request for a workorder's own run (not a candidate's):
 // with the partial work it resumes.
-func roundRequest(ctx context.Context, st stepStore, w *domain.WorkOrder) (diazotroph.Request, error) {
-	req, err := request(ctx, st, w)
+func (a *Steps) roundRequest(ctx context.Context, w *domain.WorkOrder) (diazotroph.Request, error) {
+	req, err := request(ctx, a.Store, w)
 	if err == nil && w.ObjectiveID != "" {
-		req.Resume, req.Session, err = continuing(ctx, st, w)
+		req.Resume, req.Session, err = continuing(ctx, a.Store, w)
 	}
 	if err == nil && w.ObjectiveID != "" {
-		req.Revise, err = reviseOf(ctx, st, w)
+		var number int
+		req.Revise, number, err = reviseOf(ctx, a.Store, w)
+		a.onTheForge(ctx, req.Objective.Repository, req.Revise, number)
 	}
 	return req, err
+}
+
+// onTheForge completes rv from the pull request as its forge has it now:
+// its head (a commit someone pushed on top of the last round's is kept)
+// and whether it conflicts with its base. A forge that cannot be read
+// leaves rv as the store has it, and the round says so in its notes no
+// more than any other.
+func (a *Steps) onTheForge(ctx context.Context, repository string, rv *diazotroph.Revise, number int) {
+	if a.Forges == nil || rv == nil || number == 0 {
+		return
+	}
+	t, err := a.Forges.Open(repository)
+	if err != nil || t == nil {
+		return
+	}
+	fpr, err := t.Forge.PullRequest(ctx, number)
+	if err != nil {
+		logger(ctx, "", "").Warn("read the pull request before its round", "pull_request", rv.PullRequest, "error", err)
+		return
+	}
+	if fpr.HeadSHA != "" {
+		rv.HeadSHA = fpr.HeadSHA
+	}
+	rv.Conflicts = fpr.Conflicts
 }
 
 // reviseOf is the open pull request w's round revises: the objective's,
 // when it is open and its head was pushed by another workorder than w
 // (a round that pushed it is not revising it). nil otherwise.
-func reviseOf(ctx context.Context, st stepStore, w *domain.WorkOrder) (*diazotroph.Revise, error) {
+func reviseOf(ctx context.Context, st stepStore, w *domain.WorkOrder) (*diazotroph.Revise, int, error) {
 	pr, err := st.GetPullRequest(ctx, w.ObjectiveID)
 	if errors.Is(err, domain.ErrNotFound) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil || pr.State != domain.PullRequestOpen || pr.HeadSHA == "" || pr.WorkOrderID == w.WorkOrderID {
-		return nil, err
+		return nil, 0, err
 	}
-	return &diazotroph.Revise{PullRequest: pr.URL, HeadSHA: pr.HeadSHA}, nil
+	return &diazotroph.Revise{PullRequest: pr.URL, HeadSHA: pr.HeadSHA}, pr.Number, nil
 }
 
 // continuing is what w's round continues of the round before (the

@@ -119,6 +119,10 @@ type PullRequest struct {
 	Draft   bool
 	// Mergeable is nil while the forge has not computed it.
 	Mergeable *bool
+	// Conflicts says the forge found that the pull request conflicts with
+	// its base branch: GitLab names it, Gitea and GitHub say not
+	// mergeable (Gitea also while it checks, a moment after a push).
+	Conflicts bool
 	// MergeSHA is the merge commit of a merged pull request, when the
 	// forge gives one.
 	MergeSHA string

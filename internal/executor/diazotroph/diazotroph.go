@@ -41,11 +41,14 @@ type Request struct {
 	Session string
 }
 
-// Revise is an open pull request a round revises: its URL and the head
-// its last round pushed.
+// Revise is an open pull request a round revises: its URL and its head
+// (as the forge has it, else as its last round pushed it).
 type Revise struct {
 	PullRequest string `json:"pull_request"`
 	HeadSHA     string `json:"head_sha"`
+	// Conflicts: the forge says the pull request does not merge into its
+	// base branch as it is: the round merges the base in.
+	Conflicts bool `json:"conflicts,omitempty"`
 }
 
 // Resume is the round before's partial work and why that round ended.

@@ -77,7 +77,7 @@ func (p pullJSON) toForge() forge.PullRequest {
 	if p.Draft || wip {
 		pr.Draft, pr.Title = true, title
 	} else {
-		pr.Mergeable = &p.Mergeable
+		pr.Mergeable, pr.Conflicts = &p.Mergeable, !p.Mergeable
 	}
 	switch {
 	case p.Merged:

@@ -300,6 +300,7 @@ func pullRequest(p *gh.PullRequest) forge.PullRequest {
 		Base:      p.GetBase().GetRef(),
 		Draft:     p.GetDraft(),
 		Mergeable: p.Mergeable,
+		Conflicts: p.Mergeable != nil && !*p.Mergeable,
 	}
 	switch {
 	case p.GetMerged() || p.MergedAt != nil:

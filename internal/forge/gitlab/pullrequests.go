@@ -209,6 +209,7 @@ func pullRequest(mr *gl.BasicMergeRequest) forge.PullRequest {
 		State:     state(mr.State),
 		Draft:     mr.Draft,
 		Mergeable: mergeable(mr.DetailedMergeStatus),
+		Conflicts: mr.DetailedMergeStatus == "conflict",
 		MergeSHA:  mergeSHA,
 	}
 }

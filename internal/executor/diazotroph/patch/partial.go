@@ -129,6 +129,11 @@ func (r *run) resume(ctx context.Context, salvaged *domain.PartialWork) {
 		told = fmt.Sprintf("Resuming: the round before this one (%s) stopped before delivering a patch (%s).",
 			prev.WorkOrderID, oneLine(why))
 	}
+	if r.merged != "" {
+		r.resumeNote += fmt.Sprintf("The partial work %s was not resumed: this round merges the base branch into the "+
+			"pull request instead.\n", pw.Ref)
+		return
+	}
 	if _, err := r.p.o.Git.ResumePartial(ctx, r.ws, from, pw.Ref, pw.CommitSHA); err != nil {
 		r.resumeNote += fmt.Sprintf("The partial work %s could not be resumed (%s): this round started from %s.\n",
 			pw.Ref, oneLine(err.Error()), r.from)

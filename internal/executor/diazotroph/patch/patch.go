@@ -204,7 +204,12 @@ type run struct {
 	// and that head.
 	from, diffBase string
 	revising       bool
-	ws             string
+	// merged is the base commit merged into the pull request's head when
+	// it conflicted with it ("" otherwise); conflicted are the files the
+	// merge left with conflict markers, for the agent to resolve.
+	merged     string
+	conflicted []string
+	ws         string
 	// candidate is the candidate's number, 0 for the workorder's own run.
 	candidate int
 	mirror    string
@@ -277,6 +282,15 @@ func (r *run) generate(ctx context.Context) (out patchgen.Output, stage string, 
 		prompt += fmt.Sprintf("\n\nThis round revises pull request %s: the worktree is its head, commit %s, and "+
 			"your change is committed on top of it as a new commit. Change what the feedback asks for; the pull "+
 			"request's earlier commits stay.", r.req.Revise.PullRequest, r.from)
+	}
+	if r.merged != "" {
+		prompt += fmt.Sprintf("\n\nThe base branch moved on and the pull request conflicted with it: its head, "+
+			"commit %s, has been merged into your worktree.", r.merged)
+		if len(r.conflicted) > 0 {
+			prompt += fmt.Sprintf(" These files conflict and hold git's conflict markers (<<<<<<<, =======, "+
+				">>>>>>>): %s. Resolve each, keeping what both sides meant, and remove every marker.",
+				strings.Join(r.conflicted, ", "))
+		}
 	}
 	if r.resumed != "" {
 		prompt += "\n\n" + r.resumed
@@ -360,11 +374,45 @@ func (r *run) revise(ctx context.Context) bool {
 	r.from, r.diffBase, r.revising = rv.HeadSHA, mb, true
 	r.resumeNote += fmt.Sprintf("Revised pull request %s: this round's commit is added on its head %s.\n",
 		rv.PullRequest, rv.HeadSHA)
-	if mb != r.base {
-		r.resumeNote += fmt.Sprintf("Its base branch has moved on since (to %s); the pull request was not merged "+
-			"with it: its diff stays against %s.\n", r.base, mb)
+	switch {
+	case mb == r.base:
+	case rv.Conflicts && r.worksInTree():
+		r.mergeBase(ctx)
+	case rv.Conflicts:
+		r.resumeNote += fmt.Sprintf("It conflicts with its base branch, which has moved on (to %s); the %s generator "+
+			"does not work in the workspace, so the base was not merged in.\n", r.base, r.genName)
+	default:
+		r.resumeNote += fmt.Sprintf("Its base branch has moved on since (to %s) and the forge says it still merges: "+
+			"the base was not merged in, and its diff stays against %s.\n", r.base, mb)
 	}
 	return true
+}
+
+// mergeBase merges the snapshot's commit (the base branch's head) into the
+// pull request's head checked out in r's workspace, which the forge says
+// conflicts with it: what merges cleanly is in the worktree, each
+// conflicting file holds git's markers for the agent to resolve, and the
+// round's commit is a merge of the head and the base. A merge that fails
+// otherwise is told, and the round goes on without it.
+func (r *run) mergeBase(ctx context.Context) {
+	conflicts, err := r.p.o.Git.Merge(ctx, r.ws, r.p.o.Author, r.base)
+	if err != nil {
+		r.resumeNote += fmt.Sprintf("It conflicts with its base branch, but merging %s failed (%s): the round went on "+
+			"without it.\n", r.base, oneLine(err.Error()))
+		if err := r.p.o.Git.PrepareWorkspace(ctx, r.mirror, r.ws, r.branch, r.from); err != nil {
+			r.resumeNote += fmt.Sprintf("Resetting the workspace failed too: %s\n", oneLine(err.Error()))
+		}
+		return
+	}
+	r.merged, r.conflicted, r.diffBase = r.base, conflicts, r.base
+	if len(conflicts) == 0 {
+		r.resumeNote += fmt.Sprintf("The forge said it conflicts with its base branch: %s was merged in (cleanly); "+
+			"the round's commit is that merge.\n", r.base)
+		return
+	}
+	r.resumeNote += fmt.Sprintf("The forge said it conflicts with its base branch: %s was merged in, %d file(s) "+
+		"conflicting (%s), left to the agent to resolve; the round's commit is that merge.\n", r.base,
+		len(conflicts), strings.Join(conflicts, ", "))
 }
 
 // apply refuses, applies and commits the candidate patch on a clean
@@ -394,7 +442,13 @@ func (r *run) apply(ctx context.Context, out patchgen.Output) (diazotroph.Result
 	// Apply staged exactly the patch on a clean checkout: the commit is the
 	// index, with no "add -A" to pick up anything a generator that claims
 	// to keep the worktree left in it.
-	head, err := g.CommitStaged(ctx, r.ws, r.p.o.Author, commitMessage(r.req))
+	var head string
+	var err error
+	if r.merged != "" {
+		head, err = g.CommitStagedMerge(ctx, r.ws, r.p.o.Author, commitMessage(r.req), r.merged)
+	} else {
+		head, err = g.CommitStaged(ctx, r.ws, r.p.o.Author, commitMessage(r.req))
+	}
 	if errors.Is(err, gitops.ErrNothingToCommit) {
 		return r.applyFailed(out, "The patch applied but changed nothing."), nil
 	}

@@ -1,6 +1,8 @@
 package patch_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -95,4 +97,47 @@ func TestExecute_ARevisionRoundReplacesNothingItHasNotSeen(t *testing.T) {
 	require.Contains(t, lost.Notes, "could not be had")
 	base := strings.TrimSpace(git(t, tb.repo, "rev-parse", "main"))
 	require.Equal(t, base, strings.TrimSpace(git(t, tb.repo, "rev-parse", lost.Metadata.CommitSHA+"^")))
+}
+
+// A pull request the forge says conflicts with a base that moved gets
+// the base merged in: the agent finds the conflicting file with its
+// markers and is told to resolve them, and the round's commit is a merge
+// of the head and the base, so the bundle, against the base, is the pull
+// request's own change.
+func TestExecute_ARevisionOfAConflictingPullRequestMergesTheBase(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	tb.settings.PushRemote = tb.repo
+	// The first round rewrites the README's last line; the second resolves
+	// a conflict by keeping both sides' lines, in order.
+	agent := `if grep -q '^<<<<<<<' README.md; then grep -v '^\(<<<<<<<\|=======\|>>>>>>>\)' README.md > r.tmp && mv r.tmp README.md; ` +
+		`cp "$AZOLLA_INPUT_FILE" "` + tb.root + `/input"; else sed -i 's/^Hello.$/Hello, reviewer./' README.md; fi`
+	tb.p = tb.newPatch(map[string]patchgen.Generator{"command": patchgen.NewCommand(patchgen.CommandOptions{
+		Executor: sandboxtest.Unconfined(t, sandbox.Policy{}), Run: agent, WorktreeDiff: gitops.Git{}.WorktreeDiff})})
+	head1 := tb.reviseRound(t, "1", "").Metadata.CommitSHA
+
+	write(t, tb.repo, "README.md", "# sample\n\nHello, world.\n")
+	git(t, tb.repo, "commit", "-q", "-am", "the base says hello to the world")
+	base := strings.TrimSpace(git(t, tb.repo, "rev-parse", "main"))
+
+	req := tb.request(t, "rev", "")
+	req.Objective.Generator = "command"
+	req.WorkOrder.WorkOrderID = "wo-rev-2"
+	req.Revise = &diazotroph.Revise{PullRequest: "https://git.example.com/o/r/pulls/7", HeadSHA: head1, Conflicts: true}
+	res, err := tb.p.Execute(t.Context(), req)
+	require.NoError(t, err)
+	requireValidBundle(t, req, res)
+	require.Equal(t, domain.RunnerOK, res.RunnerStatus, res.Notes)
+	merge := res.Metadata.CommitSHA
+	require.NotEmpty(t, merge, res.Notes)
+	require.Equal(t, head1+" "+base, strings.TrimSpace(git(t, tb.repo, "rev-list", "--parents", "-n1", merge)[41:]),
+		"a merge of the head and the base")
+	require.Contains(t, res.Notes, "was merged in, 1 file(s) conflicting (README.md), left to the agent to resolve")
+	input, err := os.ReadFile(filepath.Join(tb.root, "input"))
+	require.NoError(t, err)
+	require.Contains(t, string(input), "These files conflict and hold git's conflict markers")
+	require.Contains(t, res.Content, "\n Hello, world.\n", "the diff is against the base that was merged in, kept as resolved")
+	require.Contains(t, res.Content, "+Hello, reviewer.")
+	require.NotContains(t, res.Content, "<<<<<<<")
+	require.Equal(t, merge, strings.TrimSpace(git(t, tb.repo, "rev-parse", "azolla/rev")), "pushed: it adds to the head")
 }
