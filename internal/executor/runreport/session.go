@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,7 +20,9 @@ import (
 // sessionID is what an agent's session id may look like to be put on a
 // command line: the ids come from the agent's own output, so anything else
 // is refused rather than quoted.
-var sessionID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+// Compiled on first use: a process that never continues a session does
+// not pay for it at start.
+var sessionID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`) })
 
 // ErrNoSession says the session to continue is not in the agent's home:
 // the round starts a new one.
@@ -75,13 +78,13 @@ func newest(paths []string) string {
 	return best
 }
 
-var notAlnum = regexp.MustCompile(`[^A-Za-z0-9]`)
+var notAlnum = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9]`) })
 
 // claudeProjectDirs are the names Claude Code may give the project
 // directory of working directory wt.
 func claudeProjectDirs(wt string) []string {
 	slashes := strings.ReplaceAll(wt, "/", "-")
-	all := notAlnum.ReplaceAllString(wt, "-")
+	all := notAlnum().ReplaceAllString(wt, "-")
 	if all == slashes {
 		return []string{slashes}
 	}
@@ -125,7 +128,7 @@ func (p Preset) Continue(home, worktree, id string) (string, error) {
 	if p.continueSession == nil {
 		return "", fmt.Errorf("the %s preset does not continue sessions", p.Name)
 	}
-	if !sessionID.MatchString(id) {
+	if !sessionID().MatchString(id) {
 		return "", fmt.Errorf("session id %q is not one to put on a command line", id)
 	}
 	return p.continueSession(home, worktree, id)
