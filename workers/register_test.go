@@ -42,6 +42,10 @@ var lifecycleActivityNames = []string{
 // serves: the monitor's scan alone.
 var deadlineActivityNames = []string{"ScanDeadlines"}
 
+// runActivityNames are the activity types the run task queue serves: the
+// heavy steps, under the names the lifecycle queue gives them too.
+var runActivityNames = []string{"Gate", "Run", "RunCandidate"}
+
 func TestRegister_ActivityNamesStayAsRecordedHistoriesNameThem(t *testing.T) {
 	t.Parallel()
 	set := &activities.Set{Steps: &activities.Steps{}, Tracks: &activities.Tracks{},
@@ -55,11 +59,16 @@ func TestRegister_ActivityNamesStayAsRecordedHistoriesNameThem(t *testing.T) {
 	workers.RegisterDeadlines(&deadlines, set)
 	require.Equal(t, deadlineActivityNames, deadlines.sorted(), "the deadlines task queue's activity types")
 
+	var runs names
+	workers.RegisterRuns(&runs, set)
+	require.Equal(t, runActivityNames, runs.sorted(), "the run task queue's activity types")
+
 	// The SDK takes the same registrations: no name twice, every exported
 	// method an activity.
 	var suite testsuite.WorkflowTestSuite
 	require.NotPanics(t, func() { workers.Register(suite.NewTestWorkflowEnvironment(), set) })
 	require.NotPanics(t, func() { workers.RegisterDeadlines(suite.NewTestWorkflowEnvironment(), set) })
+	require.NotPanics(t, func() { workers.RegisterRuns(suite.NewTestWorkflowEnvironment(), set) })
 }
 
 // names is a worker.Registry that records the activity types registered,

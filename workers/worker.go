@@ -142,6 +142,15 @@ func Register(w worker.Registry, set *activities.Set) {
 	w.RegisterActivity(set.Candidates)
 }
 
+// RegisterRuns puts the lifecycle's heavy steps on w (the run task
+// queue, workflows.RunTaskQueue): Run, RunCandidate and Gate, under the
+// names Register gives them.
+func RegisterRuns(w worker.Registry, set *activities.Set) {
+	w.RegisterActivityWithOptions(set.Steps.Run, activity.RegisterOptions{Name: "Run"})
+	w.RegisterActivityWithOptions(set.Steps.Gate, activity.RegisterOptions{Name: "Gate"})
+	w.RegisterActivityWithOptions(set.Candidates.RunCandidate, activity.RegisterOptions{Name: "RunCandidate"})
+}
+
 // RegisterDeadlines puts DeadlineMonitorWorkflow and its scan on w (the
 // deadlines task queue): the monitor takes no slot of the lifecycle's.
 func RegisterDeadlines(w worker.Registry, set *activities.Set) {
@@ -247,6 +256,21 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("start worker on task queue %s: %w", o.Config.Temporal.TaskQueue, err)
 	}
 	defer w.Stop()
+	// The heavy steps have a queue of their own, and at most
+	// worker.max_runs of them run here at once.
+	runQueue := workflows.RunTaskQueue(o.Config.Temporal.TaskQueue)
+	rw := worker.New(o.Client, runQueue, worker.Options{
+		Identity:                           o.Identity,
+		WorkerStopTimeout:                  o.Config.Claim.LeaseTTL,
+		DisableWorkflowWorker:              true,
+		MaxConcurrentActivityExecutionSize: o.Config.Worker.Runs(),
+	})
+	RegisterRuns(rw, set)
+	if err := rw.Start(); err != nil {
+		return fmt.Errorf("start worker on task queue %s: %w", runQueue, err)
+	}
+	defer rw.Stop()
+	o.Log.Info("runs on their own task queue", "task_queue", runQueue, "max_runs", o.Config.Worker.Runs())
 	dw := worker.New(o.Client, o.Config.Deadlines.TaskQueue, worker.Options{Identity: o.Identity,
 		WorkerStopTimeout: o.Config.Claim.LeaseTTL})
 	RegisterDeadlines(dw, set)

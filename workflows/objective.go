@@ -104,6 +104,8 @@ type objective struct {
 	state    State
 	leaseTTL time.Duration
 	v        versions
+	// runSlots is changeRunSlots's version once asked (onRunQueue).
+	runSlots *workflow.Version
 	log      log.Logger
 	// wake receives the wake signal; ending is set once the run is on its
 	// way out, so waiting handlers stop waiting.

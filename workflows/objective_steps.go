@@ -114,7 +114,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 	if v := w.bestOfN(ctx, wo); v != workflow.DefaultVersion {
 		run, err = w.runCandidates(ctx, wo, v)
 	} else {
-		err = workflow.ExecuteActivity(withRunOptions(ctx, wo, w.leaseTTL, runAllowance(ctx, wo)), steps.Run,
+		err = workflow.ExecuteActivity(w.onRunQueue(withRunOptions(ctx, wo, w.leaseTTL, runAllowance(ctx, wo))), steps.Run,
 			activities.RunInput{WorkOrderID: wo.WorkOrderID}).Get(ctx, &run)
 	}
 	if err != nil {
@@ -127,10 +127,26 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 
 	w.state.Step = StepGating
 	var g activities.GateResult
-	if err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), steps.Gate, in).Get(ctx, &g); err != nil {
+	if err := workflow.ExecuteActivity(w.onRunQueue(withRepoOptions(ctx, w.leaseTTL)), steps.Gate, in).Get(ctx, &g); err != nil {
 		return g, err
 	}
 	w.state.GateResult, w.state.GateReason, w.state.CurrentWorkOrderID = g.GateResult, g.GateReason, ""
 	log.Info("workorder gated", "gate_result", g.GateResult, "status", g.Status)
 	return g, nil
+}
+
+// onRunQueue puts the heavy step ctx schedules on the run task queue, from
+// changeRunSlots on: each worker takes at most worker.max_runs of those at
+// once, and the light steps keep the lifecycle's queue to themselves.
+func (w *objective) onRunQueue(ctx workflow.Context) workflow.Context {
+	if w.runSlots == nil {
+		v := workflow.GetVersion(ctx, changeRunSlots, workflow.DefaultVersion, 1)
+		w.runSlots = &v
+	}
+	if *w.runSlots == workflow.DefaultVersion {
+		return ctx
+	}
+	ao := workflow.GetActivityOptions(ctx)
+	ao.TaskQueue = RunTaskQueue(workflow.GetInfo(ctx).TaskQueueName)
+	return workflow.WithActivityOptions(ctx, ao)
 }

@@ -1,11 +1,15 @@
 package workflows_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/domain"
@@ -278,4 +282,28 @@ func TestObjective_ApproveSignalDuringLoadIsKept(t *testing.T) {
 	s, err := b.result()
 	require.NoError(t, err)
 	require.Equal(t, workflows.StepDone, s.Step)
+}
+
+// The heavy steps (Run, Gate) go on the run task queue, the light ones
+// (Load, Ready, Schedule) stay on the lifecycle's, so a light step never
+// waits behind a run.
+func TestObjective_HeavyStepsGoOnTheRunTaskQueue(t *testing.T) {
+	b := setup(t)
+	env := b.env
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "azolla-lifecycle"})
+	queues := map[string]string{}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		queues[info.ActivityType.Name] = info.TaskQueue
+	})
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
+	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	b.signalAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+	// Load, Ready and Schedule ran as local activities, in the
+	// lifecycle's own workflow task.
+	require.Equal(t, map[string]string{"Run": "azolla-lifecycle-runs", "Gate": "azolla-lifecycle-runs"}, queues)
 }

@@ -96,3 +96,9 @@ const (
 	StepRejected        = "rejected"
 	StepMissing         = "missing"
 )
+
+// RunTaskQueue is the task queue of the heavy steps (agent runs,
+// candidates, gate commands) of the lifecycles on taskQueue:
+// <taskQueue>-runs. A worker polls it with at most worker.max_runs of
+// them at once.
+func RunTaskQueue(taskQueue string) string { return taskQueue + "-runs" }

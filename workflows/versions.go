@@ -41,6 +41,12 @@ const (
 	// a repository without a forge, every run recorded before the change,
 	// whose gate could not ask for a pull request) carries no marker.
 	changePullRequest = "pull-request"
+	// changeRunSlots: the heavy steps (Run, RunCandidate, Gate) go on the
+	// run task queue (RunTaskQueue), where each worker takes at most
+	// worker.max_runs at once, so that the light steps never wait behind
+	// them (before: on the lifecycle's own task queue). Asked where it
+	// applies, before a run's first heavy step, as changePullRequest is.
+	changeRunSlots = "run-slots"
 )
 
 // versions is what the run's history says of each change.

@@ -6,6 +6,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -49,6 +50,26 @@ type Config struct {
 	// Executor says how processes run for work (agents, commands, gate
 	// commands) are confined and limited.
 	Executor ExecutorConfig `mapstructure:"executor" json:"executor" yaml:"executor"`
+	// Worker configures what one `azolla worker` (or `azolla dev`) takes
+	// on at once.
+	Worker WorkerConfig `mapstructure:"worker" json:"worker" yaml:"worker"`
+}
+
+// WorkerConfig is what one worker process takes on at once.
+type WorkerConfig struct {
+	// MaxRuns is how many runs (agent runs, candidates, gate commands)
+	// the worker executes at once, on the lifecycle's run task queue
+	// (workflows.RunTaskQueue); the lifecycle's light steps are not
+	// counted. 0 is the machine's CPU count.
+	MaxRuns int `mapstructure:"max_runs" json:"max_runs" yaml:"max_runs"`
+}
+
+// Runs is how many runs a worker of w executes at once.
+func (w WorkerConfig) Runs() int {
+	if w.MaxRuns > 0 {
+		return w.MaxRuns
+	}
+	return runtime.NumCPU()
 }
 
 // OpsConfig configures the operations listener of `azolla worker`:

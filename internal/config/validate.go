@@ -53,6 +53,9 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		add("data_dir", "must be set (neither $XDG_DATA_HOME nor $HOME is set)")
 	}
+	if c.Worker.MaxRuns < 0 {
+		add("worker.max_runs", "must be how many runs a worker executes at once, 0 for the CPU count, got %d", c.Worker.MaxRuns)
+	}
 
 	switch c.Store.Driver {
 	case DriverSQLite:

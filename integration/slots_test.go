@@ -1,0 +1,157 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/workflows"
+)
+
+// Fifty objectives approved at once on a worker with worker.max_runs 2:
+// never more than two runs alive at once, as the process table shows and
+// as the runs' own start and end times say, and every objective DONE.
+func TestSlots_AWorkerRunsAtMostMaxRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marker := fmt.Sprintf("azolla-slot-%d", time.Now().UnixNano())
+	times := filepath.Join(dir, "times")
+	// Each run notes when it starts and ends, around a sleep whose
+	// command line carries the marker (sleep takes the 0.3 as seconds and
+	// the marker as an argument it never reads).
+	run := fmt.Sprintf(`echo "start $(date +%%s%%N)" >> %q; sh -c 'sleep 0.3' %s; echo "end $(date +%%s%%N)" >> %q; printf ok`,
+		times, marker, times)
+	d := startDev(t, unconfined, "AZOLLA_WORKER_MAX_RUNS=2", "AZOLLA_DIAZOTROPH_COMMAND_RUN="+run)
+
+	var mu sync.Mutex
+	peak := 0
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			// A run seen in two scans in a row was alive between them,
+			// and so were the others seen twice: their lifetimes
+			// overlap pairwise, so they were all alive at one instant.
+			// One scan alone can count a run that ended during it and
+			// one that started after.
+			first := processesNamed(t, marker)
+			n := 0
+			for _, pid := range processesNamed(t, marker) {
+				if slices.Contains(first, pid) {
+					n++
+				}
+			}
+			mu.Lock()
+			peak = max(peak, n)
+			mu.Unlock()
+
+		}
+	}()
+	const n = 50
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = uniqueID(fmt.Sprintf("slot%d", i))
+		d.approve(t, ids[i])
+	}
+	for _, id := range ids {
+		st := d.waitStep(t, id, workflows.StepDone)
+		require.Equal(t, domain.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
+	}
+	close(stop)
+	<-sampled
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("peak from the process table %d, from the runs' times %d", peak, maxOverlap(t, times))
+	require.Positive(t, peak, "the sampler saw runs")
+	require.LessOrEqual(t, peak, 2, "runs alive at once, from the process table")
+	require.Equal(t, 2, maxOverlap(t, times), "runs at once, from their own start and end times")
+	d.requireAuditClean(t)
+}
+
+// processesNamed are the process groups of the processes whose command
+// line holds s: one per run, which azolla starts in a group of its own (a
+// shell's child between its fork and its exec shows its parent's command
+// line, and is the same run).
+func processesNamed(t *testing.T, s string) []string {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		// The sh -c that runs the sleep: one per run, however the run's
+		// own shell forks.
+		if err != nil || !bytes.HasPrefix(cmdline, []byte("sh\x00-c\x00sleep 0.3\x00")) || !bytes.Contains(cmdline, []byte(s)) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // it ended
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so the
+		// fields are counted from its closing parenthesis.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 2 && !slices.Contains(out, fields[2]) {
+			out = append(out, fields[2])
+		}
+	}
+	return out
+}
+
+// maxOverlap is the most runs the "start"/"end" lines of path had going at
+// once.
+func maxOverlap(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	type edge struct {
+		at    int64
+		delta int
+	}
+	var edges []edge
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		kind, at, ok := strings.Cut(sc.Text(), " ")
+		require.True(t, ok, sc.Text())
+		ns, err := strconv.ParseInt(at, 10, 64)
+		require.NoError(t, err)
+		edges = append(edges, edge{ns, map[string]int{"start": 1, "end": -1}[kind]})
+	}
+	require.NoError(t, sc.Err())
+	// An end at the same instant as a start is counted first.
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.at != b.at {
+			return int(a.at - b.at)
+		}
+		return a.delta - b.delta
+	})
+	cur, most := 0, 0
+	for _, e := range edges {
+		cur += e.delta
+		most = max(most, cur)
+	}
+	return most
+}
