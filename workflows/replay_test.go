@@ -119,6 +119,8 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 	for change, v := range want {
 		require.Equal(t, v, recorded[change], "%s was recorded before version %d of change %q: run make record-histories", newest, v, change)
 	}
+	// Asked before a round's first heavy step: the pass has one.
+	require.Equal(t, 1, recorded[changeRunSlots], "%s was recorded before change %q", newest, changeRunSlots)
 	// Asked only where a pull request is opened or followed.
 	forge := versionMarkers(t, filepath.Join(newest, "forge_review_run1.json"))
 	require.Equal(t, 1, forge[changePullRequest], "%s was recorded before change %q", newest, changePullRequest)
