@@ -47,7 +47,8 @@ func TestLoad_FollowsTheLifecycle(t *testing.T) {
 			require.NoError(t, err)
 			v := load()
 			require.Equal(t, &activities.WorkOrderRef{WorkOrderID: wo.WorkOrderID, DiazotrophType: fakeType,
-				BudgetMS: testBudget.Milliseconds(), Status: domain.WorkOrderExecuted, BranchName: wo.BranchName}, v.OpenWorkOrder,
+				BudgetMS: testBudget.Milliseconds(), Status: domain.WorkOrderExecuted, BranchName: wo.BranchName,
+				Urgency: "NORMAL"}, v.OpenWorkOrder,
 				"an executed workorder stays open until gated")
 			res, err := tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
 			require.NoError(t, err)

@@ -51,6 +51,11 @@ type WorkOrderRef struct {
 	Attempts  int  `json:",omitempty"`
 	EarlyStop bool `json:",omitempty"`
 	Parallel  int  `json:",omitempty"`
+	// Urgency is the objective's, which orders who gets the next free run
+	// slot; Repository its repository ("" for none), whose runs share
+	// the slots fairly with other repositories'.
+	Urgency    string `json:",omitempty"`
+	Repository string `json:",omitempty"`
 }
 
 func workOrderRef(w *domain.WorkOrder) *WorkOrderRef {
@@ -82,7 +87,7 @@ func (a *Steps) Load(ctx context.Context, objectiveID string) (ObjectiveView, er
 	if v.OpenWorkOrder, err = openWorkOrder(ctx, a.Store, objectiveID); err != nil {
 		return v, err
 	}
-	a.attemptsOf(v.OpenWorkOrder, o)
+	a.shape(v.OpenWorkOrder, o)
 	pauses, err := a.Store.ListPauseStates(ctx, objectiveID)
 	if err != nil {
 		return v, err

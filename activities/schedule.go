@@ -255,7 +255,7 @@ func (a *Steps) scheduled(ctx context.Context, q roundReader, ev *domain.Event) 
 			return res, err
 		}
 		res.WorkOrder = workOrderRef(w)
-		a.attemptsOf(res.WorkOrder, o)
+		a.shape(res.WorkOrder, o)
 	case domain.ReasonBlocked:
 		pauses, err := q.ListPauseStates(ctx, o.ObjectiveID)
 		if err != nil {

@@ -156,7 +156,8 @@ func checkScheduled(t *testing.T, tb *testBundle, eventID string, res activities
 	require.Len(t, wos, 1)
 	w := wos[0]
 	require.Equal(t, &activities.WorkOrderRef{WorkOrderID: w.WorkOrderID, DiazotrophType: fakeType,
-		BudgetMS: testBudget.Milliseconds(), Status: domain.WorkOrderCreated, BranchName: "azolla/obj-1"}, res.WorkOrder)
+		BudgetMS: testBudget.Milliseconds(), Status: domain.WorkOrderCreated, BranchName: "azolla/obj-1",
+		Urgency: "NORMAL"}, res.WorkOrder, "with what orders it for a run slot")
 	require.Equal(t, eventID, w.EventID)
 	require.Equal(t, "obj-1", w.ObjectiveID)
 	require.Equal(t, "azolla/obj-1", w.BranchName)

@@ -68,10 +68,16 @@ type roundReader interface {
 	store.PauseQuerier
 }
 
-// attemptsOf sets how many candidates a workorder of o runs: its
-// attempts, for a patch workorder; none otherwise.
-func (a *Steps) attemptsOf(ref *WorkOrderRef, o *domain.Objective) {
-	if ref == nil || ref.DiazotrophType != diazotroph.PatchType || o.Attempts == nil || *o.Attempts < 2 {
+// shape sets what the lifecycle needs of o to run a workorder of it: its
+// urgency and repository (who gets the next run slot), and how many
+// candidates it runs (its attempts, for a patch workorder; none
+// otherwise).
+func (a *Steps) shape(ref *WorkOrderRef, o *domain.Objective) {
+	if ref == nil {
+		return
+	}
+	ref.Urgency, ref.Repository = o.Urgency, o.Repository
+	if ref.DiazotrophType != diazotroph.PatchType || o.Attempts == nil || *o.Attempts < 2 {
 		return
 	}
 	ref.Attempts, ref.EarlyStop, ref.Parallel = *o.Attempts, a.EarlyStop, a.ParallelCandidates

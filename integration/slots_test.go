@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -154,4 +155,88 @@ func maxOverlap(t *testing.T, path string) int {
 		most = max(most, cur)
 	}
 	return most
+}
+
+// A CRITICAL objective approved behind twenty NORMAL ones on a full worker
+// (worker.max_runs 1) gets the next free run slot.
+func TestSlots_ACriticalObjectiveGetsTheNextFreeSlot(t *testing.T) {
+	t.Parallel()
+	starts := filepath.Join(t.TempDir(), "starts")
+	run := fmt.Sprintf(`echo "$AZOLLA_OBJECTIVE_ID" >> %q; sleep 0.3; printf ok`, starts)
+	d := startDev(t, unconfined, "AZOLLA_WORKER_MAX_RUNS=1", "AZOLLA_DIAZOTROPH_COMMAND_RUN="+run)
+	var ids []string
+	for i := range 20 {
+		id := uniqueID(fmt.Sprintf("normal%d", i))
+		ids = append(ids, id)
+		d.approve(t, id)
+	}
+	// The worker is busy and the others wait for its slot.
+	require.Eventually(t, func() bool { return countLines(starts) >= 2 }, time.Minute, 20*time.Millisecond)
+	critical := uniqueID("critical")
+	d.approve(t, critical, func(o *domain.Objective) { o.Urgency = "CRITICAL" })
+	before := countLines(starts)
+	st := d.waitStep(t, critical, workflows.StepDone)
+	require.Equal(t, domain.GatePass, st.GateResult)
+	order := lines(t, starts)
+	at := slices.Index(order, critical)
+	require.GreaterOrEqual(t, at, before)
+	// The run that had the slot when it was approved, and at most one
+	// more already handed to the worker, go first.
+	require.LessOrEqual(t, at, before+1, "CRITICAL started %d runs after its approval: %v", at-before, order)
+	for _, id := range ids {
+		d.waitStep(t, id, workflows.StepDone)
+	}
+}
+
+func countLines(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(b, []byte("\n"))
+}
+
+func lines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return strings.Fields(string(b))
+}
+
+// Two repositories on a full worker (worker.max_runs 1), one with twenty
+// runs queued and one with one: the lone one starts within one run's
+// time, not behind the twenty.
+func TestSlots_ARepositorysLoneRunIsNotStarvedByAnothersQueue(t *testing.T) {
+	t.Parallel()
+	starts := filepath.Join(t.TempDir(), "starts")
+	// Objectives on a repository run the patch diazotroph: its agent
+	// notes its start and changes the README.
+	run := fmt.Sprintf(`echo "$AZOLLA_OBJECTIVE_ID" >> %q; sleep 0.3; echo "$AZOLLA_OBJECTIVE_ID" >> README.md`, starts)
+	d := startDev(t, unconfined, "AZOLLA_WORKER_MAX_RUNS=1", "AZOLLA_PATCH_GENERATOR=command",
+		"AZOLLA_PATCH_COMMAND_RUN="+run)
+	busy, lone := sampleRepo(t), sampleRepo(t)
+	var ids []string
+	for i := range 20 {
+		id := uniqueID(fmt.Sprintf("busy%d", i))
+		ids = append(ids, id)
+		d.approve(t, id, func(o *domain.Objective) { o.Repository = busy })
+	}
+	require.Eventually(t, func() bool { return countLines(starts) >= 2 }, time.Minute, 20*time.Millisecond)
+	single := uniqueID("lone")
+	d.approve(t, single, func(o *domain.Objective) { o.Repository = lone })
+	// Counted from when its run is queued: scheduling it (reading its
+	// repository) is not the queue's doing.
+	var before int
+	require.Eventually(t, func() bool {
+		st, err := d.starter.State(context.Background(), single)
+		before = countLines(starts)
+		return err == nil && st.Step == workflows.StepRunning
+	}, time.Minute, 10*time.Millisecond)
+	d.waitStep(t, single, workflows.StepDone)
+	order := lines(t, starts)
+	at := slices.Index(order, single)
+	require.LessOrEqual(t, at, before+1, "the lone repository's run started %d runs after its approval: %v", at-before, order)
+	for _, id := range ids {
+		d.waitStep(t, id, workflows.StepDone)
+	}
 }

@@ -40,7 +40,7 @@ func (w *objective) bestOfN(ctx workflow.Context, wo activities.WorkOrderRef) wo
 func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderRef, v workflow.Version) (activities.RunResult, error) {
 	cctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
-	cctx = w.onRunQueue(withRunOptions(cctx, wo, w.leaseTTL, runAllowance(ctx, wo)))
+	cctx = w.onRunQueue(withRunOptions(cctx, wo, w.leaseTTL, runAllowance(ctx, wo)), wo)
 	sel := workflow.NewSelector(ctx)
 	in := activities.SelectInput{WorkOrderID: wo.WorkOrderID}
 	next, started := 1, 0

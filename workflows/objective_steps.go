@@ -114,7 +114,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 	if v := w.bestOfN(ctx, wo); v != workflow.DefaultVersion {
 		run, err = w.runCandidates(ctx, wo, v)
 	} else {
-		err = workflow.ExecuteActivity(w.onRunQueue(withRunOptions(ctx, wo, w.leaseTTL, runAllowance(ctx, wo))), steps.Run,
+		err = workflow.ExecuteActivity(w.onRunQueue(withRunOptions(ctx, wo, w.leaseTTL, runAllowance(ctx, wo)), wo), steps.Run,
 			activities.RunInput{WorkOrderID: wo.WorkOrderID}).Get(ctx, &run)
 	}
 	if err != nil {
@@ -127,7 +127,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 
 	w.state.Step = StepGating
 	var g activities.GateResult
-	if err := workflow.ExecuteActivity(w.onRunQueue(withRepoOptions(ctx, w.leaseTTL)), steps.Gate, in).Get(ctx, &g); err != nil {
+	if err := workflow.ExecuteActivity(w.onRunQueue(withRepoOptions(ctx, w.leaseTTL), wo), steps.Gate, in).Get(ctx, &g); err != nil {
 		return g, err
 	}
 	w.state.GateResult, w.state.GateReason, w.state.CurrentWorkOrderID = g.GateResult, g.GateReason, ""
@@ -135,12 +135,14 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 	return g, nil
 }
 
-// onRunQueue puts the heavy step ctx schedules on the run task queue, from
-// changeRunSlots on: each worker takes at most worker.max_runs of those at
-// once, and the light steps keep the lifecycle's queue to themselves.
-func (w *objective) onRunQueue(ctx workflow.Context) workflow.Context {
+// onRunQueue puts the heavy step ctx schedules for wo on the run task
+// queue, from changeRunSlots on: each worker takes at most worker.max_runs
+// of those at once, and the light steps keep the lifecycle's queue to
+// themselves. From its version 2 the step's priority is wo's urgency and
+// its fairness key wo's repository (Priority).
+func (w *objective) onRunQueue(ctx workflow.Context, wo activities.WorkOrderRef) workflow.Context {
 	if w.runSlots == nil {
-		v := workflow.GetVersion(ctx, changeRunSlots, workflow.DefaultVersion, 1)
+		v := workflow.GetVersion(ctx, changeRunSlots, workflow.DefaultVersion, runSlotsPriority)
 		w.runSlots = &v
 	}
 	if *w.runSlots == workflow.DefaultVersion {
@@ -148,5 +150,8 @@ func (w *objective) onRunQueue(ctx workflow.Context) workflow.Context {
 	}
 	ao := workflow.GetActivityOptions(ctx)
 	ao.TaskQueue = RunTaskQueue(workflow.GetInfo(ctx).TaskQueueName)
+	if *w.runSlots >= runSlotsPriority {
+		ao.Priority = Priority(wo.Urgency, wo.Repository)
+	}
 	return workflow.WithActivityOptions(ctx, ao)
 }

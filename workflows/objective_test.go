@@ -297,7 +297,9 @@ func TestObjective_HeavyStepsGoOnTheRunTaskQueue(t *testing.T) {
 	})
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
-	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+	urgent := woA
+	urgent.Urgency, urgent.Repository = "CRITICAL", "https://git.example.com/acme/widgets.git"
+	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(urgent), nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
 	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 	b.signalAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
@@ -306,4 +308,7 @@ func TestObjective_HeavyStepsGoOnTheRunTaskQueue(t *testing.T) {
 	// Load, Ready and Schedule ran as local activities, in the
 	// lifecycle's own workflow task.
 	require.Equal(t, map[string]string{"Run": "azolla-lifecycle-runs", "Gate": "azolla-lifecycle-runs"}, queues)
+	// Their priorities (urgency, repository) are not passed on by the SDK's
+	// test environment; TestReplay_NewestGenerationRecordsEveryChange
+	// finds them in a recorded history.
 }

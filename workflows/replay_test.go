@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -120,7 +121,15 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 		require.Equal(t, v, recorded[change], "%s was recorded before version %d of change %q: run make record-histories", newest, v, change)
 	}
 	// Asked before a round's first heavy step: the pass has one.
-	require.Equal(t, 1, recorded[changeRunSlots], "%s was recorded before change %q", newest, changeRunSlots)
+	require.Equal(t, int(runSlotsPriority), recorded[changeRunSlots], "%s was recorded before version %d of change %q",
+		newest, runSlotsPriority, changeRunSlots)
+	// ... and its Run and Gate went on the run task queue, ordered by the
+	// objective's urgency (NORMAL: 3).
+	for _, name := range []string{"Run", "Gate"} {
+		queue, priority := scheduled(t, filepath.Join(newest, "pass_run1.json"), name)
+		require.True(t, strings.HasSuffix(queue, "-runs"), "%s went on %s", name, queue)
+		require.Equal(t, int32(3), priority, "%s's priority", name)
+	}
 	// Asked only where a pull request is opened or followed.
 	forge := versionMarkers(t, filepath.Join(newest, "forge_review_run1.json"))
 	require.Equal(t, 1, forge[changePullRequest], "%s was recorded before change %q", newest, changePullRequest)
@@ -134,6 +143,24 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 
 // versionMarkers reads a recorded history's version markers: change id to
 // version.
+// scheduled is the task queue and the priority key of the first activity
+// called name that file's history scheduled.
+func scheduled(t *testing.T, file, name string) (string, int32) {
+	t.Helper()
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, err)
+	for _, ev := range h.GetEvents() {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a.GetActivityType().GetName() == name {
+			return a.GetTaskQueue().GetName(), a.GetPriority().GetPriorityKey()
+		}
+	}
+	t.Fatalf("%s schedules no %s", file, name)
+	return "", 0
+}
+
 func versionMarkers(t *testing.T, file string) map[string]int {
 	t.Helper()
 	f, err := os.Open(file)

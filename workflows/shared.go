@@ -1,8 +1,12 @@
 package workflows
 
 import (
-	"github.com/azolla/azolla/internal/lifecycle/transition"
+	"crypto/sha256"
+	"encoding/hex"
+
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/azolla/azolla/internal/lifecycle/transition"
 )
 
 // ObjectiveWorkflowName is the registered name of ObjectiveWorkflow.
@@ -102,3 +106,30 @@ const (
 // <taskQueue>-runs. A worker polls it with at most worker.max_runs of
 // them at once.
 func RunTaskQueue(taskQueue string) string { return taskQueue + "-runs" }
+
+// urgencyPriority is the priority key of each urgency: lower keys are
+// dispatched first, out of Temporal's default five levels (3 is the
+// default, an unknown urgency's).
+var urgencyPriority = map[string]int{"CRITICAL": 1, "HIGH": 2, "NORMAL": 3, "LOW": 4}
+
+// Priority is a run's place in its task queue: its objective's urgency
+// orders who gets the next free run slot, and its repository is the
+// fairness key, so that a repository with many queued runs shares the
+// slots with the others (where the server weighs fairness).
+func Priority(urgency, repository string) temporal.Priority {
+	p := temporal.Priority{PriorityKey: urgencyPriority[urgency]}
+	if repository != "" {
+		p.FairnessKey = fairnessKey(repository)
+	}
+	return p
+}
+
+// fairnessKey is repository cut to the 64 bytes Temporal takes of a
+// fairness key, with a hash of the whole when it is longer.
+func fairnessKey(repository string) string {
+	if len(repository) <= 64 {
+		return repository
+	}
+	sum := sha256.Sum256([]byte(repository))
+	return repository[:47] + "#" + hex.EncodeToString(sum[:8])
+}

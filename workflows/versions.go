@@ -41,12 +41,16 @@ const (
 	// a repository without a forge, every run recorded before the change,
 	// whose gate could not ask for a pull request) carries no marker.
 	changePullRequest = "pull-request"
-	// changeRunSlots: the heavy steps (Run, RunCandidate, Gate) go on the
-	// run task queue (RunTaskQueue), where each worker takes at most
-	// worker.max_runs at once, so that the light steps never wait behind
-	// them (before: on the lifecycle's own task queue). Asked where it
-	// applies, before a run's first heavy step, as changePullRequest is.
+	// changeRunSlots, version 1: the heavy steps (Run, RunCandidate, Gate)
+	// go on the run task queue (RunTaskQueue), where each worker takes at
+	// most worker.max_runs at once, so that the light steps never wait
+	// behind them (before: on the lifecycle's own task queue). Version 2:
+	// they carry the objective's urgency as their priority and its
+	// repository as their fairness key. Asked where it applies, before a
+	// run's first heavy step, as changePullRequest is.
 	changeRunSlots = "run-slots"
+	// runSlotsPriority is changeRunSlots's version with priorities.
+	runSlotsPriority workflow.Version = 2
 )
 
 // versions is what the run's history says of each change.

@@ -112,6 +112,16 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// Workflow Update is on by default in v1.32; azolla depends on it, so
 		// a future default change must not switch it off silently.
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key(): true,
+		// azolla's runs carry their repository as a fairness key: the next
+		// free run slot goes to the repository with the fewest dispatched
+		// lately, not to the one with the longest queue (priority keys, the
+		// objectives' urgency, need nothing: v1.32's matcher takes them).
+		dynamicconfig.MatchingEnableFairness.Key(): true,
+		// One partition per task queue: on one node more buy nothing, and
+		// with several a poller may take a task of one partition while a
+		// more urgent one waits in another.
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
 		// Read custom search attributes (namespace aliases under SQL
 		// visibility) from the database on every use, so ones added while
 		// the server runs (temporal operator search-attribute create) are
