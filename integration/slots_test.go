@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -239,4 +240,33 @@ func TestSlots_ARepositorysLoneRunIsNotStarvedByAnothersQueue(t *testing.T) {
 	for _, id := range ids {
 		d.waitStep(t, id, workflows.StepDone)
 	}
+}
+
+// A run waiting for a slot says so: objective show prints "queued for a
+// run slot" while another run holds the worker's one slot, and nothing of
+// the kind once its own has started.
+func TestSlots_ARunWaitingForASlotSaysSo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	starts, release := filepath.Join(dir, "starts"), filepath.Join(dir, "release")
+	// Each run notes its start, then waits until the test releases it.
+	run := fmt.Sprintf(`echo "$AZOLLA_OBJECTIVE_ID" >> %q; while [ ! -e %q ]; do sleep 0.05; done; printf ok`, starts, release)
+	d := startDev(t, unconfined, "AZOLLA_WORKER_MAX_RUNS=1", "AZOLLA_DIAZOTROPH_COMMAND_RUN="+run)
+	first, second := uniqueID("holds"), uniqueID("waits")
+	d.approve(t, first)
+	require.Eventually(t, func() bool { return countLines(starts) == 1 }, time.Minute, 20*time.Millisecond)
+	d.approve(t, second)
+	d.waitStep(t, second, workflows.StepRunning)
+	show := func(id string) string {
+		cmd := exec.Command(azollaBin, "objective", "show", id)
+		cmd.Env = d.cliEnv()
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	require.Contains(t, show(second), "queued for a run slot (")
+	require.NotContains(t, show(first), "queued for a run slot", "the run holding the slot is not queued")
+	require.NoError(t, os.WriteFile(release, nil, 0o600))
+	d.waitStep(t, first, workflows.StepDone)
+	d.waitStep(t, second, workflows.StepDone)
 }

@@ -46,6 +46,16 @@ type objectiveDetail struct {
 	Lifecycle *workflows.State `json:"lifecycle,omitempty"`
 	// LifecycleError says why the lifecycle could not be queried.
 	LifecycleError string `json:"lifecycle_error,omitempty"`
+	// RunSlot, when the lifecycle's run or gate waits for a worker's run
+	// slot, says so with how many runs wait in all.
+	RunSlot *runSlot `json:"run_slot,omitempty"`
+}
+
+// runSlot is a run waiting for a free run slot: Waiting runs wait on the
+// run task queue in all (Temporal's approximate count).
+type runSlot struct {
+	Queued  bool  `json:"queued"`
+	Waiting int64 `json:"waiting"`
 }
 
 // jobDetail is one workorder's job with its attempts and their leases.
@@ -220,6 +230,12 @@ func (a *app) objectiveShowCmd() *cobra.Command {
 			d.LifecycleError = oneLine(err.Error())
 		} else {
 			d.Lifecycle = &st
+			if st.Step == workflows.StepRunning || st.Step == workflows.StepGating {
+				cfg := c.cfg.Temporal
+				if queued, n, err := c.starter.RunSlot(cmd.Context(), cfg.Namespace, cfg.TaskQueue, args[0]); err == nil && queued {
+					d.RunSlot = &runSlot{Queued: true, Waiting: n}
+				}
+			}
 		}
 		if c.json {
 			return writeJSON(cmd.OutOrStdout(), d)
@@ -270,6 +286,10 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 	}
 	if d.Lifecycle != nil {
 		p("lifecycle   %s, round %d, workflow %s\n", line(d.Lifecycle.Step), d.Lifecycle.Round, line(workflows.ObjectiveWorkflowID(o.ObjectiveID)))
+		if d.RunSlot != nil {
+			p("            queued for a run slot (%d run(s) waiting in all; worker.max_runs sets each worker's slots)\n",
+				d.RunSlot.Waiting)
+		}
 	} else {
 		p("lifecycle   unavailable: %s\n", line(d.LifecycleError))
 	}
