@@ -67,6 +67,10 @@ func setup(t testing.TB, o setupOptions) *bundle {
 	}
 	cfg.Lifecycle.Budget = 30 * time.Second
 	cfg.Lifecycle.PollInterval = 200 * time.Millisecond
+	// The worlds' candidates run side by side, as their tests expect,
+	// whatever the machine's CPU count; run slots have tests of their own
+	// (slots_test.go).
+	cfg.Worker.MaxRuns = 8
 	if o.command != "" {
 		cfg.Diazotroph.Command.Run = o.command
 	}

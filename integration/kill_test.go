@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -79,6 +80,7 @@ func (b *bundle) workerEnv() []string {
 		"AZOLLA_TEMPORAL_TASK_QUEUE="+b.cfg.Temporal.TaskQueue,
 		"AZOLLA_CLAIM_LEASE_TTL="+b.cfg.Claim.LeaseTTL.String(),
 		"AZOLLA_LIFECYCLE_POLL_INTERVAL=200ms",
+		"AZOLLA_WORKER_MAX_RUNS="+strconv.Itoa(b.cfg.Worker.MaxRuns),
 		"AZOLLA_DIAZOTROPH_COMMAND_RUN="+b.cfg.Diazotroph.Command.Run,
 		"AZOLLA_EXECUTOR_SANDBOX="+b.cfg.Executor.Sandbox,
 		"AZOLLA_LOG_LEVEL=warn")
