@@ -19,7 +19,7 @@ type prForge struct {
 	pr forge.PullRequest
 }
 
-func (f prForge) PullRequest(context.Context, int) (forge.PullRequest, error) { return f.pr, nil }
+func (f *prForge) PullRequest(context.Context, int) (forge.PullRequest, error) { return f.pr, nil }
 
 // oneForge gives every repository forge f.
 type oneForge struct{ f forge.Forge }
@@ -38,8 +38,9 @@ func TestRun_ARoundOnAnOpenPullRequestRevisesItsHeadAsTheForgeHasIt(t *testing.T
 		ctx := context.Background()
 		pushed := strings.Repeat("c", 40)
 		no := false
-		tb.steps.Forges = oneForge{prForge{pr: forge.PullRequest{Number: 7, HeadSHA: pushed, Mergeable: &no,
-			Conflicts: true}}}
+		f := &prForge{pr: forge.PullRequest{Number: 7, Head: "azolla/obj-1", HeadSHA: pushed, Mergeable: &no,
+			Conflicts: true}}
+		tb.steps.Forges = oneForge{f}
 		tb.newObjective(t, "obj-1", nil)
 		pr := storetest.RecordOpenPullRequest(t, tb.store, "obj-1", 7)
 		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
@@ -53,5 +54,20 @@ func TestRun_ARoundOnAnOpenPullRequestRevisesItsHeadAsTheForgeHasIt(t *testing.T
 		require.Equal(t, pr.URL, rv.PullRequest)
 		require.Equal(t, pushed, rv.HeadSHA)
 		require.True(t, rv.Conflicts)
+
+		// A pull request whose head is another branch gives nothing: the
+		// round revises the head the store recorded.
+		f.pr.Head = "someone/else"
+		tb.newObjective(t, "obj-2", nil)
+		pr2 := storetest.RecordOpenPullRequest(t, tb.store, "obj-2", 8)
+		ev = tb.ready(t, "obj-2", activities.ReadyApprove)
+		res, err = tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+		require.NoError(t, err)
+		_, err = tb.steps.Run(ctx, activities.RunInput{WorkOrderID: res.WorkOrder.WorkOrderID})
+		require.NoError(t, err)
+		calls = tb.fake.Calls()
+		rv = calls[len(calls)-1].Revise
+		require.Equal(t, pr2.HeadSHA, rv.HeadSHA)
+		require.False(t, rv.Conflicts)
 	})
 }

@@ -179,17 +179,20 @@ func (a *Steps) roundRequest(ctx context.Context, w *domain.WorkOrder) (diazotro
 	if err == nil && w.ObjectiveID != "" {
 		var number int
 		req.Revise, number, err = reviseOf(ctx, a.Store, w)
-		a.onTheForge(ctx, req.Objective.Repository, req.Revise, number)
+		a.onTheForge(ctx, req.Objective.Repository, w.BranchName, req.Revise, number)
 	}
 	return req, err
 }
 
 // onTheForge completes rv from the pull request as its forge has it now:
 // its head (a commit someone pushed on top of the last round's is kept)
-// and whether it conflicts with its base. A forge that cannot be read
-// leaves rv as the store has it, and the round says so in its notes no
-// more than any other.
-func (a *Steps) onTheForge(ctx context.Context, repository string, rv *diazotroph.Revise, number int) {
+// and whether it conflicts with its base. Nothing of its words is read:
+// only its head commit, on the objective's own work branch, where only
+// people who may write to the repository can push (the trust rule's
+// bar), and the forge's verdict on conflicts. A forge that cannot be
+// read, or a pull request whose head is another branch, leaves rv as the
+// store has it.
+func (a *Steps) onTheForge(ctx context.Context, repository, branch string, rv *diazotroph.Revise, number int) {
 	if a.Forges == nil || rv == nil || number == 0 {
 		return
 	}
@@ -200,6 +203,11 @@ func (a *Steps) onTheForge(ctx context.Context, repository string, rv *diazotrop
 	fpr, err := t.Forge.PullRequest(ctx, number)
 	if err != nil {
 		logger(ctx, "", "").Warn("read the pull request before its round", "pull_request", rv.PullRequest, "error", err)
+		return
+	}
+	if fpr.Head != branch {
+		logger(ctx, "", "").Warn("the pull request's head is not the work branch: its head on the forge is not taken",
+			"pull_request", rv.PullRequest, "head", fpr.Head, "branch", branch)
 		return
 	}
 	if fpr.HeadSHA != "" {
