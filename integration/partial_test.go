@@ -27,14 +27,7 @@ func TestPatch_ARoundWhoseBudgetRanOutIsResumedByTheNext(t *testing.T) {
 		p.Command.Run = agent
 		p.Repositories = []config.RepositoryConfig{{Repository: repo}}
 	}, configure: func(c *config.Config) { c.Lifecycle.Budget = 15 * time.Second }})
-	id := uniqueID("partial")
-	b.create(t, id, func(o *domain.Objective) {
-		o.Repository, o.BaseBranch, o.Generator = repo, "main", config.GeneratorCommand
-		o.Title = "Write both halves"
-	})
-	b.waitStep(t, id, workflows.StepAwaitingApproval)
-	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
-	require.NoError(t, err)
+	id := b.approveHalves(t, "partial", repo)
 	failed := b.waitStep(t, id, workflows.StepAwaitingRetry)
 	require.Contains(t, failed.GateReason, "budget exhausted")
 
@@ -51,15 +44,11 @@ func TestPatch_ARoundWhoseBudgetRanOutIsResumedByTheNext(t *testing.T) {
 	require.NoError(t, err)
 	done := b.waitStep(t, id, workflows.StepDone)
 	require.Equal(t, domain.GatePass, done.GateResult)
-	wos, err = b.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
-	require.NoError(t, err)
-	require.Len(t, wos, 2)
-	second, err := b.store.GetOutputBundle(ctx, wos[1].WorkOrderID)
-	require.NoError(t, err)
+	w, second := secondRound(t, b.store, id)
 	require.Contains(t, second.Content, "+first half")
 	require.Contains(t, second.Content, "+second half")
 	require.True(t, strings.Contains(second.Notes, "Resumed the partial work "+first.Metadata.Partial.Ref), second.Notes)
-	b.requirePatchRun(t, wos[1])
+	b.requirePatchRun(t, w)
 	b.requireAuditClean(t)
 	recordHistories(t, b, "partial_resume", id)
 }
@@ -75,28 +64,44 @@ func TestPatch_AnAgentsQuestionIsAnsweredAndTheRoundGoesOn(t *testing.T) {
 		p.Command.Run = askingAgent
 		p.Repositories = []config.RepositoryConfig{{Repository: repo}}
 	}})
-	id := uniqueID("question")
+	id := b.approveHalves(t, "question", repo)
+	asked := b.waitStep(t, id, workflows.StepAwaitingAnswer)
+	require.Equal(t, domain.PauseQuestion, asked.LastPause.Reason)
+
+	_, err := b.starter.Decide(ctx, id, workflows.Retry, workflows.Decision{By: "ana", Comment: "Keep v2.", Answer: true})
+	require.NoError(t, err)
+	done := b.waitStep(t, id, workflows.StepDone)
+	require.Equal(t, domain.GatePass, done.GateResult, done.GateReason)
+	w, second := secondRound(t, b.store, id)
+	require.Contains(t, second.Content, "+second half: Keep v2.")
+	b.requirePatchRun(t, w)
+	b.requireAuditClean(t)
+	recordHistories(t, b, "question_answered", id)
+}
+
+// approveHalves creates an objective (its id from prefix) that writes both
+// halves on repo with the command generator, and approves it.
+func (b *bundle) approveHalves(t *testing.T, prefix, repo string) string {
+	t.Helper()
+	id := uniqueID(prefix)
 	b.create(t, id, func(o *domain.Objective) {
 		o.Repository, o.BaseBranch, o.Generator = repo, "main", config.GeneratorCommand
 		o.Title = "Write both halves"
 	})
 	b.waitStep(t, id, workflows.StepAwaitingApproval)
-	_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
+	_, err := b.starter.Decide(context.Background(), id, workflows.Approve, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
-	asked := b.waitStep(t, id, workflows.StepAwaitingAnswer)
-	require.Equal(t, domain.PauseQuestion, asked.LastPause.Reason)
+	return id
+}
 
-	_, err = b.starter.Decide(ctx, id, workflows.Retry, workflows.Decision{By: "ana", Comment: "Keep v2.", Answer: true})
-	require.NoError(t, err)
-	done := b.waitStep(t, id, workflows.StepDone)
-	require.Equal(t, domain.GatePass, done.GateResult, done.GateReason)
-	wos, err := b.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
+// secondRound is the second and last workorder of objective id, and its
+// bundle.
+func secondRound(t *testing.T, s store.Store, id string) (*domain.WorkOrder, *domain.OutputBundle) {
+	t.Helper()
+	wos, err := s.ListWorkOrders(context.Background(), store.ListWorkOrdersParams{ObjectiveID: id})
 	require.NoError(t, err)
 	require.Len(t, wos, 2)
-	second, err := b.store.GetOutputBundle(ctx, wos[1].WorkOrderID)
+	b, err := s.GetOutputBundle(context.Background(), wos[1].WorkOrderID)
 	require.NoError(t, err)
-	require.Contains(t, second.Content, "+second half: Keep v2.")
-	b.requirePatchRun(t, wos[1])
-	b.requireAuditClean(t)
-	recordHistories(t, b, "question_answered", id)
+	return wos[1], b
 }

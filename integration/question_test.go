@@ -9,7 +9,6 @@ import (
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -68,11 +67,7 @@ func TestQuestion_AnAgentAsksAndTheAnswerGoesOnAfterARestart(t *testing.T) {
 
 	done := d.waitStep(t, id, workflows.StepDone)
 	require.Equal(t, domain.GatePass, done.GateResult, done.GateReason)
-	wos, err := d.store.ListWorkOrders(ctx, store.ListWorkOrdersParams{ObjectiveID: id})
-	require.NoError(t, err)
-	require.Len(t, wos, 2)
-	second, err := d.store.GetOutputBundle(ctx, wos[1].WorkOrderID)
-	require.NoError(t, err)
+	_, second := secondRound(t, d.store, id)
 	require.Contains(t, second.Content, "+first half")
 	require.Contains(t, second.Content, "+second half: Keep v2.")
 	require.Contains(t, second.Notes, "Resumed the partial work "+first.Metadata.Partial.Ref)
