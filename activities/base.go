@@ -14,6 +14,7 @@ import (
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/lifecycle/slots"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/schemas"
 )
@@ -46,6 +47,10 @@ type Claimant struct {
 	// LeaseTTL is the lease of the steps' claims, and the heartbeat
 	// timeout (and so the lease) of the runs.
 	LeaseTTL time.Duration
+	// Slots, when set, holds each run to the repositories' and the
+	// deployment's limits (max_concurrent_runs): a run holds a slot, a
+	// claim of its own, for its whole length. Nil: no limit.
+	Slots *slots.Slots
 }
 
 // Observer is told what the lifecycle's steps wrote, for metrics. It must

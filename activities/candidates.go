@@ -10,6 +10,7 @@ import (
 	"github.com/azolla/azolla/internal/executor/diazotroph/patch"
 	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/lifecycle/slots"
 	"github.com/azolla/azolla/internal/store"
 )
 
@@ -55,6 +56,11 @@ type CandidateRunner interface {
 type CandidateInput struct {
 	WorkOrderID string
 	Attempt     int
+	// Queue and Slot are RunInput's: the lifecycle queues for a run slot
+	// when none is free (CandidateResult.SlotBusy), and hands the one it
+	// was granted.
+	Queue bool         `json:",omitempty"`
+	Slot  *slots.Grant `json:",omitempty"`
 }
 
 // CandidateResult is what became of a candidate.
@@ -69,6 +75,9 @@ type CandidateResult struct {
 	// BudgetSpent: once it was recorded, the objective's runs had spent
 	// its budget, so the candidates still running are to be stopped.
 	BudgetSpent bool `json:",omitempty"`
+	// SlotBusy: a limit left no run slot free (CandidateInput.Queue);
+	// nothing ran, and the lifecycle queues for one.
+	SlotBusy bool `json:",omitempty"`
 }
 
 // SelectInput asks for a workorder's winning candidate to be delivered.
@@ -114,6 +123,11 @@ func (a *Candidates) RunCandidate(ctx context.Context, in CandidateInput) (Candi
 	if a.Runner == nil {
 		return fail(permanent(fmt.Errorf("this worker runs no candidates: %w", diazotroph.ErrMisconfigured)))
 	}
+	ctx, done, busy, err := a.runSlot(ctx, a.Store, w, domain.CandidateResource(w.WorkOrderID, in.Attempt), in.Slot, in.Queue)
+	if err != nil || busy {
+		return CandidateResult{Attempt: in.Attempt, SlotBusy: busy}, err
+	}
+	defer done()
 	req, err := request(ctx, a.Store, w)
 	if err != nil {
 		return fail(permanent(err))

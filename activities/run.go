@@ -14,12 +14,18 @@ import (
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
 	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/lifecycle/slots"
 	"github.com/azolla/azolla/internal/store"
 )
 
 // RunInput names the workorder to run.
 type RunInput struct {
 	WorkOrderID string
+	// Queue: the lifecycle queues for a run slot (AwaitRunSlot) when Run
+	// finds none free (RunResult.SlotBusy); without it Run waits itself.
+	Queue bool `json:",omitempty"`
+	// Slot is what AwaitRunSlot granted, for Run to take over.
+	Slot *slots.Grant `json:",omitempty"`
 }
 
 // RunResult summarizes the workorder's one output bundle.
@@ -29,6 +35,9 @@ type RunResult struct {
 	// AlreadyExecuted is true when the workorder was EXECUTED before this
 	// call, which then changed nothing.
 	AlreadyExecuted bool
+	// SlotBusy: a limit left no run slot free (RunInput.Queue); nothing
+	// ran, and the lifecycle queues for one.
+	SlotBusy bool `json:",omitempty"`
 }
 
 // Run is the runner (docs/protocol/lifecycle.md#running): it claims the workorder with
@@ -45,6 +54,11 @@ func (a *Steps) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if w.Status == domain.WorkOrderExecuted {
 		return executed(ctx, a.Store, w.WorkOrderID)
 	}
+	ctx, done, busy, err := a.runSlot(ctx, a.Store, w, w.WorkOrderID, in.Slot, in.Queue)
+	if err != nil || busy {
+		return RunResult{WorkOrderID: w.WorkOrderID, SlotBusy: busy}, err
+	}
+	defer done()
 	if w.Track != "" {
 		// The track stays this workorder's while it runs: extend its claim
 		// (held since the scheduler, by the event's owner).

@@ -22,6 +22,7 @@ import (
 // workflows schedule activities by these names: renaming one strands
 // every history that names it.
 var lifecycleActivityNames = []string{
+	"AwaitRunSlot",
 	"Gate",
 	"GateTrack",
 	"Load",

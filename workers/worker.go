@@ -20,6 +20,7 @@ import (
 	"github.com/azolla/azolla/internal/executor/patchgen"
 	"github.com/azolla/azolla/internal/executor/sandbox"
 	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/lifecycle/slots"
 	"github.com/azolla/azolla/internal/ops/metrics"
 	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/store"
@@ -36,7 +37,8 @@ func NewActivities(cfg config.Config, st store.Store, identity string, ex *Execu
 	if err != nil {
 		return nil, err
 	}
-	claims := activities.Claimant{Claims: claim.NewBridge(st), Identity: identity, LeaseTTL: cfg.Claim.LeaseTTL}
+	claims := activities.Claimant{Claims: claim.NewBridge(st), Identity: identity, LeaseTTL: cfg.Claim.LeaseTTL,
+		Slots: NewSlots(cfg, st)}
 	forges := NewForges(cfg, os.Getenv)
 	return &activities.Set{
 		Steps: &activities.Steps{Claimant: claims, Store: st, Diazotrophs: reg, Targets: p,
@@ -50,6 +52,20 @@ func NewActivities(cfg config.Config, st store.Store, identity string, ex *Execu
 		Candidates: &activities.Candidates{Claimant: claims, Store: st, Runner: p,
 			EarlyStopMaxDiffLines: cfg.Patch.EarlyStopMaxDiffLines},
 	}, nil
+}
+
+// NewSlots is the run slots of cfg's limits (lifecycle.max_concurrent_runs
+// and each repository's max_concurrent_runs) over st's claims; nil when
+// none is set.
+func NewSlots(cfg config.Config, st store.Store) *slots.Slots {
+	l := slots.Limits{Deployment: cfg.Lifecycle.MaxConcurrentRuns, Repositories: map[string]int{}}
+	for _, r := range cfg.Patch.Repositories {
+		l.Repositories[r.Repository] = r.MaxConcurrentRuns
+	}
+	if !l.Any() {
+		return nil
+	}
+	return slots.New(claim.NewBridge(st), st, l, cfg.Claim.LeaseTTL, nil)
 }
 
 // observe has every activity of set take its claims through claims (a

@@ -106,7 +106,9 @@ type objective struct {
 	v        versions
 	// runSlots is changeRunSlots's version once asked (onRunQueue).
 	runSlots *workflow.Version
-	log      log.Logger
+	// slotWaits counts the runs queued for a run slot (awaitSlot).
+	slotWaits int
+	log       log.Logger
 	// wake receives the wake signal; ending is set once the run is on its
 	// way out, so waiting handlers stop waiting.
 	wake   workflow.ReceiveChannel

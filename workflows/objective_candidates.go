@@ -4,6 +4,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/slots"
 )
 
 // changeBestOfN: a workorder of an objective with attempts > 1 runs its
@@ -46,8 +48,13 @@ func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderR
 	next, started := 1, 0
 	var start func()
 	start = func() {
-		f := workflow.ExecuteActivity(cctx, candidates.RunCandidate,
-			activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: next})
+		cin := activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: next}
+		var f workflow.Future
+		if *w.runSlots >= runSlotsQueue {
+			f = w.slottedCandidate(ctx, cctx, cin)
+		} else {
+			f = workflow.ExecuteActivity(cctx, candidates.RunCandidate, cin)
+		}
 		next, started = next+1, started+1
 		sel.AddFuture(f, func(f workflow.Future) {
 			var r activities.CandidateResult
@@ -85,4 +92,23 @@ func (w *objective) runCandidates(ctx workflow.Context, wo activities.WorkOrderR
 	var run activities.RunResult
 	err := workflow.ExecuteActivity(withRepoOptions(ctx, w.leaseTTL), candidates.SelectCandidate, in).Get(ctx, &run)
 	return run, err
+}
+
+// slottedCandidate runs candidate in as slotted runs a workorder, in a
+// coroutine of its own so that the others run (and queue) beside it; the
+// future resolves with its CandidateResult. cctx carries the candidates'
+// options and their cancellation, which stops its queueing too.
+func (w *objective) slottedCandidate(ctx, cctx workflow.Context, in activities.CandidateInput) workflow.Future {
+	f, set := workflow.NewFuture(ctx)
+	in.Queue = true
+	workflow.Go(cctx, func(gctx workflow.Context) {
+		var r activities.CandidateResult
+		err := w.slotted(gctx, domain.CandidateResource(in.WorkOrderID, in.Attempt), func(g *slots.Grant) (bool, error) {
+			in.Slot, r = g, activities.CandidateResult{}
+			err := workflow.ExecuteActivity(gctx, candidates.RunCandidate, in).Get(gctx, &r)
+			return r.SlotBusy, err
+		})
+		set.Set(r, err)
+	})
+	return f
 }

@@ -69,7 +69,7 @@ func TestObjective_TodoWithoutEventResumesThenSchedules(t *testing.T) {
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusTodo), nil).Once()
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyResume)).Return(readied(eventA), nil).Once()
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
 	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
@@ -105,7 +105,7 @@ func TestObjective_InProgressWithOpenWorkOrderRunsAndGates(t *testing.T) {
 					activities.ScheduleResult{Reason: domain.ReasonNonExecutableStatus, ObjectiveID: objID,
 						Status: domain.StatusInProgress}, nil).Once()
 			}
-			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woB.WorkOrderID}).Return(ran(woB), nil).Once()
+			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woB.WorkOrderID, Queue: true}).Return(ran(woB), nil).Once()
 			env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woB.WorkOrderID}).Return(passed(), nil).Once()
 
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID, Round: 4, WorkOrderIDs: tc.carried})
@@ -141,7 +141,7 @@ func TestObjective_RunHeartbeatTimeoutIsTheLease(t *testing.T) {
 			v.OpenWorkOrder, v.LeaseTTL = &woA, tc.lease
 			env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
 			var info activity.Info
-			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(
+			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(
 				func(ctx context.Context, in activities.RunInput) (activities.RunResult, error) {
 					info = activity.GetInfo(ctx)
 					return ran(woA), nil
@@ -167,7 +167,7 @@ func TestObjective_CancelDuringRunSkipsGate(t *testing.T) {
 	v := view(domain.StatusInProgress)
 	v.OpenWorkOrder = &woA
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
-	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).
 		After(time.Hour).Return(ran(woA), nil).Maybe()
 
 	running := b.queryAt(time.Minute)
@@ -211,7 +211,7 @@ func TestObjective_StepFailureFailsTheLifecycle(t *testing.T) {
 		}, "", "event vanished", workflows.StepScheduling},
 		{"gate", func(b *testBundle) {
 			b.env.OnActivity(steps.Load, mock.Anything, objID).Return(inProgress, nil).Once()
-			b.env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+			b.env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
 			b.env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).
 				Return(activities.GateResult{}, boom("workorder vanished")).Once()
 		}, "", "workorder vanished", workflows.StepGating},

@@ -71,7 +71,7 @@ func TestObjective_GateFailAwaitsRetryThenContinuesAsNew(t *testing.T) {
 	v := view(domain.StatusInProgress)
 	v.OpenWorkOrder = &woA
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
-	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
 	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(failed(), nil).Once()
 	// A retry asking for a fresh start (objective retry --fresh) says so to
 	// Ready, which records it on the round's event.
@@ -113,7 +113,7 @@ func TestObjective_ContinueAsNewCarriesTheNewestWorkOrders(t *testing.T) {
 	v := view(domain.StatusInProgress)
 	v.OpenWorkOrder = &woA
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
-	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
 	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(failed(), nil).Once()
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyRetry, workflows.Decision{By: "ana"})).Return(readied(eventB), nil).Once()
 
@@ -144,7 +144,7 @@ func TestObjective_RunFailureIsGatedAsFail(t *testing.T) {
 			v := view(domain.StatusInProgress)
 			v.OpenWorkOrder = &woA
 			env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
-			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).
+			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).
 				Return(activities.RunResult{}, tc.err).Times(tc.attempts)
 			var gated activities.GateInput
 			env.OnActivity(steps.Gate, mock.Anything, mock.MatchedBy(func(in activities.GateInput) bool {
@@ -237,7 +237,7 @@ func TestObjective_AQuestionAwaitsItsAnswer(t *testing.T) {
 	gate := activities.GateResult{GateResult: domain.GateFail, GateReason: "the agent asks a question: which API?",
 		Status: domain.StatusTodo, BlockerRef: domain.GateBlocker(woA.WorkOrderID), Pause: asked}
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
-	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
 	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(gate, nil).Once()
 	answer := workflows.Decision{By: "ana", Comment: "the v2 one", Answer: true}
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyRetry, answer)).Return(readied(eventB), nil).Once()

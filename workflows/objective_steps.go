@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/azolla/azolla/activities"
+	"github.com/azolla/azolla/internal/lifecycle/slots"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -114,8 +115,13 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 	if v := w.bestOfN(ctx, wo); v != workflow.DefaultVersion {
 		run, err = w.runCandidates(ctx, wo, v)
 	} else {
-		err = workflow.ExecuteActivity(w.onRunQueue(withRunOptions(ctx, wo, w.leaseTTL, runAllowance(ctx, wo)), wo), steps.Run,
-			activities.RunInput{WorkOrderID: wo.WorkOrderID}).Get(ctx, &run)
+		rctx := w.onRunQueue(withRunOptions(ctx, wo, w.leaseTTL, runAllowance(ctx, wo)), wo)
+		rin := activities.RunInput{WorkOrderID: wo.WorkOrderID, Queue: *w.runSlots >= runSlotsQueue}
+		err = w.slotted(ctx, wo.WorkOrderID, func(g *slots.Grant) (bool, error) {
+			rin.Slot, run = g, activities.RunResult{}
+			err := workflow.ExecuteActivity(rctx, steps.Run, rin).Get(ctx, &run)
+			return run.SlotBusy, err
+		})
 	}
 	if err != nil {
 		if isCancel(err) {
@@ -142,7 +148,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 // its fairness key wo's repository (Priority).
 func (w *objective) onRunQueue(ctx workflow.Context, wo activities.WorkOrderRef) workflow.Context {
 	if w.runSlots == nil {
-		v := workflow.GetVersion(ctx, changeRunSlots, workflow.DefaultVersion, runSlotsPriority)
+		v := workflow.GetVersion(ctx, changeRunSlots, workflow.DefaultVersion, runSlotsQueue)
 		w.runSlots = &v
 	}
 	if *w.runSlots == workflow.DefaultVersion {

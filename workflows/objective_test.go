@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,9 +11,11 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/slots"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -31,7 +34,7 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 			env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 			env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana", Comment: "go"})).Return(readied(eventA), nil).Once()
 			env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
 			env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
 			waiting := b.queryAt(time.Minute)
@@ -184,7 +187,7 @@ func TestObjective_ApproveRefusedOnceApproved(t *testing.T) {
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).After(time.Minute).Return(readied(eventA), nil).Once()
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).After(time.Hour).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).After(time.Hour).Return(ran(woA), nil).Once()
 	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
 	first := b.updateAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
@@ -271,7 +274,7 @@ func TestObjective_ApproveSignalDuringLoadIsKept(t *testing.T) {
 	env.OnActivity(steps.Load, mock.Anything, objID).After(time.Minute).Return(view(domain.StatusNew), nil).Once()
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
 	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
 	loading := b.queryAt(time.Second)
@@ -300,7 +303,7 @@ func TestObjective_HeavyStepsGoOnTheRunTaskQueue(t *testing.T) {
 	urgent := woA
 	urgent.Urgency, urgent.Repository = "CRITICAL", "https://git.example.com/acme/widgets.git"
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(urgent), nil).Once()
-	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
 	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 	b.signalAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
@@ -311,4 +314,56 @@ func TestObjective_HeavyStepsGoOnTheRunTaskQueue(t *testing.T) {
 	// Their priorities (urgency, repository) are not passed on by the SDK's
 	// test environment; TestReplay_NewestGenerationRecordsEveryChange
 	// finds them in a recorded history.
+}
+
+func TestObjective_ARunTurnedAwayForASlotQueuesAndRunsWithTheGrant(t *testing.T) {
+	b := setup(t)
+	env := b.env
+	grant := slots.Grant{Claims: []domain.ClaimRecord{{ResourceType: domain.ResourceRunSlot, ResourceID: "all:0",
+		OwnerID: "r1/" + woA.WorkOrderID, ClaimVersion: 3}}}
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
+	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).
+		Return(activities.RunResult{WorkOrderID: woA.WorkOrderID, SlotBusy: true}, nil).Once()
+	var waited activities.SlotInput
+	env.OnActivity(steps.AwaitRunSlot, mock.Anything, mock.Anything).After(time.Hour).
+		Run(func(args mock.Arguments) { waited = args.Get(1).(activities.SlotInput) }).Return(grant, nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true, Slot: &grant}).
+		Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	b.signalAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
+	queued := b.queryAt(30 * time.Minute)
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+
+	require.Equal(t, workflows.StepAwaitingRunSlot, queued.Step, "the lifecycle says it waits for a slot")
+	require.Equal(t, woA.WorkOrderID, waited.Holder)
+	require.Equal(t, woA.WorkOrderID, waited.WorkOrderID)
+	require.False(t, waited.Since.IsZero())
+	require.Equal(t, "false", b.attrs[workflows.AttrQueued.GetName()], "AzollaQueued is cleared once it has the slot")
+	var flagged bool
+	for _, keys := range b.upserts {
+		flagged = flagged || slices.Contains(keys, workflows.AttrQueued.GetName())
+	}
+	require.True(t, flagged)
+	s, err := b.result()
+	require.NoError(t, err)
+	require.Equal(t, domain.StatusDone, s.Status)
+}
+
+func TestObjective_BeforeTheQueueARunWaitsForItsSlotItself(t *testing.T) {
+	b := setup(t)
+	env := b.env
+	env.OnGetVersion("run-slots", workflow.DefaultVersion, 3).Return(workflow.Version(2))
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
+	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	b.signalAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+	s, err := b.result()
+	require.NoError(t, err)
+	require.Equal(t, domain.StatusDone, s.Status)
+	require.NotContains(t, b.attrs, workflows.AttrQueued.GetName())
 }

@@ -24,7 +24,7 @@ func TestObjective_WakeWhileWaitingReloadsAndSchedulesTheStoredEvent(t *testing.
 	approvedInTheStore.PendingEventID = eventA
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(approvedInTheStore, nil).Once()
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
 	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
 
 	waiting := b.queryAt(time.Minute)

@@ -70,6 +70,9 @@ var (
 	// provenance), set when its lifecycle starts. A keyword list, as
 	// azolla's keywords fill the ten a SQL visibility store has.
 	AttrIssue = temporal.NewSearchAttributeKeyKeywordList("AzollaIssue")
+	// AttrQueued is true while a run of the lifecycle waits for a run
+	// slot under a limit (max_concurrent_runs), false once it has one.
+	AttrQueued = temporal.NewSearchAttributeKeyBool("AzollaQueued")
 )
 
 // SearchAttributes lists every custom search attribute, for registration
@@ -77,7 +80,7 @@ var (
 // list, the others keywords).
 func SearchAttributes() []temporal.SearchAttributeKey {
 	return []temporal.SearchAttributeKey{AttrObjectiveID, AttrStatus, AttrObjectiveType, AttrDiazotroph, AttrGateResult,
-		AttrWorkOrderID, AttrBranch, AttrCommitSHA, AttrTrack, AttrOverdue, AttrPullRequest, AttrIssue}
+		AttrWorkOrderID, AttrBranch, AttrCommitSHA, AttrTrack, AttrOverdue, AttrPullRequest, AttrIssue, AttrQueued}
 }
 
 // Steps of the lifecycle, as reported by the state query.
@@ -94,7 +97,10 @@ const (
 	StepAwaitingRetry    = "awaiting_retry"
 	// StepAwaitingAnswer is StepAwaitingRetry after a round whose agent
 	// asked a question: the answer (a retry with Answer) goes on.
-	StepAwaitingAnswer  = "awaiting_answer"
+	StepAwaitingAnswer = "awaiting_answer"
+	// StepAwaitingRunSlot: the run waits for a slot under its
+	// repository's or the deployment's limit (max_concurrent_runs).
+	StepAwaitingRunSlot = "awaiting_run_slot"
 	StepAwaitingUnblock = "awaiting_unblock"
 	StepDone            = "done"
 	StepRejected        = "rejected"

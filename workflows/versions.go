@@ -46,11 +46,18 @@ const (
 	// most worker.max_runs at once, so that the light steps never wait
 	// behind them (before: on the lifecycle's own task queue). Version 2:
 	// they carry the objective's urgency as their priority and its
-	// repository as their fairness key. Asked where it applies, before a
+	// repository as their fairness key. Version 3: a run (Run,
+	// RunCandidate) that finds its repository's or the deployment's
+	// limit reached answers SlotBusy, and the lifecycle queues for a slot
+	// (AwaitRunSlot, on its own task queue, flagged AzollaQueued) and runs
+	// again with the slot it was granted. Asked where it applies, before a
 	// run's first heavy step, as changePullRequest is.
 	changeRunSlots = "run-slots"
 	// runSlotsPriority is changeRunSlots's version with priorities.
 	runSlotsPriority workflow.Version = 2
+	// runSlotsQueue is changeRunSlots's version whose runs queue for the
+	// limits' slots.
+	runSlotsQueue workflow.Version = 3
 )
 
 // versions is what the run's history says of each change.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -12,7 +13,9 @@ import (
 	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/lifecycle/inbox"
 	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/lifecycle/slots"
 	"github.com/azolla/azolla/internal/textsafe"
+	"github.com/azolla/azolla/workers"
 )
 
 func (a *app) inboxCmd() *cobra.Command {
@@ -39,9 +42,36 @@ with the exact command for its action.`,
 			}
 			return writeJSON(cmd.OutOrStdout(), items)
 		}
-		return printInbox(cmd.OutOrStdout(), items)
+		if err := printInbox(cmd.OutOrStdout(), items); err != nil {
+			return err
+		}
+		return printQueued(cmd.Context(), cmd.OutOrStdout(), c)
 	})
 	return cmd
+}
+
+// printQueued says which objectives' runs wait for a run slot under a
+// limit (max_concurrent_runs): nothing for a human to do, unless it is to
+// raise the limit, but why they do not move.
+func printQueued(ctx context.Context, out io.Writer, c *call) error {
+	queue, err := workers.NewSlots(c.cfg, c.store).Queue(ctx)
+	if err != nil || len(queue) == 0 {
+		return err
+	}
+	fmt.Fprintf(out, "queued for a run slot under max_concurrent_runs: %d run(s)\n", len(queue))
+	for _, w := range queue {
+		wo := slots.WorkOrderOf(w.Holder)
+		objective := wo
+		if rec, err := c.store.GetWorkOrder(ctx, wo); err == nil {
+			objective = rec.ObjectiveID
+		}
+		limit := "repository"
+		if w.Deployment {
+			limit = "deployment"
+		}
+		fmt.Fprintf(out, "   objective %s: queued for a run slot (%d ahead, the %s's limit)\n", textsafe.Line(objective), w.Ahead, limit)
+	}
+	return nil
 }
 
 // printInbox writes the items, numbered, each with its actions and their

@@ -12,11 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/lifecycle/inbox"
 	"github.com/azolla/azolla/internal/lifecycle/pause"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
+	"github.com/azolla/azolla/workers"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -52,10 +54,31 @@ type objectiveDetail struct {
 }
 
 // runSlot is a run waiting for a free run slot: Waiting runs wait on the
-// run task queue in all (Temporal's approximate count).
+// run task queue in all (Temporal's approximate count); or, under a limit
+// (max_concurrent_runs), Ahead runs wait before it in that limit's queue,
+// whose Limit slots are all taken.
 type runSlot struct {
 	Queued  bool  `json:"queued"`
 	Waiting int64 `json:"waiting"`
+	// Limit is "repository" or "deployment" when the run waits under a
+	// limit.
+	Limit     string `json:"limit,omitempty"`
+	Ahead     int    `json:"ahead,omitempty"`
+	LimitRuns int    `json:"limit_runs,omitempty"`
+}
+
+// limitSlot says where the run of the lifecycle's current workorder waits
+// under a limit, if it does.
+func limitSlot(ctx context.Context, cfg config.Config, st store.Store, wo string) *runSlot {
+	q, ok, err := workers.NewSlots(cfg, st).Position(ctx, wo)
+	if err != nil || !ok {
+		return nil
+	}
+	r := &runSlot{Queued: true, Limit: "repository", Ahead: q.Ahead, LimitRuns: q.Limit}
+	if q.Deployment {
+		r.Limit = "deployment"
+	}
+	return r
 }
 
 // jobDetail is one workorder's job with its attempts and their leases.
@@ -230,7 +253,10 @@ func (a *app) objectiveShowCmd() *cobra.Command {
 			d.LifecycleError = oneLine(err.Error())
 		} else {
 			d.Lifecycle = &st
-			if st.Step == workflows.StepRunning || st.Step == workflows.StepGating {
+			if st.Step == workflows.StepAwaitingRunSlot || st.Step == workflows.StepRunning {
+				d.RunSlot = limitSlot(cmd.Context(), c.cfg, c.store, st.CurrentWorkOrderID)
+			}
+			if d.RunSlot == nil && (st.Step == workflows.StepRunning || st.Step == workflows.StepGating) {
 				cfg := c.cfg.Temporal
 				if queued, n, err := c.starter.RunSlot(cmd.Context(), cfg.Namespace, cfg.TaskQueue, args[0]); err == nil && queued {
 					d.RunSlot = &runSlot{Queued: true, Waiting: n}
@@ -286,9 +312,13 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 	}
 	if d.Lifecycle != nil {
 		p("lifecycle   %s, round %d, workflow %s\n", line(d.Lifecycle.Step), d.Lifecycle.Round, line(workflows.ObjectiveWorkflowID(o.ObjectiveID)))
-		if d.RunSlot != nil {
+		switch rs := d.RunSlot; {
+		case rs != nil && rs.Limit != "":
+			p("            queued for a run slot (%d ahead; the %s's limit of %d run(s) at once is reached)\n",
+				rs.Ahead, rs.Limit, rs.LimitRuns)
+		case rs != nil:
 			p("            queued for a run slot (%d run(s) waiting in all; worker.max_runs sets each worker's slots)\n",
-				d.RunSlot.Waiting)
+				rs.Waiting)
 		}
 	} else {
 		p("lifecycle   unavailable: %s\n", line(d.LifecycleError))

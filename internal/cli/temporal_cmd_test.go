@@ -205,13 +205,13 @@ func TestTemporalSetup_CreatesNamespaceAndAttributesThenIsIdempotent(t *testing.
 	r := azolla(t, env, "temporal", "setup", "--namespace", "azolla-prod", "--retention", "240h")
 	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
 	require.Contains(t, r.stdout, "namespace azolla-prod created (retention 240h0m0s)")
-	require.Contains(t, r.stdout, "12 search attributes added: AzollaBranch, ")
+	require.Contains(t, r.stdout, "13 search attributes added: AzollaBranch, ")
 	require.Equal(t, wantedSearchAttributes(), fc.namespaceAttrs("azolla-prod"))
 	require.Equal(t, enumspb.INDEXED_VALUE_TYPE_BOOL, fc.namespaceAttrs("azolla-prod")["AzollaOverdue"])
 
 	r = azolla(t, env, "temporal", "setup", "--namespace", "azolla-prod")
 	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
-	require.Equal(t, "namespace azolla-prod exists (retention 240h0m0s)\n12 search attributes present\n", r.stdout)
+	require.Equal(t, "namespace azolla-prod exists (retention 240h0m0s)\n13 search attributes present\n", r.stdout)
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	require.Equal(t, 1, fc.registered, "the second run registered the namespace again")
@@ -237,7 +237,7 @@ func TestTemporalSetup_SaysWhenTheNamespaceHasNoSlotLeft(t *testing.T) {
 
 	r := azolla(t, clusterEnv(fc), "temporal", "setup")
 	require.Equal(t, exitUsage, r.code, "stdout: %s", r.stdout)
-	require.Contains(t, r.stderr, "register search attributes AzollaIssue, AzollaPullRequest in namespace default: the namespace has no free slot")
+	require.Contains(t, r.stderr, "register search attributes AzollaIssue, AzollaPullRequest, AzollaQueued in namespace default: the namespace has no free slot")
 	require.Contains(t, r.stderr, "azolla uses 10 of them")
 	require.Contains(t, r.stderr, "give azolla a namespace of its own")
 	fc.mu.Lock()
@@ -256,10 +256,10 @@ func TestTemporalSetup_AddsOnlyTheMissingAttributes(t *testing.T) {
 
 	r := azolla(t, clusterEnv(fc), "temporal", "setup")
 	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
-	require.Contains(t, r.stdout, "namespace default exists (retention 24h0m0s)\n10 search attributes added: ")
+	require.Contains(t, r.stdout, "namespace default exists (retention 24h0m0s)\n11 search attributes added: ")
 	require.Contains(t, r.stdout, "2 search attributes present")
 	require.NotContains(t, r.stdout, "AzollaObjectiveId")
-	require.Len(t, fc.namespaceAttrs("default"), 13)
+	require.Len(t, fc.namespaceAttrs("default"), 14)
 }
 
 // An attribute registered with another type is an error that names it, and

@@ -205,6 +205,11 @@ type LifecycleConfig struct {
 	Budget time.Duration `mapstructure:"budget" json:"budget" yaml:"budget"`
 	// PollInterval is how often the polling bridge scans the store.
 	PollInterval time.Duration `mapstructure:"poll_interval" json:"poll_interval" yaml:"poll_interval"`
+	// MaxConcurrentRuns bounds the runs (agent runs and candidates) the
+	// whole deployment has at once, across every worker, local and remote,
+	// each holding a run slot claim (docs/production.md#limits). 0: no
+	// bound but the workers' own (worker.max_runs).
+	MaxConcurrentRuns int `mapstructure:"max_concurrent_runs" json:"max_concurrent_runs" yaml:"max_concurrent_runs"`
 }
 
 // DiazotrophConfig configures the built-in diazotrophs.
@@ -324,6 +329,10 @@ type RepositoryConfig struct {
 	// candidates (docs/patches.md#several-candidates): it runs like a gate
 	// command and prints the chosen attempt number.
 	SelectCommand string `mapstructure:"select_command" json:"select_command" yaml:"select_command"`
+	// MaxConcurrentRuns bounds the repository's runs at once (a model
+	// quota, a shared test database), across every worker, as
+	// lifecycle.max_concurrent_runs bounds them all. 0: no bound.
+	MaxConcurrentRuns int `mapstructure:"max_concurrent_runs" json:"max_concurrent_runs" yaml:"max_concurrent_runs"`
 	// PushRemote, when set, is where each patch branch is force-pushed (a
 	// URL or an absolute path). Off by default.
 	PushRemote string `mapstructure:"push_remote" json:"push_remote" yaml:"push_remote"`

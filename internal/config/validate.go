@@ -53,6 +53,10 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		add("data_dir", "must be set (neither $XDG_DATA_HOME nor $HOME is set)")
 	}
+	if c.Lifecycle.MaxConcurrentRuns < 0 {
+		add("lifecycle.max_concurrent_runs", "must be how many runs the deployment has at once, 0 for no bound, got %d",
+			c.Lifecycle.MaxConcurrentRuns)
+	}
 	if c.Worker.MaxRuns < 0 {
 		add("worker.max_runs", "must be how many runs a worker executes at once, 0 for the CPU count, got %d", c.Worker.MaxRuns)
 	}
@@ -246,6 +250,9 @@ func (p PatchConfig) validate(add func(key, format string, args ...any)) {
 		}
 		if b := r.GateBudget; b != 0 && (b < MinBudget || b > MaxGateBudget) {
 			add(key+".gate_budget", "must be a duration between %s and %s, got %s", MinBudget, MaxGateBudget, b)
+		}
+		if r.MaxConcurrentRuns < 0 {
+			add(key+".max_concurrent_runs", "must be how many of its runs may go at once, 0 for no bound, got %d", r.MaxConcurrentRuns)
 		}
 		if strings.HasPrefix(r.PushRemote, "-") {
 			add(key+".push_remote", "must be a URL or an absolute path")

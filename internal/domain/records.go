@@ -431,6 +431,13 @@ const (
 	// claim, on resource ForgeIntakeLeadership, held by the instance that
 	// reads the forges' issues and comments.
 	ResourceForgeIntake = "FORGE_INTAKE"
+	// ResourceRunSlot is one run slot under a concurrency limit
+	// (package slots): <key>:<i>, where key is a repository's or "all"
+	// for the deployment's, held by one run for its whole length.
+	ResourceRunSlot = "RUN_SLOT"
+	// ResourceRunSlotWait is one run's place in a limit's queue: held
+	// while it waits, its resource id orders it among the others.
+	ResourceRunSlotWait = "RUN_SLOT_WAIT"
 )
 
 // ForgeIntakeLeadership is the resource id of the forge intake's

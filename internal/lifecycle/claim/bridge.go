@@ -78,3 +78,11 @@ func (b *Bridge) Acquire(ctx context.Context, resourceType, resourceID, ownerID 
 	}
 	return &Lease{bridge: b, ttl: ttl, rec: *rec}, true, nil
 }
+
+// Adopt returns the lease rec names, handed over by the process that
+// acquired it (a run slot taken by one step and held by the next). Nothing
+// is asked of the store: the first renewal or fenced write tells whether
+// rec still holds, and a lease that lapsed meanwhile is lost.
+func (b *Bridge) Adopt(rec domain.ClaimRecord, ttl time.Duration) *Lease {
+	return &Lease{bridge: b, ttl: ttl, rec: rec}
+}

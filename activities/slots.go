@@ -1,0 +1,112 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/lifecycle/claim"
+	"github.com/azolla/azolla/internal/lifecycle/slots"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// SlotInput asks for the run slots of one run (docs/production.md#limits):
+// the workorder's, or one of its candidates' (Holder <work_order_id>-c<k>).
+type SlotInput struct {
+	WorkOrderID string
+	Holder      string
+	// Since is when the run first found its slots taken: its place among
+	// runs of the same urgency.
+	Since time.Time
+}
+
+// AwaitRunSlot queues a run for the slots its repository's and the
+// deployment's limits give out, and returns them once it holds them, for
+// the run to take over (RunInput.Slot). It waits on the lifecycle's own
+// task queue, holding no worker's run slot, and heartbeats how many runs
+// wait ahead of it. With no limit (any more) it returns at once, empty.
+func (a *Steps) AwaitRunSlot(ctx context.Context, in SlotInput) (slots.Grant, error) {
+	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
+	if err != nil {
+		return slots.Grant{}, permanent(fmt.Errorf("await a run slot for %q: %w", in.WorkOrderID, err))
+	}
+	r, err := slotRequest(ctx, a.Store, w, in.Holder)
+	if err != nil || !a.Slots.Limited(r.Repository) {
+		return slots.Grant{}, err
+	}
+	r.Since = in.Since
+	held, err := a.Slots.Wait(ctx, r, func(ahead int) {
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, ahead)
+		}
+	})
+	if err != nil {
+		return slots.Grant{}, fmt.Errorf("await a run slot for %s: %w", in.Holder, err)
+	}
+	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("run slot granted", "holder", in.Holder)
+	return held.Grant(), nil
+}
+
+// slotRequest is the request of holder, a run of workorder w: its
+// objective's repository and urgency.
+func slotRequest(ctx context.Context, st store.ObjectiveQuerier, w *domain.WorkOrder, holder string) (slots.Request, error) {
+	o, err := st.GetObjective(ctx, w.ObjectiveID)
+	if err != nil {
+		return slots.Request{}, fmt.Errorf("run slot of %s: %w", holder, err)
+	}
+	return slots.Request{Holder: holder, Repository: o.Repository, Urgency: o.Urgency}, nil
+}
+
+// runSlot holds a run's slots for its length: those granted (by
+// AwaitRunSlot) if they still hold, or free ones taken now. busy says none
+// are free: a lifecycle that queues (queue) waits for them with
+// AwaitRunSlot and runs again; one recorded before the queue existed
+// waits here, heartbeating. With no limit it holds nothing. The context
+// returned ends the moment a slot is lost, and done gives them up.
+func (c *Claimant) runSlot(ctx context.Context, st store.ObjectiveQuerier, w *domain.WorkOrder, holder string,
+	grant *slots.Grant, queue bool) (sctx context.Context, done func(), busy bool, err error) {
+	none := func() {}
+	if c.Slots == nil {
+		return ctx, none, false, nil
+	}
+	r, err := slotRequest(ctx, st, w, holder)
+	if err != nil || !c.Slots.Limited(r.Repository) {
+		return ctx, none, false, err
+	}
+	var held *slots.Held
+	ok := false
+	if grant != nil && len(grant.Claims) > 0 {
+		if held, ok, err = c.Slots.Adopt(ctx, *grant); err != nil {
+			return ctx, none, false, err
+		}
+	}
+	if !ok {
+		if held, ok, err = c.Slots.Try(ctx, r); err != nil {
+			return ctx, none, false, err
+		}
+	}
+	if !ok && queue {
+		return ctx, none, true, nil
+	}
+	if !ok {
+		r.Since = time.Now()
+		if activity.IsActivity(ctx) {
+			r.Since = activity.GetInfo(ctx).ScheduledTime
+		}
+		if held, err = c.Slots.Wait(ctx, r, func(ahead int) {
+			if activity.IsActivity(ctx) {
+				activity.RecordHeartbeat(ctx, ahead)
+			}
+		}); err != nil {
+			return ctx, none, false, fmt.Errorf("await a run slot for %s: %w", holder, err)
+		}
+	}
+	sctx, stop := held.Keep(ctx, claim.KeepOptions{})
+	return sctx, func() {
+		stop()
+		held.Release(context.WithoutCancel(ctx))
+	}, false, nil
+}
