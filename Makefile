@@ -115,7 +115,7 @@ HISTORY_GEN = $(shell n=$$(ls -d workflows/testdata/g[0-9][0-9][0-9] 2>/dev/null
 record-histories: ## Record a new generation of workflow histories from real runs (old ones are kept)
 	@test ! -e $(HISTORY_GEN) || { echo "$(HISTORY_GEN) exists: generations are never overwritten"; exit 1; }
 	mkdir -p $(HISTORY_GEN)
-	AZOLLA_RECORD_HISTORIES=$(CURDIR)/$(HISTORY_GEN) $(GO) test -count=1 -run 'TestLifecycle|TestWake|TestTrack|TestDeadline|TestForge_FullLoop|TestForge_IntakeFromAnIssueToItsMerge|TestBestOfN_TheCandidateThatPasses|TestPatch_ARoundWhoseBudgetRanOutIsResumedByTheNext|TestPatch_AnAgentsQuestionIsAnsweredAndTheRoundGoesOn' ./integration/ \
+	AZOLLA_RECORD_HISTORIES=$(CURDIR)/$(HISTORY_GEN) $(GO) test -count=1 -run 'TestLifecycle|TestWake|TestTrack|TestDeadline|TestForge_FullLoop|TestForge_IntakeFromAnIssueToItsMerge|TestBestOfN_TheCandidateThatPasses|TestPatch_ARoundWhoseBudgetRanOutIsResumedByTheNext|TestPatch_AnAgentsQuestionIsAnsweredAndTheRoundGoesOn|TestLimits_ARepositoryLimitHoldsAcrossWorkersAndAKill' ./integration/ \
 		|| { rm -rf $(HISTORY_GEN); exit 1; }
 	$(GO) test -count=1 -run TestReplay ./workflows/
 

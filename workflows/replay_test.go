@@ -74,6 +74,11 @@ const firstPartialGeneration = "g011"
 // changed: the answer is a retry that says it answers).
 const firstQuestionGeneration = "g012"
 
+// firstSlotQueueGeneration is the first generation that recorded a run
+// turned away under a repository's limit, queued for a slot (AwaitRunSlot)
+// and run again with it (version runSlotsQueue of changeRunSlots).
+const firstSlotQueueGeneration = "g015"
+
 // Every generation keeps the scenarios that cover the lifecycle's paths,
 // and histories live only inside generations (nothing to overwrite).
 func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
@@ -101,6 +106,9 @@ func TestReplay_GenerationsCoverEveryScenario(t *testing.T) {
 		if filepath.Base(gen) >= firstQuestionGeneration {
 			want = append(want, "question_answered_run1.json", "question_answered_run2.json")
 		}
+		if filepath.Base(gen) >= firstSlotQueueGeneration {
+			want = append(want, "slot_queued_run1.json")
+		}
 		for _, w := range want {
 			require.FileExists(t, filepath.Join(gen, w), "generation %s lacks a scenario", gen)
 		}
@@ -121,8 +129,12 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 		require.Equal(t, v, recorded[change], "%s was recorded before version %d of change %q: run make record-histories", newest, v, change)
 	}
 	// Asked before a round's first heavy step: the pass has one.
-	require.Equal(t, int(runSlotsPriority), recorded[changeRunSlots], "%s was recorded before version %d of change %q",
-		newest, runSlotsPriority, changeRunSlots)
+	require.Equal(t, int(runSlotsQueue), recorded[changeRunSlots], "%s was recorded before version %d of change %q",
+		newest, runSlotsQueue, changeRunSlots)
+	// A run turned away for a slot queued on the lifecycle's own queue,
+	// then ran with the slot granted.
+	queue, _ := scheduled(t, filepath.Join(newest, "slot_queued_run1.json"), "AwaitRunSlot")
+	require.False(t, strings.HasSuffix(queue, "-runs"), "AwaitRunSlot went on %s", queue)
 	// ... and its Run and Gate went on the run task queue, ordered by the
 	// objective's urgency (NORMAL: 3).
 	for _, name := range []string{"Run", "Gate"} {

@@ -57,6 +57,8 @@ var Goals = []Goal{
 	{ID: "F1 webhook", What: "issue labelled to objective by webhook, p50 / 1 s", Benchmark: "BenchmarkIntake", Unit: "f1-webhook-ratio", AtMost: true, Bound: 1},
 	{ID: "G1 sqlite", What: "store bytes per DONE objective, after store retention / before", Benchmark: "BenchmarkStoreGrowth", Unit: "g1-sqlite-ratio", AtMost: true, Bound: 0.5},
 	{ID: "G1 postgres", What: "store bytes per DONE objective, after store retention / before", Benchmark: "BenchmarkStoreGrowth", Unit: "g1-postgres-ratio", AtMost: true, Bound: 0.5},
+	{ID: "Q1", What: "approve to scheduled p50, 50 approved at once on max_runs 2 / one at a time idle", Benchmark: "BenchmarkSlots", Unit: "q1-ratio", AtMost: true, Bound: 2},
+	{ID: "Q2", What: "lifecycles/s, run slots and a slot-claim limit / no bound", Benchmark: "BenchmarkSlots", Unit: "q2-ratio", Bound: 0.95},
 	{ID: "I1", What: "idle CPU with 10,000 objectives waiting - empty, points of a core", Benchmark: "BenchmarkIdleCost", Unit: "i1-points", AtMost: true, Bound: 0.3, Target: "bench-idle"},
 	{ID: "S10k", What: "throughput at 10,000 lifecycles / at 100", Benchmark: "BenchmarkScale", Unit: "s10k-throughput-ratio", Bound: 0.8, Target: "bench-scale"},
 	{ID: "S10k RSS", What: "resident memory per lifecycle, 10,000 / 100", Benchmark: "BenchmarkScale", Unit: "s10k-rss-per-objective-ratio", AtMost: true, Bound: 0.5, Target: "bench-scale"},

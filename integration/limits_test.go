@@ -1,0 +1,145 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/proc/proctest"
+	"github.com/azolla/azolla/workflows"
+)
+
+// One repository with max_concurrent_runs 1, six objectives on it, two
+// `azolla worker` processes on one store: never two of its agents alive
+// at once (from the process table), the runs that wait say where they
+// stand, and when the worker whose agent holds the slot is SIGKILLed, the
+// slot is taken over once its lease lapses and the killed run is run
+// again, not lost: every objective DONE with one bundle.
+func TestLimits_ARepositoryLimitHoldsAcrossWorkersAndAKill(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	starts, pgids, held := filepath.Join(dir, "starts"), filepath.Join(dir, "pgids"), filepath.Join(dir, "held")
+	marker := fmt.Sprintf("azolla-limit-%d", time.Now().UnixNano())
+	// The first run to start holds its slot until it is killed; the others
+	// work briefly. Each run's sleep carries the marker on its command line.
+	agent := fmt.Sprintf(`echo "$AZOLLA_WORK_ORDER_ID" >> %q; echo $$ >> %q
+if mkdir %q 2>/dev/null; then sh -c 'sleep 600' %s; else sh -c 'sleep 0.3' %s; fi
+echo "$AZOLLA_OBJECTIVE_ID" >> README.md`, starts, pgids, held, marker, marker)
+	repo := sampleRepo(t)
+	b := setup(t, setupOptions{leaseTTL: 3 * time.Second, noWorker: true, patch: func(p *config.PatchConfig) {
+		p.Generator, p.Command.Run = config.GeneratorCommand, agent
+		p.Repositories = []config.RepositoryConfig{{Repository: repo, MaxConcurrentRuns: 1}}
+	}, configure: func(c *config.Config) { c.Executor.Sandbox = config.SandboxNone }})
+	t.Cleanup(func() { proctest.KillGroups(pgids) })
+	cfg := b.cfg
+	cfg.Ops.Address = ""
+	data, err := yaml.Marshal(cfg)
+	require.NoError(t, err)
+	cfgFile := filepath.Join(t.TempDir(), "azolla.yaml")
+	require.NoError(t, os.WriteFile(cfgFile, data, 0o600))
+	workers := map[string]*exec.Cmd{}
+	for _, name := range []string{"first", "second"} {
+		workers[name] = b.workerProcess(t, name, "--config", cfgFile)
+	}
+
+	var mu sync.Mutex
+	peak := 0
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			// Seen in two scans in a row: alive at once (as in
+			// TestSlots_AWorkerRunsAtMostMaxRunsAtOnce).
+			first, n := processesNamed(t, marker), 0
+			for _, pid := range processesNamed(t, marker) {
+				if slices.Contains(first, pid) {
+					n++
+				}
+			}
+			mu.Lock()
+			peak = max(peak, n)
+			mu.Unlock()
+		}
+	}()
+
+	ctx := context.Background()
+	var ids []string
+	for i := range 6 {
+		id := uniqueID(fmt.Sprintf("limit%d", i))
+		ids = append(ids, id)
+		b.create(t, id, func(o *domain.Objective) {
+			o.Repository, o.BaseBranch, o.Generator = repo, "main", config.GeneratorCommand
+		})
+		_, err := b.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "tester"})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return proctest.CountLines(starts) == 1 }, time.Minute, 20*time.Millisecond)
+	holder := strings.TrimSpace(lines(t, starts)[0])
+
+	// The others queue for the slot, and say so.
+	var waiting string
+	require.Eventually(t, func() bool {
+		for _, id := range ids {
+			if st, err := b.starter.State(ctx, id); err == nil && st.Step == workflows.StepAwaitingRunSlot {
+				waiting = id
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 20*time.Millisecond)
+	cli := func(args ...string) string {
+		cmd := exec.Command(azollaBin, append(args, "--config", cfgFile)...)
+		cmd.Env = b.workerEnv()
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	require.Contains(t, cli("objective", "show", waiting), "ahead; the repository's limit of 1 run(s) at once is reached)")
+	require.Contains(t, cli("inbox"), "queued for a run slot under max_concurrent_runs")
+
+	// Kill the worker whose agent holds the slot, and the agent with it
+	// (unconfined, it outlives the worker).
+	c, err := b.store.GetClaim(ctx, domain.ResourceWorkOrder, holder)
+	require.NoError(t, err)
+	victim, _, _ := strings.Cut(c.OwnerID, ":")
+	require.Contains(t, workers, victim, "the workorder's claim names its worker: %s", c.OwnerID)
+	require.NoError(t, workers[victim].Process.Signal(syscall.SIGKILL))
+	_ = workers[victim].Wait()
+	proctest.KillGroups(pgids)
+
+	for _, id := range ids {
+		st := b.waitStep(t, id, workflows.StepDone)
+		require.Equal(t, domain.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
+		wos, bundles, _ := b.counts(t, id)
+		require.Equal(t, []int{1, 1}, []int{wos, bundles}, "%s: one workorder, one bundle", id)
+	}
+	close(stop)
+	<-sampled
+	mu.Lock()
+	defer mu.Unlock()
+	require.Positive(t, peak, "the sampler saw runs")
+	require.Equal(t, 1, peak, "runs of the repository alive at once")
+	order := lines(t, starts)
+	require.Len(t, order, 7, "six runs and the killed one's again: %v", order)
+	require.Equal(t, 2, strings.Count(strings.Join(order, "\n")+"\n", holder+"\n"), "the killed run ran again: %v", order)
+	b.requireAuditClean(t)
+	recordHistories(t, b, "slot_queued", waiting)
+}
