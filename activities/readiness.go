@@ -56,6 +56,9 @@ type WorkOrderRef struct {
 	// the slots fairly with other repositories'.
 	Urgency    string `json:",omitempty"`
 	Repository string `json:",omitempty"`
+	// GateCommands: the repository's gate runs commands, so the gate is a
+	// heavy step that takes a run slot; without them it is a light one.
+	GateCommands bool `json:",omitempty"`
 }
 
 func workOrderRef(w *domain.WorkOrder) *WorkOrderRef {

@@ -43,6 +43,9 @@ type Steps struct {
 	// the others, and, above 0, how many run at a time.
 	EarlyStop          bool
 	ParallelCandidates int
+	// GateCommands says whether a repository's gate runs commands
+	// (WorkOrderRef.GateCommands); nil: none does.
+	GateCommands func(repository string) bool
 }
 
 // stepStore is what an objective's steps read and write: the objective,
@@ -77,6 +80,7 @@ func (a *Steps) shape(ref *WorkOrderRef, o *domain.Objective) {
 		return
 	}
 	ref.Urgency, ref.Repository = o.Urgency, o.Repository
+	ref.GateCommands = a.GateCommands != nil && a.GateCommands(o.Repository)
 	if ref.DiazotrophType != diazotroph.PatchType || o.Attempts == nil || *o.Attempts < 2 {
 		return
 	}

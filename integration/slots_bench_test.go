@@ -15,110 +15,124 @@ import (
 //   - Q1: on an `azolla dev` with worker.max_runs 2 and runs of half a
 //     second, the time from an objective's approval to its workorder being
 //     scheduled (the workorder's created_at, written by the scheduler),
-//     p50, for fifty objectives approved at once, against the same for
-//     objectives approved one at a time on the idle worker. The light steps
-//     have their own task queue: the burst's runs must not hold them back.
+//     p50 of objectives approved one at a time while fifty others' runs
+//     fill the run queue (a 50-run burst), against the same on the idle
+//     worker. The light steps have a task queue of their own: the burst's
+//     runs must not hold them back.
 //   - Q2: lifecycles per second (approve to DONE, `printf ok`) on an
-//     `azolla dev` whose runs take slots (worker.max_runs 2 and a
-//     deployment limit of 2, each run holding a slot claim) against one
-//     with no bound at all (worker.max_runs 1000, no limit, as workers
-//     were before run slots), both alive at once, rounds alternating.
+//     `azolla dev` with run slots (worker.max_runs 2) against one with no
+//     bound (worker.max_runs 1000, as workers were before run slots); and,
+//     beside them, one whose runs also take a slot claim under a
+//     deployment limit of 2 (reported, not a bar). The three are alive at
+//     once and take turns.
 func BenchmarkSlots(b *testing.B) {
 	ctx := context.Background()
-	burst := startDev(b, "AZOLLA_WORKER_MAX_RUNS=2", "AZOLLA_DIAZOTROPH_COMMAND_RUN=sleep 0.5; printf ok", unconfined)
-	const idle, n = 10, 50
-	ids := awaitingLifecycles(b, burst.starter, "q1alone", idle)
-	scheduledAfter := func(id string, approved time.Time) (time.Duration, error) {
-		wo, err := burst.store.GetWorkOrder(ctx, "wo-"+id+"-1")
-		if err != nil {
-			return 0, err
-		}
-		return wo.CreatedAt.Sub(approved), nil
-	}
+	d := startDev(b, "AZOLLA_WORKER_MAX_RUNS=2", "AZOLLA_DIAZOTROPH_COMMAND_RUN=sleep 0.5; printf ok", unconfined)
+	const probes, burst = 10, 50
 	done := func(id string) {
 		var final workflows.State
-		if err := burst.client.GetWorkflow(ctx, workflows.ObjectiveWorkflowID(id), "").Get(ctx, &final); err != nil {
+		if err := d.client.GetWorkflow(ctx, workflows.ObjectiveWorkflowID(id), "").Get(ctx, &final); err != nil {
 			b.Fatal(err)
 		} else if final.Step != workflows.StepDone {
 			b.Fatalf("%s ended %s", id, final.Step)
 		}
 	}
-	b.ResetTimer()
-	// Idle: one objective at a time, each to DONE before the next.
-	var alone series
-	for _, id := range ids {
+	// probe approves id and returns the time to its workorder.
+	probe := func(id string) time.Duration {
 		approved := time.Now()
-		if _, err := burst.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "bench"}); err != nil {
+		if _, err := d.starter.Decide(ctx, id, workflows.Approve, workflows.Decision{By: "bench"}); err != nil {
 			b.Fatal(err)
 		}
-		done(id)
-		d, err := scheduledAfter(id, approved)
-		if err != nil {
-			b.Fatal(err)
+		for {
+			wo, err := d.store.GetWorkOrder(ctx, "wo-"+id+"-1")
+			if err == nil {
+				return wo.CreatedAt.Sub(approved)
+			}
+			time.Sleep(2 * time.Millisecond)
 		}
-		alone.lat = append(alone.lat, d)
 	}
-	ids = awaitingLifecycles(b, burst.starter, "q1burst", n)
-	approved := make([]time.Time, n)
-	s := measure(n, func(i int) (time.Duration, error) {
-		approved[i] = time.Now()
-		_, err := burst.starter.Decide(ctx, ids[i], workflows.Approve, workflows.Decision{By: "bench"})
+	idleIDs := awaitingLifecycles(b, d.starter, "q1idle", probes)
+	busyIDs := awaitingLifecycles(b, d.starter, "q1busy", probes)
+	crowdIDs := awaitingLifecycles(b, d.starter, "q1crowd", burst)
+	b.ResetTimer()
+	var idle, busy series
+	for _, id := range idleIDs {
+		idle.lat = append(idle.lat, probe(id))
+		done(id)
+	}
+	s := measure(burst, func(i int) (time.Duration, error) {
+		_, err := d.starter.Decide(ctx, crowdIDs[i], workflows.Approve, workflows.Decision{By: "bench"})
 		return 0, err
 	})
 	if s.err != nil {
 		b.Fatal(s.err)
 	}
-	var crowd series
-	for i, id := range ids {
-		done(id)
-		d, err := scheduledAfter(id, approved[i])
-		if err != nil {
-			b.Fatal(err)
+	// The burst's fifty are scheduled, their runs queued behind the two
+	// slots: the probes go now, one at a time.
+	for _, id := range crowdIDs {
+		for {
+			if _, err := d.store.GetWorkOrder(ctx, "wo-"+id+"-1"); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
-		crowd.lat = append(crowd.lat, d)
 	}
-	burst.stop()
+	for _, id := range busyIDs {
+		busy.lat = append(busy.lat, probe(id))
+	}
+	backlog := 0
+	for _, id := range crowdIDs {
+		if st, err := d.starter.State(ctx, id); err == nil && st.Step != workflows.StepDone {
+			backlog++
+		}
+	}
+	for _, id := range append(crowdIDs, busyIDs...) {
+		done(id)
+	}
+	d.stop()
 
 	// Q2.
-	slotted := startDev(b, "AZOLLA_WORKER_MAX_RUNS=2", "AZOLLA_LIFECYCLE_MAX_CONCURRENT_RUNS=2",
+	slotted := startDev(b, "AZOLLA_WORKER_MAX_RUNS=2", "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok", unconfined)
+	limited := startDev(b, "AZOLLA_WORKER_MAX_RUNS=2", "AZOLLA_LIFECYCLE_MAX_CONCURRENT_RUNS=2",
 		"AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok", unconfined)
 	free := startDev(b, "AZOLLA_WORKER_MAX_RUNS=1000", "AZOLLA_DIAZOTROPH_COMMAND_RUN=printf ok", unconfined)
-	withIDs := awaitingLifecycles(b, slotted.starter, "q2slots", benchRounds*benchPerRound)
-	withoutIDs := awaitingLifecycles(b, free.starter, "q2free", benchRounds*benchPerRound)
-	var with, without series
+	sides := []*devProc{slotted, limited, free}
+	ids := make([][]string, len(sides))
+	for i, side := range sides {
+		ids[i] = awaitingLifecycles(b, side.starter, fmt.Sprintf("q2side%d", i), benchRounds*benchPerRound)
+	}
+	got := make([]series, len(sides))
 	for r := range benchRounds {
-		one := func() {
-			with = with.add(approveAll(slotted.client, slotted.starter, withIDs[r*benchPerRound:(r+1)*benchPerRound]))
-		}
-		other := func() {
-			without = without.add(approveAll(free.client, free.starter, withoutIDs[r*benchPerRound:(r+1)*benchPerRound]))
-		}
-		if r%2 == 0 {
-			one()
-			other()
-		} else {
-			other()
-			one()
+		for k := range sides {
+			i := (k + r) % len(sides) // each side goes first, second and last in turn
+			got[i] = got[i].add(approveAll(sides[i].client, sides[i].starter, ids[i][r*benchPerRound:(r+1)*benchPerRound]))
 		}
 	}
 	b.StopTimer()
-	if with.err != nil || without.err != nil {
-		b.Fatalf("with slots: %v, without: %v", with.err, without.err)
+	for i, g := range got {
+		if g.err != nil {
+			b.Fatalf("side %d: %v", i, g.err)
+		}
 	}
-	q1 := float64(crowd.p(50)) / float64(alone.p(50))
+	with, limit, without := got[0], got[1], got[2]
+	q1 := float64(busy.p(50)) / float64(idle.p(50))
 	q2 := with.throughput() / without.throughput()
-	b.ReportMetric(float64(alone.p(50).Microseconds())/1000, "q1-idle-p50-ms")
-	b.ReportMetric(float64(crowd.p(50).Microseconds())/1000, "q1-burst-p50-ms")
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(idle.p(50)), "q1-idle-p50-ms")
+	b.ReportMetric(ms(busy.p(50)), "q1-burst-p50-ms")
 	b.ReportMetric(q1, "q1-ratio")
 	b.ReportMetric(with.throughput(), "q2-slots-lifecycles/s")
+	b.ReportMetric(limit.throughput(), "q2-limit-lifecycles/s")
 	b.ReportMetric(without.throughput(), "q2-unbounded-lifecycles/s")
 	b.ReportMetric(q2, "q2-ratio")
+	b.ReportMetric(limit.throughput()/without.throughput(), "q2-limit-ratio")
 	fmt.Printf(`
-run slots: approve -> scheduled, and throughput with slots and limits / without
-  approve -> scheduled p50, one at a time on the idle worker  %8.1f ms
-  approve -> scheduled p50, %d at once (max_runs 2)            %8.1f ms   Q1 %.2f (burst / idle)
-  lifecycles/s, max_runs 2 + deployment limit 2 (slot claims) %8.1f
-  lifecycles/s, max_runs 1000, no limit                       %8.1f      Q2 %.2f (slots / none)
-`, float64(alone.p(50).Microseconds())/1000, n, float64(crowd.p(50).Microseconds())/1000, q1,
-		with.throughput(), without.throughput(), q2)
+run slots: a light step beside a burst of runs, and throughput with slots / without
+  approve -> scheduled p50, idle worker (max_runs 2)                    %8.1f ms
+  approve -> scheduled p50, %d runs queued (%d still queued after)     %8.1f ms   Q1 %.2f (burst / idle)
+  lifecycles/s, max_runs 2                                              %8.1f      Q2 %.2f (slots / none)
+  lifecycles/s, max_runs 2 and a deployment limit of 2 (slot claims)    %8.1f      %.2f of none
+  lifecycles/s, max_runs 1000, no limit                                 %8.1f
+`, ms(idle.p(50)), burst, backlog, ms(busy.p(50)), q1, with.throughput(), q2,
+		limit.throughput(), limit.throughput()/without.throughput(), without.throughput())
 }

@@ -44,7 +44,9 @@ func NewActivities(cfg config.Config, st store.Store, identity string, ex *Execu
 		Steps: &activities.Steps{Claimant: claims, Store: st, Diazotrophs: reg, Targets: p,
 			Diazotroph: cfg.Lifecycle.Diazotroph, Budget: cfg.Lifecycle.Budget, TaskBudget: cfg.Tasks.Budget,
 			Retention: cfg.Patch.Retention, Forges: forges, EarlyStop: cfg.Patch.EarlyStop,
-			ParallelCandidates: cfg.Patch.ParallelCandidates},
+			ParallelCandidates: cfg.Patch.ParallelCandidates, GateCommands: func(repo string) bool {
+				return repo != "" && len(cfg.Patch.Repository(repo).GateCommands) > 0
+			}},
 		Tracks: &activities.Tracks{Claimant: claims, Store: st, Tasks: activities.TaskOptions{
 			TriageMaxCaptures: cfg.Tasks.TriageMaxCaptures, TriageMaxBytes: cfg.Tasks.TriageMaxBytes,
 			Budget: cfg.Tasks.Budget, SLA: cfg.Deadlines.SLA.Map(), TriageMaxFailures: cfg.Tasks.Triage.MaxFailures}},

@@ -133,12 +133,26 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 
 	w.state.Step = StepGating
 	var g activities.GateResult
-	if err := workflow.ExecuteActivity(w.onRunQueue(withRepoOptions(ctx, w.leaseTTL), wo), steps.Gate, in).Get(ctx, &g); err != nil {
+	gctx := withRepoOptions(ctx, w.leaseTTL)
+	if w.slotsVersion(ctx) < runSlotsLightGate || wo.GateCommands {
+		gctx = w.onRunQueue(gctx, wo)
+	}
+	if err := workflow.ExecuteActivity(gctx, steps.Gate, in).Get(ctx, &g); err != nil {
 		return g, err
 	}
 	w.state.GateResult, w.state.GateReason, w.state.CurrentWorkOrderID = g.GateResult, g.GateReason, ""
 	log.Info("workorder gated", "gate_result", g.GateResult, "status", g.Status)
 	return g, nil
+}
+
+// slotsVersion is the version of changeRunSlots this run goes by, asked
+// once, before its first heavy step.
+func (w *objective) slotsVersion(ctx workflow.Context) workflow.Version {
+	if w.runSlots == nil {
+		v := workflow.GetVersion(ctx, changeRunSlots, workflow.DefaultVersion, runSlotsLightGate)
+		w.runSlots = &v
+	}
+	return *w.runSlots
 }
 
 // onRunQueue puts the heavy step ctx schedules for wo on the run task
@@ -147,11 +161,7 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 // themselves. From its version 2 the step's priority is wo's urgency and
 // its fairness key wo's repository (Priority).
 func (w *objective) onRunQueue(ctx workflow.Context, wo activities.WorkOrderRef) workflow.Context {
-	if w.runSlots == nil {
-		v := workflow.GetVersion(ctx, changeRunSlots, workflow.DefaultVersion, runSlotsQueue)
-		w.runSlots = &v
-	}
-	if *w.runSlots == workflow.DefaultVersion {
+	if w.slotsVersion(ctx) == workflow.DefaultVersion {
 		return ctx
 	}
 	ao := workflow.GetActivityOptions(ctx)

@@ -302,6 +302,7 @@ func TestObjective_HeavyStepsGoOnTheRunTaskQueue(t *testing.T) {
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	urgent := woA
 	urgent.Urgency, urgent.Repository = "CRITICAL", "https://git.example.com/acme/widgets.git"
+	urgent.GateCommands = true
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(urgent), nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
 	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
@@ -310,7 +311,8 @@ func TestObjective_HeavyStepsGoOnTheRunTaskQueue(t *testing.T) {
 
 	// Load, Ready and Schedule ran as local activities, in the
 	// lifecycle's own workflow task.
-	require.Equal(t, map[string]string{"Run": "azolla-lifecycle-runs", "Gate": "azolla-lifecycle-runs"}, queues)
+	require.Equal(t, map[string]string{"Run": "azolla-lifecycle-runs", "Gate": "azolla-lifecycle-runs"}, queues,
+		"a gate that runs the repository's gate commands is heavy")
 	// Their priorities (urgency, repository) are not passed on by the SDK's
 	// test environment; TestReplay_NewestGenerationRecordsEveryChange
 	// finds them in a recorded history.
@@ -354,7 +356,7 @@ func TestObjective_ARunTurnedAwayForASlotQueuesAndRunsWithTheGrant(t *testing.T)
 func TestObjective_BeforeTheQueueARunWaitsForItsSlotItself(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	env.OnGetVersion("run-slots", workflow.DefaultVersion, 3).Return(workflow.Version(2))
+	env.OnGetVersion("run-slots", workflow.DefaultVersion, 4).Return(workflow.Version(2))
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
@@ -366,4 +368,22 @@ func TestObjective_BeforeTheQueueARunWaitsForItsSlotItself(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, domain.StatusDone, s.Status)
 	require.NotContains(t, b.attrs, workflows.AttrQueued.GetName())
+}
+
+func TestObjective_AGateWithoutCommandsIsALightStep(t *testing.T) {
+	b := setup(t)
+	env := b.env
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "azolla-lifecycle"})
+	queues := map[string]string{}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		queues[info.ActivityType.Name] = info.TaskQueue
+	})
+	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
+	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	b.signalAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+	require.Equal(t, map[string]string{"Run": "azolla-lifecycle-runs", "Gate": "azolla-lifecycle"}, queues)
 }

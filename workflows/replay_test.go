@@ -129,19 +129,20 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 		require.Equal(t, v, recorded[change], "%s was recorded before version %d of change %q: run make record-histories", newest, v, change)
 	}
 	// Asked before a round's first heavy step: the pass has one.
-	require.Equal(t, int(runSlotsQueue), recorded[changeRunSlots], "%s was recorded before version %d of change %q",
-		newest, runSlotsQueue, changeRunSlots)
+	require.Equal(t, int(runSlotsLightGate), recorded[changeRunSlots], "%s was recorded before version %d of change %q",
+		newest, runSlotsLightGate, changeRunSlots)
 	// A run turned away for a slot queued on the lifecycle's own queue,
 	// then ran with the slot granted.
 	queue, _ := scheduled(t, filepath.Join(newest, "slot_queued_run1.json"), "AwaitRunSlot")
 	require.False(t, strings.HasSuffix(queue, "-runs"), "AwaitRunSlot went on %s", queue)
-	// ... and its Run and Gate went on the run task queue, ordered by the
-	// objective's urgency (NORMAL: 3).
-	for _, name := range []string{"Run", "Gate"} {
-		queue, priority := scheduled(t, filepath.Join(newest, "pass_run1.json"), name)
-		require.True(t, strings.HasSuffix(queue, "-runs"), "%s went on %s", name, queue)
-		require.Equal(t, int32(3), priority, "%s's priority", name)
-	}
+	// ... and its Run went on the run task queue, ordered by the
+	// objective's urgency (NORMAL: 3), and its gate, which runs no gate
+	// command, on the lifecycle's.
+	queue, priority := scheduled(t, filepath.Join(newest, "pass_run1.json"), "Run")
+	require.True(t, strings.HasSuffix(queue, "-runs"), "Run went on %s", queue)
+	require.Equal(t, int32(3), priority, "Run's priority")
+	queue, _ = scheduled(t, filepath.Join(newest, "pass_run1.json"), "Gate")
+	require.False(t, strings.HasSuffix(queue, "-runs"), "a gate without gate commands went on %s", queue)
 	// Asked only where a pull request is opened or followed.
 	forge := versionMarkers(t, filepath.Join(newest, "forge_review_run1.json"))
 	require.Equal(t, 1, forge[changePullRequest], "%s was recorded before change %q", newest, changePullRequest)

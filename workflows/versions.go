@@ -50,7 +50,8 @@ const (
 	// RunCandidate) that finds its repository's or the deployment's
 	// limit reached answers SlotBusy, and the lifecycle queues for a slot
 	// (AwaitRunSlot, on its own task queue, flagged AzollaQueued) and runs
-	// again with the slot it was granted. Asked where it applies, before a
+	// again with the slot it was granted. Version 4: a gate without gate
+	// commands stays on the lifecycle's task queue. Asked where it applies, before a
 	// run's first heavy step, as changePullRequest is.
 	changeRunSlots = "run-slots"
 	// runSlotsPriority is changeRunSlots's version with priorities.
@@ -58,6 +59,11 @@ const (
 	// runSlotsQueue is changeRunSlots's version whose runs queue for the
 	// limits' slots.
 	runSlotsQueue workflow.Version = 3
+	// runSlotsLightGate is changeRunSlots's version whose gate takes a run
+	// slot only when it runs the repository's gate commands
+	// (WorkOrderRef.GateCommands); a gate that only checks the bundle is
+	// a light step, on the lifecycle's queue.
+	runSlotsLightGate workflow.Version = 4
 )
 
 // versions is what the run's history says of each change.

@@ -59,11 +59,13 @@ func TestGoal_BoundIsInclusive(t *testing.T) {
 }
 
 func TestOf_AMakeTargetReportsItsOwnBars(t *testing.T) {
-	m, err := Parse(strings.NewReader("BenchmarkScale-2 1 9 ns/op 0.85 s10k-throughput-ratio 0.62 s10k-rss-per-objective-ratio\n"))
+	m, err := Parse(strings.NewReader("BenchmarkScale-2 1 9 ns/op 0.85 s10k-throughput-ratio 0.62 s10k-rss-per-objective-ratio\n" +
+		"BenchmarkTopologyScale-2 1 9 ns/op 0.91 s10k-topology-throughput-ratio\n"))
 	require.NoError(t, err)
 	var out strings.Builder
 	missed, absent := Report(&out, m, Of("bench-scale"))
 	require.Equal(t, []int{1, 0}, []int{missed, absent}, out.String())
+	require.Regexp(t, `S10k-topology .*>= 0\.80\s+0\.91\s+met`, out.String())
 	require.Regexp(t, `S10k RSS .*<= 0\.50\s+0\.62\s+MISSED`, out.String())
 	require.Len(t, Of("bench-idle"), 1)
 	require.Equal(t, "I1", Of("bench-idle")[0].ID)

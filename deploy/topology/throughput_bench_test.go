@@ -87,6 +87,12 @@ func BenchmarkTopology(b *testing.B) {
 type side struct {
 	starter *starter.Starter
 	store   store.Store
+	// procs are the side's processes: on the topology the Temporal
+	// server, the control plane and the workers.
+	procs []*proc
+	// pg is the topology's PostgreSQL, and dbs its databases.
+	pg  *postgres
+	dbs map[string]string
 	throughput
 }
 
@@ -99,9 +105,12 @@ func topologySide(t testing.TB) *side {
 	cpEnv := c.local.env(t, "control-plane", filepath.Join(dir, "control-plane"), throughputTuning)
 	cp := startProc(t, "control-plane", c.azolla, cpEnv, "control-plane")
 	waitReady(t, c.local.controlPlane, cp)
+	procs := []*proc{c.server, cp}
 	for _, name := range []string{"worker-1", "worker-2"} {
 		env := c.local.env(t, "worker", filepath.Join(dir, name), throughputTuning)
-		waitReady(t, envValue(env, opsAddress), startProc(t, name, c.azolla, env, "worker", "--identity", name))
+		w := startProc(t, name, c.azolla, env, "worker", "--identity", name)
+		waitReady(t, envValue(env, opsAddress), w)
+		procs = append(procs, w)
 	}
 	tc, err := client.Dial(client.Options{HostPort: envValue(cpEnv, "AZOLLA_TEMPORAL_ADDRESS"),
 		Namespace: envValue(cpEnv, "AZOLLA_TEMPORAL_NAMESPACE"), Logger: quietSDKLogger{}})
@@ -110,7 +119,8 @@ func topologySide(t testing.TB) *side {
 	st, err := dial.Open(context.Background(), dial.Config{Driver: config.DriverPostgres, DSN: envValue(cpEnv, "AZOLLA_STORE_DSN")})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	return &side{starter: &starter.Starter{Client: tc, Store: st, TaskQueue: config.DefaultTaskQueue}, store: st}
+	return &side{starter: &starter.Starter{Client: tc, Store: st, TaskQueue: config.DefaultTaskQueue}, store: st,
+		procs: procs, pg: c.pg, dbs: c.local.dbs}
 }
 
 // devSide starts azolla dev.

@@ -373,10 +373,13 @@ type ReleaseClaimParams struct {
 }
 
 // ListClaimsParams filters ListClaims. LiveAt, when set, keeps only claims
-// unexpired and unreleased at that instant.
+// unexpired and unreleased at that instant. ResourceTypes, when set, keeps
+// those of its types (read through the primary key's prefix), as
+// ResourceType keeps one.
 type ListClaimsParams struct {
-	ResourceType string
-	LiveAt       *time.Time
+	ResourceType  string
+	ResourceTypes []string
+	LiveAt        *time.Time
 }
 
 // Fence identifies the exact claim a terminal write is made under.

@@ -225,26 +225,24 @@ type view struct {
 func (s *Slots) look(ctx context.Context) (view, error) {
 	now := s.now()
 	v := view{used: map[string]int{}, running: map[string]int{}, waiting: map[string][]place{}, live: map[string]bool{}}
-	held, err := s.store.ListClaims(ctx, store.ListClaimsParams{ResourceType: domain.ResourceRunSlot, LiveAt: &now})
+	claims, err := s.store.ListClaims(ctx, store.ListClaimsParams{
+		ResourceTypes: []string{domain.ResourceRunSlot, domain.ResourceRunSlotWait}, LiveAt: &now})
 	if err != nil {
 		return v, fmt.Errorf("read run slots: %w", err)
 	}
-	for _, c := range held {
+	for _, c := range claims {
+		if c.ResourceType == domain.ResourceRunSlotWait {
+			if p, ok := parsePlace(c.ResourceID); ok {
+				v.waiting[p.key] = append(v.waiting[p.key], p)
+			}
+			continue
+		}
 		key, _, _ := strings.Cut(c.ResourceID, ":")
 		v.used[key]++
 		v.live[c.ResourceID] = true
 		if key == DeploymentKey {
 			repo, _, _ := strings.Cut(c.OwnerID, "/")
 			v.running[repo]++
-		}
-	}
-	waits, err := s.store.ListClaims(ctx, store.ListClaimsParams{ResourceType: domain.ResourceRunSlotWait, LiveAt: &now})
-	if err != nil {
-		return v, fmt.Errorf("read run slot queues: %w", err)
-	}
-	for _, c := range waits {
-		if p, ok := parsePlace(c.ResourceID); ok {
-			v.waiting[p.key] = append(v.waiting[p.key], p)
 		}
 	}
 	return v, nil

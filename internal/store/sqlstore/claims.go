@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/azolla/azolla/internal/domain"
@@ -212,15 +214,30 @@ func (q *querier) GetClaim(ctx context.Context, resourceType, resourceID string)
 	return c, nil
 }
 
-// ListClaims lists claim rows ordered by resource.
+// ListClaims lists claim rows ordered by resource. Typed lists name their
+// types outright, so that the primary key's prefix serves them.
 func (q *querier) ListClaims(ctx context.Context, p store.ListClaimsParams) ([]*domain.ClaimRecord, error) {
 	liveOnly, at := false, time.Time{}
 	if p.LiveAt != nil {
 		liveOnly, at = true, store.NowOr(*p.LiveAt)
 	}
+	types := p.ResourceTypes
+	if p.ResourceType != "" {
+		types = append(slices.Clone(types), p.ResourceType)
+	}
+	args := []any{liveOnly, q.t(at)}
+	where := ""
+	if len(types) > 0 {
+		marks := make([]string, len(types))
+		for i, t := range types {
+			args = append(args, t)
+			marks[i] = fmt.Sprintf("$%d", i+3)
+		}
+		where = "resource_type IN (" + strings.Join(marks, ", ") + ") AND "
+	}
 	rows, err := q.query(ctx, `SELECT `+claimCols+` FROM claims
-		WHERE ($1 = '' OR resource_type = $1) AND (NOT $2 OR (released_at IS NULL AND lease_expires_at > $3))
-		ORDER BY resource_type, resource_id`, p.ResourceType, liveOnly, q.t(at))
+		WHERE `+where+`(NOT $1 OR (released_at IS NULL AND lease_expires_at > $2))
+		ORDER BY resource_type, resource_id`, args...)
 	out, err := collect(rows, err, scanClaim)
 	if err != nil {
 		return nil, fmt.Errorf("list claims: %w", err)

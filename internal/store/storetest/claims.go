@@ -118,6 +118,24 @@ func exerciseClaims(t *testing.T, open func(t testing.TB) store.Store) {
 		live, err = s.ListClaims(ctx, store.ListClaimsParams{LiveAt: &later})
 		require.NoError(t, err)
 		require.Empty(t, live)
+
+		// Listed by type: one, or several.
+		slot := acquire("all:0", "w3", T0)
+		slot.ResourceType = domain.ResourceRunSlot
+		_, ok, err = s.AcquireClaim(ctx, slot)
+		require.NoError(t, err)
+		require.True(t, ok)
+		typed, err := s.ListClaims(ctx, store.ListClaimsParams{ResourceType: domain.ResourceRunSlot})
+		require.NoError(t, err)
+		require.Len(t, typed, 1)
+		require.Equal(t, "all:0", typed[0].ResourceID)
+		typed, err = s.ListClaims(ctx, store.ListClaimsParams{ResourceTypes: []string{domain.ResourceRunSlot,
+			domain.ResourceEvent}})
+		require.NoError(t, err)
+		require.Len(t, typed, 2)
+		typed, err = s.ListClaims(ctx, store.ListClaimsParams{ResourceTypes: []string{domain.ResourceRunSlotWait}})
+		require.NoError(t, err)
+		require.Empty(t, typed)
 	})
 
 	t.Run("Fence_StaleTerminalWriteIsRefusedAndRolledBack", func(t *testing.T) {
