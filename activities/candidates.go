@@ -36,6 +36,7 @@ type Candidates struct {
 // spend that bounds them, and their claims.
 type candidateStore interface {
 	store.ObjectiveQuerier
+	store.EventQuerier
 	store.RunQuerier
 	store.CandidateQuerier
 	store.SpendQuerier

@@ -10,7 +10,6 @@ import (
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/lifecycle/claim"
 	"github.com/azolla/azolla/internal/lifecycle/slots"
-	"github.com/azolla/azolla/internal/store"
 )
 
 // SlotInput asks for the run slots of one run (docs/production.md#limits):
@@ -50,14 +49,27 @@ func (a *Steps) AwaitRunSlot(ctx context.Context, in SlotInput) (slots.Grant, er
 	return held.Grant(), nil
 }
 
+// slotStore is what a run's slot request reads: its objective and the
+// event that put it to work.
+type slotStore interface {
+	GetObjective(ctx context.Context, objectiveID string) (*domain.Objective, error)
+	GetEvent(ctx context.Context, eventID string) (*domain.Event, error)
+}
+
 // slotRequest is the request of holder, a run of workorder w: its
-// objective's repository and urgency.
-func slotRequest(ctx context.Context, st store.ObjectiveQuerier, w *domain.WorkOrder, holder string) (slots.Request, error) {
+// objective's repository and urgency, and who approved it, when known.
+func slotRequest(ctx context.Context, st slotStore, w *domain.WorkOrder, holder string) (slots.Request, error) {
 	o, err := st.GetObjective(ctx, w.ObjectiveID)
 	if err != nil {
 		return slots.Request{}, fmt.Errorf("run slot of %s: %w", holder, err)
 	}
-	return slots.Request{Holder: holder, Repository: o.Repository, Urgency: o.Urgency}, nil
+	r := slots.Request{Holder: holder, Repository: o.Repository, Urgency: o.Urgency}
+	if w.EventID != "" {
+		if ev, err := st.GetEvent(ctx, w.EventID); err == nil {
+			r.Person = ev.DecidedBy
+		}
+	}
+	return r, nil
 }
 
 // runSlot holds a run's slots for its length: those granted (by
@@ -66,7 +78,7 @@ func slotRequest(ctx context.Context, st store.ObjectiveQuerier, w *domain.WorkO
 // AwaitRunSlot and runs again; one recorded before the queue existed
 // waits here, heartbeating. With no limit it holds nothing. The context
 // returned ends the moment a slot is lost, and done gives them up.
-func (c *Claimant) runSlot(ctx context.Context, st store.ObjectiveQuerier, w *domain.WorkOrder, holder string,
+func (c *Claimant) runSlot(ctx context.Context, st slotStore, w *domain.WorkOrder, holder string,
 	grant *slots.Grant, queue bool) (sctx context.Context, done func(), busy bool, err error) {
 	none := func() {}
 	if c.Slots == nil {

@@ -7,8 +7,9 @@
 // orders it among the other waiting runs, held while it waits.
 //
 // The order of a queue: urgency first (CRITICAL, HIGH, NORMAL, LOW), then,
-// in the deployment's queue, the repository with the fewest runs holding a
-// deployment slot, then who asked first. A run takes a free slot only if
+// in the deployment's queue, the repository with the fewest runs holding
+// one of its slots, then the person (who approved the objective, when
+// known) with the fewest, then who asked first. A run takes a free slot only if
 // fewer runs wait ahead of it than there are free slots, so a freed slot
 // goes to the head of the queue, whichever worker sees it first.
 //
@@ -73,6 +74,9 @@ type Request struct {
 	Holder     string
 	Repository string
 	Urgency    string
+	// Person is who put the objective to work (its approver), "" when
+	// unknown: the queues share slots fairly between people too.
+	Person string
 	// Since is when the run first asked: its place among equals.
 	Since time.Time
 }
@@ -167,8 +171,21 @@ func (h *Held) Release(ctx context.Context) {
 }
 
 // owner names the holder of one of r's slots or places: the repository's
-// key first, as the deployment's queue counts slots by repository.
-func owner(r Request) string { return RepoKey(r.Repository) + "/" + r.Holder }
+// and the person's keys first, as the queues count slots by both.
+func owner(r Request) string { return RepoKey(r.Repository) + "/" + personKey(r.Person) + "/" + r.Holder }
+
+// unknownPerson is the person key of a run whose person is not known: it
+// is never counted, so that unknown people are not one greedy one.
+const unknownPerson = "p"
+
+// personKey is a digest of person, unknownPerson for "".
+func personKey(person string) string {
+	if person == "" {
+		return unknownPerson
+	}
+	h := sha256.Sum256([]byte(person))
+	return "p" + hex.EncodeToString(h[:6])
+}
 
 // rank orders urgencies; an unknown one counts as NORMAL.
 func rank(urgency string) int {
@@ -184,20 +201,21 @@ func rank(urgency string) int {
 }
 
 // place is one run's place in a queue, as its RUN_SLOT_WAIT resource id
-// spells it: <key>:<rank>:<since, nanoseconds>:<repository key>:<holder>.
+// spells it: <key>:<rank>:<since, nanoseconds>:<repository key>:<person
+// key>:<holder>.
 type place struct {
-	key, repo, holder string
-	rank              int
-	since             int64
+	key, repo, person, holder string
+	rank                      int
+	since                     int64
 }
 
 func (p place) id() string {
-	return fmt.Sprintf("%s:%d:%019d:%s:%s", p.key, p.rank, p.since, p.repo, p.holder)
+	return fmt.Sprintf("%s:%d:%019d:%s:%s:%s", p.key, p.rank, p.since, p.repo, p.person, p.holder)
 }
 
 func parsePlace(id string) (place, bool) {
-	f := strings.SplitN(id, ":", 5)
-	if len(f) != 5 {
+	f := strings.SplitN(id, ":", 6)
+	if len(f) != 6 {
 		return place{}, false
 	}
 	r, err1 := strconv.Atoi(f[1])
@@ -205,26 +223,29 @@ func parsePlace(id string) (place, bool) {
 	if err1 != nil || err2 != nil {
 		return place{}, false
 	}
-	return place{key: f[0], rank: r, since: since, repo: f[3], holder: f[4]}, true
+	return place{key: f[0], rank: r, since: since, repo: f[3], person: f[4], holder: f[5]}, true
 }
 
 func placeOf(k limit, r Request) place {
-	return place{key: k.key, repo: RepoKey(r.Repository), holder: r.Holder, rank: rank(r.Urgency),
-		since: r.Since.UnixNano()}
+	return place{key: k.key, repo: RepoKey(r.Repository), person: personKey(r.Person), holder: r.Holder,
+		rank: rank(r.Urgency), since: r.Since.UnixNano()}
 }
 
 // view is the queues and slots as one look at the claims table saw them.
 type view struct {
 	used map[string]int // live slots by key
-	// running counts the deployment's live slots by repository key.
-	running map[string]int
-	waiting map[string][]place // by key
-	live    map[string]bool    // live slot resource ids
+	// running counts the deployment's live slots by repository key, and
+	// every key's by person key (byPerson[key][person]).
+	running  map[string]int
+	byPerson map[string]map[string]int
+	waiting  map[string][]place // by key
+	live     map[string]bool    // live slot resource ids
 }
 
 func (s *Slots) look(ctx context.Context) (view, error) {
 	now := s.now()
-	v := view{used: map[string]int{}, running: map[string]int{}, waiting: map[string][]place{}, live: map[string]bool{}}
+	v := view{used: map[string]int{}, running: map[string]int{}, byPerson: map[string]map[string]int{},
+		waiting: map[string][]place{}, live: map[string]bool{}}
 	claims, err := s.store.ListClaims(ctx, store.ListClaimsParams{
 		ResourceTypes: []string{domain.ResourceRunSlot, domain.ResourceRunSlotWait}, LiveAt: &now})
 	if err != nil {
@@ -240,10 +261,17 @@ func (s *Slots) look(ctx context.Context) (view, error) {
 		key, _, _ := strings.Cut(c.ResourceID, ":")
 		v.used[key]++
 		v.live[c.ResourceID] = true
-		if key == DeploymentKey {
-			repo, _, _ := strings.Cut(c.OwnerID, "/")
-			v.running[repo]++
+		f := strings.SplitN(c.OwnerID, "/", 3)
+		if len(f) < 3 {
+			continue
 		}
+		if key == DeploymentKey {
+			v.running[f[0]]++
+		}
+		if v.byPerson[key] == nil {
+			v.byPerson[key] = map[string]int{}
+		}
+		v.byPerson[key][f[1]]++
 	}
 	return v, nil
 }
@@ -258,10 +286,22 @@ func (v view) before(a, b place) bool {
 			return c < 0
 		}
 	}
+	if c := cmp.Compare(v.people(a), v.people(b)); c != 0 {
+		return c < 0
+	}
 	if c := cmp.Compare(a.since, b.since); c != 0 {
 		return c < 0
 	}
 	return a.holder < b.holder
+}
+
+// people is how many of p's limit's slots p's person holds, 0 when the
+// person is unknown.
+func (v view) people(p place) int {
+	if p.person == unknownPerson {
+		return 0
+	}
+	return v.byPerson[p.key][p.person]
 }
 
 // ahead counts the runs waiting before p in its queue.

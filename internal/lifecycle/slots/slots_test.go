@@ -231,3 +231,33 @@ func assertNoError(t *testing.T, err error) bool {
 	}
 	return true
 }
+
+func TestWait_ASlotGoesToThePersonWithFewestRunning(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st store.Store) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s := newSlots(st, slots.Limits{Repositories: map[string]int{"/repo/a": 2}}, nil)
+		byAna := req("wo-ana-1", "/repo/a", "NORMAL")
+		byAna.Person = "ana"
+		running, ok, err := s.Try(ctx, byAna)
+		require.NoError(t, err)
+		require.True(t, ok)
+		defer running.Release(ctx)
+		other, ok, err := s.Try(ctx, req("wo-unknown", "/repo/a", "NORMAL"))
+		require.NoError(t, err)
+		require.True(t, ok)
+
+		// Ana asked first, but already runs one; Bob runs none.
+		ana2, bob := req("wo-ana-2", "/repo/a", "NORMAL"), req("wo-bob", "/repo/a", "NORMAL")
+		ana2.Person, bob.Person = "ana", "bob"
+		bob.Since = ana2.Since.Add(time.Minute)
+		got, _, _ := waitAll(ctx, t, s, ana2, bob)
+		require.Eventually(t, queued(t, s, "wo-ana-2"), 10*time.Second, 5*time.Millisecond)
+		require.Eventually(t, queued(t, s, "wo-bob"), 10*time.Second, 5*time.Millisecond)
+		q, _, err := s.Position(ctx, "wo-ana-2")
+		require.NoError(t, err)
+		require.Equal(t, 1, q.Ahead, "Bob is ahead of Ana's second run")
+		other.Release(ctx)
+		require.Equal(t, "wo-bob", <-got)
+	})
+}
