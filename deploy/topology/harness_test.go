@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -116,6 +117,13 @@ func openPostgres(t testing.TB) *postgres {
 	return &postgres{admin: db, host: u.Hostname(), port: port}
 }
 
+// commitDelayEnv names microseconds every commit in the topology's
+// databases waits before its WAL flush (PostgreSQL's commit_delay with
+// commit_siblings 0): the benchmarks' model of a machine with slow disk
+// flushes, where a single-row commit takes milliseconds (pgbench). Unset:
+// the machine's own.
+const commitDelayEnv = "AZOLLA_BENCH_COMMIT_DELAY_US"
+
 // createDatabases does what deploy/compose/postgres-init.sh does on an
 // empty volume, on fresh names: the roles temporal and azolla (kept when
 // they exist; the test's server trusts local connections, so they have no
@@ -137,6 +145,16 @@ EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END$$`, role))
 		fresh := db + "_" + suffix
 		_, err := pg.admin.ExecContext(ctx, fmt.Sprintf(`CREATE DATABASE %s OWNER %s`, fresh, owner))
 		require.NoError(t, err, "create database %s", fresh)
+		if us := os.Getenv(commitDelayEnv); us != "" {
+			// Every commit of every session waits that long before its
+			// WAL flush: a disk whose flushes are that slow.
+			delay, err := strconv.Atoi(us)
+			require.NoError(t, err, "%s=%q: microseconds", commitDelayEnv, us)
+			for _, set := range []string{fmt.Sprintf("commit_delay = %d", delay), "commit_siblings = 0"} {
+				_, err := pg.admin.ExecContext(ctx, fmt.Sprintf(`ALTER DATABASE %s SET %s`, fresh, set))
+				require.NoError(t, err, "alter database %s set %s", fresh, set)
+			}
+		}
 		names[db] = fresh
 		t.Cleanup(func() {
 			if _, err := pg.admin.ExecContext(context.Background(), `DROP DATABASE IF EXISTS `+fresh+` WITH (FORCE)`); err != nil {

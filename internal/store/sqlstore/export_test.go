@@ -14,6 +14,7 @@ type StmtID = stmtID
 const (
 	StmtAcquire             = stmtAcquire
 	StmtRenew               = stmtRenew
+	StmtFence               = stmtFence
 	StmtAdvanceReviewCursor = stmtAdvanceReviewCursor
 )
 

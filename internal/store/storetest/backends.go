@@ -74,6 +74,28 @@ func NewPostgresDSN(t testing.TB) (*sqlstore.Store, string) {
 	return s, dsn
 }
 
+// NewPostgresThrough is NewPostgres reached through a proxy: through is
+// given the server's host:port and returns the proxy's. Its connections
+// give up dialling after two seconds.
+func NewPostgresThrough(t testing.TB, through func(upstream string) string) *sqlstore.Store {
+	t.Helper()
+	_, dsn := NewPostgresDSN(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("parse postgres DSN: %v", err)
+	}
+	u.Host = through(u.Host)
+	q := u.Query()
+	q.Set("connect_timeout", "2")
+	u.RawQuery = q.Encode()
+	s, err := postgres.Open(context.Background(), u.String())
+	if err != nil {
+		t.Fatalf("open postgres store through a proxy: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // NewPostgresUnmigrated is NewPostgres before migrations: an empty schema.
 func NewPostgresUnmigrated(t testing.TB) *sqlstore.Store {
 	t.Helper()

@@ -1,0 +1,388 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/store"
+)
+
+// ClaimStore is what History records: the claims and the transactions
+// the fenced writes run in (claim.Store's roles).
+type ClaimStore interface {
+	store.ClaimQuerier
+	store.Transactor
+}
+
+// Op kinds of a claim history.
+const (
+	OpAcquire = "acquire"
+	OpRenew   = "renew"
+	OpRelease = "release"
+	// OpFenced is a fenced write: a transaction that checks the fence, then
+	// writes the resource's protected value (Written).
+	OpFenced = "fenced"
+	// OpRead reads the protected value.
+	OpRead = "read"
+)
+
+// ClaimInput is what an operation of the history asked.
+type ClaimInput struct {
+	Kind     string
+	Resource string // resource type and id
+	Owner    string
+	// Version is the hold a renewal, release or fenced write names.
+	Version int64
+	// At is the caller's clock as the operation gave it to the store, and
+	// TTL the lease asked for: the store judges expiry by them.
+	At  time.Time
+	TTL time.Duration
+	// Written is what a fenced write writes.
+	Written string
+}
+
+// ClaimOutput is what became of it. Unknown: the call failed in a way
+// that does not say whether the store applied it (a connection lost, a
+// deadline), so the checker takes either.
+type ClaimOutput struct {
+	Unknown bool
+	OK      bool
+	// Version is the claim version an acquisition, renewal or release
+	// produced.
+	Version int64
+	// Read is what a read found ("" for nothing written yet).
+	Read string
+}
+
+// History records operations on claims, with their invocation and
+// response times, as a linearizability checker reads them. Wrap the store
+// the claim bridge runs on with Store; record reads with Read.
+type History struct {
+	start time.Time
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+	// clients numbers the owners, for the visualization.
+	clients map[string]int
+}
+
+// NewHistory starts an empty history.
+func NewHistory() *History { return &History{start: time.Now(), clients: map[string]int{}} }
+
+func (h *History) now() int64 { return int64(time.Since(h.start)) }
+
+// record adds one operation; an unknown outcome has no response time (it
+// may take effect any time after its call).
+func (h *History) record(client string, in ClaimInput, call int64, out ClaimOutput) {
+	ret := h.now()
+	if out.Unknown {
+		ret = math.MaxInt64
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id, ok := h.clients[client]
+	if !ok {
+		id = len(h.clients)
+		h.clients[client] = id
+	}
+	h.ops = append(h.ops, porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret})
+}
+
+// Len is how many operations were recorded.
+func (h *History) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.ops)
+}
+
+// Operations returns the recorded operations.
+func (h *History) Operations() []porcupine.Operation {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]porcupine.Operation(nil), h.ops...)
+}
+
+// Read records a read of resource's protected value by client: read
+// returns it, "" when nothing was written.
+func (h *History) Read(client, resource string, read func() (string, error)) (string, error) {
+	call := h.now()
+	v, err := read()
+	out := ClaimOutput{OK: err == nil, Read: v}
+	if err != nil {
+		// A read that failed tells nothing; it changed nothing either.
+		return v, err
+	}
+	h.record(client, ClaimInput{Kind: OpRead, Resource: resource}, call, out)
+	return v, nil
+}
+
+// Store wraps s so that every claim operation, and every transaction that
+// checks a fence and then writes, is recorded. written names what a
+// fenced transaction writes, as the caller set it up (see Fenced).
+func (h *History) Store(s ClaimStore) *RecordingStore { return &RecordingStore{ClaimStore: s, h: h} }
+
+// RecordingStore is a ClaimStore that records into its History.
+type RecordingStore struct {
+	ClaimStore
+	h *History
+}
+
+func resourceOf(resourceType, resourceID string) string { return resourceType + "/" + resourceID }
+
+// protocolErr says whether err is the store's answer (the operation was
+// judged and refused), as opposed to a failure that leaves its outcome
+// unknown.
+func protocolErr(err error) bool {
+	return errors.Is(err, domain.ErrLeaseLost) || errors.Is(err, domain.ErrNotHolder)
+}
+
+// AcquireClaim records an acquisition.
+func (r *RecordingStore) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*domain.ClaimRecord, bool, error) {
+	in := ClaimInput{Kind: OpAcquire, Resource: resourceOf(p.ResourceType, p.ResourceID), Owner: p.OwnerID, At: p.Now, TTL: p.TTL}
+	call := r.h.now()
+	c, ok, err := r.ClaimStore.AcquireClaim(ctx, p)
+	out := ClaimOutput{OK: ok}
+	switch {
+	case err != nil:
+		out = ClaimOutput{Unknown: true}
+	case ok:
+		out.Version = c.ClaimVersion
+	}
+	r.h.record(p.OwnerID, in, call, out)
+	return c, ok, err
+}
+
+// RenewClaim records a renewal.
+func (r *RecordingStore) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*domain.ClaimRecord, error) {
+	in := ClaimInput{Kind: OpRenew, Resource: resourceOf(p.ResourceType, p.ResourceID), Owner: p.OwnerID,
+		Version: p.ClaimVersion, At: p.Now, TTL: p.TTL}
+	call := r.h.now()
+	c, err := r.ClaimStore.RenewClaim(ctx, p)
+	out := ClaimOutput{OK: err == nil}
+	switch {
+	case err == nil:
+		out.Version = c.ClaimVersion
+	case !protocolErr(err):
+		out = ClaimOutput{Unknown: true}
+	}
+	r.h.record(p.OwnerID, in, call, out)
+	return c, err
+}
+
+// ReleaseClaim records a release.
+func (r *RecordingStore) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) (*domain.ClaimRecord, error) {
+	in := ClaimInput{Kind: OpRelease, Resource: resourceOf(p.ResourceType, p.ResourceID), Owner: p.OwnerID,
+		Version: p.ClaimVersion, At: p.Now}
+	call := r.h.now()
+	c, err := r.ClaimStore.ReleaseClaim(ctx, p)
+	out := ClaimOutput{OK: err == nil}
+	switch {
+	case err == nil:
+		out.Version = c.ClaimVersion
+	case !protocolErr(err):
+		out = ClaimOutput{Unknown: true}
+	}
+	r.h.record(p.OwnerID, in, call, out)
+	return c, err
+}
+
+// writtenKey carries, in a fenced transaction's context, what it writes.
+type writtenKey struct{}
+
+// Writing marks ctx as the context of a fenced transaction that writes
+// value: the recorder names it in the history.
+func Writing(ctx context.Context, value string) context.Context {
+	return context.WithValue(ctx, writtenKey{}, value)
+}
+
+// InTx records a transaction that checks a fence (its first statement, as
+// claim.Lease.Fenced runs it) as one fenced write; other transactions pass
+// through unrecorded.
+func (r *RecordingStore) InTx(ctx context.Context, fn func(q store.Querier) error) error {
+	written, _ := ctx.Value(writtenKey{}).(string)
+	call := r.h.now()
+	var fence *store.Fence
+	var fenceErr error
+	err := r.ClaimStore.InTx(ctx, func(q store.Querier) error {
+		return fn(&fenceSpy{Querier: q, seen: func(f store.Fence, err error) { fence, fenceErr = &f, err }})
+	})
+	if fence == nil {
+		return err
+	}
+	in := ClaimInput{Kind: OpFenced, Resource: resourceOf(fence.ResourceType, fence.ResourceID), Owner: fence.OwnerID,
+		Version: fence.ClaimVersion, Written: written}
+	out := ClaimOutput{OK: err == nil}
+	switch {
+	case err == nil:
+	case fenceErr != nil && protocolErr(fenceErr) && errors.Is(err, fenceErr):
+		// Refused by the fence: nothing was written.
+	default:
+		out = ClaimOutput{Unknown: true}
+	}
+	r.h.record(fence.OwnerID, in, call, out)
+	return err
+}
+
+// fenceSpy notes the fence a transaction checks.
+type fenceSpy struct {
+	store.Querier
+	seen func(store.Fence, error)
+}
+
+func (s *fenceSpy) CheckFence(ctx context.Context, f store.Fence) error {
+	err := s.Querier.CheckFence(ctx, f)
+	s.seen(f, err)
+	return err
+}
+
+// claimState is the model's view of one resource: its claim row and the
+// value its fenced writes protect.
+type claimState struct {
+	Exists   bool
+	Owner    string
+	Version  int64
+	Expires  time.Time
+	Released bool
+	Value    string
+}
+
+// holds says whether owner at version holds the claim as the store judges
+// a renewal, release or fence: the same owner and version, not released
+// (expiry is the acquirer's to judge, by its own clock).
+func (s claimState) holds(owner string, version int64) bool {
+	return s.Exists && !s.Released && s.Owner == owner && s.Version == version
+}
+
+// applied is what the operation does to s when the store takes it, with
+// the output it answers; ok is false when the store refuses it (and s
+// stays).
+func applied(s claimState, in ClaimInput) (next claimState, out ClaimOutput, ok bool) {
+	switch in.Kind {
+	case OpAcquire:
+		// Only the expiry counts, by the acquirer's clock: a release sets
+		// it to the releaser's.
+		if s.Exists && s.Expires.After(in.At) {
+			return s, ClaimOutput{}, false
+		}
+		next = s
+		next.Exists, next.Owner, next.Version, next.Expires, next.Released = true, in.Owner, s.Version+1, in.At.Add(in.TTL), false
+		return next, ClaimOutput{OK: true, Version: next.Version}, true
+	case OpRenew:
+		if !s.holds(in.Owner, in.Version) {
+			return s, ClaimOutput{}, false
+		}
+		next = s
+		next.Version, next.Expires = s.Version+1, in.At.Add(in.TTL)
+		return next, ClaimOutput{OK: true, Version: next.Version}, true
+	case OpRelease:
+		if !s.holds(in.Owner, in.Version) {
+			return s, ClaimOutput{}, false
+		}
+		next = s
+		next.Version, next.Expires, next.Released = s.Version+1, in.At, true
+		return next, ClaimOutput{OK: true, Version: next.Version}, true
+	case OpFenced:
+		if !s.holds(in.Owner, in.Version) {
+			return s, ClaimOutput{}, false
+		}
+		next = s
+		next.Value = in.Written
+		return next, ClaimOutput{OK: true}, true
+	}
+	return s, ClaimOutput{}, false
+}
+
+// ClaimModel is the claim protocol as a sequential specification, one
+// register per resource fenced by its claim's version: an acquisition
+// takes a claim that is missing or expired by the acquirer's clock (a
+// release expires it), and bumps the version; a renewal, release or fenced write
+// succeeds only for the owner at the current version of an unreleased
+// claim; a read sees the last fenced write. An operation whose outcome is
+// unknown may have been applied or not.
+func ClaimModel() porcupine.Model {
+	m := porcupine.NondeterministicModel{
+		Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+			by := map[string][]porcupine.Operation{}
+			var keys []string
+			for _, op := range history {
+				r := op.Input.(ClaimInput).Resource
+				if _, ok := by[r]; !ok {
+					keys = append(keys, r)
+				}
+				by[r] = append(by[r], op)
+			}
+			sort.Strings(keys)
+			out := make([][]porcupine.Operation, 0, len(keys))
+			for _, k := range keys {
+				out = append(out, by[k])
+			}
+			return out
+		},
+		Init: func() []any { return []any{claimState{}} },
+		Step: func(state, input, output any) []any {
+			s, in, out := state.(claimState), input.(ClaimInput), output.(ClaimOutput)
+			if in.Kind == OpRead {
+				if out.Read == s.Value {
+					return []any{s}
+				}
+				return nil
+			}
+			next, answer, ok := applied(s, in)
+			switch {
+			case out.Unknown && ok:
+				return []any{s, next}
+			case out.Unknown:
+				return []any{s}
+			case ok && out.OK && (in.Kind == OpFenced || answer.Version == out.Version):
+				return []any{next}
+			case !ok && !out.OK:
+				return []any{s}
+			}
+			return nil
+		},
+		DescribeOperation: func(input, output any) string {
+			in, out := input.(ClaimInput), output.(ClaimOutput)
+			var res string
+			switch {
+			case out.Unknown:
+				res = "?"
+			case in.Kind == OpRead:
+				res = fmt.Sprintf("%q", out.Read)
+			case out.OK && in.Kind != OpFenced:
+				res = fmt.Sprintf("ok v%d", out.Version)
+			case out.OK:
+				res = "ok"
+			default:
+				res = "refused"
+			}
+			switch in.Kind {
+			case OpAcquire:
+				return fmt.Sprintf("%s acquire ttl %s -> %s", in.Owner, in.TTL, res)
+			case OpRead:
+				return "read -> " + res
+			case OpFenced:
+				return fmt.Sprintf("%s v%d write %q -> %s", in.Owner, in.Version, in.Written, res)
+			}
+			return fmt.Sprintf("%s v%d %s -> %s", in.Owner, in.Version, in.Kind, res)
+		},
+		DescribeState: func(state any) string {
+			s := state.(claimState)
+			if !s.Exists {
+				return "no claim"
+			}
+			held := "held by " + s.Owner
+			if s.Released {
+				held = "released"
+			}
+			return fmt.Sprintf("v%d %s, value %q", s.Version, held, s.Value)
+		},
+	}
+	return m.ToModel()
+}
