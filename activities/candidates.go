@@ -124,7 +124,7 @@ func (a *Candidates) RunCandidate(ctx context.Context, in CandidateInput) (Candi
 	if a.Runner == nil {
 		return fail(permanent(fmt.Errorf("this worker runs no candidates: %w", diazotroph.ErrMisconfigured)))
 	}
-	ctx, done, busy, err := a.runSlot(ctx, a.Store, w, domain.CandidateResource(w.WorkOrderID, in.Attempt), in.Slot, in.Queue)
+	ctx, done, busy, err := runSlot(ctx, a.Slots, a.Store, w, domain.CandidateResource(w.WorkOrderID, in.Attempt), in.Slot, in.Queue)
 	if err != nil || busy {
 		return CandidateResult{Attempt: in.Attempt, SlotBusy: busy}, err
 	}

@@ -54,7 +54,7 @@ func (a *Steps) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if w.Status == domain.WorkOrderExecuted {
 		return executed(ctx, a.Store, w.WorkOrderID)
 	}
-	ctx, done, busy, err := a.runSlot(ctx, a.Store, w, w.WorkOrderID, in.Slot, in.Queue)
+	ctx, done, busy, err := runSlot(ctx, a.Slots, a.Store, w, w.WorkOrderID, in.Slot, in.Queue)
 	if err != nil || busy {
 		return RunResult{WorkOrderID: w.WorkOrderID, SlotBusy: busy}, err
 	}

@@ -8,4 +8,5 @@ type Set struct {
 	Tracks       *Tracks
 	PullRequests *PullRequests
 	Candidates   *Candidates
+	RunSlots     *RunSlots
 }

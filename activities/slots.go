@@ -22,12 +22,24 @@ type SlotInput struct {
 	Since time.Time
 }
 
+// RunSlots holds the step that queues a run for its slots under the
+// limits (docs/production.md#limits).
+type RunSlots struct {
+	Base
+	Store interface {
+		slotStore
+		GetWorkOrder(ctx context.Context, workOrderID string) (*domain.WorkOrder, error)
+	}
+	// Slots gives the slots out; nil: no limit, every run goes at once.
+	Slots *slots.Slots
+}
+
 // AwaitRunSlot queues a run for the slots its repository's and the
 // deployment's limits give out, and returns them once it holds them, for
 // the run to take over (RunInput.Slot). It waits on the lifecycle's own
 // task queue, holding no worker's run slot, and heartbeats how many runs
 // wait ahead of it. With no limit (any more) it returns at once, empty.
-func (a *Steps) AwaitRunSlot(ctx context.Context, in SlotInput) (slots.Grant, error) {
+func (a *RunSlots) AwaitRunSlot(ctx context.Context, in SlotInput) (slots.Grant, error) {
 	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
 	if err != nil {
 		return slots.Grant{}, permanent(fmt.Errorf("await a run slot for %q: %w", in.WorkOrderID, err))
@@ -78,25 +90,25 @@ func slotRequest(ctx context.Context, st slotStore, w *domain.WorkOrder, holder 
 // AwaitRunSlot and runs again; one recorded before the queue existed
 // waits here, heartbeating. With no limit it holds nothing. The context
 // returned ends the moment a slot is lost, and done gives them up.
-func (c *Claimant) runSlot(ctx context.Context, st slotStore, w *domain.WorkOrder, holder string,
+func runSlot(ctx context.Context, sl *slots.Slots, st slotStore, w *domain.WorkOrder, holder string,
 	grant *slots.Grant, queue bool) (sctx context.Context, done func(), busy bool, err error) {
 	none := func() {}
-	if c.Slots == nil {
+	if sl == nil {
 		return ctx, none, false, nil
 	}
 	r, err := slotRequest(ctx, st, w, holder)
-	if err != nil || !c.Slots.Limited(r.Repository) {
+	if err != nil || !sl.Limited(r.Repository) {
 		return ctx, none, false, err
 	}
 	var held *slots.Held
 	ok := false
 	if grant != nil && len(grant.Claims) > 0 {
-		if held, ok, err = c.Slots.Adopt(ctx, *grant); err != nil {
+		if held, ok, err = sl.Adopt(ctx, *grant); err != nil {
 			return ctx, none, false, err
 		}
 	}
 	if !ok {
-		if held, ok, err = c.Slots.Try(ctx, r); err != nil {
+		if held, ok, err = sl.Try(ctx, r); err != nil {
 			return ctx, none, false, err
 		}
 	}
@@ -108,7 +120,7 @@ func (c *Claimant) runSlot(ctx context.Context, st slotStore, w *domain.WorkOrde
 		if activity.IsActivity(ctx) {
 			r.Since = activity.GetInfo(ctx).ScheduledTime
 		}
-		if held, err = c.Slots.Wait(ctx, r, func(ahead int) {
+		if held, err = sl.Wait(ctx, r, func(ahead int) {
 			if activity.IsActivity(ctx) {
 				activity.RecordHeartbeat(ctx, ahead)
 			}

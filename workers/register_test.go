@@ -50,7 +50,7 @@ var runActivityNames = []string{"Gate", "Run", "RunCandidate"}
 func TestRegister_ActivityNamesStayAsRecordedHistoriesNameThem(t *testing.T) {
 	t.Parallel()
 	set := &activities.Set{Steps: &activities.Steps{}, Tracks: &activities.Tracks{},
-		PullRequests: &activities.PullRequests{}, Candidates: &activities.Candidates{}}
+		PullRequests: &activities.PullRequests{}, Candidates: &activities.Candidates{}, RunSlots: &activities.RunSlots{}}
 
 	var lifecycle names
 	workers.Register(&lifecycle, set)

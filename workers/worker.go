@@ -53,6 +53,7 @@ func NewActivities(cfg config.Config, st store.Store, identity string, ex *Execu
 		PullRequests: &activities.PullRequests{Store: st, Forges: forges},
 		Candidates: &activities.Candidates{Claimant: claims, Store: st, Runner: p,
 			EarlyStopMaxDiffLines: cfg.Patch.EarlyStopMaxDiffLines},
+		RunSlots: &activities.RunSlots{Store: st, Slots: claims.Slots},
 	}, nil
 }
 
@@ -158,6 +159,7 @@ func Register(w worker.Registry, set *activities.Set) {
 	w.RegisterActivity(set.Tracks)
 	w.RegisterActivity(set.PullRequests)
 	w.RegisterActivity(set.Candidates)
+	w.RegisterActivity(set.RunSlots)
 }
 
 // RegisterRuns puts the lifecycle's heavy steps on w (the run task

@@ -83,6 +83,7 @@ var (
 	tracks       *activities.Tracks
 	pullRequests *activities.PullRequests
 	candidates   *activities.Candidates
+	runSlots     *activities.RunSlots
 )
 
 // ObjectiveWorkflow is one objective's lifecycle (docs/protocol/lifecycle.md): it

@@ -22,6 +22,7 @@ var (
 	tracks       *activities.Tracks
 	pullRequests *activities.PullRequests
 	candidates   *activities.Candidates
+	runSlots     *activities.RunSlots
 )
 
 const (

@@ -55,7 +55,7 @@ func (w *objective) awaitSlot(ctx workflow.Context, in activities.SlotInput) (sl
 		_ = workflow.UpsertTypedSearchAttributes(ctx, AttrQueued.ValueSet(true))
 	}
 	var g slots.Grant
-	err := workflow.ExecuteActivity(actx, steps.AwaitRunSlot, in).Get(ctx, &g)
+	err := workflow.ExecuteActivity(actx, runSlots.AwaitRunSlot, in).Get(ctx, &g)
 	if w.slotWaits--; w.slotWaits == 0 {
 		if w.state.Step == StepAwaitingRunSlot {
 			w.state.Step = StepRunning

@@ -329,7 +329,7 @@ func TestObjective_ARunTurnedAwayForASlotQueuesAndRunsWithTheGrant(t *testing.T)
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).
 		Return(activities.RunResult{WorkOrderID: woA.WorkOrderID, SlotBusy: true}, nil).Once()
 	var waited activities.SlotInput
-	env.OnActivity(steps.AwaitRunSlot, mock.Anything, mock.Anything).After(time.Hour).
+	env.OnActivity(runSlots.AwaitRunSlot, mock.Anything, mock.Anything).After(time.Hour).
 		Run(func(args mock.Arguments) { waited = args.Get(1).(activities.SlotInput) }).Return(grant, nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true, Slot: &grant}).
 		Return(ran(woA), nil).Once()

@@ -12,8 +12,8 @@ import (
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/lifecycle/budget"
 	"github.com/azolla/azolla/internal/lifecycle/inbox"
-	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/lifecycle/slots"
+	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 	"github.com/azolla/azolla/workers"
 )

@@ -172,7 +172,9 @@ func (h *Held) Release(ctx context.Context) {
 
 // owner names the holder of one of r's slots or places: the repository's
 // and the person's keys first, as the queues count slots by both.
-func owner(r Request) string { return RepoKey(r.Repository) + "/" + personKey(r.Person) + "/" + r.Holder }
+func owner(r Request) string {
+	return RepoKey(r.Repository) + "/" + personKey(r.Person) + "/" + r.Holder
+}
 
 // unknownPerson is the person key of a run whose person is not known: it
 // is never counted, so that unknown people are not one greedy one.
