@@ -27,11 +27,11 @@ func TestTemporalSetup_NewNamespaceRunsALifecycle(t *testing.T) {
 
 	out, code = run("temporal", "setup", "--retention", "24h")
 	require.Equal(t, 0, code, out)
-	require.Contains(t, out, "namespace "+namespace+" created (retention 24h0m0s)\n12 search attributes added: ")
+	require.Contains(t, out, "namespace "+namespace+" created (retention 24h0m0s)\n13 search attributes added: ")
 
 	out, code = run("temporal", "setup")
 	require.Equal(t, 0, code, out)
-	require.Equal(t, "namespace "+namespace+" exists (retention 24h0m0s)\n12 search attributes present\n", out)
+	require.Equal(t, "namespace "+namespace+" exists (retention 24h0m0s)\n13 search attributes present\n", out)
 
 	b.workerProcess(t, "setup")
 	id := uniqueID("setup")

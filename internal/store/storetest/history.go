@@ -386,3 +386,30 @@ func ClaimModel() porcupine.Model {
 	}
 	return m.ToModel()
 }
+
+// FullStore wraps a whole store (a worker's), recording its claim
+// operations and fenced transactions as Store does.
+func (h *History) FullStore(s store.Store) store.Store {
+	return &recordingFull{Store: s, rec: h.Store(s)}
+}
+
+type recordingFull struct {
+	store.Store
+	rec *RecordingStore
+}
+
+func (r *recordingFull) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*domain.ClaimRecord, bool, error) {
+	return r.rec.AcquireClaim(ctx, p)
+}
+
+func (r *recordingFull) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*domain.ClaimRecord, error) {
+	return r.rec.RenewClaim(ctx, p)
+}
+
+func (r *recordingFull) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) (*domain.ClaimRecord, error) {
+	return r.rec.ReleaseClaim(ctx, p)
+}
+
+func (r *recordingFull) InTx(ctx context.Context, fn func(q store.Querier) error) error {
+	return r.rec.InTx(ctx, fn)
+}
