@@ -61,14 +61,28 @@ func NewActivities(cfg config.Config, st store.Store, identity string, ex *Execu
 // and each repository's max_concurrent_runs) over st's claims; nil when
 // none is set.
 func NewSlots(cfg config.Config, st store.Store) *slots.Slots {
-	l := slots.Limits{Deployment: cfg.Lifecycle.MaxConcurrentRuns, Repositories: map[string]int{}}
-	for _, r := range cfg.Patch.Repositories {
-		l.Repositories[r.Repository] = r.MaxConcurrentRuns
-	}
+	l := RunLimits(cfg)
 	if !l.Any() {
 		return nil
 	}
 	return slots.New(claim.NewBridge(st), st, l, cfg.Claim.LeaseTTL, nil)
+}
+
+// RunLimits are cfg's limits: lifecycle.max_concurrent_runs and each
+// repository's max_concurrent_runs.
+func RunLimits(cfg config.Config) slots.Limits {
+	l := slots.Limits{Deployment: cfg.Lifecycle.MaxConcurrentRuns, Repositories: map[string]int{}}
+	for _, r := range cfg.Patch.Repositories {
+		l.Repositories[r.Repository] = r.MaxConcurrentRuns
+	}
+	return l
+}
+
+// SlotQueues reads the run slot queues of st, whatever limits this
+// process was given: the workers' limits put the runs there. cfg's limits
+// only name how many slots each has (0 when unknown here).
+func SlotQueues(cfg config.Config, st store.Store) *slots.Slots {
+	return slots.New(nil, st, RunLimits(cfg), cfg.Claim.LeaseTTL, nil)
 }
 
 // observe has every activity of set take its claims through claims (a

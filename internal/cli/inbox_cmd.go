@@ -54,7 +54,7 @@ with the exact command for its action.`,
 // limit (max_concurrent_runs): nothing for a human to do, unless it is to
 // raise the limit, but why they do not move.
 func printQueued(ctx context.Context, out io.Writer, c *call) error {
-	queue, err := workers.NewSlots(c.cfg, c.store).Queue(ctx)
+	queue, err := workers.SlotQueues(c.cfg, c.store).Queue(ctx)
 	if err != nil || len(queue) == 0 {
 		return err
 	}

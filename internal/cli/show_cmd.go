@@ -70,7 +70,7 @@ type runSlot struct {
 // limitSlot says where the run of the lifecycle's current workorder waits
 // under a limit, if it does.
 func limitSlot(ctx context.Context, cfg config.Config, st store.Store, wo string) *runSlot {
-	q, ok, err := workers.NewSlots(cfg, st).Position(ctx, wo)
+	q, ok, err := workers.SlotQueues(cfg, st).Position(ctx, wo)
 	if err != nil || !ok {
 		return nil
 	}
@@ -313,9 +313,11 @@ func printDetail(out io.Writer, d *objectiveDetail, self string, now time.Time) 
 	if d.Lifecycle != nil {
 		p("lifecycle   %s, round %d, workflow %s\n", line(d.Lifecycle.Step), d.Lifecycle.Round, line(workflows.ObjectiveWorkflowID(o.ObjectiveID)))
 		switch rs := d.RunSlot; {
-		case rs != nil && rs.Limit != "":
+		case rs != nil && rs.Limit != "" && rs.LimitRuns > 0:
 			p("            queued for a run slot (%d ahead; the %s's limit of %d run(s) at once is reached)\n",
 				rs.Ahead, rs.Limit, rs.LimitRuns)
+		case rs != nil && rs.Limit != "":
+			p("            queued for a run slot (%d ahead; the %s's limit is reached)\n", rs.Ahead, rs.Limit)
 		case rs != nil:
 			p("            queued for a run slot (%d run(s) waiting in all; worker.max_runs sets each worker's slots)\n",
 				rs.Waiting)

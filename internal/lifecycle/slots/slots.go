@@ -100,7 +100,7 @@ type Slots struct {
 }
 
 // New returns the slots of limits over the claims table, whose leases last
-// ttl.
+// ttl. With no bridge, the slots are only read (Position, Queue).
 func New(claims *claim.Bridge, st store.ClaimQuerier, limits Limits, ttl time.Duration, now func() time.Time) *Slots {
 	if now == nil {
 		now = time.Now
