@@ -194,16 +194,21 @@ func ClaimHistoryLinearizable(t testing.TB, h *History, name string) (bool, stri
 	return false, visualize(t, info, name)
 }
 
-// visualize writes porcupine's visualization of a checked history as an
-// HTML file in $AZOLLA_TEST_ARTIFACTS, or the system's temporary
+// visualize writes porcupine's visualization of a checked claim history
+// as an HTML file in $AZOLLA_TEST_ARTIFACTS, or the system's temporary
 // directory, and returns its path.
 func visualize(t testing.TB, info porcupine.LinearizationInfo, name string) string {
+	return visualizeWith(t, ClaimModel(), info, "claims-"+name)
+}
+
+// visualizeWith is visualize for a history of model.
+func visualizeWith(t testing.TB, model porcupine.Model, info porcupine.LinearizationInfo, name string) string {
 	dir := os.Getenv("AZOLLA_TEST_ARTIFACTS")
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	path := filepath.Join(dir, "claims-"+strings.NewReplacer("/", "-", " ", "_").Replace(name)+".html")
-	if err := porcupine.VisualizePath(ClaimModel(), info, path); err != nil {
+	path := filepath.Join(dir, strings.NewReplacer("/", "-", " ", "_").Replace(name)+".html")
+	if err := porcupine.VisualizePath(model, info, path); err != nil {
 		t.Logf("visualize: %v", err)
 	}
 	return path

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -62,13 +63,34 @@ type ClaimOutput struct {
 	Read string
 }
 
+// OpDeliver is a workorder's output bundle written (CreateOutputBundle):
+// the outcome history (OutcomeModel).
+const OpDeliver = "deliver"
+
+// OutcomeInput is a delivery: the bundle a caller wrote for a workorder,
+// named by its title and runner status.
+type OutcomeInput struct {
+	WorkOrder string
+	Bundle    string
+}
+
+// OutcomeOutput is what the store kept: whether this call created the
+// bundle, and the bundle the workorder has. Unknown as ClaimOutput's.
+type OutcomeOutput struct {
+	Unknown bool
+	Created bool
+	Stored  string
+}
+
 // History records operations on claims, with their invocation and
-// response times, as a linearizability checker reads them. Wrap the store
+// response times, as a linearizability checker reads them. Deliveries of
+// output bundles go to a history of their own (Outcomes). Wrap the store
 // the claim bridge runs on with Store; record reads with Read.
 type History struct {
-	start time.Time
-	mu    sync.Mutex
-	ops   []porcupine.Operation
+	start    time.Time
+	mu       sync.Mutex
+	ops      []porcupine.Operation
+	outcomes []porcupine.Operation
 	// clients numbers the owners, for the visualization.
 	clients map[string]int
 }
@@ -93,6 +115,25 @@ func (h *History) record(client string, in ClaimInput, call int64, out ClaimOutp
 		h.clients[client] = id
 	}
 	h.ops = append(h.ops, porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret})
+}
+
+// Outcomes returns the recorded deliveries.
+func (h *History) Outcomes() []porcupine.Operation {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]porcupine.Operation(nil), h.outcomes...)
+}
+
+// deliver records a delivery made in a transaction that committed (ok) or
+// whose fate is unknown.
+func (h *History) deliver(in OutcomeInput, call int64, out OutcomeOutput) {
+	ret := h.now()
+	if out.Unknown {
+		ret = math.MaxInt64
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.outcomes = append(h.outcomes, porcupine.Operation{Input: in, Call: call, Output: out, Return: ret})
 }
 
 // Len is how many operations were recorded.
@@ -210,9 +251,24 @@ func (r *RecordingStore) InTx(ctx context.Context, fn func(q store.Querier) erro
 	call := r.h.now()
 	var fence *store.Fence
 	var fenceErr error
+	type delivery struct {
+		in  OutcomeInput
+		out OutcomeOutput
+	}
+	var delivered []delivery
 	err := r.ClaimStore.InTx(ctx, func(q store.Querier) error {
-		return fn(&fenceSpy{Querier: q, seen: func(f store.Fence, err error) { fence, fenceErr = &f, err }})
+		return fn(&fenceSpy{Querier: q, seen: func(f store.Fence, err error) { fence, fenceErr = &f, err },
+			delivered: func(in OutcomeInput, out OutcomeOutput) { delivered = append(delivered, delivery{in, out}) }})
 	})
+	for _, d := range delivered {
+		switch {
+		case err == nil:
+			r.h.deliver(d.in, call, d.out)
+		case fenceErr == nil:
+			// Written, then the transaction failed: committed or not.
+			r.h.deliver(d.in, call, OutcomeOutput{Unknown: true})
+		}
+	}
 	if fence == nil {
 		return err
 	}
@@ -230,10 +286,23 @@ func (r *RecordingStore) InTx(ctx context.Context, fn func(q store.Querier) erro
 	return err
 }
 
-// fenceSpy notes the fence a transaction checks.
+// fenceSpy notes the fence a transaction checks, and the bundles it
+// delivers.
 type fenceSpy struct {
 	store.Querier
-	seen func(store.Fence, error)
+	seen      func(store.Fence, error)
+	delivered func(OutcomeInput, OutcomeOutput)
+}
+
+func bundleName(b *domain.OutputBundle) string { return b.RunnerStatus + " " + b.Title }
+
+func (s *fenceSpy) CreateOutputBundle(ctx context.Context, b *domain.OutputBundle) (*domain.OutputBundle, bool, error) {
+	stored, created, err := s.Querier.CreateOutputBundle(ctx, b)
+	if err == nil {
+		s.delivered(OutcomeInput{WorkOrder: b.WorkOrderID, Bundle: bundleName(b)},
+			OutcomeOutput{Created: created, Stored: bundleName(stored)})
+	}
+	return stored, created, err
 }
 
 func (s *fenceSpy) CheckFence(ctx context.Context, f store.Fence) error {
@@ -412,4 +481,69 @@ func (r *recordingFull) ReleaseClaim(ctx context.Context, p store.ReleaseClaimPa
 
 func (r *recordingFull) InTx(ctx context.Context, fn func(q store.Querier) error) error {
 	return r.rec.InTx(ctx, fn)
+}
+
+// OutcomeModel is the outcome rule as a sequential specification: a
+// workorder has exactly one output bundle, the first delivered; a later
+// delivery creates nothing and is answered with the first.
+func OutcomeModel() porcupine.Model {
+	m := porcupine.NondeterministicModel{
+		Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+			by := map[string][]porcupine.Operation{}
+			var keys []string
+			for _, op := range history {
+				w := op.Input.(OutcomeInput).WorkOrder
+				if _, ok := by[w]; !ok {
+					keys = append(keys, w)
+				}
+				by[w] = append(by[w], op)
+			}
+			sort.Strings(keys)
+			out := make([][]porcupine.Operation, 0, len(keys))
+			for _, k := range keys {
+				out = append(out, by[k])
+			}
+			return out
+		},
+		Init: func() []any { return []any{""} },
+		Step: func(state, input, output any) []any {
+			stored, in, out := state.(string), input.(OutcomeInput), output.(OutcomeOutput)
+			next := stored
+			if stored == "" {
+				next = in.Bundle
+			}
+			switch {
+			case out.Unknown:
+				return []any{stored, next}
+			case stored == "" && out.Created && out.Stored == in.Bundle:
+				return []any{next}
+			case stored != "" && !out.Created && out.Stored == stored:
+				return []any{stored}
+			}
+			return nil
+		},
+		DescribeOperation: func(input, output any) string {
+			in, out := input.(OutcomeInput), output.(OutcomeOutput)
+			if out.Unknown {
+				return fmt.Sprintf("deliver %q -> ?", in.Bundle)
+			}
+			return fmt.Sprintf("deliver %q -> created %t, stored %q", in.Bundle, out.Created, out.Stored)
+		},
+		DescribeState: func(state any) string { return fmt.Sprintf("bundle %q", state) },
+	}
+	return m.ToModel()
+}
+
+// CheckOutcomeHistory checks h's deliveries against OutcomeModel, as
+// CheckClaimHistory checks its claims, and returns how many it checked.
+func CheckOutcomeHistory(t testing.TB, h *History, name string) int {
+	t.Helper()
+	ops := h.Outcomes()
+	res, info := porcupine.CheckOperationsVerbose(OutcomeModel(), ops, 2*time.Minute)
+	if res == porcupine.Ok {
+		return len(ops)
+	}
+	t.Fatalf("the outcome history of %d deliveries is %s against the outcome model; its visualization: %s", len(ops), res,
+		visualizeWith(t, OutcomeModel(), info, "outcomes-"+name))
+	return 0
 }
