@@ -28,7 +28,9 @@ func TestInbox_NamesTheRunsQueuedForASlot(t *testing.T) {
 	defer held.Release(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _, _ = sl.Wait(ctx, slots.Request{Holder: wo.WorkOrderID, Urgency: "NORMAL", Since: time.Now()}, nil) }()
+	go func() {
+		_, _ = sl.Wait(ctx, slots.Request{Holder: wo.WorkOrderID, Urgency: "NORMAL", Since: time.Now()}, nil)
+	}()
 	require.Eventually(t, func() bool {
 		_, queued, err := sl.Position(t.Context(), wo.WorkOrderID)
 		return err == nil && queued
