@@ -360,8 +360,12 @@ func TestLimits_ForkBombIsContainedAndNamed(t *testing.T) {
 	defer cancel()
 	// The sandbox dies with its first process: that one waits, and the
 	// budget ends the run. It waits by exec, which needs no fork: with the
-	// bomb at the limit, a forked sleep may fail and end the run early.
-	o, out, err := b.run(t, ctx, sandbox.Policy{}, `bomb() { bomb | bomb & }; bomb; exec sleep 60`)
+	// bomb at the limit, a forked sleep may fail and end the run early. For
+	// the same reason its only fork is the one subshell the bomb goes off
+	// in, made before any of the bomb's processes exist: a shell that
+	// forked the bomb's pipeline itself could find the limit reached by its
+	// first half before forking its second, and exit (seen under load).
+	o, out, err := b.run(t, ctx, sandbox.Policy{}, `(bomb() { bomb | bomb & }; bomb) & exec sleep 60`)
 	require.ErrorContains(t, err, "budget")
 	require.Contains(t, o.Limit, "process limit (max_processes 64)", out)
 	// The machine still forks, and the worker with it.
