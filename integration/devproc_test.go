@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,20 +157,39 @@ func (d *devProc) launch(tb testing.TB, env []string) error {
 	}()
 	addr := fmt.Sprintf("127.0.0.1:%d", grpc)
 	deadline := time.Now().Add(2 * time.Minute)
+	var c client.Client
 	for {
-		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietSDKLogger{}})
+		var err error
+		if c == nil {
+			c, err = client.Dial(client.Options{HostPort: addr, Logger: quietSDKLogger{}})
+		}
 		if err == nil {
-			d.client = c
-			return nil
+			// Up once its control plane listens too, which it binds after
+			// the server answers: a port taken meanwhile (ports are picked
+			// free, then bound later, beside other tests) ends the process
+			// there, and the caller tries again on other ports.
+			conn, cerr := net.DialTimeout("tcp", d.controlPlane, time.Second)
+			if cerr == nil {
+				_ = conn.Close()
+				d.client = c
+				return nil
+			}
+			err = cerr
 		}
 		select {
 		case <-d.exited:
+			if c != nil {
+				c.Close()
+			}
 			return fmt.Errorf("it exited before answering: %w", err)
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			_ = d.cmd.Process.Kill()
 			<-d.exited
+			if c != nil {
+				c.Close()
+			}
 			return err
 		}
 	}
