@@ -46,10 +46,10 @@ test-topology: ## Prove docker-compose.yml's topology as processes: Temporal on 
 	AZOLLA_TEST_TOPOLOGY=1 $(GO) test -count=1 -timeout 30m ./deploy/topology/
 
 .PHONY: test-soak
-test-soak: ## Check claim histories under injected faults on both store backends for many seeds (AZOLLA_SOAK_SEEDS, default 50; minutes)
+test-soak: ## Check claim and outcome histories under injected faults for many seeds: both store backends (AZOLLA_SOAK_SEEDS, default 50) and lifecycles (a tenth as many); minutes
 	@mkdir -p bin
-	@{ AZOLLA_SOAK_SEEDS=$${AZOLLA_SOAK_SEEDS:-50} $(GO) test -count=1 -timeout 60m -run 'TestLinearizable_ClaimHistoriesUnderFaults$$' -v \
-		./internal/store/sqlstore/ > bin/soak.out 2>&1; echo $$? > bin/soak.rc; }
+	@{ AZOLLA_SOAK_SEEDS=$${AZOLLA_SOAK_SEEDS:-50} $(GO) test -count=1 -timeout 60m -run 'TestLinearizable_ClaimHistoriesUnderFaults$$|TestFaults_' -v \
+		./internal/store/sqlstore/ ./integration/ > bin/soak.out 2>&1; echo $$? > bin/soak.rc; }
 	@grep -E '^(--- FAIL|FAIL|ok)|histories checked|visualization' bin/soak.out || true
 	@test "$$(cat bin/soak.rc)" = 0 || { echo "soak failed: bin/soak.out has the whole run"; exit 1; }
 

@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -24,10 +26,41 @@ import (
 // bundle delivered against the outcome model.
 func TestFaults_LifecyclesOnAFaultyStoreKeepTheClaimProtocol(t *testing.T) {
 	t.Parallel()
+	seeds := 1
+	if v := os.Getenv("AZOLLA_SOAK_SEEDS"); v != "" {
+		// make test-soak: a tenth as many seeds as the store's histories,
+		// each a few seconds of lifecycles.
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err, "AZOLLA_SOAK_SEEDS=%q: how many seeds", v)
+		seeds = max(1, n/10)
+	}
+	var mu sync.Mutex
+	var histories, ops, deliveries int
+	faults := map[string]int{}
+	t.Cleanup(func() {
+		t.Logf("%d lifecycle histories checked, %d claim operations and %d deliveries; faults injected %v",
+			histories, ops, deliveries, faults)
+	})
+	for seed := range uint64(seeds) {
+		t.Run(fmt.Sprintf("seed-%d", seed+1), func(t *testing.T) {
+			n, d, injected := faultyLifecycles(t, seed+1)
+			mu.Lock()
+			defer mu.Unlock()
+			histories, ops, deliveries = histories+1, ops+n, deliveries+d
+			for k, v := range injected {
+				faults[k] += v
+			}
+		})
+	}
+}
+
+// faultyLifecycles is one seed of the scenario: it returns the claim
+// operations and deliveries it checked, and the faults it injected.
+func faultyLifecycles(t *testing.T, seed uint64) (int, int, map[string]int) {
 	// Runs of two seconds, so the faults fall on lifecycles in flight.
 	b := setup(t, setupOptions{command: "sleep 2; printf ok", leaseTTL: 3 * time.Second, noWorker: true})
 	var proxy *storetest.FaultProxy
-	pg := storetest.NewPostgresThrough(t, func(upstream string) string {
+	pg, direct := storetest.NewPostgresThrough(t, func(upstream string) string {
 		proxy = storetest.StartFaultProxy(t, upstream)
 		return proxy.Addr()
 	})
@@ -54,8 +87,8 @@ func TestFaults_LifecyclesOnAFaultyStoreKeepTheClaimProtocol(t *testing.T) {
 	}
 	fctx, stop := context.WithCancel(ctx)
 	var faulted sync.WaitGroup
-	faulted.Go(func() { proxy.Schedule(fctx, 7, 100*time.Millisecond) })
-	faulted.Go(func() { frontend.Schedule(fctx, 11, 150*time.Millisecond) })
+	faulted.Go(func() { proxy.Schedule(fctx, seed*7, 100*time.Millisecond) })
+	faulted.Go(func() { frontend.Schedule(fctx, seed*11, 150*time.Millisecond) })
 	// Faults go on until the lifecycles have had some: at least a few
 	// resets and a partition, whatever the machine's speed.
 	require.Eventually(t, func() bool {
@@ -64,6 +97,9 @@ func TestFaults_LifecyclesOnAFaultyStoreKeepTheClaimProtocol(t *testing.T) {
 	}, 2*time.Minute, 50*time.Millisecond)
 	stop()
 	faulted.Wait()
+	// The test's own reads go straight to the store: a connection the
+	// proxy broke fails its next query, whoever holds it.
+	b.store, b.starter.Store = direct, direct
 
 	for _, id := range ids {
 		st := b.waitStep(t, id, workflows.StepDone)
@@ -78,4 +114,9 @@ func TestFaults_LifecyclesOnAFaultyStoreKeepTheClaimProtocol(t *testing.T) {
 		delivered, outcomes, proxy.Counts(), frontend.Counts())
 	require.Positive(t, outcomes["fenced ok"])
 	require.GreaterOrEqual(t, delivered, len(ids), "every lifecycle's bundle was delivered")
+	injected := proxy.Counts()
+	for k, v := range frontend.Counts() {
+		injected["temporal "+k] += v
+	}
+	return n, delivered, injected
 }

@@ -77,7 +77,7 @@ func historyStore(t *testing.T, backend string, seed uint64, mutate func(*sqlsto
 		return s, nil, nil
 	}
 	var proxy *storetest.FaultProxy
-	s := storetest.NewPostgresThrough(t, func(upstream string) string {
+	s, _ := storetest.NewPostgresThrough(t, func(upstream string) string {
 		proxy = storetest.StartFaultProxy(t, upstream)
 		return proxy.Addr()
 	})

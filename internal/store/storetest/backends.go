@@ -76,10 +76,12 @@ func NewPostgresDSN(t testing.TB) (*sqlstore.Store, string) {
 
 // NewPostgresThrough is NewPostgres reached through a proxy: through is
 // given the server's host:port and returns the proxy's. Its connections
-// give up dialling after two seconds.
-func NewPostgresThrough(t testing.TB, through func(upstream string) string) *sqlstore.Store {
+// give up dialling after two seconds. direct is the same store reached
+// straight, for a test's own reads once the faults are over (a pooled
+// connection the proxy broke fails its next query).
+func NewPostgresThrough(t testing.TB, through func(upstream string) string) (s, direct *sqlstore.Store) {
 	t.Helper()
-	_, dsn := NewPostgresDSN(t)
+	direct, dsn := NewPostgresDSN(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatalf("parse postgres DSN: %v", err)
@@ -88,12 +90,12 @@ func NewPostgresThrough(t testing.TB, through func(upstream string) string) *sql
 	q := u.Query()
 	q.Set("connect_timeout", "2")
 	u.RawQuery = q.Encode()
-	s, err := postgres.Open(context.Background(), u.String())
+	s, err = postgres.Open(context.Background(), u.String())
 	if err != nil {
 		t.Fatalf("open postgres store through a proxy: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return s, direct
 }
 
 // NewPostgresUnmigrated is NewPostgres before migrations: an empty schema.
