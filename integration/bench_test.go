@@ -3,10 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/proc/proctest"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
@@ -209,19 +207,7 @@ func waitAwaitingApproval(b *testing.B, s *starter.Starter, id string) {
 }
 
 // peakRSS is a process's resident-set high-water mark, in bytes.
-func peakRSS(pid int) int64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
+func peakRSS(pid int) int64 { return proctest.StatusBytes(pid, "VmHWM:") }
 
 func bareWorkflow(ctx workflow.Context) error {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/executor/proc/proctest"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/internal/store/sqlstore"
@@ -215,22 +216,7 @@ func (d *devProc) storeBytes(tb testing.TB) int64 {
 }
 
 // rss is the dev process's resident set now, in bytes.
-func rss(pid int) int64 { return procStatusKB(pid, "VmRSS:") << 10 }
-
-// procStatusKB reads one kB field of /proc/PID/status (0 if unreadable).
-func procStatusKB(pid int, field string) int64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb
-		}
-	}
-	return 0
-}
+func rss(pid int) int64 { return proctest.StatusBytes(pid, "VmRSS:") }
 
 // lockedBuffer is the process's output, read by tests while it is written.
 type lockedBuffer struct {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/proc/proctest"
 	"github.com/azolla/azolla/starter"
 	"github.com/azolla/azolla/workflows"
 )
@@ -284,26 +285,13 @@ func inParallel(ids []string, op func(id string) error) error {
 	return first
 }
 
-// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat's times:
-// 100 on every Linux azolla runs on.
-const clockTicks = 100
-
-func ticksToSeconds(t int64) float64 { return float64(t) / clockTicks }
+func ticksToSeconds(t int64) float64 { return float64(t) / proctest.ClockTicks }
 
 // cpuTicks is a process's utime+stime, in clock ticks.
 func cpuTicks(b *testing.B, pid int) int64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	t, err := proctest.CPUTicks(pid)
 	if err != nil {
-		b.Fatalf("read the CPU times of process %d: %v", pid, err)
+		b.Fatal(err)
 	}
-	// The command name (field 2) is in parentheses and may hold spaces:
-	// the fields counted from 3 start after its closing parenthesis.
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		b.Fatalf("parse /proc/%d/stat: %q", pid, s)
-	}
-	return utime + stime
+	return t
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/proc/proctest"
 	"github.com/azolla/azolla/workflows"
 )
 
@@ -121,7 +122,7 @@ func topologyScaleRun(b *testing.B, n int) topologyPoint {
 	}()
 	p := topologyPoint{n: n}
 	for _, pr := range s.procs {
-		p.idleRSS += procStatus(pr.cmd.Process.Pid, "VmRSS:")
+		p.idleRSS += proctest.StatusBytes(pr.cmd.Process.Pid, "VmRSS:")
 	}
 	ids := make([]string, n)
 	suffix := randomHex(3)
@@ -176,7 +177,7 @@ func topologyScaleRun(b *testing.B, n int) topologyPoint {
 		p.commits[db] = v - commitsBefore[db]
 	}
 	for _, pr := range s.procs {
-		p.peakRSS += procStatus(pr.cmd.Process.Pid, "VmHWM:")
+		p.peakRSS += proctest.StatusBytes(pr.cmd.Process.Pid, "VmHWM:")
 	}
 	return p
 }
@@ -232,41 +233,13 @@ func topologyCPU(s *side) map[string]float64 {
 	return out
 }
 
-// clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times: 100
-// on every Linux this runs on.
-const clockTicks = 100
-
-// cpuSeconds is the user and system CPU time process pid has used, 0 once
-// it is gone.
+// cpuSeconds is the CPU time process pid has used, 0 once it is gone.
 func cpuSeconds(pid int) float64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	t, err := proctest.CPUTicks(pid)
 	if err != nil {
 		return 0
 	}
-	// pid (comm) state ppid ...: utime and stime are the 14th and 15th
-	// fields, counted after comm, which may hold spaces.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return float64(u+st) / clockTicks
-}
-
-// procStatus is a field of /proc/pid/status in bytes (its kB times 1,024).
-func procStatus(pid int, field string) int64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	return float64(t) / proctest.ClockTicks
 }
 
 // dbCommits is the transactions committed so far in each of the side's

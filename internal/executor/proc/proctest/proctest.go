@@ -1,7 +1,8 @@
 // Package proctest holds what tests that run processes share: a buffer a
-// process (or a logger's goroutines) writes while the test reads it, and
-// the marker files the tests' shell commands leave behind (a line per
-// start, a process group per line).
+// process (or a logger's goroutines) writes while the test reads it, the
+// marker files the tests' shell commands leave behind (a line per start, a
+// process group per line), and what /proc says of a process (its memory,
+// its CPU time).
 package proctest
 
 import (
