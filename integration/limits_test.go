@@ -6,9 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,30 +53,7 @@ echo "$AZOLLA_OBJECTIVE_ID" >> README.md`, starts, pgids, held, marker, marker)
 		workers[name] = b.workerProcess(t, name, "--config", cfgFile)
 	}
 
-	var mu sync.Mutex
-	peak := 0
-	stop, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-			// Seen in two scans in a row: alive at once (as in
-			// TestSlots_AWorkerRunsAtMostMaxRunsAtOnce).
-			first, n := processesNamed(t, marker), 0
-			for _, pid := range processesNamed(t, marker) {
-				if slices.Contains(first, pid) {
-					n++
-				}
-			}
-			mu.Lock()
-			peak = max(peak, n)
-			mu.Unlock()
-		}
-	}()
+	peakAlive := sampleAlive(t, marker)
 
 	ctx := context.Background()
 	var ids []string
@@ -131,10 +106,7 @@ echo "$AZOLLA_OBJECTIVE_ID" >> README.md`, starts, pgids, held, marker, marker)
 		wos, bundles, _ := b.counts(t, id)
 		require.Equal(t, []int{1, 1}, []int{wos, bundles}, "%s: one workorder, one bundle", id)
 	}
-	close(stop)
-	<-sampled
-	mu.Lock()
-	defer mu.Unlock()
+	peak := peakAlive()
 	require.Positive(t, peak, "the sampler saw runs")
 	require.Equal(t, 1, peak, "runs of the repository alive at once")
 	order := lines(t, starts)

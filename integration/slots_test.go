@@ -36,36 +36,7 @@ func TestSlots_AWorkerRunsAtMostMaxRunsAtOnce(t *testing.T) {
 		times, marker, times)
 	d := startDev(t, unconfined, "AZOLLA_WORKER_MAX_RUNS=2", "AZOLLA_DIAZOTROPH_COMMAND_RUN="+run)
 
-	var mu sync.Mutex
-	peak := 0
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-			// A run seen in two scans in a row was alive between them,
-			// and so were the others seen twice: their lifetimes
-			// overlap pairwise, so they were all alive at one instant.
-			// One scan alone can count a run that ended during it and
-			// one that started after.
-			first := processesNamed(t, marker)
-			n := 0
-			for _, pid := range processesNamed(t, marker) {
-				if slices.Contains(first, pid) {
-					n++
-				}
-			}
-			mu.Lock()
-			peak = max(peak, n)
-			mu.Unlock()
-
-		}
-	}()
+	peakAlive := sampleAlive(t, marker)
 	const n = 50
 	ids := make([]string, n)
 	for i := range ids {
@@ -76,15 +47,51 @@ func TestSlots_AWorkerRunsAtMostMaxRunsAtOnce(t *testing.T) {
 		st := d.waitStep(t, id, workflows.StepDone)
 		require.Equal(t, domain.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
 	}
-	close(stop)
-	<-sampled
-	mu.Lock()
-	defer mu.Unlock()
+	peak := peakAlive()
 	t.Logf("peak from the process table %d, from the runs' times %d", peak, maxOverlap(t, times))
 	require.Positive(t, peak, "the sampler saw runs")
 	require.LessOrEqual(t, peak, 2, "runs alive at once, from the process table")
 	require.Equal(t, 2, maxOverlap(t, times), "runs at once, from their own start and end times")
 	d.requireAuditClean(t)
+}
+
+// sampleAlive scans the process table every few milliseconds for the
+// runs whose sleep carries marker (processesNamed) until the function it
+// returns is called, which returns the most it saw alive at once. A run
+// seen in two scans in a row was alive between them, and so were the
+// others seen twice: their lifetimes overlap pairwise, so they were all
+// alive at one instant. One scan alone can count a run that ended during
+// it and one that started after.
+func sampleAlive(t *testing.T, marker string) (peak func() int) {
+	var mu sync.Mutex
+	most := 0
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			first, n := processesNamed(t, marker), 0
+			for _, pid := range processesNamed(t, marker) {
+				if slices.Contains(first, pid) {
+					n++
+				}
+			}
+			mu.Lock()
+			most = max(most, n)
+			mu.Unlock()
+		}
+	}()
+	return func() int {
+		close(stop)
+		<-sampled
+		mu.Lock()
+		defer mu.Unlock()
+		return most
+	}
 }
 
 // processesNamed are the process groups of the processes whose command
