@@ -38,16 +38,10 @@ type HistoryParams struct {
 	Faults func(ctx context.Context)
 }
 
-// HistoryStore is what a claim history runs on: a store and, when faults
-// are injected, the same store reached through them (Through).
-type HistoryStore interface {
-	store.Store
-}
-
 // RunClaimHistory runs the workers of p on st, recording every claim
 // operation, fenced write (a run record whose gate reason names its
 // writer) and read of it into a new History, and returns it.
-func RunClaimHistory(t testing.TB, st HistoryStore, p HistoryParams) *History {
+func RunClaimHistory(t testing.TB, st store.Store, p HistoryParams) *History {
 	t.Helper()
 	ctx := context.Background()
 	wos := make([]string, p.Resources)
@@ -167,42 +161,42 @@ func historyWorker(st store.RunQuerier, rec *RecordingStore, h *History, br *cla
 }
 
 // CheckClaimHistory checks h against ClaimModel and fails t on a
-// violation, writing porcupine's visualization of the history to an HTML
-// file ($AZOLLA_TEST_ARTIFACTS, or the system's temporary directory) and
-// naming it. It returns how many operations it checked.
+// violation, naming the file its visualization was written to
+// (linearizable). It returns how many operations it checked.
 func CheckClaimHistory(t testing.TB, h *History, name string) int {
 	t.Helper()
-	ops := h.Operations()
-	res, info := porcupine.CheckOperationsVerbose(ClaimModel(), ops, 2*time.Minute)
-	if res == porcupine.Ok {
-		return len(ops)
-	}
-	t.Fatalf("the claim history of %d operations is %s against the claim model; its visualization: %s", len(ops), res,
-		visualize(t, info, name))
-	return 0
+	return mustLinearize(t, ClaimModel(), h.Operations(), "claims-"+name)
 }
 
 // ClaimHistoryLinearizable says whether h is linearizable against
 // ClaimModel, and, when it is not, where its visualization was written.
 func ClaimHistoryLinearizable(t testing.TB, h *History, name string) (bool, string) {
 	t.Helper()
-	res, info := porcupine.CheckOperationsVerbose(ClaimModel(), h.Operations(), 2*time.Minute)
+	return linearizable(t, ClaimModel(), h.Operations(), "claims-"+name)
+}
+
+// mustLinearize is linearizable that fails t on a violation, and returns
+// how many operations it checked.
+func mustLinearize(t testing.TB, model porcupine.Model, ops []porcupine.Operation, name string) int {
+	t.Helper()
+	if ok, path := linearizable(t, model, ops, name); !ok {
+		t.Fatalf("%s: the history of %d operations is not linearizable against its model; its visualization: %s",
+			name, len(ops), path)
+	}
+	return len(ops)
+}
+
+// linearizable checks ops against model. A history it cannot explain has
+// porcupine's visualization written as an HTML file in
+// $AZOLLA_TEST_ARTIFACTS, or the system's temporary directory, whose path
+// it returns; a check that times out fails t.
+func linearizable(t testing.TB, model porcupine.Model, ops []porcupine.Operation, name string) (bool, string) {
+	t.Helper()
+	res, info := porcupine.CheckOperationsVerbose(model, ops, 2*time.Minute)
 	if res != porcupine.Illegal {
 		require.Equal(t, porcupine.Ok, res, "the checker timed out")
 		return true, ""
 	}
-	return false, visualize(t, info, name)
-}
-
-// visualize writes porcupine's visualization of a checked claim history
-// as an HTML file in $AZOLLA_TEST_ARTIFACTS, or the system's temporary
-// directory, and returns its path.
-func visualize(t testing.TB, info porcupine.LinearizationInfo, name string) string {
-	return visualizeWith(t, ClaimModel(), info, "claims-"+name)
-}
-
-// visualizeWith is visualize for a history of model.
-func visualizeWith(t testing.TB, model porcupine.Model, info porcupine.LinearizationInfo, name string) string {
 	dir := os.Getenv("AZOLLA_TEST_ARTIFACTS")
 	if dir == "" {
 		dir = os.TempDir()
@@ -211,7 +205,7 @@ func visualizeWith(t testing.TB, model porcupine.Model, info porcupine.Lineariza
 	if err := porcupine.VisualizePath(model, info, path); err != nil {
 		t.Logf("visualize: %v", err)
 	}
-	return path
+	return false, path
 }
 
 // HistoryOutcomes counts a history's operations by kind and outcome, for

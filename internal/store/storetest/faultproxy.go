@@ -2,8 +2,6 @@ package storetest
 
 import (
 	"context"
-	"errors"
-	"io"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -26,12 +24,13 @@ const (
 )
 
 // FaultProxy is a TCP proxy that injects network faults between a client
-// and a server (the store's PostgreSQL): latency, resets and partitions
-// that heal, on a schedule drawn from a seed, so that a failing run is
-// run again by its seed. It is azolla's own, a few hundred lines: a proxy
-// library with its own randomness per connection (Toxiproxy's toxics)
-// would not replay a run from one seed, and one proxy per address is all
-// the scenarios need.
+// and a server (the store's PostgreSQL, Temporal's frontend): latency,
+// resets and partitions that heal, on a schedule drawn from a seed: a
+// seed gives the same faults in the same order, tick after tick, though
+// not the same interleaving with the calls they fall on. It is azolla's
+// own, a couple of hundred lines: a proxy library with its own randomness
+// per connection (Toxiproxy's toxics) would not give even that from one
+// seed, and one proxy per address is all the scenarios need.
 type FaultProxy struct {
 	ln       net.Listener
 	upstream string
@@ -140,10 +139,7 @@ func (p *FaultProxy) copy(dst, src net.Conn) {
 			}
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				return
-			}
-			return
+			return // the peer closed, or the proxy did
 		}
 	}
 }

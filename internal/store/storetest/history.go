@@ -63,10 +63,6 @@ type ClaimOutput struct {
 	Read string
 }
 
-// OpDeliver is a workorder's output bundle written (CreateOutputBundle):
-// the outcome history (OutcomeModel).
-const OpDeliver = "deliver"
-
 // OutcomeInput is a delivery: the bundle a caller wrote for a workorder,
 // named by its title and runner status.
 type OutcomeInput struct {
@@ -155,12 +151,11 @@ func (h *History) Operations() []porcupine.Operation {
 func (h *History) Read(client, resource string, read func() (string, error)) (string, error) {
 	call := h.now()
 	v, err := read()
-	out := ClaimOutput{OK: err == nil, Read: v}
 	if err != nil {
 		// A read that failed tells nothing; it changed nothing either.
 		return v, err
 	}
-	h.record(client, ClaimInput{Kind: OpRead, Resource: resource}, call, out)
+	h.record(client, ClaimInput{Kind: OpRead, Resource: resource}, call, ClaimOutput{OK: true, Read: v})
 	return v, nil
 }
 
@@ -368,6 +363,28 @@ func applied(s claimState, in ClaimInput) (next claimState, out ClaimOutput, ok 
 	return s, ClaimOutput{}, false
 }
 
+// partitionBy splits a history by the key of each operation's input (a
+// resource, a workorder), whose histories are checked apart.
+func partitionBy(key func(input any) string) func([]porcupine.Operation) [][]porcupine.Operation {
+	return func(history []porcupine.Operation) [][]porcupine.Operation {
+		by := map[string][]porcupine.Operation{}
+		var keys []string
+		for _, op := range history {
+			k := key(op.Input)
+			if _, ok := by[k]; !ok {
+				keys = append(keys, k)
+			}
+			by[k] = append(by[k], op)
+		}
+		sort.Strings(keys)
+		out := make([][]porcupine.Operation, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, by[k])
+		}
+		return out
+	}
+}
+
 // ClaimModel is the claim protocol as a sequential specification, one
 // register per resource fenced by its claim's version: an acquisition
 // takes a claim that is missing or expired by the acquirer's clock (a
@@ -377,24 +394,8 @@ func applied(s claimState, in ClaimInput) (next claimState, out ClaimOutput, ok 
 // unknown may have been applied or not.
 func ClaimModel() porcupine.Model {
 	m := porcupine.NondeterministicModel{
-		Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-			by := map[string][]porcupine.Operation{}
-			var keys []string
-			for _, op := range history {
-				r := op.Input.(ClaimInput).Resource
-				if _, ok := by[r]; !ok {
-					keys = append(keys, r)
-				}
-				by[r] = append(by[r], op)
-			}
-			sort.Strings(keys)
-			out := make([][]porcupine.Operation, 0, len(keys))
-			for _, k := range keys {
-				out = append(out, by[k])
-			}
-			return out
-		},
-		Init: func() []any { return []any{claimState{}} },
+		Partition: partitionBy(func(in any) string { return in.(ClaimInput).Resource }),
+		Init:      func() []any { return []any{claimState{}} },
 		Step: func(state, input, output any) []any {
 			s, in, out := state.(claimState), input.(ClaimInput), output.(ClaimOutput)
 			if in.Kind == OpRead {
@@ -488,24 +489,8 @@ func (r *recordingFull) InTx(ctx context.Context, fn func(q store.Querier) error
 // delivery creates nothing and is answered with the first.
 func OutcomeModel() porcupine.Model {
 	m := porcupine.NondeterministicModel{
-		Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-			by := map[string][]porcupine.Operation{}
-			var keys []string
-			for _, op := range history {
-				w := op.Input.(OutcomeInput).WorkOrder
-				if _, ok := by[w]; !ok {
-					keys = append(keys, w)
-				}
-				by[w] = append(by[w], op)
-			}
-			sort.Strings(keys)
-			out := make([][]porcupine.Operation, 0, len(keys))
-			for _, k := range keys {
-				out = append(out, by[k])
-			}
-			return out
-		},
-		Init: func() []any { return []any{""} },
+		Partition: partitionBy(func(in any) string { return in.(OutcomeInput).WorkOrder }),
+		Init:      func() []any { return []any{""} },
 		Step: func(state, input, output any) []any {
 			stored, in, out := state.(string), input.(OutcomeInput), output.(OutcomeOutput)
 			next := stored
@@ -538,12 +523,5 @@ func OutcomeModel() porcupine.Model {
 // CheckClaimHistory checks its claims, and returns how many it checked.
 func CheckOutcomeHistory(t testing.TB, h *History, name string) int {
 	t.Helper()
-	ops := h.Outcomes()
-	res, info := porcupine.CheckOperationsVerbose(OutcomeModel(), ops, 2*time.Minute)
-	if res == porcupine.Ok {
-		return len(ops)
-	}
-	t.Fatalf("the outcome history of %d deliveries is %s against the outcome model; its visualization: %s", len(ops), res,
-		visualizeWith(t, OutcomeModel(), info, "outcomes-"+name))
-	return 0
+	return mustLinearize(t, OutcomeModel(), h.Outcomes(), "outcomes-"+name)
 }
