@@ -49,16 +49,22 @@ func (a *RunSlots) AwaitRunSlot(ctx context.Context, in SlotInput) (slots.Grant,
 		return slots.Grant{}, err
 	}
 	r.Since = in.Since
-	held, err := a.Slots.Wait(ctx, r, func(ahead int) {
-		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx, ahead)
-		}
-	})
+	held, err := a.Slots.Wait(ctx, r, heartbeatAhead(ctx))
 	if err != nil {
 		return slots.Grant{}, fmt.Errorf("await a run slot for %s: %w", in.Holder, err)
 	}
 	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("run slot granted", "holder", in.Holder)
 	return held.Grant(), nil
+}
+
+// heartbeatAhead heartbeats, while a run waits for its slot, how many
+// runs wait ahead of it.
+func heartbeatAhead(ctx context.Context) func(ahead int) {
+	return func(ahead int) {
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, ahead)
+		}
+	}
 }
 
 // slotStore is what a run's slot request reads: its objective and the
@@ -120,11 +126,7 @@ func runSlot(ctx context.Context, sl *slots.Slots, st slotStore, w *domain.WorkO
 		if activity.IsActivity(ctx) {
 			r.Since = activity.GetInfo(ctx).ScheduledTime
 		}
-		if held, err = sl.Wait(ctx, r, func(ahead int) {
-			if activity.IsActivity(ctx) {
-				activity.RecordHeartbeat(ctx, ahead)
-			}
-		}); err != nil {
+		if held, err = sl.Wait(ctx, r, heartbeatAhead(ctx)); err != nil {
 			return ctx, none, false, fmt.Errorf("await a run slot for %s: %w", holder, err)
 		}
 	}

@@ -386,30 +386,26 @@ func (s *Slots) Adopt(ctx context.Context, g Grant) (*Held, bool, error) {
 // progress how many runs wait ahead of it at each look. Its places are
 // held, and the slots it already has kept, while it waits; a cancelled ctx
 // gives everything up.
-func (s *Slots) Wait(ctx context.Context, r Request, progress func(ahead int)) (*Held, error) {
+func (s *Slots) Wait(ctx context.Context, r Request, progress func(ahead int)) (_ *Held, err error) {
 	h := &Held{}
 	var stops []func()
 	defer func() {
 		for _, stop := range stops {
 			stop()
 		}
-	}()
-	fail := func(err error) (*Held, error) {
-		for _, stop := range stops {
-			stop()
-		}
-		stops = nil
-		h.Release(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	for _, k := range s.keys(r.Repository) {
-		l, err := s.waitFor(ctx, k, r, progress)
 		if err != nil {
-			return fail(err)
+			h.Release(context.WithoutCancel(ctx))
+		}
+	}()
+	wctx := ctx // ends when a slot already held is lost
+	for _, k := range s.keys(r.Repository) {
+		l, err := s.waitFor(wctx, k, r, progress)
+		if err != nil {
+			return nil, err
 		}
 		h.leases = append(h.leases, l)
 		var stop func()
-		ctx, stop = l.Keep(ctx, claim.KeepOptions{})
+		wctx, stop = l.Keep(wctx, claim.KeepOptions{})
 		stops = append(stops, stop)
 	}
 	return h, nil
