@@ -290,32 +290,47 @@ func TestObjective_ApproveSignalDuringLoadIsKept(t *testing.T) {
 // The heavy steps (Run, Gate) go on the run task queue, the light ones
 // (Load, Ready, Schedule) stay on the lifecycle's, so a light step never
 // waits behind a run.
+// The run goes on the run task queue; the gate goes there too when it
+// runs the repository's gate commands, and is a light step on the
+// lifecycle's queue when it does not.
 func TestObjective_HeavyStepsGoOnTheRunTaskQueue(t *testing.T) {
-	b := setup(t)
-	env := b.env
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "azolla-lifecycle"})
-	queues := map[string]string{}
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		queues[info.ActivityType.Name] = info.TaskQueue
-	})
-	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
-	urgent := woA
-	urgent.Urgency, urgent.Repository = "CRITICAL", "https://git.example.com/acme/widgets.git"
-	urgent.GateCommands = true
-	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(urgent), nil).Once()
-	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
-	b.signalAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
-	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		gateCommands bool
+		gateQueue    string
+	}{
+		{"gate commands", true, "azolla-lifecycle-runs"},
+		{"no gate command", false, "azolla-lifecycle"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t)
+			env := b.env
+			env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "azolla-lifecycle"})
+			queues := map[string]string{}
+			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+				queues[info.ActivityType.Name] = info.TaskQueue
+			})
+			env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+			env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
+			urgent := woA
+			urgent.Urgency, urgent.Repository = "CRITICAL", "https://git.example.com/acme/widgets.git"
+			urgent.GateCommands = tc.gateCommands
+			env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(urgent), nil).Once()
+			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
+			env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+			b.signalAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
+			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
-	// Load, Ready and Schedule ran as local activities, in the
-	// lifecycle's own workflow task.
-	require.Equal(t, map[string]string{"Run": "azolla-lifecycle-runs", "Gate": "azolla-lifecycle-runs"}, queues,
-		"a gate that runs the repository's gate commands is heavy")
-	// Their priorities (urgency, repository) are not passed on by the SDK's
-	// test environment; TestReplay_NewestGenerationRecordsEveryChange
-	// finds them in a recorded history.
+			// Load, Ready and Schedule ran as local activities, in the
+			// lifecycle's own workflow task.
+			require.Equal(t, map[string]string{"Run": "azolla-lifecycle-runs", "Gate": tc.gateQueue}, queues)
+			// Their priorities (urgency, repository) are not passed on by
+			// the SDK's test environment;
+			// TestReplay_NewestGenerationRecordsEveryChange finds them in a
+			// recorded history.
+		})
+	}
 }
 
 func TestObjective_ARunTurnedAwayForASlotQueuesAndRunsWithTheGrant(t *testing.T) {
@@ -368,22 +383,4 @@ func TestObjective_BeforeTheQueueARunWaitsForItsSlotItself(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, domain.StatusDone, s.Status)
 	require.NotContains(t, b.attrs, workflows.AttrQueued.GetName())
-}
-
-func TestObjective_AGateWithoutCommandsIsALightStep(t *testing.T) {
-	b := setup(t)
-	env := b.env
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "azolla-lifecycle"})
-	queues := map[string]string{}
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		queues[info.ActivityType.Name] = info.TaskQueue
-	})
-	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
-	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
-	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
-	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
-	b.signalAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
-	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
-	require.Equal(t, map[string]string{"Run": "azolla-lifecycle-runs", "Gate": "azolla-lifecycle"}, queues)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
@@ -158,13 +159,20 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 // version.
 // scheduled is the task queue and the priority key of the first activity
 // called name that file's history scheduled.
-func scheduled(t *testing.T, file, name string) (string, int32) {
+// readHistory reads a recorded history.
+func readHistory(t *testing.T, file string) *historypb.History {
 	t.Helper()
 	f, err := os.Open(file)
 	require.NoError(t, err)
 	defer f.Close()
 	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 	require.NoError(t, err)
+	return h
+}
+
+func scheduled(t *testing.T, file, name string) (string, int32) {
+	t.Helper()
+	h := readHistory(t, file)
 	for _, ev := range h.GetEvents() {
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a.GetActivityType().GetName() == name {
 			return a.GetTaskQueue().GetName(), a.GetPriority().GetPriorityKey()
@@ -176,11 +184,7 @@ func scheduled(t *testing.T, file, name string) (string, int32) {
 
 func versionMarkers(t *testing.T, file string) map[string]int {
 	t.Helper()
-	f, err := os.Open(file)
-	require.NoError(t, err)
-	defer f.Close()
-	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	require.NoError(t, err)
+	h := readHistory(t, file)
 	recorded := map[string]int{}
 	for _, ev := range h.GetEvents() {
 		m := ev.GetMarkerRecordedEventAttributes()
