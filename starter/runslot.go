@@ -12,8 +12,9 @@ import (
 	"github.com/azolla/azolla/workflows"
 )
 
-// heavySteps are the activities that wait for a run slot
-// (docs/production.md#run-slots).
+// heavySteps are the activities that may wait for a run slot
+// (docs/production.md#run-slots): a gate only when it runs gate commands,
+// which its task queue tells.
 var heavySteps = []string{"Run", "RunCandidate", "Gate"}
 
 // RunSlot says whether objective id's lifecycle waits for a run slot (a
@@ -25,8 +26,11 @@ func (s *Starter) RunSlot(ctx context.Context, namespace, taskQueue, objectiveID
 	if err != nil {
 		return false, 0, fmt.Errorf("describe the lifecycle of %s: %w", objectiveID, err)
 	}
+	runs := workflows.RunTaskQueue(taskQueue)
 	for _, pa := range d.GetPendingActivities() {
-		if slices.Contains(heavySteps, pa.GetActivityType().GetName()) &&
+		// A server that names no task queue for it leaves the type to tell.
+		q := pa.GetActivityOptions().GetTaskQueue().GetName()
+		if slices.Contains(heavySteps, pa.GetActivityType().GetName()) && (q == "" || q == runs) &&
 			pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED {
 			queued = true
 		}
@@ -35,10 +39,10 @@ func (s *Starter) RunSlot(ctx context.Context, namespace, taskQueue, objectiveID
 		return false, 0, nil
 	}
 	q, err := s.Client.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
-		Namespace: namespace, TaskQueue: &taskqueuepb.TaskQueue{Name: workflows.RunTaskQueue(taskQueue)},
+		Namespace: namespace, TaskQueue: &taskqueuepb.TaskQueue{Name: runs},
 		TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY, ReportStats: true})
 	if err != nil {
-		return true, 0, fmt.Errorf("describe task queue %s: %w", workflows.RunTaskQueue(taskQueue), err)
+		return true, 0, fmt.Errorf("describe task queue %s: %w", runs, err)
 	}
 	return true, q.GetStats().GetApproximateBacklogCount(), nil
 }
