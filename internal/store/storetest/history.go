@@ -199,25 +199,22 @@ func (r *RecordingStore) AcquireClaim(ctx context.Context, p store.AcquireClaimP
 func (r *RecordingStore) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*domain.ClaimRecord, error) {
 	in := ClaimInput{Kind: OpRenew, Resource: resourceOf(p.ResourceType, p.ResourceID), Owner: p.OwnerID,
 		Version: p.ClaimVersion, At: p.Now, TTL: p.TTL}
-	call := r.h.now()
-	c, err := r.ClaimStore.RenewClaim(ctx, p)
-	out := ClaimOutput{OK: err == nil}
-	switch {
-	case err == nil:
-		out.Version = c.ClaimVersion
-	case !protocolErr(err):
-		out = ClaimOutput{Unknown: true}
-	}
-	r.h.record(p.OwnerID, in, call, out)
-	return c, err
+	return r.swap(in, func() (*domain.ClaimRecord, error) { return r.ClaimStore.RenewClaim(ctx, p) })
 }
 
 // ReleaseClaim records a release.
 func (r *RecordingStore) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) (*domain.ClaimRecord, error) {
 	in := ClaimInput{Kind: OpRelease, Resource: resourceOf(p.ResourceType, p.ResourceID), Owner: p.OwnerID,
 		Version: p.ClaimVersion, At: p.Now}
+	return r.swap(in, func() (*domain.ClaimRecord, error) { return r.ClaimStore.ReleaseClaim(ctx, p) })
+}
+
+// swap records a compare-and-swap on a held version (a renewal, a
+// release): the version it made, a refusal the store answered, or an
+// outcome unknown.
+func (r *RecordingStore) swap(in ClaimInput, do func() (*domain.ClaimRecord, error)) (*domain.ClaimRecord, error) {
 	call := r.h.now()
-	c, err := r.ClaimStore.ReleaseClaim(ctx, p)
+	c, err := do()
 	out := ClaimOutput{OK: err == nil}
 	switch {
 	case err == nil:
@@ -225,7 +222,7 @@ func (r *RecordingStore) ReleaseClaim(ctx context.Context, p store.ReleaseClaimP
 	case !protocolErr(err):
 		out = ClaimOutput{Unknown: true}
 	}
-	r.h.record(p.OwnerID, in, call, out)
+	r.h.record(in.Owner, in, call, out)
 	return c, err
 }
 
