@@ -74,6 +74,9 @@ func NewPostgresDSN(t testing.TB) (*sqlstore.Store, string) {
 	return s, dsn
 }
 
+// openTries bounds the opens NewPostgresThrough tries.
+const openTries = 4
+
 // NewPostgresThrough is NewPostgres reached through a proxy: through is
 // given the server's host:port and returns the proxy's. Its connections
 // give up dialling after two seconds. direct is the same store reached
@@ -90,9 +93,16 @@ func NewPostgresThrough(t testing.TB, through func(upstream string) string) (s, 
 	q := u.Query()
 	q.Set("connect_timeout", "2")
 	u.RawQuery = q.Encode()
-	s, err = postgres.Open(context.Background(), u.String())
-	if err != nil {
-		t.Fatalf("open postgres store through a proxy: %v", err)
+	// The short connect timeout bounds a connection held silent by a
+	// partition; on a loaded machine a first connect can take longer, so
+	// the open (before any fault) is tried a few times.
+	for try := 1; ; try++ {
+		if s, err = postgres.Open(context.Background(), u.String()); err == nil {
+			break
+		}
+		if try == openTries {
+			t.Fatalf("open postgres store through a proxy (%d tries): %v", try, err)
+		}
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s, direct

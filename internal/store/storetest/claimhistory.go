@@ -34,8 +34,8 @@ type HistoryParams struct {
 	// (its outcome unknown), on either backend.
 	CancelEvery int
 	// Faults, when set, runs beside the workers until they are done (a
-	// FaultProxy's Schedule).
-	Faults func(ctx context.Context)
+	// FaultProxy's Schedule, paced by the history's answered operations).
+	Faults func(ctx context.Context, h *History)
 }
 
 // RunClaimHistory runs the workers of p on st, recording every claim
@@ -57,7 +57,7 @@ func RunClaimHistory(t testing.TB, st store.Store, p HistoryParams) *History {
 	fctx, stopFaults := context.WithCancel(ctx)
 	var faults sync.WaitGroup
 	if p.Faults != nil {
-		faults.Go(func() { p.Faults(fctx) })
+		faults.Go(func() { p.Faults(fctx, h) })
 	}
 	var wg sync.WaitGroup
 	for w := range p.Workers {
@@ -108,11 +108,17 @@ func historyWorker(st store.RunQuerier, rec *RecordingStore, h *History, br *cla
 				break
 			}
 			written := fmt.Sprintf("%s@v%d#%d-stale", owner, stale.ClaimVersion, i)
+			pause := time.Duration(5+rng.IntN(20)) * time.Millisecond
 			_ = rec.InTx(Writing(ctx, written), func(q store.Querier) error {
 				if err := q.CheckFence(ctx, store.Fence{ResourceType: stale.ResourceType, ResourceID: stale.ResourceID,
 					OwnerID: stale.OwnerID, ClaimVersion: stale.ClaimVersion}); err != nil {
 					return err
 				}
+				// Paused between its check and its write, as a process
+				// is by a collector or a scheduler: the fence must hold
+				// the claim still meanwhile, or a takeover commits in
+				// between and the write lands after it.
+				time.Sleep(pause)
 				_, err := q.UpsertRunRecord(ctx, &domain.RunRecord{WorkOrderID: stale.ResourceID, ObjectiveID: "obj",
 					GateResult: domain.GatePass, GateReason: written, CreatedAt: T0, UpdatedAt: T0})
 				return err

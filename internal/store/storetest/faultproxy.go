@@ -43,6 +43,10 @@ type FaultProxy struct {
 	stalled     []net.Conn // connections opened or silenced during a partition
 	counts      map[string]int
 	closed      bool
+
+	// Pace, when set before Schedule, counts the operations answered so
+	// far (History.Answered): see Schedule.
+	Pace func() int
 }
 
 // StartFaultProxy listens on a loopback port and forwards to upstream
@@ -206,7 +210,10 @@ func (p *FaultProxy) Heal() {
 
 // Schedule injects faults drawn from seed every tick until ctx ends:
 // latency spells, resets and partitions of a few ticks that heal. It
-// heals whatever is left when it returns.
+// heals whatever is left when it returns. With Pace set, a reset or a
+// partition waits until an operation was answered since the last one: on
+// a loaded machine the faults slow down with the work instead of
+// starving it.
 func (p *FaultProxy) Schedule(ctx context.Context, seed uint64, tick time.Duration) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	t := time.NewTicker(tick)
@@ -216,6 +223,18 @@ func (p *FaultProxy) Schedule(ctx context.Context, seed uint64, tick time.Durati
 		p.Heal()
 	}()
 	partitionLeft := 0
+	answered := -1
+	paced := func() bool {
+		if p.Pace == nil {
+			return true
+		}
+		n := p.Pace()
+		if n == answered {
+			return false
+		}
+		answered = n
+		return true
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -233,9 +252,9 @@ func (p *FaultProxy) Schedule(ctx context.Context, seed uint64, tick time.Durati
 			p.SetLatency(time.Duration(1+rng.IntN(10)) * time.Millisecond)
 		case r < 6:
 			p.SetLatency(0)
-		case r < 8:
+		case r < 8 && paced():
 			p.Reset()
-		case r < 9:
+		case r == 8 && paced():
 			p.Partition()
 			partitionLeft = 1 + rng.IntN(3)
 		}

@@ -89,6 +89,8 @@ type History struct {
 	outcomes []porcupine.Operation
 	// clients numbers the owners, for the visualization.
 	clients map[string]int
+	// answered counts the operations whose outcome is known.
+	answered int
 }
 
 // NewHistory starts an empty history.
@@ -111,6 +113,17 @@ func (h *History) record(client string, in ClaimInput, call int64, out ClaimOutp
 		h.clients[client] = id
 	}
 	h.ops = append(h.ops, porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret})
+	if !out.Unknown {
+		h.answered++
+	}
+}
+
+// Answered is how many recorded operations have a known outcome: the
+// work a faulty run got done so far.
+func (h *History) Answered() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.answered
 }
 
 // Outcomes returns the recorded deliveries.
