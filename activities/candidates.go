@@ -124,11 +124,6 @@ func (a *Candidates) RunCandidate(ctx context.Context, in CandidateInput) (Candi
 	if a.Runner == nil {
 		return fail(permanent(fmt.Errorf("this worker runs no candidates: %w", diazotroph.ErrMisconfigured)))
 	}
-	ctx, done, busy, err := runSlot(ctx, a.Slots, a.Store, w, domain.CandidateResource(w.WorkOrderID, in.Attempt), in.Slot, in.Queue)
-	if err != nil || busy {
-		return CandidateResult{Attempt: in.Attempt, SlotBusy: busy}, err
-	}
-	defer done()
 	req, err := request(ctx, a.Store, w)
 	if err != nil {
 		return fail(permanent(err))
@@ -139,8 +134,20 @@ func (a *Candidates) RunCandidate(ctx context.Context, in CandidateInput) (Candi
 	if err != nil {
 		return fail(err)
 	}
+	// A candidate's job, once enqueued, holds the candidate's slots
+	// itself (as a workorder's does, Run).
+	var hold *slotHold
+	sctx := ctx
+	if !started || a.Slots == nil || !a.Remote.holdsSlots(ctx, w.WorkOrderID, in.Attempt) {
+		var busy bool
+		sctx, hold, busy, err = runSlot(ctx, a.Slots, a.Store, w, domain.CandidateResource(w.WorkOrderID, in.Attempt), in.Slot, in.Queue)
+		if err != nil || busy {
+			return CandidateResult{Attempt: in.Attempt, SlotBusy: busy}, err
+		}
+		defer hold.done()
+	}
 	if started {
-		return a.runCandidateRemote(ctx, w, req, rec, true)
+		return a.runCandidateRemote(ctx, w, req, rec, true, hold)
 	}
 	left, err := budget.Left(ctx, a.Store, &req.Objective)
 	var spent *budget.SpentError
@@ -161,8 +168,9 @@ func (a *Candidates) RunCandidate(ctx context.Context, in CandidateInput) (Candi
 	}
 	req.WorkOrder.BudgetUSDRemaining = left
 	if remote {
-		return a.runCandidateRemote(ctx, w, req, rec, false)
+		return a.runCandidateRemote(ctx, w, req, rec, false, hold)
 	}
+	ctx = sctx
 	lease, err := a.acquire(ctx, a.Store, domain.ResourceCandidate, domain.CandidateResource(w.WorkOrderID, in.Attempt),
 		a.runLease(ctx))
 	if err != nil {

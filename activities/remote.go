@@ -17,9 +17,10 @@ import (
 // the control plane's Enqueue, idempotent by workorder and candidate.
 type Enqueuer interface {
 	Enqueue(ctx context.Context, p controlplane.EnqueueParams) (*domain.Job, error)
-	// CandidateJob returns the job of candidate k of a workorder, or an
-	// error wrapping store.ErrNotFound before it is enqueued.
-	CandidateJob(ctx context.Context, workOrderID string, k int) (*domain.Job, error)
+	// Job returns the job of candidate k of a workorder (k 0: of the
+	// workorder itself), or an error wrapping domain.ErrNotFound before
+	// it is enqueued.
+	Job(ctx context.Context, workOrderID string, k int) (*domain.Job, error)
 }
 
 // Remote routes diazotroph types to remote workers through the control
@@ -55,13 +56,21 @@ func (r *Remote) enqueue(ctx context.Context, p controlplane.EnqueueParams) (*do
 	return r.Enqueuer.Enqueue(ctx, p)
 }
 
+// holdsSlots reports whether candidate k's job (k 0: the workorder's
+// own) is enqueued, unsettled, and holds run slots: its run then takes
+// none of its own.
+func (r *Remote) holdsSlots(ctx context.Context, workOrderID string, k int) bool {
+	j, err := r.Enqueuer.Job(ctx, workOrderID, k)
+	return err == nil && !domain.JobSettled(j.Status) && len(j.RunSlots) > 0
+}
+
 // runRemote is Run for a remote diazotroph: it enqueues the workorder as a
-// job, once, and leaves the activity pending. The control plane completes
+// job, once, handing it the run's slots, and leaves the activity pending. The control plane completes
 // it by id when a remote worker completes the job; it has then written the
 // output bundle and EXECUTED in the job's own transaction. A retried
 // attempt finds the same job: a settled one answers at once, a waiting or
 // running one is waited for again.
-func (a *Steps) runRemote(ctx context.Context, w *domain.WorkOrder) (RunResult, error) {
+func (a *Steps) runRemote(ctx context.Context, w *domain.WorkOrder, hold *slotHold) (RunResult, error) {
 	req, err := a.roundRequest(ctx, w)
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
@@ -71,10 +80,12 @@ func (a *Steps) runRemote(ctx context.Context, w *domain.WorkOrder) (RunResult, 
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))
 	}
 	j, err := a.Remote.enqueue(ctx, controlplane.EnqueueParams{JobType: w.DiazotrophType,
-		Stream: controlplane.StreamFor(w.DiazotrophType), Payload: payload, WorkOrderID: w.WorkOrderID})
+		Stream: controlplane.StreamFor(w.DiazotrophType), Payload: payload, WorkOrderID: w.WorkOrderID,
+		RunSlots: hold.handOver()})
 	if err != nil {
 		return RunResult{}, fmt.Errorf("run workorder %q remotely: %w", w.WorkOrderID, err)
 	}
+	hold.keptBy(j)
 	log := logger(ctx, w.ObjectiveID, w.WorkOrderID)
 	switch j.Status {
 	case domain.JobSucceeded:

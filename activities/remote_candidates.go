@@ -43,7 +43,7 @@ func (r *Remote) candidate(ctx context.Context, w *domain.WorkOrder, req diazotr
 	if err := controlplane.NewCandidatePayload(req, k).Validate(); err != nil {
 		return true, false, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidCandidate, err)
 	}
-	_, err = r.Enqueuer.CandidateJob(ctx, w.WorkOrderID, k)
+	_, err = r.Enqueuer.Job(ctx, w.WorkOrderID, k)
 	switch {
 	case err == nil:
 		return true, true, nil
@@ -59,7 +59,7 @@ func (r *Remote) candidate(ctx context.Context, w *domain.WorkOrder, req diazotr
 // its job, once, and leaves the activity pending. A settled job answers
 // at once from the record its outcome wrote.
 func (a *Candidates) runCandidateRemote(ctx context.Context, w *domain.WorkOrder, req diazotroph.Request,
-	rec *domain.Candidate, started bool) (CandidateResult, error) {
+	rec *domain.Candidate, started bool, hold *slotHold) (CandidateResult, error) {
 	k := rec.Attempt
 	fail := func(err error) (CandidateResult, error) {
 		return CandidateResult{}, fmt.Errorf("run candidate %s remotely: %w", domain.CandidateKey(w.WorkOrderID, k), err)
@@ -74,7 +74,8 @@ func (a *Candidates) runCandidateRemote(ctx context.Context, w *domain.WorkOrder
 		}
 	}
 	j, err := a.Remote.enqueue(ctx, controlplane.EnqueueParams{JobType: w.DiazotrophType,
-		Stream: controlplane.StreamFor(w.DiazotrophType), Payload: payload, WorkOrderID: w.WorkOrderID, Candidate: k})
+		Stream: controlplane.StreamFor(w.DiazotrophType), Payload: payload, WorkOrderID: w.WorkOrderID, Candidate: k,
+		RunSlots: hold.handOver()})
 	var ce *controlplane.Error
 	if errors.As(err, &ce) && ce.Code == controlplane.CodeInvalid {
 		return fail(temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidCandidate, err))
@@ -82,6 +83,7 @@ func (a *Candidates) runCandidateRemote(ctx context.Context, w *domain.WorkOrder
 	if err != nil {
 		return fail(err)
 	}
+	hold.keptBy(j)
 	if domain.JobSettled(j.Status) {
 		out, err := candidateOutcome(ctx, a.Store, a.EarlyStopMaxDiffLines, j)
 		if err != nil {

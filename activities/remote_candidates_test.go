@@ -21,7 +21,7 @@ func (rb *remoteBundle) enqueuedCandidate(t *testing.T, wo *activities.WorkOrder
 	ctx := context.Background()
 	_, err := rb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: k})
 	require.ErrorContains(t, err, "only an activity waits for it")
-	j, err := rb.svc.CandidateJob(ctx, wo.WorkOrderID, k)
+	j, err := rb.svc.Job(ctx, wo.WorkOrderID, k)
 	require.NoError(t, err)
 	require.Equal(t, k, j.Candidate)
 	c, err := rb.store.GetCandidate(ctx, wo.WorkOrderID, k)
@@ -260,7 +260,7 @@ func TestRunCandidateRemote_NotEnqueuedOnceTheBudgetIsSpent(t *testing.T) {
 		r, err := tb.cands.RunCandidate(ctx, activities.CandidateInput{WorkOrderID: wo.WorkOrderID, Attempt: 2})
 		require.NoError(t, err)
 		require.Equal(t, domain.CandidateSkipped, r.Status)
-		_, err = rb.svc.CandidateJob(ctx, wo.WorkOrderID, 2)
+		_, err = rb.svc.Job(ctx, wo.WorkOrderID, 2)
 		require.ErrorIs(t, err, domain.ErrNotFound, "a skipped candidate gets no job")
 	})
 }

@@ -54,21 +54,31 @@ func (a *Steps) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	if w.Status == domain.WorkOrderExecuted {
 		return executed(ctx, a.Store, w.WorkOrderID)
 	}
-	ctx, done, busy, err := runSlot(ctx, a.Slots, a.Store, w, w.WorkOrderID, in.Slot, in.Queue)
-	if err != nil || busy {
-		return RunResult{WorkOrderID: w.WorkOrderID, SlotBusy: busy}, err
+	remote := a.Remote.routes(w.DiazotrophType)
+	// A remote run's job, once enqueued, holds the run's slots itself: a
+	// retried Run that finds it waits for it again without a slot of its
+	// own.
+	var hold *slotHold
+	sctx := ctx
+	if !remote || a.Slots == nil || !a.Remote.holdsSlots(ctx, w.WorkOrderID, 0) {
+		var busy bool
+		sctx, hold, busy, err = runSlot(ctx, a.Slots, a.Store, w, w.WorkOrderID, in.Slot, in.Queue)
+		if err != nil || busy {
+			return RunResult{WorkOrderID: w.WorkOrderID, SlotBusy: busy}, err
+		}
+		defer hold.done()
 	}
-	defer done()
 	if w.Track != "" {
 		// The track stays this workorder's while it runs: extend its claim
 		// (held since the scheduler, by the event's owner).
-		if err := holdTrack(ctx, a.Store, w.Track, w.EventID, trackTTL(a.TaskBudget, a.LeaseTTL)); err != nil {
+		if err := holdTrack(sctx, a.Store, w.Track, w.EventID, trackTTL(a.TaskBudget, a.LeaseTTL)); err != nil {
 			return RunResult{}, fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err)
 		}
 	}
-	if a.Remote.routes(w.DiazotrophType) {
-		return a.runRemote(ctx, w)
+	if remote {
+		return a.runRemote(ctx, w, hold)
 	}
+	ctx = sctx
 	d, err := a.Diazotrophs.Lookup(w.DiazotrophType)
 	if err != nil {
 		return RunResult{}, permanent(fmt.Errorf("run workorder %q: %w", w.WorkOrderID, err))

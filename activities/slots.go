@@ -90,36 +90,74 @@ func slotRequest(ctx context.Context, st slotStore, w *domain.WorkOrder, holder 
 	return r, nil
 }
 
+// slotHold is the slots one run holds: given up when the run ends
+// (done), or handed to the remote job the run enqueues (handOver), which
+// holds them from then on (slots.KeepFor).
+type slotHold struct {
+	held *slots.Held
+	stop func()
+	ctx  context.Context
+}
+
+// done gives the slots up, unless they were handed over.
+func (h *slotHold) done() {
+	if h == nil {
+		return
+	}
+	h.stop()
+	h.held.Release(context.WithoutCancel(h.ctx))
+}
+
+// handOver stops renewing the slots and names them, for the job that is
+// to hold them; disown then leaves them to it.
+func (h *slotHold) handOver() []domain.SlotRef {
+	if h == nil {
+		return nil
+	}
+	h.stop()
+	return h.held.Refs()
+}
+
+// keptBy leaves the handed-over slots to j, the job enqueued with them,
+// so done gives nothing up; unless j is settled (it holds nothing), or
+// another enqueue's job without slots, enqueued before they were
+// limited (it keeps going without them, and the slots go back).
+func (h *slotHold) keptBy(j *domain.Job) {
+	if h != nil && !domain.JobSettled(j.Status) && len(j.RunSlots) > 0 {
+		h.held.Disown()
+	}
+}
+
 // runSlot holds a run's slots for its length: those granted (by
 // AwaitRunSlot) if they still hold, or free ones taken now. busy says none
 // are free: a lifecycle that queues (queue) waits for them with
 // AwaitRunSlot and runs again; one recorded before the queue existed
-// waits here, heartbeating. With no limit it holds nothing. The context
-// returned ends the moment a slot is lost, and done gives them up.
+// waits here, heartbeating. With no limit it holds nothing (a nil hold).
+// The context returned ends the moment a slot is lost; the hold's done
+// gives them up.
 func runSlot(ctx context.Context, sl *slots.Slots, st slotStore, w *domain.WorkOrder, holder string,
-	grant *slots.Grant, queue bool) (sctx context.Context, done func(), busy bool, err error) {
-	none := func() {}
+	grant *slots.Grant, queue bool) (sctx context.Context, hold *slotHold, busy bool, err error) {
 	if sl == nil {
-		return ctx, none, false, nil
+		return ctx, nil, false, nil
 	}
 	r, err := slotRequest(ctx, st, w, holder)
 	if err != nil || !sl.Limited(r.Repository) {
-		return ctx, none, false, err
+		return ctx, nil, false, err
 	}
 	var held *slots.Held
 	ok := false
 	if grant != nil && len(grant.Claims) > 0 {
 		if held, ok, err = sl.Adopt(ctx, *grant); err != nil {
-			return ctx, none, false, err
+			return ctx, nil, false, err
 		}
 	}
 	if !ok {
 		if held, ok, err = sl.Try(ctx, r); err != nil {
-			return ctx, none, false, err
+			return ctx, nil, false, err
 		}
 	}
 	if !ok && queue {
-		return ctx, none, true, nil
+		return ctx, nil, true, nil
 	}
 	if !ok {
 		r.Since = time.Now()
@@ -127,12 +165,9 @@ func runSlot(ctx context.Context, sl *slots.Slots, st slotStore, w *domain.WorkO
 			r.Since = activity.GetInfo(ctx).ScheduledTime
 		}
 		if held, err = sl.Wait(ctx, r, heartbeatAhead(ctx)); err != nil {
-			return ctx, none, false, fmt.Errorf("await a run slot for %s: %w", holder, err)
+			return ctx, nil, false, fmt.Errorf("await a run slot for %s: %w", holder, err)
 		}
 	}
 	sctx, stop := held.Keep(ctx, claim.KeepOptions{})
-	return sctx, func() {
-		stop()
-		held.Release(context.WithoutCancel(ctx))
-	}, false, nil
+	return sctx, &slotHold{held: held, stop: stop, ctx: ctx}, false, nil
 }

@@ -72,8 +72,19 @@ type Job struct {
 	// NotifiedAt is when the settled outcome reached the activity; nil
 	// while it has not (the reaper repairs a crash in between).
 	NotifiedAt *time.Time `json:"notified_at,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
+	// RunSlots are the run slots (RUN_SLOT claims) the run handed to the
+	// job when it enqueued it: the control plane holds them for the job,
+	// with its lease, until it is settled (docs/production.md#limits).
+	RunSlots  []SlotRef `json:"run_slots,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SlotRef names one held run slot: its RUN_SLOT claim's resource id and
+// owner.
+type SlotRef struct {
+	ResourceID string `json:"resource_id"`
+	OwnerID    string `json:"owner_id"`
 }
 
 // ActivityRef addresses a pending Temporal activity by ids, which stay

@@ -88,7 +88,7 @@ func TestEnqueue_OneJobPerCandidateBesideTheWorkOrdersOwn(t *testing.T) {
 			again, err := tb.svc.Enqueue(tb.ctx, candidateParams(t, "wo-1", k, k))
 			require.NoError(t, err)
 			require.Equal(t, j.JobID, again.JobID, "idempotent by (workorder, candidate)")
-			got, err := tb.svc.CandidateJob(tb.ctx, "wo-1", k)
+			got, err := tb.svc.Job(tb.ctx, "wo-1", k)
 			require.NoError(t, err)
 			require.Equal(t, j.JobID, got.JobID)
 		}
@@ -129,7 +129,7 @@ func TestEnqueue_ACandidateJobWhosePayloadIsNotItsIsRefusedAndNothingWritten(t *
 // selection recorded it CANCELLED): a claim skips it, a heartbeat and a
 // complete are refused with activity_cancelled and write nothing, and the
 // reaper dead-letters a queued one.
-func TestCandidateJob_GoneOnceItsCandidateIsSettled(t *testing.T) {
+func TestJob_GoneOnceItsCandidateIsSettled(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, Config{MaxAttempts: 3}, func(t *testing.T, tb *testBundle) {
 		w := storetest.Scheduled(t, tb.st, "o1")

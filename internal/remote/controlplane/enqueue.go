@@ -53,6 +53,7 @@ func (s *Service) Enqueue(ctx context.Context, p EnqueueParams) (*domain.Job, er
 		EnqueueID:   newUUID(),
 		AvailableAt: now,
 		Activity:    p.Activity,
+		RunSlots:    p.RunSlots,
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}
@@ -69,6 +70,7 @@ func (s *Service) Enqueue(ctx context.Context, p EnqueueParams) (*domain.Job, er
 		}
 		return stored, nil
 	}
+	s.keepQueuedSlots(ctx, stored, now)
 	if err := s.publish(ctx, stored); err != nil {
 		s.log.Warn("job stored, its message left to the reaper", "job_id", stored.JobID,
 			"enqueue_id", stored.EnqueueID, "error", err)
@@ -125,9 +127,13 @@ func checkCandidate(p EnqueueParams) error {
 	return nil
 }
 
-// CandidateJob returns the job of candidate k of a work order, or a
-// *store.NotFoundError when it has none yet.
-func (s *Service) CandidateJob(ctx context.Context, workOrderID string, k int) (*domain.Job, error) {
+// Job returns the job of candidate k of a work order, or of the work
+// order itself for k 0, or an error wrapping domain.ErrNotFound when it
+// has none yet.
+func (s *Service) Job(ctx context.Context, workOrderID string, k int) (*domain.Job, error) {
+	if k == 0 {
+		return s.st.GetJobByWorkOrder(ctx, workOrderID)
+	}
 	j, err := s.st.GetCandidateJob(ctx, workOrderID, k)
 	if err != nil {
 		return nil, fmt.Errorf("candidate job of %s: %w", domain.CandidateKey(workOrderID, k), err)

@@ -34,7 +34,8 @@ const CodeLeaseExpired = "LEASE_EXPIRED"
 //   - Settled jobs whose outcome has not reached their activity are
 //     notified again.
 //   - QUEUED jobs with an activity heartbeat it, so a job waiting for a
-//     worker does not time the activity out. An activity found gone is
+//     worker does not time the activity out; those holding run slots
+//     renew them (slots.go). An activity found gone is
 //     left alone: the job runs, and its outcome finds no one to tell.
 //
 // One instance per store is active: the one holding the
@@ -271,6 +272,7 @@ func (r *Reaper) queued(ctx context.Context, j *domain.Job, now time.Time, c *Re
 	case gone != nil:
 		return gone
 	}
+	s.keepQueuedSlots(ctx, j, now)
 	var errs []error
 	if j.Activity != nil {
 		switch err := s.acts.Heartbeat(ctx, *j.Activity); {

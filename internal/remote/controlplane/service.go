@@ -212,6 +212,7 @@ func New(st Store, tr Transport, acts Activities, hooks Hooks, cfg Config) *Serv
 		hooks = NopHooks{}
 	}
 	cfg = cfg.withDefaults()
+	hooks = slotHooks{Hooks: hooks, ttl: cfg.slotTTL()}
 	obs := cfg.Observer
 	if obs == nil {
 		obs = nopObserver{}
@@ -239,4 +240,7 @@ type EnqueueParams struct {
 	Activity *domain.ActivityRef
 	// MaxAttempts zero means Config.MaxAttempts.
 	MaxAttempts int
+	// RunSlots are the run slots the enqueuing run holds, handed to the
+	// job: the service holds them for it until it is settled (slotHooks).
+	RunSlots []domain.SlotRef
 }

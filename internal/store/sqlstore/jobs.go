@@ -20,7 +20,7 @@ var _ store.JobStore = (*Store)(nil)
 
 const jobCols = `job_id, job_type, stream, status, payload, result, error, attempt_count, max_attempts,
 	work_order_id, enqueue_id, message_id, available_at, activity_workflow_id, activity_run_id, activity_id,
-	notified_at, created_at, updated_at, candidate`
+	notified_at, created_at, updated_at, candidate, run_slots`
 
 func scanJob(r rowScanner) (*domain.Job, error) {
 	var (
@@ -34,7 +34,7 @@ func scanJob(r rowScanner) (*domain.Job, error) {
 		jsonCol(&j.Error), &j.AttemptCount, &j.MaxAttempts, nullStringCol(&j.WorkOrderID), &j.EnqueueID,
 		nullStringCol(&j.MessageID), timeCol(&j.AvailableAt), &workflow, nullStringCol(&runID),
 		nullStringCol(&activity), nullTimeCol(&j.NotifiedAt), timeCol(&j.CreatedAt), timeCol(&j.UpdatedAt),
-		&candidate)
+		&candidate, jsonCol(&j.RunSlots))
 	if err != nil {
 		return nil, err
 	}
@@ -51,17 +51,22 @@ func (q *querier) jobArgs(j *domain.Job) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var workflow, runID, activity, candidate any
+	var workflow, runID, activity, candidate, slots any
 	if a := j.Activity; a != nil {
 		workflow, runID, activity = a.WorkflowID, a.RunID, a.ActivityID
 	}
 	if j.Candidate != 0 {
 		candidate = j.Candidate
 	}
+	if len(j.RunSlots) > 0 {
+		if slots, err = jsonText(j.RunSlots); err != nil {
+			return nil, err
+		}
+	}
 	return []any{j.JobID, j.JobType, j.Stream, j.Status, string(j.Payload), nullRaw(j.Result), errText,
 		j.AttemptCount, j.MaxAttempts, nullString(j.WorkOrderID), j.EnqueueID, nullString(j.MessageID),
 		q.t(j.AvailableAt), workflow, runID, activity, q.nt(j.NotifiedAt), q.t(j.CreatedAt), q.t(j.UpdatedAt),
-		candidate}, nil
+		candidate, slots}, nil
 }
 
 // inTx runs fn in one transaction of s, with the concrete querier.
@@ -99,7 +104,7 @@ func (s *Store) CreateJob(ctx context.Context, j *domain.Job) (*domain.Job, bool
 	// job) and on (work_order_id, candidate) (its candidates' jobs).
 	return insertOrGet(&s.querier, what, func() (*domain.Job, error) {
 		return scanJob(s.queryRow(ctx, `INSERT INTO jobs (`+jobCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
 			ON CONFLICT DO NOTHING RETURNING `+jobCols, args...))
 	}, func() (*domain.Job, error) {
 		got, err := s.GetJob(ctx, j.JobID)
