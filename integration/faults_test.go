@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
 	"github.com/azolla/azolla/workflows"
 )
@@ -57,6 +58,59 @@ func TestFaults_LifecyclesOnAFaultyStoreKeepTheClaimProtocol(t *testing.T) {
 // faultyLifecycles is one seed of the scenario: it returns the claim
 // operations and deliveries it checked, and the faults it injected.
 func faultyLifecycles(t *testing.T, seed uint64) (int, int, map[string]int) {
+	w := startFaultyLifecycles(t, seed, nil)
+	b := w.b
+	for _, id := range w.ids {
+		st := b.waitStep(t, id, workflows.StepDone)
+		require.Equal(t, domain.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
+		wos, bundles, records := b.counts(t, id)
+		require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "%s: one workorder, one bundle, one run record", id)
+	}
+	n := storetest.CheckClaimHistory(t, w.h, t.Name())
+	delivered := storetest.CheckOutcomeHistory(t, w.h, t.Name())
+	outcomes := storetest.HistoryOutcomes(w.h)
+	t.Logf("%d claim operations and %d deliveries checked %v; faults injected on the store %v, on Temporal %v", n,
+		delivered, outcomes, w.proxy.Counts(), w.frontend.Counts())
+	require.Positive(t, outcomes["fenced ok"])
+	require.GreaterOrEqual(t, delivered, len(w.ids), "every lifecycle's bundle was delivered")
+	injected := w.proxy.Counts()
+	for k, v := range w.frontend.Counts() {
+		injected["temporal "+k] += v
+	}
+	return n, delivered, injected
+}
+
+// The lifecycle scenario sees what it is meant to: with the claim
+// acquisition's expiry guard removed from the store, the two workers'
+// history is not linearizable (each takes the other's live claims: the
+// lifecycle poller's leadership, a workorder retried while its first
+// attempt holds it).
+func TestMutation_LifecyclesCatchABrokenGuard(t *testing.T) {
+	t.Parallel()
+	w := startFaultyLifecycles(t, 1, func(ctx context.Context, s *sqlstore.Store) error {
+		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
+	})
+	ok, path := storetest.ClaimHistoryLinearizable(t, w.h, t.Name())
+	require.False(t, ok, "the history of %d operations was found legal with the guard removed", w.h.Len())
+	t.Logf("caught: %d operations; visualization %s", w.h.Len(), path)
+}
+
+// faultyWorld is a run of the scenario: its lifecycles, the history the
+// workers' store recorded, and the proxies in front of the store and
+// Temporal.
+type faultyWorld struct {
+	b               *bundle
+	h               *storetest.History
+	proxy, frontend *storetest.FaultProxy
+	ids             []string
+}
+
+// startFaultyLifecycles starts two workers on a PostgreSQL store (mutated
+// first by mutate, when set) and a Temporal frontend, each through a
+// fault proxy, approves ten lifecycles, and injects faults drawn from
+// seed until they have had a few. The test's own reads then go straight
+// to the store.
+func startFaultyLifecycles(t *testing.T, seed uint64, mutate func(context.Context, *sqlstore.Store) error) *faultyWorld {
 	// Runs of two seconds, so the faults fall on lifecycles in flight.
 	b := setup(t, setupOptions{command: "sleep 2; printf ok", leaseTTL: 3 * time.Second, noWorker: true})
 	var proxy *storetest.FaultProxy
@@ -64,6 +118,10 @@ func faultyLifecycles(t *testing.T, seed uint64) (int, int, map[string]int) {
 		proxy = storetest.StartFaultProxy(t, upstream)
 		return proxy.Addr()
 	})
+	ctx := context.Background()
+	if mutate != nil {
+		require.NoError(t, mutate(ctx, direct))
+	}
 	h := storetest.NewHistory()
 	st := h.FullStore(pg)
 	b.store, b.starter.Store = st, st
@@ -77,7 +135,6 @@ func faultyLifecycles(t *testing.T, seed uint64) (int, int, map[string]int) {
 	b.startWorker(t, "first")
 	b.startWorker(t, "second")
 
-	ctx := context.Background()
 	ids := make([]string, 10)
 	for i := range ids {
 		ids[i] = uniqueID(fmt.Sprintf("faulty%d", i))
@@ -87,6 +144,7 @@ func faultyLifecycles(t *testing.T, seed uint64) (int, int, map[string]int) {
 	}
 	fctx, stop := context.WithCancel(ctx)
 	var faulted sync.WaitGroup
+	proxy.Pace, frontend.Pace = h.Answered, h.Answered
 	faulted.Go(func() { proxy.Schedule(fctx, seed*7, 100*time.Millisecond) })
 	faulted.Go(func() { frontend.Schedule(fctx, seed*11, 150*time.Millisecond) })
 	// Faults go on until the lifecycles have had some: at least a few
@@ -100,23 +158,5 @@ func faultyLifecycles(t *testing.T, seed uint64) (int, int, map[string]int) {
 	// The test's own reads go straight to the store: a connection the
 	// proxy broke fails its next query, whoever holds it.
 	b.store, b.starter.Store = direct, direct
-
-	for _, id := range ids {
-		st := b.waitStep(t, id, workflows.StepDone)
-		require.Equal(t, domain.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
-		wos, bundles, records := b.counts(t, id)
-		require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "%s: one workorder, one bundle, one run record", id)
-	}
-	n := storetest.CheckClaimHistory(t, h, t.Name())
-	delivered := storetest.CheckOutcomeHistory(t, h, t.Name())
-	outcomes := storetest.HistoryOutcomes(h)
-	t.Logf("%d claim operations and %d deliveries checked %v; faults injected on the store %v, on Temporal %v", n,
-		delivered, outcomes, proxy.Counts(), frontend.Counts())
-	require.Positive(t, outcomes["fenced ok"])
-	require.GreaterOrEqual(t, delivered, len(ids), "every lifecycle's bundle was delivered")
-	injected := proxy.Counts()
-	for k, v := range frontend.Counts() {
-		injected["temporal "+k] += v
-	}
-	return n, delivered, injected
+	return &faultyWorld{b: b, h: h, proxy: proxy, frontend: frontend, ids: ids}
 }

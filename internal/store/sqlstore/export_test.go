@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -31,22 +30,5 @@ func MutateStatement(s *Store, id stmtID, old, new string) error {
 		return fmt.Errorf("mutate statement: %q is not in %q", old, text)
 	}
 	s.stmts.text[id] = strings.Replace(text, old, s.d.Rebind(new), 1)
-	return nil
-}
-
-// MutateFunction replaces every occurrence of the fragment old with new in
-// the body of the PostgreSQL function name, in the store's database. Like
-// MutateStatement, a fragment that is not there is an error.
-func MutateFunction(ctx context.Context, s *Store, name, old, new string) error {
-	var def string
-	if err := s.db.QueryRowContext(ctx, `SELECT pg_get_functiondef($1::regproc)`, name).Scan(&def); err != nil {
-		return fmt.Errorf("mutate function %s: %w", name, err)
-	}
-	if !strings.Contains(def, old) {
-		return fmt.Errorf("mutate function: %q is not in %q", old, def)
-	}
-	if _, err := s.db.ExecContext(ctx, strings.ReplaceAll(def, old, new)); err != nil {
-		return fmt.Errorf("mutate function %s: %w", name, err)
-	}
 	return nil
 }

@@ -134,7 +134,7 @@ func TestMutation_ClaimHistoriesCatchABrokenGuard(t *testing.T) {
 			name: "ExpiryGuardRemoved", backends: []string{"sqlite", "postgres"},
 			mutate: func(t *testing.T, s *sqlstore.Store) {
 				if s.Dialect() == "postgres" {
-					require.NoError(t, sqlstore.MutateFunction(context.Background(), s, "azolla_acquire_claim", "lease_expires_at <= at", "true"))
+					require.NoError(t, storetest.MutateFunction(context.Background(), s, "azolla_acquire_claim", "lease_expires_at <= at", "true"))
 					return
 				}
 				require.NoError(t, sqlstore.MutateStatement(s, sqlstore.StmtAcquire, "WHERE claims.lease_expires_at <= excluded.heartbeat_at", ""))

@@ -58,7 +58,7 @@ func TestMutation_ClaimChecksCatchABrokenGuard(t *testing.T) {
 				t.Parallel()
 				s := be.Open(t)
 				if f := tc.function; f != nil && be.Name == "postgres" {
-					require.NoError(t, sqlstore.MutateFunction(context.Background(), s, f.name, f.old, f.new))
+					require.NoError(t, storetest.MutateFunction(context.Background(), s, f.name, f.old, f.new))
 				} else {
 					require.NoError(t, sqlstore.MutateStatement(s, tc.stmt, tc.old[be.Name], tc.new))
 				}
