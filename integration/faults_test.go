@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
 	"github.com/azolla/azolla/workflows"
@@ -21,7 +22,8 @@ import (
 // Ten lifecycles on two workers whose PostgreSQL store and Temporal
 // frontend are each reached through a fault-injecting proxy (latency,
 // every connection reset, partitions that heal), injected while the
-// lifecycles run: every lifecycle reaches DONE with one bundle and one run
+// lifecycles run; on SQLite, which no connection reaches, the faults fall
+// between the workers and Temporal alone: every lifecycle reaches DONE with one bundle and one run
 // record, the history of every claim operation and fenced write the
 // workers made is linearizable against the claim model, and that of every
 // bundle delivered against the outcome model.
@@ -42,23 +44,25 @@ func TestFaults_LifecyclesOnAFaultyStoreKeepTheClaimProtocol(t *testing.T) {
 		t.Logf("%d lifecycle histories checked, %d claim operations and %d deliveries; faults injected %v",
 			histories, ops, deliveries, faults)
 	})
-	for seed := range uint64(seeds) {
-		t.Run(fmt.Sprintf("seed-%d", seed+1), func(t *testing.T) {
-			n, d, injected := faultyLifecycles(t, seed+1)
-			mu.Lock()
-			defer mu.Unlock()
-			histories, ops, deliveries = histories+1, ops+n, deliveries+d
-			for k, v := range injected {
-				faults[k] += v
-			}
-		})
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for seed := range uint64(seeds) {
+			t.Run(fmt.Sprintf("%s/seed-%d", backend, seed+1), func(t *testing.T) {
+				n, d, injected := faultyLifecycles(t, backend, seed+1)
+				mu.Lock()
+				defer mu.Unlock()
+				histories, ops, deliveries = histories+1, ops+n, deliveries+d
+				for k, v := range injected {
+					faults[k] += v
+				}
+			})
+		}
 	}
 }
 
 // faultyLifecycles is one seed of the scenario: it returns the claim
 // operations and deliveries it checked, and the faults it injected.
-func faultyLifecycles(t *testing.T, seed uint64) (int, int, map[string]int) {
-	w := startFaultyLifecycles(t, seed, nil)
+func faultyLifecycles(t *testing.T, backend string, seed uint64) (int, int, map[string]int) {
+	w := startFaultyLifecycles(t, backend, seed, nil)
 	b := w.b
 	for _, id := range w.ids {
 		st := b.waitStep(t, id, workflows.StepDone)
@@ -69,11 +73,14 @@ func faultyLifecycles(t *testing.T, seed uint64) (int, int, map[string]int) {
 	n := storetest.CheckClaimHistory(t, w.h, t.Name())
 	delivered := storetest.CheckOutcomeHistory(t, w.h, t.Name())
 	outcomes := storetest.HistoryOutcomes(w.h)
+	injected := map[string]int{} // on the store's connections, then Temporal's
+	if w.proxy != nil {
+		injected = w.proxy.Counts()
+	}
 	t.Logf("%d claim operations and %d deliveries checked %v; faults injected on the store %v, on Temporal %v", n,
-		delivered, outcomes, w.proxy.Counts(), w.frontend.Counts())
+		delivered, outcomes, injected, w.frontend.Counts())
 	require.Positive(t, outcomes["fenced ok"])
 	require.GreaterOrEqual(t, delivered, len(w.ids), "every lifecycle's bundle was delivered")
-	injected := w.proxy.Counts()
 	for k, v := range w.frontend.Counts() {
 		injected["temporal "+k] += v
 	}
@@ -87,7 +94,7 @@ func faultyLifecycles(t *testing.T, seed uint64) (int, int, map[string]int) {
 // attempt holds it).
 func TestMutation_LifecyclesCatchABrokenGuard(t *testing.T) {
 	t.Parallel()
-	w := startFaultyLifecycles(t, 1, func(ctx context.Context, s *sqlstore.Store) error {
+	w := startFaultyLifecycles(t, "postgres", 1, func(ctx context.Context, s *sqlstore.Store) error {
 		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
 	})
 	ok, path := storetest.ClaimHistoryLinearizable(t, w.h, t.Name())
@@ -105,25 +112,30 @@ type faultyWorld struct {
 	ids             []string
 }
 
-// startFaultyLifecycles starts two workers on a PostgreSQL store (mutated
-// first by mutate, when set) and a Temporal frontend, each through a
-// fault proxy, approves ten lifecycles, and injects faults drawn from
-// seed until they have had a few. The test's own reads then go straight
-// to the store.
-func startFaultyLifecycles(t *testing.T, seed uint64, mutate func(context.Context, *sqlstore.Store) error) *faultyWorld {
+// startFaultyLifecycles starts two workers on a store of backend and a
+// Temporal frontend, each reached through a fault proxy (a PostgreSQL
+// store, mutated first by mutate when set; a SQLite store is reached
+// straight), approves ten lifecycles, and injects faults drawn from seed
+// until they have had a few. The test's own reads then go straight to the
+// store.
+func startFaultyLifecycles(t *testing.T, backend string, seed uint64, mutate func(context.Context, *sqlstore.Store) error) *faultyWorld {
 	// Runs of two seconds, so the faults fall on lifecycles in flight.
 	b := setup(t, setupOptions{command: "sleep 2; printf ok", leaseTTL: 3 * time.Second, noWorker: true})
-	var proxy *storetest.FaultProxy
-	pg, direct := storetest.NewPostgresThrough(t, func(upstream string) string {
-		proxy = storetest.StartFaultProxy(t, upstream)
-		return proxy.Addr()
-	})
 	ctx := context.Background()
-	if mutate != nil {
-		require.NoError(t, mutate(ctx, direct))
+	var proxy *storetest.FaultProxy
+	var faulty, direct store.Store = b.store, b.store
+	if backend == "postgres" {
+		pg, pgDirect := storetest.NewPostgresThrough(t, func(upstream string) string {
+			proxy = storetest.StartFaultProxy(t, upstream)
+			return proxy.Addr()
+		})
+		if mutate != nil {
+			require.NoError(t, mutate(ctx, pgDirect))
+		}
+		faulty, direct = pg, pgDirect
 	}
 	h := storetest.NewHistory()
-	st := h.FullStore(pg)
+	st := h.FullStore(faulty)
 	b.store, b.starter.Store = st, st
 	// The workers reach Temporal through a proxy of their own; the test's
 	// client (approvals, waits) goes straight.
@@ -144,13 +156,19 @@ func startFaultyLifecycles(t *testing.T, seed uint64, mutate func(context.Contex
 	}
 	fctx, stop := context.WithCancel(ctx)
 	var faulted sync.WaitGroup
-	proxy.Pace, frontend.Pace = h.Answered, h.Answered
-	faulted.Go(func() { proxy.Schedule(fctx, seed*7, 100*time.Millisecond) })
+	frontend.Pace = h.Answered
 	faulted.Go(func() { frontend.Schedule(fctx, seed*11, 150*time.Millisecond) })
 	// Faults go on until the lifecycles have had some: at least a few
-	// resets and a partition, whatever the machine's speed.
+	// resets and a partition of the store's connections (or, on SQLite,
+	// of Temporal's), whatever the machine's speed.
+	counted := frontend
+	if proxy != nil {
+		proxy.Pace = h.Answered
+		faulted.Go(func() { proxy.Schedule(fctx, seed*7, 100*time.Millisecond) })
+		counted = proxy
+	}
 	require.Eventually(t, func() bool {
-		c := proxy.Counts()
+		c := counted.Counts()
 		return c[storetest.FaultReset] >= 3 && c[storetest.FaultPartition] >= 1
 	}, 2*time.Minute, 50*time.Millisecond)
 	stop()
