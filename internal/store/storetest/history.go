@@ -194,49 +194,65 @@ func protocolErr(err error) bool {
 
 // AcquireClaim records an acquisition.
 func (r *RecordingStore) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*domain.ClaimRecord, bool, error) {
-	in := ClaimInput{Kind: OpAcquire, Resource: resourceOf(p.ResourceType, p.ResourceID), Owner: p.OwnerID, At: p.Now, TTL: p.TTL}
 	call := r.h.now()
 	c, ok, err := r.ClaimStore.AcquireClaim(ctx, p)
-	out := ClaimOutput{OK: ok}
-	switch {
-	case err != nil:
-		out = ClaimOutput{Unknown: true}
-	case ok:
-		out.Version = c.ClaimVersion
-	}
-	r.h.record(p.OwnerID, in, call, out)
+	r.h.record(p.OwnerID, acquireInput(p), call, acquireOutput(c, ok, err))
 	return c, ok, err
 }
 
 // RenewClaim records a renewal.
 func (r *RecordingStore) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*domain.ClaimRecord, error) {
-	in := ClaimInput{Kind: OpRenew, Resource: resourceOf(p.ResourceType, p.ResourceID), Owner: p.OwnerID,
-		Version: p.ClaimVersion, At: p.Now, TTL: p.TTL}
-	return r.swap(in, func() (*domain.ClaimRecord, error) { return r.ClaimStore.RenewClaim(ctx, p) })
+	call := r.h.now()
+	c, err := r.ClaimStore.RenewClaim(ctx, p)
+	r.h.record(p.OwnerID, renewInput(p), call, swapOutput(c, err))
+	return c, err
 }
 
 // ReleaseClaim records a release.
 func (r *RecordingStore) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) (*domain.ClaimRecord, error) {
-	in := ClaimInput{Kind: OpRelease, Resource: resourceOf(p.ResourceType, p.ResourceID), Owner: p.OwnerID,
-		Version: p.ClaimVersion, At: p.Now}
-	return r.swap(in, func() (*domain.ClaimRecord, error) { return r.ClaimStore.ReleaseClaim(ctx, p) })
+	call := r.h.now()
+	c, err := r.ClaimStore.ReleaseClaim(ctx, p)
+	r.h.record(p.OwnerID, releaseInput(p), call, swapOutput(c, err))
+	return c, err
 }
 
-// swap records a compare-and-swap on a held version (a renewal, a
-// release): the version it made, a refusal the store answered, or an
-// outcome unknown.
-func (r *RecordingStore) swap(in ClaimInput, do func() (*domain.ClaimRecord, error)) (*domain.ClaimRecord, error) {
-	call := r.h.now()
-	c, err := do()
-	out := ClaimOutput{OK: err == nil}
+func acquireInput(p store.AcquireClaimParams) ClaimInput {
+	return ClaimInput{Kind: OpAcquire, Resource: resourceOf(p.ResourceType, p.ResourceID), Owner: p.OwnerID, At: p.Now, TTL: p.TTL}
+}
+
+func renewInput(p store.RenewClaimParams) ClaimInput {
+	return ClaimInput{Kind: OpRenew, Resource: resourceOf(p.ResourceType, p.ResourceID), Owner: p.OwnerID,
+		Version: p.ClaimVersion, At: p.Now, TTL: p.TTL}
+}
+
+func releaseInput(p store.ReleaseClaimParams) ClaimInput {
+	return ClaimInput{Kind: OpRelease, Resource: resourceOf(p.ResourceType, p.ResourceID), Owner: p.OwnerID,
+		Version: p.ClaimVersion, At: p.Now}
+}
+
+// acquireOutput is what an acquisition answered: the version it took, a
+// refusal, or an outcome unknown.
+func acquireOutput(c *domain.ClaimRecord, ok bool, err error) ClaimOutput {
+	switch {
+	case err != nil:
+		return ClaimOutput{Unknown: true}
+	case ok:
+		return ClaimOutput{OK: true, Version: c.ClaimVersion}
+	}
+	return ClaimOutput{}
+}
+
+// swapOutput is what a compare-and-swap on a held version (a renewal, a
+// release) answered: the version it made, a refusal the store answered,
+// or an outcome unknown.
+func swapOutput(c *domain.ClaimRecord, err error) ClaimOutput {
 	switch {
 	case err == nil:
-		out.Version = c.ClaimVersion
+		return ClaimOutput{OK: true, Version: c.ClaimVersion}
 	case !protocolErr(err):
-		out = ClaimOutput{Unknown: true}
+		return ClaimOutput{Unknown: true}
 	}
-	r.h.record(in.Owner, in, call, out)
-	return c, err
+	return ClaimOutput{}
 }
 
 // writtenKey carries, in a fenced transaction's context, what it writes.
@@ -249,54 +265,90 @@ func Writing(ctx context.Context, value string) context.Context {
 }
 
 // InTx records a transaction that checks a fence (its first statement, as
-// claim.Lease.Fenced runs it) as one fenced write; other transactions pass
-// through unrecorded.
+// claim.Lease.Fenced runs it) as one fenced write, and the claim
+// operations and bundle deliveries made in it, once its fate is known.
 func (r *RecordingStore) InTx(ctx context.Context, fn func(q store.Querier) error) error {
+	spy := r.txSpy(ctx)
+	err := r.ClaimStore.InTx(ctx, func(q store.Querier) error { return fn(spy.wrap(q)) })
+	spy.settle(err)
+	return err
+}
+
+// txSpy records what one transaction does: its claim operations, the fence
+// it checks and the bundles it delivers. Each is recorded once the
+// transaction's fate is known (settle): what it did counts only if it
+// committed, and is unknown if the transaction failed after it.
+type txSpy struct {
+	r       *RecordingStore
+	written string
+	call    int64
+	// One attempt's findings; a transaction tried again starts afresh.
+	claims    []txClaim
+	fence     *store.Fence
+	fenceErr  error
+	delivered []txDelivery
+}
+
+type txClaim struct {
+	in   ClaimInput
+	call int64
+	out  ClaimOutput
+}
+
+type txDelivery struct {
+	in  OutcomeInput
+	out OutcomeOutput
+}
+
+func (r *RecordingStore) txSpy(ctx context.Context) *txSpy {
 	written, _ := ctx.Value(writtenKey{}).(string)
-	call := r.h.now()
-	var fence *store.Fence
-	var fenceErr error
-	type delivery struct {
-		in  OutcomeInput
-		out OutcomeOutput
+	return &txSpy{r: r, written: written, call: r.h.now()}
+}
+
+// wrap starts an attempt of the transaction on q.
+func (t *txSpy) wrap(q store.Querier) store.Querier {
+	t.claims, t.fence, t.fenceErr, t.delivered = nil, nil, nil, nil
+	return &fenceSpy{Querier: q, t: t}
+}
+
+// settle records the transaction's findings, err being its outcome.
+func (t *txSpy) settle(err error) {
+	h := t.r.h
+	for _, c := range t.claims {
+		if c.out.OK && err != nil {
+			// Done, then the transaction failed: committed or not.
+			c.out = ClaimOutput{Unknown: true}
+		}
+		h.record(c.in.Owner, c.in, c.call, c.out)
 	}
-	var delivered []delivery
-	err := r.ClaimStore.InTx(ctx, func(q store.Querier) error {
-		return fn(&fenceSpy{Querier: q, seen: func(f store.Fence, err error) { fence, fenceErr = &f, err },
-			delivered: func(in OutcomeInput, out OutcomeOutput) { delivered = append(delivered, delivery{in, out}) }})
-	})
-	for _, d := range delivered {
+	for _, d := range t.delivered {
 		switch {
 		case err == nil:
-			r.h.deliver(d.in, call, d.out)
-		case fenceErr == nil:
-			// Written, then the transaction failed: committed or not.
-			r.h.deliver(d.in, call, OutcomeOutput{Unknown: true})
+			h.deliver(d.in, t.call, d.out)
+		case t.fenceErr == nil:
+			h.deliver(d.in, t.call, OutcomeOutput{Unknown: true})
 		}
 	}
-	if fence == nil {
-		return err
+	if t.fence == nil {
+		return
 	}
-	in := ClaimInput{Kind: OpFenced, Resource: resourceOf(fence.ResourceType, fence.ResourceID), Owner: fence.OwnerID,
-		Version: fence.ClaimVersion, Written: written}
+	in := ClaimInput{Kind: OpFenced, Resource: resourceOf(t.fence.ResourceType, t.fence.ResourceID), Owner: t.fence.OwnerID,
+		Version: t.fence.ClaimVersion, Written: t.written}
 	out := ClaimOutput{OK: err == nil}
 	switch {
 	case err == nil:
-	case fenceErr != nil && protocolErr(fenceErr) && errors.Is(err, fenceErr):
+	case t.fenceErr != nil && protocolErr(t.fenceErr) && errors.Is(err, t.fenceErr):
 		// Refused by the fence: nothing was written.
 	default:
 		out = ClaimOutput{Unknown: true}
 	}
-	r.h.record(fence.OwnerID, in, call, out)
-	return err
+	h.record(t.fence.OwnerID, in, t.call, out)
 }
 
-// fenceSpy notes the fence a transaction checks, and the bundles it
-// delivers.
+// fenceSpy is a transaction's querier that tells its txSpy what it does.
 type fenceSpy struct {
 	store.Querier
-	seen      func(store.Fence, error)
-	delivered func(OutcomeInput, OutcomeOutput)
+	t *txSpy
 }
 
 func bundleName(b *domain.OutputBundle) string { return b.RunnerStatus + " " + b.Title }
@@ -304,16 +356,37 @@ func bundleName(b *domain.OutputBundle) string { return b.RunnerStatus + " " + b
 func (s *fenceSpy) CreateOutputBundle(ctx context.Context, b *domain.OutputBundle) (*domain.OutputBundle, bool, error) {
 	stored, created, err := s.Querier.CreateOutputBundle(ctx, b)
 	if err == nil {
-		s.delivered(OutcomeInput{WorkOrder: b.WorkOrderID, Bundle: bundleName(b)},
-			OutcomeOutput{Created: created, Stored: bundleName(stored)})
+		s.t.delivered = append(s.t.delivered, txDelivery{OutcomeInput{WorkOrder: b.WorkOrderID, Bundle: bundleName(b)},
+			OutcomeOutput{Created: created, Stored: bundleName(stored)}})
 	}
 	return stored, created, err
 }
 
 func (s *fenceSpy) CheckFence(ctx context.Context, f store.Fence) error {
 	err := s.Querier.CheckFence(ctx, f)
-	s.seen(f, err)
+	s.t.fence, s.t.fenceErr = &f, err
 	return err
+}
+
+func (s *fenceSpy) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*domain.ClaimRecord, bool, error) {
+	call := s.t.r.h.now()
+	c, ok, err := s.Querier.AcquireClaim(ctx, p)
+	s.t.claims = append(s.t.claims, txClaim{in: acquireInput(p), call: call, out: acquireOutput(c, ok, err)})
+	return c, ok, err
+}
+
+func (s *fenceSpy) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*domain.ClaimRecord, error) {
+	call := s.t.r.h.now()
+	c, err := s.Querier.RenewClaim(ctx, p)
+	s.t.claims = append(s.t.claims, txClaim{in: renewInput(p), call: call, out: swapOutput(c, err)})
+	return c, err
+}
+
+func (s *fenceSpy) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) (*domain.ClaimRecord, error) {
+	call := s.t.r.h.now()
+	c, err := s.Querier.ReleaseClaim(ctx, p)
+	s.t.claims = append(s.t.claims, txClaim{in: releaseInput(p), call: call, out: swapOutput(c, err)})
+	return c, err
 }
 
 // claimState is the model's view of one resource: its claim row and the
@@ -492,6 +565,50 @@ func (r *recordingFull) ReleaseClaim(ctx context.Context, p store.ReleaseClaimPa
 
 func (r *recordingFull) InTx(ctx context.Context, fn func(q store.Querier) error) error {
 	return r.rec.InTx(ctx, fn)
+}
+
+// The job transactions run the control plane's hooks (a remote run's
+// WORKORDER claim and run slots, its output bundle): what those do in
+// them is recorded as in InTx.
+
+func (r *recordingFull) StartJobAttempt(ctx context.Context, p store.StartJobAttemptParams) (*store.StartedJobAttempt, error) {
+	spy := r.rec.txSpy(ctx)
+	if on := p.OnStart; on != nil {
+		p.OnStart = func(q store.Querier, s *store.StartedJobAttempt) error { return on(spy.wrap(q), s) }
+	}
+	res, err := r.Store.StartJobAttempt(ctx, p)
+	spy.settle(err)
+	return res, err
+}
+
+func (r *recordingFull) RenewJobLease(ctx context.Context, p store.RenewJobLeaseParams) (*domain.JobLease, error) {
+	spy := r.rec.txSpy(ctx)
+	if on := p.OnRenew; on != nil {
+		p.OnRenew = func(q store.Querier, j *domain.Job, l *domain.JobLease) error { return on(spy.wrap(q), j, l) }
+	}
+	res, err := r.Store.RenewJobLease(ctx, p)
+	spy.settle(err)
+	return res, err
+}
+
+func (r *recordingFull) SettleJobAttempt(ctx context.Context, p store.SettleJobAttemptParams) (*store.SettledJobAttempt, error) {
+	spy := r.rec.txSpy(Writing(ctx, "settle "+p.JobID))
+	if on := p.OnSettle; on != nil {
+		p.OnSettle = func(q store.Querier, j *domain.Job) error { return on(spy.wrap(q), j) }
+	}
+	res, err := r.Store.SettleJobAttempt(ctx, p)
+	spy.settle(err)
+	return res, err
+}
+
+func (r *recordingFull) ExpireJobAttempt(ctx context.Context, p store.ExpireJobAttemptParams) (*domain.Job, error) {
+	spy := r.rec.txSpy(ctx)
+	if on := p.OnExpire; on != nil {
+		p.OnExpire = func(q store.Querier, j *domain.Job) error { return on(spy.wrap(q), j) }
+	}
+	res, err := r.Store.ExpireJobAttempt(ctx, p)
+	spy.settle(err)
+	return res, err
 }
 
 // OutcomeModel is the outcome rule as a sequential specification: a
