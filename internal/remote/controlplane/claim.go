@@ -78,6 +78,12 @@ func (s *Service) start(ctx context.Context, workerID string, m *Message) (Claim
 	if errors.Is(err, domain.ErrJobStale) || errors.Is(err, domain.ErrNotFound) || errors.Is(err, ErrRunGone) {
 		return ClaimResponse{}, s.skip(ctx, m, err)
 	}
+	if errors.Is(err, errSlotTaken) {
+		// Not this worker's failure: the claim reads on, and the
+		// message, left pending, is delivered again after its min-idle.
+		s.log.Info("job waits for its run slot", "job_id", m.JobID, "error", err)
+		return ClaimResponse{}, errSkipped
+	}
 	if err != nil {
 		// The message stays pending: the transport delivers it again
 		// after its min-idle, and it is judged then.

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -33,10 +34,18 @@ type slotHooks struct {
 	ttl time.Duration
 }
 
+// errSlotTaken: an attempt was not started because another run holds one
+// of its job's run slots; its message is delivered again later.
+var errSlotTaken = errors.New("another run holds the job's run slot")
+
 // OnStart takes the job's slots for the attempt, back if they lapsed and
 // are free, before anything of the attempt is written.
 func (h slotHooks) OnStart(ctx context.Context, q store.Querier, s *store.StartedJobAttempt) error {
-	if err := slots.KeepFor(ctx, q, s.Job.RunSlots, h.ttl, s.Lease.HeartbeatAt, true); err != nil {
+	err := slots.KeepFor(ctx, q, s.Job.RunSlots, h.ttl, s.Lease.HeartbeatAt, true)
+	if errors.Is(err, domain.ErrLeaseLost) {
+		return fmt.Errorf("job %s: %w (%w)", s.Job.JobID, errSlotTaken, err)
+	}
+	if err != nil {
 		return fmt.Errorf("job %s: %w", s.Job.JobID, err)
 	}
 	return h.Hooks.OnStart(ctx, q, s)

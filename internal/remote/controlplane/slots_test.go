@@ -74,3 +74,45 @@ func TestSlots_AJobHoldsItsRunSlotUntilSettled(t *testing.T) {
 		require.Equal(t, "rk/p/wo-other", slot("rk:1").OwnerID)
 	})
 }
+
+// An attempt whose job's slot another run took (its lease lapsed while no
+// reaper renewed it) is not started: the claim answers no job, and once
+// the slot is free again the job starts and takes it back.
+func TestSlots_AJobWhoseSlotIsTakenWaitsForIt(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, Config{}, func(t *testing.T, tb *testBundle) {
+		own := domain.SlotRef{ResourceID: "rk:0", OwnerID: "rk/p/wo-1"}
+		_, ok, err := tb.st.AcquireClaim(tb.ctx, store.AcquireClaimParams{ResourceType: domain.ResourceRunSlot,
+			ResourceID: own.ResourceID, OwnerID: own.OwnerID, TTL: time.Second, Now: tb.clock.Now()})
+		require.NoError(t, err)
+		require.True(t, ok)
+		_, err = tb.svc.Enqueue(tb.ctx, EnqueueParams{JobType: "PATCH_DIAZOTROPH", Stream: testStream,
+			Payload: []byte(`{"work_order_id":"wo-1"}`), WorkOrderID: "wo-1", Activity: testActivity,
+			RunSlots: []domain.SlotRef{own}})
+		require.NoError(t, err)
+		// No reaper ran: the slot lapses, and another run takes it.
+		tb.clock.Advance(tb.svc.Config().slotTTL() + time.Second)
+		other, ok, err := tb.st.AcquireClaim(tb.ctx, store.AcquireClaimParams{ResourceType: domain.ResourceRunSlot,
+			ResourceID: own.ResourceID, OwnerID: "rk/p/wo-other", TTL: time.Minute, Now: tb.clock.Now()})
+		require.NoError(t, err)
+		require.True(t, ok)
+
+		require.False(t, tb.claim(t, workerA).Claimed, "not started beside the run holding its slot")
+		require.Empty(t, tb.tr.ackedIDs(), "the message is left pending")
+		j, err := tb.st.GetJobByWorkOrder(tb.ctx, "wo-1")
+		require.NoError(t, err)
+		require.Equal(t, domain.JobQueued, j.Status)
+		require.Empty(t, tb.attempts(t, j.JobID), "nothing of the attempt was written")
+
+		_, err = tb.st.ReleaseClaim(tb.ctx, store.ReleaseClaimParams{ResourceType: domain.ResourceRunSlot,
+			ResourceID: own.ResourceID, OwnerID: other.OwnerID, ClaimVersion: other.ClaimVersion, Now: tb.clock.Now()})
+		require.NoError(t, err)
+		tb.tr.redeliver(j.MessageID)
+		c := tb.mustClaim(t, workerA)
+		require.Equal(t, j.JobID, c.JobID)
+		held, err := tb.st.GetClaim(tb.ctx, domain.ResourceRunSlot, own.ResourceID)
+		require.NoError(t, err)
+		require.Equal(t, own.OwnerID, held.OwnerID, "taken back for the job")
+		require.True(t, held.Live(tb.clock.Now()))
+	})
+}
