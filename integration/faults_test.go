@@ -29,14 +29,7 @@ import (
 // bundle delivered against the outcome model.
 func TestFaults_LifecyclesOnAFaultyStoreKeepTheClaimProtocol(t *testing.T) {
 	t.Parallel()
-	seeds := 1
-	if v := os.Getenv("AZOLLA_SOAK_SEEDS"); v != "" {
-		// make test-soak: a tenth as many seeds as the store's histories,
-		// each a few seconds of lifecycles.
-		n, err := strconv.Atoi(v)
-		require.NoError(t, err, "AZOLLA_SOAK_SEEDS=%q: how many seeds", v)
-		seeds = max(1, n/10)
-	}
+	seeds := soakSeeds(t)
 	var mu sync.Mutex
 	var histories, ops, deliveries int
 	faults := map[string]int{}
@@ -177,4 +170,17 @@ func startFaultyLifecycles(t *testing.T, backend string, seed uint64, mutate fun
 	// proxy broke fails its next query, whoever holds it.
 	b.store, b.starter.Store = direct, direct
 	return &faultyWorld{b: b, h: h, proxy: proxy, frontend: frontend, ids: ids}
+}
+
+// soakSeeds is how many seeds a lifecycle scenario runs: one, or under
+// make test-soak a tenth as many as the store's histories
+// (AZOLLA_SOAK_SEEDS), each a few seconds of lifecycles.
+func soakSeeds(t *testing.T) int {
+	v := os.Getenv("AZOLLA_SOAK_SEEDS")
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	require.NoError(t, err, "AZOLLA_SOAK_SEEDS=%q: how many seeds", v)
+	return max(1, n/10)
 }

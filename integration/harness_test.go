@@ -17,6 +17,7 @@ import (
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/sandbox"
+	"github.com/azolla/azolla/internal/remote/controlplane"
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/dial"
 	"github.com/azolla/azolla/starter"
@@ -38,6 +39,9 @@ type bundle struct {
 	// intake wakes the in-process worker's forge intake, as a webhook
 	// delivery does.
 	intake *workers.IntakeWakeup
+	// controlPlane, when set, is what the in-process workers enqueue
+	// remote jobs with (else each opens its own).
+	controlPlane *controlplane.Service
 }
 
 // setupOptions tune a test's configuration.
@@ -115,7 +119,7 @@ func (b *bundle) startWorker(t testing.TB, identity string) {
 	go func() {
 		done <- workers.Run(ctx, workers.Options{Config: b.cfg, Client: b.client, Store: b.store,
 			Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
-			Identity: identity, Sandbox: box, IntakeWakeup: b.intake})
+			Identity: identity, Sandbox: box, IntakeWakeup: b.intake, ControlPlane: b.controlPlane})
 	}()
 	t.Cleanup(func() {
 		cancel()

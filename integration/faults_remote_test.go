@@ -1,0 +1,230 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/executor/proc/proctest"
+	"github.com/azolla/azolla/internal/remote/controlplane/redisstream"
+	"github.com/azolla/azolla/internal/remote/controlplane/redisstream/redistest"
+	"github.com/azolla/azolla/internal/store"
+	"github.com/azolla/azolla/internal/store/sqlstore"
+	"github.com/azolla/azolla/internal/store/storetest"
+	"github.com/azolla/azolla/workers"
+	"github.com/azolla/azolla/workflows"
+)
+
+// Eight lifecycles whose runs go to two remote workers under a deployment
+// limit of two runs at once. The control plane runs in the test's process
+// on the recorded PostgreSQL store, behind three fault proxies: the remote
+// workers reach it through one, it reaches Redis through another and the
+// store through a third. One remote worker is SIGKILLed in the middle of
+// a job. Every lifecycle reaches DONE with one bundle, and the history of
+// every claim operation (the workers' and those the control plane makes
+// for its jobs: their WORKORDER claims and run slots) and every bundle
+// delivered is linearizable against the claim and outcome models.
+func TestFaults_RemoteRunsBehindFaultyLinksKeepTheClaimProtocol(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var histories, ops, deliveries int
+	faults := map[string]int{}
+	t.Cleanup(func() {
+		t.Logf("%d remote histories checked, %d claim operations and %d deliveries; faults injected %v",
+			histories, ops, deliveries, faults)
+	})
+	for seed := range uint64(soakSeeds(t)) {
+		t.Run(fmt.Sprintf("seed-%d", seed+1), func(t *testing.T) {
+			w := startFaultyRemote(t, seed+1, nil)
+			n, d := w.check(t)
+			mu.Lock()
+			defer mu.Unlock()
+			histories, ops, deliveries = histories+1, ops+n, deliveries+d
+			for k, v := range w.injected() {
+				faults[k] += v
+			}
+		})
+	}
+}
+
+// The remote scenario sees what it is meant to: with the claim
+// acquisition's expiry guard removed from the store, the history of the
+// workers and the control plane is not linearizable.
+func TestMutation_RemoteRunsCatchABrokenGuard(t *testing.T) {
+	t.Parallel()
+	w := startFaultyRemote(t, 1, func(ctx context.Context, s *sqlstore.Store) error {
+		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
+	})
+	ok, path := storetest.ClaimHistoryLinearizable(t, w.h, t.Name())
+	require.False(t, ok, "the history of %d operations was found legal with the guard removed", w.h.Len())
+	t.Logf("caught: %d operations; visualization %s", w.h.Len(), path)
+}
+
+// faultyRemote is a run of the remote scenario.
+type faultyRemote struct {
+	b                          *bundle
+	h                          *storetest.History
+	direct                     *sqlstore.Store
+	store, redis, controlPlane *storetest.FaultProxy
+	ids                        []string
+}
+
+// startFaultyRemote starts the remote scenario on a store mutated first by
+// mutate, when set, with faults drawn from seed, and returns once the
+// faults are over and the victim is dead.
+func startFaultyRemote(t *testing.T, seed uint64, mutate func(context.Context, *sqlstore.Store) error) *faultyRemote {
+	dir := t.TempDir()
+	starts, pgids := dir+"/starts", dir+"/pgids"
+	t.Cleanup(func() { proctest.KillGroups(pgids) })
+	// Each run notes itself and works for a second.
+	command := fmt.Sprintf(`echo "$AZOLLA_WORK_ORDER_ID" >> %q; echo $$ >> %q; sleep 1; printf ok`, starts, pgids)
+	b := setup(t, setupOptions{command: "false", leaseTTL: 3 * time.Second, noWorker: true, configure: func(c *config.Config) {
+		c.Executor.Sandbox = config.SandboxNone
+		c.Lifecycle.MaxConcurrentRuns = 2
+		cp := &c.ControlPlane
+		cp.RemoteDiazotrophs = []string{"COMMAND_DIAZOTROPH"}
+		cp.LeaseTTL, cp.HeartbeatInterval, cp.ReaperInterval, cp.MaxAttempts = 3*time.Second, time.Second, 300*time.Millisecond, 10
+	}})
+	ctx := context.Background()
+
+	var storeProxy *storetest.FaultProxy
+	pg, direct := storetest.NewPostgresThrough(t, func(upstream string) string {
+		storeProxy = storetest.StartFaultProxy(t, upstream)
+		return storeProxy.Addr()
+	})
+	if mutate != nil {
+		require.NoError(t, mutate(ctx, direct))
+	}
+	h := storetest.NewHistory()
+	st := h.FullStore(pg)
+	b.store, b.starter.Store = st, st
+
+	redisURL := redistest.URL(t)
+	redisProxy := storetest.StartFaultProxy(t, hostOf(t, redisURL))
+	tr, err := redisstream.New(ctx, redisstream.Options{URL: strings.Replace(redisURL, hostOf(t, redisURL), redisProxy.Addr(), 1),
+		LeaseTTL: b.cfg.ControlPlane.LeaseTTL, Prefix: redistest.Prefix(t, redisURL)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tr.Close() })
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	svc := workers.NewControlPlane(b.cfg, st, tr, b.client, log, "cp-faulty")
+	b.controlPlane = svc
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	cpCtx, stopCP := context.WithCancel(ctx)
+	cpDone := make(chan error, 1)
+	go func() {
+		cpDone <- workers.RunControlPlane(cpCtx, workers.ControlPlaneOptions{Config: b.cfg, Service: svc, Store: st, Log: log,
+			Unauthenticated: true, Listener: ln})
+	}()
+	t.Cleanup(func() {
+		stopCP()
+		require.NoError(t, <-cpDone)
+	})
+	cpProxy := storetest.StartFaultProxy(t, ln.Addr().String())
+	b.startWorker(t, "first")
+	b.startWorker(t, "second")
+	remote := func(name string) *exec.Cmd {
+		cmd := exec.Command(azollaBin, "remote-worker", "--control-plane", "http://"+cpProxy.Addr(),
+			"--worker-id", name, "--max-wait", "1s")
+		cmd.Env = append(os.Environ(), "AZOLLA_DATA_DIR="+t.TempDir(), "AZOLLA_LOG_LEVEL=warn",
+			"AZOLLA_EXECUTOR_SANDBOX=none", "AZOLLA_DIAZOTROPH_COMMAND_RUN="+command)
+		out := &proctest.Buffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("remote worker %s:\n%s", name, out.String())
+			}
+		})
+		return cmd
+	}
+	victim := remote("remote-a")
+	remote("remote-b")
+
+	ids := make([]string, 8)
+	for i := range ids {
+		ids[i] = uniqueID(fmt.Sprintf("faultyremote%d", i))
+		b.create(t, ids[i])
+		_, err := b.starter.Decide(ctx, ids[i], workflows.Approve, workflows.Decision{By: "tester"})
+		require.NoError(t, err)
+	}
+	fctx, stop := context.WithCancel(ctx)
+	var faulted sync.WaitGroup
+	for i, p := range []*storetest.FaultProxy{storeProxy, redisProxy, cpProxy} {
+		p.Pace = h.Answered
+		faulted.Go(func() { p.Schedule(fctx, seed*13+uint64(i), 150*time.Millisecond) })
+	}
+	// The first remote worker dies in the middle of a job, with its run.
+	require.Eventually(t, func() bool { return proctest.CountLines(starts) >= 2 }, 2*time.Minute, 20*time.Millisecond)
+	require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
+	_ = victim.Wait()
+	require.Eventually(t, func() bool {
+		c := storeProxy.Counts()
+		return c[storetest.FaultReset] >= 2 && c[storetest.FaultPartition] >= 1 && cpProxy.Counts()[storetest.FaultReset] >= 2
+	}, 2*time.Minute, 50*time.Millisecond)
+	stop()
+	faulted.Wait()
+	b.store, b.starter.Store = direct, direct
+	return &faultyRemote{b: b, h: h, direct: direct, store: storeProxy, redis: redisProxy, controlPlane: cpProxy, ids: ids}
+}
+
+// check waits for every lifecycle to reach DONE, having run remotely, and
+// checks the histories; it returns the claim operations and deliveries
+// it checked.
+func (w *faultyRemote) check(t *testing.T) (int, int) {
+	ctx := context.Background()
+	for _, id := range w.ids {
+		s := w.b.waitStep(t, id, workflows.StepDone)
+		require.Equal(t, domain.GatePass, s.GateResult, "%s: %s", id, s.GateReason)
+		wos, bundles, records := w.b.counts(t, id)
+		require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "%s: one workorder, one bundle, one run record", id)
+		j, err := w.direct.GetJobByWorkOrder(ctx, "wo-"+id+"-1")
+		require.NoError(t, err)
+		require.Equal(t, domain.JobSucceeded, j.Status, "%s ran remotely", id)
+	}
+	n := storetest.CheckClaimHistory(t, w.h, t.Name())
+	delivered := storetest.CheckOutcomeHistory(t, w.h, t.Name())
+	t.Logf("%d claim operations and %d deliveries checked %v; faults injected on the store %v, on Redis %v, "+
+		"on the control plane %v", n, delivered, storetest.HistoryOutcomes(w.h), w.store.Counts(), w.redis.Counts(),
+		w.controlPlane.Counts())
+	require.GreaterOrEqual(t, delivered, len(w.ids), "every remote run's bundle was delivered")
+	now := time.Now()
+	live, err := w.direct.ListClaims(ctx, store.ListClaimsParams{ResourceTypes: []string{domain.ResourceRunSlot}, LiveAt: &now})
+	require.NoError(t, err)
+	require.Empty(t, live, "every run slot is given up")
+	return n, delivered
+}
+
+// injected counts the faults of every proxy, by link and kind.
+func (w *faultyRemote) injected() map[string]int {
+	out := map[string]int{}
+	for link, p := range map[string]*storetest.FaultProxy{"store": w.store, "redis": w.redis, "control plane": w.controlPlane} {
+		for k, v := range p.Counts() {
+			out[link+" "+k] += v
+		}
+	}
+	return out
+}
+
+// hostOf is the host:port of a URL.
+func hostOf(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	return u.Host
+}
