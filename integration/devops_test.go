@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/azolla/azolla/internal/domain"
-	"github.com/azolla/azolla/workflows"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/workflows"
 )
 
 // azolla dev serves the worker's ops endpoints, with the SDK's latencies as

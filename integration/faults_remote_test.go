@@ -68,9 +68,7 @@ func TestMutation_RemoteRunsCatchABrokenGuard(t *testing.T) {
 	w := startFaultyRemote(t, 1, func(ctx context.Context, s *sqlstore.Store) error {
 		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
 	})
-	ok, path := storetest.ClaimHistoryLinearizable(t, w.h, t.Name())
-	require.False(t, ok, "the history of %d operations was found legal with the guard removed", w.h.Len())
-	t.Logf("caught: %d operations; visualization %s", w.h.Len(), path)
+	requireCaught(t, w.h)
 }
 
 // faultyRemote is a run of the remote scenario.
@@ -141,28 +139,12 @@ func startFaultyRemote(t *testing.T, seed uint64, mutate func(context.Context, *
 			"--worker-id", name, "--max-wait", "1s")
 		cmd.Env = append(os.Environ(), "AZOLLA_DATA_DIR="+t.TempDir(), "AZOLLA_LOG_LEVEL=warn",
 			"AZOLLA_EXECUTOR_SANDBOX=none", "AZOLLA_DIAZOTROPH_COMMAND_RUN="+command)
-		out := &proctest.Buffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			if t.Failed() {
-				t.Logf("remote worker %s:\n%s", name, out.String())
-			}
-		})
-		return cmd
+		return startLogged(t, "remote worker "+name, cmd)
 	}
 	victim := remote("remote-a")
 	remote("remote-b")
 
-	ids := make([]string, 8)
-	for i := range ids {
-		ids[i] = uniqueID(fmt.Sprintf("faultyremote%d", i))
-		b.create(t, ids[i])
-		_, err := b.starter.Decide(ctx, ids[i], workflows.Approve, workflows.Decision{By: "tester"})
-		require.NoError(t, err)
-	}
+	ids := b.approveAll(t, "faultyremote", 8)
 	fctx, stop := context.WithCancel(ctx)
 	var faulted sync.WaitGroup
 	for i, p := range []*storetest.FaultProxy{storeProxy, redisProxy, cpProxy} {

@@ -90,9 +90,16 @@ func TestMutation_LifecyclesCatchABrokenGuard(t *testing.T) {
 	w := startFaultyLifecycles(t, "postgres", 1, func(ctx context.Context, s *sqlstore.Store) error {
 		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
 	})
-	ok, path := storetest.ClaimHistoryLinearizable(t, w.h, t.Name())
-	require.False(t, ok, "the history of %d operations was found legal with the guard removed", w.h.Len())
-	t.Logf("caught: %d operations; visualization %s", w.h.Len(), path)
+	requireCaught(t, w.h)
+}
+
+// requireCaught requires h, the history of a scenario run with a guard
+// removed, to be found illegal.
+func requireCaught(t *testing.T, h *storetest.History) {
+	t.Helper()
+	ok, path := storetest.ClaimHistoryLinearizable(t, h, t.Name())
+	require.False(t, ok, "the history of %d operations was found legal with the guard removed", h.Len())
+	t.Logf("caught: %d operations; visualization %s", h.Len(), path)
 }
 
 // faultyWorld is a run of the scenario: its lifecycles, the history the
@@ -140,13 +147,7 @@ func startFaultyLifecycles(t *testing.T, backend string, seed uint64, mutate fun
 	b.startWorker(t, "first")
 	b.startWorker(t, "second")
 
-	ids := make([]string, 10)
-	for i := range ids {
-		ids[i] = uniqueID(fmt.Sprintf("faulty%d", i))
-		b.create(t, ids[i])
-		_, err := b.starter.Decide(ctx, ids[i], workflows.Approve, workflows.Decision{By: "tester"})
-		require.NoError(t, err)
-	}
+	ids := b.approveAll(t, "faulty", 10)
 	fctx, stop := context.WithCancel(ctx)
 	var faulted sync.WaitGroup
 	frontend.Pace = h.Answered
@@ -183,4 +184,18 @@ func soakSeeds(t *testing.T) int {
 	n, err := strconv.Atoi(v)
 	require.NoError(t, err, "AZOLLA_SOAK_SEEDS=%q: how many seeds", v)
 	return max(1, n/10)
+}
+
+// approveAll creates n objectives named from prefix, each changed by
+// mutate, and approves them.
+func (b *bundle) approveAll(t *testing.T, prefix string, n int, mutate ...func(*domain.Objective)) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = uniqueID(fmt.Sprintf("%s%d", prefix, i))
+		b.create(t, ids[i], mutate...)
+		_, err := b.starter.Decide(context.Background(), ids[i], workflows.Approve, workflows.Decision{By: "tester"})
+		require.NoError(t, err)
+	}
+	return ids
 }

@@ -48,6 +48,13 @@ func (d *devProc) startRemoteWorker(t *testing.T, name, dir string, env ...strin
 	cmd := exec.Command(azollaBin, "remote-worker", "--control-plane", "http://"+d.controlPlane,
 		"--worker-id", name, "--max-wait", "2s")
 	cmd.Env = append(append(os.Environ(), "AZOLLA_DATA_DIR="+dir, "AZOLLA_LOG_LEVEL=warn"), env...)
+	return startLogged(t, "remote worker "+name, cmd)
+}
+
+// startLogged starts cmd, killed with the test, whose output the test
+// logs under name if it fails.
+func startLogged(t *testing.T, name string, cmd *exec.Cmd) *exec.Cmd {
+	t.Helper()
 	out := &proctest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
@@ -55,7 +62,7 @@ func (d *devProc) startRemoteWorker(t *testing.T, name, dir string, env ...strin
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if t.Failed() {
-			t.Logf("remote worker %s:\n%s", name, out.String())
+			t.Logf("%s:\n%s", name, out.String())
 		}
 	})
 	return cmd
