@@ -65,11 +65,12 @@ func (r *Remote) holdsSlots(ctx context.Context, workOrderID string, k int) bool
 }
 
 // runRemote is Run for a remote diazotroph: it enqueues the workorder as a
-// job, once, handing it the run's slots, and leaves the activity pending. The control plane completes
-// it by id when a remote worker completes the job; it has then written the
-// output bundle and EXECUTED in the job's own transaction. A retried
-// attempt finds the same job: a settled one answers at once, a waiting or
-// running one is waited for again.
+// job, once, handing it the run's slots (hold), and leaves the activity
+// pending. The control plane completes it by id when a remote worker
+// completes the job; it has then written the output bundle and EXECUTED in
+// the job's own transaction. A retried attempt finds the same job: a
+// settled one answers at once, a waiting or running one is waited for
+// again.
 func (a *Steps) runRemote(ctx context.Context, w *domain.WorkOrder, hold *slotHold) (RunResult, error) {
 	req, err := a.roundRequest(ctx, w)
 	if err != nil {

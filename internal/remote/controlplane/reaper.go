@@ -34,9 +34,9 @@ const CodeLeaseExpired = "LEASE_EXPIRED"
 //   - Settled jobs whose outcome has not reached their activity are
 //     notified again.
 //   - QUEUED jobs with an activity heartbeat it, so a job waiting for a
-//     worker does not time the activity out; those holding run slots
-//     renew them (slots.go). An activity found gone is
-//     left alone: the job runs, and its outcome finds no one to tell.
+//     worker does not time the activity out, and those holding run slots
+//     renew them (slots.go). An activity found gone is left alone: the
+//     job runs, and its outcome finds no one to tell.
 //
 // One instance per store is active: the one holding the
 // CONTROL_PLANE_REAPER claim, renewed at each pass and kept during it, as
