@@ -140,15 +140,24 @@ func (b *bundle) create(t testing.TB, id string, mutate ...func(*domain.Objectiv
 	return o
 }
 
-// waitStep polls the lifecycle until it reaches step.
+// waitStep polls the lifecycle until it reaches step, for up to 90
+// seconds.
 func (b *bundle) waitStep(t testing.TB, id, step string) workflows.State {
+	t.Helper()
+	return b.waitStepWithin(t, id, step, 90*time.Second)
+}
+
+// waitStepWithin is waitStep for up to bound: longer than any step the
+// lifecycle may take on its way, so that only a lifecycle that is stuck
+// fails the wait.
+func (b *bundle) waitStepWithin(t testing.TB, id, step string, bound time.Duration) workflows.State {
 	t.Helper()
 	var st workflows.State
 	require.Eventually(t, func() bool {
 		var err error
 		st, err = b.starter.State(context.Background(), id)
 		return err == nil && st.Step == step
-	}, 90*time.Second, 100*time.Millisecond, "objective %s never reached %s (last state %+v)", id, step, &st)
+	}, bound, 100*time.Millisecond, "objective %s never reached %s (last state %+v)", id, step, &st)
 	return st
 }
 

@@ -41,6 +41,13 @@ func setupRepository(t testing.TB, repo, agent string, gate []string, environ []
 	return &setupWorld{bundle: b, repo: repo}
 }
 
+// setupRunBound bounds the wait for a run on a prepared repository: a cold
+// environment is built (modules fetched, a first compile in the sandbox),
+// then the agent runs within the lifecycle's budget (two minutes here) and
+// the gate after it. On a machine busy with the whole suite that is more
+// than waitStep's ninety seconds.
+const setupRunBound = 6 * time.Minute
+
 // approveAndWait runs an objective on the repository to its next pause.
 func (w *setupWorld) approveAndWait(t testing.TB, id, step string) workflows.State {
 	t.Helper()
@@ -50,7 +57,7 @@ func (w *setupWorld) approveAndWait(t testing.TB, id, step string) workflows.Sta
 	w.waitStep(t, id, workflows.StepAwaitingApproval)
 	_, err := w.starter.Decide(context.Background(), id, workflows.Approve, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
-	return w.waitStep(t, id, step)
+	return w.waitStepWithin(t, id, step, setupRunBound)
 }
 
 // lastRun is the objective's newest workorder's bundle and run record.
@@ -167,7 +174,7 @@ func TestSetup_AFailedSetupBlocksThenUnblockRunsIt(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(state, "up"), nil, 0o644))
 	_, err = w.starter.Decide(context.Background(), id, workflows.Unblock, workflows.Decision{By: "tester"})
 	require.NoError(t, err)
-	w.waitStep(t, id, workflows.StepDone)
+	w.waitStepWithin(t, id, workflows.StepDone, setupRunBound)
 	_, rr = w.lastRun(t, id)
 	require.Equal(t, domain.GatePass, rr.GateResult, rr.GateReason)
 	w.requireAuditClean(t)
