@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -39,23 +38,12 @@ import (
 // delivered is linearizable against the claim and outcome models.
 func TestFaults_RemoteRunsBehindFaultyLinksKeepTheClaimProtocol(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var histories, ops, deliveries int
-	faults := map[string]int{}
-	t.Cleanup(func() {
-		t.Logf("%d remote histories checked, %d claim operations and %d deliveries; faults injected %v",
-			histories, ops, deliveries, faults)
-	})
+	tally := newScenarioTally(t, "remote")
 	for seed := range uint64(soakSeeds(t)) {
 		t.Run(fmt.Sprintf("seed-%d", seed+1), func(t *testing.T) {
 			w := startFaultyRemote(t, seed+1, nil)
 			n, d := w.check(t)
-			mu.Lock()
-			defer mu.Unlock()
-			histories, ops, deliveries = histories+1, ops+n, deliveries+d
-			for k, v := range w.injected() {
-				faults[k] += v
-			}
+			tally.add(n, d, w.injected())
 		})
 	}
 }
@@ -111,8 +99,9 @@ func startFaultyRemote(t *testing.T, seed uint64, mutate func(context.Context, *
 	b.store, b.starter.Store = st, st
 
 	redisURL := redistest.URL(t)
-	redisProxy := storetest.StartFaultProxy(t, hostOf(t, redisURL))
-	tr, err := redisstream.New(ctx, redisstream.Options{URL: strings.Replace(redisURL, hostOf(t, redisURL), redisProxy.Addr(), 1),
+	redisAddr := mustParseRedisURL(t, redisURL).Addr
+	redisProxy := storetest.StartFaultProxy(t, redisAddr)
+	tr, err := redisstream.New(ctx, redisstream.Options{URL: strings.Replace(redisURL, redisAddr, redisProxy.Addr(), 1),
 		LeaseTTL: b.cfg.ControlPlane.LeaseTTL, Prefix: redistest.Prefix(t, redisURL)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tr.Close() })
@@ -201,12 +190,4 @@ func (w *faultyRemote) injected() map[string]int {
 		}
 	}
 	return out
-}
-
-// hostOf is the host:port of a URL.
-func hostOf(t *testing.T, raw string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	require.NoError(t, err)
-	return u.Host
 }

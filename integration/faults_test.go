@@ -29,26 +29,41 @@ import (
 // bundle delivered against the outcome model.
 func TestFaults_LifecyclesOnAFaultyStoreKeepTheClaimProtocol(t *testing.T) {
 	t.Parallel()
-	seeds := soakSeeds(t)
-	var mu sync.Mutex
-	var histories, ops, deliveries int
-	faults := map[string]int{}
-	t.Cleanup(func() {
-		t.Logf("%d lifecycle histories checked, %d claim operations and %d deliveries; faults injected %v",
-			histories, ops, deliveries, faults)
-	})
+	tally := newScenarioTally(t, "lifecycle")
 	for _, backend := range []string{"sqlite", "postgres"} {
-		for seed := range uint64(seeds) {
+		for seed := range uint64(soakSeeds(t)) {
 			t.Run(fmt.Sprintf("%s/seed-%d", backend, seed+1), func(t *testing.T) {
-				n, d, injected := faultyLifecycles(t, backend, seed+1)
-				mu.Lock()
-				defer mu.Unlock()
-				histories, ops, deliveries = histories+1, ops+n, deliveries+d
-				for k, v := range injected {
-					faults[k] += v
-				}
+				tally.add(faultyLifecycles(t, backend, seed+1))
 			})
 		}
+	}
+}
+
+// scenarioTally sums what a scenario's seeds checked, and logs it when the
+// test ends (make test-soak reports those lines).
+type scenarioTally struct {
+	mu                         sync.Mutex
+	histories, ops, deliveries int
+	faults                     map[string]int
+}
+
+func newScenarioTally(t *testing.T, scenario string) *scenarioTally {
+	s := &scenarioTally{faults: map[string]int{}}
+	t.Cleanup(func() {
+		t.Logf("%d %s histories checked, %d claim operations and %d deliveries; faults injected %v",
+			s.histories, scenario, s.ops, s.deliveries, s.faults)
+	})
+	return s
+}
+
+// add counts one seed's history: its claim operations, its deliveries and
+// the faults injected, by kind.
+func (s *scenarioTally) add(ops, deliveries int, faults map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.histories, s.ops, s.deliveries = s.histories+1, s.ops+ops, s.deliveries+deliveries
+	for k, v := range faults {
+		s.faults[k] += v
 	}
 }
 

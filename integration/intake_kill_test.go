@@ -7,9 +7,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +16,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/azolla/azolla/internal/config"
 	"github.com/azolla/azolla/internal/domain"
@@ -106,12 +103,7 @@ func TestForge_IntakeWorkerKilledBetweenTheForgeReadAndTheStoreWrite(t *testing.
 		return err
 	}
 
-	cfg := w.cfg
-	cfg.Ops.Address = ""
-	data, err := yaml.Marshal(cfg)
-	require.NoError(t, err)
-	cfgFile := filepath.Join(t.TempDir(), "azolla.yaml")
-	require.NoError(t, os.WriteFile(cfgFile, data, 0o600))
+	cfgFile := writeConfig(t, w.bundle)
 	worker := func(name string) *exec.Cmd { return w.workerProcess(t, name, "--config", cfgFile) }
 
 	number := w.repo.OpenIssue(t, s.Stranger, "Count me once", "- [ ] once", []string{"azolla"}, nil)
