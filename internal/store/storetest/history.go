@@ -268,9 +268,9 @@ func Writing(ctx context.Context, value string) context.Context {
 // claim.Lease.Fenced runs it) as one fenced write, and the claim
 // operations and bundle deliveries made in it, once its fate is known.
 func (r *RecordingStore) InTx(ctx context.Context, fn func(q store.Querier) error) error {
-	spy := r.txSpy(ctx)
-	err := r.ClaimStore.InTx(ctx, func(q store.Querier) error { return fn(spy.wrap(q)) })
-	spy.settle(err)
+	_, err := recordTx(r, ctx, func(wrap func(store.Querier) store.Querier) (struct{}, error) {
+		return struct{}{}, r.ClaimStore.InTx(ctx, func(q store.Querier) error { return fn(wrap(q)) })
+	})
 	return err
 }
 
@@ -572,41 +572,47 @@ func (r *recordingFull) InTx(ctx context.Context, fn func(q store.Querier) error
 // them is recorded as in InTx.
 
 func (r *recordingFull) StartJobAttempt(ctx context.Context, p store.StartJobAttemptParams) (*store.StartedJobAttempt, error) {
-	spy := r.rec.txSpy(ctx)
-	if on := p.OnStart; on != nil {
-		p.OnStart = func(q store.Querier, s *store.StartedJobAttempt) error { return on(spy.wrap(q), s) }
-	}
-	res, err := r.Store.StartJobAttempt(ctx, p)
-	spy.settle(err)
-	return res, err
+	return recordTx(r.rec, ctx, func(wrap func(store.Querier) store.Querier) (*store.StartedJobAttempt, error) {
+		if on := p.OnStart; on != nil {
+			p.OnStart = func(q store.Querier, s *store.StartedJobAttempt) error { return on(wrap(q), s) }
+		}
+		return r.Store.StartJobAttempt(ctx, p)
+	})
 }
 
 func (r *recordingFull) RenewJobLease(ctx context.Context, p store.RenewJobLeaseParams) (*domain.JobLease, error) {
-	spy := r.rec.txSpy(ctx)
-	if on := p.OnRenew; on != nil {
-		p.OnRenew = func(q store.Querier, j *domain.Job, l *domain.JobLease) error { return on(spy.wrap(q), j, l) }
-	}
-	res, err := r.Store.RenewJobLease(ctx, p)
-	spy.settle(err)
-	return res, err
+	return recordTx(r.rec, ctx, func(wrap func(store.Querier) store.Querier) (*domain.JobLease, error) {
+		if on := p.OnRenew; on != nil {
+			p.OnRenew = func(q store.Querier, j *domain.Job, l *domain.JobLease) error { return on(wrap(q), j, l) }
+		}
+		return r.Store.RenewJobLease(ctx, p)
+	})
 }
 
 func (r *recordingFull) SettleJobAttempt(ctx context.Context, p store.SettleJobAttemptParams) (*store.SettledJobAttempt, error) {
-	spy := r.rec.txSpy(Writing(ctx, "settle "+p.JobID))
-	if on := p.OnSettle; on != nil {
-		p.OnSettle = func(q store.Querier, j *domain.Job) error { return on(spy.wrap(q), j) }
-	}
-	res, err := r.Store.SettleJobAttempt(ctx, p)
-	spy.settle(err)
-	return res, err
+	return recordTx(r.rec, Writing(ctx, "settle "+p.JobID), func(wrap func(store.Querier) store.Querier) (*store.SettledJobAttempt, error) {
+		if on := p.OnSettle; on != nil {
+			p.OnSettle = func(q store.Querier, j *domain.Job) error { return on(wrap(q), j) }
+		}
+		return r.Store.SettleJobAttempt(ctx, p)
+	})
 }
 
 func (r *recordingFull) ExpireJobAttempt(ctx context.Context, p store.ExpireJobAttemptParams) (*domain.Job, error) {
-	spy := r.rec.txSpy(ctx)
-	if on := p.OnExpire; on != nil {
-		p.OnExpire = func(q store.Querier, j *domain.Job) error { return on(spy.wrap(q), j) }
-	}
-	res, err := r.Store.ExpireJobAttempt(ctx, p)
+	return recordTx(r.rec, ctx, func(wrap func(store.Querier) store.Querier) (*domain.Job, error) {
+		if on := p.OnExpire; on != nil {
+			p.OnExpire = func(q store.Querier, j *domain.Job) error { return on(wrap(q), j) }
+		}
+		return r.Store.ExpireJobAttempt(ctx, p)
+	})
+}
+
+// recordTx runs a transaction whose querier run hands its callback
+// through wrap, and records what the callback did once the transaction's
+// fate is known (txSpy).
+func recordTx[T any](r *RecordingStore, ctx context.Context, run func(wrap func(store.Querier) store.Querier) (T, error)) (T, error) {
+	spy := r.txSpy(ctx)
+	res, err := run(spy.wrap)
 	spy.settle(err)
 	return res, err
 }
