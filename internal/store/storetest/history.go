@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -63,59 +65,167 @@ type ClaimOutput struct {
 	Read string
 }
 
-// OutcomeInput is a delivery: the bundle a caller wrote for a workorder,
-// named by its title and runner status.
+// Outcome rules: what a history of outcomes holds one of.
+const (
+	// RuleBundle: a workorder has one output bundle, the first delivered;
+	// a later delivery creates nothing and is answered with the first.
+	RuleBundle = "bundle"
+	// RulePullRequest: an objective has one pull request; recording the
+	// same one again creates nothing, and recording another is refused.
+	RulePullRequest = "pull request"
+	// RuleChosen: a workorder's best-of-N has one chosen candidate;
+	// choosing it again changes nothing, and choosing another is refused.
+	RuleChosen = "chosen"
+)
+
+// OutcomeInput is a write of an outcome under one of the rules: Value
+// (a bundle named by its runner status and title, a pull request's
+// number, a candidate's attempt) for Key (a workorder, an objective).
 type OutcomeInput struct {
-	WorkOrder string
-	Bundle    string
+	Rule, Key, Value string
 }
 
-// OutcomeOutput is what the store kept: whether this call created the
-// bundle, and the bundle the workorder has. Unknown as ClaimOutput's.
+// OutcomeOutput is what the store answered: whether this call created
+// the outcome (RuleChosen's store does not say, and it is not read), the
+// outcome it keeps, or a refusal because it keeps another. Unknown as
+// ClaimOutput's.
 type OutcomeOutput struct {
 	Unknown bool
 	Created bool
+	Refused bool
 	Stored  string
 }
 
 // History records operations on claims, with their invocation and
-// response times, as a linearizability checker reads them. Deliveries of
-// output bundles go to a history of their own (Outcomes). Wrap the store
-// the claim bridge runs on with Store; record reads with Read.
+// response times, as a linearizability checker reads them. Writes of
+// outcomes (bundles, pull requests, chosen candidates) go to a history of
+// their own (Outcomes). Wrap the store the claim bridge runs on with
+// Store, a whole store with FullStore; record reads with Read.
+//
+// An operation is begun when it is called and ended when its outcome is
+// known; one begun and never ended (its caller was killed, or is still
+// waiting) counts as one whose outcome is unknown. Times are the wall
+// clock's, so that the histories of several processes on one machine
+// (Journal, Load) merge into one.
 type History struct {
-	start    time.Time
 	mu       sync.Mutex
 	ops      []porcupine.Operation
 	outcomes []porcupine.Operation
+	pending  map[int64]pendingOp
+	next     int64
 	// clients numbers the owners, for the visualization.
 	clients map[string]int
 	// answered counts the operations whose outcome is known.
 	answered int
+	// journal, when set, gets every begin, end and drop as a line.
+	journal *os.File
+}
+
+// pendingOp is an operation begun and not yet ended: its input is a
+// ClaimInput or an OutcomeInput.
+type pendingOp struct {
+	client string
+	in     any
+	call   int64
 }
 
 // NewHistory starts an empty history.
-func NewHistory() *History { return &History{start: time.Now(), clients: map[string]int{}} }
+func NewHistory() *History {
+	return &History{pending: map[int64]pendingOp{}, clients: map[string]int{}}
+}
 
-func (h *History) now() int64 { return int64(time.Since(h.start)) }
+func (h *History) now() int64 { return time.Now().UnixNano() }
 
-// record adds one operation; an unknown outcome has no response time (it
-// may take effect any time after its call).
-func (h *History) record(client string, in ClaimInput, call int64, out ClaimOutput) {
-	ret := h.now()
-	if out.Unknown {
-		ret = math.MaxInt64
-	}
+// begin starts an operation called at call by client, its input a
+// ClaimInput or an OutcomeInput, and returns its ticket for end or drop.
+func (h *History) begin(client string, in any, call int64) int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	id := h.next
+	h.next++
+	h.pending[id] = pendingOp{client: client, in: in, call: call}
+	h.write(journalLine{Op: "begin", ID: id, Client: client, Call: call}.with(in))
+	return id
+}
+
+// end records the outcome of a begun operation, a ClaimOutput or an
+// OutcomeOutput; an unknown outcome has no response time (it may take
+// effect any time after its call).
+func (h *History) end(id int64, out any) {
+	h.endAt(id, out, h.now())
+}
+
+func (h *History) endAt(id int64, out any, ret int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p, ok := h.pending[id]
+	if !ok {
+		panic(fmt.Sprintf("storetest: operation %d ended twice, or never begun", id))
+	}
+	delete(h.pending, id)
+	h.write(journalLine{Op: "end", ID: id, Ret: ret}.with(out))
+	h.add(p, out, ret)
+}
+
+// add appends p, ended with out at ret, to its history. Called with h.mu
+// held.
+func (h *History) add(p pendingOp, out any, ret int64) {
+	op := p.operation(h.clientID(p.client), out, ret)
+	if c, claim := out.(ClaimOutput); claim {
+		h.ops = append(h.ops, op)
+		if !c.Unknown {
+			h.answered++
+		}
+		return
+	}
+	h.outcomes = append(h.outcomes, op)
+}
+
+// drop forgets a begun operation that did nothing: a statement that
+// failed in a transaction rolled back.
+func (h *History) drop(id int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.pending, id)
+	h.write(journalLine{Op: "drop", ID: id})
+}
+
+// record begins and ends an operation at once.
+func (h *History) record(client string, in ClaimInput, call int64, out ClaimOutput) {
+	h.end(h.begin(client, in, call), out)
+}
+
+func (h *History) clientID(client string) int {
 	id, ok := h.clients[client]
 	if !ok {
 		id = len(h.clients)
 		h.clients[client] = id
 	}
-	h.ops = append(h.ops, porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret})
-	if !out.Unknown {
-		h.answered++
+	return id
+}
+
+// operation is p ended with out at ret: at no time if its outcome is
+// unknown.
+func (p pendingOp) operation(client int, out any, ret int64) porcupine.Operation {
+	switch o := out.(type) {
+	case ClaimOutput:
+		if o.Unknown {
+			ret = math.MaxInt64
+		}
+	case OutcomeOutput:
+		if o.Unknown {
+			ret = math.MaxInt64
+		}
 	}
+	return porcupine.Operation{ClientId: client, Input: p.in, Call: p.call, Output: out, Return: ret}
+}
+
+// unknown is the output of p's kind whose outcome is unknown.
+func (p pendingOp) unknown() any {
+	if _, claim := p.in.(ClaimInput); claim {
+		return ClaimOutput{Unknown: true}
+	}
+	return OutcomeOutput{Unknown: true}
 }
 
 // Answered is how many recorded operations have a known outcome: the
@@ -126,37 +236,37 @@ func (h *History) Answered() int {
 	return h.answered
 }
 
-// Outcomes returns the recorded deliveries.
+// Outcomes returns the recorded writes of outcomes, those still pending
+// as unknown.
 func (h *History) Outcomes() []porcupine.Operation {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]porcupine.Operation(nil), h.outcomes...)
+	return h.snapshot(false)
 }
 
-// deliver records a delivery made in a transaction that committed (ok) or
-// whose fate is unknown.
-func (h *History) deliver(in OutcomeInput, call int64, out OutcomeOutput) {
-	ret := h.now()
-	if out.Unknown {
-		ret = math.MaxInt64
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.outcomes = append(h.outcomes, porcupine.Operation{Input: in, Call: call, Output: out, Return: ret})
-}
-
-// Len is how many operations were recorded.
+// Len is how many claim operations were recorded.
 func (h *History) Len() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.ops)
+	return len(h.Operations())
 }
 
-// Operations returns the recorded operations.
+// Operations returns the recorded claim operations, those still pending
+// as unknown.
 func (h *History) Operations() []porcupine.Operation {
+	return h.snapshot(true)
+}
+
+func (h *History) snapshot(claims bool) []porcupine.Operation {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]porcupine.Operation(nil), h.ops...)
+	src := h.outcomes
+	if claims {
+		src = h.ops
+	}
+	out := append([]porcupine.Operation(nil), src...)
+	for _, p := range h.pending {
+		if _, claim := p.in.(ClaimInput); claim == claims {
+			out = append(out, p.operation(h.clientID(p.client), p.unknown(), math.MaxInt64))
+		}
+	}
+	return out
 }
 
 // Read records a read of resource's protected value by client: read
@@ -194,25 +304,25 @@ func protocolErr(err error) bool {
 
 // AcquireClaim records an acquisition.
 func (r *RecordingStore) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*domain.ClaimRecord, bool, error) {
-	call := r.h.now()
+	id := r.h.begin(p.OwnerID, acquireInput(p), r.h.now())
 	c, ok, err := r.ClaimStore.AcquireClaim(ctx, p)
-	r.h.record(p.OwnerID, acquireInput(p), call, acquireOutput(c, ok, err))
+	r.h.end(id, acquireOutput(c, ok, err))
 	return c, ok, err
 }
 
 // RenewClaim records a renewal.
 func (r *RecordingStore) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*domain.ClaimRecord, error) {
-	call := r.h.now()
+	id := r.h.begin(p.OwnerID, renewInput(p), r.h.now())
 	c, err := r.ClaimStore.RenewClaim(ctx, p)
-	r.h.record(p.OwnerID, renewInput(p), call, swapOutput(c, err))
+	r.h.end(id, swapOutput(c, err))
 	return c, err
 }
 
 // ReleaseClaim records a release.
 func (r *RecordingStore) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) (*domain.ClaimRecord, error) {
-	call := r.h.now()
+	id := r.h.begin(p.OwnerID, releaseInput(p), r.h.now())
 	c, err := r.ClaimStore.ReleaseClaim(ctx, p)
-	r.h.record(p.OwnerID, releaseInput(p), call, swapOutput(c, err))
+	r.h.end(id, swapOutput(c, err))
 	return c, err
 }
 
@@ -275,29 +385,26 @@ func (r *RecordingStore) InTx(ctx context.Context, fn func(q store.Querier) erro
 }
 
 // txSpy records what one transaction does: its claim operations, the fence
-// it checks and the bundles it delivers. Each is recorded once the
-// transaction's fate is known (settle): what it did counts only if it
-// committed, and is unknown if the transaction failed after it.
+// it checks and the bundles it delivers. Each is begun as it is called and
+// ended once the transaction's fate is known (settle): what it did counts
+// only if it committed, and is unknown if the transaction failed after
+// it.
 type txSpy struct {
 	r       *RecordingStore
 	written string
 	call    int64
 	// One attempt's findings; a transaction tried again starts afresh.
-	claims    []txClaim
+	claims    []txOp[ClaimOutput]
 	fence     *store.Fence
+	fenceOp   int64
 	fenceErr  error
-	delivered []txDelivery
+	delivered []txOp[OutcomeOutput]
 }
 
-type txClaim struct {
-	in   ClaimInput
-	call int64
-	out  ClaimOutput
-}
-
-type txDelivery struct {
-	in  OutcomeInput
-	out OutcomeOutput
+// txOp is an operation begun in a transaction, with what it answered.
+type txOp[O any] struct {
+	id  int64
+	out O
 }
 
 func (r *RecordingStore) txSpy(ctx context.Context) *txSpy {
@@ -305,13 +412,24 @@ func (r *RecordingStore) txSpy(ctx context.Context) *txSpy {
 	return &txSpy{r: r, written: written, call: r.h.now()}
 }
 
-// wrap starts an attempt of the transaction on q.
+// wrap starts an attempt of the transaction on q; what an attempt before
+// it did was rolled back.
 func (t *txSpy) wrap(q store.Querier) store.Querier {
+	h := t.r.h
+	for _, c := range t.claims {
+		h.drop(c.id)
+	}
+	for _, d := range t.delivered {
+		h.drop(d.id)
+	}
+	if t.fence != nil {
+		h.drop(t.fenceOp)
+	}
 	t.claims, t.fence, t.fenceErr, t.delivered = nil, nil, nil, nil
 	return &fenceSpy{Querier: q, t: t}
 }
 
-// settle records the transaction's findings, err being its outcome.
+// settle ends the transaction's operations, err being its outcome.
 func (t *txSpy) settle(err error) {
 	h := t.r.h
 	for _, c := range t.claims {
@@ -319,21 +437,21 @@ func (t *txSpy) settle(err error) {
 			// Done, then the transaction failed: committed or not.
 			c.out = ClaimOutput{Unknown: true}
 		}
-		h.record(c.in.Owner, c.in, c.call, c.out)
+		h.end(c.id, c.out)
 	}
 	for _, d := range t.delivered {
 		switch {
 		case err == nil:
-			h.deliver(d.in, t.call, d.out)
+			h.end(d.id, d.out)
 		case t.fenceErr == nil:
-			h.deliver(d.in, t.call, OutcomeOutput{Unknown: true})
+			h.end(d.id, OutcomeOutput{Unknown: true})
+		default:
+			h.drop(d.id)
 		}
 	}
 	if t.fence == nil {
 		return
 	}
-	in := ClaimInput{Kind: OpFenced, Resource: resourceOf(t.fence.ResourceType, t.fence.ResourceID), Owner: t.fence.OwnerID,
-		Version: t.fence.ClaimVersion, Written: t.written}
 	out := ClaimOutput{OK: err == nil}
 	switch {
 	case err == nil:
@@ -342,7 +460,7 @@ func (t *txSpy) settle(err error) {
 	default:
 		out = ClaimOutput{Unknown: true}
 	}
-	h.record(t.fence.OwnerID, in, t.call, out)
+	h.end(t.fenceOp, out)
 }
 
 // fenceSpy is a transaction's querier that tells its txSpy what it does.
@@ -354,38 +472,48 @@ type fenceSpy struct {
 func bundleName(b *domain.OutputBundle) string { return b.RunnerStatus + " " + b.Title }
 
 func (s *fenceSpy) CreateOutputBundle(ctx context.Context, b *domain.OutputBundle) (*domain.OutputBundle, bool, error) {
+	h := s.t.r.h
+	id := h.begin("", OutcomeInput{Rule: RuleBundle, Key: b.WorkOrderID, Value: bundleName(b)}, s.t.call)
 	stored, created, err := s.Querier.CreateOutputBundle(ctx, b)
-	if err == nil {
-		s.t.delivered = append(s.t.delivered, txDelivery{OutcomeInput{WorkOrder: b.WorkOrderID, Bundle: bundleName(b)},
-			OutcomeOutput{Created: created, Stored: bundleName(stored)}})
+	if err != nil {
+		h.drop(id) // the statement failed: the transaction will not commit it
+		return stored, created, err
 	}
+	s.t.delivered = append(s.t.delivered, txOp[OutcomeOutput]{id, OutcomeOutput{Created: created, Stored: bundleName(stored)}})
 	return stored, created, err
 }
 
 func (s *fenceSpy) CheckFence(ctx context.Context, f store.Fence) error {
+	h := s.t.r.h
+	if s.t.fence != nil {
+		h.drop(s.t.fenceOp)
+	}
+	s.t.fence = &f
+	s.t.fenceOp = h.begin(f.OwnerID, ClaimInput{Kind: OpFenced, Resource: resourceOf(f.ResourceType, f.ResourceID),
+		Owner: f.OwnerID, Version: f.ClaimVersion, Written: s.t.written}, s.t.call)
 	err := s.Querier.CheckFence(ctx, f)
-	s.t.fence, s.t.fenceErr = &f, err
+	s.t.fenceErr = err
 	return err
 }
 
 func (s *fenceSpy) AcquireClaim(ctx context.Context, p store.AcquireClaimParams) (*domain.ClaimRecord, bool, error) {
-	call := s.t.r.h.now()
+	id := s.t.r.h.begin(p.OwnerID, acquireInput(p), s.t.r.h.now())
 	c, ok, err := s.Querier.AcquireClaim(ctx, p)
-	s.t.claims = append(s.t.claims, txClaim{in: acquireInput(p), call: call, out: acquireOutput(c, ok, err)})
+	s.t.claims = append(s.t.claims, txOp[ClaimOutput]{id, acquireOutput(c, ok, err)})
 	return c, ok, err
 }
 
 func (s *fenceSpy) RenewClaim(ctx context.Context, p store.RenewClaimParams) (*domain.ClaimRecord, error) {
-	call := s.t.r.h.now()
+	id := s.t.r.h.begin(p.OwnerID, renewInput(p), s.t.r.h.now())
 	c, err := s.Querier.RenewClaim(ctx, p)
-	s.t.claims = append(s.t.claims, txClaim{in: renewInput(p), call: call, out: swapOutput(c, err)})
+	s.t.claims = append(s.t.claims, txOp[ClaimOutput]{id, swapOutput(c, err)})
 	return c, err
 }
 
 func (s *fenceSpy) ReleaseClaim(ctx context.Context, p store.ReleaseClaimParams) (*domain.ClaimRecord, error) {
-	call := s.t.r.h.now()
+	id := s.t.r.h.begin(p.OwnerID, releaseInput(p), s.t.r.h.now())
 	c, err := s.Querier.ReleaseClaim(ctx, p)
-	s.t.claims = append(s.t.claims, txClaim{in: releaseInput(p), call: call, out: swapOutput(c, err)})
+	s.t.claims = append(s.t.claims, txOp[ClaimOutput]{id, swapOutput(c, err)})
 	return c, err
 }
 
@@ -607,6 +735,56 @@ func (r *recordingFull) ExpireJobAttempt(ctx context.Context, p store.ExpireJobA
 	})
 }
 
+// RecordPullRequest records the write of an objective's pull request
+// under RulePullRequest.
+func (r *recordingFull) RecordPullRequest(ctx context.Context, p store.RecordPullRequestParams) (*domain.PullRequest, bool, error) {
+	h := r.rec.h
+	id := h.begin("", OutcomeInput{Rule: RulePullRequest, Key: p.ObjectiveID, Value: strconv.Itoa(p.Number)}, h.now())
+	pr, created, err := r.Store.RecordPullRequest(ctx, p)
+	out := OutcomeOutput{Created: created}
+	if err == nil {
+		out.Stored = strconv.Itoa(pr.Number)
+	}
+	h.end(id, refusedOr(out, err, domain.ErrPullRequestConflict))
+	return pr, created, err
+}
+
+// ChooseCandidate records the choice of a workorder's candidate under
+// RuleChosen.
+func (r *recordingFull) ChooseCandidate(ctx context.Context, p store.ChooseCandidateParams) (*domain.Candidate, error) {
+	h := r.rec.h
+	id := h.begin("", OutcomeInput{Rule: RuleChosen, Key: p.WorkOrderID, Value: strconv.Itoa(p.Attempt)}, h.now())
+	c, err := r.Store.ChooseCandidate(ctx, p)
+	var out OutcomeOutput
+	if err == nil {
+		out.Stored = strconv.Itoa(c.Attempt)
+	}
+	h.end(id, refusedOr(out, err, domain.ErrCandidatesSettled))
+	return c, err
+}
+
+// refusedOr is out when err is nil, a refusal when err is refused (the
+// store keeps another outcome), and an unknown outcome for any other
+// error.
+func refusedOr(out OutcomeOutput, err, refused error) OutcomeOutput {
+	switch {
+	case err == nil:
+		return out
+	case errors.Is(err, refused):
+		return OutcomeOutput{Refused: true}
+	}
+	return OutcomeOutput{Unknown: true}
+}
+
+// OutcomeCounts counts h's writes of outcomes by rule, for reports.
+func OutcomeCounts(h *History) map[string]int {
+	out := map[string]int{}
+	for _, op := range h.Outcomes() {
+		out[op.Input.(OutcomeInput).Rule]++
+	}
+	return out
+}
+
 // recordTx runs a transaction whose querier run hands its callback
 // through wrap, and records what the callback did once the transaction's
 // fate is known (txSpy).
@@ -617,43 +795,57 @@ func recordTx[T any](r *RecordingStore, ctx context.Context, run func(wrap func(
 	return res, err
 }
 
-// OutcomeModel is the outcome rule as a sequential specification: a
-// workorder has exactly one output bundle, the first delivered; a later
-// delivery creates nothing and is answered with the first.
+// OutcomeModel is the outcome rules as a sequential specification, one
+// register per rule and key that keeps the first value written (see
+// RuleBundle, RulePullRequest, RuleChosen). A write whose outcome is
+// unknown may have been kept or not. A pull request closed by a human and
+// replaced is outside the model: the scenarios close none.
 func OutcomeModel() porcupine.Model {
 	m := porcupine.NondeterministicModel{
-		Partition: partitionBy(func(in any) string { return in.(OutcomeInput).WorkOrder }),
+		Partition: partitionBy(func(in any) string { o := in.(OutcomeInput); return o.Rule + " " + o.Key }),
 		Init:      func() []any { return []any{""} },
 		Step: func(state, input, output any) []any {
 			stored, in, out := state.(string), input.(OutcomeInput), output.(OutcomeOutput)
-			next := stored
-			if stored == "" {
-				next = in.Bundle
-			}
 			switch {
+			case out.Unknown && stored == "":
+				return []any{stored, in.Value}
 			case out.Unknown:
-				return []any{stored, next}
-			case stored == "" && out.Created && out.Stored == in.Bundle:
-				return []any{next}
-			case stored != "" && !out.Created && out.Stored == stored:
+				return []any{stored}
+			case out.Refused:
+				// Another is kept; a bundle's rule answers with it instead.
+				if in.Rule != RuleBundle && stored != "" && stored != in.Value {
+					return []any{stored}
+				}
+			case in.Rule == RuleChosen:
+				if (stored == "" || stored == in.Value) && out.Stored == in.Value {
+					return []any{in.Value}
+				}
+			case stored == "":
+				if out.Created && out.Stored == in.Value {
+					return []any{in.Value}
+				}
+			case !out.Created && out.Stored == stored && (in.Rule == RuleBundle || in.Value == stored):
 				return []any{stored}
 			}
 			return nil
 		},
 		DescribeOperation: func(input, output any) string {
 			in, out := input.(OutcomeInput), output.(OutcomeOutput)
-			if out.Unknown {
-				return fmt.Sprintf("deliver %q -> ?", in.Bundle)
+			switch {
+			case out.Unknown:
+				return fmt.Sprintf("%s %q -> ?", in.Rule, in.Value)
+			case out.Refused:
+				return fmt.Sprintf("%s %q -> refused", in.Rule, in.Value)
 			}
-			return fmt.Sprintf("deliver %q -> created %t, stored %q", in.Bundle, out.Created, out.Stored)
+			return fmt.Sprintf("%s %q -> created %t, stored %q", in.Rule, in.Value, out.Created, out.Stored)
 		},
-		DescribeState: func(state any) string { return fmt.Sprintf("bundle %q", state) },
+		DescribeState: func(state any) string { return fmt.Sprintf("kept %q", state) },
 	}
 	return m.ToModel()
 }
 
-// CheckOutcomeHistory checks h's deliveries against OutcomeModel, as
-// CheckClaimHistory checks its claims, and returns how many it checked.
+// CheckOutcomeHistory checks h's writes of outcomes against OutcomeModel,
+// as CheckClaimHistory checks its claims, and returns how many it checked.
 func CheckOutcomeHistory(t testing.TB, h *History, name string) int {
 	t.Helper()
 	return mustLinearize(t, OutcomeModel(), h.Outcomes(), "outcomes-"+name)
