@@ -78,20 +78,28 @@ func faultyLifecycles(t *testing.T, backend string, seed uint64) (int, int, map[
 		wos, bundles, records := b.counts(t, id)
 		require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "%s: one workorder, one bundle, one run record", id)
 	}
+	return w.check(t)
+}
+
+// check checks the world's histories, claims and outcomes, once its
+// lifecycles are over, and returns the claim operations and outcome
+// writes it checked and the faults injected, by link and kind.
+func (w *faultyWorld) check(t *testing.T) (int, int, map[string]int) {
+	t.Helper()
 	n := storetest.CheckClaimHistory(t, w.h, t.Name())
 	delivered := storetest.CheckOutcomeHistory(t, w.h, t.Name())
 	outcomes := storetest.HistoryOutcomes(w.h)
-	injected := map[string]int{} // on the store's connections, then Temporal's
-	if w.proxy != nil {
-		injected = w.proxy.Counts()
+	injected := map[string]int{}
+	for _, l := range w.links {
+		for k, v := range l.proxy.Counts() {
+			injected[l.name+" "+k] += v
+		}
 	}
-	t.Logf("%d claim operations and %d deliveries checked %v; faults injected on the store %v, on Temporal %v", n,
-		delivered, outcomes, injected, w.frontend.Counts())
+	t.Logf("%d claim operations and %d outcome writes checked %v %v; faults injected %v", n, delivered, outcomes,
+		storetest.OutcomeCounts(w.h), injected)
 	require.Positive(t, outcomes["fenced ok"])
-	require.GreaterOrEqual(t, delivered, len(w.ids), "every lifecycle's bundle was delivered")
-	for k, v := range w.frontend.Counts() {
-		injected["temporal "+k] += v
-	}
+	require.GreaterOrEqual(t, storetest.OutcomeCounts(w.h)[storetest.RuleBundle], len(w.ids),
+		"every lifecycle's bundle was delivered")
 	return n, delivered, injected
 }
 
@@ -117,29 +125,49 @@ func requireCaught(t *testing.T, h *storetest.History) {
 	t.Logf("caught: %d operations; visualization %s", h.Len(), path)
 }
 
-// faultyWorld is a run of the scenario: its lifecycles, the history the
-// workers' store recorded, and the proxies in front of the store and
-// Temporal.
+// faultyWorld is a run of a scenario: its lifecycles, the history the
+// workers' store recorded, and the links faults are injected on.
 type faultyWorld struct {
-	b               *bundle
-	h               *storetest.History
-	proxy, frontend *storetest.FaultProxy
-	ids             []string
+	b *bundle
+	h *storetest.History
+	// direct is the store as the test reads it, past any proxy.
+	direct store.Store
+	// links are the proxies faults are injected on, the first the one
+	// that must have had its share before they stop.
+	links []faultyLink
+	ids   []string
 }
 
-// startFaultyLifecycles starts two workers on a store of backend and a
-// Temporal frontend, each reached through a fault proxy (a PostgreSQL
-// store, mutated first by mutate when set; a SQLite store is reached
-// straight), approves ten lifecycles, and injects faults drawn from seed
-// until they have had a few. The test's own reads then go straight to the
-// store.
+// faultyLink is one link faults are injected on: the proxy, named for the
+// report, with the mean time between its faults.
+type faultyLink struct {
+	name  string
+	proxy *storetest.FaultProxy
+	every time.Duration
+}
+
+// startFaultyLifecycles starts two workers behind faults (goFaulty),
+// approves ten lifecycles, and injects faults drawn from seed until they
+// have had a few.
 func startFaultyLifecycles(t *testing.T, backend string, seed uint64, mutate func(context.Context, *sqlstore.Store) error) *faultyWorld {
 	// Runs of two seconds, so the faults fall on lifecycles in flight.
 	b := setup(t, setupOptions{command: "sleep 2; printf ok", leaseTTL: 3 * time.Second, noWorker: true})
+	w := goFaulty(t, b, backend, mutate)
+	w.ids = b.approveAll(t, "faulty", 10)
+	w.inject(t, seed)
+	return w
+}
+
+// goFaulty moves b (set up with no worker) onto a store of backend and a
+// Temporal frontend, each reached through a fault proxy (a PostgreSQL
+// store, mutated first by mutate when set; a SQLite store is reached
+// straight), records the store's history, and starts two workers there.
+func goFaulty(t *testing.T, b *bundle, backend string, mutate func(context.Context, *sqlstore.Store) error) *faultyWorld {
 	ctx := context.Background()
-	var proxy *storetest.FaultProxy
-	var faulty, direct store.Store = b.store, b.store
+	w := &faultyWorld{b: b, h: storetest.NewHistory(), direct: b.store}
+	faulty := b.store
 	if backend == "postgres" {
+		var proxy *storetest.FaultProxy
 		pg, pgDirect := storetest.NewPostgresThrough(t, func(upstream string) string {
 			proxy = storetest.StartFaultProxy(t, upstream)
 			return proxy.Addr()
@@ -147,10 +175,10 @@ func startFaultyLifecycles(t *testing.T, backend string, seed uint64, mutate fun
 		if mutate != nil {
 			require.NoError(t, mutate(ctx, pgDirect))
 		}
-		faulty, direct = pg, pgDirect
+		faulty, w.direct = pg, pgDirect
+		w.links = append(w.links, faultyLink{"store", proxy, 100 * time.Millisecond})
 	}
-	h := storetest.NewHistory()
-	st := h.FullStore(faulty)
+	st := w.h.FullStore(faulty)
 	b.store, b.starter.Store = st, st
 	// The workers reach Temporal through a proxy of their own; the test's
 	// client (approvals, waits) goes straight.
@@ -159,33 +187,33 @@ func startFaultyLifecycles(t *testing.T, backend string, seed uint64, mutate fun
 	require.NoError(t, err)
 	t.Cleanup(wc.Close)
 	b.client = wc
+	w.links = append(w.links, faultyLink{"temporal", frontend, 150 * time.Millisecond})
 	b.startWorker(t, "first")
 	b.startWorker(t, "second")
+	return w
+}
 
-	ids := b.approveAll(t, "faulty", 10)
-	fctx, stop := context.WithCancel(ctx)
+// inject injects faults drawn from seed on every link, each at its own
+// pace, until the first link has had a few (at least three resets and a
+// partition, whatever the machine's speed). The test's own reads then go
+// straight to the store: a connection the proxy broke fails its next
+// query, whoever holds it.
+func (w *faultyWorld) inject(t *testing.T, seed uint64) {
+	t.Helper()
+	fctx, stop := context.WithCancel(context.Background())
 	var faulted sync.WaitGroup
-	frontend.Pace = h.Answered
-	faulted.Go(func() { frontend.Schedule(fctx, seed*11, 150*time.Millisecond) })
-	// Faults go on until the lifecycles have had some: at least a few
-	// resets and a partition of the store's connections (or, on SQLite,
-	// of Temporal's), whatever the machine's speed.
-	counted := frontend
-	if proxy != nil {
-		proxy.Pace = h.Answered
-		faulted.Go(func() { proxy.Schedule(fctx, seed*7, 100*time.Millisecond) })
-		counted = proxy
+	for i, l := range w.links {
+		l.proxy.Pace = w.h.Answered
+		faulted.Go(func() { l.proxy.Schedule(fctx, seed*uint64(7+4*i), l.every) })
 	}
+	first := w.links[0].proxy
 	require.Eventually(t, func() bool {
-		c := counted.Counts()
+		c := first.Counts()
 		return c[storetest.FaultReset] >= 3 && c[storetest.FaultPartition] >= 1
 	}, 2*time.Minute, 50*time.Millisecond)
 	stop()
 	faulted.Wait()
-	// The test's own reads go straight to the store: a connection the
-	// proxy broke fails its next query, whoever holds it.
-	b.store, b.starter.Store = direct, direct
-	return &faultyWorld{b: b, h: h, proxy: proxy, frontend: frontend, ids: ids}
+	w.b.store, w.b.starter.Store = w.direct, w.direct
 }
 
 // soakSeeds is how many seeds a lifecycle scenario runs: one, or under

@@ -1,0 +1,117 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/azolla/azolla/internal/config"
+	"github.com/azolla/azolla/internal/domain"
+	"github.com/azolla/azolla/internal/forge/giteatest"
+	"github.com/azolla/azolla/internal/store/sqlstore"
+	"github.com/azolla/azolla/internal/store/storetest"
+	"github.com/azolla/azolla/workflows"
+)
+
+// Four best-of-three objectives on a real Gitea, each ending in a pull
+// request, on two workers whose PostgreSQL store, Temporal frontend and
+// forge are each reached through a fault proxy: every objective awaits
+// review on its one pull request (one on the forge, from its own branch,
+// and the same one recorded), its workorder has one bundle and one chosen
+// candidate of three, and the histories of the claims and of the
+// outcomes (bundles, pull requests, chosen candidates) are linearizable.
+func TestFaults_BestOfNAndPullRequestsOnAFaultyForge(t *testing.T) {
+	t.Parallel()
+	s := giteatest.Shared(t)
+	tally := newScenarioTally(t, "best-of-N and pull request")
+	for seed := range uint64(soakSeeds(t)) {
+		t.Run(fmt.Sprintf("seed-%d", seed+1), func(t *testing.T) {
+			tally.add(faultyPullRequests(t, s, seed+1))
+		})
+	}
+}
+
+// faultyPullRequests is one seed of the scenario: it returns the claim
+// operations and outcome writes it checked, and the faults it injected.
+func faultyPullRequests(t *testing.T, s *giteatest.Server, seed uint64) (int, int, map[string]int) {
+	w, fw := startFaultyPullRequests(t, s, seed, nil)
+	ctx := context.Background()
+	numbers := map[int]string{}
+	for _, id := range w.ids {
+		st := w.b.waitStep(t, id, workflows.StepAwaitingReview)
+		require.Equal(t, domain.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
+		wos, bundles, records := w.b.counts(t, id)
+		require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "%s: one workorder, one bundle, one run record", id)
+		cands, err := w.direct.ListCandidates(ctx, w.b.onlyWorkOrder(t, id).WorkOrderID)
+		require.NoError(t, err)
+		require.Len(t, cands, 3, "%s: one record per candidate", id)
+		chosen := 0
+		for _, c := range cands {
+			if c.Chosen {
+				chosen++
+			}
+		}
+		require.Equal(t, 1, chosen, "%s: one chosen candidate", id)
+		pr, err := w.direct.GetPullRequest(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, pr.URL, st.PullRequest)
+		numbers[pr.Number] = id
+	}
+	// The forge has one pull request per objective, from its branch: none
+	// was opened twice when an answer was lost on the way back.
+	prs := fw.pullRequests(t)
+	require.Len(t, prs, len(w.ids), "one pull request on the forge per objective")
+	for _, n := range prs {
+		fpr, err := fw.forge.PullRequest(ctx, n)
+		require.NoError(t, err)
+		require.Equal(t, "azolla/"+numbers[n], fpr.Head, "pull request #%d is the one recorded for its objective", n)
+	}
+	n, delivered, injected := w.check(t)
+	byRule := storetest.OutcomeCounts(w.h)
+	require.GreaterOrEqual(t, byRule[storetest.RulePullRequest], len(w.ids), "every pull request was recorded")
+	require.GreaterOrEqual(t, byRule[storetest.RuleChosen], len(w.ids), "every workorder's candidate was chosen")
+	return n, delivered, injected
+}
+
+// startFaultyPullRequests sets up a repository on s whose forge azolla
+// reaches through a fault proxy, starts two workers behind faults on a
+// PostgreSQL store (mutated first by mutate when set), approves four
+// best-of-three objectives on it, and injects faults drawn from seed.
+func startFaultyPullRequests(t *testing.T, s *giteatest.Server, seed uint64,
+	mutate func(context.Context, *sqlstore.Store) error) (*faultyWorld, *forgeWorld) {
+	u, err := url.Parse(s.URL)
+	require.NoError(t, err)
+	link := storetest.StartFaultProxy(t, u.Host)
+	fw := setupForgeWith(t, s, func(f *config.ForgeConfig) { f.URL = u.Scheme + "://" + link.Addr() }, nil,
+		func(o *setupOptions) {
+			o.noWorker, o.leaseTTL = true, 3*time.Second
+			forge := o.configure
+			o.configure = func(c *config.Config) {
+				forge(c)
+				// Candidates of a second, so the faults fall on them.
+				c.Patch.Command.Run = "sleep 1; " + taskAgent
+			}
+		})
+	w := goFaulty(t, fw.bundle, "postgres", mutate)
+	w.links = append(w.links, faultyLink{"forge", link, 200 * time.Millisecond})
+	w.ids = fw.approveAll(t, "prfault", 4, bestOfN(fw.clone, 3), func(o *domain.Objective) {
+		o.AcceptanceCriteria = []string{"task.txt says what to do"}
+	})
+	w.inject(t, seed)
+	return w, fw
+}
+
+// The pull request scenario sees what it is meant to: with the claim
+// acquisition's expiry guard removed, the workers' history is not
+// linearizable.
+func TestMutation_PullRequestsCatchABrokenGuard(t *testing.T) {
+	t.Parallel()
+	w, _ := startFaultyPullRequests(t, giteatest.Shared(t), 1, func(ctx context.Context, s *sqlstore.Store) error {
+		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
+	})
+	requireCaught(t, w.h)
+}
