@@ -46,7 +46,7 @@ test-topology: ## Prove docker-compose.yml's topology as processes: Temporal on 
 	AZOLLA_TEST_TOPOLOGY=1 $(GO) test -count=1 -timeout 30m ./deploy/topology/
 
 .PHONY: test-soak
-test-soak: ## Check claim and outcome histories under injected faults for many seeds: both store backends (AZOLLA_SOAK_SEEDS, default 50) and lifecycles (a tenth as many); minutes
+test-soak: ## Check claim and outcome histories under injected faults for many seeds: both store backends (AZOLLA_SOAK_SEEDS, default 50) and each lifecycle scenario (a tenth as many); minutes
 	@mkdir -p bin
 	@{ AZOLLA_SOAK_SEEDS=$${AZOLLA_SOAK_SEEDS:-50} $(GO) test -count=1 -timeout 60m -run 'TestLinearizable_ClaimHistoriesUnderFaults$$|TestFaults_' -v \
 		./internal/store/sqlstore/ ./integration/ > bin/soak.out 2>&1; echo $$? > bin/soak.rc; }
@@ -108,6 +108,7 @@ lint: $(STATICCHECK) $(WORKFLOWCHECK) ## gofmt, go vet, staticcheck, workflowche
 	$(GO) run ./cmd/shapecheck
 	$(GO) vet ./...
 	$(GO) vet -tags devserver ./cmd/azolla
+	$(GO) vet -tags azollahistory ./cmd/azolla
 	$(STATICCHECK) ./...
 	$(WORKFLOWCHECK) ./workflows/...
 

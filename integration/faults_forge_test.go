@@ -97,6 +97,8 @@ func startFaultyPullRequests(t *testing.T, s *giteatest.Server, seed uint64,
 			}
 		})
 	w := goFaulty(t, fw.bundle, "postgres", mutate)
+	fw.startWorker(t, "first")
+	fw.startWorker(t, "second")
 	w.links = append(w.links, faultyLink{"forge", link, 200 * time.Millisecond})
 	w.ids = fw.approveAll(t, "prfault", 4, bestOfN(fw.clone, 3), func(o *domain.Objective) {
 		o.AcceptanceCriteria = []string{"task.txt says what to do"}

@@ -136,6 +136,13 @@ type faultyWorld struct {
 	// that must have had its share before they stop.
 	links []faultyLink
 	ids   []string
+	// env points an azolla process at the store and Temporal through
+	// their proxies.
+	env []string
+	// pace counts the work done so far, which the faults keep pace with
+	// (FaultProxy.Pace): the history's answered operations, unless the
+	// workers record elsewhere.
+	pace func() int
 }
 
 // faultyLink is one link faults are injected on: the proxy, named for the
@@ -153,6 +160,8 @@ func startFaultyLifecycles(t *testing.T, backend string, seed uint64, mutate fun
 	// Runs of two seconds, so the faults fall on lifecycles in flight.
 	b := setup(t, setupOptions{command: "sleep 2; printf ok", leaseTTL: 3 * time.Second, noWorker: true})
 	w := goFaulty(t, b, backend, mutate)
+	b.startWorker(t, "first")
+	b.startWorker(t, "second")
 	w.ids = b.approveAll(t, "faulty", 10)
 	w.inject(t, seed)
 	return w
@@ -161,17 +170,21 @@ func startFaultyLifecycles(t *testing.T, backend string, seed uint64, mutate fun
 // goFaulty moves b (set up with no worker) onto a store of backend and a
 // Temporal frontend, each reached through a fault proxy (a PostgreSQL
 // store, mutated first by mutate when set; a SQLite store is reached
-// straight), records the store's history, and starts two workers there.
+// straight), and records the store's history: the workers the caller
+// starts in this process work there, and so do those it starts as
+// processes with w.env.
 func goFaulty(t *testing.T, b *bundle, backend string, mutate func(context.Context, *sqlstore.Store) error) *faultyWorld {
 	ctx := context.Background()
 	w := &faultyWorld{b: b, h: storetest.NewHistory(), direct: b.store}
+	w.pace = w.h.Answered
 	faulty := b.store
 	if backend == "postgres" {
 		var proxy *storetest.FaultProxy
-		pg, pgDirect := storetest.NewPostgresThrough(t, func(upstream string) string {
+		pg, pgDirect, dsn := storetest.NewPostgresThroughDSN(t, func(upstream string) string {
 			proxy = storetest.StartFaultProxy(t, upstream)
 			return proxy.Addr()
 		})
+		w.env = append(w.env, "AZOLLA_STORE_DRIVER=postgres", "AZOLLA_STORE_DSN="+dsn)
 		if mutate != nil {
 			require.NoError(t, mutate(ctx, pgDirect))
 		}
@@ -187,24 +200,27 @@ func goFaulty(t *testing.T, b *bundle, backend string, mutate func(context.Conte
 	require.NoError(t, err)
 	t.Cleanup(wc.Close)
 	b.client = wc
+	w.env = append(w.env, "AZOLLA_TEMPORAL_ADDRESS="+frontend.Addr())
 	w.links = append(w.links, faultyLink{"temporal", frontend, 150 * time.Millisecond})
-	b.startWorker(t, "first")
-	b.startWorker(t, "second")
 	return w
 }
 
 // inject injects faults drawn from seed on every link, each at its own
-// pace, until the first link has had a few (at least three resets and a
-// partition, whatever the machine's speed). The test's own reads then go
-// straight to the store: a connection the proxy broke fails its next
-// query, whoever holds it.
-func (w *faultyWorld) inject(t *testing.T, seed uint64) {
+// pace, runs during (if any) meanwhile, and goes on until the first link
+// has had a few faults (at least three resets and a partition, whatever
+// the machine's speed). The test's own reads then go straight to the
+// store: a connection the proxy broke fails its next query, whoever holds
+// it.
+func (w *faultyWorld) inject(t *testing.T, seed uint64, during ...func()) {
 	t.Helper()
 	fctx, stop := context.WithCancel(context.Background())
 	var faulted sync.WaitGroup
 	for i, l := range w.links {
-		l.proxy.Pace = w.h.Answered
+		l.proxy.Pace = w.pace
 		faulted.Go(func() { l.proxy.Schedule(fctx, seed*uint64(7+4*i), l.every) })
+	}
+	for _, f := range during {
+		f()
 	}
 	first := w.links[0].proxy
 	require.Eventually(t, func() bool {

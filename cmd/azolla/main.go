@@ -14,7 +14,12 @@ import (
 
 	"github.com/azolla/azolla/internal/cli"
 	"github.com/azolla/azolla/internal/executor/egress"
+	"github.com/azolla/azolla/internal/store"
 )
+
+// storeWrapper wraps the stores the commands open: nil but in the tests'
+// recording build (the azollahistory tag, history.go).
+var storeWrapper func(store.Store) store.Store
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == egress.RelayCommand {
@@ -25,7 +30,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv,
-		cli.WithDevServer(startDevServer), cli.WithName(os.Args[0]))
+		cli.WithDevServer(startDevServer), cli.WithName(os.Args[0]), cli.WithStoreWrapper(storeWrapper))
 	stop()
 	os.Exit(code)
 }

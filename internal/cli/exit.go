@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/textsafe"
 )
 
@@ -93,6 +94,13 @@ type Option func(*app)
 
 // WithDevServer lets `azolla dev` start its embedded server.
 func WithDevServer(start StartDevServer) Option { return func(a *app) { a.startDev = start } }
+
+// WithStoreWrapper wraps every store a command opens, once migrated:
+// the tests' recording build of the binary journals its store's history
+// through it. nil wraps nothing.
+func WithStoreWrapper(wrap func(store.Store) store.Store) Option {
+	return func(a *app) { a.wrapStore = wrap }
+}
 
 // WithName is how the user invoked azolla.
 func WithName(name string) Option { return func(a *app) { a.name = name } }

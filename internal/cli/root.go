@@ -4,6 +4,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/azolla/azolla/internal/store"
 )
 
 // app is one invocation's world: where output goes and how the environment
@@ -16,6 +18,8 @@ type app struct {
 	started bool
 	// startDev runs `azolla dev`'s embedded server; nil in a binary without.
 	startDev StartDevServer
+	// wrapStore, when set, wraps every store a command opens.
+	wrapStore func(store.Store) store.Store
 	// name is how the user invoked azolla, for the commands it prints.
 	name string
 	// configFile is the configuration file loadConfig read, "" for none:

@@ -56,6 +56,9 @@ func (a *app) sessionFor(cmd *cobra.Command, cfg config.Config, withTemporal boo
 		s.close()
 		return nil, fmt.Errorf("%s store: %w", cfg.Store.Driver, err)
 	}
+	if a.wrapStore != nil {
+		s.store = a.wrapStore(s.store)
+	}
 	s.starter = &starter.Starter{Store: s.store, TaskQueue: cfg.Temporal.TaskQueue}
 	if withTemporal {
 		if err := a.dialTemporal(cmd, s); err != nil {

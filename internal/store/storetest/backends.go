@@ -84,8 +84,16 @@ const openTries = 4
 // connection the proxy broke fails its next query).
 func NewPostgresThrough(t testing.TB, through func(upstream string) string) (s, direct *sqlstore.Store) {
 	t.Helper()
-	direct, dsn := NewPostgresDSN(t)
-	u, err := url.Parse(dsn)
+	s, direct, _ = NewPostgresThroughDSN(t, through)
+	return s, direct
+}
+
+// NewPostgresThroughDSN is NewPostgresThrough that also returns the DSN
+// through the proxy, for another process to open the store with.
+func NewPostgresThroughDSN(t testing.TB, through func(upstream string) string) (s, direct *sqlstore.Store, dsn string) {
+	t.Helper()
+	direct, upstream := NewPostgresDSN(t)
+	u, err := url.Parse(upstream)
 	if err != nil {
 		t.Fatalf("parse postgres DSN: %v", err)
 	}
@@ -105,7 +113,7 @@ func NewPostgresThrough(t testing.TB, through func(upstream string) string) (s, 
 		}
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	return s, direct
+	return s, direct, u.String()
 }
 
 // NewPostgresUnmigrated is NewPostgres before migrations: an empty schema.

@@ -228,6 +228,14 @@ func (p pendingOp) unknown() any {
 	return OutcomeOutput{Unknown: true}
 }
 
+// Pending is how many operations were begun and not ended: in flight, or
+// left so by a process that was killed.
+func (h *History) Pending() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.pending)
+}
+
 // Answered is how many recorded operations have a known outcome: the
 // work a faulty run got done so far.
 func (h *History) Answered() int {
