@@ -25,8 +25,9 @@ import (
 
 // Ten lifecycles on `azolla worker` processes that journal their store's
 // history, on a PostgreSQL store and a Temporal frontend each reached
-// through a fault proxy; one worker is SIGKILLed while it holds a run,
-// and a third takes over: every lifecycle reaches DONE with one bundle and
+// through a fault proxy, their clocks apart by up to 1.2 s on a lease of
+// 3 s; one worker is SIGKILLed while it holds a run, and a third takes
+// over: every lifecycle reaches DONE with one bundle and
 // one run record, the killed worker's run ran again, and the processes'
 // merged history (what the killed one had in flight counted as unknown)
 // is linearizable against the claim and outcome models.
@@ -84,25 +85,29 @@ func startKilledWorkers(t *testing.T, seed uint64, mutate func(context.Context, 
 	t.Cleanup(func() { proctest.KillGroups(k.starts) })
 	k.w = goFaulty(t, b, "postgres", mutate)
 	k.w.pace = k.progress
-	k.start(t, "first")
-	k.start(t, "doomed")
+	// Their clocks disagree by up to 1.2 s on a lease of 3 s: "doomed" is
+	// behind, "third" ahead, and takes over leases that early.
+	k.start(t, "first", 0)
+	k.start(t, "doomed", -400*time.Millisecond)
 	k.w.ids = b.approveAll(t, "killed", 10)
 	k.w.inject(t, seed, func() {
 		// Killed while it holds a run and has a store operation in flight.
 		require.Eventually(t, func() bool { return k.inFlight("doomed") > 0 && k.holdsARun("doomed") },
 			2*time.Minute, 5*time.Millisecond, "the doomed worker takes a run")
 		k.kill(t, "doomed")
-		k.start(t, "third")
+		k.start(t, "third", 800*time.Millisecond)
 	})
 	return k.w, k
 }
 
-// start starts the worker process name.
-func (k *workerJournals) start(t *testing.T, name string) {
+// start starts the worker process name, its claims stamped by a clock
+// off by skew.
+func (k *workerJournals) start(t *testing.T, name string, skew time.Duration) {
 	t.Helper()
 	k.journals[name] = filepath.Join(filepath.Dir(k.starts), name+".journal")
 	cmd := exec.Command(recordingAzolla(t), "worker", "--identity", name)
-	cmd.Env = append(append(k.w.b.workerEnv(), k.w.env...), storetest.JournalEnv+"="+k.journals[name])
+	cmd.Env = append(append(k.w.b.workerEnv(), k.w.env...), storetest.JournalEnv+"="+k.journals[name],
+		storetest.ClockSkewEnv+"="+skew.String())
 	k.procs[name] = startLogged(t, "worker "+name, cmd)
 }
 
