@@ -71,6 +71,36 @@ func exitCode(err error) int {
 	return -1
 }
 
+// Transient says whether err, from a push or a fetch, failed on the way
+// to the remote: the connection was refused, reset or left silent, the
+// server answered nothing or a 5xx, or another push held the branch's
+// lock. Trying again may then succeed. A
+// refusal (a rejected ref, a failed authentication, a missing repository,
+// any other 4xx) is not transient, nor is a run cut short by its context.
+func Transient(err error) bool {
+	var ge *Error
+	// 128 when git gives up on the remote, 1 when the upload of a push
+	// fails midway (as when the remote rejects a ref, told apart below).
+	if !errors.As(err, &ge) || (ge.ExitCode != 128 && ge.ExitCode != 1) {
+		return false
+	}
+	msg := strings.ToLower(ge.Stderr)
+	for _, refused := range []string{"returned error: 4", "authentication failed", "permission denied",
+		"not found", "does not appear to be a git repository", "[rejected]"} {
+		if strings.Contains(msg, refused) {
+			return false
+		}
+	}
+	for _, transport := range []string{"unable to access", "the remote end hung up", "rpc failed", "early eof",
+		"connection reset", "connection refused", "timed out", "empty reply", "returned error: 5",
+		"could not read from remote repository", "cannot lock ref"} {
+		if strings.Contains(msg, transport) {
+			return true
+		}
+	}
+	return false
+}
+
 // subcommand is the first argument that is neither a "-c" pair nor an option.
 func subcommand(args []string) string {
 	for i := 0; i < len(args); i++ {

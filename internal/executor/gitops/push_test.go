@@ -2,6 +2,7 @@ package gitops_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -115,4 +116,86 @@ func TestPushWith_SendsTheTokenAsAHeaderOnly(t *testing.T) {
 
 	require.ErrorContains(t, b.g.PushWith(ctx, b.ws, remote, testBranch, &gitops.HTTPAuth{User: "u", Token: token}),
 		"only sent to an http(s) remote")
+}
+
+// A push that fails on the way to the remote (nothing listens, the server
+// drops the connection, a 5xx) is transient; one the remote refuses (a
+// wrong token, a missing repository, a ref it rejects) is not.
+func TestTransient_TellsTheWayFromTheRefusal(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	require.NoError(t, b.g.Apply(ctx, b.ws, modifyReadme))
+	_, err := b.g.Commit(ctx, b.ws, bot, "for the remote")
+	require.NoError(t, err)
+
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	dropping := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	}))
+	t.Cleanup(dropping.Close)
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(failing.Close)
+	// Dropped in the middle: the refs were read, the pack's upload dies.
+	midRoot := t.TempDir()
+	git(t, "", "init", "-q", "--bare", filepath.Join(midRoot, "app.git"))
+	git(t, filepath.Join(midRoot, "app.git"), "config", "http.receivepack", "true")
+	execPath, err := gitExecPath()
+	require.NoError(t, err)
+	backend := &cgi.Handler{Path: filepath.Join(execPath, "git-http-backend"),
+		Env: []string{"GIT_PROJECT_ROOT=" + midRoot, "GIT_HTTP_EXPORT_ALL=1"}}
+	midway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		r.Header.Set("Remote-User", "azolla")
+		backend.ServeHTTP(w, r)
+	}))
+	t.Cleanup(midway.Close)
+	for name, url := range map[string]string{"nothing listens": closed.URL + "/app.git",
+		"the connection dropped": dropping.URL + "/app.git", "a 503": failing.URL + "/app.git",
+		"the upload dropped": midway.URL + "/app.git"} {
+		err := b.g.Push(ctx, b.ws, url, testBranch)
+		require.Error(t, err, name)
+		require.True(t, gitops.Transient(err), "%s: %v", name, err)
+	}
+
+	root := t.TempDir()
+	remote := filepath.Join(root, "app.git")
+	git(t, "", "init", "-q", "--bare", remote)
+	git(t, remote, "config", "http.receivepack", "true")
+	srv := smartHTTP(t, root, "x-access-token", "forge-token-0123456789abcdef")
+	wrong := &gitops.HTTPAuth{User: "x-access-token", Token: "wrong-token-0123456789"}
+	err = b.g.PushWith(ctx, b.ws, srv.URL+"/app.git", testBranch, wrong)
+	require.Error(t, err)
+	require.False(t, gitops.Transient(err), "a wrong token: %v", err)
+	err = b.g.Push(ctx, b.ws, srv.URL+"/missing.git", testBranch)
+	require.Error(t, err)
+	require.False(t, gitops.Transient(err), "a missing repository: %v", err)
+
+	// A ref the remote rejects: it holds a commit the workspace lacks.
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	git(t, "", "init", "-q", "--bare", bare)
+	require.NoError(t, b.g.Push(ctx, b.ws, bare, testBranch))
+	require.NoError(t, b.g.PrepareWorkspace(ctx, b.mirror, b.ws, testBranch, b.base))
+	writeFile(t, b.ws, "other.txt", "another attempt\n")
+	_, err = b.g.Commit(ctx, b.ws, bot, "another attempt")
+	require.NoError(t, err)
+	err = b.g.PushAdding(ctx, b.ws, bare, testBranch, nil)
+	require.Error(t, err)
+	require.False(t, gitops.Transient(err), "a rejected ref: %v", err)
+	require.False(t, gitops.Transient(context.Canceled))
+	// The remote's lock on the branch, held by another push of it.
+	locked := &gitops.Error{ExitCode: 1, Err: errors.New("exit status 1"),
+		Stderr: "remote: error: cannot lock ref 'refs/heads/azolla/obj-1': Unable to create '/r.git/refs/heads/azolla/obj-1.lock': File exists."}
+	require.True(t, gitops.Transient(locked))
 }

@@ -486,10 +486,14 @@ func (r *run) push(ctx context.Context, head string) string {
 		// has seen is replaced.
 		push = r.p.o.Git.PushAdding
 	}
-	if err := push(ctx, r.ws, remote, r.branch, set.PushAuth); err != nil {
-		return fmt.Sprintf("\nPush of %s to %s failed: %v\n", r.branch, remote, err)
+	tries, err := pushTrying(ctx, pushBackoff, func() error { return push(ctx, r.ws, remote, r.branch, set.PushAuth) })
+	if err != nil {
+		return fmt.Sprintf("\nPush of %s to %s failed (%s): %v\n", r.branch, remote, triesText(tries), err)
 	}
 	notes := fmt.Sprintf("\nPushed %s to %s.\n", r.branch, remote)
+	if tries > 1 {
+		notes = fmt.Sprintf("\nPushed %s to %s (%s).\n", r.branch, remote, triesText(tries))
+	}
 	// Without the marker the branch counts as unpushed: the gate warns and
 	// the workspace is kept as for any unpushed branch.
 	if err := writePushed(r.p.o.Dir, Pushed{WorkOrderID: r.req.WorkOrder.WorkOrderID, BranchName: r.branch,
@@ -497,6 +501,40 @@ func (r *run) push(ctx context.Context, head string) string {
 		notes += fmt.Sprintf("The push could not be recorded (%v); the branch is treated as not pushed.\n", err)
 	}
 	return notes
+}
+
+// pushBackoff are the waits before a push is tried again after a
+// transient failure (gitops.Transient): a connection dropped or refused
+// on the way to the forge is not a reason to open no pull request.
+var pushBackoff = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
+
+// pushTrying runs push, and again after each of backoff's waits while it
+// fails transiently; it returns how many times it ran and the last error.
+func pushTrying(ctx context.Context, backoff []time.Duration, push func() error) (int, error) {
+	tries := 1
+	err := push()
+	for _, wait := range backoff {
+		if err == nil || !gitops.Transient(err) {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return tries, err
+		case <-t.C:
+		}
+		tries++
+		err = push()
+	}
+	return tries, err
+}
+
+func triesText(n int) string {
+	if n == 1 {
+		return "1 try"
+	}
+	return fmt.Sprintf("%d tries", n)
 }
 
 func (r *run) applyFailed(out patchgen.Output, why string) diazotroph.Result {
