@@ -130,6 +130,12 @@ func (a *PullRequests) OpenPullRequest(ctx context.Context, in PullRequestInput)
 		log.Warn("pull request opened without its labels or reviewers", "url", pr.URL, "error", err)
 		err = nil
 	}
+	if errors.Is(err, forge.ErrNotFound) {
+		// Most likely the branch: a forge answers 404 to a pull request
+		// from a head it does not have, as when the run's push failed.
+		err = fmt.Errorf("%w (the forge has no branch %s, or no repository %s: the run's notes say whether its push failed)",
+			err, req.open.Head, req.target.Repository)
+	}
 	if err != nil {
 		return PullRequestResult{}, forgeError(fmt.Errorf("open or adopt the pull request of %s on %s %s: %w",
 			req.open.Head, req.target.Kind, req.target.Repository, err))
