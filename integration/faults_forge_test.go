@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,8 @@ import (
 
 // Four best-of-three objectives on a real Gitea, each ending in a pull
 // request, on two workers whose PostgreSQL store, Temporal frontend and
-// forge are each reached through a fault proxy: every objective awaits
+// forge are each reached through a fault proxy (on SQLite, the frontend
+// and the forge): every objective awaits
 // review on its one pull request (one on the forge, from its own branch,
 // and the same one recorded), its workorder has one bundle and one chosen
 // candidate of three, and the histories of the claims and of the
@@ -28,21 +30,24 @@ func TestFaults_BestOfNAndPullRequestsOnAFaultyForge(t *testing.T) {
 	t.Parallel()
 	s := giteatest.Shared(t)
 	tally := newScenarioTally(t, "best-of-N and pull request")
-	for seed := range uint64(soakSeeds(t)) {
-		t.Run(fmt.Sprintf("seed-%d", seed+1), func(t *testing.T) {
-			tally.add(faultyPullRequests(t, s, seed+1))
-		})
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for seed := range uint64(soakSeeds(t)) {
+			t.Run(fmt.Sprintf("%s/seed-%d", backend, seed+1), func(t *testing.T) {
+				tally.add(faultyPullRequests(t, s, backend, seed+1))
+			})
+		}
 	}
 }
 
 // faultyPullRequests is one seed of the scenario: it returns the claim
 // operations and outcome writes it checked, and the faults it injected.
-func faultyPullRequests(t *testing.T, s *giteatest.Server, seed uint64) (int, int, map[string]int) {
-	w, fw := startFaultyPullRequests(t, s, seed, nil)
+func faultyPullRequests(t *testing.T, s *giteatest.Server, backend string, seed uint64) (int, int, map[string]int) {
+	w, fw := startFaultyPullRequests(t, s, backend, seed, nil)
 	ctx := context.Background()
 	numbers := map[int]string{}
+	retried := 0 // pushes tried again after a fault
 	for _, id := range w.ids {
-		st := w.b.waitStep(t, id, workflows.StepAwaitingReview)
+		st := awaitReview(t, w, id)
 		require.Equal(t, domain.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
 		wos, bundles, records := w.b.counts(t, id)
 		require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "%s: one workorder, one bundle, one run record", id)
@@ -56,6 +61,11 @@ func faultyPullRequests(t *testing.T, s *giteatest.Server, seed uint64) (int, in
 			}
 		}
 		require.Equal(t, 1, chosen, "%s: one chosen candidate", id)
+		b, err := w.direct.GetOutputBundle(ctx, w.b.onlyWorkOrder(t, id).WorkOrderID)
+		require.NoError(t, err)
+		if strings.Contains(b.Notes, " tries).") {
+			retried++
+		}
 		pr, err := w.direct.GetPullRequest(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, pr.URL, st.PullRequest)
@@ -64,12 +74,13 @@ func faultyPullRequests(t *testing.T, s *giteatest.Server, seed uint64) (int, in
 	// The forge has one pull request per objective, from its branch: none
 	// was opened twice when an answer was lost on the way back.
 	prs := fw.pullRequests(t)
-	require.Len(t, prs, len(w.ids), "one pull request on the forge per objective")
+	require.Len(t, prs, len(w.ids), "one pull request on the forge per objective, open or closed")
 	for _, n := range prs {
 		fpr, err := fw.forge.PullRequest(ctx, n)
 		require.NoError(t, err)
 		require.Equal(t, "azolla/"+numbers[n], fpr.Head, "pull request #%d is the one recorded for its objective", n)
 	}
+	t.Logf("%d of %d pushes tried again", retried, len(w.ids))
 	n, delivered, injected := w.check(t)
 	byRule := storetest.OutcomeCounts(w.h)
 	require.GreaterOrEqual(t, byRule[storetest.RulePullRequest], len(w.ids), "every pull request was recorded")
@@ -77,11 +88,29 @@ func faultyPullRequests(t *testing.T, s *giteatest.Server, seed uint64) (int, in
 	return n, delivered, injected
 }
 
+// awaitReview waits until objective id awaits review, and fails with its
+// run's notes if it ends without a pull request instead.
+func awaitReview(t *testing.T, w *faultyWorld, id string) workflows.State {
+	t.Helper()
+	var st workflows.State
+	require.Eventually(t, func() bool {
+		var err error
+		st, err = w.b.starter.State(context.Background(), id)
+		return err == nil && (st.Step == workflows.StepAwaitingReview || st.Step == workflows.StepDone)
+	}, 3*time.Minute, 50*time.Millisecond, "%s never awaited review", id)
+	if st.Step == workflows.StepDone {
+		b, err := w.direct.GetOutputBundle(context.Background(), w.b.onlyWorkOrder(t, id).WorkOrderID)
+		require.NoError(t, err)
+		t.Fatalf("%s ended without a pull request: %s\nits run's notes:\n%s", id, st.PullRequestError, b.Notes)
+	}
+	return st
+}
+
 // startFaultyPullRequests sets up a repository on s whose forge azolla
 // reaches through a fault proxy, starts two workers behind faults on a
-// PostgreSQL store (mutated first by mutate when set), approves four
+// store of backend (as goFaulty; mutated first by mutate when set), approves four
 // best-of-three objectives on it, and injects faults drawn from seed.
-func startFaultyPullRequests(t *testing.T, s *giteatest.Server, seed uint64,
+func startFaultyPullRequests(t *testing.T, s *giteatest.Server, backend string, seed uint64,
 	mutate func(context.Context, *sqlstore.Store) error) (*faultyWorld, *forgeWorld) {
 	u, err := url.Parse(s.URL)
 	require.NoError(t, err)
@@ -96,7 +125,7 @@ func startFaultyPullRequests(t *testing.T, s *giteatest.Server, seed uint64,
 				c.Patch.Command.Run = "sleep 1; " + taskAgent
 			}
 		})
-	w := goFaulty(t, fw.bundle, "postgres", mutate)
+	w := goFaulty(t, fw.bundle, backend, mutate)
 	fw.startWorker(t, "first")
 	fw.startWorker(t, "second")
 	w.links = append(w.links, faultyLink{"forge", link, 200 * time.Millisecond})
@@ -112,7 +141,7 @@ func startFaultyPullRequests(t *testing.T, s *giteatest.Server, seed uint64,
 // linearizable.
 func TestMutation_PullRequestsCatchABrokenGuard(t *testing.T) {
 	t.Parallel()
-	w, _ := startFaultyPullRequests(t, giteatest.Shared(t), 1, func(ctx context.Context, s *sqlstore.Store) error {
+	w, _ := startFaultyPullRequests(t, giteatest.Shared(t), "postgres", 1, func(ctx context.Context, s *sqlstore.Store) error {
 		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
 	})
 	requireCaught(t, w.h)

@@ -25,7 +25,7 @@ import (
 
 // Ten lifecycles on `azolla worker` processes that journal their store's
 // history, on a PostgreSQL store and a Temporal frontend each reached
-// through a fault proxy, their clocks apart by up to 1.2 s on a lease of
+// through a fault proxy (on SQLite, the frontend alone), their clocks apart by up to 1.2 s on a lease of
 // 3 s; one worker is SIGKILLed while it holds a run, and a third takes
 // over: every lifecycle reaches DONE with one bundle and
 // one run record, the killed worker's run ran again, and the processes'
@@ -34,17 +34,19 @@ import (
 func TestFaults_KilledWorkersKeepTheClaimProtocol(t *testing.T) {
 	t.Parallel()
 	tally := newScenarioTally(t, "killed worker")
-	for seed := range uint64(soakSeeds(t)) {
-		t.Run(fmt.Sprintf("seed-%d", seed+1), func(t *testing.T) {
-			tally.add(killedWorkers(t, seed+1))
-		})
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for seed := range uint64(soakSeeds(t)) {
+			t.Run(fmt.Sprintf("%s/seed-%d", backend, seed+1), func(t *testing.T) {
+				tally.add(killedWorkers(t, backend, seed+1))
+			})
+		}
 	}
 }
 
 // killedWorkers is one seed of the scenario: it returns the claim
 // operations and outcome writes it checked, and the faults it injected.
-func killedWorkers(t *testing.T, seed uint64) (int, int, map[string]int) {
-	w, k := startKilledWorkers(t, seed, nil)
+func killedWorkers(t *testing.T, backend string, seed uint64) (int, int, map[string]int) {
+	w, k := startKilledWorkers(t, backend, seed, nil)
 	for _, id := range w.ids {
 		st := w.b.waitStep(t, id, workflows.StepDone)
 		require.Equal(t, domain.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
@@ -70,11 +72,12 @@ type workerJournals struct {
 }
 
 // startKilledWorkers starts the worker processes "first" and "doomed"
-// behind faults on a PostgreSQL store (mutated first by mutate when set),
+// behind faults on a store of backend (as goFaulty; mutated first by
+// mutate when set),
 // approves ten lifecycles whose runs take two seconds, and injects faults
 // drawn from seed; meanwhile it SIGKILLs "doomed" once it holds a run
 // with a store operation in flight, and starts "third".
-func startKilledWorkers(t *testing.T, seed uint64, mutate func(context.Context, *sqlstore.Store) error) (*faultyWorld, *workerJournals) {
+func startKilledWorkers(t *testing.T, backend string, seed uint64, mutate func(context.Context, *sqlstore.Store) error) (*faultyWorld, *workerJournals) {
 	dir := t.TempDir()
 	k := &workerJournals{starts: filepath.Join(dir, "starts"), procs: map[string]*exec.Cmd{}, journals: map[string]string{}}
 	// Each agent is its own process group, killed with the test: the
@@ -83,7 +86,7 @@ func startKilledWorkers(t *testing.T, seed uint64, mutate func(context.Context, 
 		leaseTTL: 3 * time.Second, noWorker: true,
 		configure: func(c *config.Config) { c.Executor.Sandbox = config.SandboxNone }})
 	t.Cleanup(func() { proctest.KillGroups(k.starts) })
-	k.w = goFaulty(t, b, "postgres", mutate)
+	k.w = goFaulty(t, b, backend, mutate)
 	k.w.pace = k.progress
 	// Their clocks disagree by up to 1.2 s on a lease of 3 s: "doomed" is
 	// behind, "third" ahead, and takes over leases that early.
@@ -217,7 +220,7 @@ func recordingAzolla(t *testing.T) string {
 // processes is not linearizable.
 func TestMutation_KilledWorkersCatchABrokenGuard(t *testing.T) {
 	t.Parallel()
-	w, k := startKilledWorkers(t, 1, func(ctx context.Context, s *sqlstore.Store) error {
+	w, k := startKilledWorkers(t, "postgres", 1, func(ctx context.Context, s *sqlstore.Store) error {
 		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
 	})
 	k.load(t)
