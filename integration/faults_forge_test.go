@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -29,14 +28,9 @@ import (
 func TestFaults_BestOfNAndPullRequestsOnAFaultyForge(t *testing.T) {
 	t.Parallel()
 	s := giteatest.Shared(t)
-	tally := newScenarioTally(t, "best-of-N and pull request")
-	for _, backend := range []string{"sqlite", "postgres"} {
-		for seed := range uint64(soakSeeds(t)) {
-			t.Run(fmt.Sprintf("%s/seed-%d", backend, seed+1), func(t *testing.T) {
-				tally.add(faultyPullRequests(t, s, backend, seed+1))
-			})
-		}
-	}
+	forSeeds(t, "best-of-N and pull request", bothBackends, func(t *testing.T, backend string, seed uint64) (int, int, map[string]int) {
+		return faultyPullRequests(t, s, backend, seed)
+	})
 }
 
 // faultyPullRequests is one seed of the scenario: it returns the claim

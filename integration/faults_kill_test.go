@@ -33,14 +33,7 @@ import (
 // is linearizable against the claim and outcome models.
 func TestFaults_KilledWorkersKeepTheClaimProtocol(t *testing.T) {
 	t.Parallel()
-	tally := newScenarioTally(t, "killed worker")
-	for _, backend := range []string{"sqlite", "postgres"} {
-		for seed := range uint64(soakSeeds(t)) {
-			t.Run(fmt.Sprintf("%s/seed-%d", backend, seed+1), func(t *testing.T) {
-				tally.add(killedWorkers(t, backend, seed+1))
-			})
-		}
-	}
+	forSeeds(t, "killed worker", bothBackends, killedWorkers)
 }
 
 // killedWorkers is one seed of the scenario: it returns the claim

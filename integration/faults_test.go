@@ -29,11 +29,22 @@ import (
 // bundle delivered against the outcome model.
 func TestFaults_LifecyclesOnAFaultyStoreKeepTheClaimProtocol(t *testing.T) {
 	t.Parallel()
-	tally := newScenarioTally(t, "lifecycle")
-	for _, backend := range []string{"sqlite", "postgres"} {
+	forSeeds(t, "lifecycle", bothBackends, faultyLifecycles)
+}
+
+// bothBackends are the store backends a scenario runs on.
+var bothBackends = []string{"sqlite", "postgres"}
+
+// forSeeds runs scenario on each backend for each seed (soakSeeds), one
+// subtest each, and tallies what the seeds checked: run returns the claim
+// operations and outcome writes it checked and the faults it injected.
+func forSeeds(t *testing.T, scenario string, backends []string,
+	run func(t *testing.T, backend string, seed uint64) (int, int, map[string]int)) {
+	tally := newScenarioTally(t, scenario)
+	for _, backend := range backends {
 		for seed := range uint64(soakSeeds(t)) {
 			t.Run(fmt.Sprintf("%s/seed-%d", backend, seed+1), func(t *testing.T) {
-				tally.add(faultyLifecycles(t, backend, seed+1))
+				tally.add(run(t, backend, seed+1))
 			})
 		}
 	}

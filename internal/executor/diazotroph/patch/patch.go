@@ -505,8 +505,10 @@ func (r *run) push(ctx context.Context, head string) string {
 
 // pushBackoff are the waits before a push is tried again after a
 // transient failure (gitops.Transient): a connection dropped or refused
-// on the way to the forge is not a reason to open no pull request.
-var pushBackoff = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
+// on the way to the forge, even for half a minute, is not a reason to
+// open no pull request.
+var pushBackoff = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second,
+	8 * time.Second, 16 * time.Second}
 
 // pushTrying runs push, and again after each of backoff's waits while it
 // fails transiently; it returns how many times it ran and the last error.
