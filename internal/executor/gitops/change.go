@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // applyArgs are the options of git apply. No --recount: hunk counts must be
@@ -167,7 +168,11 @@ func (g Git) push(ctx context.Context, dir, remote, branch string, auth *HTTPAut
 		return err
 	}
 	ref := "refs/heads/" + branch
-	args := []string{"push", "--quiet", "--no-verify", "--no-signed", "--no-follow-tags", "--recurse-submodules=no"}
+	// Less than a byte a second for the stall timeout: the connection is
+	// given up (curl's low-speed limit), and the push may be tried again.
+	stall := max(1, int(g.stallTimeout().Round(time.Second)/time.Second))
+	args := []string{"-c", "http.lowSpeedLimit=1", "-c", fmt.Sprintf("http.lowSpeedTime=%d", stall),
+		"push", "--quiet", "--no-verify", "--no-signed", "--no-follow-tags", "--recurse-submodules=no"}
 	if force {
 		args = append(args, "--force")
 	}

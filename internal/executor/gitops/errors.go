@@ -72,9 +72,9 @@ func exitCode(err error) int {
 }
 
 // Transient says whether err, from a push or a fetch, failed on the way
-// to the remote: the connection was refused, reset or left silent, the
-// server answered nothing or a 5xx, or another push held the branch's
-// lock. Trying again may then succeed. A
+// to the remote: the connection was refused, reset or left silent (for
+// Git.StallTimeout), the server answered nothing or a 5xx, or another
+// push held the branch's lock. Trying again may then succeed. A
 // refusal (a rejected ref, a failed authentication, a missing repository,
 // any other 4xx) is not transient, nor is a run cut short by its context.
 func Transient(err error) bool {
@@ -93,7 +93,7 @@ func Transient(err error) bool {
 	}
 	for _, transport := range []string{"unable to access", "the remote end hung up", "rpc failed", "early eof",
 		"connection reset", "connection refused", "timed out", "empty reply", "returned error: 5",
-		"could not read from remote repository", "cannot lock ref"} {
+		"could not read from remote repository", "cannot lock ref", "operation too slow"} {
 		if strings.Contains(msg, transport) {
 			return true
 		}

@@ -19,6 +19,19 @@ import (
 type Git struct {
 	// Path of the git binary; "" means "git" from PATH.
 	Path string
+	// StallTimeout is how long a push over HTTP(S) may go without
+	// moving a byte before it is given up as a transient failure
+	// (Transient): a connection the network left open and silent would
+	// otherwise hold it until its context ends. 0 means a minute.
+	StallTimeout time.Duration
+}
+
+// stallTimeout is g.StallTimeout, or its default.
+func (g Git) stallTimeout() time.Duration {
+	if g.StallTimeout > 0 {
+		return g.StallTimeout
+	}
+	return time.Minute
 }
 
 // waitDelay bounds how long a run waits for git's pipes to close after git

@@ -3,6 +3,7 @@ package gitops_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -198,4 +200,40 @@ func TestTransient_TellsTheWayFromTheRefusal(t *testing.T) {
 	locked := &gitops.Error{ExitCode: 1, Err: errors.New("exit status 1"),
 		Stderr: "remote: error: cannot lock ref 'refs/heads/azolla/obj-1': Unable to create '/r.git/refs/heads/azolla/obj-1.lock': File exists."}
 	require.True(t, gitops.Transient(locked))
+}
+
+// A push whose connection the network leaves open and silent is given up
+// after the stall timeout, as a transient failure, rather than held until
+// its context ends.
+func TestPush_GivesUpASilentConnection(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	require.NoError(t, b.g.Apply(ctx, b.ws, modifyReadme))
+	_, err := b.g.Commit(ctx, b.ws, bot, "for a silent remote")
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	held := make(chan net.Conn, 8)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held <- conn // read nothing, answer nothing
+		}
+	}()
+	t.Cleanup(func() {
+		for len(held) > 0 {
+			_ = (<-held).Close()
+		}
+	})
+
+	g := b.g
+	g.StallTimeout = time.Second
+	err = g.Push(ctx, b.ws, "http://"+ln.Addr().String()+"/app.git", testBranch)
+	require.Error(t, err)
+	require.True(t, gitops.Transient(err), "%v", err)
 }
