@@ -375,8 +375,11 @@ func TestConfine_LimitsEndARunAsItsOutcomeAndTheWorkerGoesOn(t *testing.T) {
 	sandboxtest.RequireBwrap(t)
 	// One command for every objective, by the objective's id: a fork bomb,
 	// a file larger than allowed, a spy on the SQLite store, or plain work.
+	// The bomb's shell starts its sleep before the bomb, and then only
+	// waits (a builtin): a fork refused to it once the bomb has taken
+	// every process would end the run early, and not by its budget.
 	command := `case "$AZOLLA_OBJECTIVE_ID" in
-bomb-*) bomb() { bomb | bomb & }; bomb; sleep 600 ;;
+bomb-*) sleep 600 & bomb() { bomb | bomb & }; bomb; wait ;;
 big-*) head -c 5000000 /dev/zero > big; echo "wrote $(wc -c < big) bytes" ;;
 spy-*) cat "$STORE" >/dev/null 2>&1 && echo READ-STORE; ls "$(dirname "$STORE")"; echo spied ;;
 *) echo plain work ;;
