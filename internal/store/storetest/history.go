@@ -152,10 +152,7 @@ func (h *History) begin(client string, in any, call int64) int64 {
 // OutcomeOutput; an unknown outcome has no response time (it may take
 // effect any time after its call).
 func (h *History) end(id int64, out any) {
-	h.endAt(id, out, h.now())
-}
-
-func (h *History) endAt(id int64, out any, ret int64) {
+	ret := h.now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	p, ok := h.pending[id]
@@ -195,6 +192,7 @@ func (h *History) record(client string, in ClaimInput, call int64, out ClaimOutp
 	h.end(h.begin(client, in, call), out)
 }
 
+// clientID numbers client for the visualization. Called with h.mu held.
 func (h *History) clientID(client string) int {
 	id, ok := h.clients[client]
 	if !ok {
