@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,21 +28,33 @@ import (
 
 // Eight lifecycles whose runs go to two remote workers under a deployment
 // limit of two runs at once. The control plane runs in the test's process
-// on the recorded PostgreSQL store, behind three fault proxies: the remote
-// workers reach it through one, it reaches Redis through another and the
-// store through a third. One remote worker is SIGKILLed in the middle of
-// a job. Every lifecycle reaches DONE with one bundle, and the history of
-// every claim operation (the workers' and those the control plane makes
-// for its jobs: their WORKORDER claims and run slots) and every bundle
-// delivered is linearizable against the claim and outcome models.
+// on the recorded store, behind fault proxies: the remote workers reach it
+// through one, it reaches Redis through another, and the store (on
+// PostgreSQL) and Temporal each through one of their own. One remote
+// worker is SIGKILLed in the middle of a job. Every lifecycle reaches DONE
+// from a job that succeeded, every run slot is given up, and the history
+// of every claim operation (the workers' and those the control plane
+// makes for its jobs: their WORKORDER claims and run slots) and every
+// bundle delivered is linearizable against the claim and outcome models.
 func TestFaults_RemoteRunsBehindFaultyLinksKeepTheClaimProtocol(t *testing.T) {
 	t.Parallel()
-	// The control plane's store is PostgreSQL: Redis and the store are
-	// each reached through a proxy of its own.
-	forSeeds(t, "remote", []string{"postgres"}, func(t *testing.T, _ string, seed uint64) (int, int, map[string]int) {
-		w := startFaultyRemote(t, seed, nil)
-		n, d := w.check(t)
-		return n, d, w.injected()
+	forSeeds(t, "remote", bothBackends, func(t *testing.T, backend string, seed uint64) (int, int, map[string]int) {
+		w := startFaultyRemote(t, backend, seed, nil)
+		ctx := context.Background()
+		for _, id := range w.ids {
+			s := w.b.waitStep(t, id, workflows.StepDone)
+			require.Equal(t, domain.GatePass, s.GateResult, "%s: %s", id, s.GateReason)
+			wos, bundles, records := w.b.counts(t, id)
+			require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "%s: one workorder, one bundle, one run record", id)
+			j, err := w.direct.GetJobByWorkOrder(ctx, "wo-"+id+"-1")
+			require.NoError(t, err)
+			require.Equal(t, domain.JobSucceeded, j.Status, "%s ran remotely", id)
+		}
+		now := time.Now()
+		live, err := w.direct.ListClaims(ctx, store.ListClaimsParams{ResourceTypes: []string{domain.ResourceRunSlot}, LiveAt: &now})
+		require.NoError(t, err)
+		require.Empty(t, live, "every run slot is given up")
+		return w.check(t)
 	})
 }
 
@@ -52,25 +63,16 @@ func TestFaults_RemoteRunsBehindFaultyLinksKeepTheClaimProtocol(t *testing.T) {
 // workers and the control plane is not linearizable.
 func TestMutation_RemoteRunsCatchABrokenGuard(t *testing.T) {
 	t.Parallel()
-	w := startFaultyRemote(t, 1, func(ctx context.Context, s *sqlstore.Store) error {
+	w := startFaultyRemote(t, "postgres", 1, func(ctx context.Context, s *sqlstore.Store) error {
 		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
 	})
 	requireCaught(t, w.h)
 }
 
-// faultyRemote is a run of the remote scenario.
-type faultyRemote struct {
-	b                          *bundle
-	h                          *storetest.History
-	direct                     *sqlstore.Store
-	store, redis, controlPlane *storetest.FaultProxy
-	ids                        []string
-}
-
-// startFaultyRemote starts the remote scenario on a store mutated first by
-// mutate, when set, with faults drawn from seed, and returns once the
-// faults are over and the victim is dead.
-func startFaultyRemote(t *testing.T, seed uint64, mutate func(context.Context, *sqlstore.Store) error) *faultyRemote {
+// startFaultyRemote starts the remote scenario on a store of backend (as
+// goFaulty; mutated first by mutate when set) with faults drawn from
+// seed, and returns once the faults are over and the victim is dead.
+func startFaultyRemote(t *testing.T, backend string, seed uint64, mutate func(context.Context, *sqlstore.Store) error) *faultyWorld {
 	dir := t.TempDir()
 	starts, pgids := dir+"/starts", dir+"/pgids"
 	t.Cleanup(func() { proctest.KillGroups(pgids) })
@@ -84,18 +86,7 @@ func startFaultyRemote(t *testing.T, seed uint64, mutate func(context.Context, *
 		cp.LeaseTTL, cp.HeartbeatInterval, cp.ReaperInterval, cp.MaxAttempts = 3*time.Second, time.Second, 300*time.Millisecond, 10
 	}})
 	ctx := context.Background()
-
-	var storeProxy *storetest.FaultProxy
-	pg, direct := storetest.NewPostgresThrough(t, func(upstream string) string {
-		storeProxy = storetest.StartFaultProxy(t, upstream)
-		return storeProxy.Addr()
-	})
-	if mutate != nil {
-		require.NoError(t, mutate(ctx, direct))
-	}
-	h := storetest.NewHistory()
-	st := h.FullStore(pg)
-	b.store, b.starter.Store = st, st
+	w := goFaulty(t, b, backend, mutate)
 
 	redisURL := redistest.URL(t)
 	redisAddr := mustParseRedisURL(t, redisURL).Addr
@@ -105,14 +96,14 @@ func startFaultyRemote(t *testing.T, seed uint64, mutate func(context.Context, *
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tr.Close() })
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	svc := workers.NewControlPlane(b.cfg, st, tr, b.client, log, "cp-faulty")
+	svc := workers.NewControlPlane(b.cfg, b.store, tr, b.client, log, "cp-faulty")
 	b.controlPlane = svc
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	cpCtx, stopCP := context.WithCancel(ctx)
 	cpDone := make(chan error, 1)
 	go func() {
-		cpDone <- workers.RunControlPlane(cpCtx, workers.ControlPlaneOptions{Config: b.cfg, Service: svc, Store: st, Log: log,
+		cpDone <- workers.RunControlPlane(cpCtx, workers.ControlPlaneOptions{Config: b.cfg, Service: svc, Store: b.store, Log: log,
 			Unauthenticated: true, Listener: ln})
 	}()
 	t.Cleanup(func() {
@@ -120,6 +111,8 @@ func startFaultyRemote(t *testing.T, seed uint64, mutate func(context.Context, *
 		require.NoError(t, <-cpDone)
 	})
 	cpProxy := storetest.StartFaultProxy(t, ln.Addr().String())
+	w.links = append(w.links, faultyLink{"redis", redisProxy, 150 * time.Millisecond},
+		faultyLink{"control plane", cpProxy, 150 * time.Millisecond})
 	b.startWorker(t, "first")
 	b.startWorker(t, "second")
 	remote := func(name string) *exec.Cmd {
@@ -132,61 +125,12 @@ func startFaultyRemote(t *testing.T, seed uint64, mutate func(context.Context, *
 	victim := remote("remote-a")
 	remote("remote-b")
 
-	ids := b.approveAll(t, "faultyremote", 8)
-	fctx, stop := context.WithCancel(ctx)
-	var faulted sync.WaitGroup
-	for i, p := range []*storetest.FaultProxy{storeProxy, redisProxy, cpProxy} {
-		p.Pace = h.Answered
-		faulted.Go(func() { p.Schedule(fctx, seed*13+uint64(i), 150*time.Millisecond) })
-	}
-	// The first remote worker dies in the middle of a job, with its run.
-	require.Eventually(t, func() bool { return proctest.CountLines(starts) >= 2 }, 2*time.Minute, 20*time.Millisecond)
-	require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
-	_ = victim.Wait()
-	require.Eventually(t, func() bool {
-		c := storeProxy.Counts()
-		return c[storetest.FaultReset] >= 2 && c[storetest.FaultPartition] >= 1 && cpProxy.Counts()[storetest.FaultReset] >= 2
-	}, 2*time.Minute, 50*time.Millisecond)
-	stop()
-	faulted.Wait()
-	b.store, b.starter.Store = direct, direct
-	return &faultyRemote{b: b, h: h, direct: direct, store: storeProxy, redis: redisProxy, controlPlane: cpProxy, ids: ids}
-}
-
-// check waits for every lifecycle to reach DONE, having run remotely, and
-// checks the histories; it returns the claim operations and deliveries
-// it checked.
-func (w *faultyRemote) check(t *testing.T) (int, int) {
-	ctx := context.Background()
-	for _, id := range w.ids {
-		s := w.b.waitStep(t, id, workflows.StepDone)
-		require.Equal(t, domain.GatePass, s.GateResult, "%s: %s", id, s.GateReason)
-		wos, bundles, records := w.b.counts(t, id)
-		require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "%s: one workorder, one bundle, one run record", id)
-		j, err := w.direct.GetJobByWorkOrder(ctx, "wo-"+id+"-1")
-		require.NoError(t, err)
-		require.Equal(t, domain.JobSucceeded, j.Status, "%s ran remotely", id)
-	}
-	n := storetest.CheckClaimHistory(t, w.h, t.Name())
-	delivered := storetest.CheckOutcomeHistory(t, w.h, t.Name())
-	t.Logf("%d claim operations and %d deliveries checked %v; faults injected on the store %v, on Redis %v, "+
-		"on the control plane %v", n, delivered, storetest.HistoryOutcomes(w.h), w.store.Counts(), w.redis.Counts(),
-		w.controlPlane.Counts())
-	require.GreaterOrEqual(t, delivered, len(w.ids), "every remote run's bundle was delivered")
-	now := time.Now()
-	live, err := w.direct.ListClaims(ctx, store.ListClaimsParams{ResourceTypes: []string{domain.ResourceRunSlot}, LiveAt: &now})
-	require.NoError(t, err)
-	require.Empty(t, live, "every run slot is given up")
-	return n, delivered
-}
-
-// injected counts the faults of every proxy, by link and kind.
-func (w *faultyRemote) injected() map[string]int {
-	out := map[string]int{}
-	for link, p := range map[string]*storetest.FaultProxy{"store": w.store, "redis": w.redis, "control plane": w.controlPlane} {
-		for k, v := range p.Counts() {
-			out[link+" "+k] += v
-		}
-	}
-	return out
+	w.ids = b.approveAll(t, "faultyremote", 8)
+	w.inject(t, seed, func() {
+		// The first remote worker dies in the middle of a job, with its run.
+		require.Eventually(t, func() bool { return proctest.CountLines(starts) >= 2 }, 2*time.Minute, 20*time.Millisecond)
+		require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
+		_ = victim.Wait()
+	})
+	return w
 }
