@@ -77,7 +77,7 @@ func historyStore(t *testing.T, backend string, seed uint64, mutate func(*sqlsto
 		return s, nil, nil
 	}
 	var proxy *storetest.FaultProxy
-	s, _ := storetest.NewPostgresThrough(t, func(upstream string) string {
+	s, _, _ := storetest.NewPostgresThrough(t, func(upstream string) string {
 		proxy = storetest.StartFaultProxy(t, upstream)
 		return proxy.Addr()
 	})
@@ -134,7 +134,7 @@ func TestMutation_ClaimHistoriesCatchABrokenGuard(t *testing.T) {
 			name: "ExpiryGuardRemoved", backends: []string{"sqlite", "postgres"},
 			mutate: func(t *testing.T, s *sqlstore.Store) {
 				if s.Dialect() == "postgres" {
-					require.NoError(t, storetest.MutateFunction(context.Background(), s, "azolla_acquire_claim", "lease_expires_at <= at", "true"))
+					require.NoError(t, storetest.RemoveExpiryGuard(context.Background(), s))
 					return
 				}
 				require.NoError(t, sqlstore.MutateStatement(s, sqlstore.StmtAcquire, "WHERE claims.lease_expires_at <= excluded.heartbeat_at", ""))

@@ -81,16 +81,9 @@ const openTries = 4
 // given the server's host:port and returns the proxy's. Its connections
 // give up dialling after two seconds. direct is the same store reached
 // straight, for a test's own reads once the faults are over (a pooled
-// connection the proxy broke fails its next query).
-func NewPostgresThrough(t testing.TB, through func(upstream string) string) (s, direct *sqlstore.Store) {
-	t.Helper()
-	s, direct, _ = NewPostgresThroughDSN(t, through)
-	return s, direct
-}
-
-// NewPostgresThroughDSN is NewPostgresThrough that also returns the DSN
-// through the proxy, for another process to open the store with.
-func NewPostgresThroughDSN(t testing.TB, through func(upstream string) string) (s, direct *sqlstore.Store, dsn string) {
+// connection the proxy broke fails its next query). dsn is the store's
+// DSN through the proxy, for another process to open it with.
+func NewPostgresThrough(t testing.TB, through func(upstream string) string) (s, direct *sqlstore.Store, dsn string) {
 	t.Helper()
 	direct, upstream := NewPostgresDSN(t)
 	u, err := url.Parse(upstream)

@@ -168,9 +168,9 @@ func (h *History) end(id int64, out any) {
 // held.
 func (h *History) add(p pendingOp, out any, ret int64) {
 	op := p.operation(h.clientID(p.client), out, ret)
-	if c, claim := out.(ClaimOutput); claim {
+	if _, claim := out.(ClaimOutput); claim {
 		h.ops = append(h.ops, op)
-		if !c.Unknown {
+		if !unknown(out) {
 			h.answered++
 		}
 		return
@@ -205,21 +205,26 @@ func (h *History) clientID(client string) int {
 // operation is p ended with out at ret: at no time if its outcome is
 // unknown.
 func (p pendingOp) operation(client int, out any, ret int64) porcupine.Operation {
-	switch o := out.(type) {
-	case ClaimOutput:
-		if o.Unknown {
-			ret = math.MaxInt64
-		}
-	case OutcomeOutput:
-		if o.Unknown {
-			ret = math.MaxInt64
-		}
+	if unknown(out) {
+		ret = math.MaxInt64
 	}
 	return porcupine.Operation{ClientId: client, Input: p.in, Call: p.call, Output: out, Return: ret}
 }
 
-// unknown is the output of p's kind whose outcome is unknown.
-func (p pendingOp) unknown() any {
+// unknown says whether out, a ClaimOutput or an OutcomeOutput, is an
+// outcome unknown.
+func unknown(out any) bool {
+	switch o := out.(type) {
+	case ClaimOutput:
+		return o.Unknown
+	case OutcomeOutput:
+		return o.Unknown
+	}
+	return false
+}
+
+// unknownOutput is the output of p's kind whose outcome is unknown.
+func (p pendingOp) unknownOutput() any {
 	if _, claim := p.in.(ClaimInput); claim {
 		return ClaimOutput{Unknown: true}
 	}
@@ -269,7 +274,7 @@ func (h *History) snapshot(claims bool) []porcupine.Operation {
 	out := append([]porcupine.Operation(nil), src...)
 	for _, p := range h.pending {
 		if _, claim := p.in.(ClaimInput); claim == claims {
-			out = append(out, p.operation(h.clientID(p.client), p.unknown(), math.MaxInt64))
+			out = append(out, p.operation(h.clientID(p.client), p.unknownOutput(), math.MaxInt64))
 		}
 	}
 	return out

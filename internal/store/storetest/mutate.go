@@ -26,3 +26,10 @@ func MutateFunction(ctx context.Context, s *sqlstore.Store, name, old, new strin
 	}
 	return nil
 }
+
+// RemoveExpiryGuard is the mutation every fault scenario must catch: the
+// PostgreSQL acquisition no longer checks that the lease it takes over has
+// lapsed, so an acquirer takes live claims.
+func RemoveExpiryGuard(ctx context.Context, s *sqlstore.Store) error {
+	return MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
+}
