@@ -135,8 +135,6 @@ func startFaultyPullRequests(t *testing.T, s *giteatest.Server, backend string, 
 // linearizable.
 func TestMutation_PullRequestsCatchABrokenGuard(t *testing.T) {
 	t.Parallel()
-	w, _ := startFaultyPullRequests(t, giteatest.Shared(t), "postgres", 1, func(ctx context.Context, s *sqlstore.Store) error {
-		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
-	})
+	w, _ := startFaultyPullRequests(t, giteatest.Shared(t), "postgres", 1, storetest.RemoveExpiryGuard)
 	requireCaught(t, w.h)
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/azolla/azolla/internal/store"
 	"github.com/azolla/azolla/internal/store/sqlstore"
 	"github.com/azolla/azolla/internal/store/storetest"
-	"github.com/azolla/azolla/workflows"
 )
 
 // Ten lifecycles on `azolla worker` processes that journal their store's
@@ -40,12 +39,7 @@ func TestFaults_KilledWorkersKeepTheClaimProtocol(t *testing.T) {
 // operations and outcome writes it checked, and the faults it injected.
 func killedWorkers(t *testing.T, backend string, seed uint64) (int, int, map[string]int) {
 	w, k := startKilledWorkers(t, backend, seed, nil)
-	for _, id := range w.ids {
-		st := w.b.waitStep(t, id, workflows.StepDone)
-		require.Equal(t, domain.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
-		wos, bundles, records := w.b.counts(t, id)
-		require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "%s: one workorder, one bundle, one run record", id)
-	}
+	w.requireDone(t)
 	require.Greater(t, proctest.CountLines(k.starts), len(w.ids), "the killed worker's run ran again")
 	unknown := k.load(t)
 	t.Logf("the killed worker left %d operations in flight", unknown)
@@ -213,9 +207,7 @@ func recordingAzolla(t *testing.T) string {
 // processes is not linearizable.
 func TestMutation_KilledWorkersCatchABrokenGuard(t *testing.T) {
 	t.Parallel()
-	w, k := startKilledWorkers(t, "postgres", 1, func(ctx context.Context, s *sqlstore.Store) error {
-		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
-	})
+	w, k := startKilledWorkers(t, "postgres", 1, storetest.RemoveExpiryGuard)
 	k.load(t)
 	requireCaught(t, w.h)
 }

@@ -53,43 +53,49 @@ func forSeeds(t *testing.T, scenario string, backends []string,
 // scenarioTally sums what a scenario's seeds checked, and logs it when the
 // test ends (make test-soak reports those lines).
 type scenarioTally struct {
-	mu                         sync.Mutex
-	histories, ops, deliveries int
-	faults                     map[string]int
+	mu                     sync.Mutex
+	histories, ops, writes int
+	faults                 map[string]int
 }
 
 func newScenarioTally(t *testing.T, scenario string) *scenarioTally {
 	s := &scenarioTally{faults: map[string]int{}}
 	t.Cleanup(func() {
-		t.Logf("%d %s histories checked, %d claim operations and %d deliveries; faults injected %v",
-			s.histories, scenario, s.ops, s.deliveries, s.faults)
+		t.Logf("%d %s histories checked, %d claim operations and %d outcome writes; faults injected %v",
+			s.histories, scenario, s.ops, s.writes, s.faults)
 	})
 	return s
 }
 
-// add counts one seed's history: its claim operations, its deliveries and
-// the faults injected, by kind.
-func (s *scenarioTally) add(ops, deliveries int, faults map[string]int) {
+// add counts one seed's history: its claim operations, its outcome writes
+// and the faults injected, by kind.
+func (s *scenarioTally) add(ops, writes int, faults map[string]int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.histories, s.ops, s.deliveries = s.histories+1, s.ops+ops, s.deliveries+deliveries
+	s.histories, s.ops, s.writes = s.histories+1, s.ops+ops, s.writes+writes
 	for k, v := range faults {
 		s.faults[k] += v
 	}
 }
 
 // faultyLifecycles is one seed of the scenario: it returns the claim
-// operations and deliveries it checked, and the faults it injected.
+// operations and outcome writes it checked, and the faults it injected.
 func faultyLifecycles(t *testing.T, backend string, seed uint64) (int, int, map[string]int) {
 	w := startFaultyLifecycles(t, backend, seed, nil)
-	b := w.b
+	w.requireDone(t)
+	return w.check(t)
+}
+
+// requireDone waits for every lifecycle of the world to reach DONE with a
+// PASS, one workorder, one bundle and one run record.
+func (w *faultyWorld) requireDone(t *testing.T) {
+	t.Helper()
 	for _, id := range w.ids {
-		st := b.waitStep(t, id, workflows.StepDone)
+		st := w.b.waitStep(t, id, workflows.StepDone)
 		require.Equal(t, domain.GatePass, st.GateResult, "%s: %s", id, st.GateReason)
-		wos, bundles, records := b.counts(t, id)
+		wos, bundles, records := w.b.counts(t, id)
 		require.Equal(t, []int{1, 1, 1}, []int{wos, bundles, records}, "%s: one workorder, one bundle, one run record", id)
 	}
-	return w.check(t)
 }
 
 // check checks the world's histories, claims and outcomes, once its
@@ -98,20 +104,19 @@ func faultyLifecycles(t *testing.T, backend string, seed uint64) (int, int, map[
 func (w *faultyWorld) check(t *testing.T) (int, int, map[string]int) {
 	t.Helper()
 	n := storetest.CheckClaimHistory(t, w.h, t.Name())
-	delivered := storetest.CheckOutcomeHistory(t, w.h, t.Name())
-	outcomes := storetest.HistoryOutcomes(w.h)
+	written := storetest.CheckOutcomeHistory(t, w.h, t.Name())
+	outcomes, byRule := storetest.HistoryOutcomes(w.h), storetest.OutcomeCounts(w.h)
 	injected := map[string]int{}
 	for _, l := range w.links {
 		for k, v := range l.proxy.Counts() {
 			injected[l.name+" "+k] += v
 		}
 	}
-	t.Logf("%d claim operations and %d outcome writes checked %v %v; faults injected %v", n, delivered, outcomes,
-		storetest.OutcomeCounts(w.h), injected)
+	t.Logf("%d claim operations and %d outcome writes checked %v %v; faults injected %v", n, written, outcomes,
+		byRule, injected)
 	require.Positive(t, outcomes["fenced ok"])
-	require.GreaterOrEqual(t, storetest.OutcomeCounts(w.h)[storetest.RuleBundle], len(w.ids),
-		"every lifecycle's bundle was delivered")
-	return n, delivered, injected
+	require.GreaterOrEqual(t, byRule[storetest.RuleBundle], len(w.ids), "every lifecycle's bundle was delivered")
+	return n, written, injected
 }
 
 // The lifecycle scenario sees what it is meant to: with the claim
@@ -121,9 +126,7 @@ func (w *faultyWorld) check(t *testing.T) (int, int, map[string]int) {
 // attempt holds it).
 func TestMutation_LifecyclesCatchABrokenGuard(t *testing.T) {
 	t.Parallel()
-	w := startFaultyLifecycles(t, "postgres", 1, func(ctx context.Context, s *sqlstore.Store) error {
-		return storetest.MutateFunction(ctx, s, "azolla_acquire_claim", "lease_expires_at <= at", "true")
-	})
+	w := startFaultyLifecycles(t, "postgres", 1, storetest.RemoveExpiryGuard)
 	requireCaught(t, w.h)
 }
 
@@ -191,7 +194,7 @@ func goFaulty(t *testing.T, b *bundle, backend string, mutate func(context.Conte
 	faulty := b.store
 	if backend == "postgres" {
 		var proxy *storetest.FaultProxy
-		pg, pgDirect, dsn := storetest.NewPostgresThroughDSN(t, func(upstream string) string {
+		pg, pgDirect, dsn := storetest.NewPostgresThrough(t, func(upstream string) string {
 			proxy = storetest.StartFaultProxy(t, upstream)
 			return proxy.Addr()
 		})
