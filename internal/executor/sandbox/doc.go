@@ -38,11 +38,12 @@
 //
 // Limits. Every run, sandboxed or not, gets resource limits applied while
 // its first process waits at a gate, before it runs anything (proc.Spec's
-// Setup): RLIMIT_NPROC, RLIMIT_FSIZE, RLIMIT_AS and no core files, and,
-// where the worker can write a cgroup with the pids or memory controller,
-// a cgroup of its own per run whose pids.max and memory limit hold even
-// for root, which RLIMIT_NPROC does not bind. A limit a run hit is named in
-// its Outcome.
+// Setup): RLIMIT_FSIZE, RLIMIT_AS and no core files, and, where the worker
+// can write a cgroup with the pids or memory controller, a cgroup of its
+// own per run whose pids.max and memory limit hold even for root. Without
+// a pids cgroup the processes are bounded by RLIMIT_NPROC instead, which
+// does not bind root and counts all of the worker user's processes. A
+// limit a run hit is named in its Outcome.
 //
 // Progress. A command given a StallTimeout (the COMMAND_DIAZOTROPH command
 // and the command generator's agent get executor.stall_timeout) that for

@@ -14,10 +14,11 @@ import (
 
 // Limits bound one run's resources; zero leaves a resource unbounded.
 type Limits struct {
-	// Processes bounds the run's processes and threads: RLIMIT_NPROC (which
-	// counts all of the worker user's processes, and does not bind root),
-	// and pids.max where a pids cgroup is available (which counts the
-	// run's alone, root's included).
+	// Processes bounds the run's processes and threads: pids.max where a
+	// pids cgroup is available (which counts the run's alone, root's
+	// included), else RLIMIT_NPROC (which counts all of the worker user's
+	// processes, other runs' and its own included, and does not bind
+	// root).
 	Processes int
 	// FileSize bounds, in bytes, any file a run writes (RLIMIT_FSIZE):
 	// past it the writer gets SIGXFSZ.
@@ -62,6 +63,18 @@ func (l Limits) apply(pid int) error {
 	return errors.Join(errs...)
 }
 
+// rlimits are the limits set as rlimits on a run: all of them, but for
+// the processes when a pids cgroup counts them. RLIMIT_NPROC counts every
+// process of the worker's user, so beside the cgroup it would only refuse
+// a run's forks for the processes of others.
+func (h *Host) rlimits() Limits {
+	l := h.limits
+	if h.cgroups.has(controllerPids) {
+		l.Processes = 0
+	}
+	return l
+}
+
 // hitBy names the limit a command's end shows it hit: killed by SIGXFSZ,
 // or exiting with the status a shell (or bubblewrap) reports for a child
 // that was, it wrote past FileSize.
@@ -81,7 +94,7 @@ func (h *Host) logLimits(log *slog.Logger) {
 	l := h.limits
 	procs := "rlimit"
 	if h.cgroups.has(controllerPids) {
-		procs = "cgroup pids.max and rlimit"
+		procs = "cgroup pids.max"
 	} else if os.Geteuid() == 0 && l.Processes > 0 {
 		procs = "rlimit, which does not bind root: run the worker as another user, or where it can create a pids cgroup"
 	}

@@ -284,7 +284,7 @@ func (r *Run) Exec(ctx context.Context, c Command) (Outcome, error) {
 		if err != nil {
 			return err
 		}
-		if err := e.h.limits.apply(pid); err != nil {
+		if err := e.h.rlimits().apply(pid); err != nil {
 			return err
 		}
 		if err := cg.add(pid); err != nil {
