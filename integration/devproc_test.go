@@ -134,9 +134,10 @@ func startDevWith(tb testing.TB, d *devProc) *devProc {
 func (d *devProc) launch(tb testing.TB, env []string) error {
 	if !d.kept || d.dir == "" {
 		d.dir = tb.TempDir()
-		d.grpc, d.ui = freePort(), freePort()
-		d.controlPlane = fmt.Sprintf("127.0.0.1:%d", freePort())
-		d.ops = fmt.Sprintf("127.0.0.1:%d", freePort())
+		ports := freePorts(4)
+		d.grpc, d.ui = ports[0], ports[1]
+		d.controlPlane = fmt.Sprintf("127.0.0.1:%d", ports[2])
+		d.ops = fmt.Sprintf("127.0.0.1:%d", ports[3])
 	}
 	d.out = &lockedBuffer{}
 	grpc, ui := d.grpc, d.ui

@@ -68,6 +68,21 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
+// freePorts returns n distinct free ports: each is held until all are
+// found, so two calls cannot hand out the same one.
+func freePorts(n int) []int {
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			panic(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
 func freePort() int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
