@@ -146,13 +146,19 @@ func (c *Claimant) acquire(ctx context.Context, holders store.ClaimQuerier, reso
 		return nil, fmt.Errorf("claim %s %s: %w", resourceType, resourceID, err)
 	}
 	if !ok {
-		holder, gerr := holders.GetClaim(ctx, resourceType, resourceID)
-		if gerr != nil {
-			return nil, fmt.Errorf("claim %s %s: held by another owner", resourceType, resourceID)
-		}
-		return nil, &Claimed{ResourceType: resourceType, ResourceID: resourceID, Holder: *holder}
+		return nil, c.refused(ctx, holders, resourceType, resourceID)
 	}
 	return lease, nil
+}
+
+// refused says who holds the claim an acquisition was refused, as holders
+// reads it.
+func (c *Claimant) refused(ctx context.Context, holders store.ClaimQuerier, resourceType, resourceID string) error {
+	holder, err := holders.GetClaim(ctx, resourceType, resourceID)
+	if err != nil {
+		return fmt.Errorf("claim %s %s: held by another owner", resourceType, resourceID)
+	}
+	return &Claimed{ResourceType: resourceType, ResourceID: resourceID, Holder: *holder}
 }
 
 // release gives a claim up after the durable write. A failure is only logged:

@@ -86,3 +86,57 @@ func (b *Bridge) Acquire(ctx context.Context, resourceType, resourceID, ownerID 
 func (b *Bridge) Adopt(rec domain.ClaimRecord, ttl time.Duration) *Lease {
 	return &Lease{bridge: b, ttl: ttl, rec: rec}
 }
+
+// errRefusedWithin rolls back Within's transaction when the claim is held.
+var errRefusedWithin = errors.New("claim held by another owner")
+
+// Within holds the claim for one transaction: it acquires the claim, runs
+// fn and releases the claim, all in one store transaction, so a step whose
+// work is a few statements commits once instead of three times (acquire,
+// fenced write, release). The claim is taken and released at the same
+// commit: no other owner ever sees it held, and one that acquires while
+// the transaction runs waits on the claim row and then finds it released,
+// or is refused. Like Acquire it returns acquired=false, and no error,
+// while another owner holds a live lease: fn has not run and nothing is
+// written. An error from fn rolls everything back, the claim included.
+//
+// Use it only for work that needs nothing outside the transaction while
+// it holds the claim (no repository read, no command): a step whose work
+// can outlast a lease acquires, keeps and releases its lease separately.
+func (b *Bridge) Within(ctx context.Context, resourceType, resourceID, ownerID string, ttl time.Duration,
+	fn func(q store.Querier) error) (acquired bool, err error) {
+	var outcome Outcome
+	err = b.store.InTx(ctx, func(q store.Querier) error {
+		lapsed := false
+		if b.observer != nil {
+			prev, err := q.GetClaim(ctx, resourceType, resourceID)
+			lapsed = err == nil && prev.ReleasedAt == nil
+		}
+		rec, ok, err := q.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: resourceType,
+			ResourceID: resourceID, OwnerID: ownerID, TTL: ttl, Now: b.now()})
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			outcome = Refused
+			return errRefusedWithin
+		case lapsed:
+			outcome = TakenOver
+		default:
+			outcome = Acquired
+		}
+		if err := fn(q); err != nil {
+			return err
+		}
+		_, err = q.ReleaseClaim(ctx, store.ReleaseClaimParams{ResourceType: resourceType, ResourceID: resourceID,
+			OwnerID: ownerID, ClaimVersion: rec.ClaimVersion, Now: b.now()})
+		return err
+	})
+	if b.observer != nil && outcome != "" && (err == nil || outcome == Refused) {
+		b.observer.ObserveAcquire(resourceType, outcome)
+	}
+	if errors.Is(err, errRefusedWithin) {
+		return false, nil
+	}
+	return err == nil, err
+}
