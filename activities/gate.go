@@ -22,6 +22,11 @@ import (
 type GateInput struct {
 	WorkOrderID string
 	RunFailure  string
+	// Local says the caller runs Gate as a local activity, which must stay
+	// short: a workorder whose diazotroph would check its work (a
+	// repository's branch, its gate commands) is handed back
+	// (NeedsRepository) with nothing written.
+	Local bool `json:",omitempty"`
 }
 
 // GateResult is the verdict and what it did to the objective.
@@ -37,6 +42,10 @@ type GateResult struct {
 	// PullRequest: the PASS is to get a pull request on the repository's
 	// forge (OpenPullRequest).
 	PullRequest bool `json:",omitempty"`
+	// NeedsRepository answers a Local call whose verdict needs the
+	// diazotroph's own checks: nothing was written, and the other fields
+	// are empty. Gate it as an activity.
+	NeedsRepository bool `json:",omitempty"`
 }
 
 // Gate is the gate (docs/protocol/lifecycle.md#gating). Holding the workorder's
@@ -52,6 +61,9 @@ func (a *Steps) Gate(ctx context.Context, in GateInput) (GateResult, error) {
 	if res, done, err := a.gated(ctx, a.Store, w); err != nil || done {
 		return res, permanent(err)
 	}
+	if in.Local {
+		return a.gateLocal(ctx, w, in)
+	}
 	lease, err := a.acquire(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
 	if err != nil {
 		return GateResult{}, err
@@ -60,7 +72,7 @@ func (a *Steps) Gate(ctx context.Context, in GateInput) (GateResult, error) {
 	// gate commands may run for minutes, with the claim kept alive.
 	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
 		OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew workorder claim", "error", err) }})
-	v, err := a.judge(kctx, w, in.RunFailure)
+	v, err := a.judge(kctx, w, in.RunFailure, false)
 	stop()
 	if err == nil {
 		v.closedIssue, err = closedIssue(ctx, a.Store, w.ObjectiveID)
@@ -69,32 +81,74 @@ func (a *Steps) Gate(ctx context.Context, in GateInput) (GateResult, error) {
 		a.release(ctx, lease)
 		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
 	}
-	var res GateResult
-	var o *domain.Objective // as the verdict left it; nil unless written
-	var written bool
-	err = lease.Fenced(ctx, func(q store.Querier) error {
-		var done bool
-		if res, done, err = a.gated(ctx, q, w); err != nil || done {
-			return err
-		}
-		res, o, err = a.gate(ctx, q, w, v)
-		written = err == nil
-		return err
-	})
+	var wr verdictWrite
+	err = lease.Fenced(ctx, func(q store.Querier) error { return wr.write(ctx, a, q, w, v) })
 	// Released even when the write failed: see Schedule.
 	a.release(ctx, lease)
+	return a.gatedNow(ctx, w, v, wr, err)
+}
+
+// gateLocal gates a workorder as Gate's local activity does: the verdict
+// is the built-in checks' (a diazotroph's own checks hand the workorder
+// back), so the claim is held for one transaction (claim.Bridge.Within)
+// and the whole step commits once.
+func (a *Steps) gateLocal(ctx context.Context, w *domain.WorkOrder, in GateInput) (GateResult, error) {
+	v, err := a.judge(ctx, w, in.RunFailure, true)
+	if errors.Is(err, errNeedsRepository) {
+		return GateResult{NeedsRepository: true}, nil
+	}
+	if err == nil {
+		v.closedIssue, err = closedIssue(ctx, a.Store, w.ObjectiveID)
+	}
 	if err != nil {
 		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
 	}
-	if written && a.Observer != nil {
-		a.Observer.GateVerdict(GateWorkOrder, res.GateResult)
-		if v.bundle != nil && !hasCandidates(ctx, a.Store, w, o) {
+	var wr verdictWrite
+	ok, err := a.Claims.Within(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.ownerID(ctx), a.LeaseTTL,
+		func(q store.Querier) error { return wr.write(ctx, a, q, w, v) })
+	if err == nil && !ok {
+		return GateResult{}, a.refused(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID)
+	}
+	return a.gatedNow(ctx, w, v, wr, err)
+}
+
+// verdictWrite is what writing a verdict came to.
+type verdictWrite struct {
+	res GateResult
+	// o is the objective as the verdict left it; nil unless written.
+	o *domain.Objective
+	// written: this call wrote the verdict (an earlier attempt had not).
+	written bool
+}
+
+// write writes v in q, a transaction fenced by the workorder's claim,
+// unless an earlier attempt did.
+func (wr *verdictWrite) write(ctx context.Context, a *Steps, q store.Querier, w *domain.WorkOrder, v judgement) error {
+	var done bool
+	var err error
+	if wr.res, done, err = a.gated(ctx, q, w); err != nil || done {
+		return err
+	}
+	wr.res, wr.o, err = a.gate(ctx, q, w, v)
+	wr.written = err == nil
+	return err
+}
+
+// gatedNow reports a verdict written (or found written), or says why it
+// was not.
+func (a *Steps) gatedNow(ctx context.Context, w *domain.WorkOrder, v judgement, wr verdictWrite, err error) (GateResult, error) {
+	if err != nil {
+		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
+	}
+	if wr.written && a.Observer != nil {
+		a.Observer.GateVerdict(GateWorkOrder, wr.res.GateResult)
+		if v.bundle != nil && !hasCandidates(ctx, a.Store, w, wr.o) {
 			a.Observer.RunSpent(v.bundle.Metadata)
 		}
 	}
-	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("workorder gated", "gate_result", res.GateResult,
-		"status", res.Status)
-	return res, nil
+	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("workorder gated", "gate_result", wr.res.GateResult,
+		"status", wr.res.Status)
+	return wr.res, nil
 }
 
 // verdict judges a bundle (docs/protocol/patch-flow.md#checking-the-bundle).
@@ -158,8 +212,9 @@ type judgement struct {
 }
 
 // judge runs the built-in checks and, when they pass and the workorder's
-// diazotroph has checks of its own, those.
-func (a *Steps) judge(ctx context.Context, w *domain.WorkOrder, runFailure string) (judgement, error) {
+// diazotroph has checks of its own, those; with local set it returns
+// errNeedsRepository instead of running them.
+func (a *Steps) judge(ctx context.Context, w *domain.WorkOrder, runFailure string, local bool) (judgement, error) {
 	b, err := a.Store.GetOutputBundle(ctx, w.WorkOrderID)
 	if errors.Is(err, domain.ErrNotFound) {
 		b, err = nil, nil
@@ -186,6 +241,9 @@ func (a *Steps) judge(ctx context.Context, w *domain.WorkOrder, runFailure strin
 	c, ok := d.(diazotroph.Checker)
 	if !ok {
 		return j, nil
+	}
+	if local {
+		return judgement{}, errNeedsRepository
 	}
 	snap, err := a.Store.GetContextSnapshot(ctx, w.ContextSnapshotID)
 	if err != nil {

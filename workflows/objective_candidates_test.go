@@ -35,7 +35,7 @@ func candidatesToDone(t *testing.T, earlyStop bool, parallel int,
 			sel = in
 			return ran(wo), nil
 		}).Once()
-	b.env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: wo.WorkOrderID}).Return(passed(), nil).Once()
+	b.env.OnActivity(steps.Gate, mock.Anything, gateIn(wo)).Return(passed(), nil).Once()
 	b.updateAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 	s, err := b.result()

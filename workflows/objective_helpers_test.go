@@ -226,3 +226,9 @@ func (b *testBundle) continuedAsNew() workflows.ObjectiveInput {
 	b.t.Helper()
 	return continuedAsNew[workflows.ObjectiveInput](b.harness, workflows.ObjectiveWorkflowName)
 }
+
+// gateIn is the Gate call of wo's round on the newest version: a workorder
+// without gate commands is gated by the local activity first.
+func gateIn(wo activities.WorkOrderRef) activities.GateInput {
+	return activities.GateInput{WorkOrderID: wo.WorkOrderID, Local: !wo.GateCommands}
+}

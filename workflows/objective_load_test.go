@@ -70,7 +70,7 @@ func TestObjective_TodoWithoutEventResumesThenSchedules(t *testing.T) {
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyResume)).Return(readied(eventA), nil).Once()
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(passed(), nil).Once()
 
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -106,7 +106,7 @@ func TestObjective_InProgressWithOpenWorkOrderRunsAndGates(t *testing.T) {
 						Status: domain.StatusInProgress}, nil).Once()
 			}
 			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woB.WorkOrderID, Queue: true}).Return(ran(woB), nil).Once()
-			env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woB.WorkOrderID}).Return(passed(), nil).Once()
+			env.OnActivity(steps.Gate, mock.Anything, gateIn(woB)).Return(passed(), nil).Once()
 
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID, Round: 4, WorkOrderIDs: tc.carried})
 
@@ -146,7 +146,7 @@ func TestObjective_RunHeartbeatTimeoutIsTheLease(t *testing.T) {
 					info = activity.GetInfo(ctx)
 					return ran(woA), nil
 				}).Once()
-			env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+			env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(passed(), nil).Once()
 
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
@@ -212,7 +212,7 @@ func TestObjective_StepFailureFailsTheLifecycle(t *testing.T) {
 		{"gate", func(b *testBundle) {
 			b.env.OnActivity(steps.Load, mock.Anything, objID).Return(inProgress, nil).Once()
 			b.env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-			b.env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).
+			b.env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).
 				Return(activities.GateResult{}, boom("workorder vanished")).Once()
 		}, "", "workorder vanished", workflows.StepGating},
 		{"approve", func(b *testBundle) {

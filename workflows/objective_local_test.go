@@ -51,7 +51,7 @@ type pin struct {
 func before(change string) pin { return pin{change, workflow.DefaultVersion} }
 
 // maxVersions are the changes past version 1.
-var maxVersions = map[string]workflow.Version{"local-store-steps": 2}
+var maxVersions = map[string]workflow.Version{"local-store-steps": 2, "run-slots": 5}
 
 // approveToDone runs an approved objective to DONE, with the changes
 // pinned, and returns how each step ran. Schedule names the repository
@@ -62,7 +62,7 @@ func approveToDone(t *testing.T, pins ...pin) (*testBundle, *stepKinds) {
 
 func approveToDoneRepo(t *testing.T, repo bool, pins ...pin) (*testBundle, *stepKinds) {
 	b := setup(t)
-	localSchedule := true
+	localSchedule, gate := true, gateIn(woA)
 	for _, p := range pins {
 		max, ok := maxVersions[p.change]
 		if !ok {
@@ -71,6 +71,9 @@ func approveToDoneRepo(t *testing.T, repo bool, pins ...pin) (*testBundle, *step
 		b.env.OnGetVersion(p.change, workflow.DefaultVersion, max).Return(p.v)
 		if p.change == "local-store-steps" && p.v < 2 {
 			localSchedule = false
+		}
+		if p.change == "run-slots" && p.v < 5 {
+			gate.Local = false
 		}
 	}
 	k := watchSteps(b)
@@ -87,7 +90,7 @@ func approveToDoneRepo(t *testing.T, repo bool, pins ...pin) (*testBundle, *step
 		b.env.OnActivity(steps.Schedule, mock.Anything, activities.ScheduleInput{EventID: eventA}).Return(scheduled(woA), nil).Once()
 	}
 	b.env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-	b.env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	b.env.OnActivity(steps.Gate, mock.Anything, gate).Return(passed(), nil).Once()
 	u := b.updateAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 	s, err := b.result()
@@ -99,36 +102,68 @@ func approveToDoneRepo(t *testing.T, repo bool, pins ...pin) (*testBundle, *step
 }
 
 // The store steps run inside the workflow task as local activities,
-// Schedule included when it reads no repository; Run and Gate, which hold
-// a claim for long, stay activities, heartbeating.
+// Schedule included when it reads no repository, and the gate when it runs
+// no gate command; Run, which holds a claim for long, stays an activity,
+// heartbeating.
 func TestObjective_StoreStepsRunAsLocalActivities(t *testing.T) {
 	_, k := approveToDone(t)
-	require.Equal(t, []string{"Load", "Ready", "Schedule"}, k.local)
-	require.Equal(t, []string{"Run", "Gate"}, k.remote)
+	require.Equal(t, []string{"Load", "Ready", "Schedule", "Gate"}, k.local)
+	require.Equal(t, []string{"Run"}, k.remote)
 }
 
 // An objective naming a repository is handed back by the local Schedule
 // and scheduled by the activity, which may read the repository for long.
 func TestObjective_ScheduleReadingARepositoryRunsAsActivity(t *testing.T) {
 	_, k := approveToDoneRepo(t, true)
-	require.Equal(t, []string{"Load", "Ready", "Schedule"}, k.local)
-	require.Equal(t, []string{"Schedule", "Run", "Gate"}, k.remote)
+	require.Equal(t, []string{"Load", "Ready", "Schedule", "Gate"}, k.local)
+	require.Equal(t, []string{"Schedule", "Run"}, k.remote)
 }
 
 // Runs started on version 1 of local-store-steps keep Schedule an
 // activity; runs started before it schedule every step as an activity, as
-// their recorded histories say.
+// their recorded histories say. (Their gates are local: changeRunSlots is
+// asked at a round's first heavy step, here on its newest version.)
 func TestObjective_RunsBeforeLocalStoreStepsScheduleActivities(t *testing.T) {
 	t.Run("version 1", func(t *testing.T) {
 		_, k := approveToDone(t, pin{"local-store-steps", 1})
-		require.Equal(t, []string{"Load", "Ready"}, k.local)
-		require.Equal(t, []string{"Schedule", "Run", "Gate"}, k.remote)
+		require.Equal(t, []string{"Load", "Ready", "Gate"}, k.local)
+		require.Equal(t, []string{"Schedule", "Run"}, k.remote)
 	})
 	t.Run("before", func(t *testing.T) {
 		_, k := approveToDone(t, before("local-store-steps"))
-		require.Empty(t, k.local)
-		require.Equal(t, []string{"Load", "Ready", "Schedule", "Run", "Gate"}, k.remote)
+		require.Equal(t, []string{"Gate"}, k.local)
+		require.Equal(t, []string{"Load", "Ready", "Schedule", "Run"}, k.remote)
 	})
+}
+
+// A workorder whose diazotroph checks its work itself is handed back by
+// the local gate, with nothing written, and gated by the activity on the
+// lifecycle's task queue.
+func TestObjective_GateCheckedByItsDiazotrophRunsAsActivity(t *testing.T) {
+	b := setup(t)
+	k := watchSteps(b)
+	b.env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
+	b.env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
+	b.env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
+	b.env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
+	b.env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(activities.GateResult{NeedsRepository: true}, nil).Once()
+	b.env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	b.updateAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
+	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
+	s, err := b.result()
+	require.NoError(t, err)
+	require.Equal(t, workflows.StepDone, s.Step)
+	require.Equal(t, domain.GatePass, s.GateResult)
+	require.Equal(t, []string{"Load", "Ready", "Schedule", "Gate"}, k.local)
+	require.Equal(t, []string{"Run", "Gate"}, k.remote)
+}
+
+// Runs whose round began on version 4 of run-slots gate by the activity,
+// as their recorded histories say.
+func TestObjective_RunsBeforeTheLocalGateGateByActivity(t *testing.T) {
+	_, k := approveToDone(t, pin{"run-slots", 4})
+	require.Equal(t, []string{"Load", "Ready", "Schedule"}, k.local)
+	require.Equal(t, []string{"Run", "Gate"}, k.remote)
 }
 
 // A rejection is a store step too.

@@ -60,7 +60,7 @@ func TestObjective_LogsCarryTheObjectiveAndWorkOrderIDs(t *testing.T) {
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(passed(), nil).Once()
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.Approve, workflows.Decision{By: "ana"}) }, time.Minute)
 	env.ExecuteWorkflow(workflows.ObjectiveWorkflowName, workflows.ObjectiveInput{ObjectiveID: objID})
 	require.True(t, env.IsWorkflowCompleted())

@@ -75,7 +75,7 @@ func TestObjective_OverdueClearedWhenTheLifecycleEnds(t *testing.T) {
 				env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, yes)).Return(readied(eventA), nil).Once()
 				env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 				env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-				env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+				env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(passed(), nil).Once()
 				b.signalAt(2*time.Minute, workflows.Approve, yes)
 			} else {
 				env.OnActivity(steps.Reject, mock.Anything, activities.RejectInput{ObjectiveID: objID, By: "ana"}).

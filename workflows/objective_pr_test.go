@@ -27,7 +27,7 @@ func (b *testBundle) approvedToPass(pr bool) {
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
 	g := passed()
 	g.PullRequest = pr
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(g, nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(g, nil).Once()
 	b.signalAt(time.Minute, workflows.Approve, yes)
 }
 

@@ -72,7 +72,7 @@ func TestObjective_GateFailAwaitsRetryThenContinuesAsNew(t *testing.T) {
 	v.OpenWorkOrder = &woA
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(failed(), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(failed(), nil).Once()
 	// A retry asking for a fresh start (objective retry --fresh) says so to
 	// Ready, which records it on the round's event.
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyRetry, workflows.Decision{By: "ana", Comment: "refined",
@@ -114,7 +114,7 @@ func TestObjective_ContinueAsNewCarriesTheNewestWorkOrders(t *testing.T) {
 	v.OpenWorkOrder = &woA
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(failed(), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(failed(), nil).Once()
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyRetry, workflows.Decision{By: "ana"})).Return(readied(eventB), nil).Once()
 
 	b.signalAt(time.Minute, workflows.Retry, workflows.Decision{By: "ana"})
@@ -238,7 +238,7 @@ func TestObjective_AQuestionAwaitsItsAnswer(t *testing.T) {
 		Status: domain.StatusTodo, BlockerRef: domain.GateBlocker(woA.WorkOrderID), Pause: asked}
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(v, nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(gate, nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(gate, nil).Once()
 	answer := workflows.Decision{By: "ana", Comment: "the v2 one", Answer: true}
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyRetry, answer)).Return(readied(eventB), nil).Once()
 

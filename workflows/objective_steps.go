@@ -132,12 +132,8 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 	}
 
 	w.state.Step = StepGating
-	var g activities.GateResult
-	gctx := withRepoOptions(ctx, w.leaseTTL)
-	if w.slotsVersion(ctx) < runSlotsLightGate || wo.GateCommands {
-		gctx = w.onRunQueue(gctx, wo)
-	}
-	if err := workflow.ExecuteActivity(gctx, steps.Gate, in).Get(ctx, &g); err != nil {
+	g, err := w.gate(ctx, wo, in)
+	if err != nil {
 		return g, err
 	}
 	w.state.GateResult, w.state.GateReason, w.state.CurrentWorkOrderID = g.GateResult, g.GateReason, ""
@@ -145,11 +141,37 @@ func (w *objective) runAndGate(ctx workflow.Context, wo activities.WorkOrderRef)
 	return g, nil
 }
 
+// gate gates wo's run. A gate that runs no gate commands is a light step,
+// on the lifecycle's task queue (runSlotsLightGate) and, from
+// runSlotsLocalGate on, tried first as a local activity: one store
+// transaction, with no activity task to dispatch and no workflow task to
+// pick its result up. A workorder it hands back (its diazotroph checks
+// its work itself) is gated by the activity.
+func (w *objective) gate(ctx workflow.Context, wo activities.WorkOrderRef, in activities.GateInput) (activities.GateResult, error) {
+	var g activities.GateResult
+	light := w.slotsVersion(ctx) >= runSlotsLightGate && !wo.GateCommands
+	if light && w.slotsVersion(ctx) >= runSlotsLocalGate {
+		local := in
+		local.Local = true
+		err := workflow.ExecuteLocalActivity(withLocalOptions(ctx), steps.Gate, local).Get(ctx, &g)
+		if err != nil || !g.NeedsRepository {
+			return g, err
+		}
+		g = activities.GateResult{}
+	}
+	gctx := withRepoOptions(ctx, w.leaseTTL)
+	if !light {
+		gctx = w.onRunQueue(gctx, wo)
+	}
+	err := workflow.ExecuteActivity(gctx, steps.Gate, in).Get(ctx, &g)
+	return g, err
+}
+
 // slotsVersion is the version of changeRunSlots this run goes by, asked
 // once, before its first heavy step.
 func (w *objective) slotsVersion(ctx workflow.Context) workflow.Version {
 	if w.runSlots == nil {
-		v := workflow.GetVersion(ctx, changeRunSlots, workflow.DefaultVersion, runSlotsLightGate)
+		v := workflow.GetVersion(ctx, changeRunSlots, workflow.DefaultVersion, runSlotsLocalGate)
 		w.runSlots = &v
 	}
 	return *w.runSlots

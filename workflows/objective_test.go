@@ -35,7 +35,7 @@ func TestObjective_ApproveRunsToDone(t *testing.T) {
 			env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana", Comment: "go"})).Return(readied(eventA), nil).Once()
 			env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-			env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+			env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(passed(), nil).Once()
 
 			waiting := b.queryAt(time.Minute)
 			yes := workflows.Decision{By: "ana", Comment: "go"}
@@ -188,7 +188,7 @@ func TestObjective_ApproveRefusedOnceApproved(t *testing.T) {
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).After(time.Minute).Return(readied(eventA), nil).Once()
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).After(time.Hour).Return(ran(woA), nil).Once()
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(passed(), nil).Once()
 
 	first := b.updateAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
 	whileReadying := b.updateAt(time.Minute+time.Second, workflows.Approve, workflows.Decision{By: "bob"})
@@ -275,7 +275,7 @@ func TestObjective_ApproveSignalDuringLoadIsKept(t *testing.T) {
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(passed(), nil).Once()
 
 	loading := b.queryAt(time.Second)
 	b.signalAt(2*time.Second, workflows.Approve, workflows.Decision{By: "ana"})
@@ -298,14 +298,18 @@ func TestObjective_HeavyStepsGoOnTheRunTaskQueue(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
 		gateCommands bool
-		gateQueue    string
+		runSlots     workflow.Version
+		// gateQueue is "" where the gate runs as a local activity.
+		gateQueue string
 	}{
-		{"gate commands", true, "azolla-lifecycle-runs"},
-		{"no gate command", false, "azolla-lifecycle"},
+		{"gate commands", true, 5, "azolla-lifecycle-runs"},
+		{"no gate command", false, 5, ""},
+		{"no gate command, version 4", false, 4, "azolla-lifecycle"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := setup(t)
 			env := b.env
+			env.OnGetVersion("run-slots", workflow.DefaultVersion, 5).Return(tc.runSlots)
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "azolla-lifecycle"})
 			queues := map[string]string{}
 			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
@@ -318,13 +322,20 @@ func TestObjective_HeavyStepsGoOnTheRunTaskQueue(t *testing.T) {
 			urgent.GateCommands = tc.gateCommands
 			env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(urgent), nil).Once()
 			env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-			env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+			gate := gateIn(urgent)
+			gate.Local = gate.Local && tc.runSlots >= 5
+			env.OnActivity(steps.Gate, mock.Anything, gate).Return(passed(), nil).Once()
 			b.signalAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
 			b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
 
 			// Load, Ready and Schedule ran as local activities, in the
-			// lifecycle's own workflow task.
-			require.Equal(t, map[string]string{"Run": "azolla-lifecycle-runs", "Gate": tc.gateQueue}, queues)
+			// lifecycle's own workflow task, and so did a gate without
+			// gate commands from version 5 on.
+			want := map[string]string{"Run": "azolla-lifecycle-runs"}
+			if tc.gateQueue != "" {
+				want["Gate"] = tc.gateQueue
+			}
+			require.Equal(t, want, queues)
 			// Their priorities (urgency, repository) are not passed on by
 			// the SDK's test environment;
 			// TestReplay_NewestGenerationRecordsEveryChange finds them in a
@@ -348,7 +359,7 @@ func TestObjective_ARunTurnedAwayForASlotQueuesAndRunsWithTheGrant(t *testing.T)
 		Run(func(args mock.Arguments) { waited = args.Get(1).(activities.SlotInput) }).Return(grant, nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true, Slot: &grant}).
 		Return(ran(woA), nil).Once()
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(passed(), nil).Once()
 	b.signalAt(time.Minute, workflows.Approve, workflows.Decision{By: "ana"})
 	queued := b.queryAt(30 * time.Minute)
 	b.execute(workflows.ObjectiveInput{ObjectiveID: objID})
@@ -371,7 +382,7 @@ func TestObjective_ARunTurnedAwayForASlotQueuesAndRunsWithTheGrant(t *testing.T)
 func TestObjective_BeforeTheQueueARunWaitsForItsSlotItself(t *testing.T) {
 	b := setup(t)
 	env := b.env
-	env.OnGetVersion("run-slots", workflow.DefaultVersion, 4).Return(workflow.Version(2))
+	env.OnGetVersion("run-slots", workflow.DefaultVersion, 5).Return(workflow.Version(2))
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(view(domain.StatusNew), nil).Once()
 	env.OnActivity(steps.Ready, mock.Anything, readyIn(activities.ReadyApprove, workflows.Decision{By: "ana"})).Return(readied(eventA), nil).Once()
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()

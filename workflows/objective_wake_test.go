@@ -25,7 +25,7 @@ func TestObjective_WakeWhileWaitingReloadsAndSchedulesTheStoredEvent(t *testing.
 	env.OnActivity(steps.Load, mock.Anything, objID).Return(approvedInTheStore, nil).Once()
 	env.OnActivity(steps.Schedule, mock.Anything, scheduleIn(eventA)).Return(scheduled(woA), nil).Once()
 	env.OnActivity(steps.Run, mock.Anything, activities.RunInput{WorkOrderID: woA.WorkOrderID, Queue: true}).Return(ran(woA), nil).Once()
-	env.OnActivity(steps.Gate, mock.Anything, activities.GateInput{WorkOrderID: woA.WorkOrderID}).Return(passed(), nil).Once()
+	env.OnActivity(steps.Gate, mock.Anything, gateIn(woA)).Return(passed(), nil).Once()
 
 	waiting := b.queryAt(time.Minute)
 	b.signalAt(2*time.Minute, workflows.Wake, workflows.Decision{})

@@ -75,6 +75,12 @@ const firstPartialGeneration = "g011"
 // changed: the answer is a retry that says it answers).
 const firstQuestionGeneration = "g012"
 
+// lastQueuedGateGeneration is the last generation whose gates without
+// gate commands were activities on the lifecycle's queue (version
+// runSlotsLightGate of changeRunSlots); later ones run them as local
+// activities.
+const lastQueuedGateGeneration = "g016"
+
 // firstSlotQueueGeneration is the first generation that recorded a run
 // turned away under a repository's limit, queued for a slot (AwaitRunSlot)
 // and run again with it (version runSlotsQueue of changeRunSlots).
@@ -130,19 +136,23 @@ func TestReplay_NewestGenerationRecordsEveryChange(t *testing.T) {
 		require.Equal(t, v, recorded[change], "%s was recorded before version %d of change %q: run make record-histories", newest, v, change)
 	}
 	// Asked before a round's first heavy step: the pass has one.
-	require.Equal(t, int(runSlotsLightGate), recorded[changeRunSlots], "%s was recorded before version %d of change %q",
-		newest, runSlotsLightGate, changeRunSlots)
+	require.Equal(t, int(runSlotsLocalGate), recorded[changeRunSlots], "%s was recorded before version %d of change %q",
+		newest, runSlotsLocalGate, changeRunSlots)
 	// A run turned away for a slot queued on the lifecycle's own queue,
 	// then ran with the slot granted.
 	queue, _ := scheduled(t, filepath.Join(newest, "slot_queued_run1.json"), "AwaitRunSlot")
 	require.False(t, strings.HasSuffix(queue, "-runs"), "AwaitRunSlot went on %s", queue)
 	// ... and its Run went on the run task queue, ordered by the
 	// objective's urgency (NORMAL: 3), and its gate, which runs no gate
-	// command, on the lifecycle's.
+	// command, ran as a local activity (version 5; on version 4 it was an
+	// activity on the lifecycle's queue, as lastQueuedGateGeneration
+	// recorded).
 	queue, priority := scheduled(t, filepath.Join(newest, "pass_run1.json"), "Run")
 	require.True(t, strings.HasSuffix(queue, "-runs"), "Run went on %s", queue)
 	require.Equal(t, int32(3), priority, "Run's priority")
-	queue, _ = scheduled(t, filepath.Join(newest, "pass_run1.json"), "Gate")
+	require.Contains(t, localActivities(t, filepath.Join(newest, "pass_run1.json")), "Gate")
+	require.False(t, schedules(t, filepath.Join(newest, "pass_run1.json"), "Gate"), "a gate without gate commands was an activity")
+	queue, _ = scheduled(t, filepath.Join("testdata", lastQueuedGateGeneration, "pass_run1.json"), "Gate")
 	require.False(t, strings.HasSuffix(queue, "-runs"), "a gate without gate commands went on %s", queue)
 	// Asked only where a pull request is opened or followed.
 	forge := versionMarkers(t, filepath.Join(newest, "forge_review_run1.json"))
@@ -168,6 +178,34 @@ func readHistory(t *testing.T, file string) *historypb.History {
 	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 	require.NoError(t, err)
 	return h
+}
+
+// schedules says whether file's history scheduled an activity called name.
+func schedules(t *testing.T, file, name string) bool {
+	t.Helper()
+	for _, ev := range readHistory(t, file).GetEvents() {
+		if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// localActivities names the local activities file's history recorded, in
+// order.
+func localActivities(t *testing.T, file string) []string {
+	t.Helper()
+	var names []string
+	for _, ev := range readHistory(t, file).GetEvents() {
+		m := ev.GetMarkerRecordedEventAttributes()
+		if m.GetMarkerName() != "LocalActivity" {
+			continue
+		}
+		var data struct{ ActivityType string }
+		require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["data"], &data))
+		names = append(names, data.ActivityType)
+	}
+	return names
 }
 
 func scheduled(t *testing.T, file, name string) (string, int32) {

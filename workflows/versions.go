@@ -51,8 +51,11 @@ const (
 	// limit reached answers SlotBusy, and the lifecycle queues for a slot
 	// (AwaitRunSlot, on its own task queue, flagged AzollaQueued) and runs
 	// again with the slot it was granted. Version 4: a gate without gate
-	// commands stays on the lifecycle's task queue. Asked where it applies, before a
-	// run's first heavy step, as changePullRequest is.
+	// commands stays on the lifecycle's task queue. Version 5: such a gate
+	// runs first as a local activity, in the workflow task that learns the
+	// run's result, and only a workorder whose diazotroph checks its work
+	// itself is handed back to the Gate activity. Asked where it applies,
+	// before a run's first heavy step, as changePullRequest is.
 	changeRunSlots = "run-slots"
 	// runSlotsPriority is changeRunSlots's version with priorities.
 	runSlotsPriority workflow.Version = 2
@@ -64,6 +67,9 @@ const (
 	// (WorkOrderRef.GateCommands); a gate that only checks the bundle is
 	// a light step, on the lifecycle's queue.
 	runSlotsLightGate workflow.Version = 4
+	// runSlotsLocalGate is changeRunSlots's version whose light gate runs
+	// as a local activity first (GateInput.Local).
+	runSlotsLocalGate workflow.Version = 5
 )
 
 // versions is what the run's history says of each change.
