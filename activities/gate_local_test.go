@@ -3,7 +3,6 @@ package activities_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -62,27 +61,5 @@ func TestGate_LocalHandsBackAWorkOrderItsDiazotrophChecks(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, domain.GatePass, res.GateResult)
 		require.Contains(t, res.GateReason, "gate commands passed", "the diazotroph's checks ran")
-	})
-}
-
-// The local gate refused the workorder's claim writes nothing and says who
-// holds it, for the step's retry.
-func TestGate_LocalLeavesAClaimedWorkOrderAlone(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		ctx := context.Background()
-		wo := tb.runWith(t, okResult)
-		before := tb.objective(t, "obj-1")
-		_, ok, err := tb.steps.Claims.Acquire(ctx, domain.ResourceWorkOrder, wo.WorkOrderID, "other-gate", time.Minute)
-		require.NoError(t, err)
-		require.True(t, ok)
-
-		_, err = tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID, Local: true})
-		var claimed *activities.Claimed
-		require.ErrorAs(t, err, &claimed)
-		require.Equal(t, "other-gate", claimed.Holder.OwnerID)
-		_, err = tb.store.GetRunRecord(ctx, wo.WorkOrderID)
-		require.ErrorIs(t, err, domain.ErrNotFound)
-		require.Empty(t, tb.pauses(t, "obj-1"))
-		require.Equal(t, before, tb.objective(t, "obj-1"))
 	})
 }

@@ -198,24 +198,31 @@ func TestGate_RefusedTransitionWritesNothing(t *testing.T) {
 	})
 }
 
+// A workorder another owner holds is left alone, by the activity and by
+// the local gate (which holds its claim for one transaction): nothing is
+// written, and the error says who holds it, for the step's retry.
 func TestGate_WorkOrderClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		ctx := context.Background()
-		wo := tb.runWith(t, okResult)
-		before := tb.objective(t, "obj-1")
-		_, ok, err := tb.steps.Claims.Acquire(ctx, domain.ResourceWorkOrder, wo.WorkOrderID, "other-gate", time.Minute)
-		require.NoError(t, err)
-		require.True(t, ok)
+	for _, local := range []bool{false, true} {
+		t.Run(map[bool]string{false: "activity", true: "local"}[local], func(t *testing.T) {
+			forEachBackend(t, func(t *testing.T, tb *testBundle) {
+				ctx := context.Background()
+				wo := tb.runWith(t, okResult)
+				before := tb.objective(t, "obj-1")
+				_, ok, err := tb.steps.Claims.Acquire(ctx, domain.ResourceWorkOrder, wo.WorkOrderID, "other-gate", time.Minute)
+				require.NoError(t, err)
+				require.True(t, ok)
 
-		_, err = tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID})
-		var claimed *activities.Claimed
-		require.ErrorAs(t, err, &claimed)
-		require.Equal(t, "other-gate", claimed.Holder.OwnerID)
-		_, err = tb.store.GetRunRecord(ctx, wo.WorkOrderID)
-		require.ErrorIs(t, err, domain.ErrNotFound)
-		require.Empty(t, tb.pauses(t, "obj-1"))
-		require.Equal(t, before, tb.objective(t, "obj-1"))
-	})
+				_, err = tb.steps.Gate(ctx, activities.GateInput{WorkOrderID: wo.WorkOrderID, Local: local})
+				var claimed *activities.Claimed
+				require.ErrorAs(t, err, &claimed)
+				require.Equal(t, "other-gate", claimed.Holder.OwnerID)
+				_, err = tb.store.GetRunRecord(ctx, wo.WorkOrderID)
+				require.ErrorIs(t, err, domain.ErrNotFound)
+				require.Empty(t, tb.pauses(t, "obj-1"))
+				require.Equal(t, before, tb.objective(t, "obj-1"))
+			})
+		})
+	}
 }
 
 func TestGate_UnknownWorkOrderIsNotFound(t *testing.T) {
