@@ -146,14 +146,14 @@ func (c *Claimant) acquire(ctx context.Context, holders store.ClaimQuerier, reso
 		return nil, fmt.Errorf("claim %s %s: %w", resourceType, resourceID, err)
 	}
 	if !ok {
-		return nil, c.refused(ctx, holders, resourceType, resourceID)
+		return nil, claimedBy(ctx, holders, resourceType, resourceID)
 	}
 	return lease, nil
 }
 
-// refused says who holds the claim an acquisition was refused, as holders
-// reads it.
-func (c *Claimant) refused(ctx context.Context, holders store.ClaimQuerier, resourceType, resourceID string) error {
+// claimedBy says who holds the claim an acquisition was refused, as
+// holders reads it.
+func claimedBy(ctx context.Context, holders store.ClaimQuerier, resourceType, resourceID string) error {
 	holder, err := holders.GetClaim(ctx, resourceType, resourceID)
 	if err != nil {
 		return fmt.Errorf("claim %s %s: held by another owner", resourceType, resourceID)

@@ -61,55 +61,62 @@ func (a *Steps) Gate(ctx context.Context, in GateInput) (GateResult, error) {
 	if res, done, err := a.gated(ctx, a.Store, w); err != nil || done {
 		return res, permanent(err)
 	}
+	var v judgement
+	var wr verdictWrite
 	if in.Local {
-		return a.gateLocal(ctx, w, in)
-	}
-	lease, err := a.acquire(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL)
-	if err != nil {
-		return GateResult{}, err
-	}
-	// The bundle is written once, so it is judged before the transaction:
-	// gate commands may run for minutes, with the claim kept alive.
-	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
-		OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew workorder claim", "error", err) }})
-	v, err := a.judge(kctx, w, in.RunFailure, false)
-	stop()
-	if err == nil {
-		v.closedIssue, err = closedIssue(ctx, a.Store, w.ObjectiveID)
-	}
-	if err != nil {
+		// The built-in checks only: a workorder whose diazotroph checks
+		// its work itself is handed back. The claim is held for the one
+		// transaction (claim.Bridge.Within): the step commits once.
+		if v, err = a.judge(ctx, w, in.RunFailure, true); errors.Is(err, errNeedsRepository) {
+			return GateResult{NeedsRepository: true}, nil
+		}
+		if err == nil {
+			v.closedIssue, err = closedIssue(ctx, a.Store, w.ObjectiveID)
+		}
+		if err != nil {
+			return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
+		}
+		var ok bool
+		ok, err = a.Claims.Within(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.ownerID(ctx), a.LeaseTTL,
+			func(q store.Querier) error { return wr.write(ctx, a, q, w, v) })
+		if err == nil && !ok {
+			return GateResult{}, claimedBy(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID)
+		}
+	} else {
+		var lease *claim.Lease
+		if lease, err = a.acquire(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL); err != nil {
+			return GateResult{}, err
+		}
+		// The bundle is written once, so it is judged before the
+		// transaction: gate commands may run for minutes, with the claim
+		// kept alive.
+		kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
+			OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew workorder claim", "error", err) }})
+		v, err = a.judge(kctx, w, in.RunFailure, false)
+		stop()
+		if err == nil {
+			v.closedIssue, err = closedIssue(ctx, a.Store, w.ObjectiveID)
+		}
+		if err != nil {
+			a.release(ctx, lease)
+			return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
+		}
+		err = lease.Fenced(ctx, func(q store.Querier) error { return wr.write(ctx, a, q, w, v) })
+		// Released even when the write failed: see Schedule.
 		a.release(ctx, lease)
-		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
-	}
-	var wr verdictWrite
-	err = lease.Fenced(ctx, func(q store.Querier) error { return wr.write(ctx, a, q, w, v) })
-	// Released even when the write failed: see Schedule.
-	a.release(ctx, lease)
-	return a.gatedNow(ctx, w, v, wr, err)
-}
-
-// gateLocal gates a workorder as Gate's local activity does: the verdict
-// is the built-in checks' (a diazotroph's own checks hand the workorder
-// back), so the claim is held for one transaction (claim.Bridge.Within)
-// and the whole step commits once.
-func (a *Steps) gateLocal(ctx context.Context, w *domain.WorkOrder, in GateInput) (GateResult, error) {
-	v, err := a.judge(ctx, w, in.RunFailure, true)
-	if errors.Is(err, errNeedsRepository) {
-		return GateResult{NeedsRepository: true}, nil
-	}
-	if err == nil {
-		v.closedIssue, err = closedIssue(ctx, a.Store, w.ObjectiveID)
 	}
 	if err != nil {
 		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
 	}
-	var wr verdictWrite
-	ok, err := a.Claims.Within(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.ownerID(ctx), a.LeaseTTL,
-		func(q store.Querier) error { return wr.write(ctx, a, q, w, v) })
-	if err == nil && !ok {
-		return GateResult{}, a.refused(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID)
+	if wr.written && a.Observer != nil {
+		a.Observer.GateVerdict(GateWorkOrder, wr.res.GateResult)
+		if v.bundle != nil && !hasCandidates(ctx, a.Store, w, wr.o) {
+			a.Observer.RunSpent(v.bundle.Metadata)
+		}
 	}
-	return a.gatedNow(ctx, w, v, wr, err)
+	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("workorder gated", "gate_result", wr.res.GateResult,
+		"status", wr.res.Status)
+	return wr.res, nil
 }
 
 // verdictWrite is what writing a verdict came to.
@@ -132,23 +139,6 @@ func (wr *verdictWrite) write(ctx context.Context, a *Steps, q store.Querier, w 
 	wr.res, wr.o, err = a.gate(ctx, q, w, v)
 	wr.written = err == nil
 	return err
-}
-
-// gatedNow reports a verdict written (or found written), or says why it
-// was not.
-func (a *Steps) gatedNow(ctx context.Context, w *domain.WorkOrder, v judgement, wr verdictWrite, err error) (GateResult, error) {
-	if err != nil {
-		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
-	}
-	if wr.written && a.Observer != nil {
-		a.Observer.GateVerdict(GateWorkOrder, wr.res.GateResult)
-		if v.bundle != nil && !hasCandidates(ctx, a.Store, w, wr.o) {
-			a.Observer.RunSpent(v.bundle.Metadata)
-		}
-	}
-	logger(ctx, w.ObjectiveID, w.WorkOrderID).Info("workorder gated", "gate_result", wr.res.GateResult,
-		"status", wr.res.Status)
-	return wr.res, nil
 }
 
 // verdict judges a bundle (docs/protocol/patch-flow.md#checking-the-bundle).

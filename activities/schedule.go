@@ -64,8 +64,41 @@ func (a *Steps) Schedule(ctx context.Context, in ScheduleInput) (ScheduleResult,
 		res, err := a.scheduled(ctx, a.Store, ev)
 		return res, permanent(err)
 	}
+	var res ScheduleResult
+	// process writes the event's terminal outcome, unless an earlier
+	// attempt did, in q, a transaction fenced by the event's claim.
+	process := func(q store.Querier, target *resolved) error {
+		ev, err := q.GetEvent(ctx, in.EventID)
+		if err != nil {
+			return err
+		}
+		if !ev.Processed {
+			if err := a.schedule(ctx, q, ev, target); err != nil {
+				return err
+			}
+			if ev, err = q.GetEvent(ctx, in.EventID); err != nil {
+				return err
+			}
+		}
+		res, err = a.scheduled(ctx, q, ev)
+		return err
+	}
 	if in.Local {
-		return a.scheduleLocal(ctx, ev)
+		// An objective naming no repository: the claim is held for the
+		// one transaction (claim.Bridge.Within), and the step commits once.
+		target, err := a.target(ctx, ev, true)
+		if errors.Is(err, errNeedsRepository) {
+			return ScheduleResult{NeedsRepository: true}, nil
+		}
+		if err != nil {
+			return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
+		}
+		ok, err := a.Claims.Within(ctx, domain.ResourceEvent, ev.EventID, a.ownerID(ctx), a.LeaseTTL,
+			func(q store.Querier) error { return process(q, target) })
+		if err == nil && !ok {
+			return ScheduleResult{}, claimedBy(ctx, a.Store, domain.ResourceEvent, ev.EventID)
+		}
+		return processed(ctx, ev, res, err)
 	}
 	lease, err := a.acquire(ctx, a.Store, domain.ResourceEvent, ev.EventID, a.LeaseTTL)
 	if err != nil {
@@ -81,62 +114,15 @@ func (a *Steps) Schedule(ctx context.Context, in ScheduleInput) (ScheduleResult,
 		a.release(ctx, lease)
 		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
 	}
-	var res ScheduleResult
-	err = lease.Fenced(ctx, func(q store.Querier) (err error) {
-		res, err = a.process(ctx, q, ev.EventID, target)
-		return err
-	})
+	err = lease.Fenced(ctx, func(q store.Querier) error { return process(q, target) })
 	// Released even when the write failed (and so wrote nothing): a retry
 	// is a new owner, which a held claim would lock out until it lapsed.
 	a.release(ctx, lease)
-	return a.processed(ctx, ev, res, err)
+	return processed(ctx, ev, res, err)
 }
 
-// scheduleLocal schedules an event whose objective names no repository, as
-// Schedule's local activity does: the work is a few statements, so the
-// claim is held for one transaction (claim.Bridge.Within) and the whole
-// step commits once. An event whose repository would be read is handed
-// back with nothing written.
-func (a *Steps) scheduleLocal(ctx context.Context, ev *domain.Event) (ScheduleResult, error) {
-	target, err := a.target(ctx, ev, true)
-	if errors.Is(err, errNeedsRepository) {
-		return ScheduleResult{NeedsRepository: true}, nil
-	}
-	if err != nil {
-		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", ev.EventID, err))
-	}
-	var res ScheduleResult
-	ok, err := a.Claims.Within(ctx, domain.ResourceEvent, ev.EventID, a.ownerID(ctx), a.LeaseTTL,
-		func(q store.Querier) (err error) {
-			res, err = a.process(ctx, q, ev.EventID, target)
-			return err
-		})
-	if err == nil && !ok {
-		return ScheduleResult{}, a.refused(ctx, a.Store, domain.ResourceEvent, ev.EventID)
-	}
-	return a.processed(ctx, ev, res, err)
-}
-
-// process writes the event's terminal outcome, unless an earlier attempt
-// did, and returns it; q is a transaction fenced by the event's claim.
-func (a *Steps) process(ctx context.Context, q store.Querier, eventID string, target *resolved) (ScheduleResult, error) {
-	ev, err := q.GetEvent(ctx, eventID)
-	if err != nil {
-		return ScheduleResult{}, err
-	}
-	if !ev.Processed {
-		if err := a.schedule(ctx, q, ev, target); err != nil {
-			return ScheduleResult{}, err
-		}
-		if ev, err = q.GetEvent(ctx, eventID); err != nil {
-			return ScheduleResult{}, err
-		}
-	}
-	return a.scheduled(ctx, q, ev)
-}
-
-// processed logs the outcome process wrote, or says why it wrote none.
-func (a *Steps) processed(ctx context.Context, ev *domain.Event, res ScheduleResult, err error) (ScheduleResult, error) {
+// processed logs the outcome Schedule wrote, or says why it wrote none.
+func processed(ctx context.Context, ev *domain.Event, res ScheduleResult, err error) (ScheduleResult, error) {
 	if err != nil {
 		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", ev.EventID, err))
 	}
