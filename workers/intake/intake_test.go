@@ -599,3 +599,34 @@ func TestIntake_AWakeOnAWorkerThatDoesNotLeadReachesTheLeader(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// Passes start a loop interval apart give or take the scheduler: a
+// repository polled at that interval is read at every pass, one polled
+// less often at the pass nearest its interval.
+func TestIntake_ARepositoryIsReadAtThePassNearestItsPollInterval(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		poll  time.Duration
+		reads []int // after each pass
+	}{
+		{"at the loop's interval", 2 * time.Second, []int{1, 2, 3, 4, 5, 6}},
+		{"every five passes", 10 * time.Second, []int{1, 1, 1, 1, 1, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t, func(r *intake.Repository) { r.PollInterval = tc.poll })
+			s := b.service(t, "w1")
+			s.Interval = 2 * time.Second
+			start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+			now := start
+			s.Now = func() time.Time { return now }
+			// Each pass a little early or late against its tick.
+			for i, at := range []time.Duration{0, 1995 * time.Millisecond, 3990 * time.Millisecond,
+				6004 * time.Millisecond, 7998 * time.Millisecond, 9993 * time.Millisecond} {
+				now = start.Add(at)
+				_, err := s.Pass(context.Background())
+				require.NoError(t, err)
+				require.Equal(t, tc.reads[i], b.forge.issueReads, "reads after the pass at %v", at)
+			}
+		})
+	}
+}

@@ -260,7 +260,11 @@ func (s *Service) pass(ctx context.Context) (Counts, error) {
 		last, read := s.lastRead[r.Source]
 		held := now.Before(s.notBefore[r.Source])
 		s.mu.Unlock()
-		if held || (!woken && read && now.Sub(last) < r.PollInterval) {
+		// Due at the pass nearest its poll interval, not the first pass
+		// after it: passes start a tick apart give or take the scheduler,
+		// and "a whole interval since" would skip every other one of a
+		// repository polled at the loop's own interval.
+		if held || (!woken && read && now.Sub(last) < r.PollInterval-s.Interval/2) {
 			continue
 		}
 		c.Repositories++
