@@ -52,7 +52,9 @@ type GateResult struct {
 // claim, it judges the output bundle and writes, in one transaction, the run
 // record (upserted by work_order_id), the objective's transition (DONE on
 // PASS; TODO with a blocker_ref on FAIL) and the pause state (RUN_COMPLETE or
-// GATE_FAILED). Gating a workorder that already has its verdict returns it.
+// GATE_FAILED). A Local call, which runs the built-in checks only, takes
+// and releases the claim inside that transaction. Gating a workorder that
+// already has its verdict returns it.
 func (a *Steps) Gate(ctx context.Context, in GateInput) (GateResult, error) {
 	w, err := a.Store.GetWorkOrder(ctx, in.WorkOrderID)
 	if err != nil {

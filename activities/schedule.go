@@ -53,8 +53,9 @@ var errNeedsRepository = errors.New("scheduling reads the objective's repository
 // outcome: MISSING_TICKET, NON_EXECUTABLE_STATUS, BLOCKED (pause state,
 // objective BLOCKED) or SCHEDULED (context snapshot, workorder, objective
 // IN_PROGRESS), marking the event processed with that reason. The claim is
-// released after the commit. An already processed event is a no-op that
-// returns the stored outcome.
+// released after the commit; a Local call, which reads no repository,
+// takes and releases it inside that transaction. An already processed
+// event is a no-op that returns the stored outcome.
 func (a *Steps) Schedule(ctx context.Context, in ScheduleInput) (ScheduleResult, error) {
 	ev, err := a.Store.GetEvent(ctx, in.EventID)
 	if err != nil {

@@ -28,6 +28,9 @@
 //     the claim moved on, the write is refused and nothing is written.
 //   - Release: only by the holder of the current version, only after the
 //     durable write. It expires the lease now and bumps the version.
+//   - Within: acquire, write and release in one transaction, for a step
+//     whose work is a few statements; the claim is taken and given back at
+//     the write's one commit.
 //
 // A renewal whose outcome is unknown (the connection dropped after the
 // database applied it) leaves the lease fail-closed: its next renewal or
