@@ -19,9 +19,7 @@ import (
 func TestWithin_AcquiresWritesAndReleasesAtOneCommit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
-		_, _, err := tb.store.EmitEvent(ctx, &domain.Event{EventID: "ev-w", EventType: domain.EventTicketReady,
-			SubjectID: "obj-w", TransitionSeq: 1, CreatedAt: time.Now()})
-		require.NoError(t, err)
+		emitReady(t, tb.store, "ev-w")
 		ok, err := tb.a.Within(ctx, domain.ResourceEvent, "ev-w", "w1", time.Minute, func(q store.Querier) error {
 			c, err := q.GetClaim(ctx, domain.ResourceEvent, "ev-w")
 			require.NoError(t, err)
@@ -107,9 +105,7 @@ func TestWithin_TakesOverALapsedClaim(t *testing.T) {
 func TestWithin_RacingOwnersWriteOnce(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tb testBundle) {
 		ctx := context.Background()
-		_, _, err := tb.store.EmitEvent(ctx, &domain.Event{EventID: "ev-race", EventType: domain.EventTicketReady,
-			SubjectID: "obj-race", TransitionSeq: 1, CreatedAt: time.Now()})
-		require.NoError(t, err)
+		emitReady(t, tb.store, "ev-race")
 		const owners = 8
 		var wrote atomic.Int32
 		errs := make(chan error, owners)
@@ -134,4 +130,13 @@ func TestWithin_RacingOwnersWriteOnce(t *testing.T) {
 		}
 		require.Equal(t, int32(1), wrote.Load())
 	})
+}
+
+// emitReady stores an unprocessed TICKET_READY event named id, the work a
+// test's claim holder does.
+func emitReady(t *testing.T, s store.Store, id string) {
+	t.Helper()
+	_, _, err := s.EmitEvent(context.Background(), &domain.Event{EventID: id, EventType: domain.EventTicketReady,
+		SubjectID: "obj-" + id, TransitionSeq: 1, CreatedAt: time.Now()})
+	require.NoError(t, err)
 }
