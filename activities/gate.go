@@ -63,47 +63,44 @@ func (a *Steps) Gate(ctx context.Context, in GateInput) (GateResult, error) {
 	if res, done, err := a.gated(ctx, a.Store, w); err != nil || done {
 		return res, permanent(err)
 	}
-	var v judgement
+	// A Local call runs the built-in checks only (a workorder whose
+	// diazotroph checks its work itself is handed back), so it holds the
+	// claim for the one transaction (claim.Bridge.Within). Otherwise the
+	// bundle, written once, is judged before the transaction: gate
+	// commands may run for minutes, with the claim kept alive.
+	var lease *claim.Lease
+	jctx, stop := ctx, func() {}
+	if !in.Local {
+		if lease, err = a.acquire(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL); err != nil {
+			return GateResult{}, err
+		}
+		jctx, stop = lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
+			OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew workorder claim", "error", err) }})
+	}
+	v, err := a.judge(jctx, w, in.RunFailure, in.Local)
+	stop()
+	if errors.Is(err, errNeedsRepository) {
+		return GateResult{NeedsRepository: true}, nil
+	}
+	if err == nil {
+		v.closedIssue, err = closedIssue(ctx, a.Store, w.ObjectiveID)
+	}
+	if err != nil {
+		if lease != nil {
+			a.release(ctx, lease)
+		}
+		return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
+	}
 	var wr verdictWrite
-	if in.Local {
-		// The built-in checks only: a workorder whose diazotroph checks
-		// its work itself is handed back. The claim is held for the one
-		// transaction (claim.Bridge.Within): the step commits once.
-		if v, err = a.judge(ctx, w, in.RunFailure, true); errors.Is(err, errNeedsRepository) {
-			return GateResult{NeedsRepository: true}, nil
-		}
-		if err == nil {
-			v.closedIssue, err = closedIssue(ctx, a.Store, w.ObjectiveID)
-		}
-		if err != nil {
-			return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
-		}
+	write := func(q store.Querier) error { return wr.write(ctx, a, q, w, v) }
+	if lease == nil {
 		var ok bool
-		ok, err = a.Claims.Within(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.ownerID(ctx), a.LeaseTTL,
-			func(q store.Querier) error { return wr.write(ctx, a, q, w, v) })
+		ok, err = a.Claims.Within(ctx, domain.ResourceWorkOrder, w.WorkOrderID, a.ownerID(ctx), a.LeaseTTL, write)
 		if err == nil && !ok {
 			return GateResult{}, claimedBy(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID)
 		}
 	} else {
-		var lease *claim.Lease
-		if lease, err = a.acquire(ctx, a.Store, domain.ResourceWorkOrder, w.WorkOrderID, a.LeaseTTL); err != nil {
-			return GateResult{}, err
-		}
-		// The bundle is written once, so it is judged before the
-		// transaction: gate commands may run for minutes, with the claim
-		// kept alive.
-		kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
-			OnError: func(err error) { logger(ctx, w.ObjectiveID, w.WorkOrderID).Warn("renew workorder claim", "error", err) }})
-		v, err = a.judge(kctx, w, in.RunFailure, false)
-		stop()
-		if err == nil {
-			v.closedIssue, err = closedIssue(ctx, a.Store, w.ObjectiveID)
-		}
-		if err != nil {
-			a.release(ctx, lease)
-			return GateResult{}, permanent(fmt.Errorf("gate workorder %q: %w", w.WorkOrderID, err))
-		}
-		err = lease.Fenced(ctx, func(q store.Querier) error { return wr.write(ctx, a, q, w, v) })
+		err = lease.Fenced(ctx, write)
 		// Released even when the write failed: see Schedule.
 		a.release(ctx, lease)
 	}

@@ -65,10 +65,34 @@ func (a *Steps) Schedule(ctx context.Context, in ScheduleInput) (ScheduleResult,
 		res, err := a.scheduled(ctx, a.Store, ev)
 		return res, permanent(err)
 	}
+	// A Local call reads no repository, so it holds the claim for the
+	// one transaction (claim.Bridge.Within). Otherwise the repository is
+	// read before the transaction, with the claim kept alive: a first
+	// clone can take longer than a lease.
+	var lease *claim.Lease
+	tctx, stop := ctx, func() {}
+	if !in.Local {
+		if lease, err = a.acquire(ctx, a.Store, domain.ResourceEvent, ev.EventID, a.LeaseTTL); err != nil {
+			return ScheduleResult{}, err
+		}
+		tctx, stop = lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
+			OnError: func(err error) { logger(ctx, ev.SubjectID, "").Warn("renew event claim", "error", err) }})
+	}
+	target, err := a.target(tctx, ev, in.Local)
+	stop()
+	if errors.Is(err, errNeedsRepository) {
+		return ScheduleResult{NeedsRepository: true}, nil
+	}
+	if err != nil {
+		if lease != nil {
+			a.release(ctx, lease)
+		}
+		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
+	}
 	var res ScheduleResult
 	// process writes the event's terminal outcome, unless an earlier
 	// attempt did, in q, a transaction fenced by the event's claim.
-	process := func(q store.Querier, target *resolved) error {
+	process := func(q store.Querier) error {
 		ev, err := q.GetEvent(ctx, in.EventID)
 		if err != nil {
 			return err
@@ -84,48 +108,21 @@ func (a *Steps) Schedule(ctx context.Context, in ScheduleInput) (ScheduleResult,
 		res, err = a.scheduled(ctx, q, ev)
 		return err
 	}
-	if in.Local {
-		// An objective naming no repository: the claim is held for the
-		// one transaction (claim.Bridge.Within), and the step commits once.
-		target, err := a.target(ctx, ev, true)
-		if errors.Is(err, errNeedsRepository) {
-			return ScheduleResult{NeedsRepository: true}, nil
-		}
-		if err != nil {
-			return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
-		}
-		ok, err := a.Claims.Within(ctx, domain.ResourceEvent, ev.EventID, a.ownerID(ctx), a.LeaseTTL,
-			func(q store.Querier) error { return process(q, target) })
+	if lease == nil {
+		var ok bool
+		ok, err = a.Claims.Within(ctx, domain.ResourceEvent, ev.EventID, a.ownerID(ctx), a.LeaseTTL, process)
 		if err == nil && !ok {
 			return ScheduleResult{}, claimedBy(ctx, a.Store, domain.ResourceEvent, ev.EventID)
 		}
-		return processed(ctx, ev, res, err)
-	}
-	lease, err := a.acquire(ctx, a.Store, domain.ResourceEvent, ev.EventID, a.LeaseTTL)
-	if err != nil {
-		return ScheduleResult{}, err
-	}
-	// The repository is read before the transaction, with the claim kept
-	// alive: a first clone can take longer than a lease.
-	kctx, stop := lease.Keep(ctx, claim.KeepOptions{OnRenew: func() { heartbeat(ctx, lease) },
-		OnError: func(err error) { logger(ctx, ev.SubjectID, "").Warn("renew event claim", "error", err) }})
-	target, err := a.target(kctx, ev, false)
-	stop()
-	if err != nil {
+	} else {
+		err = lease.Fenced(ctx, process)
+		// Released even when the write failed (and so wrote nothing): a
+		// retry is a new owner, which a held claim would lock out until
+		// it lapsed.
 		a.release(ctx, lease)
-		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
 	}
-	err = lease.Fenced(ctx, func(q store.Querier) error { return process(q, target) })
-	// Released even when the write failed (and so wrote nothing): a retry
-	// is a new owner, which a held claim would lock out until it lapsed.
-	a.release(ctx, lease)
-	return processed(ctx, ev, res, err)
-}
-
-// processed logs the outcome Schedule wrote, or says why it wrote none.
-func processed(ctx context.Context, ev *domain.Event, res ScheduleResult, err error) (ScheduleResult, error) {
 	if err != nil {
-		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", ev.EventID, err))
+		return ScheduleResult{}, permanent(fmt.Errorf("schedule event %q: %w", in.EventID, err))
 	}
 	woID := ""
 	if res.WorkOrder != nil {

@@ -186,78 +186,93 @@ func TestSchedule_UnknownEventIsNotFound(t *testing.T) {
 	})
 }
 
+// An event another owner holds is left alone, by the activity and by the
+// local Schedule (which holds its claim for one transaction): nothing is
+// written, the error says who holds it, for the step's retry, and once the
+// holder lets go the event is scheduled.
 func TestSchedule_EventClaimedByAnotherOwnerIsLeftAlone(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		ctx := context.Background()
-		tb.newObjective(t, "obj-1", nil)
-		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
-		before := tb.objective(t, "obj-1")
-		other, ok, err := tb.steps.Claims.Acquire(ctx, domain.ResourceEvent, ev.EventID, "other-worker", time.Minute)
-		require.NoError(t, err)
-		require.True(t, ok)
+	for _, local := range []bool{false, true} {
+		t.Run(map[bool]string{false: "activity", true: "local"}[local], func(t *testing.T) {
+			forEachBackend(t, func(t *testing.T, tb *testBundle) {
+				ctx := context.Background()
+				tb.newObjective(t, "obj-1", nil)
+				ev := tb.ready(t, "obj-1", activities.ReadyApprove)
+				before := tb.objective(t, "obj-1")
+				other, ok, err := tb.steps.Claims.Acquire(ctx, domain.ResourceEvent, ev.EventID, "other-worker", time.Minute)
+				require.NoError(t, err)
+				require.True(t, ok)
 
-		_, err = tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
-		var claimed *activities.Claimed
-		require.ErrorAs(t, err, &claimed)
-		require.Equal(t, "other-worker", claimed.Holder.OwnerID)
-		require.Equal(t, ev.EventID, claimed.ResourceID)
-		requireRetryable(t, err)
+				in := activities.ScheduleInput{EventID: ev.EventID, Local: local}
+				_, err = tb.steps.Schedule(ctx, in)
+				var claimed *activities.Claimed
+				require.ErrorAs(t, err, &claimed)
+				require.Equal(t, "other-worker", claimed.Holder.OwnerID)
+				require.Equal(t, ev.EventID, claimed.ResourceID)
+				requireRetryable(t, err)
 
-		require.False(t, tb.event(t, ev.EventID).Processed)
-		require.Equal(t, before, tb.objective(t, "obj-1"))
-		require.Empty(t, tb.workOrders(t, "obj-1"))
-		c, err := tb.store.GetClaim(ctx, domain.ResourceEvent, ev.EventID)
-		require.NoError(t, err)
-		require.Equal(t, other.Record(), *c, "the holder's claim is untouched")
+				require.False(t, tb.event(t, ev.EventID).Processed)
+				require.Equal(t, before, tb.objective(t, "obj-1"))
+				require.Empty(t, tb.workOrders(t, "obj-1"))
+				c, err := tb.store.GetClaim(ctx, domain.ResourceEvent, ev.EventID)
+				require.NoError(t, err)
+				require.Equal(t, other.Record(), *c, "the holder's claim is untouched")
 
-		require.NoError(t, other.Release(ctx))
-		res, err := tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
-		require.NoError(t, err)
-		require.Equal(t, domain.ReasonScheduled, res.Reason, "scheduled once the holder lets go")
-	})
+				require.NoError(t, other.Release(ctx))
+				res, err := tb.steps.Schedule(ctx, in)
+				require.NoError(t, err)
+				require.Equal(t, domain.ReasonScheduled, res.Reason, "scheduled once the holder lets go")
+			})
+		})
+	}
 }
 
+// Workers racing to schedule one event, by the activity or by the local
+// Schedule, make one workorder between them.
 func TestSchedule_ConcurrentWorkersCreateOneWorkOrder(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		ctx := context.Background()
-		tb.newObjective(t, "obj-1", nil)
-		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
+	for _, local := range []bool{false, true} {
+		t.Run(map[bool]string{false: "activity", true: "local"}[local], func(t *testing.T) {
+			forEachBackend(t, func(t *testing.T, tb *testBundle) {
+				ctx := context.Background()
+				tb.newObjective(t, "obj-1", nil)
+				ev := tb.ready(t, "obj-1", activities.ReadyApprove)
 
-		const n = 8
-		results, errs := make([]activities.ScheduleResult, n), make([]error, n)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range n {
-			worker := *tb.steps
-			worker.Identity = fmt.Sprintf("worker-%d", i)
-			wg.Go(func() {
-				<-start
-				results[i], errs[i] = worker.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID})
+				const n = 8
+				results, errs := make([]activities.ScheduleResult, n), make([]error, n)
+				start := make(chan struct{})
+				var wg sync.WaitGroup
+				for i := range n {
+					worker := *tb.steps
+					worker.Identity = fmt.Sprintf("worker-%d", i)
+					wg.Go(func() {
+						<-start
+						results[i], errs[i] = worker.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID, Local: local})
+					})
+				}
+				close(start)
+				wg.Wait()
+
+				wos := tb.workOrders(t, "obj-1")
+				require.Len(t, wos, 1, "one event, one workorder")
+				scheduled := 0
+				for i := range n {
+					if errs[i] != nil {
+						var claimed *activities.Claimed
+						require.ErrorAs(t, errs[i], &claimed, "worker %d", i)
+						continue
+					}
+					require.Equal(t, domain.ReasonScheduled, results[i].Reason)
+					require.Equal(t, wos[0].WorkOrderID, results[i].WorkOrder.WorkOrderID)
+					scheduled++
+				}
+				require.GreaterOrEqual(t, scheduled, 1)
+				got := tb.event(t, ev.EventID)
+				require.True(t, got.Processed)
+				require.Equal(t, domain.ReasonScheduled, got.ProcessedReason)
+				require.Equal(t, domain.StatusInProgress, tb.objective(t, "obj-1").Status)
+				tb.requireReleased(t, domain.ResourceEvent, ev.EventID)
 			})
-		}
-		close(start)
-		wg.Wait()
-
-		wos := tb.workOrders(t, "obj-1")
-		require.Len(t, wos, 1, "one event, one workorder")
-		scheduled := 0
-		for i := range n {
-			if errs[i] != nil {
-				var claimed *activities.Claimed
-				require.ErrorAs(t, errs[i], &claimed, "worker %d", i)
-				continue
-			}
-			require.Equal(t, domain.ReasonScheduled, results[i].Reason)
-			require.Equal(t, wos[0].WorkOrderID, results[i].WorkOrder.WorkOrderID)
-			scheduled++
-		}
-		require.GreaterOrEqual(t, scheduled, 1)
-		got := tb.event(t, ev.EventID)
-		require.True(t, got.Processed)
-		require.Equal(t, domain.ReasonScheduled, got.ProcessedReason)
-		require.Equal(t, domain.StatusInProgress, tb.objective(t, "obj-1").Status)
-		tb.requireReleased(t, domain.ResourceEvent, ev.EventID)
-	})
+		})
+	}
 }
 
 // TestSchedule_FailedWriteWritesNothingAndReleasesClaim makes the workorder

@@ -7,14 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/azolla/azolla/activities"
 	"github.com/azolla/azolla/internal/domain"
 	"github.com/azolla/azolla/internal/executor/diazotroph"
-	"github.com/azolla/azolla/internal/lifecycle/claim"
 )
 
 // fakeTargets answers Resolve with resolve and counts the calls.
@@ -137,26 +135,6 @@ func TestSchedule_LocalHandsBackARepositoryObjective(t *testing.T) {
 		// Its claim was taken and given back at the write's one commit.
 		c := tb.requireReleased(t, domain.ResourceEvent, ev2.EventID)
 		require.Equal(t, int64(2), c.ClaimVersion)
-	})
-}
-
-// A local Schedule refused the event's claim (another worker schedules it
-// now) writes nothing and says who holds it, for the step's retry.
-func TestSchedule_LocalWaitsForAHeldEventClaim(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, tb *testBundle) {
-		ctx := context.Background()
-		tb.newObjective(t, "obj-1", nil)
-		ev := tb.ready(t, "obj-1", activities.ReadyApprove)
-		_, ok, err := claim.NewBridge(tb.store).Acquire(ctx, domain.ResourceEvent, ev.EventID, "other", time.Minute)
-		require.NoError(t, err)
-		require.True(t, ok)
-
-		_, err = tb.steps.Schedule(ctx, activities.ScheduleInput{EventID: ev.EventID, Local: true})
-		var held *activities.Claimed
-		require.ErrorAs(t, err, &held)
-		require.Equal(t, "other", held.Holder.OwnerID)
-		require.False(t, tb.events(t, "obj-1")[0].Processed)
-		require.Empty(t, tb.workOrders(t, "obj-1"))
 	})
 }
 
