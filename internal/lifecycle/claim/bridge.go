@@ -53,30 +53,46 @@ func NewBridge(s Store, opts ...Option) *Bridge {
 // acquired=false, and no error, while another owner holds a live claim: the
 // caller skips the resource and keeps polling.
 func (b *Bridge) Acquire(ctx context.Context, resourceType, resourceID, ownerID string, ttl time.Duration) (*Lease, bool, error) {
-	var lapsed bool
-	if b.observer != nil {
-		prev, err := b.store.GetClaim(ctx, resourceType, resourceID)
-		lapsed = err == nil && prev.ReleasedAt == nil
-	}
-	rec, ok, err := b.store.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: resourceType,
-		ResourceID: resourceID, OwnerID: ownerID, TTL: ttl, Now: b.now()})
+	rec, outcome, err := b.acquire(ctx, b.store, resourceType, resourceID, ownerID, ttl)
 	if err != nil {
 		return nil, false, err
 	}
-	if b.observer != nil {
-		switch {
-		case !ok:
-			b.observer.ObserveAcquire(resourceType, Refused)
-		case lapsed:
-			b.observer.ObserveAcquire(resourceType, TakenOver)
-		default:
-			b.observer.ObserveAcquire(resourceType, Acquired)
-		}
-	}
-	if !ok {
+	b.observe(resourceType, outcome)
+	if outcome == Refused {
 		return nil, false, nil
 	}
 	return &Lease{bridge: b, ttl: ttl, rec: *rec}, true, nil
+}
+
+// acquire asks q for the claim and says what came of it. Telling a
+// takeover from a plain acquisition costs a read of the row first, made
+// only for an observer (WithObserver); without one a takeover is told as
+// Acquired.
+func (b *Bridge) acquire(ctx context.Context, q store.ClaimQuerier, resourceType, resourceID, ownerID string,
+	ttl time.Duration) (*domain.ClaimRecord, Outcome, error) {
+	var lapsed bool
+	if b.observer != nil {
+		prev, err := q.GetClaim(ctx, resourceType, resourceID)
+		lapsed = err == nil && prev.ReleasedAt == nil
+	}
+	rec, ok, err := q.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: resourceType,
+		ResourceID: resourceID, OwnerID: ownerID, TTL: ttl, Now: b.now()})
+	switch {
+	case err != nil:
+		return nil, "", err
+	case !ok:
+		return nil, Refused, nil
+	case lapsed:
+		return rec, TakenOver, nil
+	}
+	return rec, Acquired, nil
+}
+
+// observe tells the observer, if any, an acquisition's outcome.
+func (b *Bridge) observe(resourceType string, outcome Outcome) {
+	if b.observer != nil {
+		b.observer.ObserveAcquire(resourceType, outcome)
+	}
 }
 
 // Adopt returns the lease rec names, handed over by the process that
@@ -107,23 +123,13 @@ func (b *Bridge) Within(ctx context.Context, resourceType, resourceID, ownerID s
 	fn func(q store.Querier) error) (acquired bool, err error) {
 	var outcome Outcome
 	err = b.store.InTx(ctx, func(q store.Querier) error {
-		lapsed := false
-		if b.observer != nil {
-			prev, err := q.GetClaim(ctx, resourceType, resourceID)
-			lapsed = err == nil && prev.ReleasedAt == nil
-		}
-		rec, ok, err := q.AcquireClaim(ctx, store.AcquireClaimParams{ResourceType: resourceType,
-			ResourceID: resourceID, OwnerID: ownerID, TTL: ttl, Now: b.now()})
-		switch {
-		case err != nil:
+		var rec *domain.ClaimRecord
+		var err error
+		if rec, outcome, err = b.acquire(ctx, q, resourceType, resourceID, ownerID, ttl); err != nil {
 			return err
-		case !ok:
-			outcome = Refused
+		}
+		if outcome == Refused {
 			return errRefusedWithin
-		case lapsed:
-			outcome = TakenOver
-		default:
-			outcome = Acquired
 		}
 		if err := fn(q); err != nil {
 			return err
@@ -132,8 +138,9 @@ func (b *Bridge) Within(ctx context.Context, resourceType, resourceID, ownerID s
 			OwnerID: ownerID, ClaimVersion: rec.ClaimVersion, Now: b.now()})
 		return err
 	})
-	if b.observer != nil && outcome != "" && (err == nil || outcome == Refused) {
-		b.observer.ObserveAcquire(resourceType, outcome)
+	// An acquisition rolled back with fn's failure did not happen.
+	if err == nil || outcome == Refused {
+		b.observe(resourceType, outcome)
 	}
 	if errors.Is(err, errRefusedWithin) {
 		return false, nil
