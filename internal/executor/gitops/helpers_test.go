@@ -179,3 +179,14 @@ func processGone(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
+
+// commitReadme commits modifyReadme in the workspace with message and
+// returns the commit: something to push.
+func (b *testBundle) commitReadme(t *testing.T, message string) string {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, b.g.Apply(ctx, b.ws, modifyReadme))
+	sha, err := b.g.Commit(ctx, b.ws, bot, message)
+	require.NoError(t, err)
+	return sha
+}

@@ -25,9 +25,7 @@ func TestPush_ForcePushesAfterTheBranchWasReset(t *testing.T) {
 	remote := filepath.Join(t.TempDir(), "remote.git")
 	git(t, "", "init", "-q", "--bare", remote)
 
-	require.NoError(t, b.g.Apply(ctx, b.ws, modifyReadme))
-	first, err := b.g.Commit(ctx, b.ws, bot, "first attempt")
-	require.NoError(t, err)
+	first := b.commitReadme(t, "first attempt")
 	require.NoError(t, b.g.Push(ctx, b.ws, remote, testBranch))
 	require.Equal(t, first+"\n", git(t, remote, "rev-parse", "refs/heads/"+testBranch))
 
@@ -102,11 +100,9 @@ func TestPushWith_SendsTheTokenAsAHeaderOnly(t *testing.T) {
 	const token = "forge-token-0123456789abcdef"
 	srv := smartHTTP(t, root, "x-access-token", token)
 
-	require.NoError(t, b.g.Apply(ctx, b.ws, modifyReadme))
-	head, err := b.g.Commit(ctx, b.ws, bot, "for the forge")
-	require.NoError(t, err)
+	head := b.commitReadme(t, "for the forge")
 
-	err = b.g.PushWith(ctx, b.ws, srv.URL+"/app.git", testBranch, &gitops.HTTPAuth{User: "x-access-token", Token: "wrong-token-0123456789"})
+	err := b.g.PushWith(ctx, b.ws, srv.URL+"/app.git", testBranch, &gitops.HTTPAuth{User: "x-access-token", Token: "wrong-token-0123456789"})
 	require.Error(t, err, "a wrong token is refused")
 	require.NotContains(t, err.Error(), "wrong-token")
 	err = b.g.Push(ctx, b.ws, srv.URL+"/app.git", testBranch)
@@ -127,9 +123,7 @@ func TestTransient_TellsTheWayFromTheRefusal(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	require.NoError(t, b.g.Apply(ctx, b.ws, modifyReadme))
-	_, err := b.g.Commit(ctx, b.ws, bot, "for the remote")
-	require.NoError(t, err)
+	b.commitReadme(t, "for the remote")
 
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
@@ -209,9 +203,7 @@ func TestPush_GivesUpASilentConnection(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	require.NoError(t, b.g.Apply(ctx, b.ws, modifyReadme))
-	_, err := b.g.Commit(ctx, b.ws, bot, "for a silent remote")
-	require.NoError(t, err)
+	b.commitReadme(t, "for a silent remote")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
